@@ -1,0 +1,48 @@
+// GET /v1/models and GET /v1/models/{model}: what the registry serves.
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../app-deps.ts";
+import { authDerive } from "../../auth/guard.ts";
+import { ErrorBody } from "../../errors/schema.ts";
+import { ApiError } from "../../errors/api-error.ts";
+import type { ModelEntry, ModelRegistry } from "../../models/registry.ts";
+import { ModelList, ModelObject, ModelParams } from "./schema.ts";
+
+export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof ModelObject.static {
+  return {
+    id: m.id,
+    object: "model",
+    created: m.created,
+    owned_by: m.ownedBy,
+    display_name: m.displayName,
+    context_length: m.contextLength,
+    capabilities: m.capabilities,
+    pricing: {
+      input_per_million: m.pricing.inputPerMillion,
+      output_per_million: m.pricing.outputPerMillion,
+      per_image: m.pricing.perImage,
+    },
+    status: registry.healthOf(m.id).status,
+  };
+}
+
+export function modelsRoutes(deps: AppDeps) {
+  return new Elysia({ name: "models" })
+    .derive(authDerive(deps.db))
+    .get("/v1/models", () => ({ object: "list" as const, data: deps.registry.list().map((m) => toModelObject(m, deps.registry)) }), {
+      response: { 200: ModelList, 401: ErrorBody },
+      detail: { summary: "List models", tags: ["Models"] },
+    })
+    .get(
+      "/v1/models/:model",
+      ({ params }) => {
+        const m = deps.registry.get(params.model);
+        if (!m) throw ApiError.modelNotFound(params.model);
+        return toModelObject(m, deps.registry);
+      },
+      {
+        params: ModelParams,
+        response: { 200: ModelObject, 401: ErrorBody, 404: ErrorBody },
+        detail: { summary: "Retrieve a model", tags: ["Models"] },
+      },
+    );
+}

@@ -1,0 +1,28 @@
+// typebox schemas of the Models endpoints (OpenAI list/object shape plus kiln's own fields).
+import { t } from "elysia";
+
+export const ModelObject = t.Object({
+  id: t.String({ description: "Lowercase, hyphenated, with a version number." }),
+  object: t.Literal("model"),
+  created: t.Integer({ description: "Unix seconds." }),
+  owned_by: t.String(),
+  display_name: t.String(),
+  context_length: t.Integer(),
+  capabilities: t.Object({
+    chat: t.Boolean(),
+    tools: t.Boolean(),
+    reasoning: t.Boolean(),
+    vision: t.Boolean(),
+    image_generation: t.Boolean(),
+  }),
+  pricing: t.Object({
+    input_per_million: t.Number(),
+    output_per_million: t.Number(),
+    per_image: t.Union([t.Number(), t.Null()]),
+  }),
+  status: t.Union([t.Literal("operational"), t.Literal("degraded"), t.Literal("outage")]),
+});
+
+export const ModelList = t.Object({ object: t.Literal("list"), data: t.Array(ModelObject) });
+
+export const ModelParams = t.Object({ model: t.String() });

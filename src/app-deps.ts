@@ -1,0 +1,18 @@
+// What the HTTP layer needs from the rest of kiln; tests build it with a temp data dir.
+import type { Config } from "./config.ts";
+import type { Db } from "./db/client.ts";
+import type { Logger } from "./log/logger.ts";
+import type { ModelRegistry } from "./models/registry.ts";
+
+export interface Lifecycle {
+  /** True once shutdown began: new generation requests get 503 server_shutting_down. */
+  draining: boolean;
+}
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  registry: ModelRegistry;
+  logger: Logger;
+  lifecycle: Lifecycle;
+}

@@ -1,0 +1,103 @@
+// `kiln keys …`, `kiln teams …`, `kiln status incident …`: operator commands over the database.
+import { parseArgs } from "node:util";
+import type { Db } from "../db/client.ts";
+import { addIncident, IMPACTS, INCIDENT_STATUSES, resolveIncident } from "../db/incidents-repo.ts";
+import { createKey, listKeys, revokeKey } from "../db/keys-repo.ts";
+import { createTeam, findTeamByName, listTeams } from "../db/teams-repo.ts";
+import { formatTable } from "./table.ts";
+
+export type Out = (line: string) => void;
+
+const fmtTime = (s: number | null) => (s === null ? "-" : new Date(s * 1000).toISOString().replace(".000", ""));
+
+export function keysCommand(db: Db, args: string[], out: Out): number {
+  const [sub, ...rest] = args;
+  if (sub === "create") {
+    const { values } = parseArgs({ args: rest, options: { team: { type: "string" }, name: { type: "string" } } });
+    if (!values.team || !values.name) return usage(out, "kiln keys create --team <team> --name <name>");
+    const team = findTeamByName(db, values.team);
+    if (!team) {
+      out(`kiln: no team named "${values.team}" (create it with: kiln teams create ${values.team})`);
+      return 1;
+    }
+    const key = createKey(db, team.id, values.name);
+    out(`Created key ${key.id} "${key.name}" for team "${team.name}". It is shown only this once:`);
+    out(key.key);
+    return 0;
+  }
+  if (sub === "list") {
+    const rows = listKeys(db).map((k) => [
+      String(k.id), k.name, k.team, `…${k.hint}`, fmtTime(k.createdAt), fmtTime(k.lastUsedAt), k.revokedAt ? "revoked" : "active",
+    ]);
+    out(formatTable(["id", "name", "team", "secret", "created", "last used", "state"], rows));
+    return 0;
+  }
+  if (sub === "revoke") {
+    const id = Number(rest[0]);
+    if (!Number.isSafeInteger(id) || id <= 0) return usage(out, "kiln keys revoke <id>");
+    if (!revokeKey(db, id)) {
+      out(`kiln: no active key with id ${id}`);
+      return 1;
+    }
+    out(`Revoked key ${id}. Requests with it now get 401.`);
+    return 0;
+  }
+  return usage(out, "kiln keys create --team <team> --name <name> | kiln keys list | kiln keys revoke <id>");
+}
+
+export function teamsCommand(db: Db, args: string[], out: Out): number {
+  const [sub, name] = args;
+  if (sub === "create") {
+    if (!name) return usage(out, "kiln teams create <name>");
+    if (findTeamByName(db, name)) {
+      out(`kiln: team "${name}" already exists`);
+      return 1;
+    }
+    const team = createTeam(db, name);
+    out(`Created team ${team.id} "${team.name}".`);
+    return 0;
+  }
+  if (sub === "list") {
+    const rows = listTeams(db).map((t) => [String(t.id), t.name, String(t.rpmLimit ?? "-"), String(t.tpmLimit ?? "-"), fmtTime(t.createdAt)]);
+    out(formatTable(["id", "name", "rpm", "tpm", "created"], rows));
+    return 0;
+  }
+  return usage(out, "kiln teams create <name> | kiln teams list");
+}
+
+export function statusCommand(db: Db, args: string[], out: Out): number {
+  const [noun, sub, ...rest] = args;
+  if (noun !== "incident") return usage(out, "kiln status incident add|resolve …");
+  if (sub === "add") {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { message: { type: "string" }, status: { type: "string" }, impact: { type: "string" } },
+    });
+    const title = positionals.join(" ").trim();
+    if (!title) return usage(out, `kiln status incident add <title> [--message M] [--status ${INCIDENT_STATUSES.join("|")}] [--impact ${IMPACTS.join("|")}]`);
+    if (values.status && !(INCIDENT_STATUSES as readonly string[]).includes(values.status)) return usage(out, `--status must be one of ${INCIDENT_STATUSES.join(", ")}`);
+    if (values.impact && !(IMPACTS as readonly string[]).includes(values.impact)) return usage(out, `--impact must be one of ${IMPACTS.join(", ")}`);
+    const inc = addIncident(db, { title, message: values.message, status: values.status, impact: values.impact });
+    out(`Opened incident ${inc.id} "${inc.title}" (${inc.status}, ${inc.impact}).`);
+    return 0;
+  }
+  if (sub === "resolve") {
+    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { message: { type: "string" } } });
+    const id = Number(positionals[0]);
+    if (!Number.isSafeInteger(id) || id <= 0) return usage(out, "kiln status incident resolve <id> [--message M]");
+    const inc = resolveIncident(db, id, values.message);
+    if (!inc) {
+      out(`kiln: no incident with id ${id}`);
+      return 1;
+    }
+    out(`Resolved incident ${inc.id} "${inc.title}".`);
+    return 0;
+  }
+  return usage(out, "kiln status incident add <title> … | kiln status incident resolve <id>");
+}
+
+function usage(out: Out, text: string): number {
+  out(`usage: ${text}`);
+  return 2;
+}

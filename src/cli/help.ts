@@ -1,0 +1,24 @@
+// `kiln help`: commands and configuration options.
+import { OPTIONS } from "../config.ts";
+import { formatTable } from "./table.ts";
+
+export function helpText(): string {
+  return [
+    "kiln: a self-hosted model inference server in one file.",
+    "",
+    "Commands:",
+    "  kiln [serve]                                   start the HTTP server (default)",
+    "  kiln keys create --team <team> --name <name>   create an API key (printed once)",
+    "  kiln keys list | kiln keys revoke <id>",
+    "  kiln teams create <name> | kiln teams list",
+    "  kiln status incident add <title> [--message M] [--status S] [--impact degraded|outage]",
+    "  kiln status incident resolve <id> [--message M]",
+    "  kiln models list                               models found in the models dir, and problems",
+    "  kiln models build --preset <name> [--dtype fp32,q4] [--out <dir>]",
+    "  kiln doctor                                    check the native pieces on this box",
+    "  kiln --version",
+    "",
+    "Options (flag, or environment variable):",
+    formatTable(["flag", "env", "meaning"], OPTIONS.map((o) => [o.flag, o.env, o.help])),
+  ].join("\n");
+}

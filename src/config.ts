@@ -1,0 +1,116 @@
+// One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
+import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly modelsDir: string;
+  readonly logLevel: LogLevel;
+  /** Inference worker threads; each loads its own copy of the models. */
+  readonly workers: number;
+  /** ONNX Runtime intra-op threads per worker. */
+  readonly threads: number;
+  /** Active + queued generation requests admitted before 503 service_overloaded. */
+  readonly maxQueue: number;
+  /** Non-streaming requests running longer than this get 504 gateway_timeout. */
+  readonly requestTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+interface Option {
+  key: keyof Config;
+  env: string;
+  flag: string;
+  help: string;
+  parse: (raw: string, name: string) => unknown;
+}
+
+function int(min: number, max: number) {
+  return (raw: string, name: string) => {
+    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+}
+
+function nonEmpty(raw: string, name: string) {
+  if (!raw.trim()) throw new ConfigError(`${name} must not be empty`);
+  return raw.trim();
+}
+
+const LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
+
+export const OPTIONS: Option[] = [
+  { key: "host", env: "KILN_HOST", flag: "--host", help: "address to listen on", parse: nonEmpty },
+  { key: "port", env: "KILN_PORT", flag: "--port", help: "TCP port (0 picks a free one)", parse: int(0, 65535) },
+  { key: "dataDir", env: "KILN_DATA_DIR", flag: "--data-dir", help: "database, files and unpacked runtime", parse: nonEmpty },
+  { key: "modelsDir", env: "KILN_MODELS_DIR", flag: "--models-dir", help: "model folders (default <data dir>/models)", parse: nonEmpty },
+  {
+    key: "logLevel", env: "KILN_LOG_LEVEL", flag: "--log-level", help: "debug | info | warn | error",
+    parse: (raw, name) => {
+      if (!LEVELS.includes(raw as LogLevel)) throw new ConfigError(`${name} must be one of ${LEVELS.join(", ")}, got "${raw}"`);
+      return raw;
+    },
+  },
+  { key: "workers", env: "KILN_WORKERS", flag: "--workers", help: "inference worker threads", parse: int(1, 64) },
+  { key: "threads", env: "KILN_THREADS", flag: "--threads", help: "ONNX Runtime threads per worker", parse: int(1, 256) },
+  { key: "maxQueue", env: "KILN_MAX_QUEUE", flag: "--max-queue", help: "active + queued requests before 503", parse: int(1, 100000) },
+  { key: "requestTimeoutMs", env: "KILN_REQUEST_TIMEOUT_MS", flag: "--request-timeout-ms", help: "non-streaming time limit", parse: int(1000, 86_400_000) },
+];
+
+export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
+  const cores = Math.max(1, availableParallelism());
+  return {
+    host: "127.0.0.1",
+    port: 8080,
+    dataDir: "./data",
+    logLevel: "info",
+    // One worker using every core beats several workers competing for two cores.
+    workers: 1,
+    threads: cores,
+    maxQueue: 256,
+    requestTimeoutMs: 300_000,
+  };
+}
+
+/** Builds the config: defaults, then environment, then flags (flags win). Throws ConfigError naming the bad input. */
+export function loadConfig(env: Record<string, string | undefined>, argv: string[]): Config {
+  const values: Record<string, unknown> = { ...defaults() };
+  for (const opt of OPTIONS) {
+    const raw = env[opt.env];
+    if (raw !== undefined) values[opt.key] = opt.parse(raw, opt.env);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const opt = OPTIONS.find((o) => o.flag === flag);
+    if (!opt) continue;
+    const raw = inline ?? argv[++i];
+    if (raw === undefined) throw new ConfigError(`${opt.flag} needs a value`);
+    values[opt.key] = opt.parse(raw, opt.flag);
+  }
+  const dataDir = resolve(values.dataDir as string);
+  const modelsDir = resolve((values.modelsDir as string | undefined) ?? `${dataDir}/models`);
+  return Object.freeze({ ...(values as unknown as Config), dataDir, modelsDir });
+}
+
+/** argv with the config flags (and their values) removed, leaving the command and its own arguments. */
+export function stripConfigFlags(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const flag = arg.includes("=") ? arg.slice(0, arg.indexOf("=")) : arg;
+    if (OPTIONS.some((o) => o.flag === flag)) {
+      if (!arg.includes("=")) i++;
+      continue;
+    }
+    out.push(arg);
+  }
+  return out;
+}

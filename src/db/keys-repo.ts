@@ -1,0 +1,61 @@
+// API keys: created with a fresh secret (returned once), looked up by id, revoked in place.
+import { and, eq, isNull } from "drizzle-orm";
+import { formatKey, generateSecret, hashSecret } from "../auth/api-key.ts";
+import type { Db } from "./client.ts";
+import { apiKeys, teams } from "./schema.ts";
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export interface CreatedKey {
+  id: number;
+  teamId: number;
+  name: string;
+  /** The full key text; shown once, never stored. */
+  key: string;
+}
+
+export function createKey(db: Db, teamId: number, name: string): CreatedKey {
+  const secret = generateSecret();
+  const row = db
+    .insert(apiKeys)
+    .values({ teamId, name, secretHash: hashSecret(secret), hint: secret.slice(-4) })
+    .returning()
+    .get();
+  return { id: row.id, teamId, name, key: formatKey(row.id, secret) };
+}
+
+export function findActiveKey(db: Db, id: number): ApiKeyRow | undefined {
+  return db.select().from(apiKeys).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).get();
+}
+
+/** Marks the key revoked; returns false when there is no such active key. */
+export function revokeKey(db: Db, id: number): boolean {
+  const res = db
+    .update(apiKeys)
+    .set({ revokedAt: Math.floor(Date.now() / 1000) })
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id })
+    .all();
+  return res.length > 0;
+}
+
+export function listKeys(db: Db) {
+  return db
+    .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
+      team: teams.name,
+      hint: apiKeys.hint,
+      createdAt: apiKeys.createdAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .innerJoin(teams, eq(apiKeys.teamId, teams.id))
+    .orderBy(apiKeys.id)
+    .all();
+}
+
+export function touchKey(db: Db, id: number): void {
+  db.update(apiKeys).set({ lastUsedAt: Math.floor(Date.now() / 1000) }).where(eq(apiKeys.id, id)).run();
+}

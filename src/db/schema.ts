@@ -1,0 +1,62 @@
+// The database schema (drizzle). Later tables (files, responses, billing) reference teams and api_keys by id.
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+const now = sql`(unixepoch())`;
+
+export const teams = sqliteTable("teams", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull().unique(),
+  /** Requests per minute shared by the team's keys; null = unlimited. */
+  rpmLimit: integer("rpm_limit"),
+  /** Tokens per minute shared by the team's keys; null = unlimited. */
+  tpmLimit: integer("tpm_limit"),
+  createdAt: integer("created_at").notNull().default(now),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    teamId: integer("team_id").notNull().references(() => teams.id),
+    name: text("name").notNull(),
+    /** sha256 of the secret, hex; the secret itself is never stored. */
+    secretHash: text("secret_hash").notNull(),
+    /** Last four characters of the secret, to tell keys apart in listings. */
+    hint: text("hint").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+    lastUsedAt: integer("last_used_at"),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("api_keys_team_idx").on(t.teamId)],
+);
+
+export const incidents = sqliteTable("incidents", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  title: text("title").notNull(),
+  /** investigating | identified | monitoring | resolved */
+  status: text("status").notNull(),
+  message: text("message"),
+  /** operational | degraded | outage: how the incident affects the service while it is open. */
+  impact: text("impact").notNull().default("degraded"),
+  createdAt: integer("created_at").notNull().default(now),
+  updatedAt: integer("updated_at").notNull().default(now),
+  resolvedAt: integer("resolved_at"),
+});
+
+export const usage = sqliteTable(
+  "usage",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    requestId: text("request_id").notNull(),
+    teamId: integer("team_id").notNull().references(() => teams.id),
+    keyId: integer("key_id").notNull().references(() => apiKeys.id),
+    model: text("model").notNull(),
+    /** The API family that served it: chat, responses, messages, images. */
+    endpoint: text("endpoint").notNull(),
+    inputTokens: integer("input_tokens").notNull(),
+    outputTokens: integer("output_tokens").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt)],
+);

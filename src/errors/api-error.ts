@@ -1,0 +1,65 @@
+// The one error type every route throws: it carries the HTTP status and the spec's error fields.
+
+export type ErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "billing_error"
+  | "permission_error"
+  | "rate_limit_error"
+  | "server_error";
+
+export interface ErrorBody {
+  error: { message: string; type: ErrorType; param: string | null; code: string | null };
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    message: string,
+    readonly code: string | null = null,
+    readonly param: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+
+  toBody(): ErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+
+  static badRequest(message: string, param: string | null = null, code: string | null = null) {
+    return new ApiError(400, "invalid_request_error", message, code, param);
+  }
+  static unauthorized() {
+    return new ApiError(401, "authentication_error", "Unauthorized", "invalid_api_key");
+  }
+  static modelNotFound(model: string) {
+    return new ApiError(404, "invalid_request_error", `The model '${model}' does not exist`, "model_not_found", "model");
+  }
+  static overloaded() {
+    return new ApiError(503, "server_error", "The server is at its active request limit; retry shortly", "service_overloaded", null, retryAfter(60));
+  }
+  static backendUnavailable(message = "The model backend is unavailable; retry shortly") {
+    return new ApiError(503, "server_error", message, "backend_unavailable", null, retryAfter(60));
+  }
+  static shuttingDown() {
+    return new ApiError(503, "server_error", "The server is shutting down; retry the request", "server_shutting_down", null, retryAfter(5));
+  }
+  static timeout(limitMs: number) {
+    return new ApiError(
+      504, "server_error",
+      `The request ran past the ${Math.round(limitMs / 1000)} s non-streaming time limit; set stream to true or reduce the work`,
+      "gateway_timeout",
+    );
+  }
+  static internal() {
+    return new ApiError(500, "server_error", "The server had an internal error while processing the request", null);
+  }
+}
+
+/** Retry-After in seconds plus the millisecond header the official clients read first. */
+export function retryAfter(seconds: number): Record<string, string> {
+  return { "retry-after": String(seconds), "retry-after-ms": String(seconds * 1000) };
+}

@@ -1,0 +1,38 @@
+// The one place an error becomes an HTTP response: ApiError, Elysia's validation/parse/not-found codes, and crashes.
+import { ApiError } from "./api-error.ts";
+import { issueToApiError, type SchemaIssue } from "./validation.ts";
+
+export interface RenderContext {
+  requestId: string;
+  /** Logs an unexpected exception with the request id; the client sees a sanitized 500. */
+  logCrash(error: unknown): void;
+}
+
+/** Maps whatever was thrown on a matched route (or Elysia's own failure codes) to an ApiError; null = 404 empty. */
+export function toApiError(code: string | number, error: unknown, ctx: RenderContext): ApiError | null {
+  if (error instanceof ApiError) return error;
+  switch (code) {
+    case "NOT_FOUND":
+      return null;
+    case "PARSE":
+      return ApiError.badRequest("The request body is not valid JSON. Send a JSON object with Content-Type: application/json.");
+    case "VALIDATION": {
+      const issue = (error as { valueError?: SchemaIssue }).valueError;
+      return issue ? issueToApiError(issue) : ApiError.badRequest("The request does not match the expected schema.");
+    }
+    case "INVALID_COOKIE_SIGNATURE":
+    case "INVALID_FILE_TYPE":
+      return ApiError.badRequest((error as Error).message);
+  }
+  ctx.logCrash(error);
+  return ApiError.internal();
+}
+
+export function errorResponse(err: ApiError | null, requestId: string): Response {
+  const headers: Record<string, string> = { "x-request-id": requestId };
+  if (!err) return new Response(null, { status: 404, headers });
+  return new Response(JSON.stringify(err.toBody()), {
+    status: err.status,
+    headers: { ...headers, ...err.headers, "content-type": "application/json" },
+  });
+}

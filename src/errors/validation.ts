@@ -1,0 +1,33 @@
+// Turns a schema validation failure into the spec's 400 body: dotted param path and a message a person can act on.
+import { ApiError } from "./api-error.ts";
+
+export interface SchemaIssue {
+  /** JSON pointer of the failing value, e.g. "/messages/0/content". */
+  path: string;
+  /** typebox's message, e.g. "Expected string". */
+  message: string;
+  /** The failing schema, when known; a custom `error` string on it wins over typebox's wording. */
+  schema?: { error?: unknown; [k: string]: unknown };
+  value?: unknown;
+}
+
+/** "/messages/0/content" → "messages.0.content"; the root is null. */
+export function pointerToParam(pointer: string): string | null {
+  const parts = pointer.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return parts.length && parts.some(Boolean) ? parts.join(".") : null;
+}
+
+export function issueToApiError(issue: SchemaIssue): ApiError {
+  const param = pointerToParam(issue.path);
+  const custom = typeof issue.schema?.error === "string" ? issue.schema.error : null;
+  if (!param) return ApiError.badRequest(custom ?? `Invalid request body: ${lowerFirst(issue.message)}`);
+  if (issue.value === undefined && /required/i.test(issue.message)) {
+    return ApiError.badRequest(`Missing required parameter: '${param}'.`, param);
+  }
+  if (custom) return ApiError.badRequest(custom, param);
+  return ApiError.badRequest(`Invalid value for '${param}': ${lowerFirst(issue.message)}.`, param);
+}
+
+function lowerFirst(s: string) {
+  return s ? s[0]!.toLowerCase() + s.slice(1) : s;
+}

@@ -1,0 +1,44 @@
+// kiln's entry point: config → command. `kiln serve` is the default; the rest are operator commands.
+import { ConfigError, loadConfig, stripConfigFlags } from "./config.ts";
+import { keysCommand, statusCommand, teamsCommand } from "./cli/admin.ts";
+import { helpText } from "./cli/help.ts";
+import { modelsCommand } from "./cli/models.ts";
+import { serve } from "./cli/serve.ts";
+import { openDatabase } from "./db/client.ts";
+
+async function main(argv: string[]): Promise<number> {
+  let config;
+  try {
+    config = loadConfig(process.env, argv);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`kiln: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+  const [command = "serve", ...args] = stripConfigFlags(argv);
+  const out = (line: string) => console.log(line);
+  switch (command) {
+    case "serve":
+      return serve(config);
+    case "keys":
+      return keysCommand(openDatabase(config.dataDir), args, out);
+    case "teams":
+      return teamsCommand(openDatabase(config.dataDir), args, out);
+    case "status":
+      return statusCommand(openDatabase(config.dataDir), args, out);
+    case "models":
+      return modelsCommand(config, args, out);
+    case "help":
+    case "--help":
+    case "-h":
+      out(helpText());
+      return 0;
+    default:
+      console.error(`kiln: unknown command "${command}"\n\n${helpText()}`);
+      return 2;
+  }
+}
+
+process.exit(await main(Bun.argv.slice(2)));

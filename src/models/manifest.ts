@@ -1,0 +1,151 @@
+// kiln.json, the model manifest: parsing and validation, plus defaults derived from a transformers.js config.json.
+
+export interface Capabilities {
+  chat: boolean;
+  tools: boolean;
+  reasoning: boolean;
+  vision: boolean;
+  image_generation: boolean;
+}
+
+export interface ModelInfo {
+  id: string;
+  displayName: string;
+  ownedBy: string;
+  /** Unix seconds. */
+  created: number;
+  architecture: string;
+  contextLength: number;
+  defaultDtype: string;
+  dtypes: string[];
+  capabilities: Capabilities;
+  /** Currency units per million tokens, and per image. */
+  pricing: { inputPerMillion: number; outputPerMillion: number; perImage: number | null };
+  /** "exact": left-padded rows give the same logits as alone, so rows of different lengths may share a batch. */
+  batching: { maxBatch: number; leftPadding: "exact" | "unsafe" };
+}
+
+export const MODEL_ID_RE = /^[a-z0-9]+(?:[.-][a-z0-9]+)*$/;
+/** Model ids carry a version number: a digit somewhere after the first hyphen-separated word. */
+export function isValidModelId(id: string): boolean {
+  return MODEL_ID_RE.test(id) && id.includes("-") && /\d/.test(id.slice(id.indexOf("-")));
+}
+
+const DTYPE_FILES: Record<string, string> = {
+  fp32: "model.onnx",
+  fp16: "model_fp16.onnx",
+  q8: "model_quantized.onnx",
+  int8: "model_int8.onnx",
+  uint8: "model_uint8.onnx",
+  q4: "model_q4.onnx",
+  q4f16: "model_q4f16.onnx",
+  bnb4: "model_bnb4.onnx",
+};
+
+export function onnxFileForDtype(dtype: string): string | undefined {
+  return DTYPE_FILES[dtype];
+}
+
+/** The dtypes whose graph file is present in a folder's onnx/ listing. */
+export function dtypesFromFiles(onnxFiles: string[]): string[] {
+  return Object.entries(DTYPE_FILES)
+    .filter(([, file]) => onnxFiles.includes(file))
+    .map(([dtype]) => dtype);
+}
+
+type Json = Record<string, unknown>;
+
+function obj(v: unknown, what: string): Json {
+  if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error(`${what} must be an object`);
+  return v as Json;
+}
+function str(o: Json, k: string, fallback?: string): string {
+  const v = o[k] ?? fallback;
+  if (typeof v !== "string" || !v) throw new Error(`"${k}" must be a non-empty string`);
+  return v;
+}
+function num(o: Json, k: string, fallback?: number, min = 0): number {
+  const v = o[k] ?? fallback;
+  if (typeof v !== "number" || !Number.isFinite(v) || v < min) throw new Error(`"${k}" must be a number ≥ ${min}`);
+  return v;
+}
+function bool(o: Json, k: string, fallback = false): boolean {
+  const v = o[k] ?? fallback;
+  if (typeof v !== "boolean") throw new Error(`"capabilities.${k}" must be true or false`);
+  return v;
+}
+
+/** Validates a parsed kiln.json against the dtypes whose files exist; throws with a reason on any problem. */
+export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo {
+  const m = obj(raw, "kiln.json");
+  const id = str(m, "id");
+  if (!isValidModelId(id)) throw new Error(`id "${id}" must be lowercase, hyphenated and carry a version number`);
+  const dtypes = Array.isArray(m.dtypes) ? (m.dtypes as unknown[]).map(String) : presentDtypes;
+  const missing = dtypes.filter((d) => !presentDtypes.includes(d));
+  if (missing.length) throw new Error(`dtype ${missing.join(", ")} has no graph file under onnx/`);
+  if (!dtypes.length) throw new Error("no ONNX graph file under onnx/");
+  const defaultDtype = str(m, "default_dtype", dtypes[0]);
+  if (!dtypes.includes(defaultDtype)) throw new Error(`default_dtype "${defaultDtype}" is not among dtypes`);
+  const caps = obj(m.capabilities ?? { chat: true }, "capabilities");
+  const pricing = obj(m.pricing ?? {}, "pricing");
+  const batching = obj(m.batching ?? {}, "batching");
+  const leftPadding = batching.left_padding ?? "unsafe";
+  if (leftPadding !== "exact" && leftPadding !== "unsafe") throw new Error(`"batching.left_padding" must be "exact" or "unsafe"`);
+  const perImage = pricing.per_image ?? null;
+  if (perImage !== null && (typeof perImage !== "number" || perImage < 0)) throw new Error(`"pricing.per_image" must be a number or null`);
+  return {
+    id,
+    displayName: str(m, "display_name", id),
+    ownedBy: str(m, "owned_by", "kiln"),
+    created: num(m, "created", 0),
+    architecture: str(m, "architecture", "llama"),
+    contextLength: num(m, "context_length", undefined, 16),
+    defaultDtype,
+    dtypes,
+    capabilities: {
+      chat: bool(caps, "chat", true),
+      tools: bool(caps, "tools"),
+      reasoning: bool(caps, "reasoning"),
+      vision: bool(caps, "vision"),
+      image_generation: bool(caps, "image_generation"),
+    },
+    pricing: {
+      inputPerMillion: num(pricing, "input_per_million", 0),
+      outputPerMillion: num(pricing, "output_per_million", 0),
+      perImage: perImage as number | null,
+    },
+    batching: { maxBatch: Math.floor(num(batching, "max_batch", 8, 1)), leftPadding },
+  };
+}
+
+/** Defaults for a plain transformers.js folder (no kiln.json), read from its config.json and files. */
+export function infoFromConfig(
+  folderName: string,
+  config: unknown,
+  presentDtypes: string[],
+  hasChatTemplate: boolean,
+  usesGroupQueryAttention: boolean,
+): ModelInfo {
+  const c = obj(config, "config.json");
+  const id = folderName.toLowerCase().replace(/[^a-z0-9.]+/g, "-").replace(/^-+|-+$/g, "");
+  if (!isValidModelId(id)) throw new Error(`folder name "${folderName}" gives id "${id}", which is not lowercase-hyphenated with a version number; add a kiln.json with an id`);
+  if (!presentDtypes.length) throw new Error("no ONNX graph file under onnx/");
+  const tjs = (c["transformers.js_config"] ?? {}) as Json;
+  const preferred = typeof tjs.dtype === "string" && presentDtypes.includes(tjs.dtype) ? tjs.dtype : undefined;
+  const ctx = c.max_position_embeddings;
+  if (typeof ctx !== "number" || ctx < 16) throw new Error(`config.json has no usable max_position_embeddings`);
+  return {
+    id,
+    displayName: folderName,
+    ownedBy: "operator",
+    created: 0,
+    architecture: typeof c.model_type === "string" ? c.model_type : "unknown",
+    contextLength: ctx,
+    defaultDtype: preferred ?? (presentDtypes.includes("q4") ? "q4" : presentDtypes[0]!),
+    dtypes: presentDtypes,
+    capabilities: { chat: hasChatTemplate, tools: false, reasoning: false, vision: false, image_generation: false },
+    pricing: { inputPerMillion: 0, outputPerMillion: 0, perImage: null },
+    // GroupQueryAttention assumes right padding: such graphs decode one sequence per step.
+    batching: usesGroupQueryAttention ? { maxBatch: 1, leftPadding: "unsafe" } : { maxBatch: 8, leftPadding: "exact" },
+  };
+}

@@ -1,0 +1,112 @@
+// The model registry: scans the models dir, one folder per model, and tracks each model's health.
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { dtypesFromFiles, infoFromConfig, onnxFileForDtype, parseManifest, type ModelInfo } from "./manifest.ts";
+
+export type Health = "operational" | "degraded" | "outage";
+
+export interface ModelEntry extends ModelInfo {
+  /** Absolute folder path. */
+  dir: string;
+}
+
+export interface ModelHealth {
+  status: Health;
+  message: string | null;
+}
+
+export interface ScanProblem {
+  folder: string;
+  reason: string;
+}
+
+const REQUIRED = ["config.json", "tokenizer.json", "tokenizer_config.json"];
+/** Graph files above this size are not searched for GroupQueryAttention; they are treated as unsafe to pad. */
+const GQA_SCAN_LIMIT = 256 * 1024 * 1024;
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    throw new Error(`${path.split("/").slice(-1)[0]} is not valid JSON (${(e as Error).message})`);
+  }
+}
+
+function usesGroupQueryAttention(graphPath: string): boolean {
+  if (statSync(graphPath).size > GQA_SCAN_LIMIT) return true;
+  return readFileSync(graphPath).includes("GroupQueryAttention");
+}
+
+/** Reads one folder; throws with the reason it is not a usable model. */
+export function readModelFolder(dir: string, folderName: string): ModelEntry {
+  for (const f of REQUIRED) if (!existsSync(join(dir, f))) throw new Error(`missing ${f}`);
+  const onnxDir = join(dir, "onnx");
+  const onnxFiles = existsSync(onnxDir) ? readdirSync(onnxDir) : [];
+  const present = dtypesFromFiles(onnxFiles);
+  const config = readJson(join(dir, "config.json"));
+  const tokCfg = readJson(join(dir, "tokenizer_config.json")) as Record<string, unknown>;
+  const manifestPath = join(dir, "kiln.json");
+  const info = existsSync(manifestPath)
+    ? parseManifest(readJson(manifestPath), present)
+    : infoFromConfig(
+        folderName,
+        config,
+        present,
+        typeof tokCfg.chat_template === "string",
+        present.length > 0 && usesGroupQueryAttention(join(onnxDir, onnxFileForDtype(present[0]!)!)),
+      );
+  return { ...info, dir };
+}
+
+export function scanModels(modelsDir: string): { models: ModelEntry[]; problems: ScanProblem[] } {
+  const models: ModelEntry[] = [];
+  const problems: ScanProblem[] = [];
+  if (!existsSync(modelsDir)) return { models, problems };
+  for (const name of readdirSync(modelsDir).sort()) {
+    const dir = join(modelsDir, name);
+    if (name.startsWith(".") || !statSync(dir).isDirectory()) continue;
+    try {
+      const entry = readModelFolder(dir, name);
+      const clash = models.find((m) => m.id === entry.id);
+      if (clash) throw new Error(`id "${entry.id}" is already served from ${clash.dir}`);
+      models.push(entry);
+    } catch (e) {
+      problems.push({ folder: dir, reason: (e as Error).message });
+    }
+  }
+  return { models, problems };
+}
+
+export class ModelRegistry {
+  private readonly byId = new Map<string, ModelEntry>();
+  private readonly health = new Map<string, ModelHealth>();
+  /** Unix ms of the last health change; null until one happens. */
+  healthChangedAt: number | null = null;
+
+  constructor(models: ModelEntry[]) {
+    for (const m of models) {
+      this.byId.set(m.id, m);
+      this.health.set(m.id, { status: "operational", message: null });
+    }
+  }
+
+  list(): ModelEntry[] {
+    return [...this.byId.values()];
+  }
+
+  get(id: string): ModelEntry | undefined {
+    return this.byId.get(id);
+  }
+
+  healthOf(id: string): ModelHealth {
+    return this.health.get(id) ?? { status: "outage", message: "unknown model" };
+  }
+
+  setHealth(id: string, status: Health, message: string | null = null): void {
+    if (!this.byId.has(id)) return;
+    const before = this.health.get(id);
+    if (before?.status === status && before.message === message) return;
+    this.health.set(id, { status, message });
+    this.healthChangedAt = Date.now();
+  }
+}

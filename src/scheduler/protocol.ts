@@ -1,0 +1,64 @@
+// Messages between the scheduler (main thread) and inference workers. Plain data only: it crosses postMessage.
+
+/** Per-sequence sampling settings; each sequence in a shared batch keeps its own. */
+export interface SamplingParams {
+  /** Hard cap on generated tokens for this sequence. */
+  maxTokens: number;
+  /** 0 means greedy (argmax). */
+  temperature: number;
+  /** Nucleus mass in (0, 1]; 1 disables the filter. */
+  topP: number;
+  /** Seed of this sequence's own PRNG; the same seed and prompt give the same tokens. */
+  seed: number;
+  /** Text stop sequences: generation ends before the first occurrence, which is not emitted. */
+  stop: string[];
+  /** Token ids that end the sequence (eos, end-of-turn); not emitted as text. */
+  stopTokenIds: number[];
+}
+
+export interface ModelLoadSpec {
+  id: string;
+  /** Absolute path of the model folder (transformers.js layout). */
+  dir: string;
+  /** fp32 | q4 | int8 ...: picks onnx/model*.onnx. */
+  dtype: string;
+  /** ONNX Runtime intra-op threads for this worker. */
+  threads: number;
+  /** Most sequences decoded together in one step. */
+  maxBatch: number;
+}
+
+export type ToWorker =
+  | { type: "load"; model: ModelLoadSpec }
+  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams }
+  | { type: "cancel"; seqId: string }
+  | { type: "ping"; nonce: number }
+  | { type: "shutdown" };
+
+export type FinishReason = "stop" | "length" | "cancelled" | "error";
+
+export interface SeqDelta {
+  seqId: string;
+  /** Newly decoded text (may be "" while a multi-byte character or a possible stop sequence is held back). */
+  text: string;
+  /** Number of tokens generated in this step for the sequence (usually 1). */
+  tokens: number;
+}
+
+export interface SeqFinish {
+  seqId: string;
+  reason: FinishReason;
+  promptTokens: number;
+  outputTokens: number;
+  /** Which stop string ended it, when reason is "stop" because of a stop sequence. */
+  stopSequence?: string;
+  message?: string;
+}
+
+export type FromWorker =
+  | { type: "loaded"; modelId: string; ms: number }
+  | { type: "load_error"; modelId: string; message: string }
+  /** One message per engine step: every active sequence's delta, plus the sequences that ended. */
+  | { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[] }
+  | { type: "pong"; nonce: number; rssBytes: number; active: number; queued: number }
+  | { type: "fatal"; message: string };

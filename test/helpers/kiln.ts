@@ -1,0 +1,59 @@
+// Builds a kiln app over a fresh temp data dir for tests that go through app.handle (no socket).
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp, type Kiln } from "../../src/app.ts";
+import type { AppDeps } from "../../src/app-deps.ts";
+import { loadConfig } from "../../src/config.ts";
+import { openDatabase } from "../../src/db/client.ts";
+import { createKey } from "../../src/db/keys-repo.ts";
+import { createTeam } from "../../src/db/teams-repo.ts";
+import { memoryLogger } from "../../src/log/logger.ts";
+import { ModelRegistry, scanModels } from "../../src/models/registry.ts";
+
+export interface TestKiln extends Kiln {
+  deps: AppDeps;
+  logs: Record<string, unknown>[];
+  key: string;
+  keyId: number;
+  teamId: number;
+  url(path: string): string;
+  req(path: string, init?: RequestInit & { json?: unknown; key?: string | null }): Promise<Response>;
+}
+
+export function tempDir(prefix = "kiln-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function testKiln(opts: { modelsDir?: string; env?: Record<string, string> } = {}): TestKiln {
+  const dataDir = tempDir();
+  const config = loadConfig({ KILN_DATA_DIR: dataDir, ...(opts.modelsDir ? { KILN_MODELS_DIR: opts.modelsDir } : {}), ...opts.env }, []);
+  const db = openDatabase(config.dataDir);
+  const team = createTeam(db, "test-team");
+  const created = createKey(db, team.id, "test key");
+  const logger = memoryLogger();
+  const registry = new ModelRegistry(scanModels(config.modelsDir).models);
+  const deps: AppDeps = { config, db, registry, logger, lifecycle: { draining: false } };
+  const kiln = createApp(deps);
+  const url = (path: string) => `http://kiln.test${path}`;
+  return {
+    ...kiln,
+    deps,
+    logs: logger.lines,
+    key: created.key,
+    keyId: created.id,
+    teamId: team.id,
+    url,
+    req(path, init = {}) {
+      const headers = new Headers(init.headers);
+      const key = init.key === undefined ? created.key : init.key;
+      if (key !== null && !headers.has("authorization") && !headers.has("x-api-key")) headers.set("authorization", `Bearer ${key}`);
+      let body = init.body;
+      if (init.json !== undefined) {
+        headers.set("content-type", "application/json");
+        body = JSON.stringify(init.json);
+      }
+      return kiln.handle(new Request(url(path), { ...init, headers, body }));
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { describe, expect, test } from "bun:test";
+import { keysCommand, teamsCommand } from "../../../src/cli/admin.ts";
+import { ensureFirstKey } from "../../../src/cli/first-run.ts";
+import { openDatabase } from "../../../src/db/client.ts";
+import { authenticate } from "../../../src/auth/authenticate.ts";
+import { tempDir } from "../../helpers/kiln.ts";
+
+const KEY_RE = /LLM\|\d+\|[A-Za-z0-9]{40}/;
+
+describe("operator CLI", () => {
+  test("first start creates team default and prints its key once; never again", () => {
+    const db = openDatabase(tempDir());
+    let printed = "";
+    expect(ensureFirstKey(db, (t) => (printed += t))).not.toBeNull();
+    const key = printed.match(KEY_RE)![0];
+    expect(authenticate(db, new Headers({ authorization: `Bearer ${key}` })).teamId).toBe(1);
+    let again = "";
+    expect(ensureFirstKey(db, (t) => (again += t))).toBeNull();
+    expect(again).toBe("");
+  });
+
+  test("teams create/list, keys create/list/revoke", () => {
+    const db = openDatabase(tempDir());
+    const out: string[] = [];
+    const say = (l: string) => out.push(l);
+    expect(teamsCommand(db, ["create", "research"], say)).toBe(0);
+    expect(teamsCommand(db, ["create", "research"], say)).toBe(1);
+    expect(keysCommand(db, ["create", "--team", "nobody", "--name", "x"], say)).toBe(1);
+    expect(keysCommand(db, ["create", "--team", "research", "--name", "ci"], say)).toBe(0);
+    const key = out.join("\n").match(KEY_RE)![0];
+    out.length = 0;
+    expect(keysCommand(db, ["list"], say)).toBe(0);
+    expect(out[0]).toContain("ci");
+    expect(out[0]).toContain("active");
+    expect(out[0]).not.toContain(key.split("|")[2]!);
+    const id = key.split("|")[1]!;
+    expect(keysCommand(db, ["revoke", id], say)).toBe(0);
+    expect(keysCommand(db, ["revoke", id], say)).toBe(1);
+    expect(() => authenticate(db, new Headers({ "x-api-key": key }))).toThrow("Unauthorized");
+    expect(keysCommand(db, ["bogus"], say)).toBe(2);
+  });
+});

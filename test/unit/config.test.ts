@@ -1,0 +1,32 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, loadConfig, stripConfigFlags } from "../../src/config.ts";
+
+describe("loadConfig", () => {
+  test("defaults", () => {
+    const c = loadConfig({}, []);
+    expect(c.host).toBe("127.0.0.1");
+    expect(c.port).toBe(8080);
+    expect(c.dataDir.endsWith("/data")).toBe(true);
+    expect(c.modelsDir).toBe(`${c.dataDir}/models`);
+    expect(c.logLevel).toBe("info");
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  test("environment, then flags win", () => {
+    const c = loadConfig({ KILN_PORT: "9000", KILN_HOST: "0.0.0.0" }, ["--port", "9100", "--log-level=debug"]);
+    expect(c.port).toBe(9100);
+    expect(c.host).toBe("0.0.0.0");
+    expect(c.logLevel).toBe("debug");
+  });
+
+  test("a bad value names the variable", () => {
+    expect(() => loadConfig({ KILN_PORT: "80x" }, [])).toThrow(new ConfigError('KILN_PORT must be a whole number, got "80x"'));
+    expect(() => loadConfig({ KILN_PORT: "70000" }, [])).toThrow("KILN_PORT must be between 0 and 65535");
+    expect(() => loadConfig({}, ["--log-level", "loud"])).toThrow("--log-level must be one of debug, info, warn, error");
+    expect(() => loadConfig({}, ["--port"])).toThrow("--port needs a value");
+  });
+
+  test("stripConfigFlags leaves the command and its arguments", () => {
+    expect(stripConfigFlags(["--port", "1", "keys", "create", "--team", "a", "--data-dir=/x"])).toEqual(["keys", "create", "--team", "a"]);
+  });
+});

@@ -1,0 +1,39 @@
+import { describe, expect, test } from "bun:test";
+import { dtypesFromFiles, infoFromConfig, isValidModelId, parseManifest } from "../../../src/models/manifest.ts";
+import { fakeManifest } from "../../helpers/fake-model.ts";
+
+describe("model manifest", () => {
+  test("ids are lowercase, hyphenated, versioned", () => {
+    for (const id of ["kiln-tiny-v1", "qwen2-0.5b-q4-v1", "llama-3.2-1b"]) expect(isValidModelId(id)).toBe(true);
+    for (const id of ["Kiln-Tiny-v1", "tiny", "kiln_tiny_1", "kiln-tiny", "-a-1"]) expect(isValidModelId(id)).toBe(false);
+  });
+
+  test("dtypes come from the graph files present", () => {
+    expect(dtypesFromFiles(["model.onnx", "model.onnx_data", "model_q4.onnx"])).toEqual(["fp32", "q4"]);
+  });
+
+  test("a full manifest parses", () => {
+    const info = parseManifest(fakeManifest("kiln-tiny-v1"), ["fp32"]);
+    expect(info).toMatchObject({
+      id: "kiln-tiny-v1", contextLength: 4096, defaultDtype: "fp32",
+      batching: { maxBatch: 16, leftPadding: "exact" },
+      pricing: { inputPerMillion: 0.1, outputPerMillion: 0.4, perImage: null },
+    });
+  });
+
+  test("problems are named", () => {
+    expect(() => parseManifest(fakeManifest("Bad_Id"), ["fp32"])).toThrow('id "Bad_Id" must be lowercase');
+    expect(() => parseManifest(fakeManifest("a-1", { dtypes: ["q4"] }), ["fp32"])).toThrow("dtype q4 has no graph file");
+    expect(() => parseManifest(fakeManifest("a-1", { context_length: "big" }), ["fp32"])).toThrow('"context_length" must be a number');
+    expect(() => parseManifest(fakeManifest("a-1", { batching: { left_padding: "maybe" } }), ["fp32"])).toThrow("left_padding");
+  });
+
+  test("a plain transformers.js folder gets defaults; GroupQueryAttention graphs are not batched", () => {
+    const info = infoFromConfig("Qwen2.5-0.5B-Instruct", { model_type: "qwen2", max_position_embeddings: 32768 }, ["q4", "fp32"], true, true);
+    expect(info).toMatchObject({
+      id: "qwen2.5-0.5b-instruct", contextLength: 32768, defaultDtype: "q4", architecture: "qwen2",
+      batching: { maxBatch: 1, leftPadding: "unsafe" },
+    });
+    expect(info.capabilities.chat).toBe(true);
+  });
+});
