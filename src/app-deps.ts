@@ -3,6 +3,8 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import type { Logger } from "./log/logger.ts";
 import type { ModelRegistry } from "./models/registry.ts";
+import type { Scheduler } from "./scheduler/scheduler.ts";
+import type { Tokenizers } from "./inference/tokenizer.ts";
 
 export interface Lifecycle {
   /** True once shutdown began: new generation requests get 503 server_shutting_down. */
@@ -15,4 +17,6 @@ export interface AppDeps {
   registry: ModelRegistry;
   logger: Logger;
   lifecycle: Lifecycle;
+  scheduler: Scheduler;
+  tokenizers: Tokenizers;
 }

@@ -1,6 +1,7 @@
 // createApp(deps): the Elysia app plus the HTTP wrapper that adds x-request-id and one log line per request.
 import { Elysia } from "elysia";
 import pkg from "../package.json" with { type: "json" };
+import { chatRoutes } from "./api/chat/routes.ts";
 import { docs } from "./api/docs/routes.ts";
 import { modelsRoutes } from "./api/models/routes.ts";
 import { statusRoutes } from "./api/status/routes.ts";
@@ -22,7 +23,8 @@ export function buildRoutes(deps: AppDeps) {
     })
     .use(docs({ title: "kiln API", version: pkg.version }))
     .use(statusRoutes(deps))
-    .use(modelsRoutes(deps));
+    .use(modelsRoutes(deps))
+    .use(chatRoutes(deps));
 }
 
 export interface Kiln {

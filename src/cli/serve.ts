@@ -5,11 +5,14 @@ import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
 import { createLogger } from "../log/logger.ts";
+import { startRuntime } from "../inference/runtime.ts";
 import { ModelRegistry, scanModels } from "../models/registry.ts";
+import { inferenceWorkerUrl } from "../native/worker-url.ts";
 import { ensureFirstKey } from "./first-run.ts";
 
 /** Largest request body accepted: the 1 GiB file limit plus multipart overhead. */
 const MAX_BODY = 1024 * 1024 * 1024 + 1024 * 1024;
+const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function serve(config: Config): Promise<number> {
   const logger = createLogger(config.logLevel);
@@ -19,7 +22,10 @@ export async function serve(config: Config): Promise<number> {
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
   const registry = new ModelRegistry(models);
-  const deps: AppDeps = { config, db, registry, logger, lifecycle: { draining: false } };
+  const runtime = await startRuntime({ registry, config, logger, workerUrl: inferenceWorkerUrl() });
+  const deps: AppDeps = {
+    config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
+  };
   const kiln = createApp(deps);
   const server = Bun.serve({
     hostname: config.host,
@@ -39,7 +45,10 @@ export async function serve(config: Config): Promise<number> {
       stopping = true;
       deps.lifecycle.draining = true;
       logger.info("shutting down", { signal });
-      await server.stop(false);
+      // Let running generations finish for a while, then fail the rest as retryable and close.
+      await Promise.race([server.stop(false), Bun.sleep(SHUTDOWN_GRACE_MS)]);
+      await runtime.stop();
+      await server.stop(true);
       db.$client.close();
       resolve(0);
     };

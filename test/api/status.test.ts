@@ -11,7 +11,7 @@ describe("GET /v1/status", () => {
   test("operational with every field", async () => {
     const res = await k.req("/v1/status", { key: null });
     expect(res.headers.get("content-type")).toContain("application/json");
-    expect(await res.json()).toEqual({
+    expect((await res.json()) as any).toEqual({
       is_alive: true,
       service_status: "operational",
       service_message: "All systems operational.",
@@ -24,7 +24,7 @@ describe("GET /v1/status", () => {
   test("an incident opened and resolved from the CLI shows up", async () => {
     const out: string[] = [];
     expect(statusCommand(k.deps.db, ["incident", "add", "Slow", "responses", "--message", "Queue is long"], (l) => out.push(l))).toBe(0);
-    let body = await (await k.req("/v1/status", { key: null })).json();
+    let body: any = await (await k.req("/v1/status", { key: null })).json();
     expect(body.service_status).toBe("degraded");
     expect(body.service_message).toBe("Slow responses: Queue is long");
     expect(body.incident_history).toHaveLength(1);
@@ -41,7 +41,7 @@ describe("GET /v1/status", () => {
 
   test("a model's health shows in model_statuses and degrades the service", async () => {
     k.deps.registry.setHealth("status-model-v1", "degraded", "worker restarting");
-    const body = await (await k.req("/v1/status", { key: null })).json();
+    const body: any = await (await k.req("/v1/status", { key: null })).json();
     expect(body.model_statuses).toEqual([{ id: "status-model-v1", status: "degraded", message: "worker restarting" }]);
     expect(body.service_status).toBe("degraded");
     k.deps.registry.setHealth("status-model-v1", "operational");

@@ -9,7 +9,10 @@ import { openDatabase } from "../../src/db/client.ts";
 import { createKey } from "../../src/db/keys-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
+import { Tokenizers } from "../../src/inference/tokenizer.ts";
 import { ModelRegistry, scanModels } from "../../src/models/registry.ts";
+import { Scheduler } from "../../src/scheduler/scheduler.ts";
+import type { Runtime } from "../../src/inference/runtime.ts";
 
 export interface TestKiln extends Kiln {
   deps: AppDeps;
@@ -25,15 +28,20 @@ export function tempDir(prefix = "kiln-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export function testKiln(opts: { modelsDir?: string; env?: Record<string, string> } = {}): TestKiln {
+/** A kiln app over a temp data dir. Without a runtime, generation routes answer 503 backend_unavailable. */
+export function testKiln(opts: { modelsDir?: string; env?: Record<string, string>; runtime?: Runtime; registry?: ModelRegistry } = {}): TestKiln {
   const dataDir = tempDir();
   const config = loadConfig({ KILN_DATA_DIR: dataDir, ...(opts.modelsDir ? { KILN_MODELS_DIR: opts.modelsDir } : {}), ...opts.env }, []);
   const db = openDatabase(config.dataDir);
   const team = createTeam(db, "test-team");
   const created = createKey(db, team.id, "test key");
   const logger = memoryLogger();
-  const registry = new ModelRegistry(scanModels(config.modelsDir).models);
-  const deps: AppDeps = { config, db, registry, logger, lifecycle: { draining: false } };
+  const registry = opts.registry ?? new ModelRegistry(scanModels(config.modelsDir).models);
+  const deps: AppDeps = {
+    config, db, registry, logger, lifecycle: { draining: false },
+    scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
+    tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
+  };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;
   return {

@@ -1,0 +1,29 @@
+// POST /v1/chat/completions.
+import { Elysia } from "elysia";
+import { authDerive } from "../../auth/guard.ts";
+import { ErrorBody } from "../../errors/schema.ts";
+import { metaOf } from "../../http/request-meta.ts";
+import { ChatCompletion, ChatRequest } from "./schema.ts";
+import type { AppDeps } from "../../app-deps.ts";
+import { createChatCompletion } from "./service.ts";
+
+export function chatRoutes(deps: AppDeps) {
+  return new Elysia({ name: "chat" })
+    .derive(authDerive(deps.db))
+    .post(
+      "/v1/chat/completions",
+      // A streamed answer is a Response (SSE), which Elysia passes through; the schema describes the JSON answer.
+      ({ body, auth, request }) =>
+        createChatCompletion(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal }) as Promise<typeof ChatCompletion.static>,
+      {
+        body: ChatRequest,
+        response: { 200: ChatCompletion, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody },
+        detail: {
+          summary: "Create a chat completion",
+          description:
+            "OpenAI-compatible. With `stream: true` the answer is `text/event-stream`: `data: {chat.completion.chunk}` frames ending with `data: [DONE]`.",
+          tags: ["Chat"],
+        },
+      },
+    );
+}

@@ -1,0 +1,115 @@
+// typebox schemas of POST /v1/chat/completions (request, response and stream chunk), OpenAI-compatible.
+import { t } from "elysia";
+
+const nullable = <T extends Parameters<typeof t.Optional>[0]>(s: T, error?: string) =>
+  t.Optional(t.Union([s, t.Null()], error ? { error } : {}));
+
+const ContentPart = t.Object(
+  { type: t.String({ description: "text (or image_url / input_audio / file, which these models do not read)" }), text: t.Optional(t.String()) },
+  { additionalProperties: true },
+);
+
+const ToolCall = t.Object({
+  id: t.String(),
+  type: t.Literal("function"),
+  function: t.Object({ name: t.String(), arguments: t.String() }),
+});
+
+export const ChatMessageIn = t.Object(
+  {
+    role: t.String({ description: "system | developer | user | assistant | tool" }),
+    content: nullable(t.Union([t.String(), t.Array(ContentPart)]), "content must be a string, an array of content parts, or null"),
+    name: t.Optional(t.String()),
+    tool_calls: t.Optional(t.Array(ToolCall)),
+    tool_call_id: t.Optional(t.String()),
+    reasoning_content: nullable(t.String()),
+  },
+  { additionalProperties: true },
+);
+
+export const FunctionTool = t.Object({
+  type: t.Literal("function"),
+  function: t.Object({
+    name: t.String({ minLength: 1, maxLength: 64 }),
+    description: t.Optional(t.String()),
+    parameters: t.Optional(t.Record(t.String(), t.Unknown())),
+    strict: nullable(t.Boolean()),
+  }),
+});
+
+const ToolChoice = t.Union(
+  [
+    t.Literal("none"),
+    t.Literal("auto"),
+    t.Literal("required"),
+    t.Object({ type: t.Literal("function"), function: t.Object({ name: t.String() }) }),
+  ],
+  { error: 'tool_choice must be "none", "auto", "required" or {"type":"function","function":{"name":…}}' },
+);
+
+const ResponseFormat = t.Union(
+  [
+    t.Object({ type: t.Literal("text") }),
+    t.Object({ type: t.Literal("json_object") }),
+    t.Object({
+      type: t.Literal("json_schema"),
+      json_schema: t.Object({ name: t.String(), schema: t.Optional(t.Record(t.String(), t.Unknown())), strict: nullable(t.Boolean()), description: t.Optional(t.String()) }),
+    }),
+  ],
+  { error: 'response_format must be {"type":"text"}, {"type":"json_object"} or {"type":"json_schema","json_schema":{…}}' },
+);
+
+export const ChatRequest = t.Object(
+  {
+    model: t.String({ minLength: 1, description: "A model id from GET /v1/models." }),
+    messages: t.Array(ChatMessageIn, { minItems: 1, error: "messages must be a non-empty array of messages" }),
+    temperature: nullable(t.Number({ minimum: 0, maximum: 2 }), "temperature must be a number between 0 and 2"),
+    top_p: nullable(t.Number({ exclusiveMinimum: 0, maximum: 1 }), "top_p must be greater than 0 and at most 1"),
+    n: nullable(t.Integer({ minimum: 1, maximum: 16 }), "n must be a whole number from 1 to 16"),
+    max_tokens: nullable(t.Integer({ minimum: 1 }), "max_tokens must be a whole number of at least 1"),
+    max_completion_tokens: nullable(t.Integer({ minimum: 1 }), "max_completion_tokens must be a whole number of at least 1"),
+    stream: nullable(t.Boolean()),
+    stream_options: nullable(t.Object({ include_usage: t.Optional(t.Boolean()) })),
+    stop: nullable(t.Union([t.String(), t.Array(t.String({ minLength: 1 }), { maxItems: 4 })]), "stop must be a string or an array of up to 4 strings"),
+    seed: nullable(t.Integer(), "seed must be a whole number"),
+    tools: nullable(t.Array(FunctionTool, { maxItems: 128 })),
+    tool_choice: nullable(ToolChoice),
+    parallel_tool_calls: nullable(t.Boolean()),
+    response_format: nullable(ResponseFormat),
+    logprobs: nullable(t.Boolean()),
+    top_logprobs: nullable(t.Integer()),
+    presence_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "presence_penalty must be between -2 and 2"),
+    frequency_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "frequency_penalty must be between -2 and 2"),
+    user: t.Optional(t.String()),
+    metadata: nullable(t.Record(t.String(), t.String())),
+    store: nullable(t.Boolean()),
+  },
+  { additionalProperties: true },
+);
+export type ChatRequestBody = typeof ChatRequest.static;
+
+const Usage = t.Object({ prompt_tokens: t.Integer(), completion_tokens: t.Integer(), total_tokens: t.Integer() });
+
+export const ChatCompletion = t.Object({
+  id: t.String({ description: "chatcmpl-…" }),
+  object: t.Literal("chat.completion"),
+  created: t.Integer(),
+  model: t.String(),
+  system_fingerprint: t.String(),
+  choices: t.Array(
+    t.Object({
+      index: t.Integer(),
+      message: t.Object({
+        role: t.Literal("assistant"),
+        content: t.Union([t.String(), t.Null()]),
+        reasoning_content: t.Optional(t.String()),
+        refusal: t.Null(),
+        tool_calls: t.Optional(t.Array(ToolCall)),
+      }),
+      logprobs: t.Null(),
+      finish_reason: t.Union([t.Literal("stop"), t.Literal("length"), t.Literal("tool_calls"), t.Literal("content_filter")]),
+    }),
+  ),
+  usage: Usage,
+});
+export type ChatCompletionBody = typeof ChatCompletion.static;

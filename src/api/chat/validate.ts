@@ -1,0 +1,149 @@
+// Checks a chat request beyond its schema (roles, tool-call pairing, tools) and normalizes it for the core.
+import { ApiError } from "../../errors/api-error.ts";
+import type { ChatMessage, ResponseFormat, ToolChoice, ToolDef } from "../../inference/chat-types.ts";
+import type { ModelInfo } from "../../models/manifest.ts";
+import type { ChatRequestBody } from "./schema.ts";
+
+export interface NormalizedChat {
+  messages: ChatMessage[];
+  tools: ToolDef[] | null;
+  toolChoice: ToolChoice;
+  responseFormat: ResponseFormat;
+  n: number;
+  maxTokens: number | null;
+  temperature: number;
+  topP: number;
+  seed: number | null;
+  stop: string[];
+}
+
+const bad = (message: string, param: string) => ApiError.badRequest(message, param);
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function textOf(content: ChatRequestBody["messages"][number]["content"], path: string, caps: ModelInfo["capabilities"]): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content
+    .map((part, j) => {
+      if (part.type === "text" && typeof part.text === "string") return part.text;
+      if (part.type === "image_url" && !caps.vision) throw bad(`This model does not accept image input (${path}.${j}).`, `${path}.${j}`);
+      throw bad(`Unsupported content part type '${part.type}' at ${path}.${j}; use {"type":"text","text":…}.`, `${path}.${j}.type`);
+    })
+    .join("");
+}
+
+/** The spec's rule: each assistant message with tool_calls is followed by one tool message per call, matching ids. */
+export function checkToolPairing(messages: ChatRequestBody["messages"]): void {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === "tool") {
+      throw bad(
+        `messages.${i} has role 'tool' but does not answer a tool call of the assistant message before it.`,
+        `messages.${i}.tool_call_id`,
+      );
+    }
+    if (m.role !== "assistant" || !m.tool_calls?.length) continue;
+    const expected = new Set(m.tool_calls.map((c) => c.id));
+    if (expected.size !== m.tool_calls.length) throw bad(`messages.${i}.tool_calls has duplicate ids.`, `messages.${i}.tool_calls`);
+    let j = i + 1;
+    for (; j < messages.length && messages[j]!.role === "tool"; j++) {
+      const id = messages[j]!.tool_call_id;
+      if (!id) throw bad(`messages.${j} (role 'tool') needs a tool_call_id.`, `messages.${j}.tool_call_id`);
+      if (!expected.delete(id)) {
+        throw bad(`messages.${j}.tool_call_id '${id}' does not match a remaining tool call of messages.${i}.`, `messages.${j}.tool_call_id`);
+      }
+    }
+    if (expected.size) {
+      throw bad(
+        `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. ` +
+          `messages.${i} has no response for: ${[...expected].join(", ")}.`,
+        `messages.${i}.tool_calls`,
+      );
+    }
+    i = j - 1;
+  }
+}
+
+export function normalizeChat(body: ChatRequestBody, model: ModelInfo): NormalizedChat {
+  const caps = model.capabilities;
+  checkToolPairing(body.messages);
+  const messages: ChatMessage[] = body.messages.map((m, i) => {
+    const path = `messages.${i}.content`;
+    switch (m.role) {
+      case "system":
+      case "developer":
+        return { role: "system", content: textOf(m.content, path, caps) };
+      case "user":
+        if (m.content === null || m.content === undefined) throw bad(`messages.${i} (role 'user') needs content.`, path);
+        return { role: "user", content: textOf(m.content, path, caps) };
+      case "assistant": {
+        const out: ChatMessage = { role: "assistant", content: textOf(m.content, path, caps) };
+        if (m.reasoning_content) out.reasoning_content = m.reasoning_content;
+        if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((c) => ({ ...c, function: { ...c.function } }));
+        if (!out.content && !out.tool_calls) throw bad(`messages.${i} (role 'assistant') needs content or tool_calls.`, path);
+        return out;
+      }
+      case "tool":
+        return { role: "tool", content: textOf(m.content, path, caps), tool_call_id: m.tool_call_id! };
+      default:
+        throw bad(`messages.${i}.role '${m.role}' is not supported; use system, developer, user, assistant or tool.`, `messages.${i}.role`);
+    }
+  });
+
+  const tools = body.tools?.length ? (body.tools as ToolDef[]) : null;
+  if (tools) {
+    if (!caps.tools) throw bad(`The model '${model.id}' does not support tools.`, "tools");
+    const seen = new Set<string>();
+    tools.forEach((tool, i) => {
+      const name = tool.function.name;
+      if (!TOOL_NAME.test(name)) throw bad(`tools.${i}.function.name '${name}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `tools.${i}.function.name`);
+      if (seen.has(name)) throw bad(`tools.${i}.function.name '${name}' is declared twice.`, `tools.${i}.function.name`);
+      seen.add(name);
+    });
+  }
+  let toolChoice: ToolChoice = tools ? "auto" : "none";
+  const tc = body.tool_choice;
+  if (tc !== undefined && tc !== null) {
+    if (typeof tc === "object") {
+      if (!tools?.some((t) => t.function.name === tc.function.name)) {
+        throw bad(`tool_choice names '${tc.function.name}', which is not among tools.`, "tool_choice");
+      }
+      toolChoice = { name: tc.function.name };
+    } else {
+      if (tc !== "none" && !tools) throw bad(`tool_choice '${tc}' needs tools.`, "tool_choice");
+      toolChoice = tc;
+    }
+  }
+  if (toolChoice === "required" && tools && tools.length > 1) {
+    throw bad("tool_choice 'required' with several tools is not supported; name the function in tool_choice.", "tool_choice");
+  }
+
+  if (body.logprobs) throw bad("logprobs are not supported by this server.", "logprobs");
+  if (body.presence_penalty) throw bad("presence_penalty is not supported by this server; omit it or send 0.", "presence_penalty");
+  if (body.frequency_penalty) throw bad("frequency_penalty is not supported by this server; omit it or send 0.", "frequency_penalty");
+  if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {
+    throw bad("max_tokens and max_completion_tokens disagree; send one of them.", "max_tokens");
+  }
+
+  const rf = body.response_format;
+  const responseFormat: ResponseFormat =
+    !rf || rf.type === "text" ? { type: "text" }
+    : rf.type === "json_object" ? { type: "json_object" }
+    : { type: "json_schema", name: rf.json_schema.name, schema: rf.json_schema.schema ?? null };
+  if (responseFormat.type !== "text" && toolChoice !== "none" && typeof toolChoice === "object") {
+    throw bad("response_format and a forced tool_choice cannot be combined.", "response_format");
+  }
+
+  return {
+    messages,
+    tools,
+    toolChoice,
+    responseFormat,
+    n: body.n ?? 1,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
+    temperature: body.temperature ?? 1,
+    topP: body.top_p ?? 1,
+    seed: body.seed ?? null,
+    stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop,
+  };
+}

@@ -1,0 +1,182 @@
+// Splits a model's raw streamed text into answer text, reasoning (<think>…</think>) and tool calls (<tool_call>{json}</tool_call>).
+import type { CoreEvent } from "./events.ts";
+
+const THINK_OPEN = "<think>";
+const THINK_CLOSE = "</think>";
+const TOOL_OPEN = "<tool_call>";
+const TOOL_CLOSE = "</tool_call>";
+
+export interface ParserOptions {
+  reasoning: boolean;
+  tools: boolean;
+  /** Makes tool call ids; tests pass a deterministic one. */
+  newCallId?: () => string;
+}
+
+type State = "text" | "think" | "tool";
+
+/** Length of the longest suffix of `s` that is a proper prefix of one of `markers` (so it must be held back). */
+export function heldSuffix(s: string, markers: string[]): number {
+  let best = 0;
+  for (const m of markers) {
+    for (let k = Math.min(m.length - 1, s.length); k > best; k--) {
+      if (s.endsWith(m.slice(0, k))) {
+        best = k;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+export function randomCallId(): string {
+  return `call_${crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`;
+}
+
+export class OutputParser {
+  private state: State = "text";
+  private buf = "";
+  private pendingWs = "";
+  private toolCount = 0;
+  private atThinkStart = false;
+  private afterThink = false;
+
+  constructor(private readonly opts: ParserOptions) {}
+
+  get toolCalls(): number {
+    return this.toolCount;
+  }
+
+  push(delta: string): CoreEvent[] {
+    this.buf += delta;
+    const out: CoreEvent[] = [];
+    for (;;) {
+      const before = this.buf.length + this.state;
+      this.step(out, false);
+      if (this.buf.length + this.state === before) break;
+    }
+    return out;
+  }
+
+  /** Flushes what is held back; an unterminated tool call is returned as plain text. */
+  end(): CoreEvent[] {
+    const out: CoreEvent[] = [];
+    this.step(out, true);
+    if (this.state === "tool") this.emitText(out, TOOL_OPEN + this.buf);
+    else if (this.state === "think") this.emitReasoning(out, this.buf);
+    else this.emitText(out, this.buf);
+    this.buf = "";
+    if (this.pendingWs && this.toolCount === 0) out.push({ type: "text", text: this.pendingWs });
+    this.pendingWs = "";
+    return out;
+  }
+
+  private markersFor(state: State): string[] {
+    if (state === "think") return [THINK_CLOSE];
+    if (state === "tool") return [TOOL_CLOSE];
+    const m: string[] = [];
+    if (this.opts.reasoning) m.push(THINK_OPEN);
+    if (this.opts.tools) m.push(TOOL_OPEN);
+    return m;
+  }
+
+  private step(out: CoreEvent[], final: boolean): void {
+    const markers = this.markersFor(this.state);
+    let hit = -1;
+    let marker = "";
+    for (const m of markers) {
+      const i = this.buf.indexOf(m);
+      if (i >= 0 && (hit < 0 || i < hit)) {
+        hit = i;
+        marker = m;
+      }
+    }
+    if (hit < 0) {
+      if (this.state === "tool") return; // keep buffering the call body
+      let keep = final ? 0 : heldSuffix(this.buf, markers);
+      // In reasoning, a newline right before a possible </think> belongs to the marker's framing: hold it too.
+      if (!final && this.state === "think" && this.buf[this.buf.length - keep - 1] === "\n") keep++;
+      const ready = this.buf.slice(0, this.buf.length - keep);
+      this.buf = this.buf.slice(ready.length);
+      if (this.state === "think") this.emitReasoning(out, ready);
+      else this.emitText(out, ready);
+      return;
+    }
+    const before = this.buf.slice(0, hit);
+    this.buf = this.buf.slice(hit + marker.length);
+    if (marker === THINK_OPEN) {
+      this.emitText(out, before);
+      this.state = "think";
+      this.atThinkStart = true;
+    } else if (marker === THINK_CLOSE) {
+      this.emitReasoning(out, before.replace(/\n$/, ""));
+      this.state = "text";
+      this.afterThink = true;
+    } else if (marker === TOOL_OPEN) {
+      this.emitText(out, before);
+      this.state = "tool";
+    } else {
+      this.finishTool(out, before);
+      this.state = "text";
+    }
+  }
+
+  private emitText(out: CoreEvent[], text: string): void {
+    if (this.afterThink && text) {
+      text = text.replace(/^\n/, "");
+      this.afterThink = false;
+    }
+    if (!text) return;
+    if (!text.trim()) {
+      this.pendingWs += text;
+      return;
+    }
+    out.push({ type: "text", text: this.pendingWs + text });
+    this.pendingWs = "";
+  }
+
+  private emitReasoning(out: CoreEvent[], text: string): void {
+    if (this.atThinkStart) {
+      text = text.replace(/^\n/, "");
+      if (text) this.atThinkStart = false;
+    }
+    if (text) out.push({ type: "reasoning", text });
+  }
+
+  private finishTool(out: CoreEvent[], body: string): void {
+    const call = parseToolCallBody(body);
+    if (!call) {
+      this.emitText(out, TOOL_OPEN + body + TOOL_CLOSE);
+      return;
+    }
+    this.pendingWs = "";
+    const index = this.toolCount++;
+    out.push({ type: "tool_call_start", index, id: (this.opts.newCallId ?? randomCallId)(), name: call.name });
+    out.push({ type: "tool_call_delta", index, arguments: call.arguments });
+    out.push({ type: "tool_call_end", index });
+  }
+}
+
+/** `{"name": "...", "arguments": {...}}` → name and arguments as a JSON string; null when malformed. */
+export function parseToolCallBody(body: string): { name: string; arguments: string } | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.trim());
+  } catch {
+    return null;
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return null;
+  const { name, arguments: args } = parsed as { name?: unknown; arguments?: unknown };
+  if (typeof name !== "string" || !name) return null;
+  if (args === undefined) return { name, arguments: "{}" };
+  if (typeof args === "string") {
+    try {
+      JSON.parse(args);
+      return { name, arguments: args };
+    } catch {
+      return null;
+    }
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
+  return { name, arguments: JSON.stringify(args) };
+}

@@ -1,0 +1,53 @@
+// Starts the inference runtime for a registry: tokenizers, the scheduler, and the worker pool wired together.
+import type { Config } from "../config.ts";
+import { ApiError } from "../errors/api-error.ts";
+import type { Logger } from "../log/logger.ts";
+import type { ModelRegistry } from "../models/registry.ts";
+import { WorkerPool } from "../scheduler/pool.ts";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import { Tokenizers } from "./tokenizer.ts";
+
+export interface Runtime {
+  scheduler: Scheduler;
+  pool: WorkerPool;
+  tokenizers: Tokenizers;
+  stop(): Promise<void>;
+}
+
+export async function startRuntime(opts: {
+  registry: ModelRegistry;
+  config: Pick<Config, "workers" | "threads" | "maxQueue">;
+  logger: Logger;
+  workerUrl: string | URL;
+  hangTimeoutMs?: number;
+}): Promise<Runtime> {
+  const { registry, logger } = opts;
+  const scheduler = new Scheduler(opts.config.maxQueue);
+  const chatModels = registry.list().filter((m) => m.capabilities.chat);
+  const pool = new WorkerPool(chatModels, {
+    workerUrl: opts.workerUrl,
+    workersPerModel: opts.config.workers,
+    threads: opts.config.threads,
+    logger,
+    hangTimeoutMs: opts.hangTimeoutMs,
+    onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
+    onWorkerLost: (ids, reason) => scheduler.onWorkerLost(ids, reason),
+    onHealth: (model, status, message) => registry.setHealth(model, status, message),
+    onReady: () => scheduler.pump(),
+  });
+  scheduler.attach(pool);
+  const tokenizers = new Tokenizers();
+  await Promise.all([pool.start(), ...chatModels.map((m) => tokenizers.get(m).catch((e) => {
+    logger.error("tokenizer failed to load", { model: m.id, reason: String(e) });
+    registry.setHealth(m.id, "outage", `tokenizer failed to load: ${(e as Error).message}`);
+  }))]);
+  return {
+    scheduler,
+    pool,
+    tokenizers,
+    async stop() {
+      scheduler.failAll(ApiError.shuttingDown());
+      await pool.shutdown();
+    },
+  };
+}

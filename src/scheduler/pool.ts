@@ -1,0 +1,193 @@
+// Inference worker threads: one set per model; spawns, loads, health-checks, and replaces workers that die or hang.
+import type { Logger } from "../log/logger.ts";
+import type { ModelEntry } from "../models/registry.ts";
+import type { FromWorker, ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, ToWorker } from "./protocol.ts";
+import type { SlotView } from "./queue.ts";
+
+export interface PoolOptions {
+  workerUrl: string | URL;
+  workersPerModel: number;
+  threads: number;
+  logger: Logger;
+  /** A worker silent this long while holding sequences is taken as hung and replaced. */
+  hangTimeoutMs?: number;
+  pingIntervalMs?: number;
+  onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
+  /** The worker died or hung: these sequences are lost (the caller fails them as retryable). */
+  onWorkerLost(seqIds: string[], reason: string): void;
+  onHealth(model: string, status: "operational" | "degraded" | "outage", message: string | null): void;
+  /** Called when a worker becomes ready, so waiting entries can be dispatched. */
+  onReady(): void;
+}
+
+interface Handle {
+  id: number;
+  model: ModelEntry;
+  worker: Worker;
+  state: "loading" | "ready" | "dead";
+  held: Set<string>;
+  lastHeard: number;
+  rssBytes: number;
+}
+
+export class WorkerPool {
+  private handles = new Map<number, Handle>();
+  private nextId = 1;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private closing = false;
+
+  constructor(private readonly models: ModelEntry[], private readonly opts: PoolOptions) {}
+
+  /** Spawns every worker and resolves once each has loaded or failed to load. */
+  async start(): Promise<void> {
+    const loads: Promise<void>[] = [];
+    for (const model of this.models) for (let i = 0; i < this.opts.workersPerModel; i++) loads.push(this.spawn(model));
+    await Promise.all(loads);
+    const every = this.opts.pingIntervalMs ?? 2000;
+    this.timer = setInterval(() => this.checkHealth(), every);
+    this.timer.unref?.();
+  }
+
+  slots(): SlotView[] {
+    return [...this.handles.values()]
+      .filter((h) => h.state === "ready")
+      .map((h) => ({ workerId: h.id, model: h.model.id, free: this.maxBatch(h.model) - h.held.size }));
+  }
+
+  hasReadyWorker(model: string): boolean {
+    return [...this.handles.values()].some((h) => h.model.id === model && h.state === "ready");
+  }
+
+  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams): void {
+    const h = this.handles.get(workerId);
+    if (!h || h.state !== "ready") {
+      this.opts.onWorkerLost([seqId], "worker is not available");
+      return;
+    }
+    h.held.add(seqId);
+    this.post(h, { type: "add", seqId, promptIds, params });
+  }
+
+  cancel(workerId: number, seqId: string): void {
+    const h = this.handles.get(workerId);
+    if (h && h.state === "ready") this.post(h, { type: "cancel", seqId });
+  }
+
+  stats(): { workerId: number; model: string; state: string; held: number; rssBytes: number }[] {
+    return [...this.handles.values()].map((h) => ({ workerId: h.id, model: h.model.id, state: h.state, held: h.held.size, rssBytes: h.rssBytes }));
+  }
+
+  /** Ends a worker abruptly (operators' and tests' way to exercise recovery). */
+  kill(workerId: number): void {
+    const h = this.handles.get(workerId);
+    if (h) h.worker.terminate();
+  }
+
+  async shutdown(): Promise<void> {
+    this.closing = true;
+    if (this.timer) clearInterval(this.timer);
+    for (const h of this.handles.values()) {
+      h.state = "dead";
+      h.worker.terminate();
+    }
+    this.handles.clear();
+  }
+
+  private maxBatch(model: ModelEntry): number {
+    return model.batching.leftPadding === "exact" ? model.batching.maxBatch : 1;
+  }
+
+  private post(h: Handle, msg: ToWorker): void {
+    h.worker.postMessage(msg);
+  }
+
+  private spawn(model: ModelEntry): Promise<void> {
+    const id = this.nextId++;
+    const worker = new Worker(this.opts.workerUrl);
+    const h: Handle = { id, model, worker, state: "loading", held: new Set(), lastHeard: Date.now(), rssBytes: 0 };
+    this.handles.set(id, h);
+    const spec: ModelLoadSpec = { id: model.id, dir: model.dir, dtype: model.defaultDtype, threads: this.opts.threads, maxBatch: this.maxBatch(model) };
+    return new Promise<void>((resolve) => {
+      worker.onmessage = (ev: MessageEvent<FromWorker>) => {
+        h.lastHeard = Date.now();
+        const msg = ev.data;
+        switch (msg.type) {
+          case "loaded":
+            h.state = "ready";
+            this.opts.logger.info("worker ready", { worker: id, model: model.id, load_ms: Math.round(msg.ms) });
+            this.refreshHealth(model.id);
+            this.opts.onReady();
+            resolve();
+            break;
+          case "load_error":
+            this.opts.logger.error("model failed to load", { worker: id, model: model.id, reason: msg.message });
+            h.state = "dead";
+            this.handles.delete(id);
+            worker.terminate();
+            this.opts.onHealth(model.id, "outage", `failed to load: ${msg.message}`);
+            resolve();
+            break;
+          case "step":
+            for (const f of msg.finished) h.held.delete(f.seqId);
+            this.opts.onStep(msg.deltas, msg.finished);
+            break;
+          case "pong":
+            h.rssBytes = msg.rssBytes;
+            break;
+          case "fatal":
+            this.lose(h, `worker failed: ${msg.message}`);
+            break;
+        }
+      };
+      worker.onerror = (ev) => {
+        this.lose(h, `worker crashed: ${(ev as ErrorEvent).message ?? "unknown error"}`);
+        resolve();
+      };
+      worker.addEventListener("close", () => {
+        this.lose(h, "worker exited");
+        resolve();
+      });
+      this.post(h, { type: "load", model: spec });
+    });
+  }
+
+  /** Fails the worker's sequences, and starts a replacement unless the pool is closing. */
+  private lose(h: Handle, reason: string): void {
+    if (h.state === "dead" || this.closing) return;
+    const wasReady = h.state === "ready";
+    h.state = "dead";
+    this.handles.delete(h.id);
+    h.worker.terminate();
+    const lost = [...h.held];
+    h.held.clear();
+    this.opts.logger.error("worker lost", { worker: h.id, model: h.model.id, reason, failed_sequences: lost.length });
+    if (lost.length) this.opts.onWorkerLost(lost, reason);
+    if (!wasReady) {
+      this.opts.onHealth(h.model.id, "outage", reason);
+      return;
+    }
+    this.refreshHealth(h.model.id, reason);
+    void this.spawn(h.model);
+  }
+
+  private refreshHealth(model: string, reason: string | null = null): void {
+    const mine = [...this.handles.values()].filter((h) => h.model.id === model);
+    const ready = mine.filter((h) => h.state === "ready").length;
+    if (ready === this.opts.workersPerModel) this.opts.onHealth(model, "operational", null);
+    else if (ready > 0 || mine.length > 0) this.opts.onHealth(model, "degraded", reason ?? "a worker is restarting");
+    else this.opts.onHealth(model, "outage", reason ?? "no worker is running");
+  }
+
+  private checkHealth(): void {
+    const now = Date.now();
+    const hang = this.opts.hangTimeoutMs ?? 120_000;
+    for (const h of [...this.handles.values()]) {
+      if (h.state !== "ready") continue;
+      if (h.held.size > 0 && now - h.lastHeard > hang) {
+        this.lose(h, `worker stopped responding for ${Math.round((now - h.lastHeard) / 1000)} s`);
+        continue;
+      }
+      this.post(h, { type: "ping", nonce: now });
+    }
+  }
+}

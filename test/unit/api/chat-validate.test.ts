@@ -1,0 +1,74 @@
+import { describe, expect, test } from "bun:test";
+import type { ChatRequestBody } from "../../../src/api/chat/schema.ts";
+import { checkToolPairing, normalizeChat } from "../../../src/api/chat/validate.ts";
+import { parseManifest } from "../../../src/models/manifest.ts";
+import { fakeManifest } from "../../helpers/fake-model.ts";
+
+const model = parseManifest(fakeManifest("chat-model-v1"), ["fp32"]);
+const call = (id: string) => ({ id, type: "function" as const, function: { name: "f", arguments: "{}" } });
+type Msgs = ChatRequestBody["messages"];
+
+function paramOf(fn: () => unknown): string | null {
+  try {
+    fn();
+  } catch (e) {
+    return (e as { param: string | null }).param;
+  }
+  throw new Error("expected an error");
+}
+
+describe("chat tool-message pairing", () => {
+  test("each call answered once, in the messages right after", () => {
+    const ok: Msgs = [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: null, tool_calls: [call("a"), call("b")] },
+      { role: "tool", tool_call_id: "b", content: "2" },
+      { role: "tool", tool_call_id: "a", content: "1" },
+      { role: "assistant", content: "done" },
+    ];
+    expect(() => checkToolPairing(ok)).not.toThrow();
+  });
+
+  test("a missing answer, a wrong id, or an orphan tool message is a 400 naming the field", () => {
+    expect(paramOf(() => checkToolPairing([{ role: "assistant", content: null, tool_calls: [call("a"), call("b")] }, { role: "tool", tool_call_id: "a", content: "" }]))).toBe(
+      "messages.0.tool_calls",
+    );
+    expect(paramOf(() => checkToolPairing([{ role: "assistant", content: null, tool_calls: [call("a")] }, { role: "tool", tool_call_id: "z", content: "" }]))).toBe(
+      "messages.1.tool_call_id",
+    );
+    expect(paramOf(() => checkToolPairing([{ role: "user", content: "x" }, { role: "tool", tool_call_id: "a", content: "" }]))).toBe("messages.1.tool_call_id");
+  });
+});
+
+describe("normalizeChat", () => {
+  const base = { model: "chat-model-v1", messages: [{ role: "user", content: "hi" }] } as ChatRequestBody;
+
+  test("defaults and role mapping", () => {
+    const n = normalizeChat(
+      { ...base, messages: [{ role: "developer", content: [{ type: "text", text: "be brief" }] }, { role: "user", content: "hi" }], stop: "END", max_tokens: 5 },
+      model,
+    );
+    expect(n.messages).toEqual([{ role: "system", content: "be brief" }, { role: "user", content: "hi" }]);
+    expect(n).toMatchObject({ n: 1, temperature: 1, topP: 1, seed: null, stop: ["END"], maxTokens: 5, toolChoice: "none", tools: null });
+  });
+
+  test("unsupported things are rejected clearly, never ignored", () => {
+    expect(paramOf(() => normalizeChat({ ...base, messages: [{ role: "wizard", content: "x" }] }, model))).toBe("messages.0.role");
+    expect(paramOf(() => normalizeChat({ ...base, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }, model))).toBe("messages.0.content.0");
+    expect(paramOf(() => normalizeChat({ ...base, logprobs: true }, model))).toBe("logprobs");
+    expect(paramOf(() => normalizeChat({ ...base, presence_penalty: 0.5 }, model))).toBe("presence_penalty");
+    expect(paramOf(() => normalizeChat({ ...base, tool_choice: "required" }, model))).toBe("tool_choice");
+    const tool = { type: "function" as const, function: { name: "f" } };
+    expect(paramOf(() => normalizeChat({ ...base, tools: [tool, tool] }, model))).toBe("tools.1.function.name");
+    expect(paramOf(() => normalizeChat({ ...base, tools: [tool], tool_choice: { type: "function", function: { name: "g" } } }, model))).toBe("tool_choice");
+    const noTools = parseManifest(fakeManifest("plain-model-v1", { capabilities: { chat: true } }), ["fp32"]);
+    expect(paramOf(() => normalizeChat({ ...base, tools: [tool] }, noTools))).toBe("tools");
+  });
+
+  test("tools and a named tool choice", () => {
+    const tool = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object" } } };
+    const n = normalizeChat({ ...base, tools: [tool], tool_choice: { type: "function", function: { name: "get_weather" } } }, model);
+    expect(n.tools).toEqual([tool]);
+    expect(n.toolChoice).toEqual({ name: "get_weather" });
+  });
+});

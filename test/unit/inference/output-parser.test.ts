@@ -1,0 +1,74 @@
+import { describe, expect, test } from "bun:test";
+import type { CoreEvent } from "../../../src/inference/events.ts";
+import { heldSuffix, OutputParser, parseToolCallBody } from "../../../src/inference/output-parser.ts";
+
+function run(chunks: string[], opts = { reasoning: true, tools: true }): CoreEvent[] {
+  let n = 0;
+  const p = new OutputParser({ ...opts, newCallId: () => `call_${++n}` });
+  return [...chunks.flatMap((c) => p.push(c)), ...p.end()];
+}
+
+/** Joins adjacent text/reasoning events so assertions do not depend on chunking. */
+function squash(events: CoreEvent[]) {
+  const out: CoreEvent[] = [];
+  for (const e of events) {
+    const last = out[out.length - 1];
+    if (last && (e.type === "text" || e.type === "reasoning") && last.type === e.type) last.text += e.text;
+    else out.push({ ...e });
+  }
+  return out;
+}
+
+describe("OutputParser", () => {
+  test("plain text passes through; a partial marker at the end is held back, not lost", () => {
+    expect(squash(run(["Hello <", "b>world"]))).toEqual([{ type: "text", text: "Hello <b>world" }]);
+    const p = new OutputParser({ reasoning: true, tools: true });
+    expect(p.push("abc<too")).toEqual([{ type: "text", text: "abc" }]);
+    expect(p.end()).toEqual([{ type: "text", text: "<too" }]);
+  });
+
+  test("reasoning is split out, across any chunking", () => {
+    const whole = "<think>\nLet me see.\n</think>\nThe answer is 4.";
+    const expected = [
+      { type: "reasoning", text: "Let me see." },
+      { type: "text", text: "The answer is 4." },
+    ];
+    expect(squash(run([whole]))).toEqual(expected);
+    expect(squash(run(whole.split("")))).toEqual(expected);
+  });
+
+  test("tool calls become start/arguments/end with ids, whitespace between calls dropped", () => {
+    const text = 'Checking.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n<tool_call>\n{"name": "now", "arguments": {}}\n</tool_call>';
+    for (const chunks of [[text], text.split("")]) {
+      expect(squash(run(chunks))).toEqual([
+        { type: "text", text: "Checking." },
+        { type: "tool_call_start", index: 0, id: "call_1", name: "get_weather" },
+        { type: "tool_call_delta", index: 0, arguments: '{"city":"Paris"}' },
+        { type: "tool_call_end", index: 0 },
+        { type: "tool_call_start", index: 1, id: "call_2", name: "now" },
+        { type: "tool_call_delta", index: 1, arguments: "{}" },
+        { type: "tool_call_end", index: 1 },
+      ]);
+    }
+  });
+
+  test("a malformed or unterminated tool call is returned as text", () => {
+    expect(squash(run(["<tool_call>not json</tool_call>"]))).toEqual([{ type: "text", text: "<tool_call>not json</tool_call>" }]);
+    expect(squash(run(['<tool_call>{"name": "x"']))).toEqual([{ type: "text", text: '<tool_call>{"name": "x"' }]);
+  });
+
+  test("markers are plain text when the feature is off", () => {
+    expect(squash(run(["<think>hi</think><tool_call>{}</tool_call>"], { reasoning: false, tools: false }))).toEqual([
+      { type: "text", text: "<think>hi</think><tool_call>{}</tool_call>" },
+    ]);
+  });
+
+  test("helpers", () => {
+    expect(heldSuffix("abc<thi", ["<think>"])).toBe(4);
+    expect(heldSuffix("abc", ["<think>"])).toBe(0);
+    expect(parseToolCallBody('{"name":"f","arguments":"{\\"a\\":1}"}')).toEqual({ name: "f", arguments: '{"a":1}' });
+    expect(parseToolCallBody('{"name":"f"}')).toEqual({ name: "f", arguments: "{}" });
+    expect(parseToolCallBody('{"name":"","arguments":{}}')).toBeNull();
+    expect(parseToolCallBody('{"name":"f","arguments":[1]}')).toBeNull();
+  });
+});

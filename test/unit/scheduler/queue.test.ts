@@ -1,0 +1,49 @@
+import { describe, expect, test } from "bun:test";
+import { RequestQueue } from "../../../src/scheduler/queue.ts";
+
+const entry = (id: string, model = "m-1") => ({ id, model, payload: id, queuedAt: 0 });
+
+describe("RequestQueue", () => {
+  test("admits up to the limit of active + waiting", () => {
+    const q = new RequestQueue<string>(2);
+    expect(q.admit(entry("a"))).toEqual({ ok: true });
+    expect(q.admit(entry("b"))).toEqual({ ok: true });
+    expect(q.admit(entry("c"))).toEqual({ ok: false, reason: "overloaded" });
+    q.dispatch([{ workerId: 1, model: "m-1", free: 1 }], 5);
+    expect(q.size).toEqual({ waiting: 1, active: 1 });
+    expect(q.admit(entry("c")).ok).toBe(false);
+    q.finish("a");
+    expect(q.room()).toBe(1);
+    expect(q.admit(entry("c")).ok).toBe(true);
+  });
+
+  test("dispatches oldest first, only to workers of the entry's model, spreading by free slots", () => {
+    const q = new RequestQueue<string>(10);
+    for (const e of [entry("a"), entry("b", "other-1"), entry("c"), entry("d")]) q.admit(e);
+    const out = q.dispatch(
+      [
+        { workerId: 1, model: "m-1", free: 1 },
+        { workerId: 2, model: "m-1", free: 2 },
+      ],
+      7,
+    );
+    expect(out.map((o) => [o.entry.id, o.workerId])).toEqual([["a", 2], ["c", 1], ["d", 2]]);
+    expect(out[0]!.entry.batchedAt).toBe(7);
+    expect(q.size).toEqual({ waiting: 1, active: 3 });
+    expect(q.waitingFor("other-1")).toEqual(["b"]);
+    expect(q.heldBy(2).sort()).toEqual(["a", "d"]);
+  });
+
+  test("a cancelled waiting entry is dropped before batching; a running one reports its worker", () => {
+    const q = new RequestQueue<string>(10);
+    q.admit(entry("a"));
+    q.admit(entry("b"));
+    q.dispatch([{ workerId: 3, model: "m-1", free: 1 }], 0);
+    expect(q.cancel("b")).toBeNull();
+    expect(q.size).toEqual({ waiting: 0, active: 1 });
+    expect(q.dispatch([{ workerId: 3, model: "m-1", free: 5 }], 0)).toEqual([]);
+    expect(q.cancel("a")).toEqual({ workerId: 3 });
+    expect(q.finish("a")?.id).toBe("a");
+    expect(q.finish("a")).toBeUndefined();
+  });
+});
