@@ -21,7 +21,7 @@ export function issueToApiError(issue: SchemaIssue): ApiError {
   const param = pointerToParam(issue.path);
   const custom = typeof issue.schema?.error === "string" ? issue.schema.error : null;
   if (!param) return ApiError.badRequest(custom ?? `Invalid request body: ${lowerFirst(issue.message)}`);
-  if (issue.value === undefined && /required/i.test(issue.message)) {
+  if (issue.value === undefined) {
     return ApiError.badRequest(`Missing required parameter: '${param}'.`, param);
   }
   if (custom) return ApiError.badRequest(custom, param);

@@ -42,6 +42,7 @@ export function forcedToolPrefix(choice: ToolChoice, tools: ToolDef[] | null): s
 }
 
 export async function startGeneration(deps: CoreDeps, req: GenerateRequest): Promise<Generation> {
+  deps.scheduler.assertServing(req.model.id);
   const tokenizer = await deps.tokenizers.get(req.model);
   const tools = req.toolChoice === "none" ? null : req.tools;
   const prefill = forcedToolPrefix(req.toolChoice, tools);

@@ -41,13 +41,14 @@ export class Scheduler {
     return this.queue.size;
   }
 
+  /** Throws 503 backend_unavailable unless a worker for the model is ready. */
+  assertServing(model: string): void {
+    if (!this.pool?.hasReadyWorker(model)) throw ApiError.backendUnavailable(`No worker is serving '${model}' right now; retry shortly`);
+  }
+
   /** Admits a group of sequences atomically (n > 1 shares one admission) or throws 503 service_overloaded. */
   submit(requests: SeqRequest[]): AsyncIterable<SeqEvent>[] {
-    const pool = this.pool;
-    if (!pool) throw ApiError.backendUnavailable();
-    for (const r of requests) {
-      if (!pool.hasReadyWorker(r.model)) throw ApiError.backendUnavailable(`No worker is serving '${r.model}' right now; retry shortly`);
-    }
+    for (const r of requests) this.assertServing(r.model);
     if (this.queue.room() < requests.length) throw ApiError.overloaded();
     const streams = requests.map((r) => {
       const id = `seq_${++seqCounter}`;
