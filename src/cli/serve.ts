@@ -4,8 +4,8 @@ import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
-import { createLogger } from "../log/logger.ts";
-import { startRuntime } from "../inference/runtime.ts";
+import { startRuntime, type Runtime } from "../inference/runtime.ts";
+import { createLogger, type Logger } from "../log/logger.ts";
 import { ModelRegistry, scanModels } from "../models/registry.ts";
 import { inferenceWorkerUrl } from "../native/worker-url.ts";
 import { ensureFirstKey } from "./first-run.ts";
@@ -14,11 +14,22 @@ import { ensureFirstKey } from "./first-run.ts";
 const MAX_BODY = 1024 * 1024 * 1024 + 1024 * 1024;
 const SHUTDOWN_GRACE_MS = 10_000;
 
-export async function serve(config: Config): Promise<number> {
-  const logger = createLogger(config.logLevel);
+export interface RunningKiln {
+  url: string;
+  deps: AppDeps;
+  runtime: Runtime;
+  /** Stops taking requests, lets running generations finish for up to `graceMs`, fails the rest, closes. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startKiln(
+  config: Config,
+  opts: { logger?: Logger; print?: (text: string) => void; buildDefaultModel?: boolean } = {},
+): Promise<RunningKiln> {
+  const logger = opts.logger ?? createLogger(config.logLevel);
   const db = openDatabase(config.dataDir);
-  ensureFirstKey(db);
-  await ensureDefaultModel(config.modelsDir);
+  ensureFirstKey(db, opts.print);
+  if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir);
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
   const registry = new ModelRegistry(models);
@@ -35,24 +46,35 @@ export async function serve(config: Config): Promise<number> {
     // Streams can pause between tokens and non-streaming requests run up to the time limit.
     idleTimeout: 0,
   });
-  logger.info("listening", { url: server.url.href, models: models.map((m) => m.id) });
-  console.log(`kiln listening on ${server.url.href.replace(/\/$/, "")} (API docs at /swagger)`);
+  const url = server.url.href.replace(/\/$/, "");
+  logger.info("listening", { url, models: models.map((m) => m.id) });
+  let stopped: Promise<void> | null = null;
+  return {
+    url,
+    deps,
+    runtime,
+    stop(graceMs = SHUTDOWN_GRACE_MS) {
+      stopped ??= (async () => {
+        deps.lifecycle.draining = true;
+        await Promise.race([server.stop(false), Bun.sleep(graceMs)]);
+        await runtime.stop();
+        await server.stop(true);
+        db.$client.close();
+      })();
+      return stopped;
+    },
+  };
+}
 
+export async function serve(config: Config): Promise<number> {
+  const kiln = await startKiln(config);
+  console.log(`kiln listening on ${kiln.url} (API docs at ${kiln.url}/swagger)`);
   return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      deps.lifecycle.draining = true;
-      logger.info("shutting down", { signal });
-      // Let running generations finish for a while, then fail the rest as retryable and close.
-      await Promise.race([server.stop(false), Bun.sleep(SHUTDOWN_GRACE_MS)]);
-      await runtime.stop();
-      await server.stop(true);
-      db.$client.close();
-      resolve(0);
+    const onSignal = (signal: string) => {
+      kiln.deps.logger.info("shutting down", { signal });
+      void kiln.stop().then(() => resolve(0));
     };
-    process.on("SIGTERM", () => void stop("SIGTERM"));
-    process.on("SIGINT", () => void stop("SIGINT"));
+    process.on("SIGTERM", () => onSignal("SIGTERM"));
+    process.on("SIGINT", () => onSignal("SIGINT"));
   });
 }

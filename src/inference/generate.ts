@@ -20,6 +20,8 @@ export interface GenerateRequest {
   topP: number;
   seed: number | null;
   stop: string[];
+  /** Keep generating past end-of-turn tokens (fixed-length benchmarks). */
+  ignoreEos: boolean;
   signal: AbortSignal;
 }
 
@@ -60,7 +62,7 @@ export async function startGeneration(deps: CoreDeps, req: GenerateRequest): Pro
         topP: req.topP,
         seed: (baseSeed + i) >>> 0,
         stop: req.stop,
-        stopTokenIds: tokenizer.stopTokenIds,
+        stopTokenIds: req.ignoreEos ? [] : tokenizer.stopTokenIds,
       },
     })),
   );

@@ -80,6 +80,7 @@ export const ChatRequest = t.Object(
     top_logprobs: nullable(t.Integer()),
     presence_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "presence_penalty must be between -2 and 2"),
     frequency_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "frequency_penalty must be between -2 and 2"),
+    ignore_eos: nullable(t.Boolean({ description: "Extension (as in vLLM): keep generating past end-of-turn tokens, for fixed-length benchmarks." })),
     user: t.Optional(t.String()),
     metadata: nullable(t.Record(t.String(), t.String())),
     store: nullable(t.Boolean()),

@@ -15,6 +15,7 @@ export interface NormalizedChat {
   topP: number;
   seed: number | null;
   stop: string[];
+  ignoreEos: boolean;
 }
 
 const bad = (message: string, param: string) => ApiError.badRequest(message, param);
@@ -145,5 +146,6 @@ export function normalizeChat(body: ChatRequestBody, model: ModelInfo): Normaliz
     topP: body.top_p ?? 1,
     seed: body.seed ?? null,
     stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop,
+    ignoreEos: body.ignore_eos ?? false,
   };
 }

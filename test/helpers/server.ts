@@ -1,0 +1,24 @@
+// Starts a real kiln (HTTP on a free port, worker threads, the tiny model) inside the test process.
+import { dirname } from "node:path";
+import { startKiln, type RunningKiln } from "../../src/cli/serve.ts";
+import { loadConfig } from "../../src/config.ts";
+import { memoryLogger } from "../../src/log/logger.ts";
+import { tempDir } from "./kiln.ts";
+import { tinyModelDir } from "./tiny-model.ts";
+
+export interface TestServer extends RunningKiln {
+  key: string;
+  modelId: string;
+  logs: Record<string, unknown>[];
+}
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const modelDir = await tinyModelDir();
+  const config = loadConfig({ KILN_DATA_DIR: tempDir(), KILN_MODELS_DIR: dirname(modelDir), KILN_PORT: "0", KILN_THREADS: "1", ...env }, []);
+  let printed = "";
+  const logger = memoryLogger();
+  const kiln = await startKiln(config, { logger, print: (t) => (printed += t), buildDefaultModel: false });
+  const key = printed.match(/LLM\|\d+\|[A-Za-z0-9]+/)![0];
+  const modelId = kiln.deps.registry.list()[0]!.id;
+  return { ...kiln, key, modelId, logs: logger.lines };
+}

@@ -1,0 +1,69 @@
+// Serving metrics as the field defines them (TTFT, TPOT, ITL, throughput) and the benchmark's table.
+
+export interface StreamTiming {
+  /** ms from sending the request to the first content chunk. */
+  ttftMs: number;
+  /** ms from sending the request to the end of the stream. */
+  e2eMs: number;
+  /** Arrival times (ms since the request was sent) of chunks that carried generated text. */
+  chunkTimesMs: number[];
+  outputTokens: number;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (rank - lo);
+}
+
+/** TPOT = (latency − TTFT) / (output tokens − 1); undefined for single-token answers. */
+export function tpot(t: StreamTiming): number | null {
+  return t.outputTokens > 1 ? (t.e2eMs - t.ttftMs) / (t.outputTokens - 1) : null;
+}
+
+/** Gaps between consecutive content chunks. */
+export function interTokenGaps(t: StreamTiming): number[] {
+  const gaps: number[] = [];
+  for (let i = 1; i < t.chunkTimesMs.length; i++) gaps.push(t.chunkTimesMs[i]! - t.chunkTimesMs[i - 1]!);
+  return gaps;
+}
+
+export interface LevelSummary {
+  clients: number;
+  outputTokPerSec: number;
+  ttftP50: number;
+  ttftP95: number;
+  tpotP50: number;
+  itlP95: number;
+  requests: number;
+}
+
+export function summarize(clients: number, timings: StreamTiming[], wallMs: number): LevelSummary {
+  const tokens = timings.reduce((s, t) => s + t.outputTokens, 0);
+  const tpots = timings.map(tpot).filter((v): v is number => v !== null);
+  return {
+    clients,
+    outputTokPerSec: tokens / (wallMs / 1000),
+    ttftP50: percentile(timings.map((t) => t.ttftMs), 50),
+    ttftP95: percentile(timings.map((t) => t.ttftMs), 95),
+    tpotP50: percentile(tpots, 50),
+    itlP95: percentile(timings.flatMap(interTokenGaps), 95),
+    requests: timings.length,
+  };
+}
+
+const f1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : "-");
+
+export function renderTable(rows: { direct: number; kiln: LevelSummary }[], peakRssMb: number, selfBase: number): string {
+  const header = ["clients/batch", "direct tok/s", "kiln tok/s", "kiln/direct", "×kiln@1", "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms", "ITL p95 ms"];
+  const body = rows.map(({ direct, kiln }) => [
+    String(kiln.clients), f1(direct), f1(kiln.outputTokPerSec), (kiln.outputTokPerSec / direct).toFixed(2),
+    (kiln.outputTokPerSec / selfBase).toFixed(2), f1(kiln.ttftP50), f1(kiln.ttftP95), f1(kiln.tpotP50), f1(kiln.itlP95),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => "| " + cells.map((c, i) => c.padStart(widths[i]!)).join(" | ") + " |";
+  return [line(header), "|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|", ...body.map(line), `peak server RSS: ${peakRssMb.toFixed(0)} MB`].join("\n");
+}

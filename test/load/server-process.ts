@@ -1,0 +1,54 @@
+// Runs kiln as a separate process for load scenarios (so clients and server do not share an event loop).
+import { join } from "node:path";
+
+export interface ServerProcess {
+  url: string;
+  key: string;
+  pid: number;
+  /** Peak resident memory of the server process so far (VmHWM), in MB. */
+  peakRssMb(): Promise<number>;
+  stop(): Promise<number>;
+}
+
+export async function startServerProcess(opts: { dataDir: string; modelsDir: string; env?: Record<string, string> }): Promise<ServerProcess> {
+  const root = join(import.meta.dir, "..", "..");
+  const proc = Bun.spawn([process.execPath, join(root, "src", "main.ts"), "serve", "--port", "0", "--data-dir", opts.dataDir, "--models-dir", opts.modelsDir, "--log-level", "warn"], {
+    cwd: root,
+    stdout: "pipe",
+    stderr: "inherit",
+    env: { ...process.env, ...opts.env },
+  });
+  const decoder = new TextDecoder();
+  let out = "";
+  const reader = proc.stdout.getReader();
+  const deadline = Date.now() + 180_000;
+  let url = "";
+  let key = "";
+  while (!url && Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += decoder.decode(value, { stream: true });
+    key ||= out.match(/LLM\|\d+\|[A-Za-z0-9]+/)?.[0] ?? "";
+    url = out.match(/listening on (http:\/\/\S+?) /)?.[1] ?? "";
+  }
+  if (!url || !key) {
+    proc.kill();
+    throw new Error(`kiln did not start:\n${out}`);
+  }
+  void (async () => {
+    while (!(await reader.read()).done);
+  })();
+  return {
+    url,
+    key,
+    pid: proc.pid,
+    async peakRssMb() {
+      const status = await Bun.file(`/proc/${proc.pid}/status`).text();
+      return Number(status.match(/VmHWM:\s+(\d+)/)?.[1] ?? 0) / 1024;
+    },
+    async stop() {
+      proc.kill("SIGTERM");
+      return proc.exited;
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// Continuous batching through the real server: exactness inside a busy batch, joining mid-batch, stop sequences, usage rows.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { usage } from "../../src/db/schema.ts";
+import { streamChat } from "../load/stream-client.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop(1000));
+
+async function chat(body: Record<string, unknown>) {
+  const res = await fetch(`${s.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: s.modelId, temperature: 0, ...body }),
+  });
+  return { res, body: (await res.json()) as any };
+}
+
+const ask = (content: string) => [{ role: "user", content }];
+
+describe("continuous batching", () => {
+  test("greedy output is identical alone and inside a busy batch of other lengths", async () => {
+    const alone = await chat({ messages: ask("Tell me about rivers"), max_tokens: 24 });
+    expect(alone.res.status).toBe(200);
+    const others = ["a", "a much longer prompt about mountains, valleys and the weather in spring", "short", "numbers 1 2 3 4 5 6 7 8 9"].map((p) =>
+      streamChat(s.url, s.key, { model: s.modelId, messages: ask(p), max_tokens: 48, temperature: 0 }),
+    );
+    await Bun.sleep(50);
+    const busy = await chat({ messages: ask("Tell me about rivers"), max_tokens: 24 });
+    await Promise.all(others);
+    expect(busy.body.choices[0].message.content).toBe(alone.body.choices[0].message.content);
+    expect(busy.body.usage).toEqual(alone.body.usage);
+  });
+
+  test("a request that joins mid-batch produces tokens before the running one finishes", async () => {
+    const long = streamChat(s.url, s.key, { model: s.modelId, messages: ask("long"), max_tokens: 400, temperature: 0, ignore_eos: true });
+    await Bun.sleep(100);
+    const t0 = performance.now();
+    const short = await streamChat(s.url, s.key, { model: s.modelId, messages: ask("short"), max_tokens: 3, temperature: 0 });
+    const shortDone = performance.now() - t0;
+    const l = await long;
+    expect(short.outputTokens).toBeGreaterThan(0);
+    // The short request finished while the long one was still decoding (it did not wait for the batch to drain).
+    expect(l.outputTokens).toBeGreaterThan(50);
+    expect(shortDone).toBeLessThan(l.e2eMs - 100);
+  });
+
+  test("a stop sequence ends the text before it, with finish_reason stop", async () => {
+    const full = await chat({ messages: ask("Write anything"), max_tokens: 40 });
+    const text: string = full.body.choices[0].message.content;
+    const stop = text.slice(10, 13);
+    expect(stop.length).toBe(3);
+    const cut = await chat({ messages: ask("Write anything"), max_tokens: 40, stop: [stop] });
+    expect(cut.body.choices[0].message.content).toBe(text.slice(0, text.indexOf(stop)));
+    expect(cut.body.choices[0].finish_reason).toBe("stop");
+  });
+
+  test("max_tokens ends with finish_reason length and exactly that many tokens", async () => {
+    const r = await chat({ messages: ask("Go on"), max_tokens: 5, stop: ["never-appears-here"] });
+    if (r.body.choices[0].finish_reason === "length") expect(r.body.usage.completion_tokens).toBe(5);
+    else expect(r.body.usage.completion_tokens).toBeLessThanOrEqual(5);
+  });
+
+  test("the usage row matches the response's usage", async () => {
+    const r = await chat({ messages: ask("usage please"), max_tokens: 7 });
+    const requestId = r.res.headers.get("x-request-id")!;
+    const rows = s.deps.db.select().from(usage).where(eq(usage.requestId, requestId)).all();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      model: s.modelId, endpoint: "chat", inputTokens: r.body.usage.prompt_tokens, outputTokens: r.body.usage.completion_tokens,
+    });
+  });
+
+  test("context overflow gives the exact 400", async () => {
+    const r = await chat({ messages: ask("hi"), max_tokens: 5000 });
+    expect(r.res.status).toBe(400);
+    const input = r.body.error.message.match(/\((\d+) in the input/)[1];
+    expect(r.body.error).toEqual({
+      message: `This model's maximum context length is 4096 tokens. However, you requested ${Number(input) + 5000} tokens (${input} in the input, 5000 in the output). Please reduce the length of the input or of the requested output.`,
+      type: "invalid_request_error",
+      param: null,
+      code: null,
+    });
+  });
+
+  test("tool calls round-trip: assistant tool_calls and tool results are accepted and rendered", async () => {
+    const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+    const plain = await chat({ messages: ask("Weather in Paris?"), tools, max_tokens: 4 });
+    const messages = [
+      ...ask("Weather in Paris?"),
+      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+      { role: "tool", tool_call_id: "call_1", content: "18 C and sunny" },
+    ];
+    const r = await chat({ messages, tools, max_tokens: 4 });
+    expect(r.res.status).toBe(200);
+    // The call and its result are in the prompt: it is longer than the question alone by at least their text.
+    expect(r.body.usage.prompt_tokens).toBeGreaterThan(plain.body.usage.prompt_tokens + 10);
+  });
+});

@@ -1,0 +1,85 @@
+// Admission limits, client disconnects and a killed worker, through the real server.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ KILN_MAX_QUEUE: "2" });
+});
+afterAll(() => s.stop(1000));
+
+function post(body: Record<string, unknown>, signal?: AbortSignal) {
+  return fetch(`${s.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: s.modelId, messages: [{ role: "user", content: "go" }], temperature: 0, ...body }),
+    signal,
+  });
+}
+
+/** Starts a long stream and resolves once its first chunk arrived (so it holds a slot). */
+async function holdSlot(): Promise<AbortController> {
+  const ctl = new AbortController();
+  const res = await post({ stream: true, max_tokens: 3000, ignore_eos: true }, ctl.signal);
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  await reader.read();
+  return ctl;
+}
+
+async function waitFor(cond: () => Promise<boolean>, ms: number) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await cond()) return true;
+    await Bun.sleep(25);
+  }
+  return false;
+}
+
+describe("admission, disconnects and worker failure", () => {
+  test("beyond the limit: 503 service_overloaded with Retry-After 60; a disconnect frees the slot", async () => {
+    const a = await holdSlot();
+    const b = await holdSlot();
+    const over = await post({ max_tokens: 2 });
+    expect(over.status).toBe(503);
+    expect(over.headers.get("retry-after")).toBe("60");
+    expect(((await over.json()) as any).error).toMatchObject({ type: "server_error", code: "service_overloaded" });
+    a.abort();
+    // The cancelled sequence leaves within a step; the next request is admitted.
+    expect(await waitFor(async () => (await post({ max_tokens: 2 })).status === 200, 5000)).toBe(true);
+    b.abort();
+    expect(await waitFor(async () => s.runtime.scheduler.load().active === 0, 5000)).toBe(true);
+  });
+
+  test("a killed worker fails only its own requests, retryably; the next request succeeds", async () => {
+    const victim = post({ max_tokens: 3000, ignore_eos: true });
+    await waitFor(async () => s.runtime.scheduler.load().active === 1, 5000);
+    const [worker] = s.runtime.pool.stats();
+    s.runtime.pool.kill(worker!.workerId);
+    const res = await victim;
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("60");
+    expect(((await res.json()) as any).error.code).toBe("backend_unavailable");
+    // The pool replaces the worker; the model is back to operational and serves again.
+    expect(await waitFor(async () => s.deps.registry.healthOf(s.modelId).status === "operational" && s.runtime.pool.stats()[0]?.state === "ready", 15000)).toBe(true);
+    const next = await post({ max_tokens: 3 });
+    expect(next.status).toBe(200);
+    const status = (await (await fetch(`${s.url}/v1/status`)).json()) as any;
+    expect(status.model_statuses[0].status).toBe("operational");
+  });
+
+  test("the non-streaming time limit gives 504 gateway_timeout; streams are not subject to it", async () => {
+    const t = await startTestServer({ KILN_REQUEST_TIMEOUT_MS: "1000" });
+    try {
+      const slow = await fetch(`${t.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${t.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: t.modelId, messages: [{ role: "user", content: "go" }], max_tokens: 4000, temperature: 0, ignore_eos: true }),
+      });
+      expect(slow.status).toBe(504);
+      expect(((await slow.json()) as any).error).toMatchObject({ type: "server_error", code: "gateway_timeout" });
+    } finally {
+      await t.stop(500);
+    }
+  });
+});

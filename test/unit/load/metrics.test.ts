@@ -1,0 +1,31 @@
+import { describe, expect, test } from "bun:test";
+import { interTokenGaps, percentile, renderTable, summarize, tpot } from "../../load/metrics.ts";
+
+describe("serving metrics", () => {
+  test("percentile interpolates between ranks", () => {
+    expect(percentile([1, 2, 3, 4], 50)).toBe(2.5);
+    expect(percentile([10, 0, 5], 100)).toBe(10);
+    expect(percentile([7], 95)).toBe(7);
+    expect(percentile([], 50)).toBeNaN();
+  });
+
+  test("TPOT and ITL follow their definitions", () => {
+    const t = { ttftMs: 100, e2eMs: 400, chunkTimesMs: [100, 200, 250, 400], outputTokens: 4 };
+    expect(tpot(t)).toBe(100);
+    expect(interTokenGaps(t)).toEqual([100, 50, 150]);
+    expect(tpot({ ...t, outputTokens: 1 })).toBeNull();
+  });
+
+  test("summary counts tokens over wall time", () => {
+    const a = { ttftMs: 10, e2eMs: 110, chunkTimesMs: [10, 60, 110], outputTokens: 3 };
+    const b = { ttftMs: 30, e2eMs: 130, chunkTimesMs: [30, 130], outputTokens: 2 };
+    const s = summarize(2, [a, b], 500);
+    expect(s.outputTokPerSec).toBe(10);
+    expect(s.ttftP50).toBe(20);
+    expect(s.tpotP50).toBe(75);
+    const table = renderTable([{ direct: 20, kiln: s }], 321, 10);
+    expect(table).toContain("|             2 |");
+    expect(table).toContain("0.50");
+    expect(table).toContain("peak server RSS: 321 MB");
+  });
+});
