@@ -17,3 +17,22 @@ describe("unknown paths and bad bodies", () => {
     }
   });
 });
+
+describe("unexpected exceptions", () => {
+  test("become a sanitized 500 server_error and a log line with the request id", async () => {
+    const k = testKiln();
+    k.deps.registry.list = () => {
+      throw new Error("disk /var/secret/path exploded");
+    };
+    const res = await k.req("/v1/models");
+    expect(res.status).toBe(500);
+    const body = (await res.json()) as any;
+    expect(body).toEqual({
+      error: { message: "The server had an internal error while processing the request", type: "server_error", param: null, code: null },
+    });
+    const requestId = res.headers.get("x-request-id");
+    const crash = k.logs.find((l) => l.msg === "unhandled exception")!;
+    expect(crash.request_id).toBe(requestId);
+    expect(String(crash.error)).toContain("exploded");
+  });
+});
