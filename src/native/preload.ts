@@ -2,7 +2,7 @@
 import vipsPath from "@img/sharp-libvips-linux-x64/binary" with { type: "file" };
 import ortPath from "onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1" with { type: "file" };
 import { FFIType } from "bun:ffi";
-import pkg from "../../package.json" with { type: "json" };
+import { version } from "../../package.json" with { type: "json" };
 import { loadNativeLibraries, type LoadedLibraries, type NativeLibrary } from "./load-libraries.ts";
 import { dataDirFrom } from "./runtime-dir.ts";
 
@@ -16,5 +16,5 @@ export let nativeRuntime: LoadedLibraries | null = null;
 
 // Workers of the executable share the process, and with it the libraries the main thread loaded.
 if (Bun.isStandaloneExecutable && Bun.isMainThread) {
-  nativeRuntime = loadNativeLibraries(NATIVE_LIBRARIES, { version: pkg.version, dataDir: dataDirFrom(process.env, Bun.argv.slice(2)) });
+  nativeRuntime = loadNativeLibraries(NATIVE_LIBRARIES, { version, dataDir: dataDirFrom(process.env, Bun.argv.slice(2)) });
 }

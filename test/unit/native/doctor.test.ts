@@ -1,0 +1,105 @@
+// kiln doctor: the report and exit code (pure), and the real checks on this machine.
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { doctorExitCode, formatDoctorReport, runDoctorChecks } from "../../../src/cli/doctor.ts";
+import { checkDataDir, checkModelsDir, checkSqlite, conciseError, type CheckResult } from "../../../src/native/doctor-checks.ts";
+
+const row = (name: string, status: CheckResult["status"], required = true, fix?: string): CheckResult => ({ name, required, status, detail: `${name} detail`, fix });
+
+describe("formatDoctorReport", () => {
+  test("a table, fixes for what failed or warned, and the verdict", () => {
+    const text = formatDoctorReport(
+      [row("data dir", "ok", true, "never shown"), row("sqlite", "fail", true, "use a local disk"), row("webgpu", "warn", false, "install mesa"), row("cuda", "skip", false, "not shipped")],
+      "kiln doctor: test",
+    );
+    expect(text.split("\n")).toEqual([
+      "kiln doctor: test",
+      "",
+      "check     status  detail",
+      "--------  ------  ---------------",
+      "data dir  ok      data dir detail",
+      "sqlite    FAIL    sqlite detail",
+      "webgpu    WARN    webgpu detail",
+      "cuda      n/a     cuda detail",
+      "",
+      "How to fix:",
+      "  sqlite: use a local disk",
+      "  webgpu (optional): install mesa",
+      "",
+      "1 required check failed: sqlite. kiln will not serve reliably until it is fixed.",
+    ]);
+  });
+
+  test("all green: no fix section", () => {
+    const text = formatDoctorReport([row("a", "ok"), row("b", "skip", false)], "h");
+    expect(text).not.toContain("How to fix");
+    expect(text.endsWith("\nAll required checks passed.")).toBe(true);
+  });
+
+  test("plural verdict", () => {
+    expect(formatDoctorReport([row("a", "fail"), row("b", "fail")], "h")).toContain("2 required checks failed: a, b. kiln will not serve reliably until they are fixed.");
+  });
+});
+
+describe("doctorExitCode", () => {
+  test("1 only when a required check did not pass", () => {
+    expect(doctorExitCode([row("a", "ok"), row("b", "warn", false), row("c", "skip", false)])).toBe(0);
+    expect(doctorExitCode([row("a", "ok"), row("b", "fail")])).toBe(1);
+    expect(doctorExitCode([row("a", "warn")])).toBe(1);
+  });
+});
+
+describe("conciseError", () => {
+  test("keeps the sentence after ONNX Runtime's source path and assertion", () => {
+    const raw =
+      "Error: /onnxruntime_src/onnxruntime/core/providers/webgpu/webgpu_context.cc:136 onnxruntime::webgpu::WebGpuContext::Initialize(const onnxruntime::webgpu::WebGpuContextConfig&)::<lambda()> adapter_result.status == wgpu::RequestAdapterStatus::Success was false. Failed to get a WebGPU adapter: No supported adapters\nmore";
+    expect(conciseError(raw)).toBe("Failed to get a WebGPU adapter: No supported adapters");
+  });
+
+  test("strips a bare source-path prefix and caps the length", () => {
+    expect(conciseError("/a/b.cc:12 something broke")).toBe("something broke");
+    expect(conciseError("x".repeat(500))).toHaveLength(160);
+  });
+});
+
+describe("checks that fail say how to fix them", () => {
+  const base = () => mkdtempSync(join(tmpdir(), "kiln-doctor-"));
+
+  test("a data dir that cannot be created", async () => {
+    const file = join(base(), "file");
+    writeFileSync(file, "x");
+    const r = await checkDataDir(join(file, "data"));
+    expect(r.status).toBe("fail");
+    expect(r.detail).toContain("ENOTDIR");
+    expect(r.fix).toContain("--data-dir");
+  });
+
+  test("sqlite leaves no files behind", async () => {
+    const dir = base();
+    expect((await checkSqlite(dir)).status).toBe("ok");
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  test("a models dir with a broken folder is a warning naming it", async () => {
+    const dir = base();
+    mkdirSync(join(dir, "broken-model"));
+    const r = await checkModelsDir(dir);
+    expect(r.status).toBe("warn");
+    expect(r.detail).toContain("broken-model");
+    expect(r.detail).toStartWith("0 served (none yet); 1 skipped");
+  });
+});
+
+test("every required check passes on this machine, and cpu runs", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "kiln-doctor-"));
+  const results = await runDoctorChecks({ dataDir, modelsDir: join(dataDir, "models") });
+  const failed = results.filter((r) => r.required && r.status !== "ok");
+  expect(failed).toEqual([]);
+  expect(results.map((r) => r.name)).toEqual(
+    expect.arrayContaining(["data dir", "sqlite (WAL)", "models dir", "native libraries", "onnxruntime session", "worker thread", "sharp (libvips)", "provider: cpu"]),
+  );
+  expect(results.find((r) => r.name === "worker thread")!.detail).toContain("transformers.js 4.3.1");
+  expect(doctorExitCode(results)).toBe(0);
+});
