@@ -1,12 +1,19 @@
 // kiln's entry point: config → command. `kiln serve` is the default; the rest are operator commands.
+import "./native/preload.ts";
 import { ConfigError, loadConfig, stripConfigFlags } from "./config.ts";
 import { keysCommand, statusCommand, teamsCommand } from "./cli/admin.ts";
+import { doctorCommand } from "./cli/doctor.ts";
 import { helpText } from "./cli/help.ts";
 import { modelsCommand } from "./cli/models.ts";
 import { serve } from "./cli/serve.ts";
+import { versionText } from "./cli/version.ts";
 import { openDatabase } from "./db/client.ts";
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "--version" || argv[0] === "-v" || argv[0] === "version") {
+    console.log(versionText());
+    return 0;
+  }
   let config;
   try {
     config = loadConfig(process.env, argv);
@@ -30,6 +37,8 @@ async function main(argv: string[]): Promise<number> {
       return statusCommand(openDatabase(config.dataDir), args, out);
     case "models":
       return modelsCommand(config, args, out);
+    case "doctor":
+      return doctorCommand({ dataDir: config.dataDir, modelsDir: config.modelsDir });
     case "help":
     case "--help":
     case "-h":
