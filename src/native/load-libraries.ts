@@ -49,6 +49,8 @@ export function loadNativeLibraries(libs: NativeLibrary[], opts: { version: stri
         const { name, args, returns } = lib.symbol;
         handles.push(dlopen(paths[i]!, { [name]: { args, returns } }));
       });
+      // The first start read ~64 MB of library bytes into the heap to write them out: give that back now.
+      if (written > 0) Bun.gc(true);
       return { dir, paths, written };
     } catch (e) {
       errors.push(`${dir}: ${e instanceof Error ? e.message : String(e)}`);

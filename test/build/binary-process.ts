@@ -1,0 +1,82 @@
+// Runs the compiled executable the way an operator would: alone in a folder, with an empty environment.
+import type { Subprocess } from "bun";
+import { readFileSync } from "node:fs";
+
+export interface RunningBinary {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the first match of `re` in the output; rejects after `timeoutMs` or if the process exits. */
+  waitFor(re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+}
+
+/** A port nothing listens on right now (the OS picks it; released before kiln binds it). */
+export function freePort(): number {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+/** `env -i PATH=/usr/bin:/bin HOME=<home> ./kiln <args>`: no Bun on PATH, no node_modules, no inherited variables. */
+export function runBinary(dir: string, args: string[], home: string): RunningBinary {
+  const proc = Bun.spawn(["env", "-i", "PATH=/usr/bin:/bin", `HOME=${home}`, "./kiln", ...args], {
+    cwd: dir,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let text = "";
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
+  };
+  void pump(proc.stdout);
+  void pump(proc.stderr);
+  return {
+    proc,
+    output: () => text,
+    async waitFor(re, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const m = text.match(re);
+        if (m) return m;
+        if (proc.exitCode !== null) throw new Error(`kiln exited (${proc.exitCode}) before printing ${re}:\n${text}`);
+        await Bun.sleep(25);
+      }
+      throw new Error(`kiln did not print ${re} within ${timeoutMs} ms:\n${text}`);
+    },
+  };
+}
+
+/** Polls `url` until it answers 200; returns the milliseconds it took. */
+export async function waitForHttp(url: string, timeoutMs: number, alive: () => boolean): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    if (!alive()) throw new Error("kiln exited while starting");
+    try {
+      if ((await fetch(url)).status === 200) return performance.now() - started;
+    } catch {
+      // Not listening yet.
+    }
+    await Bun.sleep(20);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+}
+
+/** Resident set size of a process in bytes (Linux /proc). */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1] ?? NaN);
+  return kb * 1024;
+}
+
+/** Runs the binary to completion (for one-shot commands such as doctor and --version). */
+export async function runOnce(dir: string, args: string[], home: string, timeoutMs = 60_000): Promise<{ code: number; out: string }> {
+  const run = runBinary(dir, args, home);
+  const timer = setTimeout(() => run.proc.kill("SIGKILL"), timeoutMs);
+  const code = await run.proc.exited;
+  clearTimeout(timer);
+  await Bun.sleep(10);
+  return { code, out: run.output() };
+}

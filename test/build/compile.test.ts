@@ -1,0 +1,153 @@
+// Builds dist/kiln for real, copies it alone into an empty folder and runs it with an empty environment.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compileKiln, type CompileResult } from "../../build/compile.ts";
+import { freePort, rssBytes, runBinary, runOnce, waitForHttp, type RunningBinary } from "./binary-process.ts";
+
+const KEY_RE = /LLM\|\d+\|[A-Za-z0-9_-]{32,}/;
+const work = mkdtempSync(join(tmpdir(), "kiln-compile-"));
+const runDir = join(work, "run");
+const home = join(work, "home");
+let first: CompileResult;
+let second: CompileResult;
+let server: RunningBinary;
+let base = "";
+let key = "";
+let startupMs = 0;
+
+beforeAll(async () => {
+  first = await compileKiln({ outfile: join(work, "a", "kiln") });
+  second = await compileKiln({ outfile: join(work, "b", "kiln") });
+  console.log(`binary: ${first.bytes} bytes (${(first.bytes / 2 ** 20).toFixed(1)} MiB), built in ${(first.ms / 1000).toFixed(1)} s`);
+  mkdirSync(runDir);
+  mkdirSync(home);
+  copyFileSync(first.outfile, join(runDir, "kiln"));
+  const port = freePort();
+  base = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  server = runBinary(runDir, ["--port", String(port)], home);
+  await waitForHttp(`${base}/v1/status`, 60_000, () => server.proc.exitCode === null);
+  startupMs = performance.now() - started;
+  key = (await server.waitFor(KEY_RE, 5_000))[0];
+  console.log(`first start to first served request: ${startupMs.toFixed(0)} ms, RSS ${(rssBytes(server.proc.pid) / 2 ** 20).toFixed(0)} MiB`);
+}, 120_000);
+
+afterAll(() => {
+  if (server && server.proc.exitCode === null) server.proc.kill("SIGKILL");
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe("the build", () => {
+  test("builds the same bytes twice", () => {
+    expect(first.bytes).toBe(second.bytes);
+    expect(first.sha256).toBe(second.sha256);
+    expect(first.bytes).toBeGreaterThan(100 * 2 ** 20);
+  });
+
+  test("bundles the server, the workers and the migrations, and no test or dev-only code", () => {
+    for (const needed of ["src/main.ts", "src/native/preload.ts", "workers/inference-worker.ts", "src/native/doctor-worker.ts", "src/db/migrations.gen.ts", "src/api/docs/routes.ts"]) {
+      expect(first.inputs).toContain(needed);
+    }
+    expect(first.inputs.filter((p) => /^test\//.test(p) || /node_modules\/(openai|@anthropic-ai|drizzle-kit|onnx-proto|protobufjs|typescript)\//.test(p))).toEqual([]);
+  });
+});
+
+describe("the executable, alone in an empty folder", () => {
+  test("prints the first key on first start", () => {
+    expect(server.output()).toMatch(KEY_RE);
+  });
+
+  test("serves /v1/status and /v1/models with that key", async () => {
+    expect((await fetch(`${base}/v1/status`)).status).toBe(200);
+    expect((await fetch(`${base}/v1/models`)).status).toBe(401);
+    const res = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { object: string; data: { id: string }[] };
+    expect(body.object).toBe("list");
+    expect(body.data.length).toBeGreaterThan(0);
+  });
+
+  test("serves the docs page, its assets and the OpenAPI document", async () => {
+    const page = await fetch(`${base}/swagger`);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThan(0);
+    for (const asset of assets) {
+      expect(asset.startsWith("/")).toBe(true);
+      const res = await fetch(`${base}${asset}`);
+      expect(res.status).toBe(200);
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(100);
+    }
+    const doc = (await (await fetch(`${base}/swagger/json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/status", "/v1/models", "/v1/chat/completions"]));
+  });
+
+  async function firstModel(): Promise<string> {
+    const res = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    return ((await res.json()) as { data: { id: string }[] }).data[0]!.id;
+  }
+
+  test("answers a chat completion from the default model in a worker thread", async () => {
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: await firstModel(), messages: [{ role: "user", content: "hi" }], max_tokens: 8 }),
+    });
+    const body = (await res.json()) as { object: string; choices: { message: { role: string; content: string } }[]; usage: { completion_tokens: number } };
+    expect(res.status).toBe(200);
+    expect(body.object).toBe("chat.completion");
+    expect(body.choices[0]!.message.role).toBe("assistant");
+    expect(typeof body.choices[0]!.message.content).toBe("string");
+    expect(body.usage.completion_tokens).toBeGreaterThan(0);
+    expect(body.usage.completion_tokens).toBeLessThanOrEqual(8);
+  }, 60_000);
+
+  test("streams a chat completion as server-sent events ending in [DONE]", async () => {
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: await firstModel(), messages: [{ role: "user", content: "hi" }], max_tokens: 8, stream: true }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const events = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6));
+    expect(events.at(-1)).toBe("[DONE]");
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { object: string; choices: { delta: { content?: string }; finish_reason: string | null }[] });
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const c of chunks) expect(c.object).toBe("chat.completion.chunk");
+    expect(chunks.some((c) => c.choices[0]?.finish_reason)).toBe(true);
+  }, 60_000);
+
+  test("stops cleanly on SIGTERM", async () => {
+    server.proc.kill("SIGTERM");
+    const code = await Promise.race([server.proc.exited, Bun.sleep(10_000).then(() => "timeout")]);
+    expect(code).toBe(0);
+  }, 15_000);
+
+  test("reuses the unpacked libraries on later starts: kiln doctor passes", async () => {
+    const runtime = join(runDir, "data", "runtime");
+    const [folder, ...others] = readdirSync(runtime);
+    expect(others).toEqual([]);
+    expect(folder).toMatch(/^\d+\.\d+\.\d+.*-[0-9a-f]{12}$/);
+    const libs = readdirSync(join(runtime, folder!)).sort();
+    expect(libs).toEqual(["libonnxruntime.so.1", "libvips-cpp.so.8.18.7"]);
+    const mtimes = libs.map((l) => statSync(join(runtime, folder!, l)).mtimeMs);
+    const doctor = await runOnce(runDir, ["doctor"], home);
+    expect(doctor.out).toContain("All required checks passed.");
+    expect(doctor.out).toMatch(/worker thread +ok/);
+    expect(doctor.code).toBe(0);
+    expect(libs.map((l) => statSync(join(runtime, folder!, l)).mtimeMs)).toEqual(mtimes);
+  }, 60_000);
+
+  test("--version names kiln and its runtime pieces", async () => {
+    const { code, out } = await runOnce(runDir, ["--version"], home);
+    expect(code).toBe(0);
+    expect(out).toMatch(/^kiln \d+\.\d+\.\d+/);
+    expect(out).toMatch(/onnxruntime +1\.\d+\.\d+/);
+    expect(out).toMatch(/libvips 8\.\d+\.\d+/);
+    expect(out).toContain("single executable");
+  });
+});
