@@ -45,6 +45,8 @@ async function preflight(entry: string): Promise<void> {
 /** Bun.build with everything the executable needs; `entrypoints` are paths under the project root. */
 export async function buildExecutable(opts: { entrypoints: string[]; outfile: string }): Promise<{ inputs: string[] }> {
   const result = await Bun.build({
+    // Failures come back in result.logs, so they can be printed in full.
+    throw: false,
     entrypoints: opts.entrypoints.map((e) => resolve(ROOT, e)),
     // The project root, so a worker's path inside the executable is the one worker-url.ts names.
     root: ROOT,
@@ -56,7 +58,7 @@ export async function buildExecutable(opts: { entrypoints: string[]; outfile: st
     metafile: true,
     plugins: [nativeBundlePlugin(NODE_MODULES)],
   });
-  if (!result.success) throw new AggregateError(result.logs, `bun build failed:\n${result.logs.map(String).join("\n")}`);
+  if (!result.success) throw new Error(`bun build failed:\n${result.logs.map((l) => `  ${String(l)}`).join("\n")}`);
   return { inputs: Object.keys(result.metafile?.inputs ?? {}) };
 }
 

@@ -56,5 +56,5 @@ export function loadNativeLibraries(libs: NativeLibrary[], opts: { version: stri
       errors.push(`${dir}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
-  throw new Error(`kiln could not unpack its native libraries (sharp's libvips, ONNX Runtime):\n  ${errors.join("\n  ")}`);
+  throw new Error(`could not unpack the native libraries (sharp's libvips, ONNX Runtime):\n  ${errors.join("\n  ")}`);
 }

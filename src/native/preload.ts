@@ -16,5 +16,11 @@ export let nativeRuntime: LoadedLibraries | null = null;
 
 // Workers of the executable share the process, and with it the libraries the main thread loaded.
 if (Bun.isStandaloneExecutable && Bun.isMainThread) {
-  nativeRuntime = loadNativeLibraries(NATIVE_LIBRARIES, { version, dataDir: dataDirFrom(process.env, Bun.argv.slice(2)) });
+  try {
+    nativeRuntime = loadNativeLibraries(NATIVE_LIBRARIES, { version, dataDir: dataDirFrom(process.env, Bun.argv.slice(2)) });
+  } catch (e) {
+    // Nothing else can start without these libraries: say why, plainly, instead of a bundled stack trace.
+    console.error(`kiln: ${e instanceof Error ? e.message : String(e)}\nSet --data-dir (or KILN_DATA_DIR, or TMPDIR) to a writable folder on a filesystem that allows executables.`);
+    process.exit(1);
+  }
 }

@@ -1,8 +1,8 @@
 // Where the compiled executable unpacks its native libraries: one folder per kiln version and embedded-library set.
-import { lstatSync, mkdirSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../config.ts";
+import { loadConfig, stripConfigFlags } from "../config.ts";
 
 /**
  * `<version>-<hash>`: the hash covers the embedded files' names, which carry Bun's content hash, so two builds
@@ -14,12 +14,20 @@ export function runtimeKey(version: string, embeddedPaths: string[]): string {
   return `${version.replace(/[^\w.-]/g, "_")}-${hash}`;
 }
 
-/** The data dir kiln will use, from the same flags and variables as the config; null when they do not parse. */
-export function dataDirFrom(env: Record<string, string | undefined>, argv: string[]): string | null {
+/** Commands that only print something: asking for the version must not create a data dir. */
+const INFORMATIONAL = new Set(["--version", "-v", "version", "help", "--help", "-h"]);
+
+/**
+ * The data dir to unpack into, from the same flags and variables as the config. Null (use the temp dir) when
+ * they do not parse (main reports that itself), or for an informational command before any data dir exists.
+ */
+export function dataDirFrom(env: Record<string, string | undefined>, argv: string[], exists: (path: string) => boolean = existsSync): string | null {
   try {
-    return loadConfig(env, argv).dataDir;
+    const dataDir = loadConfig(env, argv).dataDir;
+    const command = stripConfigFlags(argv)[0] ?? "serve";
+    if (INFORMATIONAL.has(command) && !exists(dataDir)) return null;
+    return dataDir;
   } catch {
-    // main reports the bad option itself; the libraries still need a home so it can get that far.
     return null;
   }
 }

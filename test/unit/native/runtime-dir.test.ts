@@ -30,6 +30,14 @@ describe("dataDirFrom", () => {
     expect(dataDirFrom({ KILN_DATA_DIR: "/srv/a" }, ["doctor"])).toBe("/srv/a");
   });
 
+  test("informational commands do not create a data dir: null unless it exists", () => {
+    expect(dataDirFrom({}, ["--version"], () => false)).toBeNull();
+    expect(dataDirFrom({ KILN_DATA_DIR: "/srv/a" }, ["help"], () => false)).toBeNull();
+    expect(dataDirFrom({ KILN_DATA_DIR: "/srv/a" }, ["--version"], (p) => p === "/srv/a")).toBe("/srv/a");
+    expect(dataDirFrom({ KILN_DATA_DIR: "/srv/a" }, ["doctor"], () => false)).toBe("/srv/a");
+    expect(dataDirFrom({ KILN_DATA_DIR: "/srv/a" }, [], () => false)).toBe("/srv/a");
+  });
+
   test("is null when the options do not parse (main reports that itself)", () => {
     expect(dataDirFrom({ KILN_PORT: "nope" }, [])).toBeNull();
   });
