@@ -23,3 +23,20 @@ export interface ToolDef {
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
 
 export type ResponseFormat = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown> | null };
+
+/** What every API family's request comes down to, besides the model and the abort signal. */
+export interface GenerationParams {
+  messages: ChatMessage[];
+  tools: ToolDef[] | null;
+  toolChoice: ToolChoice;
+  responseFormat: ResponseFormat;
+  n: number;
+  /** null: whatever room the context window leaves. */
+  maxTokens: number | null;
+  temperature: number;
+  topP: number;
+  seed: number | null;
+  stop: string[];
+  /** Keep generating past end-of-turn tokens (fixed-length benchmarks). */
+  ignoreEos: boolean;
+}

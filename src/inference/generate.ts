@@ -2,26 +2,14 @@
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { Scheduler, SeqEvent } from "../scheduler/scheduler.ts";
-import type { ChatMessage, ResponseFormat, ToolChoice, ToolDef } from "./chat-types.ts";
+import type { ChatMessage, GenerationParams, ResponseFormat, ToolChoice, ToolDef } from "./chat-types.ts";
 import { fitContext } from "./context.ts";
 import type { CoreEvent, FinishReason } from "./events.ts";
 import { OutputParser } from "./output-parser.ts";
 import type { Tokenizers } from "./tokenizer.ts";
 
-export interface GenerateRequest {
+export interface GenerateRequest extends GenerationParams {
   model: ModelEntry;
-  messages: ChatMessage[];
-  tools: ToolDef[] | null;
-  toolChoice: ToolChoice;
-  responseFormat: ResponseFormat;
-  n: number;
-  maxTokens: number | null;
-  temperature: number;
-  topP: number;
-  seed: number | null;
-  stop: string[];
-  /** Keep generating past end-of-turn tokens (fixed-length benchmarks). */
-  ignoreEos: boolean;
   signal: AbortSignal;
 }
 

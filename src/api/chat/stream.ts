@@ -19,13 +19,13 @@ export class ChatChunkEncoder {
     return this.head.includeUsage;
   }
 
+  private base() {
+    return { id: this.head.id, object: "chat.completion.chunk" as const, created: this.head.created, model: this.head.model, system_fingerprint: "kiln" };
+  }
+
   private chunk(index: number, delta: Delta, finish: string | null = null) {
     return {
-      id: this.head.id,
-      object: "chat.completion.chunk" as const,
-      created: this.head.created,
-      model: this.head.model,
-      system_fingerprint: "kiln",
+      ...this.base(),
       choices: [{ index, delta, logprobs: null, finish_reason: finish }],
       ...(this.head.includeUsage ? { usage: null } : {}),
     };
@@ -61,11 +61,7 @@ export class ChatChunkEncoder {
   /** The last chunk before [DONE] when stream_options.include_usage is set. */
   usage(prompt: number, completion: number) {
     return {
-      id: this.head.id,
-      object: "chat.completion.chunk" as const,
-      created: this.head.created,
-      model: this.head.model,
-      system_fingerprint: "kiln",
+      ...this.base(),
       choices: [],
       usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
     };

@@ -1,22 +1,10 @@
 // Checks a chat request beyond its schema (roles, tool-call pairing, tools) and normalizes it for the core.
 import { ApiError } from "../../errors/api-error.ts";
-import type { ChatMessage, ResponseFormat, ToolChoice, ToolDef } from "../../inference/chat-types.ts";
+import type { ChatMessage, GenerationParams, ResponseFormat, ToolChoice, ToolDef } from "../../inference/chat-types.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import type { ChatRequestBody } from "./schema.ts";
 
-export interface NormalizedChat {
-  messages: ChatMessage[];
-  tools: ToolDef[] | null;
-  toolChoice: ToolChoice;
-  responseFormat: ResponseFormat;
-  n: number;
-  maxTokens: number | null;
-  temperature: number;
-  topP: number;
-  seed: number | null;
-  stop: string[];
-  ignoreEos: boolean;
-}
+export type NormalizedChat = GenerationParams;
 
 const bad = (message: string, param: string) => ApiError.badRequest(message, param);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

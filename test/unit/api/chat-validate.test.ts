@@ -54,7 +54,7 @@ describe("normalizeChat", () => {
 
   test("unsupported things are rejected clearly, never ignored", () => {
     expect(paramOf(() => normalizeChat({ ...base, messages: [{ role: "wizard", content: "x" }] }, model))).toBe("messages.0.role");
-    expect(paramOf(() => normalizeChat({ ...base, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }, model))).toBe("messages.0.content.0");
+    expect(paramOf(() => normalizeChat({ ...base, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } } as { type: string }] }] }, model))).toBe("messages.0.content.0");
     expect(paramOf(() => normalizeChat({ ...base, logprobs: true }, model))).toBe("logprobs");
     expect(paramOf(() => normalizeChat({ ...base, presence_penalty: 0.5 }, model))).toBe("presence_penalty");
     expect(paramOf(() => normalizeChat({ ...base, tool_choice: "required" }, model))).toBe("tool_choice");

@@ -29,7 +29,7 @@ describe("OutputParser", () => {
 
   test("reasoning is split out, across any chunking", () => {
     const whole = "<think>\nLet me see.\n</think>\nThe answer is 4.";
-    const expected = [
+    const expected: CoreEvent[] = [
       { type: "reasoning", text: "Let me see." },
       { type: "text", text: "The answer is 4." },
     ];
