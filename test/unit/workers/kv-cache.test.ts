@@ -1,0 +1,101 @@
+import { describe, expect, test } from "bun:test";
+import { type BatchKv, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, trimBatch } from "../../../workers/engine/kv-cache.ts";
+
+/** A [B, H, T, D] tensor whose value at (b, h, t, d) is b*1000 + h*100 + t*10 + d, so every copy is traceable. */
+function tensor(B: number, H: number, T: number, D: number, base = 0): KvTensor {
+  const data = new Float32Array(B * H * T * D);
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++) for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) data[((b * H + h) * T + t) * D + d] = base + b * 1000 + h * 100 + t * 10 + d;
+  return { data, dims: [B, H, T, D] };
+}
+
+const at = (t: KvTensor, b: number, h: number, col: number, d: number) => {
+  const [, H, T, D] = t.dims;
+  return t.data[((b * H + h) * T + col) * D + d];
+};
+
+/** Row b, head h of a tensor as a list of columns, each a list over head_dim. */
+const columns = (t: KvTensor, b: number, h: number) => Array.from({ length: t.dims[2] }, (_, col) => Array.from({ length: t.dims[3] }, (_, d) => at(t, b, h, col, d)));
+
+describe("gatherRows", () => {
+  test("right-aligns each row's last len columns and zero-pads the left", () => {
+    const src = tensor(2, 1, 3, 2);
+    const out = gatherRows([{ tensor: src, row: 1, len: 2 }, { tensor: src, row: 0, len: 3 }], 4, 1, 2);
+    expect(out.dims).toEqual([2, 1, 4, 2]);
+    expect(columns(out, 0, 0)).toEqual([[0, 0], [0, 0], [1010, 1011], [1020, 1021]]);
+    expect(columns(out, 1, 0)).toEqual([[0, 0], [0, 1], [10, 11], [20, 21]]);
+  });
+
+  test("keeps heads apart", () => {
+    const out = gatherRows([{ tensor: tensor(1, 2, 2, 1), row: 0, len: 1 }], 2, 2, 1);
+    expect(Array.from(out.data)).toEqual([0, 10, 0, 110]);
+  });
+
+  test("refuses rows that do not fit or shapes that differ", () => {
+    expect(() => gatherRows([{ tensor: tensor(1, 1, 2, 1), row: 0, len: 3 }], 3, 1, 1)).toThrow("does not fit");
+    expect(() => gatherRows([{ tensor: tensor(1, 1, 2, 1), row: 1, len: 1 }], 2, 1, 1)).toThrow("out of range");
+    expect(() => gatherRows([{ tensor: tensor(1, 2, 2, 1), row: 0, len: 1 }], 2, 1, 1)).toThrow("shape mismatch");
+  });
+});
+
+/** A one-layer batch (key and value tensors) whose rows have the given true lengths. */
+function batch(lens: number[], length: number, base = 0): BatchKv {
+  return { tensors: [tensor(lens.length, 1, length, 1, base), tensor(lens.length, 1, length, 1, base + 0.5)], lens, length };
+}
+
+describe("mergeBatches", () => {
+  test("left-pads the shorter batch's rows to the longer length", () => {
+    const a = batch([3, 2], 3);
+    const b = batch([1], 1, 50000);
+    const m = mergeBatches(a, b);
+    expect(m.lens).toEqual([3, 2, 1]);
+    expect(m.length).toBe(3);
+    expect(Array.from(m.tensors[0]!.data)).toEqual([0, 10, 20, 0, 1010, 1020, 0, 0, 50000]);
+    expect(Array.from(m.tensors[1]!.data)).toEqual([0.5, 10.5, 20.5, 0, 1010.5, 1020.5, 0, 0, 50000.5]);
+  });
+
+  test("a longer newcomer pads the running rows instead", () => {
+    const m = mergeBatches(batch([1], 1), batch([3], 3, 7000));
+    expect(m.length).toBe(3);
+    expect(Array.from(m.tensors[0]!.data)).toEqual([0, 0, 0, 7000, 7010, 7020]);
+  });
+});
+
+describe("removeRows", () => {
+  test("drops rows and trims columns masked in every remaining row", () => {
+    // Row 0 is the only one that needed 4 columns; without it two columns suffice.
+    const kv = batch([4, 2, 1], 4);
+    const r = removeRows(kv, [1, 2])!;
+    expect(r.lens).toEqual([2, 1]);
+    expect(r.length).toBe(2);
+    expect(Array.from(r.tensors[0]!.data)).toEqual([1020, 1030, 0, 2030]);
+  });
+
+  test("keeps the requested order and returns null when nothing is left", () => {
+    const kv = batch([2, 2], 2);
+    expect(Array.from(removeRows(kv, [1, 0])!.tensors[0]!.data)).toEqual([1000, 1010, 0, 10]);
+    expect(removeRows(kv, [])).toBeNull();
+  });
+});
+
+describe("trimBatch and rebuildBatch", () => {
+  test("trimming removes only all-padding leading columns", () => {
+    const kv = batch([3, 2], 5);
+    const t = trimBatch(kv);
+    expect(t.length).toBe(3);
+    expect(Array.from(t.tensors[0]!.data)).toEqual([20, 30, 40, 0, 1030, 1040]);
+  });
+
+  test("an unchanged, untrimmed batch is reused without copying", () => {
+    const kv = batch([3, 1], 3);
+    expect(rebuildBatch([{ kv, row: 0 }, { kv, row: 1 }])).toBe(kv);
+    expect(trimBatch(kv)).toBe(kv);
+  });
+
+  test("float16 caches travel as 16-bit words", () => {
+    const kv: BatchKv = { tensors: [{ data: Uint16Array.of(1, 2, 3), dims: [1, 1, 3, 1] }], lens: [2], length: 3 };
+    const t = trimBatch(kv);
+    expect(t.tensors[0]!.data).toBeInstanceOf(Uint16Array);
+    expect(Array.from(t.tensors[0]!.data)).toEqual([2, 3]);
+  });
+});

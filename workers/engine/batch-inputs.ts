@@ -1,0 +1,54 @@
+// Pure builders of the int64 graph inputs (ids, attention mask, positions) for a prefill or a decode step.
+
+export interface StepInputs {
+  batch: number;
+  /** New tokens per row this step (S). */
+  seqLen: number;
+  /** Past columns fed with these inputs. */
+  pastLen: number;
+  inputIds: BigInt64Array;
+  /** [batch, pastLen + seqLen]: 0 on left padding, 1 on real tokens. */
+  attentionMask: BigInt64Array;
+  /** [batch, seqLen]: each row's true positions (padding gets 0, it is masked anyway). */
+  positionIds: BigInt64Array;
+}
+
+/**
+ * Inputs for prompts prefilled together from an empty past: left-padded to the longest prompt
+ * with `padId`, so every row's last prompt token sits in the last column.
+ */
+export function prefillInputs(prompts: number[][], padId: number): StepInputs {
+  const batch = prompts.length;
+  const seqLen = Math.max(...prompts.map((p) => p.length));
+  const inputIds = new BigInt64Array(batch * seqLen).fill(BigInt(padId));
+  const attentionMask = new BigInt64Array(batch * seqLen);
+  const positionIds = new BigInt64Array(batch * seqLen);
+  prompts.forEach((prompt, r) => {
+    const pad = seqLen - prompt.length;
+    for (let j = 0; j < prompt.length; j++) {
+      const at = r * seqLen + pad + j;
+      inputIds[at] = BigInt(prompt[j]!);
+      attentionMask[at] = 1n;
+      positionIds[at] = BigInt(j);
+    }
+  });
+  return { batch, seqLen, pastLen: 0, inputIds, attentionMask, positionIds };
+}
+
+/** Inputs for one decode step: row r feeds `tokens[r]` after a past of `pastLen` columns of which its last `lens[r]` are real. */
+export function decodeInputs(tokens: number[], lens: number[], pastLen: number): StepInputs {
+  const batch = tokens.length;
+  if (lens.length !== batch) throw new Error("decodeInputs: tokens and lens differ in length");
+  const width = pastLen + 1;
+  const inputIds = new BigInt64Array(batch);
+  const attentionMask = new BigInt64Array(batch * width);
+  const positionIds = new BigInt64Array(batch);
+  for (let r = 0; r < batch; r++) {
+    const len = lens[r]!;
+    if (len > pastLen) throw new Error(`row ${r} claims ${len} past columns of ${pastLen}`);
+    inputIds[r] = BigInt(tokens[r]!);
+    attentionMask.fill(1n, r * width + (pastLen - len), (r + 1) * width);
+    positionIds[r] = BigInt(len);
+  }
+  return { batch, seqLen: 1, pastLen, inputIds, attentionMask, positionIds };
+}

@@ -1,0 +1,166 @@
+// The continuous-batching step loop: admits queued sequences at step boundaries, decodes the batch, retires finished rows.
+import type { SamplingParams, SeqDelta, SeqFinish } from "../../src/scheduler/protocol.ts";
+import { decodeInputs, prefillInputs } from "./batch-inputs.ts";
+import { type BatchKv, type BatchRow, rebuildBatch } from "./kv-cache.ts";
+import type { ForwardResult, ModelRunner } from "./model-runner.ts";
+import { Sampler } from "./sampler.ts";
+import { Sequence } from "./sequence.ts";
+import { addProblem } from "./validate.ts";
+
+export interface EngineOptions {
+  /** Most sequences decoded together; extra ones wait in the queue. */
+  maxBatch: number;
+  tokenBytes: (id: number) => Uint8Array;
+  /** Receives one report per step (and one for sequences that ended outside a step). */
+  emit(deltas: SeqDelta[], finished: SeqFinish[]): void;
+  /** Padded prompt tokens one prefill may process (at least one sequence is always admitted). */
+  prefillTokenBudget?: number;
+}
+
+export class Engine {
+  private running: Sequence[] = [];
+  /** Row r of kv belongs to running[r]. */
+  private kv: BatchKv | null = null;
+  private queue: Sequence[] = [];
+  private pendingFinished: SeqFinish[] = [];
+  private readonly known = new Set<string>();
+  private readonly sampler = new Sampler();
+
+  constructor(private readonly runner: ModelRunner, private readonly opts: EngineOptions) {}
+
+  add(seqId: string, promptIds: number[], params: SamplingParams): void {
+    const problem =
+      typeof seqId !== "string" || seqId === ""
+        ? "seqId must be a non-empty string"
+        : this.known.has(seqId)
+          ? `sequence ${seqId} is already running`
+          : addProblem(promptIds, params, { vocabSize: this.runner.vocabSize, maxContext: this.runner.maxContext });
+    if (problem !== null) {
+      const promptTokens = Array.isArray(promptIds) ? promptIds.length : 0;
+      this.pendingFinished.push({ seqId: String(seqId), reason: "error", promptTokens, outputTokens: 0, message: problem });
+      return;
+    }
+    this.known.add(seqId);
+    this.queue.push(new Sequence(seqId, promptIds, params, this.opts.tokenBytes));
+  }
+
+  /** A queued sequence ends at once; a running one leaves at the next step boundary. Unknown ids are ignored. */
+  cancel(seqId: string): void {
+    const i = this.queue.findIndex((s) => s.id === seqId);
+    if (i >= 0) {
+      const [seq] = this.queue.splice(i, 1);
+      this.known.delete(seqId);
+      this.pendingFinished.push(seq!.finish("cancelled"));
+      return;
+    }
+    const running = this.running.find((s) => s.id === seqId);
+    if (running) running.cancelled = true;
+  }
+
+  hasWork(): boolean {
+    return this.running.length > 0 || this.queue.length > 0 || this.pendingFinished.length > 0;
+  }
+
+  counts(): { active: number; queued: number } {
+    return { active: this.running.length, queued: this.queue.length };
+  }
+
+  /** One engine step: decode the running batch, prefill newcomers into freed slots, rebuild the cache once, report. */
+  async step(): Promise<void> {
+    const deltas: SeqDelta[] = [];
+    const finished = this.pendingFinished;
+    this.pendingFinished = [];
+    const keep: BatchRow[] = [];
+    const next: Sequence[] = [];
+    const collect = (seqs: Sequence[], kv: BatchKv, out: ForwardResult) => {
+      seqs.forEach((seq, row) => {
+        const outcome = this.sampleNext(seq, out, row);
+        deltas.push({ seqId: seq.id, text: outcome.text, tokens: outcome.tokens });
+        if (outcome.finish) finished.push(outcome.finish);
+        else {
+          keep.push({ kv, row });
+          next.push(seq);
+        }
+      });
+    };
+
+    const live = this.dropCancelled(finished);
+    if (live.length > 0 && this.kv) {
+      const kv = this.kv;
+      const tokens = live.map((s) => s.lastToken);
+      const out = await this.tryForward(live, finished, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
+      if (out) collect(live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
+    }
+
+    const newcomers = this.admit(this.opts.maxBatch - next.length);
+    if (newcomers.length > 0) {
+      const prompts = newcomers.map((s) => s.promptIds);
+      const out = await this.tryForward(newcomers, finished, () => this.runner.forward(prefillInputs(prompts, this.runner.padId), null));
+      if (out) {
+        const width = Math.max(...prompts.map((p) => p.length));
+        collect(newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
+      }
+    }
+
+    // Joins and leaves cost one rebuild here; an unchanged batch keeps the presents as they came out.
+    this.kv = rebuildBatch(keep);
+    this.running = next;
+    for (const f of finished) this.known.delete(f.seqId);
+    if (deltas.length > 0 || finished.length > 0) this.opts.emit(deltas, finished);
+  }
+
+  /** Removes cancelled rows (one rebuild) and returns the sequences still decoding. */
+  private dropCancelled(finished: SeqFinish[]): Sequence[] {
+    if (!this.running.some((s) => s.cancelled)) return this.running;
+    const rows: BatchRow[] = [];
+    const live: Sequence[] = [];
+    this.running.forEach((seq, row) => {
+      if (seq.cancelled) finished.push(seq.finish("cancelled"));
+      else if (this.kv) {
+        rows.push({ kv: this.kv, row });
+        live.push(seq);
+      }
+    });
+    this.kv = rebuildBatch(rows);
+    this.running = live;
+    return live;
+  }
+
+  /** Takes queued sequences for up to `free` slots, keeping padded prefill size within the token budget. */
+  private admit(free: number): Sequence[] {
+    const budget = this.opts.prefillTokenBudget ?? 2048;
+    const taken: Sequence[] = [];
+    let longest = 0;
+    while (taken.length < free && this.queue.length > 0) {
+      const len = this.queue[0]!.promptIds.length;
+      const wider = Math.max(longest, len);
+      if (taken.length > 0 && wider * (taken.length + 1) > budget) break;
+      longest = wider;
+      taken.push(this.queue.shift()!);
+    }
+    return taken;
+  }
+
+  /** Runs a forward pass; if it throws, only the sequences in that pass fail. */
+  private async tryForward(seqs: Sequence[], finished: SeqFinish[], run: () => Promise<ForwardResult>): Promise<ForwardResult | null> {
+    try {
+      return await run();
+    } catch (err) {
+      const message = `inference failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300);
+      for (const s of seqs) finished.push(s.finish("error", { message }));
+      return null;
+    }
+  }
+
+  private sampleNext(seq: Sequence, out: ForwardResult, row: number): { text: string; tokens: number; finish?: SeqFinish } {
+    try {
+      const logits = out.logits.subarray(row * out.vocab, (row + 1) * out.vocab);
+      const token = this.sampler.sample(logits, seq.params, seq.rng);
+      const outcome = seq.accept(token, this.runner.maxContext);
+      return { text: outcome.text, tokens: 1, finish: outcome.finish };
+    } catch (err) {
+      const message = `sampling failed: ${err instanceof Error ? err.message : String(err)}`;
+      return { text: "", tokens: 0, finish: seq.finish("error", { message }) };
+    }
+  }
+}

@@ -1,0 +1,98 @@
+// Pure KV-cache reshaping for a continuous batch: rows keep their true content right-aligned, shorter rows left-padded.
+
+/** float32 caches, or float16 ones carried as raw 16-bit words (they are only copied, never read as numbers). */
+export type KvData = Float32Array | Uint16Array;
+
+/** One past/present tensor laid out [batch, kvHeads, length, headDim] as the graph produces it. */
+export interface KvTensor {
+  data: KvData;
+  dims: [number, number, number, number];
+}
+
+/** Every layer's key and value tensors for one batch, plus each row's true (unpadded) length. */
+export interface BatchKv {
+  tensors: KvTensor[];
+  /** lens[r] ≤ length; the row's content is its last lens[r] columns, earlier columns are masked padding. */
+  lens: number[];
+  /** Shared column count of every tensor. */
+  length: number;
+}
+
+export interface RowRef {
+  tensor: KvTensor;
+  row: number;
+  /** True length of the row: its last `len` columns are copied, the rest is dropped. */
+  len: number;
+}
+
+/** Builds a new tensor from rows of possibly different tensors, each right-aligned in `targetLen` columns, zero-padded on the left. */
+export function gatherRows(rows: RowRef[], targetLen: number, heads: number, headDim: number): KvTensor {
+  const size = rows.length * heads * targetLen * headDim;
+  const out: KvData = rows[0]?.tensor.data instanceof Uint16Array ? new Uint16Array(size) : new Float32Array(size);
+  rows.forEach((ref, r) => {
+    const [batch, h, srcLen, d] = ref.tensor.dims;
+    if (h !== heads || d !== headDim) throw new Error(`kv shape mismatch: [${ref.tensor.dims}] vs heads ${heads}, head_dim ${headDim}`);
+    if (ref.row < 0 || ref.row >= batch) throw new Error(`kv row ${ref.row} out of range for batch ${batch}`);
+    if (ref.len > srcLen || ref.len > targetLen || ref.len < 0) throw new Error(`kv row length ${ref.len} does not fit (${srcLen} → ${targetLen})`);
+    const span = ref.len * headDim;
+    for (let head = 0; head < heads; head++) {
+      // Within one (row, head) the columns are contiguous, so each row-head is a single block copy.
+      const from = ((ref.row * heads + head) * srcLen + (srcLen - ref.len)) * headDim;
+      const to = ((r * heads + head) * targetLen + (targetLen - ref.len)) * headDim;
+      const block = ref.tensor.data.subarray(from, from + span);
+      if (block.constructor !== out.constructor) throw new Error("kv tensors of different element types cannot merge");
+      out.set(block, to);
+    }
+  });
+  return { data: out, dims: [rows.length, heads, targetLen, headDim] };
+}
+
+/** A row of some batch, named by the batch it comes from and its index there. */
+export interface BatchRow {
+  kv: BatchKv;
+  row: number;
+}
+
+/**
+ * Assembles a batch from rows of one or more batches (joins, leaves and reorders are all this).
+ * The result is exactly as long as its longest row: leading columns masked in every row are trimmed.
+ */
+export function rebuildBatch(rows: BatchRow[]): BatchKv | null {
+  if (rows.length === 0) return null;
+  const first = rows[0]!.kv;
+  // Keeping every row of one batch, in order, with nothing to trim needs no copy: reuse its tensors.
+  const whole = rows.length === first.lens.length && rows.every((r, i) => r.kv === first && r.row === i);
+  if (whole && Math.max(...first.lens) === first.length) return first;
+  const layers = first.tensors.length;
+  const lens = rows.map(({ kv, row }) => {
+    if (kv.tensors.length !== layers) throw new Error("batches with different layer counts cannot merge");
+    const len = kv.lens[row];
+    if (len === undefined) throw new Error(`row ${row} is not in its batch`);
+    return len;
+  });
+  const length = Math.max(...lens);
+  const tensors: KvTensor[] = [];
+  for (let j = 0; j < layers; j++) {
+    const [, heads, , headDim] = first.tensors[j]!.dims;
+    tensors.push(gatherRows(rows.map(({ kv, row }, r) => ({ tensor: kv.tensors[j]!, row, len: lens[r]! })), length, heads, headDim));
+  }
+  return { tensors, lens, length };
+}
+
+/** Keeps only the rows listed in `keep` (in that order), trimming columns no remaining row needs. */
+export function removeRows(kv: BatchKv, keep: number[]): BatchKv | null {
+  return rebuildBatch(keep.map((row) => ({ kv, row })));
+}
+
+/** Appends the rows of `b` after the rows of `a`, left-padding whichever is shorter. */
+export function mergeBatches(a: BatchKv, b: BatchKv): BatchKv {
+  const rows = [...a.lens.map((_, row) => ({ kv: a, row })), ...b.lens.map((_, row) => ({ kv: b, row }))];
+  return rebuildBatch(rows)!;
+}
+
+/** Drops leading columns that are padding in every row (no copy when there are none). */
+export function trimBatch(kv: BatchKv): BatchKv {
+  const longest = Math.max(0, ...kv.lens);
+  if (longest === kv.length) return kv;
+  return rebuildBatch(kv.lens.map((_, row) => ({ kv, row })))!;
+}

@@ -1,0 +1,46 @@
+// Loads a model folder offline through transformers.js and exposes its ONNX session as a ModelRunner plus a token→bytes table.
+import { dirname, join } from "node:path";
+import { AutoModelForCausalLM, AutoTokenizer, env, Tensor } from "@huggingface/transformers";
+import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
+import { type MakeTensor, type ModelConfig, OrtRunner, type OrtSessionLike } from "./ort-runner.ts";
+import { type TokenizerJson, tokenBytesLookup } from "./token-bytes.ts";
+
+export interface LoadedModel {
+  runner: OrtRunner;
+  tokenBytes: (id: number) => Uint8Array;
+}
+
+interface LoadedConfig extends ModelConfig {
+  vocab_size?: number;
+  pad_token_id?: number | null;
+  eos_token_id?: number | number[] | null;
+}
+
+// Tensors must come from the same onnxruntime module the session was made with; transformers.js wraps that one.
+const makeTensor: MakeTensor = (type, data, dims) => new Tensor(type as never, data as never, dims).ort_tensor;
+
+export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
+  // No hub: the tokenizer loader ignores local_files_only, so remote loading is switched off globally.
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  env.localModelPath = dirname(spec.dir);
+  const threads = Math.max(1, Math.floor(spec.threads));
+  const tokenizer = await AutoTokenizer.from_pretrained(spec.dir, { local_files_only: true });
+  const model = await AutoModelForCausalLM.from_pretrained(spec.dir, {
+    local_files_only: true,
+    device: "cpu",
+    dtype: spec.dtype as never,
+    session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
+  });
+  const session = (model as unknown as { sessions: Record<string, OrtSessionLike | undefined> }).sessions.model;
+  if (!session) throw new Error("the model has no decoder session");
+  const tokenizerJson = (await Bun.file(join(spec.dir, "tokenizer.json")).json()) as TokenizerJson;
+  const config = model.config as unknown as LoadedConfig;
+  const vocabSize = config.vocab_size ?? tokenizer.get_vocab().size ?? 0;
+  if (!(vocabSize > 0)) throw new Error("cannot tell the vocabulary size (config.json has no vocab_size)");
+  const eos = Array.isArray(config.eos_token_id) ? config.eos_token_id[0] : config.eos_token_id;
+  const padId = config.pad_token_id ?? tokenizer.pad_token_id ?? eos ?? 0;
+  const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId);
+  const tokenBytes = tokenBytesLookup(tokenizerJson, (id) => tokenizer.decode([id], { skip_special_tokens: false }));
+  return { runner, tokenBytes };
+}

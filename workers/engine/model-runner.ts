@@ -1,0 +1,22 @@
+// The one thing the engine needs from a model: a forward pass over a batch with its KV cache.
+import type { StepInputs } from "./batch-inputs.ts";
+import type { BatchKv, KvTensor } from "./kv-cache.ts";
+
+export interface ForwardResult {
+  /** [batch, vocab] float32: logits at each row's last position. */
+  logits: Float32Array;
+  vocab: number;
+  /** Every layer's present key/value (same order as BatchKv.tensors), `past + seqLen` columns long. */
+  present: KvTensor[];
+}
+
+export interface ModelRunner {
+  /** Token ids accepted in prompts. */
+  readonly vocabSize: number;
+  /** Most tokens (prompt + generated) one sequence may hold. */
+  readonly maxContext: number;
+  /** Id written into left padding of a batched prefill (masked, so any valid id works). */
+  readonly padId: number;
+  /** Runs one step; `past` is null for a prefill from an empty cache. */
+  forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult>;
+}

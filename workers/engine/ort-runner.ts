@@ -1,0 +1,169 @@
+// Drives a decoder-only ONNX graph (transformers.js I/O names) directly through its ONNX Runtime session.
+import type { StepInputs } from "./batch-inputs.ts";
+import type { BatchKv, KvData, KvTensor } from "./kv-cache.ts";
+import type { ForwardResult, ModelRunner } from "./model-runner.ts";
+
+export interface OrtValue {
+  data: unknown;
+  dims: readonly number[];
+  type: string;
+}
+
+export interface ValueMetadata {
+  name: string;
+  isTensor?: boolean;
+  type?: string;
+  shape?: readonly (number | string)[];
+}
+
+/** The part of an onnxruntime InferenceSession used here. */
+export interface OrtSessionLike {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly inputMetadata?: readonly ValueMetadata[];
+  run(feeds: Record<string, unknown>): Promise<Record<string, OrtValue>>;
+}
+
+/** Creates a tensor of the session's own onnxruntime build. */
+export type MakeTensor = (type: string, data: BigInt64Array | Float32Array | Uint16Array | Uint8Array, dims: number[]) => unknown;
+
+export interface ModelConfig {
+  num_hidden_layers?: number;
+  num_attention_heads?: number;
+  num_key_value_heads?: number;
+  hidden_size?: number;
+  head_dim?: number;
+  max_position_embeddings?: number;
+}
+
+export interface GraphLayout {
+  pastNames: string[];
+  presentNames: string[];
+  kvHeads: number;
+  headDim: number;
+  kvType: "float32" | "float16";
+  hasPositionIds: boolean;
+  hasLogitsToKeep: boolean;
+  hasUseCacheBranch: boolean;
+}
+
+const PAST = /^past_key_values\.(\d+)\.(key|value)$/;
+const HANDLED = new Set(["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", "use_cache_branch"]);
+
+/** Reads the graph's cache inputs, optional inputs and KV shape; throws when the graph is not a decoder this engine can drive. */
+export function graphLayout(session: Pick<OrtSessionLike, "inputNames" | "outputNames" | "inputMetadata">, config: ModelConfig): GraphLayout {
+  const inputs = new Set(session.inputNames);
+  for (const need of ["input_ids", "attention_mask"]) if (!inputs.has(need)) throw new Error(`graph has no "${need}" input`);
+  if (!session.outputNames.includes("logits")) throw new Error('graph has no "logits" output');
+  const past = session.inputNames
+    .map((name) => ({ name, m: PAST.exec(name) }))
+    .filter((x): x is { name: string; m: RegExpExecArray } => x.m !== null)
+    .sort((a, b) => Number(a.m[1]) - Number(b.m[1]) || a.m[2]!.localeCompare(b.m[2]!));
+  const unknown = session.inputNames.filter((n) => !HANDLED.has(n) && !PAST.test(n));
+  if (unknown.length > 0) throw new Error(`unsupported graph inputs: ${unknown.join(", ")}`);
+  if (past.length === 0) throw new Error("graph has no past_key_values inputs (a KV cache is required)");
+  const presentNames = past.map(({ m }) => `present.${m[1]}.${m[2]}`);
+  const missing = presentNames.filter((n) => !session.outputNames.includes(n));
+  if (missing.length > 0) throw new Error(`graph lacks outputs ${missing.join(", ")}`);
+  const meta = session.inputMetadata?.find((v) => v.name === past[0]!.name);
+  const shape = meta?.shape ?? [];
+  const fromConfigHeads = config.num_key_value_heads ?? config.num_attention_heads;
+  const fromConfigDim = config.head_dim ?? (config.hidden_size && config.num_attention_heads ? config.hidden_size / config.num_attention_heads : undefined);
+  const kvHeads = typeof shape[1] === "number" ? shape[1] : fromConfigHeads;
+  const headDim = typeof shape[3] === "number" ? shape[3] : fromConfigDim;
+  if (!kvHeads || !headDim) throw new Error("cannot tell KV heads and head_dim from the graph or config.json");
+  return {
+    pastNames: past.map((p) => p.name),
+    presentNames,
+    kvHeads,
+    headDim,
+    kvType: meta?.type === "float16" ? "float16" : "float32",
+    hasPositionIds: inputs.has("position_ids"),
+    hasLogitsToKeep: inputs.has("num_logits_to_keep"),
+    hasUseCacheBranch: inputs.has("use_cache_branch"),
+  };
+}
+
+/** Expands IEEE half floats (raw 16-bit words) to float32. */
+export function halfToFloat(words: Uint16Array): Float32Array {
+  const out = new Float32Array(words.length);
+  for (let i = 0; i < words.length; i++) {
+    const h = words[i]!;
+    const sign = h & 0x8000 ? -1 : 1;
+    const exp = (h >> 10) & 0x1f;
+    const frac = h & 0x3ff;
+    if (exp === 0) out[i] = sign * frac * 2 ** -24;
+    else if (exp === 31) out[i] = frac ? NaN : sign * Infinity;
+    else out[i] = sign * (1 + frac / 1024) * 2 ** (exp - 15);
+  }
+  return out;
+}
+
+/** Copies row b's last-position logits out of a [B, S, V] tensor into a dense [B, V] float32 array (no copy when S = 1). */
+export function lastPositionLogits(value: OrtValue): { logits: Float32Array; vocab: number } {
+  const [batch, seq, vocab] = value.dims as [number, number, number];
+  let data: Float32Array;
+  if (value.data instanceof Float32Array) data = value.data;
+  else if (value.data instanceof Uint16Array) data = halfToFloat(value.data);
+  else data = Float32Array.from(value.data as ArrayLike<number>);
+  if (seq === 1) return { logits: data, vocab };
+  const out = new Float32Array(batch * vocab);
+  for (let b = 0; b < batch; b++) out.set(data.subarray((b * seq + seq - 1) * vocab, (b * seq + seq) * vocab), b * vocab);
+  return { logits: out, vocab };
+}
+
+/** KV outputs of float16 graphs arrive as Float16Array; keep their bits as Uint16Array views (no copy). */
+function asKvData(data: unknown): KvData {
+  if (data instanceof Float32Array || data instanceof Uint16Array) return data;
+  const view = data as { buffer: ArrayBuffer; byteOffset: number; length: number; BYTES_PER_ELEMENT: number };
+  if (view.BYTES_PER_ELEMENT === 2) return new Uint16Array(view.buffer, view.byteOffset, view.length);
+  throw new Error("unsupported KV element type");
+}
+
+export class OrtRunner implements ModelRunner {
+  readonly layout: GraphLayout;
+  readonly maxContext: number;
+  /** Milliseconds spent inside session.run, summed (for overhead measurements). */
+  runMs = 0;
+
+  constructor(
+    private readonly session: OrtSessionLike,
+    config: ModelConfig,
+    private readonly makeTensor: MakeTensor,
+    readonly vocabSize: number,
+    readonly padId: number,
+  ) {
+    this.layout = graphLayout(session, config);
+    this.maxContext = config.max_position_embeddings ?? 2048;
+  }
+
+  async forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult> {
+    const { batch, seqLen, pastLen } = inputs;
+    const L = this.layout;
+    const feeds: Record<string, unknown> = {
+      input_ids: this.makeTensor("int64", inputs.inputIds, [batch, seqLen]),
+      attention_mask: this.makeTensor("int64", inputs.attentionMask, [batch, pastLen + seqLen]),
+    };
+    if (L.hasPositionIds) feeds.position_ids = this.makeTensor("int64", inputs.positionIds, [batch, seqLen]);
+    if (L.hasLogitsToKeep) feeds.num_logits_to_keep = this.makeTensor("int64", BigInt64Array.of(1n), []);
+    if (L.hasUseCacheBranch) feeds.use_cache_branch = this.makeTensor("bool", Uint8Array.of(pastLen > 0 ? 1 : 0), [1]);
+    L.pastNames.forEach((name, j) => {
+      const t = past?.tensors[j];
+      const empty = L.kvType === "float16" ? new Uint16Array(0) : new Float32Array(0);
+      feeds[name] = t
+        ? this.makeTensor(L.kvType, t.data, [...t.dims])
+        : this.makeTensor(L.kvType, empty, [batch, L.kvHeads, 0, L.headDim]);
+    });
+    const started = performance.now();
+    const out = await this.session.run(feeds);
+    this.runMs += performance.now() - started;
+    const present: KvTensor[] = L.presentNames.map((name) => {
+      const v = out[name];
+      if (!v) throw new Error(`graph did not return ${name}`);
+      return { data: asKvData(v.data), dims: v.dims as KvTensor["dims"] };
+    });
+    const logits = out.logits;
+    if (!logits) throw new Error("graph did not return logits");
+    return { ...lastPositionLogits(logits), present };
+  }
+}

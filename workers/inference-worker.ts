@@ -1,0 +1,94 @@
+// Bun worker entry: loads one model and serves the scheduler's protocol (load, add, cancel, ping, shutdown) with the batching engine.
+import type { FromWorker, ModelLoadSpec, ToWorker } from "../src/scheduler/protocol.ts";
+import { Engine } from "./engine/engine.ts";
+import { loadModel } from "./engine/load-model.ts";
+
+interface WorkerScope {
+  onmessage: ((ev: MessageEvent<ToWorker>) => void) | null;
+  postMessage(msg: FromWorker): void;
+  close(): void;
+}
+
+// In a Bun worker the global object is the worker scope (`self`).
+const scope = globalThis as unknown as WorkerScope;
+const post = (msg: FromWorker) => scope.postMessage(msg);
+
+let engine: Engine | null = null;
+let loading = false;
+let looping = false;
+let stopping = false;
+
+// Lets queued messages (add, cancel, ping) run between steps, so they take effect at the next step boundary.
+const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function runLoop(): Promise<void> {
+  if (looping || !engine) return;
+  looping = true;
+  try {
+    while (!stopping && engine.hasWork()) {
+      await engine.step();
+      await yieldToEvents();
+    }
+  } catch (err) {
+    // Forward-pass failures are handled per run inside the engine; reaching here means the engine's state is unreliable.
+    post({ type: "fatal", message: err instanceof Error ? err.message : String(err) });
+    stopping = true;
+  } finally {
+    looping = false;
+  }
+}
+
+async function load(spec: ModelLoadSpec): Promise<void> {
+  if (engine || loading) {
+    post({ type: "load_error", modelId: spec.id, message: "this worker already has a model" });
+    return;
+  }
+  loading = true;
+  const started = performance.now();
+  try {
+    const loaded = await loadModel(spec);
+    engine = new Engine(loaded.runner, {
+      maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
+      tokenBytes: loaded.tokenBytes,
+      emit: (deltas, finished) => post({ type: "step", deltas, finished }),
+    });
+    post({ type: "loaded", modelId: spec.id, ms: performance.now() - started });
+  } catch (err) {
+    post({ type: "load_error", modelId: spec.id, message: err instanceof Error ? err.message : String(err) });
+  } finally {
+    loading = false;
+  }
+}
+
+scope.onmessage = (ev) => {
+  const msg = ev.data;
+  if (stopping && msg.type !== "shutdown") return;
+  switch (msg.type) {
+    case "load":
+      void load(msg.model);
+      break;
+    case "add":
+      if (!engine) {
+        const promptTokens = Array.isArray(msg.promptIds) ? msg.promptIds.length : 0;
+        post({ type: "step", deltas: [], finished: [{ seqId: msg.seqId, reason: "error", promptTokens, outputTokens: 0, message: "model is not loaded" }] });
+        break;
+      }
+      engine.add(msg.seqId, msg.promptIds, msg.params);
+      void runLoop();
+      break;
+    case "cancel":
+      engine?.cancel(msg.seqId);
+      void runLoop();
+      break;
+    case "ping": {
+      const counts = engine?.counts() ?? { active: 0, queued: 0 };
+      post({ type: "pong", nonce: msg.nonce, rssBytes: process.memoryUsage().rss, ...counts });
+      break;
+    }
+    case "shutdown":
+      // Nothing is finished or reported: the scheduler has already given up on this worker's sequences.
+      stopping = true;
+      scope.close();
+      break;
+  }
+};
