@@ -1,0 +1,84 @@
+// buildModel: writes a complete transformers.js model folder (tokenizer, graphs, streamed weights, configs, manifest).
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { combineHashes, MANIFEST_FILE } from "./content-hash.ts";
+import { DataFile } from "./data-file.ts";
+import { decoderGraph } from "./decoder-graph.ts";
+import { generationConfig, kilnManifest, modelConfig, ONNX_FILES } from "./model-files.ts";
+import { WeightSink } from "./sinks.ts";
+import { specHash, validateSpec, type Dtype, type ModelSpec } from "./spec.ts";
+import { buildTokenizer } from "./tokenizer.ts";
+import { generateWeight, weightPlan } from "./weights.ts";
+
+export interface BuildOptions {
+  spec: ModelSpec;
+  dtypes: Dtype[];
+  /** The model folder itself; it must not exist yet or be empty. */
+  outDir: string;
+  /** Defaults to the first of `dtypes`. */
+  defaultDtype?: Dtype;
+  /** Called after each tensor chunk with generated values so far, their total, and the tensor's name. */
+  onProgress?: (done: number, total: number, label: string) => void;
+}
+
+const DTYPES: readonly Dtype[] = ["fp32", "q4", "int8"];
+
+export async function buildModel(opts: BuildOptions): Promise<{ dir: string; files: string[] }> {
+  const { spec, outDir } = opts;
+  validateSpec(spec);
+  const dtypes = [...new Set(opts.dtypes)];
+  if (!dtypes.length) throw new Error("buildModel: no dtype requested");
+  for (const d of dtypes) if (!DTYPES.includes(d)) throw new Error(`buildModel: unknown dtype "${d}" (use ${DTYPES.join(", ")})`);
+  const defaultDtype = opts.defaultDtype ?? dtypes[0]!;
+  if (!dtypes.includes(defaultDtype)) throw new Error(`buildModel: default dtype "${defaultDtype}" is not being built`);
+  if (existsSync(outDir) && readdirSync(outDir).length) throw new Error(`buildModel: ${outDir} is not empty`);
+  mkdirSync(join(outDir, "onnx"), { recursive: true });
+
+  const hashes: Record<string, string> = {};
+  const writeText = (rel: string, text: string) => {
+    writeFileSync(join(outDir, rel), text);
+    hashes[rel] = createHash("sha256").update(text).digest("hex");
+  };
+  const writeJson = (rel: string, v: unknown, compact = false) => writeText(rel, JSON.stringify(v, null, compact ? undefined : 2) + "\n");
+
+  const tok = buildTokenizer(spec.vocab, spec.contextLength);
+  writeJson("tokenizer.json", tok.tokenizerJson, true);
+  writeJson("tokenizer_config.json", tok.tokenizerConfig);
+  writeJson("config.json", modelConfig(spec, tok.ids, defaultDtype));
+  writeJson("generation_config.json", generationConfig(tok.ids));
+
+  const sinks = dtypes.map((dtype) => {
+    const file = ONNX_FILES[dtype];
+    const data = new DataFile(join(outDir, "onnx", `${file}_data`));
+    return { dtype, file, sink: new WeightSink(dtype, decoderGraph(spec, dtype), data, `${file}_data`, spec.tiedEmbeddings) };
+  });
+
+  const plan = weightPlan(spec);
+  const total = plan.reduce((s, e) => s + e.rows * e.cols, 0);
+  let done = 0;
+  try {
+    for (const e of plan) {
+      for (const s of sinks) s.sink.begin(e);
+      for (const chunk of generateWeight(spec, e)) {
+        for (const s of sinks) s.sink.chunk(e, chunk);
+        done += chunk.rows * e.cols;
+        opts.onProgress?.(done, total, e.name);
+      }
+      for (const s of sinks) s.sink.end(e);
+      // Lets timers and signal handlers run during long builds.
+      await new Promise<void>((r) => setImmediate(r));
+    }
+  } finally {
+    for (const s of sinks) hashes[`onnx/${s.file}_data`] = s.sink.data.close();
+  }
+  for (const s of sinks) {
+    const bytes = s.sink.graph.encode(`kiln-${spec.architecture}`);
+    writeFileSync(join(outDir, "onnx", s.file), bytes);
+    hashes[`onnx/${s.file}`] = createHash("sha256").update(bytes).digest("hex");
+  }
+
+  const manifest = kilnManifest(spec, dtypes, defaultDtype, { specHash: specHash(spec, dtypes, defaultDtype), contentHash: combineHashes(hashes) });
+  writeJson(MANIFEST_FILE, manifest);
+  return { dir: outDir, files: Object.keys(hashes).sort() };
+}

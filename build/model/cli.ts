@@ -1,0 +1,78 @@
+// `kiln models build`: parses flags, builds a preset into the models dir atomically, reports progress.
+import { installModel } from "./install.ts";
+import { progressReporter } from "./progress.ts";
+import { PRESETS, type Dtype, type ModelSpec } from "./spec.ts";
+
+export interface BuildArgs {
+  preset: string;
+  dtypes: Dtype[];
+  defaultDtype?: Dtype;
+  out: string;
+  seed?: number;
+  force: boolean;
+}
+
+export const USAGE = `usage: kiln models build --preset <${Object.keys(PRESETS).join("|")}> [--dtype fp32,q4,int8] [--default-dtype <dtype>]
+                         [--out <models dir>] [--seed N] [--force]
+  Writes <models dir>/<model id>/ (default models dir: ./models; default dtype: the first listed).
+  An identical existing build is kept unless --force is given.`;
+
+const DTYPES = ["fp32", "q4", "int8"];
+
+/** Parses argv (flags as `--name value` or `--name=value`); returns the arguments or an error message. */
+export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
+  const flags = new Map<string, string>();
+  let force = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--force") {
+      force = true;
+      continue;
+    }
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
+    if (!m) return { error: `unexpected argument "${a}"` };
+    const name = m[1]!;
+    if (!["preset", "dtype", "default-dtype", "out", "seed"].includes(name)) return { error: `unknown flag --${name}` };
+    const value = m[2] ?? argv[++i];
+    if (value === undefined || value === "") return { error: `--${name} needs a value` };
+    flags.set(name, value);
+  }
+  const preset = flags.get("preset");
+  if (!preset) return { error: "--preset is required" };
+  if (!PRESETS[preset]) return { error: `unknown preset "${preset}" (available: ${Object.keys(PRESETS).join(", ")})` };
+  const dtypes = (flags.get("dtype") ?? "fp32").split(",").map((s) => s.trim()).filter(Boolean);
+  const bad = dtypes.find((d) => !DTYPES.includes(d));
+  if (bad || !dtypes.length) return { error: `--dtype must list ${DTYPES.join(", ")} (got "${flags.get("dtype")}")` };
+  const defaultDtype = flags.get("default-dtype");
+  if (defaultDtype !== undefined && !dtypes.includes(defaultDtype)) return { error: `--default-dtype must be one of the built dtypes (${dtypes.join(", ")})` };
+  let seed: number | undefined;
+  if (flags.has("seed")) {
+    seed = Number(flags.get("seed"));
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) return { error: "--seed must be an integer in [0, 4294967295]" };
+  }
+  return { preset, dtypes: [...new Set(dtypes)] as Dtype[], defaultDtype: defaultDtype as Dtype | undefined, out: flags.get("out") ?? "./models", seed, force };
+}
+
+export async function modelsBuildCommand(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(USAGE);
+    return 0;
+  }
+  const args = parseBuildArgs(argv);
+  if ("error" in args) {
+    console.error(`kiln models build: ${args.error}\n${USAGE}`);
+    return 2;
+  }
+  const spec: ModelSpec = { ...PRESETS[args.preset]!, ...(args.seed !== undefined ? { seed: args.seed } : {}) };
+  const started = Date.now();
+  const onProgress = progressReporter({ tty: Boolean(process.stdout.isTTY), write: (s) => process.stdout.write(s) });
+  try {
+    const { dir, built } = await installModel(args.out, { spec, dtypes: args.dtypes, defaultDtype: args.defaultDtype, force: args.force, onProgress });
+    const secs = ((Date.now() - started) / 1000).toFixed(1);
+    console.log(built ? `built ${spec.id} (${args.dtypes.join(", ")}) in ${secs}s → ${dir}` : `${spec.id} is already built and intact → ${dir} (use --force to rebuild)`);
+    return 0;
+  } catch (e) {
+    console.error(`kiln models build: ${(e as Error).message}`);
+    return 1;
+  }
+}

@@ -1,0 +1,131 @@
+// The Llama/Qwen2 decoder as an ONNX graph of plain ops, exact under left padding (no GroupQueryAttention).
+import { float, GraphBuilder, int, ints, T } from "./onnx-builder.ts";
+import type { Dtype, ModelSpec } from "./spec.ts";
+import { weightNames } from "./weights.ts";
+
+/** Q4 linear layers use MatMulNBits with this block size and accuracy level (level 4 quantizes activations: fast). */
+export const Q4_BLOCK = 32;
+export const Q4_ACCURACY_LEVEL = 4;
+
+/** Finite rather than -inf so that rows with every key masked (padding queries) stay NaN-free. */
+const MASKED = -1e9;
+const INT64_MAX = 9223372036854775807n;
+
+/** Builds the graph's nodes and I/O; weight initializers are added by the weight writer afterwards. */
+export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
+  const g = new GraphBuilder();
+  const { hidden: H, heads: NH, kvHeads: KV, headDim: D, vocab: V, layers: L } = spec;
+  const names = weightNames(spec);
+
+  const inputIds = g.input("input_ids", T.INT64, ["batch_size", "sequence_length"]);
+  const attnMask = g.input("attention_mask", T.INT64, ["batch_size", "total_sequence_length"]);
+  const positionIds = g.input("position_ids", T.INT64, ["batch_size", "sequence_length"]);
+  const past: { key: string; value: string }[] = [];
+  for (let i = 0; i < L; i++) {
+    past.push({
+      key: g.input(`past_key_values.${i}.key`, T.FLOAT, ["batch_size", KV, "past_sequence_length", D]),
+      value: g.input(`past_key_values.${i}.value`, T.FLOAT, ["batch_size", KV, "past_sequence_length", D]),
+    });
+  }
+  const keep = g.input("num_logits_to_keep", T.INT64, []);
+
+  const linear = (x: string, w: { name: string; in: number; out: number }, bias?: string, output?: string): string => {
+    let y: string;
+    const out = bias ? undefined : output;
+    if (dtype === "fp32") y = g.node("MatMul", [x, w.name], {}, { output: out });
+    else if (dtype === "q4") {
+      y = g.node(
+        "MatMulNBits",
+        [x, `${w.name}_Q4`, `${w.name}_scales`, `${w.name}_zp`],
+        { K: int(w.in), N: int(w.out), bits: int(4), block_size: int(Q4_BLOCK), accuracy_level: int(Q4_ACCURACY_LEVEL) },
+        { domain: "com.microsoft", output: out },
+      );
+    } else {
+      y = g.node("DynamicQuantizeMatMul", [x, `${w.name}_int8`, `${w.name}_scale`], {}, { domain: "com.microsoft", output: out });
+    }
+    return bias ? g.node("Add", [y, bias], {}, { output }) : y;
+  };
+  const rmsNorm = (x: string, weight: string) =>
+    g.node("SimplifiedLayerNormalization", [x, weight], { axis: int(-1), epsilon: float(spec.rmsEps), stash_type: int(1) });
+
+  // Sizes: S (new tokens), P (cached tokens), T = P + S (the attention mask's length).
+  const one = g.int64([1]);
+  const sliceDim = (shape: string, i: number) => g.node("Slice", [shape, g.int64([i]), g.int64([i + 1])]);
+  const idsShape = g.node("Shape", [inputIds]);
+  const seqLen = sliceDim(idsShape, 1);
+  const pastLen = sliceDim(g.node("Shape", [past[0]!.key]), 2);
+  const totalLen = sliceDim(g.node("Shape", [attnMask]), 1);
+  const scalar = (x: string) => g.node("Squeeze", [x, g.int64([0])]);
+
+  // Additive mask [B, 1, S, T]: key j is visible to query i (absolute P + i) iff j <= P + i and attention_mask[b, j] = 1.
+  const keyPos = g.node("Range", [g.int64([0], []), scalar(totalLen), g.int64([1], [])]);
+  const queryPos = g.node("Range", [scalar(pastLen), scalar(totalLen), g.int64([1], [])]);
+  const causal = g.node("LessOrEqual", [keyPos, g.node("Unsqueeze", [queryPos, one])]);
+  const padOk = g.node("Unsqueeze", [g.node("Cast", [attnMask], { to: int(T.BOOL) }), g.int64([1, 2])]);
+  const allowed = g.node("And", [causal, padOk]);
+  const mask = g.node("Where", [allowed, g.float32([0], []), g.float32([MASKED], [])]);
+
+  // Rotary tables from position_ids: angle = pos * theta^(-2i/D), duplicated over both halves (rotate-half layout).
+  const invFreq = new Float32Array(D / 2);
+  for (let i = 0; i < D / 2; i++) invFreq[i] = 1 / Math.pow(spec.ropeTheta, (2 * i) / D);
+  const pos = g.node("Unsqueeze", [g.node("Cast", [positionIds], { to: int(T.FLOAT) }), g.int64([2])]);
+  const freqs = g.node("Mul", [pos, g.float32(invFreq)]);
+  const angles = g.node("Unsqueeze", [g.node("Concat", [freqs, freqs], { axis: int(-1) }), one]);
+  const cos = g.node("Cos", [angles]);
+  const sin = g.node("Sin", [angles]);
+  const half = g.int64([D / 2]);
+  const rope = (x: string) => {
+    const x1 = g.node("Slice", [x, g.int64([0]), half, g.int64([3])]);
+    const x2 = g.node("Slice", [x, half, g.int64([D]), g.int64([3])]);
+    const rotated = g.node("Concat", [g.node("Neg", [x2]), x1], { axis: int(3) });
+    return g.node("Add", [g.node("Mul", [x, cos]), g.node("Mul", [rotated, sin])]);
+  };
+  const heads = (x: string, n: number) =>
+    g.node("Transpose", [g.node("Reshape", [x, g.int64([0, 0, n, D])])], { perm: ints([0, 2, 1, 3]) });
+
+  let h = g.node("Gather", [names.embed, inputIds], { axis: int(0) });
+  const scale = g.float32([1 / Math.sqrt(D)], []);
+  for (let l = 0; l < L; l++) {
+    const w = names.layers[l]!;
+    const x = rmsNorm(h, w.inputNorm);
+    const q = rope(heads(linear(x, w.q, w.qBias), NH));
+    const k = rope(heads(linear(x, w.k, w.kBias), KV));
+    const v = heads(linear(x, w.v, w.vBias), KV);
+    const presentK = g.node("Concat", [past[l]!.key, k], { axis: int(2) }, { output: `present.${l}.key` });
+    const presentV = g.node("Concat", [past[l]!.value, v], { axis: int(2) }, { output: `present.${l}.value` });
+    // Grouped-query attention without repeating K/V: query heads of one KV group are stacked along the sequence axis.
+    const qGrouped = g.node("Reshape", [g.node("Mul", [q, scale]), g.int64([0, KV, -1, D])]);
+    const scores = g.node("MatMul", [qGrouped, g.node("Transpose", [presentK], { perm: ints([0, 1, 3, 2]) })]);
+    const masked = g.node("Add", [g.node("Reshape", [scores, g.int64([0, NH, -1, 0])]), mask]);
+    const probs = g.node("Reshape", [g.node("Softmax", [masked], { axis: int(-1) }), g.int64([0, KV, -1, 0])]);
+    const ctx = g.node("Reshape", [g.node("MatMul", [probs, presentV]), g.int64([0, NH, -1, D])]);
+    const merged = g.node("Reshape", [g.node("Transpose", [ctx], { perm: ints([0, 2, 1, 3]) }), g.int64([0, 0, NH * D])]);
+    h = g.node("Add", [h, linear(merged, w.o)]);
+
+    const x2 = rmsNorm(h, w.postNorm);
+    const gate = linear(x2, w.gate);
+    const act = g.node("Mul", [g.node("Mul", [gate, g.node("Sigmoid", [gate])]), linear(x2, w.up)]);
+    h = g.node("Add", [h, linear(act, w.down)]);
+  }
+  const final = rmsNorm(h, names.finalNorm);
+
+  // num_logits_to_keep: 0 → every position, k > 0 → the last k (clamped to S).
+  const s = scalar(seqLen);
+  const zero = g.int64([0], []);
+  const fromEnd = g.node("Max", [g.node("Sub", [s, keep]), zero]);
+  const start = g.node("Where", [g.node("Greater", [keep, zero]), fromEnd, zero]);
+  const kept = g.node("Slice", [final, g.node("Unsqueeze", [start, g.int64([0])]), g.int64([INT64_MAX]), one]);
+  const logitsName = "logits";
+  if (dtype === "fp32") {
+    g.node("FusedMatMul", [kept, names.head.name], { transB: int(1) }, { domain: "com.microsoft", output: logitsName });
+  } else {
+    linear(kept, names.head, undefined, logitsName);
+  }
+
+  g.output("logits", T.FLOAT, ["batch_size", "logits_length", V]);
+  for (let l = 0; l < L; l++) {
+    g.output(`present.${l}.key`, T.FLOAT, ["batch_size", KV, "total_sequence_length", D]);
+    g.output(`present.${l}.value`, T.FLOAT, ["batch_size", KV, "total_sequence_length", D]);
+  }
+  return g;
+}

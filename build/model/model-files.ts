@@ -1,0 +1,65 @@
+// The JSON files of a model folder: config.json, generation_config.json and kiln.json (kiln's manifest).
+import type { Dtype, ModelSpec } from "./spec.ts";
+import type { TokenizerFiles } from "./tokenizer.ts";
+
+/** 2026-01-01T00:00:00Z: fixed, so that builds are byte-identical. */
+export const CREATED = 1767225600;
+
+export const ONNX_FILES: Record<Dtype, string> = { fp32: "model.onnx", q4: "model_q4.onnx", int8: "model_int8.onnx" };
+
+type Ids = TokenizerFiles["ids"];
+
+export function modelConfig(spec: ModelSpec, ids: Ids, defaultDtype: Dtype): Record<string, unknown> {
+  return {
+    architectures: [spec.architecture === "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM"],
+    model_type: spec.architecture,
+    hidden_size: spec.hidden,
+    intermediate_size: spec.intermediate,
+    num_hidden_layers: spec.layers,
+    num_attention_heads: spec.heads,
+    num_key_value_heads: spec.kvHeads,
+    head_dim: spec.headDim,
+    max_position_embeddings: spec.contextLength,
+    rms_norm_eps: spec.rmsEps,
+    rope_theta: spec.ropeTheta,
+    vocab_size: spec.vocab,
+    tie_word_embeddings: spec.tiedEmbeddings,
+    hidden_act: "silu",
+    attention_bias: spec.architecture === "qwen2",
+    initializer_range: spec.initStd,
+    bos_token_id: ids.endOfText,
+    eos_token_id: [ids.imEnd, ids.endOfText],
+    pad_token_id: ids.endOfText,
+    torch_dtype: "float32",
+    use_cache: true,
+    "transformers.js_config": { dtype: defaultDtype },
+  };
+}
+
+export function generationConfig(ids: Ids): Record<string, unknown> {
+  return { bos_token_id: ids.endOfText, eos_token_id: [ids.imEnd, ids.endOfText], pad_token_id: ids.endOfText, do_sample: false };
+}
+
+export function kilnManifest(
+  spec: ModelSpec,
+  dtypes: Dtype[],
+  defaultDtype: Dtype,
+  build: { specHash: string; contentHash: string },
+): Record<string, unknown> {
+  return {
+    kiln_manifest: 1,
+    id: spec.id,
+    display_name: spec.displayName,
+    owned_by: "kiln",
+    created: CREATED,
+    architecture: spec.architecture,
+    context_length: spec.contextLength,
+    default_dtype: defaultDtype,
+    dtypes,
+    capabilities: { chat: true, tools: true, reasoning: true, vision: false, image_generation: false },
+    pricing: { input_per_million: 0.1, output_per_million: 0.4, per_image: null },
+    // The graph masks padded keys exactly (no GroupQueryAttention), so left-padded rows match their solo runs.
+    batching: { max_batch: 16, left_padding: "exact" },
+    build: { seed: spec.seed, spec_hash: build.specHash, content_hash: build.contentHash },
+  };
+}

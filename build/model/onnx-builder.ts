@@ -1,0 +1,146 @@
+// A small ONNX graph builder over onnx-proto: nodes with auto-named outputs, deduplicated constants, external initializers.
+import { onnx } from "onnx-proto";
+
+export const T = onnx.TensorProto.DataType;
+
+export type Attr =
+  | { kind: "int"; v: number }
+  | { kind: "float"; v: number }
+  | { kind: "ints"; v: number[] };
+export const int = (v: number): Attr => ({ kind: "int", v });
+export const float = (v: number): Attr => ({ kind: "float", v });
+export const ints = (v: number[]): Attr => ({ kind: "ints", v });
+
+export type Dim = number | string;
+
+/** Where an initializer's bytes live inside the external data file. */
+export interface ExternalTensor {
+  name: string;
+  dataType: number;
+  dims: number[];
+  offset: number;
+  length: number;
+}
+
+function toAttribute(name: string, a: Attr): onnx.IAttributeProto {
+  const A = onnx.AttributeProto.AttributeType;
+  if (a.kind === "int") return { name, type: A.INT, i: a.v };
+  if (a.kind === "float") return { name, type: A.FLOAT, f: a.v };
+  return { name, type: A.INTS, ints: a.v };
+}
+
+function valueInfo(name: string, elemType: number, dims: Dim[]): onnx.IValueInfoProto {
+  return {
+    name,
+    type: {
+      tensorType: {
+        elemType,
+        shape: { dim: dims.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) },
+      },
+    },
+  };
+}
+
+export class GraphBuilder {
+  readonly nodes: onnx.INodeProto[] = [];
+  readonly initializers: onnx.ITensorProto[] = [];
+  readonly inputs: onnx.IValueInfoProto[] = [];
+  readonly outputs: onnx.IValueInfoProto[] = [];
+  private counter = 0;
+  private constants = new Map<string, string>();
+
+  input(name: string, elemType: number, dims: Dim[]): string {
+    this.inputs.push(valueInfo(name, elemType, dims));
+    return name;
+  }
+
+  output(name: string, elemType: number, dims: Dim[]): void {
+    this.outputs.push(valueInfo(name, elemType, dims));
+  }
+
+  /** Adds a node and returns its output names (`outputs` fixes names, e.g. graph outputs). */
+  nodeN(
+    opType: string,
+    inputs: string[],
+    attrs: Record<string, Attr> = {},
+    opts: { domain?: string; outputs?: string[]; count?: number } = {},
+  ): string[] {
+    const id = this.counter++;
+    const outs = opts.outputs ?? Array.from({ length: opts.count ?? 1 }, (_, i) => `/${opType}_${id}/out${i}`);
+    this.nodes.push({
+      name: `/${opType}_${id}`,
+      opType,
+      domain: opts.domain ?? "",
+      input: inputs,
+      output: outs,
+      attribute: Object.entries(attrs).map(([k, a]) => toAttribute(k, a)),
+    });
+    return outs;
+  }
+
+  node(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, opts: { domain?: string; output?: string } = {}): string {
+    return this.nodeN(opType, inputs, attrs, { domain: opts.domain, outputs: opts.output ? [opts.output] : undefined })[0]!;
+  }
+
+  /** An int64 constant (scalar when dims is []), stored inline and shared between uses. */
+  int64(values: (number | bigint)[], dims: number[] = [values.length]): string {
+    const key = `i64:${dims.join("x")}:${values.join(",")}`;
+    return this.constant(key, T.INT64, dims, new Uint8Array(BigInt64Array.from(values.map(BigInt)).buffer));
+  }
+
+  float32(values: number[] | Float32Array, dims: number[] = [values.length]): string {
+    const data = Float32Array.from(values);
+    const key = `f32:${dims.join("x")}:${Array.from(data).join(",")}`;
+    return this.constant(key, T.FLOAT, dims, new Uint8Array(data.buffer));
+  }
+
+  private constant(key: string, dataType: number, dims: number[], raw: Uint8Array): string {
+    const hit = this.constants.get(key);
+    if (hit) return hit;
+    const name = `/const_${this.constants.size}`;
+    this.constants.set(key, name);
+    this.initializers.push({ name, dataType, dims, rawData: raw });
+    return name;
+  }
+
+  /** A named initializer stored inline in the graph file (small weights). */
+  inline(name: string, dataType: number, dims: number[], raw: Uint8Array): void {
+    this.initializers.push({ name, dataType, dims, rawData: raw });
+  }
+
+  /** A named initializer whose bytes live in `location` (the data file beside the graph). */
+  external(t: ExternalTensor, location: string): void {
+    this.initializers.push({
+      name: t.name,
+      dataType: t.dataType,
+      dims: t.dims,
+      dataLocation: onnx.TensorProto.DataLocation.EXTERNAL,
+      externalData: [
+        { key: "location", value: location },
+        { key: "offset", value: String(t.offset) },
+        { key: "length", value: String(t.length) },
+      ],
+    });
+  }
+
+  /** Serializes the model: IR 8, opset 17 plus com.microsoft 1 (MatMulNBits, FusedMatMul). */
+  encode(graphName: string): Uint8Array {
+    const model: onnx.IModelProto = {
+      irVersion: 8,
+      producerName: "kiln",
+      producerVersion: "1",
+      opsetImport: [
+        { domain: "", version: 17 },
+        { domain: "com.microsoft", version: 1 },
+      ],
+      graph: {
+        name: graphName,
+        node: this.nodes,
+        initializer: this.initializers,
+        input: this.inputs,
+        output: this.outputs,
+      },
+    };
+    return onnx.ModelProto.encode(model).finish();
+  }
+}

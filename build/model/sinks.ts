@@ -1,0 +1,111 @@
+// Per-dtype weight writers: receive each generated tensor (in row chunks) and emit the graph's initializers for it.
+import { bytesOf, DataFile } from "./data-file.ts";
+import { Q4_BLOCK } from "./decoder-graph.ts";
+import { GraphBuilder, T } from "./onnx-builder.ts";
+import { q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "./quantize.ts";
+import type { Dtype } from "./spec.ts";
+import type { Chunk, PlanEntry } from "./weights.ts";
+
+/** Tensors smaller than this stay inside the graph file (norm weights, small biases). */
+const INLINE_BELOW = 4096;
+
+/** Quantized output projection, filled chunk by chunk and written once the whole matrix is done. */
+interface PendingHead {
+  name: string;
+  n: number;
+  k: number;
+  q4?: { q: Uint8Array; scales: Float32Array; zp: Uint8Array };
+  int8?: { qT: Int8Array; scales: Float32Array };
+}
+
+export class WeightSink {
+  private pending: PendingHead | null = null;
+
+  constructor(
+    readonly dtype: Dtype,
+    readonly graph: GraphBuilder,
+    readonly data: DataFile,
+    readonly dataLocation: string,
+    /** With tied embeddings the embedding rows also feed the quantized head. */
+    readonly tied: boolean,
+  ) {}
+
+  private raw(name: string, dims: number[], values: Float32Array): void {
+    const bytes = bytesOf(values);
+    if (bytes.length < INLINE_BELOW) this.graph.inline(name, T.FLOAT, dims, bytes.slice());
+    else this.graph.external(this.data.tensor(name, T.FLOAT, dims, bytes), this.dataLocation);
+  }
+
+  begin(e: PlanEntry): void {
+    const rawStreamed = e.kind === "embed" || (e.kind === "head" && this.dtype === "fp32");
+    if (rawStreamed) this.data.begin();
+    const quantizedHead = this.dtype !== "fp32" && (e.kind === "head" || (e.kind === "embed" && this.tied));
+    if (quantizedHead) {
+      const n = e.rows, k = e.cols;
+      if (this.dtype === "q4") {
+        const l = q4Layout(n, k, Q4_BLOCK);
+        this.pending = { name: e.name, n, k, q4: { q: new Uint8Array(l.qBytes), scales: new Float32Array(l.scaleCount), zp: new Uint8Array(l.zpBytes) } };
+      } else {
+        this.pending = { name: e.name, n, k, int8: { qT: new Int8Array(n * k), scales: new Float32Array(n) } };
+      }
+    }
+  }
+
+  chunk(e: PlanEntry, c: Chunk): void {
+    if (e.kind === "norm" || e.kind === "bias") return this.raw(e.name, [e.cols], c.data);
+    if (e.kind === "linear") return this.linear(e, c.data);
+    // Embedding (raw for Gather) and/or head rows.
+    if (e.kind === "embed" || this.dtype === "fp32") this.data.append(bytesOf(c.data));
+    const p = this.pending;
+    if (!p) return;
+    if (p.q4) {
+      const l = q4Layout(c.rowStart, p.k, Q4_BLOCK);
+      const rowQ = l.qBytes, rowS = l.scaleCount, rowZ = l.zpBytes;
+      quantizeQ4Rows(c.data, c.rows, p.k, p.q4.q.subarray(rowQ), p.q4.scales.subarray(rowS), p.q4.zp.subarray(rowZ), Q4_BLOCK);
+    } else if (p.int8) {
+      quantizeInt8Rows(c.data, c.rows, p.k, p.n, c.rowStart, p.int8.qT, p.int8.scales);
+    }
+  }
+
+  end(e: PlanEntry): void {
+    const streamedRaw = e.kind === "embed" || (e.kind === "head" && this.dtype === "fp32");
+    if (streamedRaw) this.graph.external(this.data.end(e.name, T.FLOAT, [e.rows, e.cols]), this.dataLocation);
+    const p = this.pending;
+    if (!p) return;
+    this.pending = null;
+    this.writeQuantized(p.name, p.n, p.k, p);
+  }
+
+  private linear(e: PlanEntry, w: Float32Array): void {
+    const n = e.rows, k = e.cols;
+    if (this.dtype === "fp32") {
+      // MatMul wants [in, out].
+      this.raw(e.name, [k, n], transpose(w, n, k));
+      return;
+    }
+    if (this.dtype === "q4") {
+      const l = q4Layout(n, k, Q4_BLOCK);
+      const q4 = { q: new Uint8Array(l.qBytes), scales: new Float32Array(l.scaleCount), zp: new Uint8Array(l.zpBytes) };
+      quantizeQ4Rows(w, n, k, q4.q, q4.scales, q4.zp, Q4_BLOCK);
+      this.writeQuantized(e.name, n, k, { q4 });
+    } else {
+      const int8 = { qT: new Int8Array(n * k), scales: new Float32Array(n) };
+      quantizeInt8Rows(w, n, k, n, 0, int8.qT, int8.scales);
+      this.writeQuantized(e.name, n, k, { int8 });
+    }
+  }
+
+  private writeQuantized(name: string, n: number, k: number, p: Pick<PendingHead, "q4" | "int8">): void {
+    const ext = (suffix: string, type: number, dims: number[], bytes: Uint8Array) =>
+      this.graph.external(this.data.tensor(`${name}${suffix}`, type, dims, bytes), this.dataLocation);
+    if (p.q4) {
+      const l = q4Layout(n, k, Q4_BLOCK);
+      ext("_Q4", T.UINT8, [n, l.blocks, Q4_BLOCK / 2], p.q4.q);
+      ext("_scales", T.FLOAT, [l.scaleCount], bytesOf(p.q4.scales));
+      ext("_zp", T.UINT8, [l.zpBytes], p.q4.zp);
+    } else if (p.int8) {
+      ext("_int8", T.INT8, [k, n], bytesOf(p.int8.qT));
+      ext("_scale", T.FLOAT, [n], bytesOf(p.int8.scales));
+    }
+  }
+}
