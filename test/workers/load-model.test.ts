@@ -1,0 +1,41 @@
+// Loads the tiny model in-process and checks what the worker derives from it: graph layout and token bytes.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { AutoTokenizer } from "@huggingface/transformers";
+import { type LoadedModel, loadModel } from "../../workers/engine/load-model.ts";
+import { tinyModelDir } from "../helpers/tiny-model.ts";
+
+let dir = "";
+let model: LoadedModel;
+
+beforeAll(async () => {
+  dir = await tinyModelDir();
+  model = await loadModel({ id: "kiln-tiny-v1", dir, dtype: "fp32", threads: 1, maxBatch: 4 });
+});
+
+describe("loadModel on the tiny model", () => {
+  test("reads the graph layout and limits", () => {
+    const { layout, vocabSize, maxContext, padId } = model.runner;
+    expect(layout.pastNames.length).toBe(8);
+    expect(layout.pastNames.slice(0, 2)).toEqual(["past_key_values.0.key", "past_key_values.0.value"]);
+    expect([layout.kvHeads, layout.headDim, layout.kvType]).toEqual([2, 32, "float32"]);
+    expect([vocabSize, maxContext, padId]).toEqual([2048, 4096, 2037]);
+  });
+
+  test("special tokens are their literal text", () => {
+    const text = (id: number) => new TextDecoder().decode(model.tokenBytes(id));
+    expect(text(2040)).toBe("<think>");
+    expect(text(2041)).toBe("</think>");
+    expect(text(2042)).toBe("<tool_call>");
+    expect(text(2039)).toBe("<|im_end|>");
+  });
+
+  test("concatenated token bytes decode exactly like the tokenizer", async () => {
+    const tokenizer = await AutoTokenizer.from_pretrained(dir);
+    const sentence = tokenizer.encode("Héllo wörld — <think>why?</think> 😀 end.\n\tTabs", { add_special_tokens: false });
+    const spread = Array.from({ length: 2048 }, (_, i) => i).filter((i) => i % 7 === 3);
+    for (const ids of [sentence, spread]) {
+      const bytes = ids.flatMap((id) => Array.from(model.tokenBytes(id)));
+      expect(new TextDecoder().decode(Uint8Array.from(bytes))).toBe(tokenizer.decode(ids, { skip_special_tokens: false }));
+    }
+  });
+});
