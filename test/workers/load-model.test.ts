@@ -1,8 +1,10 @@
-// Loads the tiny model in-process and checks what the worker derives from it: graph layout and token bytes.
+// Loads the tiny model in-process and checks what the worker derives from it: graph layout, token bytes, chunked prefill.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { AutoTokenizer } from "@huggingface/transformers";
+import { Engine } from "../../workers/engine/engine.ts";
 import { type LoadedModel, loadModel } from "../../workers/engine/load-model.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
+import { params } from "./worker-client.ts";
 
 let dir = "";
 let model: LoadedModel;
@@ -37,5 +39,32 @@ describe("loadModel on the tiny model", () => {
       const bytes = ids.flatMap((id) => Array.from(model.tokenBytes(id)));
       expect(new TextDecoder().decode(Uint8Array.from(bytes))).toBe(tokenizer.decode(ids, { skip_special_tokens: false }));
     }
+  });
+});
+
+describe("the engine on the real graph", () => {
+  /** Greedy text of `prompt` next to a short neighbour, with the given per-step prefill budget. */
+  async function generate(prompt: number[], budget: number): Promise<string> {
+    let text = "";
+    const engine = new Engine(model.runner, {
+      maxBatch: 4,
+      tokenBytes: model.tokenBytes,
+      prefillTokenBudget: budget,
+      emit: (deltas) => {
+        for (const d of deltas) if (d.seqId === "long") text += d.text;
+      },
+    });
+    engine.add("long", prompt, params(25));
+    engine.add("neighbour", [5, 6, 7], params(25));
+    while (engine.hasWork()) await engine.step();
+    return text;
+  }
+
+  test("a prompt prefilled in chunks continues exactly as one prefilled at once", async () => {
+    const prompt = Array.from({ length: 45 }, (_, i) => (i * 37 + 11) % 2000);
+    const whole = await generate(prompt, 512);
+    expect(whole.length).toBeGreaterThan(0);
+    expect(await generate(prompt, 8)).toBe(whole);
+    expect(await generate(prompt, 11)).toBe(whole);
   });
 });

@@ -52,3 +52,12 @@ export function decodeInputs(tokens: number[], lens: number[], pastLen: number):
   }
   return { batch, seqLen: 1, pastLen, inputIds, attentionMask, positionIds };
 }
+
+/** Inputs for one chunk of a single long prompt whose first `pastLen` tokens are already in the cache (no padding). */
+export function chunkInputs(tokens: number[], pastLen: number): StepInputs {
+  const seqLen = tokens.length;
+  const inputIds = BigInt64Array.from(tokens, BigInt);
+  const attentionMask = new BigInt64Array(pastLen + seqLen).fill(1n);
+  const positionIds = BigInt64Array.from(tokens, (_, j) => BigInt(pastLen + j));
+  return { batch: 1, seqLen, pastLen, inputIds, attentionMask, positionIds };
+}

@@ -1,6 +1,6 @@
 // The continuous-batching step loop: admits queued sequences at step boundaries, decodes the batch, retires finished rows.
 import type { SamplingParams, SeqDelta, SeqFinish } from "../../src/scheduler/protocol.ts";
-import { decodeInputs, prefillInputs } from "./batch-inputs.ts";
+import { chunkInputs, decodeInputs, prefillInputs } from "./batch-inputs.ts";
 import { type BatchKv, type BatchRow, rebuildBatch } from "./kv-cache.ts";
 import type { ForwardResult, ModelRunner } from "./model-runner.ts";
 import { Sampler } from "./sampler.ts";
@@ -13,8 +13,18 @@ export interface EngineOptions {
   tokenBytes: (id: number) => Uint8Array;
   /** Receives one report per step (and one for sequences that ended outside a step). */
   emit(deltas: SeqDelta[], finished: SeqFinish[]): void;
-  /** Padded prompt tokens one prefill may process (at least one sequence is always admitted). */
+  /**
+   * Prompt tokens prefilled per step, so running sequences never stall long behind newcomers. Short prompts are
+   * prefilled together within it (padding counted); a longer prompt is prefilled alone in chunks of this size.
+   */
   prefillTokenBudget?: number;
+}
+
+/** A long prompt being prefilled chunk by chunk; it holds a batch slot meanwhile. */
+interface Chunked {
+  seq: Sequence;
+  kv: BatchKv | null;
+  done: number;
 }
 
 export class Engine {
@@ -23,6 +33,7 @@ export class Engine {
   private kv: BatchKv | null = null;
   private queue: Sequence[] = [];
   private pendingFinished: SeqFinish[] = [];
+  private chunked: Chunked | null = null;
   private readonly known = new Set<string>();
   private readonly sampler = new Sampler();
 
@@ -53,16 +64,16 @@ export class Engine {
       this.pendingFinished.push(seq!.finish("cancelled"));
       return;
     }
-    const running = this.running.find((s) => s.id === seqId);
+    const running = this.running.find((s) => s.id === seqId) ?? (this.chunked?.seq.id === seqId ? this.chunked.seq : undefined);
     if (running) running.cancelled = true;
   }
 
   hasWork(): boolean {
-    return this.running.length > 0 || this.queue.length > 0 || this.pendingFinished.length > 0;
+    return this.running.length > 0 || this.chunked !== null || this.queue.length > 0 || this.pendingFinished.length > 0;
   }
 
   counts(): { active: number; queued: number } {
-    return { active: this.running.length, queued: this.queue.length };
+    return { active: this.running.length + (this.chunked ? 1 : 0), queued: this.queue.length };
   }
 
   /** One engine step: decode the running batch, prefill newcomers into freed slots, rebuild the cache once, report. */
@@ -92,7 +103,24 @@ export class Engine {
       if (out) collect(live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
     }
 
-    const newcomers = this.admit(this.opts.maxBatch - next.length);
+    const budget = this.opts.prefillTokenBudget ?? 512;
+    const free = this.opts.maxBatch - next.length - (this.chunked ? 1 : 0);
+    if (!this.chunked && free > 0) this.chunked = this.takeLongPrompt(budget);
+    let spent = 0;
+    if (this.chunked) {
+      const { seq, kv, done } = this.chunked;
+      const piece = seq.promptIds.slice(done, done + budget);
+      spent = piece.length;
+      const out = await this.tryForward([seq], finished, () => this.runner.forward(chunkInputs(piece, done), kv));
+      if (!out) this.chunked = null;
+      else if (done + piece.length < seq.promptIds.length) this.chunked = { seq, kv: { tensors: out.present, lens: [done + piece.length], length: done + piece.length }, done: done + piece.length };
+      else {
+        this.chunked = null;
+        collect([seq], { tensors: out.present, lens: [seq.promptIds.length], length: seq.promptIds.length }, out);
+      }
+    }
+
+    const newcomers = this.admit(this.opts.maxBatch - next.length - (this.chunked ? 1 : 0), budget, spent);
     if (newcomers.length > 0) {
       const prompts = newcomers.map((s) => s.promptIds);
       const out = await this.tryForward(newcomers, finished, () => this.runner.forward(prefillInputs(prompts, this.runner.padId), null));
@@ -111,6 +139,10 @@ export class Engine {
 
   /** Removes cancelled rows (one rebuild) and returns the sequences still decoding. */
   private dropCancelled(finished: SeqFinish[]): Sequence[] {
+    if (this.chunked?.seq.cancelled) {
+      finished.push(this.chunked.seq.finish("cancelled"));
+      this.chunked = null;
+    }
     if (!this.running.some((s) => s.cancelled)) return this.running;
     const rows: BatchRow[] = [];
     const live: Sequence[] = [];
@@ -126,17 +158,31 @@ export class Engine {
     return live;
   }
 
-  /** Takes queued sequences for up to `free` slots, keeping padded prefill size within the token budget. */
-  private admit(free: number): Sequence[] {
-    const budget = this.opts.prefillTokenBudget ?? 2048;
+  /** Removes and returns the first queued prompt too long for one step's prefill budget, if any. */
+  private takeLongPrompt(budget: number): Chunked | null {
+    const i = this.queue.findIndex((s) => s.promptIds.length > budget);
+    if (i < 0) return null;
+    const [seq] = this.queue.splice(i, 1);
+    return { seq: seq!, kv: null, done: 0 };
+  }
+
+  /**
+   * Takes queued prompts that fit in one prefill for up to `free` slots, in arrival order, keeping the padded size
+   * within what is left of the budget. Longer prompts are left to the chunked lane.
+   */
+  private admit(free: number, budget: number, spent: number): Sequence[] {
     const taken: Sequence[] = [];
     let longest = 0;
-    while (taken.length < free && this.queue.length > 0) {
-      const len = this.queue[0]!.promptIds.length;
+    for (let i = 0; i < this.queue.length && taken.length < free; ) {
+      const len = this.queue[i]!.promptIds.length;
+      if (len > budget) {
+        i++;
+        continue;
+      }
       const wider = Math.max(longest, len);
-      if (taken.length > 0 && wider * (taken.length + 1) > budget) break;
+      if (spent + wider * (taken.length + 1) > budget) break;
       longest = wider;
-      taken.push(this.queue.shift()!);
+      taken.push(this.queue.splice(i, 1)[0]!);
     }
     return taken;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { decodeInputs, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
+import { chunkInputs, decodeInputs, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
 
 const nums = (a: BigInt64Array) => Array.from(a, Number);
 
@@ -28,5 +28,15 @@ describe("decodeInputs", () => {
 
   test("rejects a row longer than the past", () => {
     expect(() => decodeInputs([1], [4], 3)).toThrow("claims 4");
+  });
+});
+
+describe("chunkInputs", () => {
+  test("continues positions after the cached part and attends to all of it", () => {
+    const x = chunkInputs([7, 8, 9], 4);
+    expect([x.batch, x.seqLen, x.pastLen]).toEqual([1, 3, 4]);
+    expect(nums(x.inputIds)).toEqual([7, 8, 9]);
+    expect(nums(x.attentionMask)).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    expect(nums(x.positionIds)).toEqual([4, 5, 6]);
   });
 });

@@ -18,9 +18,9 @@ const greedy = (maxTokens: number, extra: Partial<SamplingParams> = {}): Samplin
   ...extra,
 });
 
-function harness(maxBatch: number, runner = new FakeRunner()) {
+function harness(maxBatch: number, runner = new FakeRunner(), prefillTokenBudget?: number) {
   const reports: { deltas: SeqDelta[]; finished: SeqFinish[] }[] = [];
-  const engine = new Engine(runner, { maxBatch, tokenBytes, emit: (deltas, finished) => reports.push({ deltas, finished }) });
+  const engine = new Engine(runner, { maxBatch, tokenBytes, prefillTokenBudget, emit: (deltas, finished) => reports.push({ deltas, finished }) });
   const text = (id: string) => reports.flatMap((r) => r.deltas.filter((d) => d.seqId === id).map((d) => d.text)).join("");
   const finish = (id: string) => reports.flatMap((r) => r.finished).find((f) => f.seqId === id);
   /** Index of the first report mentioning the sequence, as a delta or as finished. */
@@ -206,5 +206,40 @@ describe("Engine", () => {
     expect(tokensOf(busy.text("s"))).toEqual(tokens);
     // The fake model offers two likely tokens, so a sampled run differs from greedy somewhere.
     expect(tokens).not.toEqual(referenceGreedy(prompts.c!, 20));
+  });
+
+  test("a prompt longer than the prefill budget is prefilled in chunks while the batch keeps decoding", async () => {
+    const h = harness(4, new FakeRunner(), 5);
+    h.engine.add("a", prompts.a!.slice(0, 5), greedy(10));
+    await h.engine.step();
+    h.engine.add("d", prompts.d!, greedy(4));
+    h.engine.add("b", prompts.b!, greedy(3));
+    await h.engine.step();
+    expect(h.engine.counts()).toEqual({ active: 2, queued: 1 });
+    await h.drain();
+    // 12 prompt tokens: chunks of 5, 5 and 2 on top of the growing cache, each in a step where "a" also decoded.
+    const chunks = h.runner.calls.filter((c) => c.batch === 1 && c.seqLen > 1);
+    expect(chunks).toEqual([
+      { batch: 1, seqLen: 5, pastLen: 0 },
+      { batch: 1, seqLen: 5, pastLen: 0 },
+      { batch: 1, seqLen: 5, pastLen: 5 },
+      { batch: 1, seqLen: 2, pastLen: 10 },
+    ]);
+    expect(h.reports.slice(1, 3).every((r) => r.deltas.some((d) => d.seqId === "a"))).toBe(true);
+    for (const [id, p, n] of [["a", prompts.a!.slice(0, 5), 10], ["d", prompts.d!, 4], ["b", prompts.b!, 3]] as const) {
+      expect(tokensOf(h.text(id))).toEqual(referenceGreedy(p, n));
+    }
+  });
+
+  test("cancelling a sequence mid-chunking frees its slot", async () => {
+    const h = harness(1, new FakeRunner(), 4);
+    h.engine.add("d", prompts.d!, greedy(4));
+    h.engine.add("b", prompts.b!, greedy(2));
+    await h.engine.step();
+    expect(h.engine.counts()).toEqual({ active: 1, queued: 1 });
+    h.engine.cancel("d");
+    await h.drain();
+    expect(h.finish("d")).toMatchObject({ reason: "cancelled", outputTokens: 0 });
+    expect(tokensOf(h.text("b"))).toEqual(referenceGreedy(prompts.b!, 2));
   });
 });
