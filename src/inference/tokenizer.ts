@@ -44,12 +44,14 @@ export async function loadTokenizer(model: ModelEntry): Promise<ModelTokenizer> 
     stopTokenIds,
     encodeText,
     encodeChat(messages, tools, prefill) {
-      const ids = tok.apply_chat_template(messages as unknown as Parameters<typeof tok.apply_chat_template>[0], {
+      const rendered = tok.apply_chat_template(messages as unknown as Parameters<typeof tok.apply_chat_template>[0], {
         tools: tools ?? undefined,
         add_generation_prompt: true,
         tokenize: true,
         return_tensor: false,
-      } as Parameters<typeof tok.apply_chat_template>[1]) as number[];
+        return_dict: false,
+      } as Parameters<typeof tok.apply_chat_template>[1]) as unknown as number[] | { input_ids: number[] };
+      const ids = Array.isArray(rendered) ? rendered : rendered.input_ids;
       return prefill ? [...ids, ...encodeText(prefill)] : ids;
     },
   };

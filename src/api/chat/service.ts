@@ -30,11 +30,17 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
   const id = `chatcmpl-${crypto.randomUUID().replace(/-/g, "")}`;
   const created = Math.floor(Date.now() / 1000);
   const usage = { input: gen.inputTokens, output: 0 };
-  const record = () =>
-    recordUsage(deps.db, {
-      requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, model: model.id,
-      endpoint: "chat", inputTokens: usage.input, outputTokens: usage.output,
-    });
+  const record = () => {
+    try {
+      recordUsage(deps.db, {
+        requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, model: model.id,
+        endpoint: "chat", inputTokens: usage.input, outputTokens: usage.output,
+      });
+    } catch (e) {
+      // A failed usage write must not replace the answer (or the real error) the client is owed.
+      deps.logger.error("usage not recorded", { request_id: ctx.requestId, error: String(e) });
+    }
+  };
 
   if (body.stream) {
     const encoder = new ChatChunkEncoder({ id, created, model: model.id, includeUsage: !!body.stream_options?.include_usage });
@@ -96,29 +102,34 @@ function sseResponse(
     done();
   };
   const stream = new ReadableStream<Uint8Array>({
+    // Each pull must enqueue or close: a pull that returns empty-handed is not called again.
     async pull(controller) {
       try {
-        const next = await events.next();
-        if (next.done) {
-          if (encoder.includeUsage) controller.enqueue(bytes.encode(sseData(encoder.usage(usage.input, usage.output))));
-          controller.enqueue(bytes.encode(sseData("[DONE]")));
-          controller.close();
-          finish();
-          return;
+        for (;;) {
+          const next = await events.next();
+          if (next.done) {
+            if (encoder.includeUsage) controller.enqueue(bytes.encode(sseData(encoder.usage(usage.input, usage.output))));
+            controller.enqueue(bytes.encode(sseData("[DONE]")));
+            controller.close();
+            finish();
+            return;
+          }
+          const { index, item } = next.value;
+          if (item.type === "usage") {
+            usage.output += item.outputTokens;
+            continue;
+          }
+          if (item.type === "error") {
+            controller.enqueue(bytes.encode(sseData(item.error.toBody())));
+            controller.close();
+            finish();
+            void events.return(undefined);
+            return;
+          }
+          const chunks = encoder.encode(index, item);
+          for (const chunk of chunks) controller.enqueue(bytes.encode(sseData(chunk)));
+          if (chunks.length) return;
         }
-        const { index, item } = next.value;
-        if (item.type === "usage") {
-          usage.output += item.outputTokens;
-          return;
-        }
-        if (item.type === "error") {
-          controller.enqueue(bytes.encode(sseData(item.error.toBody())));
-          controller.close();
-          finish();
-          void events.return(undefined);
-          return;
-        }
-        for (const chunk of encoder.encode(index, item)) controller.enqueue(bytes.encode(sseData(chunk)));
       } catch {
         controller.enqueue(bytes.encode(sseData(ApiError.internal().toBody())));
         controller.close();
