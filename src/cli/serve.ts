@@ -24,7 +24,7 @@ export interface RunningKiln {
 
 export async function startKiln(
   config: Config,
-  opts: { logger?: Logger; print?: (text: string) => void; buildDefaultModel?: boolean } = {},
+  opts: { logger?: Logger; print?: (text: string) => void; buildDefaultModel?: boolean; spawnWorker?: (url: string | URL) => Worker } = {},
 ): Promise<RunningKiln> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const db = openDatabase(config.dataDir);
@@ -33,7 +33,7 @@ export async function startKiln(
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
   const registry = new ModelRegistry(models);
-  const runtime = await startRuntime({ registry, config, logger, workerUrl: inferenceWorkerUrl() });
+  const runtime = await startRuntime({ registry, config, logger, workerUrl: inferenceWorkerUrl(), spawnWorker: opts.spawnWorker });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
   };

@@ -20,6 +20,7 @@ export async function startRuntime(opts: {
   logger: Logger;
   workerUrl: string | URL;
   hangTimeoutMs?: number;
+  spawnWorker?: (url: string | URL) => Worker;
 }): Promise<Runtime> {
   const { registry, logger } = opts;
   const scheduler = new Scheduler(opts.config.maxQueue);
@@ -30,6 +31,7 @@ export async function startRuntime(opts: {
     threads: opts.config.threads,
     logger,
     hangTimeoutMs: opts.hangTimeoutMs,
+    spawnWorker: opts.spawnWorker,
     onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
     onWorkerLost: (ids, reason) => scheduler.onWorkerLost(ids, reason),
     onHealth: (model, status, message) => registry.setHealth(model, status, message),

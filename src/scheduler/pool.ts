@@ -18,7 +18,12 @@ export interface PoolOptions {
   onHealth(model: string, status: "operational" | "degraded" | "outage", message: string | null): void;
   /** Called when a worker becomes ready, so waiting entries can be dispatched. */
   onReady(): void;
+  /** Creates the worker thread; tests pass one that keeps a handle for fault injection. */
+  spawnWorker?: (url: string | URL) => Worker;
 }
+
+/** A worker asked to stop that has not closed by then is terminated (terminating one mid-run can take the process down). */
+const RETIRE_GRACE_MS = 30_000;
 
 interface Handle {
   id: number;
@@ -77,20 +82,37 @@ export class WorkerPool {
     return [...this.handles.values()].map((h) => ({ workerId: h.id, model: h.model.id, state: h.state, held: h.held.size, rssBytes: h.rssBytes }));
   }
 
-  /** Ends a worker abruptly (operators' and tests' way to exercise recovery). */
-  kill(workerId: number): void {
+  /** Replaces a worker: its sequences fail as retryable, a new one loads, the old one is asked to stop. */
+  restart(workerId: number, reason = "restarted"): void {
     const h = this.handles.get(workerId);
-    if (h) h.worker.terminate();
+    if (h) this.lose(h, reason, true);
   }
 
-  async shutdown(): Promise<void> {
+  /** Asks every worker to stop and waits for them (terminating stragglers after `graceMs`). */
+  async shutdown(graceMs = 5000): Promise<void> {
     this.closing = true;
     if (this.timer) clearInterval(this.timer);
-    for (const h of this.handles.values()) {
-      h.state = "dead";
-      h.worker.terminate();
-    }
+    const all = [...this.handles.values()];
     this.handles.clear();
+    await Promise.all(all.map((h) => this.retire(h, graceMs)));
+  }
+
+  /** Stops a live worker from inside (a `shutdown` message), which is safe while it runs a session; terminate is not. */
+  private retire(h: Handle, graceMs: number): Promise<void> {
+    h.state = "dead";
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.opts.logger.warn("worker did not stop; terminating it", { worker: h.id });
+        h.worker.terminate();
+        resolve();
+      }, graceMs);
+      timer.unref?.();
+      h.worker.addEventListener("close", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.post(h, { type: "shutdown" });
+    });
   }
 
   private maxBatch(model: ModelEntry): number {
@@ -103,7 +125,7 @@ export class WorkerPool {
 
   private spawn(model: ModelEntry): Promise<void> {
     const id = this.nextId++;
-    const worker = new Worker(this.opts.workerUrl);
+    const worker = this.opts.spawnWorker ? this.opts.spawnWorker(this.opts.workerUrl) : new Worker(this.opts.workerUrl);
     const h: Handle = { id, model, worker, state: "loading", held: new Set(), lastHeard: Date.now(), rssBytes: 0 };
     this.handles.set(id, h);
     const spec: ModelLoadSpec = { id: model.id, dir: model.dir, dtype: model.defaultDtype, threads: this.opts.threads, maxBatch: this.maxBatch(model) };
@@ -121,9 +143,8 @@ export class WorkerPool {
             break;
           case "load_error":
             this.opts.logger.error("model failed to load", { worker: id, model: model.id, reason: msg.message });
-            h.state = "dead";
             this.handles.delete(id);
-            worker.terminate();
+            void this.retire(h, RETIRE_GRACE_MS);
             this.opts.onHealth(model.id, "outage", `failed to load: ${msg.message}`);
             resolve();
             break;
@@ -135,29 +156,29 @@ export class WorkerPool {
             h.rssBytes = msg.rssBytes;
             break;
           case "fatal":
-            this.lose(h, `worker failed: ${msg.message}`);
+            this.lose(h, `worker failed: ${msg.message}`, true);
             break;
         }
       };
       worker.onerror = (ev) => {
-        this.lose(h, `worker crashed: ${(ev as ErrorEvent).message ?? "unknown error"}`);
+        this.lose(h, `worker crashed: ${firstLine((ev as ErrorEvent).message)}`, false);
         resolve();
       };
       worker.addEventListener("close", () => {
-        this.lose(h, "worker exited");
+        this.lose(h, "worker exited", false);
         resolve();
       });
       this.post(h, { type: "load", model: spec });
     });
   }
 
-  /** Fails the worker's sequences, and starts a replacement unless the pool is closing. */
-  private lose(h: Handle, reason: string): void {
+  /** Fails the worker's sequences and starts a replacement (unless closing); a still-running worker is retired. */
+  private lose(h: Handle, reason: string, alive: boolean): void {
     if (h.state === "dead" || this.closing) return;
     const wasReady = h.state === "ready";
-    h.state = "dead";
     this.handles.delete(h.id);
-    h.worker.terminate();
+    if (alive) void this.retire(h, RETIRE_GRACE_MS);
+    else h.state = "dead";
     const lost = [...h.held];
     h.held.clear();
     this.opts.logger.error("worker lost", { worker: h.id, model: h.model.id, reason, failed_sequences: lost.length });
@@ -184,10 +205,16 @@ export class WorkerPool {
     for (const h of [...this.handles.values()]) {
       if (h.state !== "ready") continue;
       if (h.held.size > 0 && now - h.lastHeard > hang) {
-        this.lose(h, `worker stopped responding for ${Math.round((now - h.lastHeard) / 1000)} s`);
+        this.lose(h, `worker stopped responding for ${Math.round((now - h.lastHeard) / 1000)} s`, true);
         continue;
       }
       this.post(h, { type: "ping", nonce: now });
     }
   }
+}
+
+/** Bun's worker error text carries a code frame; keep the line that names the error. */
+function firstLine(text: string | undefined): string {
+  const lines = (text ?? "").split("\n").map((l) => l.trim()).filter(Boolean);
+  return lines.find((l) => /^\w*Error\b/.test(l)) ?? lines[0] ?? "unknown error";
 }

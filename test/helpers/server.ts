@@ -10,6 +10,8 @@ export interface TestServer extends RunningKiln {
   key: string;
   modelId: string;
   logs: Record<string, unknown>[];
+  /** Every worker thread the pool started, in order (for fault injection). */
+  workers: Worker[];
 }
 
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
@@ -17,8 +19,14 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   const config = loadConfig({ KILN_DATA_DIR: tempDir(), KILN_MODELS_DIR: dirname(modelDir), KILN_PORT: "0", KILN_THREADS: "1", ...env }, []);
   let printed = "";
   const logger = memoryLogger();
-  const kiln = await startKiln(config, { logger, print: (t) => (printed += t), buildDefaultModel: false });
+  const workers: Worker[] = [];
+  const spawnWorker = (url: string | URL) => {
+    const w = new Worker(url);
+    workers.push(w);
+    return w;
+  };
+  const kiln = await startKiln(config, { logger, print: (t) => (printed += t), buildDefaultModel: false, spawnWorker });
   const key = printed.match(/LLM\|\d+\|[A-Za-z0-9]+/)![0];
   const modelId = kiln.deps.registry.list()[0]!.id;
-  return { ...kiln, key, modelId, logs: logger.lines };
+  return { ...kiln, key, modelId, logs: logger.lines, workers };
 }

@@ -1,10 +1,11 @@
 // Admission limits, client disconnects and a killed worker, through the real server.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { streamChat } from "../load/stream-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ KILN_MAX_QUEUE: "2" });
+  s = await startTestServer({ KILN_MAX_QUEUE: "2", KILN_WORKERS: "2" });
 });
 afterAll(() => s.stop(1000));
 
@@ -51,21 +52,41 @@ describe("admission, disconnects and worker failure", () => {
     expect(await waitFor(async () => s.runtime.scheduler.load().active === 0, 5000)).toBe(true);
   });
 
-  test("a killed worker fails only its own requests, retryably; the next request succeeds", async () => {
+  test("a crashed worker fails only its own requests, retryably; the next request succeeds", async () => {
     const victim = post({ max_tokens: 3000, ignore_eos: true });
-    await waitFor(async () => s.runtime.scheduler.load().active === 1, 5000);
-    const [worker] = s.runtime.pool.stats();
-    s.runtime.pool.kill(worker!.workerId);
-    const res = await victim;
-    expect(res.status).toBe(503);
-    expect(res.headers.get("retry-after")).toBe("60");
-    expect(((await res.json()) as any).error.code).toBe("backend_unavailable");
+    const bystander = post({ max_tokens: 400, ignore_eos: true });
+    await waitFor(async () => s.runtime.pool.stats().every((w) => w.held === 1), 5000);
+    // An uncaught exception inside the worker thread kills it, as a real crash would.
+    const target = s.runtime.pool.stats()[0]!;
+    s.workers[target.workerId - 1]!.postMessage(null);
+    const [a, b] = await Promise.all([victim, bystander]);
+    // Sequences spread over both workers; whichever sat on the crashed one failed, the other finished.
+    expect([a.status, b.status].sort()).toEqual([200, 503]);
+    const failed = a.status === 503 ? a : b;
+    expect(failed.headers.get("retry-after")).toBe("60");
+    expect(((await failed.json()) as any).error.code).toBe("backend_unavailable");
+    const lost = s.logs.find((l) => l.msg === "worker lost")!;
+    expect(lost.reason).toContain("TypeError");
     // The pool replaces the worker; the model is back to operational and serves again.
-    expect(await waitFor(async () => s.deps.registry.healthOf(s.modelId).status === "operational" && s.runtime.pool.stats()[0]?.state === "ready", 15000)).toBe(true);
+    const twoReady = () => s.runtime.pool.stats().filter((w) => w.state === "ready").length === 2;
+    expect(await waitFor(async () => s.deps.registry.healthOf(s.modelId).status === "operational" && twoReady(), 15000)).toBe(true);
     const next = await post({ max_tokens: 3 });
     expect(next.status).toBe(200);
     const status = (await (await fetch(`${s.url}/v1/status`)).json()) as any;
     expect(status.model_statuses[0].status).toBe("operational");
+  });
+
+  test("restarting a busy worker fails its sequences retryably and never takes the process down", async () => {
+    const held = post({ max_tokens: 3000, ignore_eos: true });
+    await waitFor(async () => s.runtime.scheduler.load().active === 1, 5000);
+    const busy = s.runtime.pool.stats().find((w) => w.held === 1)!;
+    s.runtime.pool.restart(busy.workerId, "restarted by test");
+    const res = await held;
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as any).error.message).toContain("restarted by test");
+    const twoReady = () => s.runtime.pool.stats().filter((w) => w.state === "ready").length === 2;
+    expect(await waitFor(async () => twoReady(), 15000)).toBe(true);
+    expect((await post({ max_tokens: 3 })).status).toBe(200);
   });
 
   test("the non-streaming time limit gives 504 gateway_timeout; streams are not subject to it", async () => {
@@ -78,6 +99,9 @@ describe("admission, disconnects and worker failure", () => {
       });
       expect(slow.status).toBe(504);
       expect(((await slow.json()) as any).error).toMatchObject({ type: "server_error", code: "gateway_timeout" });
+      const stream = await streamChat(t.url, t.key, { model: t.modelId, messages: [{ role: "user", content: "go" }], max_tokens: 3000, ignore_eos: true });
+      expect(stream.e2eMs).toBeGreaterThan(1000);
+      expect(stream.outputTokens).toBe(3000);
     } finally {
       await t.stop(500);
     }
