@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
 import { compileKiln, type CompileResult } from "../../build/compile.ts";
+import { devOnlyPackages, forbiddenInputs } from "../../build/compile/checks.ts";
 import { freePort, rssBytes, runBinary, runOnce, waitForHttp, type RunningBinary } from "./binary-process.ts";
 
 const KEY_RE = /LLM\|\d+\|[A-Za-z0-9_-]{32,}/;
@@ -50,7 +52,10 @@ describe("the build", () => {
     for (const needed of ["src/main.ts", "src/native/preload.ts", "workers/inference-worker.ts", "src/native/doctor-worker.ts", "src/db/migrations.gen.ts", "src/api/docs/routes.ts"]) {
       expect(first.inputs).toContain(needed);
     }
-    expect(first.inputs.filter((p) => /^test\//.test(p) || /node_modules\/(openai|@anthropic-ai|drizzle-kit|onnx-proto|protobufjs|typescript)\//.test(p))).toEqual([]);
+    expect(first.inputs.filter((p) => /^test\//.test(p))).toEqual([]);
+    const devOnly = devOnlyPackages(pkg);
+    expect(devOnly).toEqual(expect.arrayContaining(["openai", "typescript", "drizzle-kit"]));
+    expect(forbiddenInputs(first.inputs, devOnly)).toEqual([]);
   });
 });
 
