@@ -11,6 +11,21 @@ export const Q4_ACCURACY_LEVEL = 4;
 const MASKED = -1e9;
 const INT64_MAX = 9223372036854775807n;
 
+/** cos/sin of position · θ^(−2i/D) for every position of the context, computed in float64. */
+export function ropeTables(spec: ModelSpec): { cos: Float32Array; sin: Float32Array } {
+  const half = spec.headDim / 2;
+  const cos = new Float32Array(spec.contextLength * half);
+  const sin = new Float32Array(spec.contextLength * half);
+  for (let i = 0; i < half; i++) {
+    const invFreq = Math.pow(spec.ropeTheta, (-2 * i) / spec.headDim);
+    for (let p = 0; p < spec.contextLength; p++) {
+      cos[p * half + i] = Math.cos(p * invFreq);
+      sin[p * half + i] = Math.sin(p * invFreq);
+    }
+  }
+  return { cos, sin };
+}
+
 /** Builds the graph's nodes and I/O; weight initializers are added by the weight writer afterwards. */
 export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   const g = new GraphBuilder();
@@ -65,21 +80,12 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   const allowed = g.node("And", [causal, padOk]);
   const mask = g.node("Where", [allowed, g.float32([0], []), g.float32([MASKED], [])]);
 
-  // Rotary tables from position_ids: angle = pos * theta^(-2i/D), duplicated over both halves (rotate-half layout).
-  const invFreq = new Float32Array(D / 2);
-  for (let i = 0; i < D / 2; i++) invFreq[i] = 1 / Math.pow(spec.ropeTheta, (2 * i) / D);
-  const pos = g.node("Unsqueeze", [g.node("Cast", [positionIds], { to: int(T.FLOAT) }), g.int64([2])]);
-  const freqs = g.node("Mul", [pos, g.float32(invFreq)]);
-  const angles = g.node("Unsqueeze", [g.node("Concat", [freqs, freqs], { axis: int(-1) }), one]);
-  const cos = g.node("Cos", [angles]);
-  const sin = g.node("Sin", [angles]);
-  const half = g.int64([D / 2]);
-  const rope = (x: string) => {
-    const x1 = g.node("Slice", [x, g.int64([0]), half, g.int64([3])]);
-    const x2 = g.node("Slice", [x, half, g.int64([D]), g.int64([3])]);
-    const rotated = g.node("Concat", [g.node("Neg", [x2]), x1], { axis: int(3) });
-    return g.node("Add", [g.node("Mul", [x, cos]), g.node("Mul", [rotated, sin])]);
-  };
+  // Rotary embedding (rotate-half layout) from position_ids, with cos/sin tables over the whole context.
+  const rope = ropeTables(spec);
+  const cosCache = g.float32(rope.cos, [spec.contextLength, D / 2]);
+  const sinCache = g.float32(rope.sin, [spec.contextLength, D / 2]);
+  const rotary = (x: string, n: number) =>
+    g.node("RotaryEmbedding", [x, positionIds, cosCache, sinCache], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
   const heads = (x: string, n: number) =>
     g.node("Transpose", [g.node("Reshape", [x, g.int64([0, 0, n, D])])], { perm: ints([0, 2, 1, 3]) });
 
@@ -88,9 +94,10 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   for (let l = 0; l < L; l++) {
     const w = names.layers[l]!;
     const x = rmsNorm(h, w.inputNorm);
-    const q = rope(heads(linear(x, w.q, w.qBias), NH));
-    const k = rope(heads(linear(x, w.k, w.kBias), KV));
-    const v = heads(linear(x, w.v, w.vBias), KV);
+    const [qp, kp, vp] = g.nodeN("Split", [linear(x, w.qkv, w.qkvBias?.name), g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, { count: 3 });
+    const q = heads(rotary(qp!, NH), NH);
+    const k = heads(rotary(kp!, KV), KV);
+    const v = heads(vp!, KV);
     const presentK = g.node("Concat", [past[l]!.key, k], { axis: int(2) }, { output: `present.${l}.key` });
     const presentV = g.node("Concat", [past[l]!.value, v], { axis: int(2) }, { output: `present.${l}.value` });
     // Grouped-query attention without repeating K/V: query heads of one KV group are stacked along the sequence axis.
@@ -103,8 +110,8 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
     h = g.node("Add", [h, linear(merged, w.o)]);
 
     const x2 = rmsNorm(h, w.postNorm);
-    const gate = linear(x2, w.gate);
-    const act = g.node("Mul", [g.node("Mul", [gate, g.node("Sigmoid", [gate])]), linear(x2, w.up)]);
+    const [gate, up] = g.nodeN("Split", [linear(x2, w.gateUp), g.int64([spec.intermediate, spec.intermediate])], { axis: int(-1) }, { count: 2 });
+    const act = g.node("Mul", [g.node("Mul", [gate!, g.node("Sigmoid", [gate!])]), up!]);
     h = g.node("Add", [h, linear(act, w.down)]);
   }
   const final = rmsNorm(h, names.finalNorm);

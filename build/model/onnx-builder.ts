@@ -88,9 +88,10 @@ export class GraphBuilder {
     return this.constant(key, T.INT64, dims, new Uint8Array(BigInt64Array.from(values.map(BigInt)).buffer));
   }
 
+  /** A float constant; small ones are shared between uses, large tables (rotary caches) are not compared. */
   float32(values: number[] | Float32Array, dims: number[] = [values.length]): string {
     const data = Float32Array.from(values);
-    const key = `f32:${dims.join("x")}:${Array.from(data).join(",")}`;
+    const key = data.length <= 64 ? `f32:${dims.join("x")}:${Array.from(data).join(",")}` : `f32#${this.counter++}`;
     return this.constant(key, T.FLOAT, dims, new Uint8Array(data.buffer));
   }
 

@@ -9,20 +9,23 @@ export interface Linear {
   out: number;
 }
 
+/** Tensors stored as one but generated as named parts (each with its own RNG stream), concatenated row-wise. */
+export interface Part {
+  name: string;
+  size: number;
+}
+
 export interface LayerNames {
   inputNorm: string;
   postNorm: string;
-  q: Linear;
-  k: Linear;
-  v: Linear;
+  /** q, k and v projections fused along the output axis: one matmul per layer instead of three. */
+  qkv: Linear & { parts: Part[] };
   o: Linear;
-  gate: Linear;
-  up: Linear;
+  /** gate and up projections fused along the output axis. */
+  gateUp: Linear & { parts: Part[] };
   down: Linear;
   /** Qwen2 has biases on the q/k/v projections; Llama has none. */
-  qBias?: string;
-  kBias?: string;
-  vBias?: string;
+  qkvBias?: { name: string; parts: Part[] };
 }
 
 export interface WeightNames {
@@ -39,21 +42,22 @@ export function weightNames(spec: ModelSpec): WeightNames {
   const layers: LayerNames[] = [];
   for (let l = 0; l < spec.layers; l++) {
     const p = `model.layers.${l}`;
-    const lin = (n: string, i: number, o: number): Linear => ({ name: `${p}.${n}.weight`, in: i, out: o });
-    const bias = spec.architecture === "qwen2";
+    const qkvOut = [heads * D, kvHeads * D, kvHeads * D];
+    const qkvParts = (suffix: string, per: number) =>
+      ["q", "k", "v"].map((n, i) => ({ name: `${p}.self_attn.${n}_proj.${suffix}`, size: qkvOut[i]! * per }));
     layers.push({
       inputNorm: `${p}.input_layernorm.weight`,
       postNorm: `${p}.post_attention_layernorm.weight`,
-      q: lin("self_attn.q_proj", H, heads * D),
-      k: lin("self_attn.k_proj", H, kvHeads * D),
-      v: lin("self_attn.v_proj", H, kvHeads * D),
-      o: lin("self_attn.o_proj", heads * D, H),
-      gate: lin("mlp.gate_proj", H, I),
-      up: lin("mlp.up_proj", H, I),
-      down: lin("mlp.down_proj", I, H),
-      ...(bias
-        ? { qBias: `${p}.self_attn.q_proj.bias`, kBias: `${p}.self_attn.k_proj.bias`, vBias: `${p}.self_attn.v_proj.bias` }
-        : {}),
+      qkv: { name: `${p}.self_attn.qkv_proj.weight`, in: H, out: heads * D + 2 * kvHeads * D, parts: qkvParts("weight", H) },
+      o: { name: `${p}.self_attn.o_proj.weight`, in: heads * D, out: H },
+      gateUp: {
+        name: `${p}.mlp.gate_up_proj.weight`,
+        in: H,
+        out: 2 * I,
+        parts: [{ name: `${p}.mlp.gate_proj.weight`, size: I * H }, { name: `${p}.mlp.up_proj.weight`, size: I * H }],
+      },
+      down: { name: `${p}.mlp.down_proj.weight`, in: I, out: H },
+      ...(spec.architecture === "qwen2" ? { qkvBias: { name: `${p}.self_attn.qkv_proj.bias`, parts: qkvParts("bias", 1) } } : {}),
     });
   }
   const head = { name: spec.tiedEmbeddings ? embed : "lm_head.weight", in: H, out: spec.vocab };
@@ -68,25 +72,21 @@ export interface PlanEntry {
   kind: WeightKind;
   rows: number;
   cols: number;
+  parts?: Part[];
 }
 
 /** Every tensor of the model, in file order. */
 export function weightPlan(spec: ModelSpec): PlanEntry[] {
   const n = weightNames(spec);
   const plan: PlanEntry[] = [{ name: n.embed, kind: "embed", rows: spec.vocab, cols: spec.hidden }];
-  const lin = (w: Linear): PlanEntry => ({ name: w.name, kind: "linear", rows: w.out, cols: w.in });
-  const vec = (name: string | undefined, kind: WeightKind, size: number): PlanEntry[] =>
-    name ? [{ name, kind, rows: 1, cols: size }] : [];
+  const lin = (w: Linear & { parts?: Part[] }): PlanEntry => ({ name: w.name, kind: "linear", rows: w.out, cols: w.in, parts: w.parts });
+  const vec = (name: string, kind: WeightKind, size: number): PlanEntry => ({ name, kind, rows: 1, cols: size });
   for (const l of n.layers) {
-    plan.push(...vec(l.inputNorm, "norm", spec.hidden));
-    plan.push(lin(l.q), ...vec(l.qBias, "bias", l.q.out));
-    plan.push(lin(l.k), ...vec(l.kBias, "bias", l.k.out));
-    plan.push(lin(l.v), ...vec(l.vBias, "bias", l.v.out));
-    plan.push(lin(l.o));
-    plan.push(...vec(l.postNorm, "norm", spec.hidden));
-    plan.push(lin(l.gate), lin(l.up), lin(l.down));
+    plan.push(vec(l.inputNorm, "norm", spec.hidden), lin(l.qkv));
+    if (l.qkvBias) plan.push({ ...vec(l.qkvBias.name, "bias", l.qkv.out), parts: l.qkvBias.parts });
+    plan.push(lin(l.o), vec(l.postNorm, "norm", spec.hidden), lin(l.gateUp), lin(l.down));
   }
-  plan.push(...vec(n.finalNorm, "norm", spec.hidden));
+  plan.push(vec(n.finalNorm, "norm", spec.hidden));
   if (!spec.tiedEmbeddings) plan.push({ name: n.head.name, kind: "head", rows: n.head.out, cols: n.head.in });
   return plan;
 }
@@ -107,6 +107,18 @@ const CHUNK_VALUES = 1 << 22;
 export function* generateWeight(spec: ModelSpec, e: PlanEntry): Generator<Chunk> {
   if (e.kind === "norm") {
     yield { data: new Float32Array(e.cols).fill(1), rowStart: 0, rows: 1 };
+    return;
+  }
+  if (e.parts) {
+    // Fused tensors come whole: each part from its own stream, so values do not depend on the fusion.
+    const data = new Float32Array(e.rows * e.cols);
+    let at = 0;
+    for (const p of e.parts) {
+      tensorRng(spec.seed, p.name).fillNormal(data.subarray(at, at + p.size), spec.initStd);
+      at += p.size;
+    }
+    if (at !== data.length) throw new Error(`fused tensor ${e.name}: parts cover ${at} of ${data.length} values`);
+    yield { data, rowStart: 0, rows: e.rows };
     return;
   }
   const rng = tensorRng(spec.seed, e.name);

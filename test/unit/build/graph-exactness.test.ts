@@ -1,16 +1,30 @@
 // The fp32 graph: KV-cache steps equal full recomputation, num_logits_to_keep slices, left-padded batches equal solo runs.
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildModel } from "../../../build/model/index.ts";
 import { tinyModelDir } from "../../helpers/tiny-model.ts";
 import { forward, greedy, maxAbsDiff, openDriver, type Driver, type Past } from "./ort-driver.ts";
+import { TINY_QWEN2 } from "./tiny-specs.ts";
 
-let d: Driver;
+const root = mkdtempSync(join(tmpdir(), "kiln-build-exact-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const drivers: Record<string, Driver> = {};
 beforeAll(async () => {
-  d = await openDriver(await tinyModelDir());
+  drivers.llama = await openDriver(await tinyModelDir());
+  await buildModel({ spec: TINY_QWEN2, dtypes: ["fp32"], outDir: join(root, "qwen2") });
+  drivers.qwen2 = await openDriver(join(root, "qwen2"));
 });
 
-const seq = [5, 300, 41, 1200, 77, 9, 640, 18, 1999, 3];
+const seq = [5, 300, 41, 1000, 77, 9, 640, 18, 999, 3];
 
-describe("tiny fp32 graph", () => {
+describe.each(["llama", "qwen2"])("tiny %s fp32 graph", (arch) => {
+  let d: Driver;
+  beforeAll(() => {
+    d = drivers[arch]!;
+  });
+
   test("logits with the KV cache step by step equal full recomputation (1e-4)", async () => {
     const full = await forward(d, [seq], [seq.map(() => 1)], null, 0);
     expect(full.dims).toEqual([1, seq.length, d.vocab]);
@@ -44,7 +58,7 @@ describe("tiny fp32 graph", () => {
 
   test("a left-padded batch gives each row its solo greedy tokens and logits", async () => {
     const short = [12, 800, 7];
-    const long = [400, 3, 1500, 66, 901, 23, 4, 1024];
+    const long = [400, 3, 1000, 66, 901, 23, 4, 1010];
     const steps = 8;
     const batch = await greedy(d, [short, long], steps);
     const soloShort = await greedy(d, [short], steps);
@@ -55,7 +69,7 @@ describe("tiny fp32 graph", () => {
       expect(maxAbsDiff(batch.logits[0]![s]!, soloShort.logits[0]![s]!)).toBeLessThan(1e-4);
       expect(maxAbsDiff(batch.logits[1]![s]!, soloLong.logits[0]![s]!)).toBeLessThan(1e-4);
     }
-    // Greedy output of the tiny model is not one repeated token.
-    expect(new Set(soloLong.tokens[0]).size).toBeGreaterThan(1);
+    // The untied head keeps greedy output from repeating one token (tied random embeddings do repeat).
+    if (arch === "llama") expect(new Set(soloLong.tokens[0]).size).toBeGreaterThan(1);
   });
 });

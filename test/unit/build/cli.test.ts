@@ -1,0 +1,68 @@
+// `kiln models build` argument parsing, progress formatting, and an end-to-end tiny build through the command.
+import { afterAll, describe, expect, spyOn, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { modelsBuildCommand, parseBuildArgs } from "../../../build/model/cli.ts";
+import { formatProgress, progressReporter } from "../../../build/model/progress.ts";
+
+const root = mkdtempSync(join(tmpdir(), "kiln-build-cli-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("parseBuildArgs", () => {
+  test("reads flags in both forms, with defaults", () => {
+    expect(parseBuildArgs(["--preset", "qwen2-0.5b", "--dtype=fp32,q4", "--out", "/m", "--seed", "7", "--force"])).toEqual({
+      preset: "qwen2-0.5b", dtypes: ["fp32", "q4"], defaultDtype: undefined, out: "/m", seed: 7, force: true,
+    });
+    expect(parseBuildArgs(["--preset=tiny"])).toEqual({ preset: "tiny", dtypes: ["fp32"], defaultDtype: undefined, out: "./models", seed: undefined, force: false });
+    expect(parseBuildArgs(["--preset", "tiny", "--dtype", "fp32,q4", "--default-dtype", "q4"])).toMatchObject({ defaultDtype: "q4" });
+  });
+
+  test("explains bad input", () => {
+    expect(parseBuildArgs([])).toEqual({ error: "--preset is required" });
+    expect(parseBuildArgs(["--preset", "huge"])).toMatchObject({ error: expect.stringContaining('unknown preset "huge"') });
+    expect(parseBuildArgs(["--preset", "tiny", "--dtype", "fp16"])).toMatchObject({ error: expect.stringContaining("--dtype must list") });
+    expect(parseBuildArgs(["--preset", "tiny", "--seed", "-1"])).toMatchObject({ error: expect.stringContaining("--seed") });
+    expect(parseBuildArgs(["--preset", "tiny", "--dtype", "fp32", "--default-dtype", "q4"])).toMatchObject({ error: expect.stringContaining("--default-dtype") });
+    expect(parseBuildArgs(["--preset"])).toEqual({ error: "--preset needs a value" });
+    expect(parseBuildArgs(["--colour", "red"])).toEqual({ error: "unknown flag --colour" });
+    expect(parseBuildArgs(["tiny"])).toEqual({ error: 'unexpected argument "tiny"' });
+  });
+});
+
+describe("progress", () => {
+  test("formatProgress draws a proportional bar", () => {
+    expect(formatProgress(50, 200, "x", 8)).toBe("[##......]  25%  50/200 params  x");
+    expect(formatProgress(494_032_768, 494_032_768, "done", 4)).toBe("[####] 100%  494.0M/494.0M params  done");
+  });
+
+  test("non-TTY prints at each 10% step and at the end; TTY redraws in place", () => {
+    const lines: string[] = [];
+    let t = 0;
+    const report = progressReporter({ tty: false, write: (s) => lines.push(s), now: () => t });
+    for (let i = 1; i <= 100; i++) report(i, 100, "w");
+    expect(lines.length).toBe(11);
+    expect(lines.at(-1)).toStartWith("[##############################] 100%");
+    const out: string[] = [];
+    const tty = progressReporter({ tty: true, write: (s) => out.push(s), now: () => (t += 150) });
+    tty(1, 2, "a");
+    tty(2, 2, "b");
+    expect(out[0]).toStartWith("\r[");
+    expect(out[1]).toEndWith("\n");
+  });
+});
+
+describe("modelsBuildCommand", () => {
+  test("builds a preset into the models dir, then reports it intact; bad flags exit 2", async () => {
+    const quiet = [spyOn(console, "log"), spyOn(console, "error"), spyOn(process.stdout, "write")].map((s) => s.mockImplementation(() => true as never));
+    afterAll(() => quiet.forEach((s) => s.mockRestore()));
+    expect(await modelsBuildCommand(["--preset", "tiny", "--out", root])).toBe(0);
+    expect(existsSync(join(root, "kiln-tiny-v1", "onnx", "model.onnx"))).toBe(true);
+    expect(await modelsBuildCommand(["--preset", "tiny", "--out", root])).toBe(0);
+    expect(await modelsBuildCommand(["--preset", "nope"])).toBe(2);
+    const said = (quiet[0]!.mock.calls as unknown[][]).map((c) => String(c[0]));
+    expect(said[0]).toStartWith("built kiln-tiny-v1 (fp32)");
+    expect(said[1]).toStartWith("kiln-tiny-v1 is already built and intact");
+    quiet.forEach((s) => s.mockRestore());
+  });
+});

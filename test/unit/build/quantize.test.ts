@@ -1,0 +1,101 @@
+// Quantizers: exact nibble/scale/zero-point layout, checked by hand and against onnxruntime's MatMulNBits and DynamicQuantizeMatMul.
+import { describe, expect, test } from "bun:test";
+import * as ort from "onnxruntime-node";
+import { GraphBuilder, int, T } from "../../../build/model/onnx-builder.ts";
+import { dequantizeQ4, q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "../../../build/model/quantize.ts";
+import { Rng } from "../../../build/model/rng.ts";
+
+const randomMatrix = (n: number, k: number, seed: number) => {
+  const w = new Float32Array(n * k);
+  new Rng(seed).fillNormal(w, 0.5);
+  return w;
+};
+
+describe("q4 quantization", () => {
+  test("packs levels low nibble first, with per-block scale and zero point", () => {
+    // One row, one block: values 0..15 × 0.1 → lo 0, hi 1.5, scale 0.1, zero point 0, level i at element i.
+    const w = Float32Array.from({ length: 32 }, (_, i) => (i % 16) * 0.1);
+    const q = new Uint8Array(16), s = new Float32Array(1), zp = new Uint8Array(1);
+    quantizeQ4Rows(w, 1, 32, q, s, zp);
+    expect(s[0]).toBeCloseTo(0.1, 6);
+    expect(zp[0]).toBe(0);
+    expect(Array.from(q.subarray(0, 8))).toEqual([0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe]);
+    // All-negative block: hi is clamped to 0, so the zero point is 15 and 0 stays exact.
+    const neg = Float32Array.from({ length: 32 }, (_, i) => -i * 0.05);
+    quantizeQ4Rows(neg, 1, 32, q, s, zp);
+    expect(zp[0]! & 0x0f).toBe(15);
+    expect(dequantizeQ4(1, 32, q, s, zp)[0]).toBe(0);
+  });
+
+  test("round trip error is at most half a step, including a partial last block", () => {
+    const n = 3, k = 80; // 3 blocks per row, the last one 16 wide
+    const w = randomMatrix(n, k, 3);
+    const l = q4Layout(n, k);
+    expect(l).toEqual({ blocks: 3, qBytes: 3 * 3 * 16, scaleCount: 9, zpBytes: 6 });
+    const q = new Uint8Array(l.qBytes), s = new Float32Array(l.scaleCount), zp = new Uint8Array(l.zpBytes);
+    quantizeQ4Rows(w, n, k, q, s, zp);
+    const back = dequantizeQ4(n, k, q, s, zp);
+    for (let r = 0; r < n; r++)
+      for (let i = 0; i < k; i++) expect(Math.abs(back[r * k + i]! - w[r * k + i]!)).toBeLessThanOrEqual(s[r * 3 + Math.floor(i / 32)]! / 2 + 1e-6);
+  });
+
+  test("onnxruntime's MatMulNBits (accuracy level 0) computes A · dequant(W)ᵀ", async () => {
+    const m = 4, n = 5, k = 80;
+    const w = randomMatrix(n, k, 11);
+    const a = randomMatrix(m, k, 12);
+    const l = q4Layout(n, k);
+    const q = new Uint8Array(l.qBytes), s = new Float32Array(l.scaleCount), zp = new Uint8Array(l.zpBytes);
+    quantizeQ4Rows(w, n, k, q, s, zp);
+    const g = new GraphBuilder();
+    g.input("a", T.FLOAT, [m, k]);
+    g.inline("q", T.UINT8, [n, l.blocks, 16], q);
+    g.inline("s", T.FLOAT, [l.scaleCount], new Uint8Array(s.buffer));
+    g.inline("z", T.UINT8, [l.zpBytes], zp);
+    g.node("MatMulNBits", ["a", "q", "s", "z"], { K: int(k), N: int(n), bits: int(4), block_size: int(32), accuracy_level: int(0) }, { domain: "com.microsoft", output: "y" });
+    g.output("y", T.FLOAT, [m, n]);
+    const session = await ort.InferenceSession.create(g.encode("q4-check"));
+    const y = (await session.run({ a: new ort.Tensor("float32", a, [m, k]) })).y!.data as Float32Array;
+    const deq = dequantizeQ4(n, k, q, s, zp);
+    for (let i = 0; i < m; i++)
+      for (let j = 0; j < n; j++) {
+        let ref = 0;
+        for (let t = 0; t < k; t++) ref += a[i * k + t]! * deq[j * k + t]!;
+        expect(Math.abs(y[i * n + j]! - ref)).toBeLessThan(1e-4);
+      }
+  });
+});
+
+describe("int8 quantization", () => {
+  test("per-column symmetric scales, transposed layout, matches DynamicQuantizeMatMul loosely", async () => {
+    const m = 3, n = 4, k = 64;
+    const w = randomMatrix(n, k, 21);
+    const a = randomMatrix(m, k, 22);
+    const qT = new Int8Array(k * n), scales = new Float32Array(n);
+    quantizeInt8Rows(w, n, k, n, 0, qT, scales);
+    for (let j = 0; j < n; j++) {
+      let amax = 0;
+      for (let t = 0; t < k; t++) amax = Math.max(amax, Math.abs(w[j * k + t]!));
+      expect(scales[j]).toBeCloseTo(amax / 127, 7);
+      for (let t = 0; t < k; t++) expect(Math.abs(qT[t * n + j]! * scales[j]! - w[j * k + t]!)).toBeLessThanOrEqual(scales[j]! / 2 + 1e-7);
+    }
+    const g = new GraphBuilder();
+    g.input("a", T.FLOAT, [m, k]);
+    g.inline("b", T.INT8, [k, n], new Uint8Array(qT.buffer));
+    g.inline("s", T.FLOAT, [n], new Uint8Array(scales.buffer));
+    g.node("DynamicQuantizeMatMul", ["a", "b", "s"], {}, { domain: "com.microsoft", output: "y" });
+    g.output("y", T.FLOAT, [m, n]);
+    const session = await ort.InferenceSession.create(g.encode("int8-check"));
+    const y = (await session.run({ a: new ort.Tensor("float32", a, [m, k]) })).y!.data as Float32Array;
+    const wt = transpose(w, n, k);
+    for (let i = 0; i < m; i++)
+      for (let j = 0; j < n; j++) {
+        let ref = 0;
+        for (let t = 0; t < k; t++) ref += a[i * k + t]! * wt[t * n + j]!;
+        expect(Math.abs(y[i * n + j]! - ref)).toBeLessThan(0.05 * Math.sqrt(k) * 0.25 + 0.02);
+      }
+  });
+
+  test("transpose", () => {
+    expect(Array.from(transpose(Float32Array.from([1, 2, 3, 4, 5, 6]), 2, 3))).toEqual([1, 4, 2, 5, 3, 6]);
+  });
+});
