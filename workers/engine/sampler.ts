@@ -43,8 +43,9 @@ export class Sampler {
   /** Picks the next token for one row of logits, drawing from `rng` only when sampling. */
   sample(logits: Float32Array, settings: SampleSettings, rng: () => number): number {
     if (!(settings.temperature > 0)) return argmax(logits);
-    const total = this.weigh(logits, settings.temperature);
-    if (settings.topP >= 1) return this.draw(null, logits.length, total, rng);
+    const filter = settings.topP < 1;
+    const total = this.weigh(logits, settings.temperature, filter);
+    if (!filter) return this.draw(null, logits.length, total, rng);
     const count = this.selectNucleus(logits.length, total * settings.topP);
     let mass = 0;
     for (let k = 0; k < count; k++) mass += this.w[this.ids[k]!]!;
@@ -53,12 +54,12 @@ export class Sampler {
 
   /** The nucleus token ids (exposed for tests); order: full octaves by id, then the boundary's picks by weight. */
   nucleus(logits: Float32Array, settings: SampleSettings): number[] {
-    const total = this.weigh(logits, settings.temperature);
+    const total = this.weigh(logits, settings.temperature, true);
     return Array.from(this.ids.subarray(0, this.selectNucleus(logits.length, total * Math.min(1, settings.topP))));
   }
 
-  /** Fills w with exp((l - max) / T) and each token's octave; returns the total weight. */
-  private weigh(logits: Float32Array, temperature: number): number {
+  /** Fills w with exp((l - max) / T) and, for the nucleus, each token's octave and the octaves' masses; returns the total. */
+  private weigh(logits: Float32Array, temperature: number, octaves: boolean): number {
     const n = logits.length;
     if (this.w.length < n) {
       this.w = new Float64Array(n);
@@ -66,33 +67,43 @@ export class Sampler {
       this.ids = new Int32Array(n);
       this.boundary = new Int32Array(n);
     }
-    const { w, octave } = this;
+    const { w, octave, octaveMass } = this;
     const max = logits[argmax(logits)]!;
     const invT = 1 / temperature;
     const perOctave = invT / Math.LN2;
     let total = 0;
+    if (!octaves) {
+      // NaN and -Infinity logits get zero weight and are never chosen.
+      for (let i = 0; i < n; i++) {
+        const v = logits[i]!;
+        const x = v > -Infinity ? Math.exp((v - max) * invT) : 0;
+        w[i] = x;
+        total += x;
+      }
+      return total;
+    }
+    octaveMass.fill(0);
     for (let i = 0; i < n; i++) {
       const v = logits[i]!;
-      // NaN and -Infinity logits get zero weight and are never chosen.
       if (!(v > -Infinity)) {
         w[i] = 0;
         octave[i] = OCTAVES - 1;
         continue;
       }
       const x = Math.exp((v - max) * invT);
-      w[i] = x;
-      total += x;
       const o = Math.floor((max - v) * perOctave);
-      octave[i] = o < OCTAVES - 1 ? o : OCTAVES - 1;
+      const oc = o < OCTAVES - 1 ? o : OCTAVES - 1;
+      w[i] = x;
+      octave[i] = oc;
+      octaveMass[oc]! += x;
+      total += x;
     }
     return total;
   }
 
-  /** Writes the nucleus ids into this.ids and returns their count. */
+  /** Writes the nucleus ids into this.ids and returns their count (needs weigh(…, true) first). */
   private selectNucleus(n: number, target: number): number {
     const { w, octave, ids, octaveMass } = this;
-    octaveMass.fill(0);
-    for (let i = 0; i < n; i++) octaveMass[octave[i]!]! += w[i]!;
     // Every octave before the one where the running mass reaches the target lies wholly inside the nucleus.
     let last = 0;
     let before = 0;
