@@ -12,16 +12,18 @@ import { streamChat } from "./stream-client.ts";
 const LEVELS = [1, 4, 8, 16];
 const DTYPE = (process.env.KILN_BENCH_DTYPE ?? "q4") as Dtype;
 const NEW_TOKENS = Number(process.env.KILN_BENCH_TOKENS ?? 64);
-const MODELS_DIR = process.env.KILN_BENCH_MODELS ?? join(import.meta.dir, "..", "..", "data", "bench-models");
+/** One models dir per dtype: both builds carry the same model id. */
+const MODELS_DIR = join(process.env.KILN_BENCH_MODELS ?? join(import.meta.dir, "..", "..", "data", "bench-models"), DTYPE);
+const SPEC = PRESETS["qwen2-0.5b"]!;
 /** A user message that, with the chat template, comes to about 32 prompt tokens. */
 const PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle on a quiet winter morning.";
 
 async function ensureBenchModel(): Promise<string> {
-  const spec = PRESETS["qwen2-0.5b"]!;
+  const spec = SPEC;
   const dir = join(MODELS_DIR, spec.id);
   if (!existsSync(join(dir, "kiln.json"))) {
     console.log(`building ${spec.id} (${DTYPE}) into ${dir} …`);
-    await buildModel({ spec, dtypes: [DTYPE], outDir: dir, onProgress: (d, t, label) => d === t && console.log(`  ${label} done`) });
+    await buildModel({ spec, dtypes: [DTYPE], outDir: dir, onProgress: (d: number, t: number, label: string) => d === t && console.log(`  ${label} done`) });
   }
   return dir;
 }
@@ -43,10 +45,7 @@ test(
       modelsDir: MODELS_DIR,
       env: { KILN_THREADS: String(threads) },
     });
-    const model = (await (await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as {
-      data: { id: string }[];
-    };
-    const id = model.data.find((m) => m.id.startsWith("qwen2-0.5b"))!.id;
+    const id = SPEC.id;
     const body = { model: id, messages: [{ role: "user", content: PROMPT }], max_tokens: NEW_TOKENS, temperature: 0, ignore_eos: true };
     await streamChat(server.url, server.key, { ...body, max_tokens: 4 }); // warm-up
     const kiln: LevelSummary[] = [];
