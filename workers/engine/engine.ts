@@ -20,6 +20,14 @@ export interface EngineOptions {
   prefillTokenBudget?: number;
 }
 
+/** What one step gathers: the report, and the rows that form the next batch. */
+interface StepContext {
+  deltas: SeqDelta[];
+  finished: SeqFinish[];
+  keep: BatchRow[];
+  next: Sequence[];
+}
+
 /** A long prompt being prefilled chunk by chunk; it holds a batch slot meanwhile. */
 interface Chunked {
   seq: Sequence;
@@ -78,63 +86,60 @@ export class Engine {
 
   /** One engine step: decode the running batch, prefill newcomers into freed slots, rebuild the cache once, report. */
   async step(): Promise<void> {
-    const deltas: SeqDelta[] = [];
-    const finished = this.pendingFinished;
+    const ctx: StepContext = { deltas: [], finished: this.pendingFinished, keep: [], next: [] };
     this.pendingFinished = [];
-    const keep: BatchRow[] = [];
-    const next: Sequence[] = [];
-    const collect = (seqs: Sequence[], kv: BatchKv, out: ForwardResult) => {
-      seqs.forEach((seq, row) => {
-        const outcome = this.sampleNext(seq, out, row);
-        deltas.push({ seqId: seq.id, text: outcome.text, tokens: outcome.tokens });
-        if (outcome.finish) finished.push(outcome.finish);
-        else {
-          keep.push({ kv, row });
-          next.push(seq);
-        }
-      });
-    };
-
-    const live = this.dropCancelled(finished);
+    const live = this.dropCancelled(ctx.finished);
     if (live.length > 0 && this.kv) {
       const kv = this.kv;
       const tokens = live.map((s) => s.lastToken);
-      const out = await this.tryForward(live, finished, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
-      if (out) collect(live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
+      const out = await this.tryForward(live, ctx, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
+      if (out) this.collect(ctx, live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
     }
-
     const budget = this.opts.prefillTokenBudget ?? 512;
-    const free = this.opts.maxBatch - next.length - (this.chunked ? 1 : 0);
-    if (!this.chunked && free > 0) this.chunked = this.takeLongPrompt(budget);
-    let spent = 0;
-    if (this.chunked) {
-      const { seq, kv, done } = this.chunked;
-      const piece = seq.promptIds.slice(done, done + budget);
-      spent = piece.length;
-      const out = await this.tryForward([seq], finished, () => this.runner.forward(chunkInputs(piece, done), kv));
-      if (!out) this.chunked = null;
-      else if (done + piece.length < seq.promptIds.length) this.chunked = { seq, kv: { tensors: out.present, lens: [done + piece.length], length: done + piece.length }, done: done + piece.length };
-      else {
-        this.chunked = null;
-        collect([seq], { tensors: out.present, lens: [seq.promptIds.length], length: seq.promptIds.length }, out);
-      }
-    }
-
-    const newcomers = this.admit(this.opts.maxBatch - next.length - (this.chunked ? 1 : 0), budget, spent);
+    if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.chunked = this.takeLongPrompt(budget);
+    const spent = this.chunked ? await this.advanceChunk(ctx, budget) : 0;
+    const newcomers = this.admit(this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0), budget, spent);
     if (newcomers.length > 0) {
       const prompts = newcomers.map((s) => s.promptIds);
-      const out = await this.tryForward(newcomers, finished, () => this.runner.forward(prefillInputs(prompts, this.runner.padId), null));
+      const out = await this.tryForward(newcomers, ctx, () => this.runner.forward(prefillInputs(prompts, this.runner.padId), null));
       if (out) {
         const width = Math.max(...prompts.map((p) => p.length));
-        collect(newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
+        this.collect(ctx, newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
       }
     }
-
     // Joins and leaves cost one rebuild here; an unchanged batch keeps the presents as they came out.
-    this.kv = rebuildBatch(keep);
-    this.running = next;
-    for (const f of finished) this.known.delete(f.seqId);
-    if (deltas.length > 0 || finished.length > 0) this.opts.emit(deltas, finished);
+    this.kv = rebuildBatch(ctx.keep);
+    this.running = ctx.next;
+    for (const f of ctx.finished) this.known.delete(f.seqId);
+    if (ctx.deltas.length > 0 || ctx.finished.length > 0) this.opts.emit(ctx.deltas, ctx.finished);
+  }
+
+  /** Samples each row's next token; rows that go on are kept (from `kv`) for the next batch. */
+  private collect(ctx: StepContext, seqs: Sequence[], kv: BatchKv, out: ForwardResult): void {
+    seqs.forEach((seq, row) => {
+      const outcome = this.sampleNext(seq, out, row);
+      ctx.deltas.push({ seqId: seq.id, text: outcome.text, tokens: outcome.tokens });
+      if (outcome.finish) ctx.finished.push(outcome.finish);
+      else {
+        ctx.keep.push({ kv, row });
+        ctx.next.push(seq);
+      }
+    });
+  }
+
+  /** Prefills the next chunk of the long prompt; after its last chunk the sequence samples and joins. Returns tokens spent. */
+  private async advanceChunk(ctx: StepContext, budget: number): Promise<number> {
+    const { seq, kv, done } = this.chunked!;
+    const piece = seq.promptIds.slice(done, done + budget);
+    const out = await this.tryForward([seq], ctx, () => this.runner.forward(chunkInputs(piece, done), kv));
+    this.chunked = null;
+    if (out) {
+      const cached = done + piece.length;
+      const present: BatchKv = { tensors: out.present, lens: [cached], length: cached };
+      if (cached < seq.promptIds.length) this.chunked = { seq, kv: present, done: cached };
+      else this.collect(ctx, [seq], present, out);
+    }
+    return piece.length;
   }
 
   /** Removes cancelled rows (one rebuild) and returns the sequences still decoding. */
@@ -188,12 +193,12 @@ export class Engine {
   }
 
   /** Runs a forward pass; if it throws, only the sequences in that pass fail. */
-  private async tryForward(seqs: Sequence[], finished: SeqFinish[], run: () => Promise<ForwardResult>): Promise<ForwardResult | null> {
+  private async tryForward(seqs: Sequence[], ctx: StepContext, run: () => Promise<ForwardResult>): Promise<ForwardResult | null> {
     try {
       return await run();
     } catch (err) {
       const message = `inference failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300);
-      for (const s of seqs) finished.push(s.finish("error", { message }));
+      for (const s of seqs) ctx.finished.push(s.finish("error", { message }));
       return null;
     }
   }
