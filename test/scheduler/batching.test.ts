@@ -108,3 +108,36 @@ describe("continuous batching", () => {
     expect(r.body.usage.prompt_tokens).toBeGreaterThan(plain.body.usage.prompt_tokens + 10);
   });
 });
+
+describe("constrained answers", () => {
+  test("response_format json_object: a finished answer is JSON, or a retryable 500; only a length cut may be partial", async () => {
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const r = await chat({ messages: ask("Give me a JSON object"), max_tokens: 12, temperature: 1, seed, response_format: { type: "json_object" } });
+      if (r.res.status === 200) {
+        // As in the format kiln follows: finish_reason "length" means the JSON may be cut short.
+        const choice = r.body.choices[0];
+        if (choice.finish_reason === "stop") expect(() => JSON.parse(choice.message.content)).not.toThrow();
+        else expect(choice.finish_reason).toBe("length");
+      } else {
+        expect(r.res.status).toBe(500);
+        expect(r.body.error.type).toBe("server_error");
+        expect(r.body.error.message).toContain("response_format");
+      }
+    }
+  });
+
+  test("a named tool_choice yields a parsed tool call or a retryable 500, never plain text", async () => {
+    const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }];
+    for (const seed of [1, 2, 3]) {
+      const r = await chat({ messages: ask("look it up"), tools, tool_choice: { type: "function", function: { name: "lookup" } }, max_tokens: 16, temperature: 1, seed });
+      if (r.res.status === 200) {
+        expect(r.body.choices[0].finish_reason).toBe("tool_calls");
+        expect(r.body.choices[0].message.tool_calls[0].function.name).toBe("lookup");
+        expect(() => JSON.parse(r.body.choices[0].message.tool_calls[0].function.arguments)).not.toThrow();
+      } else {
+        expect(r.res.status).toBe(500);
+        expect(r.body.error.message).toContain("tool call");
+      }
+    }
+  });
+});
