@@ -1,7 +1,17 @@
-// A small ONNX graph builder over onnx-proto: nodes with auto-named outputs, deduplicated constants, external initializers.
-import { onnx } from "onnx-proto";
+// A small ONNX graph builder: nodes with auto-named outputs, deduplicated constants, external initializers.
+import {
+  AttributeType,
+  DataType,
+  encodeModel,
+  EXTERNAL,
+  type AttributeProto,
+  type ModelProto,
+  type NodeProto,
+  type TensorProto,
+  type ValueInfoProto,
+} from "./onnx-proto.ts";
 
-export const T = onnx.TensorProto.DataType;
+export const T = DataType;
 
 export type Attr =
   | { kind: "int"; v: number }
@@ -22,40 +32,27 @@ export interface ExternalTensor {
   length: number;
 }
 
-function toAttribute(name: string, a: Attr): onnx.IAttributeProto {
-  const A = onnx.AttributeProto.AttributeType;
-  if (a.kind === "int") return { name, type: A.INT, i: a.v };
-  if (a.kind === "float") return { name, type: A.FLOAT, f: a.v };
-  return { name, type: A.INTS, ints: a.v };
-}
-
-function valueInfo(name: string, elemType: number, dims: Dim[]): onnx.IValueInfoProto {
-  return {
-    name,
-    type: {
-      tensorType: {
-        elemType,
-        shape: { dim: dims.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) },
-      },
-    },
-  };
+function toAttribute(name: string, a: Attr): AttributeProto {
+  if (a.kind === "int") return { name, type: AttributeType.INT, i: a.v };
+  if (a.kind === "float") return { name, type: AttributeType.FLOAT, f: a.v };
+  return { name, type: AttributeType.INTS, ints: a.v };
 }
 
 export class GraphBuilder {
-  readonly nodes: onnx.INodeProto[] = [];
-  readonly initializers: onnx.ITensorProto[] = [];
-  readonly inputs: onnx.IValueInfoProto[] = [];
-  readonly outputs: onnx.IValueInfoProto[] = [];
+  readonly nodes: NodeProto[] = [];
+  readonly initializers: TensorProto[] = [];
+  readonly inputs: ValueInfoProto[] = [];
+  readonly outputs: ValueInfoProto[] = [];
   private counter = 0;
   private constants = new Map<string, string>();
 
   input(name: string, elemType: number, dims: Dim[]): string {
-    this.inputs.push(valueInfo(name, elemType, dims));
+    this.inputs.push({ name, elemType, dims });
     return name;
   }
 
   output(name: string, elemType: number, dims: Dim[]): void {
-    this.outputs.push(valueInfo(name, elemType, dims));
+    this.outputs.push({ name, elemType, dims });
   }
 
   /** Adds a node and returns its output names (`outputs` fixes names, e.g. graph outputs). */
@@ -115,7 +112,7 @@ export class GraphBuilder {
       name: t.name,
       dataType: t.dataType,
       dims: t.dims,
-      dataLocation: onnx.TensorProto.DataLocation.EXTERNAL,
+      dataLocation: EXTERNAL,
       externalData: [
         { key: "location", value: location },
         { key: "offset", value: String(t.offset) },
@@ -124,9 +121,9 @@ export class GraphBuilder {
     });
   }
 
-  /** Serializes the model: IR 8, opset 17 plus com.microsoft 1 (MatMulNBits, FusedMatMul). */
-  encode(graphName: string): Uint8Array {
-    const model: onnx.IModelProto = {
+  /** The model: IR 8, opset 17 plus com.microsoft 1 (MatMulNBits, RotaryEmbedding, FusedMatMul…). */
+  model(graphName: string): ModelProto {
+    return {
       irVersion: 8,
       producerName: "kiln",
       producerVersion: "1",
@@ -134,14 +131,11 @@ export class GraphBuilder {
         { domain: "", version: 17 },
         { domain: "com.microsoft", version: 1 },
       ],
-      graph: {
-        name: graphName,
-        node: this.nodes,
-        initializer: this.initializers,
-        input: this.inputs,
-        output: this.outputs,
-      },
+      graph: { name: graphName, node: this.nodes, initializer: this.initializers, input: this.inputs, output: this.outputs },
     };
-    return onnx.ModelProto.encode(model).finish();
+  }
+
+  encode(graphName: string): Uint8Array {
+    return encodeModel(this.model(graphName));
   }
 }
