@@ -1,7 +1,7 @@
 // The continuous-batching step loop: admits queued sequences at step boundaries, decodes the batch, retires finished rows.
 import type { SamplingParams, SeqDelta, SeqFinish } from "../../src/scheduler/protocol.ts";
 import { chunkInputs, decodeInputs, prefillInputs } from "./batch-inputs.ts";
-import { type BatchKv, type BatchRow, rebuildBatch } from "./kv-cache.ts";
+import { type BatchKv, type BatchRow, compactRows, rebuildBatch, trimBatch } from "./kv-cache.ts";
 import type { ForwardResult, ModelRunner } from "./model-runner.ts";
 import { Sampler } from "./sampler.ts";
 import { Sequence } from "./sequence.ts";
@@ -107,9 +107,7 @@ export class Engine {
         this.collect(ctx, newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
       }
     }
-    // Joins and leaves cost one rebuild here; an unchanged batch keeps the presents as they came out.
-    this.kv = rebuildBatch(ctx.keep);
-    this.running = ctx.next;
+    this.setBatch(ctx.keep, ctx.next);
     for (const f of ctx.finished) this.known.delete(f.seqId);
     if (ctx.deltas.length > 0 || ctx.finished.length > 0) this.opts.emit(ctx.deltas, ctx.finished);
   }
@@ -142,25 +140,44 @@ export class Engine {
     return piece.length;
   }
 
-  /** Removes cancelled rows (one rebuild) and returns the sequences still decoding. */
+  /**
+   * Makes `rows` (row i runs seqs[i]) the batch. Rows of a single batch are compacted in place (leaves cost one row
+   * copy each; the presents are reused as they came out); rows from several batches (joins) cost one full rebuild.
+   */
+  private setBatch(rows: BatchRow[], seqs: Sequence[]): void {
+    const source = rows[0]?.kv;
+    if (!source || rows.some((r) => r.kv !== source)) {
+      this.kv = rebuildBatch(rows);
+      this.running = seqs;
+      return;
+    }
+    const { kv, from } = compactRows(source, rows.map((r) => r.row));
+    const byRow = new Map(rows.map((r, i) => [r.row, seqs[i]!]));
+    this.running = from.map((r) => byRow.get(r)!);
+    // Leading columns no row needs any more still cost compute every step: drop them once they are worth a copy.
+    const waste = kv.length - Math.max(...kv.lens);
+    this.kv = waste > 0 && waste * 8 >= kv.length ? trimBatch(kv) : kv;
+  }
+
+  /** Removes cancelled rows and returns the sequences still decoding. */
   private dropCancelled(finished: SeqFinish[]): Sequence[] {
     if (this.chunked?.seq.cancelled) {
       finished.push(this.chunked.seq.finish("cancelled"));
       this.chunked = null;
     }
-    if (!this.running.some((s) => s.cancelled)) return this.running;
+    if (!this.running.some((s) => s.cancelled) || !this.kv) return this.running;
+    const kv = this.kv;
     const rows: BatchRow[] = [];
     const live: Sequence[] = [];
     this.running.forEach((seq, row) => {
       if (seq.cancelled) finished.push(seq.finish("cancelled"));
-      else if (this.kv) {
-        rows.push({ kv: this.kv, row });
+      else {
+        rows.push({ kv, row });
         live.push(seq);
       }
     });
-    this.kv = rebuildBatch(rows);
-    this.running = live;
-    return live;
+    this.setBatch(rows, live);
+    return this.running;
   }
 
   /** Removes and returns the first queued prompt too long for one step's prefill budget, if any. */

@@ -96,3 +96,26 @@ export function trimBatch(kv: BatchKv): BatchKv {
   if (longest === kv.length) return kv;
   return rebuildBatch(kv.lens.map((_, row) => ({ kv, row })))!;
 }
+
+/**
+ * Drops rows without reallocating: each hole left below the new batch size is filled by moving a surviving row from
+ * the end into it, and the tensors become views of their first rows. Costs one row copy per hole instead of a
+ * whole-cache copy. `from[r]` is the old index of new row r. Leading padding stays (trim separately when it grows).
+ */
+export function compactRows(kv: BatchKv, keep: readonly number[]): { kv: BatchKv; from: number[] } {
+  const rows = kv.lens.length;
+  const kept = new Set(keep);
+  const size = kept.size;
+  const from = Array.from({ length: size }, (_, r) => r);
+  const holes = from.filter((r) => !kept.has(r));
+  const movers: number[] = [];
+  for (let r = rows - 1; r >= size; r--) if (kept.has(r)) movers.push(r);
+  holes.forEach((hole, k) => (from[hole] = movers[k]!));
+  const tensors = kv.tensors.map((t) => {
+    const [, heads, len, dim] = t.dims;
+    const rowSize = heads * len * dim;
+    holes.forEach((hole, k) => t.data.copyWithin(hole * rowSize, movers[k]! * rowSize, (movers[k]! + 1) * rowSize));
+    return { data: t.data.subarray(0, size * rowSize), dims: [size, heads, len, dim] as KvTensor["dims"] };
+  });
+  return { kv: { tensors, lens: from.map((r) => kv.lens[r]!), length: kv.length }, from };
+}

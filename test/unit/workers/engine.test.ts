@@ -242,4 +242,30 @@ describe("Engine", () => {
     expect(h.finish("d")).toMatchObject({ reason: "cancelled", outputTokens: 0 });
     expect(tokensOf(h.text("b"))).toEqual(referenceGreedy(prompts.b!, 2));
   });
+
+  test("when rows leave, the rest are compacted and padding nobody needs is trimmed", async () => {
+    const h = harness(8);
+    const long = Array.from({ length: 30 }, (_, i) => i + 1);
+    h.engine.add("long", long, greedy(2));
+    h.engine.add("b", prompts.b!, greedy(10));
+    h.engine.add("mid", prompts.a!, greedy(4));
+    h.engine.add("c", prompts.c!, greedy(10));
+    await h.drain();
+    for (const [id, p, n] of [["long", long, 2], ["b", prompts.b!, 10], ["mid", prompts.a!, 4], ["c", prompts.c!, 10]] as const) {
+      expect(tokensOf(h.text(id))).toEqual(referenceGreedy(p, n));
+    }
+    // After "long" left (step 2), the cache shrank to the longest remaining row: "mid", 7 prompt + 1 fed token.
+    expect(h.runner.calls.map((c) => [c.batch, c.pastLen])).toEqual([
+      [4, 0],
+      [4, 30],
+      [3, 8],
+      [3, 9],
+      [2, 8],
+      [2, 9],
+      [2, 10],
+      [2, 11],
+      [2, 12],
+      [2, 13],
+    ]);
+  });
 });

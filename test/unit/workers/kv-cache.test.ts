@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type BatchKv, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, trimBatch } from "../../../workers/engine/kv-cache.ts";
+import { type BatchKv, compactRows, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, trimBatch } from "../../../workers/engine/kv-cache.ts";
 
 /** A [B, H, T, D] tensor whose value at (b, h, t, d) is b*1000 + h*100 + t*10 + d, so every copy is traceable. */
 function tensor(B: number, H: number, T: number, D: number, base = 0): KvTensor {
@@ -97,5 +97,35 @@ describe("trimBatch and rebuildBatch", () => {
     const t = trimBatch(kv);
     expect(t.tensors[0]!.data).toBeInstanceOf(Uint16Array);
     expect(Array.from(t.tensors[0]!.data)).toEqual([2, 3]);
+  });
+});
+
+describe("compactRows", () => {
+  test("fills holes with rows from the end, in place, and reports where each row came from", () => {
+    const kv = batch([2, 2, 1, 2, 1], 2);
+    const before = kv.tensors[0]!.data;
+    const { kv: out, from } = compactRows(kv, [0, 2, 3, 4]);
+    expect(from).toEqual([0, 4, 2, 3]);
+    expect(out.lens).toEqual([2, 1, 1, 2]);
+    expect(out.length).toBe(2);
+    expect(out.tensors[0]!.dims).toEqual([4, 1, 2, 1]);
+    expect(Array.from(out.tensors[0]!.data)).toEqual([0, 10, 4000, 4010, 2000, 2010, 3000, 3010]);
+    expect(Array.from(out.tensors[1]!.data)).toEqual([0.5, 10.5, 4000.5, 4010.5, 2000.5, 2010.5, 3000.5, 3010.5]);
+    // Same memory: nothing was reallocated.
+    expect(out.tensors[0]!.data.buffer).toBe(before.buffer);
+  });
+
+  test("dropping only trailing rows moves nothing", () => {
+    const kv = batch([1, 2, 2], 2);
+    const { kv: out, from } = compactRows(kv, [0, 1]);
+    expect(from).toEqual([0, 1]);
+    expect(Array.from(out.tensors[0]!.data)).toEqual([0, 10, 1000, 1010]);
+  });
+
+  test("several holes take movers from the end in turn", () => {
+    const kv = batch([1, 1, 1, 1, 1, 1], 1);
+    const { kv: out, from } = compactRows(kv, [5, 2, 4]);
+    expect(from).toEqual([5, 4, 2]);
+    expect(Array.from(out.tensors[0]!.data)).toEqual([5000, 4000, 2000]);
   });
 });
