@@ -84,8 +84,10 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   const rope = ropeTables(spec);
   const cosCache = g.float32(rope.cos, [spec.contextLength, D / 2]);
   const sinCache = g.float32(rope.sin, [spec.contextLength, D / 2]);
+  // Padding positions may arrive as −1 (cumsum(mask) − 1); they are masked anyway, but the op rejects negative ids.
+  const positions = g.node("Max", [positionIds, g.int64([0], [])]);
   const rotary = (x: string, n: number) =>
-    g.node("RotaryEmbedding", [x, positionIds, cosCache, sinCache], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
+    g.node("RotaryEmbedding", [x, positions, cosCache, sinCache], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
   const heads = (x: string, n: number) =>
     g.node("Transpose", [g.node("Reshape", [x, g.int64([0, 0, n, D])])], { perm: ints([0, 2, 1, 3]) });
 

@@ -69,6 +69,10 @@ describe.each(["llama", "qwen2"])("tiny %s fp32 graph", (arch) => {
       expect(maxAbsDiff(batch.logits[0]![s]!, soloShort.logits[0]![s]!)).toBeLessThan(1e-4);
       expect(maxAbsDiff(batch.logits[1]![s]!, soloLong.logits[0]![s]!)).toBeLessThan(1e-4);
     }
+    // Padding positions given as −1 (a plain cumsum) instead of 1 change nothing for the real tokens.
+    const minusOne = await greedy(d, [short, long], steps, -1);
+    expect(minusOne.tokens).toEqual(batch.tokens);
+    for (let s = 0; s < steps; s++) expect(maxAbsDiff(minusOne.logits[0]![s]!, batch.logits[0]![s]!)).toBe(0);
     // The untied head keeps greedy output from repeating one token (tied random embeddings do repeat).
     if (arch === "llama") expect(new Set(soloLong.tokens[0]).size).toBeGreaterThan(1);
   });

@@ -21,8 +21,11 @@ export type Past = Record<string, ort.Tensor>;
 
 const i64 = (rows: number[][]) => new ort.Tensor("int64", BigInt64Array.from(rows.flat().map(BigInt)), [rows.length, rows[0]!.length]);
 
-/** One forward pass. `mask` covers past + new tokens; position ids are cumsum(mask) − 1 (1 on padding), as transformers.js builds them. */
-export async function forward(d: Driver, ids: number[][], mask: number[][], past: Past | null, keep = 0) {
+/**
+ * One forward pass. `mask` covers past + new tokens; position ids are cumsum(mask) − 1, with `padPosition` on padding
+ * (transformers.js writes 1 there; a plain cumsum leaves −1).
+ */
+export async function forward(d: Driver, ids: number[][], mask: number[][], past: Past | null, keep = 0, padPosition = 1) {
   const b = ids.length, s = ids[0]!.length;
   const feeds: Record<string, ort.Tensor> = {
     input_ids: i64(ids),
@@ -30,7 +33,7 @@ export async function forward(d: Driver, ids: number[][], mask: number[][], past
     position_ids: i64(
       mask.map((row) => {
         let c = 0;
-        return row.map((m) => ((c += m), m ? c - 1 : 1)).slice(-s);
+        return row.map((m) => ((c += m), m ? c - 1 : padPosition)).slice(-s);
       }),
     ),
     num_logits_to_keep: new ort.Tensor("int64", BigInt64Array.from([BigInt(keep)]), []),
@@ -52,7 +55,7 @@ export function argmax(v: Float32Array, from: number, len: number): number {
 }
 
 /** Greedy decoding of left-padded prompts with the KV cache; returns new tokens and each step's last-position logits per row. */
-export async function greedy(d: Driver, prompts: number[][], steps: number) {
+export async function greedy(d: Driver, prompts: number[][], steps: number, padPosition = 1) {
   const width = Math.max(...prompts.map((p) => p.length));
   let ids = prompts.map((p) => [...new Array(width - p.length).fill(0), ...p]);
   const mask = prompts.map((p) => [...new Array(width - p.length).fill(0), ...new Array(p.length).fill(1)]);
@@ -60,7 +63,7 @@ export async function greedy(d: Driver, prompts: number[][], steps: number) {
   const logits: Float32Array[][] = prompts.map(() => []);
   let past: Past | null = null;
   for (let step = 0; step < steps; step++) {
-    const r = await forward(d, ids, mask, past, 1);
+    const r = await forward(d, ids, mask, past, 1, padPosition);
     past = r.past;
     const next = prompts.map((_, row) => {
       const row0 = row * d.vocab;
