@@ -1,5 +1,5 @@
 // Builds a kiln app over a fresh temp data dir for tests that go through app.handle (no socket).
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, type Kiln } from "../../src/app.ts";
@@ -24,8 +24,18 @@ export interface TestKiln extends Kiln {
   req(path: string, init?: RequestInit & { json?: unknown; key?: string | null }): Promise<Response>;
 }
 
+const made: string[] = [];
+
+/** Removes every directory tempDir made (test/setup.ts calls it once the whole run is over). */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** A fresh directory under the system temp dir, removed after the test run. */
 export function tempDir(prefix = "kiln-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 /** A kiln app over a temp data dir. Without a runtime, generation routes answer 503 backend_unavailable. */

@@ -1,10 +1,10 @@
 // kiln doctor: the report and exit code (pure), and the real checks on this machine.
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { doctorExitCode, formatDoctorReport, runDoctorChecks } from "../../../src/cli/doctor.ts";
 import { checkDataDir, checkModelsDir, checkSqlite, conciseError, type CheckResult } from "../../../src/native/doctor-checks.ts";
+import { tempDir } from "../../helpers/kiln.ts";
 
 const row = (name: string, status: CheckResult["status"], required = true, fix?: string): CheckResult => ({ name, required, status, detail: `${name} detail`, fix });
 
@@ -65,7 +65,7 @@ describe("conciseError", () => {
 });
 
 describe("checks that fail say how to fix them", () => {
-  const base = () => mkdtempSync(join(tmpdir(), "kiln-doctor-"));
+  const base = () => tempDir("kiln-doctor-");
 
   test("a data dir that cannot be created", async () => {
     const file = join(base(), "file");
@@ -93,7 +93,7 @@ describe("checks that fail say how to fix them", () => {
 });
 
 test("every required check passes on this machine, and cpu runs", async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "kiln-doctor-"));
+  const dataDir = tempDir("kiln-doctor-");
   const results = await runDoctorChecks({ dataDir, modelsDir: join(dataDir, "models") });
   const failed = results.filter((r) => r.required && r.status !== "ok");
   expect(failed).toEqual([]);

@@ -1,9 +1,9 @@
 // Runtime folder naming and creation for the executable's unpacked native libraries.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dataDirFrom, prepareDir, runtimeDirCandidates, runtimeKey } from "../../../src/native/runtime-dir.ts";
+import { tempDir } from "../../helpers/kiln.ts";
 
 describe("runtimeKey", () => {
   test("is the version plus a hash of the embedded names, independent of order and folder", () => {
@@ -54,7 +54,7 @@ describe("runtimeDirCandidates", () => {
 });
 
 describe("prepareDir", () => {
-  const base = () => mkdtempSync(join(tmpdir(), "kiln-native-"));
+  const base = () => tempDir("kiln-native-");
 
   test("creates nested folders", () => {
     const dir = join(base(), "a", "b");

@@ -1,12 +1,12 @@
 // unpackFile: written once, reused while the size matches, replaced when it does not, never left half-written.
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { unpackFile } from "../../../src/native/unpack.ts";
+import { tempDir } from "../../helpers/kiln.ts";
 
 function setup() {
-  const dir = mkdtempSync(join(tmpdir(), "kiln-unpack-"));
+  const dir = tempDir("kiln-unpack-");
   const source = join(dir, "source.bin");
   const bytes = new Uint8Array(300_000).map((_, i) => (i * 31) & 0xff);
   writeFileSync(source, bytes);
