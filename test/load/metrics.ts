@@ -67,3 +67,17 @@ export function renderTable(rows: { direct: number; kiln: LevelSummary }[], peak
   const line = (cells: string[]) => "| " + cells.map((c, i) => c.padStart(widths[i]!)).join(" | ") + " |";
   return [line(header), "|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|", ...body.map(line), `peak server RSS: ${peakRssMb.toFixed(0)} MB`].join("\n");
 }
+
+/** The issue's two throughput targets at the highest level, each with its measured ratio and whether it is met. */
+export function targetLines(rows: { direct: number; kiln: LevelSummary }[]): string[] {
+  const first = rows[0]!;
+  const last = rows[rows.length - 1]!;
+  const n = last.kiln.clients;
+  const vsDirect = last.kiln.outputTokPerSec / last.direct;
+  const vsSelf = last.kiln.outputTokPerSec / first.kiln.outputTokPerSec;
+  const mark = (ok: boolean) => (ok ? "met" : "MISSED");
+  return [
+    `target kiln@${n} ≥ 0.85× direct@${n}: ${vsDirect.toFixed(2)}× (${mark(vsDirect >= 0.85)})`,
+    `target kiln@${n} ≥ 4× kiln@${first.kiln.clients}: ${vsSelf.toFixed(2)}× (${mark(vsSelf >= 4)})`,
+  ];
+}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { interTokenGaps, percentile, renderTable, summarize, tpot } from "../../load/metrics.ts";
+import { interTokenGaps, percentile, renderTable, summarize, targetLines, tpot } from "../../load/metrics.ts";
 
 describe("serving metrics", () => {
   test("percentile interpolates between ranks", () => {
@@ -27,5 +27,13 @@ describe("serving metrics", () => {
     expect(table).toContain("|             2 |");
     expect(table).toContain("0.50");
     expect(table).toContain("peak server RSS: 321 MB");
+  });
+
+  test("targets compare the top level with the direct loop and with kiln alone", () => {
+    const level = (clients: number, tokPerSec: number) => ({ ...summarize(clients, [], 1000), outputTokPerSec: tokPerSec });
+    const met = targetLines([{ direct: 40, kiln: level(1, 30) }, { direct: 150, kiln: level(16, 135) }]);
+    expect(met).toEqual(["target kiln@16 ≥ 0.85× direct@16: 0.90× (met)", "target kiln@16 ≥ 4× kiln@1: 4.50× (met)"]);
+    const missed = targetLines([{ direct: 40, kiln: level(1, 40) }, { direct: 150, kiln: level(16, 120) }]);
+    expect(missed).toEqual(["target kiln@16 ≥ 0.85× direct@16: 0.80× (MISSED)", "target kiln@16 ≥ 4× kiln@1: 3.00× (MISSED)"]);
   });
 });
