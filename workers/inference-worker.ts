@@ -1,5 +1,6 @@
 // Bun worker entry: loads one model and serves the scheduler's protocol (load, add, cancel, ping, shutdown) with the batching engine.
 import type { FromWorker, ModelLoadSpec, ToWorker } from "../src/scheduler/protocol.ts";
+import { DEFAULT_BURST_WINDOW, gatherBurst } from "./engine/burst.ts";
 import { Engine } from "./engine/engine.ts";
 import { loadModel } from "./engine/load-model.ts";
 
@@ -14,6 +15,7 @@ const scope = globalThis as unknown as WorkerScope;
 const post = (msg: FromWorker) => scope.postMessage(msg);
 
 let engine: Engine | null = null;
+let maxBatch = 1;
 let loading = false;
 let looping = false;
 let stopping = false;
@@ -25,6 +27,9 @@ async function runLoop(): Promise<void> {
   if (looping || !engine) return;
   looping = true;
   try {
+    // Started from idle: let the rest of a burst arrive so it shares the first prefill.
+    const { active, queued } = engine.counts();
+    if (maxBatch > 1 && active === 0 && queued > 0) await gatherBurst(() => engine!.counts().queued, DEFAULT_BURST_WINDOW);
     while (!stopping && engine.hasWork()) {
       await engine.step();
       await yieldToEvents();
@@ -47,8 +52,9 @@ async function load(spec: ModelLoadSpec): Promise<void> {
   const started = performance.now();
   try {
     const loaded = await loadModel(spec);
+    maxBatch = Math.max(1, Math.floor(spec.maxBatch));
     engine = new Engine(loaded.runner, {
-      maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
+      maxBatch,
       tokenBytes: loaded.tokenBytes,
       emit: (deltas, finished) => post({ type: "step", deltas, finished }),
     });

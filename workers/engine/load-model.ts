@@ -8,6 +8,8 @@ import { type TokenizerJson, tokenBytesLookup } from "./token-bytes.ts";
 export interface LoadedModel {
   runner: OrtRunner;
   tokenBytes: (id: number) => Uint8Array;
+  /** Releases the ONNX Runtime session. */
+  dispose(): Promise<void>;
 }
 
 interface LoadedConfig extends ModelConfig {
@@ -42,5 +44,5 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
   const padId = config.pad_token_id ?? tokenizer.pad_token_id ?? eos ?? 0;
   const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId);
   const tokenBytes = tokenBytesLookup(tokenizerJson, (id) => tokenizer.decode([id], { skip_special_tokens: false }));
-  return { runner, tokenBytes };
+  return { runner, tokenBytes, dispose: async () => void (await model.dispose()) };
 }
