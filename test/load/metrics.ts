@@ -31,6 +31,13 @@ export function interTokenGaps(t: StreamTiming): number[] {
   return gaps;
 }
 
+/** The element whose key is the median (the lower middle for an even count): one round that stands for several. */
+export function medianBy<T>(items: T[], key: (item: T) => number): T {
+  if (!items.length) throw new Error("medianBy of nothing");
+  const sorted = [...items].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
 export interface LevelSummary {
   clients: number;
   outputTokPerSec: number;
@@ -57,10 +64,18 @@ export function summarize(clients: number, timings: StreamTiming[], wallMs: numb
 
 const f1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : "-");
 
-export function renderTable(rows: { direct: number; kiln: LevelSummary }[], peakRssMb: number, selfBase: number): string {
-  const header = ["clients/batch", "direct tok/s", "kiln tok/s", "kiln/direct", "×kiln@1", "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms", "ITL p95 ms"];
-  const body = rows.map(({ direct, kiln }) => [
-    String(kiln.clients), f1(direct), f1(kiln.outputTokPerSec), (kiln.outputTokPerSec / direct).toFixed(2),
+export interface LevelRow {
+  /** Bare ONNX Runtime loop, tok/s. */
+  direct: number;
+  /** kiln's engine in process (no worker, HTTP or SSE), tok/s. */
+  engine: number;
+  kiln: LevelSummary;
+}
+
+export function renderTable(rows: LevelRow[], peakRssMb: number, selfBase: number): string {
+  const header = ["clients/batch", "direct tok/s", "engine tok/s", "kiln tok/s", "kiln/direct", "×kiln@1", "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms", "ITL p95 ms"];
+  const body = rows.map(({ direct, engine, kiln }) => [
+    String(kiln.clients), f1(direct), f1(engine), f1(kiln.outputTokPerSec), (kiln.outputTokPerSec / direct).toFixed(2),
     (kiln.outputTokPerSec / selfBase).toFixed(2), f1(kiln.ttftP50), f1(kiln.ttftP95), f1(kiln.tpotP50), f1(kiln.itlP95),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
@@ -69,7 +84,7 @@ export function renderTable(rows: { direct: number; kiln: LevelSummary }[], peak
 }
 
 /** The two throughput targets at the highest level, each with its measured ratio and whether it is met. */
-export function targetLines(rows: { direct: number; kiln: LevelSummary }[]): string[] {
+export function targetLines(rows: Pick<LevelRow, "direct" | "kiln">[]): string[] {
   const first = rows[0]!;
   const last = rows[rows.length - 1]!;
   const n = last.kiln.clients;

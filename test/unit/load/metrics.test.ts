@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { interTokenGaps, percentile, renderTable, summarize, targetLines, tpot } from "../../load/metrics.ts";
+import { interTokenGaps, medianBy, percentile, renderTable, summarize, targetLines, tpot } from "../../load/metrics.ts";
 
 describe("serving metrics", () => {
   test("percentile interpolates between ranks", () => {
@@ -23,9 +23,10 @@ describe("serving metrics", () => {
     expect(s.outputTokPerSec).toBe(10);
     expect(s.ttftP50).toBe(20);
     expect(s.tpotP50).toBe(75);
-    const table = renderTable([{ direct: 20, kiln: s }], 321, 10);
+    const table = renderTable([{ direct: 20, engine: 15, kiln: s }], 321, 10);
     expect(table).toContain("|             2 |");
     expect(table).toContain("0.50");
+    expect(table).toContain("|         20.0 |         15.0 |       10.0 |");
     expect(table).toContain("peak server RSS: 321 MB");
   });
 
@@ -35,5 +36,12 @@ describe("serving metrics", () => {
     expect(met).toEqual(["target kiln@16 ≥ 0.85× direct@16: 0.90× (met)", "target kiln@16 ≥ 4× kiln@1: 4.50× (met)"]);
     const missed = targetLines([{ direct: 40, kiln: level(1, 40) }, { direct: 150, kiln: level(16, 120) }]);
     expect(missed).toEqual(["target kiln@16 ≥ 0.85× direct@16: 0.80× (MISSED)", "target kiln@16 ≥ 4× kiln@1: 3.00× (MISSED)"]);
+  });
+
+  test("medianBy picks the middle round (lower middle when even)", () => {
+    const rounds = [{ v: 9 }, { v: 1 }, { v: 5 }];
+    expect(medianBy(rounds, (r) => r.v)).toBe(rounds[2]!);
+    expect(medianBy([{ v: 4 }, { v: 2 }], (r) => r.v)).toEqual({ v: 2 });
+    expect(() => medianBy([], () => 0)).toThrow();
   });
 });

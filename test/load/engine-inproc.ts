@@ -1,0 +1,42 @@
+// The middle yardstick for benchmarks: kiln's own batching engine in this process, no worker, HTTP or SSE.
+// direct → engine isolates the engine's per-step work; engine → kiln isolates transport (worker messages, HTTP, SSE).
+import { Engine } from "../../workers/engine/engine.ts";
+import { loadModel, type LoadedModel } from "../../workers/engine/load-model.ts";
+import { medianBy } from "./metrics.ts";
+
+export interface EngineBenchOptions {
+  batch: number;
+  promptTokens: number;
+  newTokens: number;
+  rounds: number;
+}
+
+export async function loadEngineModel(modelDir: string, dtype: string, threads: number): Promise<LoadedModel> {
+  return loadModel({ id: "bench", dir: modelDir, dtype, threads, maxBatch: 64 });
+}
+
+/** Output tok/s of `batch` greedy sequences added together and stepped to the end (median of `rounds`). */
+export async function engineDecodeBench(model: LoadedModel, opts: EngineBenchOptions): Promise<number> {
+  const prompt = Array.from({ length: opts.promptTokens }, (_, i) => (i * 31 + 7) % 2000);
+  const params = { maxTokens: opts.newTokens, temperature: 0, topP: 1, seed: 1, stop: [], stopTokenIds: [] };
+  const once = async (round: number) => {
+    let tokens = 0;
+    const engine = new Engine(model.runner, {
+      maxBatch: opts.batch,
+      tokenBytes: model.tokenBytes,
+      emit: (deltas) => {
+        for (const d of deltas) tokens += d.tokens;
+      },
+    });
+    for (let i = 0; i < opts.batch; i++) engine.add(`r${round}-${i}`, prompt, params);
+    const started = performance.now();
+    while (engine.hasWork()) await engine.step();
+    const ms = performance.now() - started;
+    if (tokens !== opts.batch * opts.newTokens) throw new Error(`engine produced ${tokens} tokens, expected ${opts.batch * opts.newTokens}`);
+    return tokens / (ms / 1000);
+  };
+  await once(-1); // warm-up
+  const rates: number[] = [];
+  for (let r = 0; r < opts.rounds; r++) rates.push(await once(r));
+  return medianBy(rates, (x) => x);
+}
