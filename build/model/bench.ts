@@ -37,7 +37,7 @@ async function benchTransformersJs() {
   env.allowRemoteModels = false;
   env.localModelPath = dirname(dir);
   let t0 = performance.now();
-  const tok = await AutoTokenizer.from_pretrained(basename(dir), { local_files_only: true });
+  await AutoTokenizer.from_pretrained(basename(dir), { local_files_only: true }); // timed: tokenizer load
   const tokMs = ms(t0);
   t0 = performance.now();
   const model = await AutoModelForCausalLM.from_pretrained(basename(dir), {

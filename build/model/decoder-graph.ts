@@ -29,7 +29,7 @@ export function ropeTables(spec: ModelSpec): { cos: Float32Array; sin: Float32Ar
 /** Builds the graph's nodes and I/O; weight initializers are added by the weight writer afterwards. */
 export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   const g = new GraphBuilder();
-  const { hidden: H, heads: NH, kvHeads: KV, headDim: D, vocab: V, layers: L } = spec;
+  const { heads: NH, kvHeads: KV, headDim: D, vocab: V, layers: L } = spec;
   const names = weightNames(spec);
 
   const inputIds = g.input("input_ids", T.INT64, ["batch_size", "sequence_length"]);

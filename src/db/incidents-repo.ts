@@ -1,5 +1,5 @@
 // Incidents shown on the status page; managed from the CLI.
-import { desc, eq, isNull } from "drizzle-orm";
+import { desc, eq } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { incidents } from "./schema.ts";
 
@@ -36,8 +36,4 @@ export function resolveIncident(db: Db, id: number, message?: string): Incident 
 /** Most recent first. */
 export function recentIncidents(db: Db, limit = 20): Incident[] {
   return db.select().from(incidents).orderBy(desc(incidents.createdAt), desc(incidents.id)).limit(limit).all();
-}
-
-export function openIncidents(db: Db): Incident[] {
-  return db.select().from(incidents).where(isNull(incidents.resolvedAt)).orderBy(desc(incidents.id)).all();
 }

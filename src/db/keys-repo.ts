@@ -56,6 +56,6 @@ export function listKeys(db: Db) {
     .all();
 }
 
-export function touchKey(db: Db, id: number): void {
-  db.update(apiKeys).set({ lastUsedAt: Math.floor(Date.now() / 1000) }).where(eq(apiKeys.id, id)).run();
+export function touchKey(db: Db, id: number, nowS: number): void {
+  db.update(apiKeys).set({ lastUsedAt: nowS }).where(eq(apiKeys.id, id)).run();
 }

@@ -2,6 +2,7 @@
 // direct → engine isolates the engine's per-step work; engine → kiln isolates transport (worker messages, HTTP, SSE).
 import { Engine } from "../../workers/engine/engine.ts";
 import { loadModel, type LoadedModel } from "../../workers/engine/load-model.ts";
+import { greedyParams } from "../helpers/sampling.ts";
 import { medianBy } from "./metrics.ts";
 
 export interface EngineBenchOptions {
@@ -18,7 +19,7 @@ export async function loadEngineModel(modelDir: string, dtype: string, threads: 
 /** Output tok/s of `batch` greedy sequences added together and stepped to the end (median of `rounds`). */
 export async function engineDecodeBench(model: LoadedModel, opts: EngineBenchOptions): Promise<number> {
   const prompt = Array.from({ length: opts.promptTokens }, (_, i) => (i * 31 + 7) % 2000);
-  const params = { maxTokens: opts.newTokens, temperature: 0, topP: 1, seed: 1, stop: [], stopTokenIds: [] };
+  const params = greedyParams(opts.newTokens);
   const once = async (round: number) => {
     let tokens = 0;
     const engine = new Engine(model.runner, {

@@ -1,5 +1,6 @@
 // Test helper: drives a real inference worker over the scheduler protocol and gathers each sequence's stream.
 import type { FromWorker, SamplingParams, SeqFinish, ToWorker } from "../../src/scheduler/protocol.ts";
+import { greedyParams } from "../helpers/sampling.ts";
 
 export const WORKER_URL = new URL("../../workers/inference-worker.ts", import.meta.url);
 
@@ -10,15 +11,7 @@ export interface SeqResult {
   finish: SeqFinish;
 }
 
-export const params = (maxTokens: number, extra: Partial<SamplingParams> = {}): SamplingParams => ({
-  maxTokens,
-  temperature: 0,
-  topP: 1,
-  seed: 0,
-  stop: [],
-  stopTokenIds: [],
-  ...extra,
-});
+export const params = greedyParams;
 
 export class WorkerClient {
   readonly worker: Worker;

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { keysCommand, teamsCommand } from "../../../src/cli/admin.ts";
 import { ensureFirstKey } from "../../../src/cli/first-run.ts";
 import { openDatabase } from "../../../src/db/client.ts";
-import { authenticate } from "../../../src/auth/authenticate.ts";
+import { authenticate, LAST_USED_RESOLUTION_S } from "../../../src/auth/authenticate.ts";
+import { listKeys } from "../../../src/db/keys-repo.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
 const KEY_RE = /LLM\|\d+\|[A-Za-z0-9]{40}/;
@@ -38,5 +39,23 @@ describe("operator CLI", () => {
     expect(keysCommand(db, ["revoke", id], say)).toBe(1);
     expect(() => authenticate(db, new Headers({ "x-api-key": key }))).toThrow("Unauthorized");
     expect(keysCommand(db, ["bogus"], say)).toBe(2);
+  });
+
+  test("authentication records when a key was last used, at most once a minute", () => {
+    const db = openDatabase(tempDir());
+    const out: string[] = [];
+    expect(teamsCommand(db, ["create", "ops"], () => {})).toBe(0);
+    expect(keysCommand(db, ["create", "--team", "ops", "--name", "bot"], (l) => out.push(l))).toBe(0);
+    const key = out.join("\n").match(KEY_RE)![0];
+    const id = Number(key.split("|")[1]);
+    const lastUsed = () => listKeys(db).find((k) => k.id === id)!.lastUsedAt;
+    expect(lastUsed()).toBeNull();
+    const headers = new Headers({ authorization: `Bearer ${key}` });
+    authenticate(db, headers, 1_000_000);
+    expect(lastUsed()).toBe(1_000_000);
+    authenticate(db, headers, 1_000_000 + LAST_USED_RESOLUTION_S - 1);
+    expect(lastUsed()).toBe(1_000_000);
+    authenticate(db, headers, 1_000_000 + LAST_USED_RESOLUTION_S);
+    expect(lastUsed()).toBe(1_000_000 + LAST_USED_RESOLUTION_S);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import type { SamplingParams, SeqDelta, SeqFinish } from "../../../src/scheduler/protocol.ts";
+import type { SeqDelta, SeqFinish } from "../../../src/scheduler/protocol.ts";
 import { Engine } from "../../../workers/engine/engine.ts";
+import { greedyParams } from "../../helpers/sampling.ts";
 import { FakeRunner, referenceGreedy } from "./fake-runner.ts";
 
 const enc = new TextEncoder();
@@ -8,15 +9,7 @@ const enc = new TextEncoder();
 const tokenBytes = (id: number) => enc.encode(`${id},`);
 const tokensOf = (text: string) => text.split(",").filter(Boolean).map(Number);
 
-const greedy = (maxTokens: number, extra: Partial<SamplingParams> = {}): SamplingParams => ({
-  maxTokens,
-  temperature: 0,
-  topP: 1,
-  seed: 0,
-  stop: [],
-  stopTokenIds: [],
-  ...extra,
-});
+const greedy = greedyParams;
 
 function harness(maxBatch: number, runner = new FakeRunner(), prefillTokenBudget?: number) {
   const reports: { deltas: SeqDelta[]; finished: SeqFinish[] }[] = [];
