@@ -15,7 +15,6 @@ const scope = globalThis as unknown as WorkerScope;
 const post = (msg: FromWorker) => scope.postMessage(msg);
 
 let engine: Engine | null = null;
-let maxBatch = 1;
 let loading = false;
 let looping = false;
 let stopping = false;
@@ -29,7 +28,7 @@ async function runLoop(): Promise<void> {
   try {
     // Started from idle: let the rest of a burst arrive so it shares the first prefill.
     const { active, queued } = engine.counts();
-    if (maxBatch > 1 && active === 0 && queued > 0) await gatherBurst(() => engine!.counts().queued, DEFAULT_BURST_WINDOW);
+    if (engine.maxBatch > 1 && active === 0 && queued > 0) await gatherBurst(() => engine!.counts().queued, DEFAULT_BURST_WINDOW);
     while (!stopping && engine.hasWork()) {
       await engine.step();
       await yieldToEvents();
@@ -52,9 +51,8 @@ async function load(spec: ModelLoadSpec): Promise<void> {
   const started = performance.now();
   try {
     const loaded = await loadModel(spec);
-    maxBatch = Math.max(1, Math.floor(spec.maxBatch));
     engine = new Engine(loaded.runner, {
-      maxBatch,
+      maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
       tokenBytes: loaded.tokenBytes,
       emit: (deltas, finished) => post({ type: "step", deltas, finished }),
     });

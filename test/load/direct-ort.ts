@@ -3,7 +3,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { onnxFileForDtype } from "../../src/models/manifest.ts";
-import { medianBy } from "./metrics.ts";
+import { type GraphLayout, graphLayout } from "../../workers/engine/ort-runner.ts";
+import { argmax } from "../../workers/engine/sampler.ts";
+import { medianBy, percentile } from "./metrics.ts";
 
 export interface DirectBenchOptions {
   modelDir: string;
@@ -35,8 +37,7 @@ export async function directDecodeBench(opts: DirectBenchOptions): Promise<Direc
     interOpNumThreads: 1,
   });
   const shape: LoopShape = {
-    heads: config.num_key_value_heads ?? config.num_attention_heads,
-    headDim: config.head_dim ?? config.hidden_size / config.num_attention_heads,
+    layout: graphLayout(session, config),
     vocab: config.vocab_size,
     batch: opts.batch,
     promptTokens: opts.promptTokens,
@@ -46,11 +47,10 @@ export async function directDecodeBench(opts: DirectBenchOptions): Promise<Direc
     const runs = [];
     for (let r = 0; r < opts.rounds; r++) runs.push(await greedyLoop(session, shape, opts.newTokens));
     const run = medianBy(runs, (x) => x.totalMs);
-    run.stepMs.sort((a, b) => a - b);
     return {
       tokPerSec: (opts.batch * opts.newTokens) / (run.totalMs / 1000),
       prefillMs: run.prefillMs,
-      stepMsP50: run.stepMs.length ? run.stepMs[Math.floor(run.stepMs.length / 2)]! : 0,
+      stepMsP50: run.stepMs.length ? percentile(run.stepMs, 50) : 0,
     };
   } finally {
     await session.release();
@@ -58,33 +58,31 @@ export async function directDecodeBench(opts: DirectBenchOptions): Promise<Direc
 }
 
 interface LoopShape {
-  heads: number;
-  headDim: number;
+  /** Cache input names, KV shape and optional inputs, read as kiln's worker reads them. */
+  layout: GraphLayout;
   vocab: number;
   batch: number;
   promptTokens: number;
 }
 
 async function greedyLoop(session: ort.InferenceSession, shape: LoopShape, newTokens: number) {
-  const { batch: B, promptTokens: P, heads, headDim, vocab } = shape;
-  const pasts = session.inputNames.filter((n) => n.startsWith("past_key_values."));
-  const hasPositions = session.inputNames.includes("position_ids");
-  const keep = session.inputNames.includes("num_logits_to_keep");
+  const { batch: B, promptTokens: P, vocab } = shape;
+  const { pastNames, presentNames, kvHeads, headDim, hasPositionIds, hasLogitsToKeep } = shape.layout;
   // Every row gets the same prompt, so there is no padding: the static batch this yardstick stands for.
   const prompt = Array.from({ length: P }, (_, i) => (i * 31 + 7) % Math.min(vocab, 2000));
   let feeds: Record<string, ort.Tensor> = {
     input_ids: int64(Array.from({ length: B }, () => prompt).flat(), [B, P]),
     attention_mask: int64(new Array(B * P).fill(1), [B, P]),
   };
-  if (hasPositions) feeds.position_ids = int64(Array.from({ length: B }, () => prompt.map((_, i) => i)).flat(), [B, P]);
-  for (const name of pasts) feeds[name] = new ort.Tensor("float32", new Float32Array(0), [B, heads, 0, headDim]);
+  if (hasPositionIds) feeds.position_ids = int64(Array.from({ length: B }, () => prompt.map((_, i) => i)).flat(), [B, P]);
+  for (const name of pastNames) feeds[name] = new ort.Tensor("float32", new Float32Array(0), [B, kvHeads, 0, headDim]);
 
   const stepMs: number[] = [];
   let prefillMs = 0;
   const started = performance.now();
   let length = P;
   for (let step = 0; step < newTokens; step++) {
-    if (keep) feeds.num_logits_to_keep = int64([1], []);
+    if (hasLogitsToKeep) feeds.num_logits_to_keep = int64([1], []);
     const t0 = performance.now();
     const out = await session.run(feeds);
     const logits = out.logits!;
@@ -93,17 +91,15 @@ async function greedyLoop(session: ort.InferenceSession, shape: LoopShape, newTo
     const next: number[] = [];
     for (let b = 0; b < B; b++) {
       const base = (b * S! + S! - 1) * V!;
-      let best = 0;
-      for (let v = 1; v < V!; v++) if (data[base + v]! > data[base + best]!) best = v;
-      next.push(best);
+      next.push(argmax(data.subarray(base, base + V!)));
     }
     const ms = performance.now() - t0;
     if (step === 0) prefillMs = ms;
     else stepMs.push(ms);
     length += 1;
     feeds = { input_ids: int64(next, [B, 1]), attention_mask: int64(new Array(B * length).fill(1), [B, length]) };
-    if (hasPositions) feeds.position_ids = int64(new Array(B).fill(length - 1), [B, 1]);
-    for (const name of pasts) feeds[name] = out[name.replace("past_key_values.", "present.")]!;
+    if (hasPositionIds) feeds.position_ids = int64(new Array(B).fill(length - 1), [B, 1]);
+    pastNames.forEach((name, j) => (feeds[name] = out[presentNames[j]!]!));
   }
   return { totalMs: performance.now() - started, prefillMs, stepMs };
 }

@@ -76,6 +76,10 @@ export class Engine {
     if (running) running.cancelled = true;
   }
 
+  get maxBatch(): number {
+    return this.opts.maxBatch;
+  }
+
   hasWork(): boolean {
     return this.running.length > 0 || this.chunked !== null || this.queue.length > 0 || this.pendingFinished.length > 0;
   }
