@@ -1,4 +1,5 @@
 // The JSON files of a model folder: config.json, generation_config.json and kiln.json (kiln's manifest).
+import { INT8_MAX_LEVEL } from "./quantize.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import type { TokenizerFiles } from "./tokenizer.ts";
 
@@ -47,7 +48,7 @@ export function kilnManifest(
   build: { specHash: string; contentHash: string },
 ): Record<string, unknown> {
   return {
-    kiln_manifest: 1,
+    kiln_manifest: 2,
     id: spec.id,
     display_name: spec.displayName,
     owned_by: "kiln",
@@ -60,6 +61,7 @@ export function kilnManifest(
     pricing: { input_per_million: 0.1, output_per_million: 0.4, per_image: null },
     // The graph masks padded keys exactly (no GroupQueryAttention), so left-padded rows match their solo runs.
     batching: { max_batch: 16, left_padding: "exact" },
+    ...(dtypes.includes("int8") ? { quantization: { int8_max_level: INT8_MAX_LEVEL } } : {}),
     build: { seed: spec.seed, spec_hash: build.specHash, content_hash: build.contentHash },
   };
 }

@@ -72,17 +72,24 @@ export function dequantizeQ4(n: number, k: number, q: Uint8Array, scales: Float3
 }
 
 /**
+ * Largest |level| of kiln's int8 weights: 7 bits, not 8. ONNX Runtime's u8×s8 kernels on CPUs without VNNI (AVX2's
+ * vpmaddubsw) add each pair of u8·s8 products in a saturating int16: 2·255·127 = 64,770 overflows it, 2·255·63 =
+ * 32,130 does not. 7-bit weights are therefore exact on every x86-64 CPU, at the cost of one bit of weight precision.
+ */
+export const INT8_MAX_LEVEL = 63;
+
+/**
  * Symmetric int8 for DynamicQuantizeMatMul: rows `rowStart…` of an [N, K] weight go to columns of the transposed
- * [K, N] int8 matrix `qT`, one scale per output column (max |w| / 127).
+ * [K, N] int8 matrix `qT`, one scale per output column (max |w| / INT8_MAX_LEVEL), levels in ±INT8_MAX_LEVEL.
  */
 export function quantizeInt8Rows(w: Float32Array, rows: number, k: number, n: number, rowStart: number, qT: Int8Array, scales: Float32Array): void {
   for (let r = 0; r < rows; r++) {
     let amax = 0;
     for (let i = 0; i < k; i++) amax = Math.max(amax, Math.abs(w[r * k + i]!));
-    const scale = amax > 0 ? amax / 127 : 1;
+    const scale = amax > 0 ? Math.fround(amax / INT8_MAX_LEVEL) : 1;
     const col = rowStart + r;
     scales[col] = scale;
-    for (let i = 0; i < k; i++) qT[i * n + col] = Math.max(-127, Math.min(127, Math.round(w[r * k + i]! / scale)));
+    for (let i = 0; i < k; i++) qT[i * n + col] = Math.max(-INT8_MAX_LEVEL, Math.min(INT8_MAX_LEVEL, Math.round(w[r * k + i]! / scale)));
   }
 }
 

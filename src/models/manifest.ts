@@ -1,4 +1,5 @@
 // kiln.json, the model manifest: parsing and validation, plus defaults derived from a transformers.js config.json.
+import { INT8_MAX_LEVEL } from "../../build/model/quantize.ts";
 
 export interface Capabilities {
   chat: boolean;
@@ -23,7 +24,13 @@ export interface ModelInfo {
   pricing: { inputPerMillion: number; outputPerMillion: number; perImage: number | null };
   /** "exact": left-padded rows give the same logits as alone, so rows of different lengths may share a batch. */
   batching: { maxBatch: number; leftPadding: "exact" | "unsafe" };
+  /** Largest |level| of the int8 weights when the folder declares it (kiln's own builds do); null if unknown. */
+  int8MaxLevel: number | null;
 }
+
+/** The kiln.json format this kiln writes. 2: int8 weights are 7-bit and declared in `quantization.int8_max_level`. */
+export const MANIFEST_VERSION = 2;
+
 
 export const MODEL_ID_RE = /^[a-z0-9]+(?:[.-][a-z0-9]+)*$/;
 /** Model ids carry a version number: a digit somewhere after the first hyphen-separated word. */
@@ -91,6 +98,16 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
   const batching = obj(m.batching ?? {}, "batching");
   const leftPadding = batching.left_padding ?? "unsafe";
   if (leftPadding !== "exact" && leftPadding !== "unsafe") throw new Error(`"batching.left_padding" must be "exact" or "unsafe"`);
+  const version = m.kiln_manifest ?? MANIFEST_VERSION;
+  if (typeof version !== "number" || !Number.isInteger(version) || version < 1) throw new Error(`"kiln_manifest" must be a positive integer`);
+  if (version > MANIFEST_VERSION) throw new Error(`kiln.json is format ${version}, newer than this kiln reads (${MANIFEST_VERSION}): upgrade kiln`);
+  const int8MaxLevel = int8Level(m);
+  if (dtypes.includes("int8") && m.build !== undefined && !(int8MaxLevel !== null && int8MaxLevel <= INT8_MAX_LEVEL)) {
+    throw new Error(
+      "its int8 weights were built by an older kiln with the full int8 range, which ONNX Runtime computes wrong on CPUs " +
+        "without VNNI; rebuild the folder with `kiln models build` (or remove int8 from its dtypes)",
+    );
+  }
   const perImage = pricing.per_image ?? null;
   if (perImage !== null && (typeof perImage !== "number" || perImage < 0)) throw new Error(`"pricing.per_image" must be a number or null`);
   return {
@@ -115,7 +132,16 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
       perImage: perImage as number | null,
     },
     batching: { maxBatch: Math.floor(num(batching, "max_batch", 8, 1)), leftPadding },
+    int8MaxLevel,
   };
+}
+
+function int8Level(m: Json): number | null {
+  if (m.quantization === undefined) return null;
+  const v = obj(m.quantization, "quantization").int8_max_level;
+  if (v === undefined) return null;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 127) throw new Error(`"quantization.int8_max_level" must be an integer in 1…127`);
+  return v;
 }
 
 /** Defaults for a plain transformers.js folder (no kiln.json), read from its config.json and files. */
@@ -147,5 +173,6 @@ export function infoFromConfig(
     pricing: { inputPerMillion: 0, outputPerMillion: 0, perImage: null },
     // GroupQueryAttention assumes right padding: such graphs decode one sequence per step.
     batching: usesGroupQueryAttention ? { maxBatch: 1, leftPadding: "unsafe" } : { maxBatch: 8, leftPadding: "exact" },
+    int8MaxLevel: null,
   };
 }

@@ -15,7 +15,7 @@ export function writeFakeModel(modelsDir: string, folder: string, manifest: Reco
 
 export function fakeManifest(id: string, extra: Record<string, unknown> = {}) {
   return {
-    kiln_manifest: 1,
+    kiln_manifest: 2,
     id,
     display_name: id,
     owned_by: "kiln",

@@ -35,7 +35,7 @@ describe("buildModel determinism", () => {
     const dir = join(root, "a");
     const m = JSON.parse(readFileSync(join(dir, "kiln.json"), "utf8"));
     expect(m).toEqual({
-      kiln_manifest: 1,
+      kiln_manifest: 2,
       id: DEFAULT_MODEL_ID,
       display_name: "Kiln Tiny v1",
       owned_by: "kiln",

@@ -1,8 +1,9 @@
-// Quantizers: exact nibble/scale/zero-point layout, checked by hand and against onnxruntime's MatMulNBits and DynamicQuantizeMatMul.
+// Quantizers: exact nibble/scale/zero-point layout, checked by hand and against onnxruntime's MatMulNBits and
+// DynamicQuantizeMatMul, with tolerances from each format's error bound (never from one CPU's results).
 import { describe, expect, test } from "bun:test";
 import * as ort from "onnxruntime-node";
 import { GraphBuilder, int, T } from "../../../build/model/onnx-builder.ts";
-import { dequantizeQ4, q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "../../../build/model/quantize.ts";
+import { dequantizeQ4, INT8_MAX_LEVEL, q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "../../../build/model/quantize.ts";
 import { Rng } from "../../../build/model/rng.ts";
 
 const randomMatrix = (n: number, k: number, seed: number) => {
@@ -66,7 +67,37 @@ describe("q4 quantization", () => {
 });
 
 describe("int8 quantization", () => {
-  test("per-column symmetric scales, transposed layout, matches DynamicQuantizeMatMul loosely", async () => {
+  /** DynamicQuantizeMatMul on A [m, k] and the written int8 weight, through onnxruntime. */
+  async function dynamicQuantizeMatMul(a: Float32Array, m: number, k: number, qT: Int8Array, scales: Float32Array, n: number) {
+    const g = new GraphBuilder();
+    g.input("a", T.FLOAT, [m, k]);
+    g.inline("b", T.INT8, [k, n], new Uint8Array(qT.buffer));
+    g.inline("s", T.FLOAT, [n], new Uint8Array(scales.buffer));
+    g.node("DynamicQuantizeMatMul", ["a", "b", "s"], {}, { domain: "com.microsoft", output: "y" });
+    g.output("y", T.FLOAT, [m, n]);
+    const session = await ort.InferenceSession.create(g.encode("int8-check"));
+    return (await session.run({ a: new ort.Tensor("float32", a, [m, k]) })).y!.data as Float32Array;
+  }
+
+  /**
+   * The format's error bound for one output: activations are quantized per tensor to u8 over [min(a, 0), max(a, 0)]
+   * (step sA, error ≤ sA/2 each) and weights per column (step sW, error ≤ sW/2 each), so
+   * |y − a·w| ≤ Σ_t |a_t|·sW/2 + |ŵ_t|·sA/2 + sA·sW/4, plus float32 rounding of the sums.
+   */
+  function bound(a: Float32Array, i: number, k: number, deqCol: (t: number) => number, sW: number): number {
+    let lo = 0, hi = 0;
+    for (const v of a) (lo = Math.min(lo, v)), (hi = Math.max(hi, v));
+    const sA = (hi - lo) / 255;
+    let b = 0, mag = 0;
+    for (let t = 0; t < k; t++) {
+      const x = Math.abs(a[i * k + t]!), w = Math.abs(deqCol(t));
+      b += x * sW / 2 + w * sA / 2 + sA * sW / 4;
+      mag += x * w;
+    }
+    return b + 1e-5 * mag + 1e-6;
+  }
+
+  test("per-column symmetric 7-bit scales, transposed layout, within the format's error bound of DynamicQuantizeMatMul", async () => {
     const m = 3, n = 4, k = 64;
     const w = randomMatrix(n, k, 21);
     const a = randomMatrix(m, k, 22);
@@ -75,24 +106,52 @@ describe("int8 quantization", () => {
     for (let j = 0; j < n; j++) {
       let amax = 0;
       for (let t = 0; t < k; t++) amax = Math.max(amax, Math.abs(w[j * k + t]!));
-      expect(scales[j]).toBeCloseTo(amax / 127, 7);
+      expect(scales[j]).toBeCloseTo(amax / INT8_MAX_LEVEL, 7);
       for (let t = 0; t < k; t++) expect(Math.abs(qT[t * n + j]! * scales[j]! - w[j * k + t]!)).toBeLessThanOrEqual(scales[j]! / 2 + 1e-7);
     }
-    const g = new GraphBuilder();
-    g.input("a", T.FLOAT, [m, k]);
-    g.inline("b", T.INT8, [k, n], new Uint8Array(qT.buffer));
-    g.inline("s", T.FLOAT, [n], new Uint8Array(scales.buffer));
-    g.node("DynamicQuantizeMatMul", ["a", "b", "s"], {}, { domain: "com.microsoft", output: "y" });
-    g.output("y", T.FLOAT, [m, n]);
-    const session = await ort.InferenceSession.create(g.encode("int8-check"));
-    const y = (await session.run({ a: new ort.Tensor("float32", a, [m, k]) })).y!.data as Float32Array;
+    const y = await dynamicQuantizeMatMul(a, m, k, qT, scales, n);
     const wt = transpose(w, n, k);
     for (let i = 0; i < m; i++)
       for (let j = 0; j < n; j++) {
         let ref = 0;
         for (let t = 0; t < k; t++) ref += a[i * k + t]! * wt[t * n + j]!;
-        expect(Math.abs(y[i * n + j]! - ref)).toBeLessThan(0.05 * Math.sqrt(k) * 0.25 + 0.02);
+        expect(Math.abs(y[i * n + j]! - ref)).toBeLessThanOrEqual(bound(a, i, k, (t) => qT[t * n + j]! * scales[j]!, scales[j]!));
       }
+  });
+
+  test("no int16 saturation on any CPU: the worst case for u8×s8 pair sums stays exact", async () => {
+    // Activations at the top of the u8 range and weights at ±max level in adjacent pairs: on CPUs without VNNI,
+    // ONNX Runtime adds each pair of u8·s8 products in int16, which 8-bit weights (2·255·127) overflow.
+    const m = 2, n = 3, k = 128;
+    const a = Float32Array.from({ length: m * k }, (_, i) => (i % 7 === 0 ? -0.01 : 1));
+    const w = Float32Array.from({ length: n * k }, (_, i) => [1, -1, (i >> 1) % 2 ? 1 : -1][Math.floor(i / k)]!);
+    const qT = new Int8Array(k * n), scales = new Float32Array(n);
+    quantizeInt8Rows(w, n, k, n, 0, qT, scales);
+    for (const q of qT) expect(Math.abs(q)).toBeLessThanOrEqual(INT8_MAX_LEVEL);
+    const y = await dynamicQuantizeMatMul(a, m, k, qT, scales, n);
+    for (let i = 0; i < m; i++)
+      for (let j = 0; j < n; j++) {
+        let ref = 0;
+        for (let t = 0; t < k; t++) ref += a[i * k + t]! * w[j * k + t]!;
+        expect(Math.abs(y[i * n + j]! - ref)).toBeLessThanOrEqual(bound(a, i, k, (t) => qT[t * n + j]! * scales[j]!, scales[j]!));
+      }
+  });
+
+  test("levels never leave ±INT8_MAX_LEVEL, whatever the row holds", () => {
+    const k = 33;
+    const rows = [
+      Float32Array.from({ length: k }, (_, i) => (i === 5 ? 1e6 : 1e-6)),
+      Float32Array.from({ length: k }, (_, i) => (i % 2 ? -3.5 : 3.5)),
+      new Float32Array(k),
+      Float32Array.from({ length: k }, () => -1e-30),
+    ];
+    for (const w of rows) {
+      const qT = new Int8Array(k), s = new Float32Array(1);
+      quantizeInt8Rows(w, 1, k, 1, 0, qT, s);
+      expect(Math.max(...Array.from(qT, Math.abs))).toBeLessThanOrEqual(INT8_MAX_LEVEL);
+      expect(s[0]).toBeGreaterThan(0);
+    }
+    expect(INT8_MAX_LEVEL * 255 * 2).toBeLessThanOrEqual(32767);
   });
 
   test("transpose", () => {

@@ -28,6 +28,23 @@ describe("model manifest", () => {
     expect(() => parseManifest(fakeManifest("a-1", { batching: { left_padding: "maybe" } }), ["fp32"])).toThrow("left_padding");
   });
 
+  test("int8 folders built by an older kiln (full-range weights) are refused; 7-bit ones are served", () => {
+    const built = { build: { seed: 1, spec_hash: "x", content_hash: "y" }, dtypes: ["int8"], default_dtype: "int8" };
+    expect(() => parseManifest(fakeManifest("old-int8-v1", { ...built, kiln_manifest: 1 }), ["int8"])).toThrow("older kiln with the full int8 range");
+    expect(() => parseManifest(fakeManifest("old-int8-v1", { ...built, quantization: { int8_max_level: 127 } }), ["int8"])).toThrow("rebuild the folder");
+    expect(parseManifest(fakeManifest("new-int8-v1", { ...built, quantization: { int8_max_level: 63 } }), ["int8"]).int8MaxLevel).toBe(63);
+    // Not kiln's build: the weights' range is unknown, so it is served and `kiln doctor` warns on CPUs without VNNI.
+    expect(parseManifest(fakeManifest("own-int8-v1", { dtypes: ["int8"], default_dtype: "int8" }), ["int8"]).int8MaxLevel).toBeNull();
+    // An fp32-only build from an older kiln is still fine.
+    expect(parseManifest(fakeManifest("old-fp32-v1", { kiln_manifest: 1, build: built.build }), ["fp32"]).id).toBe("old-fp32-v1");
+  });
+
+  test("a manifest from a newer kiln is refused with the reason", () => {
+    expect(() => parseManifest(fakeManifest("future-v1", { kiln_manifest: 3 }), ["fp32"])).toThrow("newer than this kiln reads (2): upgrade kiln");
+    expect(() => parseManifest(fakeManifest("bad-v1", { kiln_manifest: "2" }), ["fp32"])).toThrow('"kiln_manifest" must be a positive integer');
+    expect(() => parseManifest(fakeManifest("bad-v1", { quantization: { int8_max_level: 300 } }), ["fp32"])).toThrow("int8_max_level");
+  });
+
   test("a plain transformers.js folder gets defaults; GroupQueryAttention graphs are not batched", () => {
     const info = infoFromConfig("Qwen2.5-0.5B-Instruct", { model_type: "qwen2", max_position_embeddings: 32768 }, ["q4", "fp32"], true, true);
     expect(info).toMatchObject({
