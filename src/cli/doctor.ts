@@ -1,5 +1,6 @@
 // `kiln doctor`: runs every native piece kiln needs on this box and prints what works and how to fix what does not.
 import { checkDataDir, checkDiskSpace, checkModelsDir, checkNativeLibraries, checkSqlite, type CheckResult } from "../native/doctor-checks.ts";
+import { checkCpu, checkModelFormats } from "../native/doctor-cpu-checks.ts";
 import { checkExecutionProviders, checkOnnxRuntime, checkSharp, checkWorker } from "../native/doctor-runtime-checks.ts";
 import { formatTable } from "./table.ts";
 import { collectVersions } from "./version.ts";
@@ -33,6 +34,7 @@ export async function runDoctorChecks(opts: { dataDir: string; modelsDir: string
   if (dataDir.status === "ok") results.push(await checkSqlite(opts.dataDir), await checkDiskSpace(opts.dataDir));
   else results.push({ name: "sqlite (WAL)", required: true, status: "fail", detail: "skipped: the data dir is not usable", fix: dataDir.fix });
   results.push(await checkModelsDir(opts.modelsDir));
+  results.push(await checkCpu(), await checkModelFormats(opts.modelsDir));
   results.push(await checkNativeLibraries());
   results.push(await checkOnnxRuntime());
   results.push(await checkWorker());

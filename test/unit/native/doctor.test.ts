@@ -4,6 +4,9 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { doctorExitCode, formatDoctorReport, runDoctorChecks } from "../../../src/cli/doctor.ts";
 import { checkDataDir, checkModelsDir, checkSqlite, conciseError, type CheckResult } from "../../../src/native/doctor-checks.ts";
+import { parseCpuInfo } from "../../../src/native/cpu.ts";
+import { checkCpu, checkModelFormats } from "../../../src/native/doctor-cpu-checks.ts";
+import { fakeManifest, writeFakeModel } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
 const row = (name: string, status: CheckResult["status"], required = true, fix?: string): CheckResult => ({ name, required, status, detail: `${name} detail`, fix });
@@ -92,13 +95,39 @@ describe("checks that fail say how to fix them", () => {
   });
 });
 
+describe("cpu and model formats", () => {
+  const epyc = parseCpuInfo("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: avx2 fma\n");
+  const vnni = parseCpuInfo("processor\t: 0\nmodel name\t: Xeon\nflags\t\t: avx2 fma avx512f avx512bw avx512_vnni\n");
+
+  test("the cpu row names the model and the kernel-deciding flags", async () => {
+    const r = await checkCpu(epyc);
+    expect(r).toMatchObject({ name: "cpu", required: false, status: "ok" });
+    expect(r.detail).toContain("AMD EPYC, 1 logical cores; avx2 fma; without avx512f avx512_vnni avx_vnni amx_int8");
+  });
+
+  test("a served int8 model of unknown weight range warns as inexact without VNNI, not with it", async () => {
+    const dir = tempDir("kiln-doctor-");
+    const m = writeFakeModel(dir, "third-party", fakeManifest("third-party-int8-v1", { dtypes: ["int8"], default_dtype: "int8" }));
+    writeFileSync(join(m, "onnx", "model_int8.onnx"), "graph");
+    writeFakeModel(dir, "plain", fakeManifest("plain-fp32-v1"));
+    const r = await checkModelFormats(dir, epyc);
+    expect(r.status).toBe("warn");
+    expect(r.detail).toStartWith("third-party-int8-v1 (int8) is inexact here: int8 weights of unknown or full range");
+    expect(r.detail).not.toContain("plain-fp32-v1");
+    expect(r.fix).toContain("fp32 or q4");
+    const ok = await checkModelFormats(dir, vnni);
+    expect(ok.status).toBe("ok");
+    expect(ok.detail).toContain("third-party-int8-v1 (int8): int8 on AVX-512 VNNI kernels");
+  });
+});
+
 test("every required check passes on this machine, and cpu runs", async () => {
   const dataDir = tempDir("kiln-doctor-");
   const results = await runDoctorChecks({ dataDir, modelsDir: join(dataDir, "models") });
   const failed = results.filter((r) => r.required && r.status !== "ok");
   expect(failed).toEqual([]);
   expect(results.map((r) => r.name)).toEqual(
-    expect.arrayContaining(["data dir", "sqlite (WAL)", "models dir", "native libraries", "onnxruntime session", "worker thread", "sharp (libvips)", "provider: cpu"]),
+    expect.arrayContaining(["data dir", "sqlite (WAL)", "models dir", "native libraries", "onnxruntime session", "worker thread", "sharp (libvips)", "provider: cpu", "cpu", "model formats"]),
   );
   expect(results.find((r) => r.name === "worker thread")!.detail).toContain("transformers.js 4.3.1");
   expect(doctorExitCode(results)).toBe(0);
