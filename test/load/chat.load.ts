@@ -1,37 +1,51 @@
 // `bun run bench`: the 0.5B-shape model, direct ONNX Runtime loop, kiln's engine in process and kiln over HTTP at 1/4/8/16, one table.
 import { expect, test } from "bun:test";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { buildModel, PRESETS, type Dtype } from "../../build/model/index.ts";
+import { installModel, PRESETS, type Dtype } from "../../build/model/index.ts";
 import { loadTokenizer } from "../../src/inference/tokenizer.ts";
+import { onnxFileForDtype } from "../../src/models/manifest.ts";
 import { readModelFolder } from "../../src/models/registry.ts";
+import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { tempDir } from "../helpers/kiln.ts";
+import { logitsAgreement } from "./accuracy.ts";
 import { directDecodeBench } from "./direct-ort.ts";
 import { engineDecodeBench, loadEngineModel } from "./engine-inproc.ts";
 import { medianBy, renderTable, summarize, targetLines, type LevelSummary } from "./metrics.ts";
 import { startServerProcess } from "./server-process.ts";
 import { streamChat } from "./stream-client.ts";
 
-const LEVELS = [1, 4, 8, 16];
+const LEVELS = (process.env.KILN_BENCH_LEVELS ?? "1,4,8,16").split(",").map(Number);
 /** int8 (DynamicQuantizeMatMul) by default: on CPU it gains the most from batching (q4 is faster alone, slower at 16). */
 const DTYPE = (process.env.KILN_BENCH_DTYPE ?? "int8") as Dtype;
 const NEW_TOKENS = Number(process.env.KILN_BENCH_TOKENS ?? 64);
 /** Each level runs this many times and reports its median round: this machine's neighbours make single runs noisy. */
 const ROUNDS = Number(process.env.KILN_BENCH_ROUNDS ?? 3);
 /** One models dir per dtype: both builds carry the same model id. */
-const MODELS_DIR = join(process.env.KILN_BENCH_MODELS ?? join(import.meta.dir, "..", "..", "data", "bench-models"), DTYPE);
-const SPEC = PRESETS["qwen2-0.5b"]!;
+const MODELS_BASE = process.env.KILN_BENCH_MODELS ?? join(import.meta.dir, "..", "..", "data", "bench-models");
+const MODELS_DIR = join(MODELS_BASE, DTYPE);
+/** The 0.5B shape by default; `tiny` makes a quick run that exercises the whole bench (the README test uses it). */
+const PRESET = process.env.KILN_BENCH_PRESET ?? "qwen2-0.5b";
+const PRESET_SPEC = PRESETS[PRESET] ?? (() => { throw new Error(`KILN_BENCH_PRESET: no preset "${PRESET}"`); })();
+/** Its own id: the server builds its default model (the tiny preset's id, fp32) into the same models dir. */
+const SPEC = { ...PRESET_SPEC, id: PRESET_SPEC.id.replace(/-v(\d+)$/, "-bench-v$1") };
 /** The one user message every client sends; the yardsticks run prompts of its templated token count. */
 const PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle on a quiet winter morning.";
 
-async function ensureBenchModel(): Promise<string> {
-  const spec = SPEC;
-  const dir = join(MODELS_DIR, spec.id);
-  if (!existsSync(join(dir, "kiln.json"))) {
-    console.log(`building ${spec.id} (${DTYPE}) into ${dir} …`);
-    await buildModel({ spec, dtypes: [DTYPE], outDir: dir, onProgress: (d: number, t: number, label: string) => d === t && console.log(`  ${label} done`) });
-  }
-  return dir;
+/** Builds the bench model for `dtype` unless an identical build (same spec, dtype and builder version) is there. */
+async function ensureBenchModel(dtype: Dtype): Promise<string> {
+  const modelsDir = join(MODELS_BASE, dtype);
+  console.log(`bench model ${SPEC.id} (${dtype}) in ${modelsDir} …`);
+  const r = await installModel(modelsDir, { spec: SPEC, dtypes: [dtype] });
+  console.log(r.built ? `  built` : `  up to date`);
+  return r.dir;
+}
+
+/** The quantized format against fp32: next-token logits over a 32-token teacher-forced run of the fixed prompt. */
+async function accuracyLine(modelDir: string, promptIds: number[]): Promise<string> {
+  if (DTYPE === "fp32") return "accuracy: fp32 is the reference";
+  const refDir = await ensureBenchModel("fp32");
+  const a = await logitsAgreement(refDir, onnxFileForDtype("fp32")!, modelDir, onnxFileForDtype(DTYPE)!, promptIds.slice(0, 32));
+  return `accuracy: ${DTYPE} vs fp32 next-token logits over a ${a.positions}-token teacher-forced run, correlation min ${a.min.toFixed(4)}, median ${a.median.toFixed(4)}`;
 }
 
 /** kiln over HTTP: `clients` concurrent streaming requests per round; the median round stands for the level. */
@@ -62,10 +76,11 @@ async function kilnLevels(modelsDir: string, threads: number): Promise<{ levels:
 test(
   "chat throughput: kiln vs a direct ONNX Runtime loop",
   async () => {
-    const modelDir = await ensureBenchModel();
+    const modelDir = await ensureBenchModel(DTYPE);
     const threads = navigator.hardwareConcurrency;
     const tokenizer = await loadTokenizer(readModelFolder(modelDir, SPEC.id));
-    const promptTokens = tokenizer.encodeChat([{ role: "user", content: PROMPT }], null).length;
+    const promptIds = tokenizer.encodeChat([{ role: "user", content: PROMPT }], null);
+    const promptTokens = promptIds.length;
 
     // kiln first, while this process holds nothing but HTTP clients; the in-process yardsticks come after it stops.
     const kiln = await kilnLevels(MODELS_DIR, threads);
@@ -85,7 +100,11 @@ test(
       console.log(`direct batch ${batch}: ${r.tokPerSec.toFixed(1)} tok/s (step p50 ${r.stepMsP50.toFixed(1)} ms)`);
     }
 
-    console.log(`\nmodel ${SPEC.id}, ${DTYPE}, prompt ${promptTokens} tokens, ${NEW_TOKENS} new tokens, ${threads} threads, median of ${ROUNDS} rounds\n`);
+    const accuracy = await accuracyLine(modelDir, promptIds);
+
+    console.log(`\ncpu: ${describeCpu(readCpuInfo())}`);
+    console.log(accuracy);
+    console.log(`model ${SPEC.id}, ${DTYPE}, prompt ${promptTokens} tokens, ${NEW_TOKENS} new tokens, ${threads} threads, median of ${ROUNDS} rounds\n`);
     const rows = LEVELS.map((_, i) => ({ direct: direct[i]!, engine: engine[i]!, kiln: kiln.levels[i]! }));
     console.log(renderTable(rows, kiln.peakRssMb, kiln.levels[0]!.outputTokPerSec));
     console.log(targetLines(rows).join("\n"));

@@ -85,3 +85,26 @@ export function maxAbsDiff(a: Float32Array, b: Float32Array): number {
   for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
   return m;
 }
+
+/** Pearson correlation of two equally long vectors. */
+export function correlation(a: Float32Array, b: Float32Array): number {
+  let ma = 0, mb = 0;
+  for (let i = 0; i < a.length; i++) (ma += a[i]!), (mb += b[i]!);
+  ma /= a.length;
+  mb /= b.length;
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]! - ma, y = b[i]! - mb;
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  return ab / Math.sqrt(aa * bb);
+}
+
+/** Per-position correlation of two [1, S, vocab] logits tensors: how closely each next-token distribution agrees. */
+export function positionCorrelations(a: Float32Array, b: Float32Array, vocab: number): number[] {
+  const out: number[] = [];
+  for (let p = 0; p * vocab < a.length; p++) out.push(correlation(a.subarray(p * vocab, (p + 1) * vocab), b.subarray(p * vocab, (p + 1) * vocab)));
+  return out;
+}
