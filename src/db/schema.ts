@@ -48,14 +48,24 @@ export const usage = sqliteTable(
   "usage",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    requestId: text("request_id").notNull(),
+    /** The HTTP request's id (req_…): one row per request, so a ledger entry can point at exactly one. */
+    requestId: text("request_id").notNull().unique(),
     teamId: integer("team_id").notNull().references(() => teams.id),
     keyId: integer("key_id").notNull().references(() => apiKeys.id),
     model: text("model").notNull(),
     /** The API family that served it: chat, responses, messages, images. */
     endpoint: text("endpoint").notNull(),
     inputTokens: integer("input_tokens").notNull(),
+    /** All generated tokens, reasoning included (as OpenAI counts completion_tokens). */
     outputTokens: integer("output_tokens").notNull(),
+    /** The part of output_tokens spent reasoning. */
+    reasoningTokens: integer("reasoning_tokens").notNull().default(0),
+    /** The part of input_tokens served from a prompt cache. */
+    cachedTokens: integer("cached_tokens").notNull().default(0),
+    /** How the request ended; one of USAGE_STATUSES in usage-repo.ts. Rows from before the column read completed. */
+    status: text("status").notNull().default("completed"),
+    /** Price of the row in micro-units of the pricing currency (1 unit = 1,000,000), integer: see src/billing/cost.ts. */
+    costMicros: integer("cost_micros").notNull().default(0),
     createdAt: integer("created_at").notNull().default(now),
   },
   (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt)],

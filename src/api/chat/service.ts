@@ -1,7 +1,8 @@
 // POST /v1/chat/completions: request → core generation → a chat.completion object or an SSE stream; usage recorded.
 import type { AppDeps } from "../../app-deps.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
-import { recordUsage } from "../../db/usage-repo.ts";
+import { costMicros } from "../../billing/cost.ts";
+import { recordUsage, type UsageStatus } from "../../db/usage-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { collectChoice, type CoreEvent } from "../../inference/events.ts";
 import { startGeneration } from "../../inference/generate.ts";
@@ -30,11 +31,13 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
   const id = `chatcmpl-${crypto.randomUUID().replace(/-/g, "")}`;
   const created = Math.floor(Date.now() / 1000);
   const usage = { input: gen.inputTokens, output: 0 };
-  const record = () => {
+  const record = (status: UsageStatus) => {
     try {
+      // Reasoning and cached tokens stay 0 until the core counts them (kiln has no prompt cache yet).
+      const tokens = { inputTokens: usage.input, outputTokens: usage.output };
       recordUsage(deps.db, {
-        requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, model: model.id,
-        endpoint: "chat", inputTokens: usage.input, outputTokens: usage.output,
+        requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, model: model.id, endpoint: "chat", status,
+        ...tokens, reasoningTokens: 0, cachedTokens: 0, costMicros: costMicros(model.pricing, tokens),
       });
     } catch (e) {
       // A failed usage write must not replace the answer (or the real error) the client is owed.
@@ -44,19 +47,22 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
 
   if (body.stream) {
     const encoder = new ChatChunkEncoder({ id, created, model: model.id, includeUsage: !!body.stream_options?.include_usage });
-    return sseResponse(mergeStreams(gen.choices), encoder, usage, () => {
+    return sseResponse(mergeStreams(gen.choices), encoder, usage, (status) => {
       ctx.signal.removeEventListener("abort", onClientGone);
       abort.abort();
-      record();
+      record(status);
     });
   }
 
   const timer = setTimeout(() => abort.abort(new DOMException("timeout", "TimeoutError")), deps.config.requestTimeoutMs);
+  let status: UsageStatus = "failed";
   try {
     const results = await Promise.all(gen.choices.map((c) => collectChoice(c)));
     if (abort.signal.aborted && abort.signal.reason instanceof DOMException && abort.signal.reason.name === "TimeoutError") {
+      status = "timed_out";
       throw ApiError.timeout(deps.config.requestTimeoutMs);
     }
+    status = "completed";
     usage.output = results.reduce((s, r) => s + r.outputTokens, 0);
     return {
       id,
@@ -84,7 +90,8 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
     clearTimeout(timer);
     ctx.signal.removeEventListener("abort", onClientGone);
     abort.abort();
-    record();
+    // A client that left is recorded as gone, however the generation then ended.
+    record(ctx.signal.aborted ? "client_gone" : status);
   }
 }
 
@@ -92,14 +99,14 @@ function sseResponse(
   events: AsyncGenerator<{ index: number; item: CoreEvent }>,
   encoder: ChatChunkEncoder,
   usage: { input: number; output: number },
-  done: () => void,
+  done: (status: UsageStatus) => void,
 ): Response {
   const bytes = new TextEncoder();
   let finished = false;
-  const finish = () => {
+  const finish = (status: UsageStatus) => {
     if (finished) return;
     finished = true;
-    done();
+    done(status);
   };
   const stream = new ReadableStream<Uint8Array>({
     // Each pull must enqueue or close: a pull that returns empty-handed is not called again.
@@ -111,7 +118,7 @@ function sseResponse(
             if (encoder.includeUsage) controller.enqueue(bytes.encode(sseData(encoder.usage(usage.input, usage.output))));
             controller.enqueue(bytes.encode(sseData("[DONE]")));
             controller.close();
-            finish();
+            finish("completed");
             return;
           }
           const { index, item } = next.value;
@@ -122,7 +129,7 @@ function sseResponse(
           if (item.type === "error") {
             controller.enqueue(bytes.encode(sseData(item.error.toBody())));
             controller.close();
-            finish();
+            finish("failed");
             void events.return(undefined);
             return;
           }
@@ -133,12 +140,12 @@ function sseResponse(
       } catch {
         controller.enqueue(bytes.encode(sseData(ApiError.internal().toBody())));
         controller.close();
-        finish();
+        finish("failed");
       }
     },
     cancel() {
       void events.return(undefined);
-      finish();
+      finish("client_gone");
     },
   });
   return new Response(stream, {
