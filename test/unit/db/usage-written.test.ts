@@ -1,0 +1,67 @@
+// The usage rows chat writes through a real server: one per request id, its ending, and its cost from the model's pricing.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { costMicros } from "../../../src/billing/cost.ts";
+import { usage } from "../../../src/db/schema.ts";
+import { startTestServer, type TestServer } from "../../helpers/server.ts";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ KILN_REQUEST_TIMEOUT_MS: "1000" });
+});
+afterAll(() => s.stop(1000));
+
+function post(body: Record<string, unknown>, signal?: AbortSignal) {
+  return fetch(`${s.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: s.modelId, messages: [{ role: "user", content: "Tell me about rivers and the sea" }], temperature: 0, ...body }),
+    signal,
+  });
+}
+
+/** The row for a request id; rows of streams are written when the stream closes, so this waits a little. */
+async function rowOf(requestId: string) {
+  for (let i = 0; i < 200; i++) {
+    const row = s.deps.db.select().from(usage).where(eq(usage.requestId, requestId)).get();
+    if (row) return row;
+    await Bun.sleep(10);
+  }
+  throw new Error(`no usage row for ${requestId}`);
+}
+
+describe("usage rows written by chat", () => {
+  test("a finished answer: completed, under the response's request id, priced in micro-units", async () => {
+    const res = await post({ max_tokens: 6 });
+    const body = (await res.json()) as any;
+    const row = await rowOf(res.headers.get("x-request-id")!);
+    const tokens = { inputTokens: body.usage.prompt_tokens, outputTokens: body.usage.completion_tokens };
+    const pricing = s.deps.registry.get(s.modelId)!.pricing;
+    expect(pricing.inputPerMillion + pricing.outputPerMillion).toBeGreaterThan(0);
+    expect(row).toMatchObject({ status: "completed", endpoint: "chat", ...tokens, reasoningTokens: 0, cachedTokens: 0 });
+    expect(row.costMicros).toBe(costMicros(pricing, tokens));
+    expect(row.costMicros).toBeGreaterThan(0);
+  });
+
+  test("a stream read to the end is completed", async () => {
+    const res = await post({ max_tokens: 4, stream: true });
+    await res.text();
+    expect(await rowOf(res.headers.get("x-request-id")!)).toMatchObject({ status: "completed" });
+  });
+
+  test("a stream the client leaves is client_gone", async () => {
+    const abort = new AbortController();
+    const res = await post({ max_tokens: 3000, ignore_eos: true, stream: true }, abort.signal);
+    const reader = res.body!.getReader();
+    await reader.read();
+    abort.abort();
+    await reader.closed.catch(() => {});
+    expect(await rowOf(res.headers.get("x-request-id")!)).toMatchObject({ status: "client_gone" });
+  });
+
+  test("a non-streamed answer cut by the time limit is timed_out", async () => {
+    const res = await post({ max_tokens: 4000, ignore_eos: true });
+    expect(res.status).toBe(504);
+    expect(await rowOf(res.headers.get("x-request-id")!)).toMatchObject({ status: "timed_out" });
+  });
+});
