@@ -9,6 +9,8 @@ function run(cmd, args, cwd = root) {
 }
 
 let bun = localBun();
+// Quiet when everything was already installed, so `npm run kiln -- …` prints only kiln's own output.
+const quiet = Boolean(bun) && existsSync(join(root, "node_modules"));
 if (!bun) {
   console.log(`kiln setup: installing Bun ${wantedVersion} from npm into .tools/`);
   mkdirSync(toolsDir, { recursive: true });
@@ -20,4 +22,4 @@ if (!bun) {
   if (!bun) throw new Error(`kiln setup: Bun ${wantedVersion} did not install under ${toolsDir}`);
 }
 const frozen = existsSync(join(root, "bun.lock")) ? ["--frozen-lockfile"] : [];
-run(bun, ["install", ...frozen]);
+run(bun, ["install", ...frozen, ...(quiet ? ["--silent"] : [])]);

@@ -1,0 +1,187 @@
+// Every command the README shows, run the way a user types it after the Quick start: through npm, from this
+// checkout, with no Bun on PATH. A command added to the README without a row here fails the first test.
+import { afterAll, describe, expect, test } from "bun:test";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { delimiter, join } from "node:path";
+import { tempDir } from "../helpers/kiln.ts";
+import { freePort, waitForHttp } from "./binary-process.ts";
+import { readmeCommands } from "./readme-commands.ts";
+
+const root = join(import.meta.dir, "..", "..");
+const readme = readFileSync(join(root, "README.md"), "utf8");
+const work = tempDir("kiln-readme-");
+const dataDir = join(work, "data");
+
+/** This environment without any Bun: PATH minus every directory holding a `bun`, and no Bun or test variables. */
+function userEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(BUN_|NODE_ENV$|KILN_)/.test(k)) env[k] = v;
+  env.PATH = (process.env.PATH ?? "").split(delimiter).filter((d) => d && !existsSync(join(d, "bun"))).join(delimiter);
+  return { ...env, KILN_DATA_DIR: dataDir, KILN_LOG_LEVEL: "warn", ...extra };
+}
+
+/** Runs one command line in a shell, as typed, to completion. */
+function sh(command: string, extra: Record<string, string> = {}, timeoutMs = 300_000): { code: number; out: string } {
+  const r = spawnSync("bash", ["-c", command], { cwd: root, env: userEnv(extra), encoding: "utf8", timeout: timeoutMs });
+  return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
+}
+
+/** Starts a long-running command in its own process group; resolves with its output once `ready` matches. */
+async function background(command: string, ready: RegExp, extra: Record<string, string> = {}, cwd = root, env = userEnv(extra)) {
+  const proc = spawn("bash", ["-c", command], { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  proc.stdout!.on("data", (b) => (out += b));
+  proc.stderr!.on("data", (b) => (out += b));
+  const deadline = Date.now() + 120_000;
+  while (!ready.test(out)) {
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`\`${command}\` did not get ready:\n${out}`);
+    await Bun.sleep(50);
+  }
+  running.push(proc);
+  return { proc, output: () => out };
+}
+
+/** SIGTERM to the whole group (npm → node → bun); resolves with the leader's exit code, or the signal that ended it. */
+async function stop(proc: ChildProcess): Promise<number | string | null> {
+  const exited = new Promise<number | string | null>((resolve) => proc.once("exit", (code, signal) => resolve(code ?? signal)));
+  process.kill(-proc.pid!, "SIGTERM");
+  return exited;
+}
+
+const running: ChildProcess[] = [];
+afterAll(() => {
+  for (const p of running) if (p.exitCode === null) try { process.kill(-p.pid!, "SIGKILL"); } catch { /* gone */ }
+  rmSync(join(root, "dist", "readme-box"), { recursive: true, force: true });
+});
+
+const hashDir = (dir: string) => {
+  const h = createHash("sha256");
+  for (const f of readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort()) h.update(f).update(readFileSync(f));
+  return h.digest("hex");
+};
+
+/** What each command of the README is checked by: the tests below name these rows. */
+const COVERED = new Set([
+  "npm start",
+  "npm test",
+  "export MODEL_API_KEY='LLM|1|…'",
+  'curl -s http://127.0.0.1:8080/v1/models -H "Authorization: Bearer $MODEL_API_KEY"',
+  "curl -s http://127.0.0.1:8080/v1/chat/completions -H \"Authorization: Bearer $MODEL_API_KEY\" -H 'content-type: application/json' -d '{\"model\":\"kiln-tiny-v1\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":16}'",
+  "npm run build",
+  "scp dist/kiln box:/opt/kiln/",
+  "ssh box 'cd /opt/kiln && ./kiln doctor && ./kiln --port 8080 --host 0.0.0.0'",
+  "npm run kiln -- keys create --team default --name laptop",
+  "npm run kiln -- doctor",
+  "npm run kiln -- …",
+  "npm run bench",
+  "npm run db:generate",
+  "kiln [serve]",
+  "kiln keys create --team T --name N",
+  "kiln keys list",
+  "kiln keys revoke <id>",
+  "kiln teams create <name>",
+  "kiln teams list",
+  "kiln status incident add <title> [--message M] [--status S] [--impact degraded|outage]",
+  "kiln status incident resolve <id> [--message M]",
+  "kiln models list",
+  "kiln models build --preset <name> [--dtype fp32,q4]",
+  "kiln doctor",
+  "kiln --version",
+]);
+
+test("every command the README shows has a check here", () => {
+  const shown = readmeCommands(readme);
+  expect(shown.length).toBeGreaterThan(20);
+  expect(shown.filter((c) => !COVERED.has(c))).toEqual([]);
+});
+
+describe("after the Quick start, as typed, with no Bun on PATH", () => {
+  test("no bun on the PATH these commands get", () => {
+    expect(sh("command -v bun || echo none").out.trim()).toBe("none");
+  });
+
+  test("npm start serves; the curl commands work with a key from `npm run kiln -- keys create`", async () => {
+    const port = freePort();
+    const server = await background("npm start", /kiln listening on http:\/\/\S+/, { KILN_PORT: String(port) });
+    const base = `http://127.0.0.1:${port}`;
+    const created = sh("npm run kiln -- keys create --team default --name laptop");
+    expect(created.code).toBe(0);
+    const key = created.out.match(/LLM\|\d+\|\S+/)![0];
+    const curl = (c: string) => sh(c.replace("http://127.0.0.1:8080", base), { MODEL_API_KEY: key });
+    const [listCmd, chatCmd] = readmeCommands(readme).filter((c) => c.startsWith("curl "));
+    const list = JSON.parse(curl(listCmd!).out);
+    expect(list.data.map((m: { id: string }) => m.id)).toContain("kiln-tiny-v1");
+    const chat = JSON.parse(curl(chatCmd!).out);
+    expect(chat.object).toBe("chat.completion");
+    expect(chat.usage.completion_tokens).toBeGreaterThan(0);
+    expect(chat.choices[0].message.role).toBe("assistant");
+    // npm itself dies of the signal it forwards; what matters is that kiln stopped and freed the port.
+    expect([0, "SIGTERM"]).toContain(await stop(server.proc));
+    const closed = async () => {
+      for (const until = Date.now() + 15_000; Date.now() < until; await Bun.sleep(100)) {
+        if (await fetch(`${base}/v1/status`).then(() => false, () => true)) return "closed";
+      }
+      return "still answering";
+    };
+    expect(await closed()).toBe("closed");
+  }, 180_000);
+
+  test("the CLI table through `npm run kiln -- …`", () => {
+    const kiln = (args: string, extra: Record<string, string> = {}) => {
+      const r = sh(`npm run kiln -- ${args}`, extra);
+      if (r.code !== 0) throw new Error(`npm run kiln -- ${args} exited ${r.code}:\n${r.out}`);
+      return r.out;
+    };
+    expect(kiln("--version")).toMatch(/kiln \d+\.\d+\.\d+/);
+    expect(kiln("teams create readers")).toContain('Created team');
+    expect(kiln("teams list")).toContain("readers");
+    const id = kiln("keys create --team readers --name ci").match(/Created key (\d+)/)![1]!;
+    expect(kiln("keys list")).toContain("ci");
+    expect(kiln(`keys revoke ${id}`)).toContain(`Revoked key ${id}.`);
+    const inc = kiln('status incident add "Disk slow" --impact degraded').match(/Opened incident (\d+)/)![1]!;
+    expect(kiln(`status incident resolve ${inc} --message fixed`)).toContain(`Resolved incident ${inc}`);
+    const modelsDir = join(work, "models");
+    expect(kiln("models build --preset tiny --dtype fp32", { KILN_MODELS_DIR: modelsDir })).toContain("kiln-tiny-v1");
+    expect(kiln("models list", { KILN_MODELS_DIR: modelsDir })).toContain("kiln-tiny-v1");
+    const doctor = kiln("doctor", { KILN_MODELS_DIR: modelsDir });
+    expect(doctor).toContain("All required checks passed.");
+    expect(doctor).toMatch(/cpu +ok +\S/);
+  }, 180_000);
+
+  test("npm run build, then the binary copied alone to a box: ./kiln doctor && ./kiln --port … --host 0.0.0.0", async () => {
+    const built = sh("npm run build");
+    expect(built.code).toBe(0);
+    const box = join(root, "dist", "readme-box");
+    mkdirSync(box, { recursive: true });
+    copyFileSync(join(root, "dist", "kiln"), join(box, "kiln"));
+    const port = freePort();
+    // The README's ssh line, run on this machine: its folder is the copy above, its port a free one.
+    const sshLine = readmeCommands(readme).find((c) => c.startsWith("ssh box "))!;
+    const remote = sshLine.match(/^ssh box '(.*)'$/)![1]!.replace("/opt/kiln", box).replace("--port 8080", `--port ${port}`);
+    // The box has no Node, Bun or project: an empty environment, like `ssh box '…'`.
+    const server = await background(remote, /kiln listening on/, {}, box, { PATH: "/usr/bin:/bin", HOME: box });
+    expect(server.output()).toContain("All required checks passed.");
+    await waitForHttp(`http://127.0.0.1:${port}/v1/status`, 30_000, () => server.proc.exitCode === null);
+    expect(await stop(server.proc)).toBe(0);
+  }, 300_000);
+
+  test("npm run bench (a quick run on the tiny preset) prints the CPU, the int8 accuracy and the table", () => {
+    const r = sh("npm run bench", {
+      KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_LEVELS: "1,2", KILN_BENCH_TOKENS: "8", KILN_BENCH_MODELS: join(work, "bench-models"),
+    });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: .+int8 kernels: /m);
+    expect(r.out).toMatch(/^accuracy: int8 vs fp32 next-token logits over a 32-token teacher-forced run, correlation min 0\.9\d+/m);
+    expect(r.out).toContain("| clients/batch | direct tok/s |");
+  }, 300_000);
+
+  test("npm run db:generate on an unchanged schema changes nothing", () => {
+    const before = hashDir(join(root, "src", "db"));
+    const r = sh("npm run db:generate");
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toContain("No schema changes");
+    expect(hashDir(join(root, "src", "db"))).toBe(before);
+  }, 120_000);
+});
