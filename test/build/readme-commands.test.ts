@@ -118,7 +118,7 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(chat.usage.completion_tokens).toBeGreaterThan(0);
     expect(chat.choices[0].message.role).toBe("assistant");
     // npm itself dies of the signal it forwards; what matters is that kiln stopped and freed the port.
-    expect([0, "SIGTERM"]).toContain(await stop(server.proc));
+    expect([0, "SIGTERM"] as (number | string | null)[]).toContain(await stop(server.proc));
     const closed = async () => {
       for (const until = Date.now() + 15_000; Date.now() < until; await Bun.sleep(100)) {
         if (await fetch(`${base}/v1/status`).then(() => false, () => true)) return "closed";
