@@ -1,4 +1,5 @@
-// createApp(deps): the Elysia app plus the HTTP wrapper that adds x-request-id and one log line per request.
+// createApp(deps): the Elysia app plus the HTTP wrapper: the edge (Host-independent URL, drain, key before body,
+// body limits), one error boundary around all of it, x-request-id and one log line per request.
 import { Elysia } from "elysia";
 import pkg from "../package.json" with { type: "json" };
 import { chatRoutes } from "./api/chat/routes.ts";
@@ -7,19 +8,27 @@ import { modelsRoutes } from "./api/models/routes.ts";
 import { statusRoutes } from "./api/status/routes.ts";
 import type { AppDeps } from "./app-deps.ts";
 import { errorResponse, toApiError } from "./errors/render.ts";
+import { passEdge, parsedBody, type ServerControl } from "./http/edge.ts";
 import { attachMeta, metaOf } from "./http/request-meta.ts";
+import type { Logger } from "./log/logger.ts";
+
+/** One JSON log line for an unexpected exception; the client gets the sanitized 500. */
+export function crashLogger(logger: Logger, requestId: string) {
+  return (e: unknown) =>
+    logger.error("unhandled exception", {
+      request_id: requestId,
+      error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+      stack: e instanceof Error ? e.stack : undefined,
+    });
+}
 
 export function buildRoutes(deps: AppDeps) {
   return new Elysia()
+    // Bodies are read and parsed by the edge (under the route's limit, after the key check); the router takes them as they are.
+    .onParse({ as: "global" }, ({ request }) => parsedBody(request))
     .onError(({ code, error, request }) => {
       const meta = metaOf(request);
-      const logCrash = (e: unknown) =>
-        deps.logger.error("unhandled exception", {
-          request_id: meta.id,
-          error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
-          stack: e instanceof Error ? e.stack : undefined,
-        });
-      return errorResponse(toApiError(code, error, { requestId: meta.id, logCrash }), meta.id);
+      return errorResponse(toApiError(code, error, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id);
     })
     .use(docs({ title: "kiln API", version: pkg.version }))
     .use(statusRoutes(deps))
@@ -29,34 +38,51 @@ export function buildRoutes(deps: AppDeps) {
 
 export interface Kiln {
   routes: ReturnType<typeof buildRoutes>;
-  /** Serves one request: what Bun.serve calls, and what tests call. */
-  handle(request: Request): Promise<Response>;
+  /** Serves one request: what Bun.serve calls (with its server), and what tests call. */
+  handle(request: Request, server?: ServerControl): Promise<Response>;
+  /** Requests whose handler has not returned yet (a stream counts until its response starts). */
+  inflight(): number;
+}
+
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  try {
+    for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
+    return response;
+  } catch {
+    // Some responses have immutable headers: copy them into a new response.
+    const copy = new Response(response.body, response);
+    for (const [k, v] of Object.entries(headers)) copy.headers.set(k, v);
+    return copy;
+  }
 }
 
 export function createApp(deps: AppDeps): Kiln {
   const routes = buildRoutes(deps);
-  const handle = async (request: Request): Promise<Response> => {
-    const meta = attachMeta(request);
+  let inflight = 0;
+  const handle = async (raw: Request, server?: ServerControl): Promise<Response> => {
+    const meta = attachMeta(raw);
+    inflight++;
     let response: Response;
     try {
-      response = await routes.handle(request);
-    } catch (e) {
-      deps.logger.error("request failed outside the router", { request_id: meta.id, error: String(e) });
-      response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: () => {} }), meta.id);
-    }
-    if (!response.headers.has("x-request-id")) {
-      try {
-        response.headers.set("x-request-id", meta.id);
-      } catch {
-        // Some responses have immutable headers: copy them into a new response.
-        response = new Response(response.body, response);
-        response.headers.set("x-request-id", meta.id);
+      const edge = await passEdge(raw, meta, deps, server);
+      if (edge.kind === "refuse") response = errorResponse(edge.error, meta.id);
+      else {
+        attachMeta(edge.request, meta);
+        response = await routes.handle(edge.request);
       }
+    } catch (e) {
+      response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id);
+    } finally {
+      inflight--;
     }
-    const url = new URL(request.url);
+    const extra: Record<string, string> = {};
+    if (!response.headers.has("x-request-id")) extra["x-request-id"] = meta.id;
+    // While draining, every answer tells the client to reconnect (to this instance's successor).
+    if (deps.lifecycle.draining) extra.connection = "close";
+    if (Object.keys(extra).length) response = withHeaders(response, extra);
     deps.logger.info("request", {
-      method: request.method,
-      path: url.pathname,
+      method: raw.method,
+      path: meta.path,
       status: response.status,
       duration_ms: Math.round((performance.now() - meta.startedAt) * 10) / 10,
       team_id: meta.teamId,
@@ -64,5 +90,5 @@ export function createApp(deps: AppDeps): Kiln {
     });
     return response;
   };
-  return { routes, handle };
+  return { routes, handle, inflight: () => inflight };
 }

@@ -18,6 +18,14 @@ export interface Config {
   readonly maxQueue: number;
   /** Non-streaming requests running longer than this get 504 gateway_timeout. */
   readonly requestTimeoutMs: number;
+  /** JSON request bodies larger than this get 413 payload_too_large, cut off while they are read. */
+  readonly maxBodyBytes: number;
+  /** A request body not fully received within this gets 408 and the connection closes. */
+  readonly bodyTimeoutMs: number;
+  /** Keep-alive connections idle this long are closed (seconds; Bun's own limit is 255). */
+  readonly idleTimeoutS: number;
+  /** On SIGTERM/SIGINT, running requests get this long to finish while new ones get 503 server_shutting_down. */
+  readonly shutdownGraceMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -62,6 +70,10 @@ export const OPTIONS: Option[] = [
   { key: "threads", env: "KILN_THREADS", flag: "--threads", help: "ONNX Runtime threads per worker", parse: int(1, 256) },
   { key: "maxQueue", env: "KILN_MAX_QUEUE", flag: "--max-queue", help: "active + queued requests before 503", parse: int(1, 100000) },
   { key: "requestTimeoutMs", env: "KILN_REQUEST_TIMEOUT_MS", flag: "--request-timeout-ms", help: "non-streaming time limit", parse: int(1000, 86_400_000) },
+  { key: "maxBodyBytes", env: "KILN_MAX_BODY_BYTES", flag: "--max-body-bytes", help: "largest JSON request body (413 above)", parse: int(1024, 1024 * 1024 * 1024) },
+  { key: "bodyTimeoutMs", env: "KILN_BODY_TIMEOUT_MS", flag: "--body-timeout-ms", help: "time to receive a request body (408 after)", parse: int(100, 3_600_000) },
+  { key: "idleTimeoutS", env: "KILN_IDLE_TIMEOUT_S", flag: "--idle-timeout-s", help: "idle keep-alive connections close after this", parse: int(1, 255) },
+  { key: "shutdownGraceMs", env: "KILN_SHUTDOWN_GRACE_MS", flag: "--shutdown-grace-ms", help: "drain time for running requests on SIGTERM", parse: int(0, 3_600_000) },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -76,6 +88,10 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     threads: cores,
     maxQueue: 256,
     requestTimeoutMs: 300_000,
+    maxBodyBytes: 4 * 1024 * 1024,
+    bodyTimeoutMs: 30_000,
+    idleTimeoutS: 10,
+    shutdownGraceMs: 10_000,
   };
 }
 

@@ -4,21 +4,30 @@ import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
+import { ApiError } from "../errors/api-error.ts";
+import { errorResponse } from "../errors/render.ts";
+import { newRequestId } from "../http/request-meta.ts";
 import { startRuntime, type Runtime } from "../inference/runtime.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { ModelRegistry, scanModels } from "../models/registry.ts";
 import { inferenceWorkerUrl } from "../native/worker-url.ts";
 import { ensureFirstKey } from "./first-run.ts";
 
-/** Largest request body accepted: the 1 GiB file limit plus multipart overhead. */
+/**
+ * Bun's own cap on a request body. The edge enforces each route's limit while reading (and a route without a body
+ * policy reads nothing), so this only has to be above every route's limit for those to answer in the spec's shape:
+ * the 1 GiB file limit plus multipart overhead.
+ */
 const MAX_BODY = 1024 * 1024 * 1024 + 1024 * 1024;
-const SHUTDOWN_GRACE_MS = 10_000;
 
 export interface RunningKiln {
   url: string;
   deps: AppDeps;
   runtime: Runtime;
-  /** Stops taking requests, lets running generations finish for up to `graceMs`, fails the rest, closes. */
+  /**
+   * Drains: the listener stays open, new requests get 503 server_shutting_down, running requests get up to
+   * `graceMs` to finish; then what is left is failed and the server closes.
+   */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -41,23 +50,38 @@ export async function startKiln(
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
-    fetch: kiln.handle,
+    // Never Bun's development error page (it shows paths and source); errors outside the app's boundary get the spec's 500.
+    development: false,
+    fetch: (request, srv) => kiln.handle(request, srv),
+    error(e) {
+      const requestId = newRequestId();
+      logger.error("unhandled exception", { request_id: requestId, error: `${e.name}: ${e.message}`, stack: e.stack });
+      return errorResponse(ApiError.internal(), requestId);
+    },
     maxRequestBodySize: MAX_BODY,
-    // Streams can pause between tokens and non-streaming requests run up to the time limit.
-    idleTimeout: 0,
+    // Idle keep-alive connections close; generation requests lift it once their body is in (streams may pause).
+    idleTimeout: config.idleTimeoutS,
   });
   const url = server.url.href.replace(/\/$/, "");
   logger.info("listening", { url, models: models.map((m) => m.id) });
+  const busy = () => {
+    const load = runtime.scheduler.load();
+    return kiln.inflight() > 0 || load.active + load.waiting > 0;
+  };
   let stopped: Promise<void> | null = null;
   return {
     url,
     deps,
     runtime,
-    stop(graceMs = SHUTDOWN_GRACE_MS) {
+    stop(graceMs = config.shutdownGraceMs) {
       stopped ??= (async () => {
         deps.lifecycle.draining = true;
-        await Promise.race([server.stop(false), Bun.sleep(graceMs)]);
+        const deadline = performance.now() + graceMs;
+        while (busy() && performance.now() < deadline) await Bun.sleep(20);
+        logger.info("drained", { unfinished: runtime.scheduler.load(), waited_ms: Math.round(graceMs - Math.max(0, deadline - performance.now())) });
+        // Whatever is still running gets its server_shutting_down error (a stream's last frame), then the listener closes.
         await runtime.stop();
+        await Promise.race([server.stop(false), Bun.sleep(1000)]);
         await server.stop(true);
         db.$client.close();
       })();
@@ -71,7 +95,7 @@ export async function serve(config: Config): Promise<number> {
   console.log(`kiln listening on ${kiln.url} (API docs at ${kiln.url}/swagger)`);
   return new Promise<number>((resolve) => {
     const onSignal = (signal: string) => {
-      kiln.deps.logger.info("shutting down", { signal });
+      kiln.deps.logger.info("shutting down", { signal, grace_ms: config.shutdownGraceMs });
       void kiln.stop().then(() => resolve(0));
     };
     process.on("SIGTERM", () => onSignal("SIGTERM"));

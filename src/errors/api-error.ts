@@ -36,7 +36,20 @@ export class ApiError extends Error {
     return new ApiError(401, "authentication_error", "Unauthorized", "invalid_api_key");
   }
   static modelNotFound(model: string) {
-    return new ApiError(404, "invalid_request_error", `The model '${model}' does not exist`, "model_not_found", "model");
+    return new ApiError(404, "invalid_request_error", `The model '${clip(model)}' does not exist`, "model_not_found", "model");
+  }
+  /** The body passed its route's limit; the rest of it is not read, so the connection closes. */
+  static payloadTooLarge(maxBytes: number) {
+    return new ApiError(
+      413, "invalid_request_error", `The request body is larger than this endpoint's limit of ${formatBytes(maxBytes)}.`,
+      "payload_too_large", null, { connection: "close" },
+    );
+  }
+  static bodyTimeout(timeoutMs: number) {
+    return new ApiError(
+      408, "invalid_request_error", `The request body was not received within ${Math.round(timeoutMs / 100) / 10} s.`,
+      null, null, { connection: "close" },
+    );
   }
   static overloaded() {
     return new ApiError(503, "server_error", "The server is at its active request limit; retry shortly", "service_overloaded", null, retryAfter(60));
@@ -57,6 +70,18 @@ export class ApiError extends Error {
   static internal() {
     return new ApiError(500, "server_error", "The server had an internal error while processing the request", null);
   }
+}
+
+/** A client-supplied value quoted in a message: at most 64 characters, so a huge value is not echoed back. */
+export function clip(value: string, max = 64): string {
+  return value.length <= max ? value : `${value.slice(0, max)}…`;
+}
+
+/** 4194304 → "4 MiB", 1048576 → "1 MiB", 1500 → "1500 bytes". */
+export function formatBytes(n: number): string {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
 }
 
 /** Retry-After in seconds plus the millisecond header the official clients read first. */

@@ -1,9 +1,15 @@
 // Per-request facts shared by the HTTP wrapper (logging, x-request-id) and the routes (auth, usage rows).
+import type { AuthContext } from "../auth/authenticate.ts";
+
 export interface RequestMeta {
   id: string;
   startedAt: number;
+  /** The request path as routed (null when the request target was not a path). */
+  path: string | null;
   teamId: number | null;
   keyId: number | null;
+  /** Set by the edge once the key was checked, so the route does not check it again. */
+  auth?: AuthContext;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
@@ -12,10 +18,10 @@ export function newRequestId(): string {
   return `req_${crypto.randomUUID().replace(/-/g, "")}`;
 }
 
-export function attachMeta(request: Request): RequestMeta {
-  const meta: RequestMeta = { id: newRequestId(), startedAt: performance.now(), teamId: null, keyId: null };
-  metas.set(request, meta);
-  return meta;
+export function attachMeta(request: Request, meta?: RequestMeta): RequestMeta {
+  const m: RequestMeta = meta ?? { id: newRequestId(), startedAt: performance.now(), path: null, teamId: null, keyId: null };
+  metas.set(request, m);
+  return m;
 }
 
 /** The request's meta; a request that bypassed the wrapper gets one on first use. */

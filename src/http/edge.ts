@@ -1,0 +1,74 @@
+// The edge every request passes before the router: a Host-independent URL, the drain check, the key from the
+// headers, then the body read under its route's limit and parsed with a depth check. Whatever it refuses costs
+// kiln a header parse and, for a keyed route without a valid key, one database lookup.
+import type { Db } from "../db/client.ts";
+import { authenticate } from "../auth/authenticate.ts";
+import { ApiError, clip } from "../errors/api-error.ts";
+import { readBody } from "./body-reader.ts";
+import { policyFor, type EdgePolicy } from "./edge-policy.ts";
+import { parseJsonBody } from "./json-depth.ts";
+import type { RequestMeta } from "./request-meta.ts";
+import { internalUrl } from "./request-target.ts";
+
+/** Deeper JSON than this is refused before parsing (tool schemas rarely pass 10 levels). */
+export const MAX_JSON_DEPTH = 64;
+
+export interface EdgeDeps {
+  db: Db;
+  config: { maxBodyBytes: number; bodyTimeoutMs: number };
+  lifecycle: { draining: boolean };
+}
+
+/** The part of Bun's server the edge uses: lifting the idle timeout of one request. */
+export interface ServerControl {
+  timeout(request: Request, seconds: number): void;
+}
+
+export type EdgeResult =
+  | { kind: "route"; request: Request; policy: EdgePolicy | null }
+  /** Answer without routing: null is the spec's empty 404. */
+  | { kind: "refuse"; error: ApiError | null; policy: EdgePolicy | null };
+
+const bodies = new WeakMap<Request, unknown>();
+
+/** The body the edge parsed for this (rebuilt) request; throws if the edge did not read it (a route without a policy). */
+export function parsedBody(request: Request): unknown {
+  if (!bodies.has(request)) throw new Error("request body reached the router without an edge policy");
+  return bodies.get(request);
+}
+
+function isJsonType(contentType: string | null): boolean {
+  if (contentType === null) return true;
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}
+
+export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, server?: ServerControl): Promise<EdgeResult> {
+  const target = internalUrl(raw.url);
+  meta.path = target?.path ?? null;
+  if (!target) return { kind: "refuse", error: null, policy: null };
+  const policy = policyFor(raw.method, target.path);
+  if (deps.lifecycle.draining && !policy?.drainExempt) return { kind: "refuse", error: ApiError.shuttingDown(), policy };
+  if (policy?.auth) {
+    const auth = authenticate(deps.db, raw.headers);
+    meta.teamId = auth.teamId;
+    meta.keyId = auth.keyId;
+    meta.auth = auth;
+  }
+  const init: RequestInit = { method: raw.method, headers: raw.headers, signal: raw.signal };
+  let body: unknown;
+  if (policy?.body === "json") {
+    const type = raw.headers.get("content-type");
+    if (!isJsonType(type)) {
+      throw ApiError.badRequest(`The request body must be JSON, sent with Content-Type: application/json (got '${clip(type ?? "", 80)}').`);
+    }
+    const bytes = await readBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs });
+    body = parseJsonBody(bytes, MAX_JSON_DEPTH);
+    // The router needs a body present to run its parse hook, which then hands over `body` as parsed here.
+    init.body = bytes;
+    if (policy.longRunning) server?.timeout(raw, 0);
+  }
+  const request = new Request(target.url, init);
+  if (policy?.body === "json") bodies.set(request, body);
+  return { kind: "route", request, policy };
+}

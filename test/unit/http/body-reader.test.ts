@@ -1,0 +1,73 @@
+import { describe, expect, test } from "bun:test";
+import { ApiError } from "../../../src/errors/api-error.ts";
+import { readBody, readStream } from "../../../src/http/body-reader.ts";
+
+const MiB = 1024 * 1024;
+
+/** A stream of `count` chunks of `size` bytes that records how many were pulled and whether it was cancelled. */
+function source(count: number, size: number, gapMs = 0) {
+  const state = { pulled: 0, cancelled: false };
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      if (state.pulled === count) return c.close();
+      if (gapMs) await Bun.sleep(gapMs);
+      state.pulled++;
+      c.enqueue(new Uint8Array(size).fill(0x61));
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  }, { highWaterMark: 0 });
+  return { stream, state };
+}
+
+async function refusal(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof ApiError) return e;
+    throw e;
+  }
+  throw new Error("expected a refusal");
+}
+
+describe("readStream", () => {
+  test("returns the whole body under the limit", async () => {
+    const { stream } = source(3, 1000);
+    expect((await readStream(stream, { maxBytes: 3000, timeoutMs: 1000 })).byteLength).toBe(3000);
+  });
+
+  test("stops at the first chunk past the limit and cancels the rest (a 512 MiB body is never read)", async () => {
+    const { stream, state } = source(512, MiB);
+    const e = await refusal(readStream(stream, { maxBytes: 4 * MiB, timeoutMs: 5000 }));
+    expect(e.status).toBe(413);
+    expect(e.code).toBe("payload_too_large");
+    expect(e.type).toBe("invalid_request_error");
+    expect(e.message).toBe("The request body is larger than this endpoint's limit of 4 MiB.");
+    expect(e.headers.connection).toBe("close");
+    expect(state.pulled).toBe(5);
+    expect(state.cancelled).toBe(true);
+  });
+
+  test("a body that stops arriving gets 408 at the deadline", async () => {
+    const { stream, state } = source(100, 10, 40);
+    const t0 = performance.now();
+    const e = await refusal(readStream(stream, { maxBytes: MiB, timeoutMs: 150 }));
+    expect(e.status).toBe(408);
+    expect(performance.now() - t0).toBeLessThan(400);
+    expect(state.cancelled).toBe(true);
+  });
+});
+
+describe("readBody", () => {
+  test("a declared Content-Length over the limit is refused before reading", async () => {
+    const { stream, state } = source(10, MiB);
+    const req = new Request("http://localhost/x", { method: "POST", body: stream, headers: { "content-length": String(10 * MiB) } });
+    expect((await refusal(readBody(req, { maxBytes: MiB, timeoutMs: 1000 }))).status).toBe(413);
+    expect(state.pulled).toBe(0);
+  });
+
+  test("no body is an empty body", async () => {
+    expect((await readBody(new Request("http://localhost/x", { method: "POST" }), { maxBytes: 10, timeoutMs: 100 })).byteLength).toBe(0);
+  });
+});
