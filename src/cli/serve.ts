@@ -10,7 +10,7 @@ import { newRequestId } from "../http/request-meta.ts";
 import { startRuntime, type Runtime } from "../inference/runtime.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { ModelRegistry, scanModels } from "../models/registry.ts";
-import { inferenceWorkerUrl } from "../native/worker-url.ts";
+import { inferenceWorkerUrl, tokenizerWorkerUrl } from "../native/worker-url.ts";
 import { ensureFirstKey } from "./first-run.ts";
 
 /**
@@ -42,7 +42,7 @@ export async function startKiln(
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
   const registry = new ModelRegistry(models);
-  const runtime = await startRuntime({ registry, config, logger, workerUrl: inferenceWorkerUrl(), spawnWorker: opts.spawnWorker });
+  const runtime = await startRuntime({ registry, config, logger, workerUrl: inferenceWorkerUrl(), tokenizerWorkerUrl: tokenizerWorkerUrl(), spawnWorker: opts.spawnWorker });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
   };

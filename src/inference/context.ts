@@ -17,3 +17,17 @@ export function fitContext(inputTokens: number, requestedOutput: number | null, 
   }
   return requestedOutput;
 }
+
+/**
+ * The cheap check before tokenizing: a prompt of at least `minInputTokens` (a lower bound, not a count) that
+ * cannot fit with the requested output gets the context 400 without being tokenized.
+ */
+export function checkPromptBound(minInputTokens: number, requestedOutput: number | null, contextLength: number): void {
+  const output = requestedOutput ?? 1;
+  if (minInputTokens + output <= contextLength) return;
+  throw ApiError.badRequest(
+    `This model's maximum context length is ${contextLength} tokens. However, you requested at least ` +
+      `${minInputTokens + output} tokens (at least ${minInputTokens} in the input, ${output} in the output). ` +
+      `Please reduce the length of the input or of the requested output.`,
+  );
+}

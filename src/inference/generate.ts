@@ -3,10 +3,10 @@ import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { Scheduler, SeqEvent } from "../scheduler/scheduler.ts";
 import type { ChatMessage, GenerationParams, ResponseFormat, ToolChoice, ToolDef } from "./chat-types.ts";
-import { fitContext } from "./context.ts";
+import { checkPromptBound, fitContext } from "./context.ts";
 import type { CoreEvent, FinishReason } from "./events.ts";
 import { OutputParser } from "./output-parser.ts";
-import type { Tokenizers } from "./tokenizer.ts";
+import { OFF_THREAD_BYTES, type Tokenizers } from "./tokenizer.ts";
 
 export interface GenerateRequest extends GenerationParams {
   model: ModelEntry;
@@ -36,7 +36,10 @@ export async function startGeneration(deps: CoreDeps, req: GenerateRequest): Pro
   const tokenizer = await deps.tokenizers.get(req.model);
   const tools = req.toolChoice === "none" ? null : req.tools;
   const prefill = forcedToolPrefix(req.toolChoice, tools);
-  const promptIds = tokenizer.encodeChat(withFormatInstruction(req.messages, req.responseFormat), tools, prefill ?? undefined);
+  const rendered = tokenizer.renderChat(withFormatInstruction(req.messages, req.responseFormat), tools);
+  // A large prompt that cannot fit is refused from its byte count, without tokenizing; a small one gets the exact count.
+  if (rendered.length > OFF_THREAD_BYTES) checkPromptBound(tokenizer.minTokens(rendered), req.maxTokens, req.model.contextLength);
+  const promptIds = await tokenizer.encodePrompt(rendered, prefill ?? undefined);
   const maxTokens = fitContext(promptIds.length, req.maxTokens, req.model.contextLength);
   const baseSeed = req.seed ?? Math.floor(Math.random() * 2 ** 31);
   const streams = deps.scheduler.submit(

@@ -5,6 +5,7 @@ import type { Logger } from "../log/logger.ts";
 import type { ModelRegistry } from "../models/registry.ts";
 import { WorkerPool } from "../scheduler/pool.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
+import { OffThreadEncoder } from "./off-thread-encoder.ts";
 import { Tokenizers } from "./tokenizer.ts";
 
 export interface Runtime {
@@ -19,6 +20,8 @@ export async function startRuntime(opts: {
   config: Pick<Config, "workers" | "threads" | "maxQueue">;
   logger: Logger;
   workerUrl: string | URL;
+  /** The tokenizer worker's entry; without it every prompt is tokenized on the main thread. */
+  tokenizerWorkerUrl?: string | URL;
   hangTimeoutMs?: number;
   spawnWorker?: (url: string | URL) => Worker;
 }): Promise<Runtime> {
@@ -38,7 +41,7 @@ export async function startRuntime(opts: {
     onReady: () => scheduler.pump(),
   });
   scheduler.attach(pool);
-  const tokenizers = new Tokenizers();
+  const tokenizers = new Tokenizers(opts.tokenizerWorkerUrl ? new OffThreadEncoder(opts.tokenizerWorkerUrl) : undefined);
   await Promise.all([pool.start(), ...chatModels.map((m) => tokenizers.get(m).catch((e) => {
     logger.error("tokenizer failed to load", { model: m.id, reason: String(e) });
     registry.setHealth(m.id, "outage", `tokenizer failed to load: ${(e as Error).message}`);
@@ -49,6 +52,7 @@ export async function startRuntime(opts: {
     tokenizers,
     async stop() {
       scheduler.failAll(ApiError.shuttingDown());
+      tokenizers.close();
       await pool.shutdown();
     },
   };

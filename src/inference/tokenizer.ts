@@ -1,9 +1,12 @@
-// Per-model tokenizers on the main thread: chat template rendering, token counting, stop tokens.
+// Per-model tokenizers: chat template rendering and small prompts on the main thread, large prompts in the
+// tokenizer worker, a cheap lower bound on the token count, stop tokens.
 import { AutoTokenizer, env, type PreTrainedTokenizer } from "@huggingface/transformers";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ModelEntry } from "../models/registry.ts";
 import type { ChatMessage, ToolDef } from "./chat-types.ts";
+import type { OffThreadEncoder } from "./off-thread-encoder.ts";
+import { maxBytesPerToken, minTokens, type TokenizerJson } from "./token-bound.ts";
 
 env.allowRemoteModels = false;
 env.allowLocalModels = true;
@@ -12,6 +15,12 @@ export interface ModelTokenizer {
   /** Token ids of the conversation with the assistant turn opened (plus an optional forced prefix). */
   encodeChat(messages: ChatMessage[], tools: ToolDef[] | null, prefill?: string): number[];
   encodeText(text: string): number[];
+  /** The conversation as text, assistant turn opened (rendering is cheap; tokenizing is not). */
+  renderChat(messages: ChatMessage[], tools: ToolDef[] | null): string;
+  /** Token ids of rendered text (special tokens recognized) plus an optional forced prefix; large texts off the main thread. */
+  encodePrompt(rendered: string, prefill?: string): Promise<number[]>;
+  /** The fewest tokens `text` can be (0 when this tokenizer admits no cheap bound). */
+  minTokens(text: string): number;
   /** Token ids that end a turn (eos, end-of-turn, generation_config eos ids). */
   stopTokenIds: number[];
 }
@@ -36,13 +45,38 @@ function collectStopIds(tok: PreTrainedTokenizer, dir: string): number[] {
   return [...ids];
 }
 
-export async function loadTokenizer(model: ModelEntry): Promise<ModelTokenizer> {
+/** Texts longer than this (UTF-8 bytes, roughly) are tokenized in the worker: about 10 ms of main-thread time. */
+export const OFF_THREAD_BYTES = 32 * 1024;
+
+export async function loadTokenizer(model: ModelEntry, offThread?: OffThreadEncoder): Promise<ModelTokenizer> {
   const tok = await AutoTokenizer.from_pretrained(model.dir, { local_files_only: true });
   const stopTokenIds = collectStopIds(tok, model.dir);
   const encodeText = (text: string) => tok.encode(text, { add_special_tokens: false });
+  const json = (tok as unknown as { _tokenizerJSON?: TokenizerJson })._tokenizerJSON ?? {};
+  const bytesPerToken = maxBytesPerToken(json, tok.get_vocab().keys());
   return {
     stopTokenIds,
     encodeText,
+    minTokens: (text) => minTokens(text, bytesPerToken),
+    renderChat(messages, tools) {
+      return tok.apply_chat_template(messages as unknown as Parameters<typeof tok.apply_chat_template>[0], {
+        tools: tools ?? undefined,
+        add_generation_prompt: true,
+        tokenize: false,
+      } as Parameters<typeof tok.apply_chat_template>[1]) as unknown as string;
+    },
+    async encodePrompt(rendered, prefill) {
+      let ids: number[];
+      if (offThread && rendered.length > OFF_THREAD_BYTES) {
+        try {
+          ids = await offThread.encode(model.dir, rendered);
+        } catch {
+          // The worker failed (it is replaced on the next request); the answer still comes from here.
+          ids = encodeText(rendered);
+        }
+      } else ids = encodeText(rendered);
+      return prefill ? [...ids, ...encodeText(prefill)] : ids;
+    },
     encodeChat(messages, tools, prefill) {
       const rendered = tok.apply_chat_template(messages as unknown as Parameters<typeof tok.apply_chat_template>[0], {
         tools: tools ?? undefined,
@@ -57,17 +91,23 @@ export async function loadTokenizer(model: ModelEntry): Promise<ModelTokenizer> 
   };
 }
 
-/** Loads each model's tokenizer once. */
+/** Loads each model's tokenizer once; with an OffThreadEncoder, large prompts are tokenized in its worker. */
 export class Tokenizers {
   private cache = new Map<string, Promise<ModelTokenizer>>();
+
+  constructor(private readonly offThread?: OffThreadEncoder) {}
 
   get(model: ModelEntry): Promise<ModelTokenizer> {
     let t = this.cache.get(model.id);
     if (!t) {
-      t = loadTokenizer(model);
+      t = loadTokenizer(model, this.offThread);
       this.cache.set(model.id, t);
       t.catch(() => this.cache.delete(model.id));
     }
     return t;
+  }
+
+  close(): void {
+    this.offThread?.close();
   }
 }

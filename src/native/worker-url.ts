@@ -1,7 +1,11 @@
 // How to name a worker entry point so `new Worker(...)` finds it under `bun src/main.ts` and in the compiled executable.
 
 /** Worker entry points, relative to the project root; build/compile.ts lists each as an extra entrypoint. */
-export const WORKER_ENTRIES = { inference: "workers/inference-worker.ts", doctor: "src/native/doctor-worker.ts" } as const;
+export const WORKER_ENTRIES = {
+  inference: "workers/inference-worker.ts",
+  tokenizer: "workers/tokenizer-worker.ts",
+  doctor: "src/native/doctor-worker.ts",
+} as const;
 
 /**
  * In the executable, Bun maps `./<path as given to Bun.build>` to the embedded module (build/compile.ts sets
@@ -15,4 +19,8 @@ export function workerEntryUrl(entry: string, compiled: boolean = Bun.isStandalo
 
 export function inferenceWorkerUrl(): string | URL {
   return workerEntryUrl(WORKER_ENTRIES.inference);
+}
+
+export function tokenizerWorkerUrl(): string | URL {
+  return workerEntryUrl(WORKER_ENTRIES.tokenizer);
 }

@@ -1,0 +1,11 @@
+// Messages between the main thread and the tokenizer worker.
+
+export interface EncodeRequest {
+  id: number;
+  /** The model folder whose tokenizer to use. */
+  dir: string;
+  /** Text with special tokens already in place (a rendered chat template). */
+  text: string;
+}
+
+export type EncodeReply = { id: number; ids: Int32Array } | { id: number; error: string };

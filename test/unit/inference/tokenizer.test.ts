@@ -1,0 +1,52 @@
+// The tiny model's tokenizer: rendering then encoding equals the template's own tokenizing, the cheap bound never
+// exceeds the real count, and large prompts are tokenized off the main thread.
+import { afterAll, describe, expect, test } from "bun:test";
+import { OffThreadEncoder } from "../../../src/inference/off-thread-encoder.ts";
+import { Tokenizers } from "../../../src/inference/tokenizer.ts";
+import { scanModels } from "../../../src/models/registry.ts";
+import { tokenizerWorkerUrl } from "../../../src/native/worker-url.ts";
+import { dirname } from "node:path";
+import { tinyModelDir } from "../../helpers/tiny-model.ts";
+
+const model = scanModels(dirname(await tinyModelDir())).models[0]!;
+const encoder = new OffThreadEncoder(tokenizerWorkerUrl());
+const tokenizers = new Tokenizers(encoder);
+const tok = await tokenizers.get(model);
+afterAll(() => tokenizers.close());
+
+describe("prompt tokenizing", () => {
+  test("renderChat + encodePrompt equals encodeChat, with tools and a forced prefix", async () => {
+    const messages = [{ role: "system" as const, content: "Be brief." }, { role: "user" as const, content: "héllo <|im_start|> wörld 🙂" }];
+    const tools = [{ type: "function" as const, function: { name: "f", description: "d", parameters: { type: "object" } } }];
+    expect(await tok.encodePrompt(tok.renderChat(messages, null))).toEqual(tok.encodeChat(messages, null));
+    expect(await tok.encodePrompt(tok.renderChat(messages, tools), "<tool_call>")).toEqual(tok.encodeChat(messages, tools, "<tool_call>"));
+  });
+
+  test("the cheap bound never exceeds the real token count", () => {
+    const samples = ["", "a", " ".repeat(5000), "word ".repeat(2000), "🙂".repeat(700), "é\u0301ﬁ".repeat(300), "<|im_start|>".repeat(200)];
+    let seed = 7;
+    for (let i = 0; i < 20; i++) {
+      let s = "";
+      for (let j = 0; j < 400; j++) s += String.fromCodePoint(((seed = (seed * 48271) % 2147483647) % 0x2fff) + 32);
+      samples.push(s);
+    }
+    for (const s of samples) expect(tok.minTokens(s)).toBeLessThanOrEqual(tok.encodeText(s).length);
+    expect(tok.minTokens("word ".repeat(2000))).toBeGreaterThan(0);
+  });
+
+  test("a 4 MB prompt is tokenized in the worker: the main thread never stalls 50 ms, and the ids match", async () => {
+    const text = tok.renderChat([{ role: "user", content: "word ".repeat(800_000) }], null);
+    let last = performance.now();
+    let worstGap = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      worstGap = Math.max(worstGap, now - last);
+      last = now;
+    }, 5);
+    const ids = await tok.encodePrompt(text);
+    clearInterval(ticker);
+    expect(worstGap).toBeLessThan(50);
+    expect(ids.length).toBeGreaterThan(800_000);
+    expect(ids.slice(0, 30)).toEqual(tok.encodeText(text.slice(0, 400)).slice(0, 30));
+  });
+});
