@@ -9,6 +9,7 @@ import { statusRoutes } from "./api/status/routes.ts";
 import type { AppDeps } from "./app-deps.ts";
 import { errorResponse, toApiError } from "./errors/render.ts";
 import { passEdge, parsedBody, type ServerControl } from "./http/edge.ts";
+import { policyTable } from "./http/edge-policy.ts";
 import { attachMeta, metaOf } from "./http/request-meta.ts";
 import type { Logger } from "./log/logger.ts";
 
@@ -58,17 +59,18 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 
 export function createApp(deps: AppDeps): Kiln {
   const routes = buildRoutes(deps);
+  const edge = { ...deps, policyFor: policyTable(routes.routes) };
   let inflight = 0;
   const handle = async (raw: Request, server?: ServerControl): Promise<Response> => {
     const meta = attachMeta(raw);
     inflight++;
     let response: Response;
     try {
-      const edge = await passEdge(raw, meta, deps, server);
-      if (edge.kind === "refuse") response = errorResponse(edge.error, meta.id);
+      const passed = await passEdge(raw, meta, edge, server);
+      if (passed.kind === "refuse") response = errorResponse(passed.error, meta.id);
       else {
-        attachMeta(edge.request, meta);
-        response = await routes.handle(edge.request);
+        attachMeta(passed.request, meta);
+        response = await routes.handle(passed.request);
       }
     } catch (e) {
       response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id);

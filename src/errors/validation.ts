@@ -1,5 +1,5 @@
 // Turns a schema validation failure into the spec's 400 body: dotted param path and a message a person can act on.
-import { ApiError } from "./api-error.ts";
+import { ApiError, clip } from "./api-error.ts";
 
 export interface SchemaIssue {
   /** JSON pointer of the failing value, e.g. "/messages/0/content". */
@@ -18,7 +18,9 @@ export function pointerToParam(pointer: string): string | null {
 }
 
 export function issueToApiError(issue: SchemaIssue): ApiError {
-  const param = pointerToParam(issue.path);
+  // Object keys come from the client: a long one is not echoed back whole.
+  const full = pointerToParam(issue.path);
+  const param = full === null ? null : clip(full, 128);
   const custom = typeof issue.schema?.error === "string" ? issue.schema.error : null;
   if (!param) return ApiError.badRequest(custom ?? `Invalid request body: ${lowerFirst(issue.message)}`);
   if (issue.value === undefined) {

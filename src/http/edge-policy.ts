@@ -1,5 +1,7 @@
-// What the edge does for each route before the router sees the request: whether a key is checked first, and
-// whether (and under which limit) a JSON body is read. Routes not listed get no body read at all.
+// What the edge does for each route before the router sees the request: whether the key is checked first, and
+// whether (and under which limit) a JSON body is read. Policies come from the router's own route list, so a new
+// route gets the safe defaults (keyed under /v1, JSON bodies under the limit) without a row here; unknown paths
+// get no policy: no key check, no body read, and the router's empty 404.
 
 export interface EdgePolicy {
   /** The key is checked from the headers before any byte of the body is read. */
@@ -12,14 +14,40 @@ export interface EdgePolicy {
   drainExempt: boolean;
 }
 
-const ROUTES: { method: string; path: RegExp; policy: EdgePolicy }[] = [
-  { method: "GET", path: /^\/v1\/status\/?$/, policy: { auth: false, body: "none", longRunning: false, drainExempt: true } },
-  { method: "GET", path: /^\/v1\/models(\/[^/]+)?\/?$/, policy: { auth: true, body: "none", longRunning: false, drainExempt: false } },
-  { method: "POST", path: /^\/v1\/chat\/completions\/?$/, policy: { auth: true, body: "json", longRunning: true, drainExempt: false } },
-];
+/** Routes that differ from the defaults, by method and router path. */
+const OVERRIDES: Record<string, Partial<EdgePolicy>> = {
+  "GET /v1/status": { auth: false, drainExempt: true },
+};
 
-/** The policy of a method and path, or null for paths the router answers without a body (docs, unknown paths: 404). */
-export function policyFor(method: string, path: string): EdgePolicy | null {
-  const m = method === "HEAD" ? "GET" : method;
-  return ROUTES.find((r) => r.method === m && r.path.test(path))?.policy ?? null;
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+
+/** The default for a route: keyed under /v1 (the docs are public), a JSON body for methods that carry one. */
+export function defaultPolicy(method: string, path: string): EdgePolicy {
+  const body = BODY_METHODS.has(method);
+  return { auth: path.startsWith("/v1/"), body: body ? "json" : "none", longRunning: body, drainExempt: false };
+}
+
+/** "/v1/models/:model" → a regex for concrete paths (a trailing slash allowed, as the router allows it). */
+export function routeRegex(path: string): RegExp {
+  const parts = path.split("/").map((seg) => {
+    if (seg.startsWith(":")) return "[^/]+";
+    if (seg === "*") return ".*";
+    return seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  });
+  return new RegExp(`^${parts.join("/")}/?$`);
+}
+
+export type PolicyLookup = (method: string, path: string) => EdgePolicy | null;
+
+/** A lookup over the router's routes; null for a method and path no route serves. */
+export function policyTable(routes: { method: string; path: string }[]): PolicyLookup {
+  const table = routes.map((r) => ({
+    method: r.method.toUpperCase(),
+    regex: routeRegex(r.path),
+    policy: { ...defaultPolicy(r.method.toUpperCase(), r.path), ...OVERRIDES[`${r.method.toUpperCase()} ${r.path}`] },
+  }));
+  return (method, path) => {
+    const m = method === "HEAD" ? "GET" : method;
+    return table.find((r) => (r.method === m || r.method === "ALL") && r.regex.test(path))?.policy ?? null;
+  };
 }

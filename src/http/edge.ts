@@ -5,7 +5,7 @@ import type { Db } from "../db/client.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { ApiError, clip } from "../errors/api-error.ts";
 import { readBody } from "./body-reader.ts";
-import { policyFor, type EdgePolicy } from "./edge-policy.ts";
+import type { EdgePolicy, PolicyLookup } from "./edge-policy.ts";
 import { parseJsonBody } from "./json-depth.ts";
 import type { RequestMeta } from "./request-meta.ts";
 import { internalUrl } from "./request-target.ts";
@@ -15,6 +15,7 @@ export const MAX_JSON_DEPTH = 64;
 
 export interface EdgeDeps {
   db: Db;
+  policyFor: PolicyLookup;
   config: { maxBodyBytes: number; bodyTimeoutMs: number };
   lifecycle: { draining: boolean };
 }
@@ -47,7 +48,7 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
   const target = internalUrl(raw.url);
   meta.path = target?.path ?? null;
   if (!target) return { kind: "refuse", error: null, policy: null };
-  const policy = policyFor(raw.method, target.path);
+  const policy = deps.policyFor(raw.method, target.path);
   if (deps.lifecycle.draining && !policy?.drainExempt) return { kind: "refuse", error: ApiError.shuttingDown(), policy };
   if (policy?.auth) {
     const auth = authenticate(deps.db, raw.headers);

@@ -1,5 +1,9 @@
 // typebox schemas of POST /v1/chat/completions (request, response and stream chunk), OpenAI-compatible.
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
+
+// typebox's own Integer: Elysia's t.Integer also accepts numeric strings ("2"), while t.Number rejects them.
+const Int = (options: Parameters<typeof Type.Integer>[0] = {}) => Type.Integer(options);
 
 const nullable = <T extends Parameters<typeof t.Optional>[0]>(s: T, error?: string) =>
   t.Optional(t.Union([s, t.Null()], error ? { error } : {}));
@@ -65,19 +69,19 @@ export const ChatRequest = t.Object(
     messages: t.Array(ChatMessageIn, { minItems: 1, error: "messages must be a non-empty array of messages" }),
     temperature: nullable(t.Number({ minimum: 0, maximum: 2 }), "temperature must be a number between 0 and 2"),
     top_p: nullable(t.Number({ exclusiveMinimum: 0, maximum: 1 }), "top_p must be greater than 0 and at most 1"),
-    n: nullable(t.Integer({ minimum: 1, maximum: 16 }), "n must be a whole number from 1 to 16"),
-    max_tokens: nullable(t.Integer({ minimum: 1 }), "max_tokens must be a whole number of at least 1"),
-    max_completion_tokens: nullable(t.Integer({ minimum: 1 }), "max_completion_tokens must be a whole number of at least 1"),
-    stream: nullable(t.Boolean()),
+    n: nullable(Int({ minimum: 1, maximum: 16 }), "n must be a whole number from 1 to 16"),
+    max_tokens: nullable(Int({ minimum: 1 }), "max_tokens must be a whole number of at least 1"),
+    max_completion_tokens: nullable(Int({ minimum: 1 }), "max_completion_tokens must be a whole number of at least 1"),
+    stream: nullable(t.Boolean(), "stream must be true or false"),
     stream_options: nullable(t.Object({ include_usage: t.Optional(t.Boolean()) })),
     stop: nullable(t.Union([t.String(), t.Array(t.String({ minLength: 1 }), { maxItems: 4 })]), "stop must be a string or an array of up to 4 strings"),
-    seed: nullable(t.Integer(), "seed must be a whole number"),
+    seed: nullable(Int(), "seed must be a whole number"),
     tools: nullable(t.Array(FunctionTool, { maxItems: 128 })),
     tool_choice: nullable(ToolChoice),
     parallel_tool_calls: nullable(t.Boolean()),
     response_format: nullable(ResponseFormat),
     logprobs: nullable(t.Boolean()),
-    top_logprobs: nullable(t.Integer()),
+    top_logprobs: nullable(Int()),
     presence_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "presence_penalty must be between -2 and 2"),
     frequency_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "frequency_penalty must be between -2 and 2"),
     ignore_eos: nullable(t.Boolean({ description: "Extension (as in vLLM): keep generating past end-of-turn tokens, for fixed-length benchmarks." })),
@@ -89,17 +93,17 @@ export const ChatRequest = t.Object(
 );
 export type ChatRequestBody = typeof ChatRequest.static;
 
-const Usage = t.Object({ prompt_tokens: t.Integer(), completion_tokens: t.Integer(), total_tokens: t.Integer() });
+const Usage = t.Object({ prompt_tokens: Int(), completion_tokens: Int(), total_tokens: Int() });
 
 export const ChatCompletion = t.Object({
   id: t.String({ description: "chatcmpl-…" }),
   object: t.Literal("chat.completion"),
-  created: t.Integer(),
+  created: Int(),
   model: t.String(),
   system_fingerprint: t.String(),
   choices: t.Array(
     t.Object({
-      index: t.Integer(),
+      index: Int(),
       message: t.Object({
         role: t.Literal("assistant"),
         content: t.Union([t.String(), t.Null()]),

@@ -24,6 +24,10 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
   if (!model) throw ApiError.modelNotFound(body.model);
   if (!model.capabilities.chat) throw ApiError.badRequest(`The model '${model.id}' does not support chat completions.`, "model");
   const chat = normalizeChat(body, model);
+  // n choices are n queue entries: more than the queue holds could never be admitted, so retrying would not help.
+  if (chat.n > deps.config.maxQueue) {
+    throw ApiError.badRequest(`n is ${chat.n}, but this server admits at most ${deps.config.maxQueue} generations at once (KILN_MAX_QUEUE).`, "n");
+  }
   const abort = new AbortController();
   const onClientGone = () => abort.abort();
   ctx.signal.addEventListener("abort", onClientGone, { once: true });
@@ -47,7 +51,13 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
 
   if (body.stream) {
     const encoder = new ChatChunkEncoder({ id, created, model: model.id, includeUsage: !!body.stream_options?.include_usage });
-    return sseResponse(mergeStreams(gen.choices), encoder, usage, (status) => {
+    const onCrash = (e: unknown) =>
+      deps.logger.error("unhandled exception", {
+        request_id: ctx.requestId,
+        error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+        stack: e instanceof Error ? e.stack : undefined,
+      });
+    return sseResponse(mergeStreams(gen.choices), encoder, usage, onCrash, (status) => {
       ctx.signal.removeEventListener("abort", onClientGone);
       abort.abort();
       record(status);
@@ -99,6 +109,7 @@ function sseResponse(
   events: AsyncGenerator<{ index: number; item: CoreEvent }>,
   encoder: ChatChunkEncoder,
   usage: { input: number; output: number },
+  onCrash: (e: unknown) => void,
   done: (status: UsageStatus) => void,
 ): Response {
   const bytes = new TextEncoder();
@@ -137,7 +148,8 @@ function sseResponse(
           for (const chunk of chunks) controller.enqueue(bytes.encode(sseData(chunk)));
           if (chunks.length) return;
         }
-      } catch {
+      } catch (e) {
+        onCrash(e);
         controller.enqueue(bytes.encode(sseData(ApiError.internal().toBody())));
         controller.close();
         finish("failed");

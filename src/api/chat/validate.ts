@@ -1,5 +1,5 @@
 // Checks a chat request beyond its schema (roles, tool-call pairing, tools) and normalizes it for the core.
-import { ApiError } from "../../errors/api-error.ts";
+import { ApiError, clip } from "../../errors/api-error.ts";
 import type { ChatMessage, GenerationParams, ResponseFormat, ToolChoice, ToolDef } from "../../inference/chat-types.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import type { ChatRequestBody } from "./schema.ts";
@@ -16,7 +16,7 @@ function textOf(content: ChatRequestBody["messages"][number]["content"], path: s
     .map((part, j) => {
       if (part.type === "text" && typeof part.text === "string") return part.text;
       if (part.type === "image_url" && !caps.vision) throw bad(`This model does not accept image input (${path}.${j}).`, `${path}.${j}`);
-      throw bad(`Unsupported content part type '${part.type}' at ${path}.${j}; use {"type":"text","text":…}.`, `${path}.${j}.type`);
+      throw bad(`Unsupported content part type '${clip(part.type)}' at ${path}.${j}; use {"type":"text","text":…}.`, `${path}.${j}.type`);
     })
     .join("");
 }
@@ -39,13 +39,13 @@ export function checkToolPairing(messages: ChatRequestBody["messages"]): void {
       const id = messages[j]!.tool_call_id;
       if (!id) throw bad(`messages.${j} (role 'tool') needs a tool_call_id.`, `messages.${j}.tool_call_id`);
       if (!expected.delete(id)) {
-        throw bad(`messages.${j}.tool_call_id '${id}' does not match a remaining tool call of messages.${i}.`, `messages.${j}.tool_call_id`);
+        throw bad(`messages.${j}.tool_call_id '${clip(id)}' does not match a remaining tool call of messages.${i}.`, `messages.${j}.tool_call_id`);
       }
     }
     if (expected.size) {
       throw bad(
         `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. ` +
-          `messages.${i} has no response for: ${[...expected].join(", ")}.`,
+          `messages.${i} has no response for: ${clip([...expected].join(", "), 200)}.`,
         `messages.${i}.tool_calls`,
       );
     }
@@ -75,7 +75,7 @@ export function normalizeChat(body: ChatRequestBody, model: ModelInfo): Normaliz
       case "tool":
         return { role: "tool", content: textOf(m.content, path, caps), tool_call_id: m.tool_call_id! };
       default:
-        throw bad(`messages.${i}.role '${m.role}' is not supported; use system, developer, user, assistant or tool.`, `messages.${i}.role`);
+        throw bad(`messages.${i}.role '${clip(m.role)}' is not supported; use system, developer, user, assistant or tool.`, `messages.${i}.role`);
     }
   });
 
@@ -85,7 +85,7 @@ export function normalizeChat(body: ChatRequestBody, model: ModelInfo): Normaliz
     const seen = new Set<string>();
     tools.forEach((tool, i) => {
       const name = tool.function.name;
-      if (!TOOL_NAME.test(name)) throw bad(`tools.${i}.function.name '${name}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `tools.${i}.function.name`);
+      if (!TOOL_NAME.test(name)) throw bad(`tools.${i}.function.name '${clip(name)}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `tools.${i}.function.name`);
       if (seen.has(name)) throw bad(`tools.${i}.function.name '${name}' is declared twice.`, `tools.${i}.function.name`);
       seen.add(name);
     });
@@ -95,11 +95,11 @@ export function normalizeChat(body: ChatRequestBody, model: ModelInfo): Normaliz
   if (tc !== undefined && tc !== null) {
     if (typeof tc === "object") {
       if (!tools?.some((t) => t.function.name === tc.function.name)) {
-        throw bad(`tool_choice names '${tc.function.name}', which is not among tools.`, "tool_choice");
+        throw bad(`tool_choice names '${clip(tc.function.name)}', which is not among tools.`, "tool_choice");
       }
       toolChoice = { name: tc.function.name };
     } else {
-      if (tc !== "none" && !tools) throw bad(`tool_choice '${tc}' needs tools.`, "tool_choice");
+      if (tc !== "none" && !tools) throw bad(`tool_choice '${clip(tc)}' needs tools.`, "tool_choice");
       toolChoice = tc;
     }
   }
