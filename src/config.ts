@@ -26,6 +26,8 @@ export interface Config {
   readonly idleTimeoutS: number;
   /** On SIGTERM/SIGINT, running requests get this long to finish while new ones get 503 server_shutting_down. */
   readonly shutdownGraceMs: number;
+  /** Where the first start writes the first API key (mode 0600) instead of printing it; unset prints it. */
+  readonly firstKeyFile?: string;
 }
 
 export class ConfigError extends Error {}
@@ -73,6 +75,7 @@ export const OPTIONS: Option[] = [
   { key: "maxBodyBytes", env: "KILN_MAX_BODY_BYTES", flag: "--max-body-bytes", help: "largest JSON request body (413 above)", parse: int(1024, 1024 * 1024 * 1024) },
   { key: "bodyTimeoutMs", env: "KILN_BODY_TIMEOUT_MS", flag: "--body-timeout-ms", help: "time to receive a request body (408 after)", parse: int(100, 3_600_000) },
   { key: "idleTimeoutS", env: "KILN_IDLE_TIMEOUT_S", flag: "--idle-timeout-s", help: "idle keep-alive connections close after this", parse: int(1, 255) },
+  { key: "firstKeyFile", env: "KILN_FIRST_KEY_FILE", flag: "--first-key-file", help: "write the first API key to this new file (0600)", parse: nonEmpty },
   { key: "shutdownGraceMs", env: "KILN_SHUTDOWN_GRACE_MS", flag: "--shutdown-grace-ms", help: "drain time for running requests on SIGTERM", parse: int(0, 3_600_000) },
 ];
 

@@ -1,28 +1,45 @@
-// On the first start with an empty database: create team "default" and one key, and show the key once.
+// On the first start with an empty database: create team "default" and one key, and hand the key over once:
+// printed on standard output (never to the log, which is stderr), or written to a mode-0600 file whose path is printed.
+import { writeFileSync } from "node:fs";
 import type { Db } from "../db/client.ts";
 import { createKey } from "../db/keys-repo.ts";
 import { countTeams, createTeam } from "../db/teams-repo.ts";
 
-/** Returns the printed banner (also written to `out`), or null when the database already had a team. */
-export function ensureFirstKey(db: Db, out: (text: string) => void = (t) => process.stdout.write(t)): string | null {
+export class FirstKeyFileError extends Error {}
+
+/**
+ * Returns the printed banner (also written to `out`), or null when the database already had a team. With `keyFile`,
+ * the key goes only to that new file (created with mode 0600; an existing file is never overwritten) and the banner
+ * names the file. If the file cannot be written, nothing is created and start-up fails.
+ */
+export function ensureFirstKey(db: Db, out: (text: string) => void = (t) => process.stdout.write(t), keyFile?: string): string | null {
   const created = db.transaction((tx) => {
     const txDb = tx as unknown as Db;
     if (countTeams(txDb) > 0) return null;
     const team = createTeam(txDb, "default");
-    return createKey(txDb, team.id, "first key");
+    const key = createKey(txDb, team.id, "first key");
+    if (keyFile) {
+      try {
+        writeFileSync(keyFile, `${key.key}\n`, { mode: 0o600, flag: "wx" });
+      } catch (e) {
+        const reason = (e as NodeJS.ErrnoException).code === "EEXIST" ? "it already exists" : (e as Error).message;
+        throw new FirstKeyFileError(`cannot write the first API key to ${keyFile}: ${reason}`);
+      }
+    }
+    return key;
   });
   if (!created) return null;
   const rule = "─".repeat(72);
-  const banner = [
-    rule,
-    ` kiln: created team "default" and its first API key (id ${created.id}).`,
-    " It is shown only this once. Store it now; `kiln keys create` makes more.",
-    "",
-    `   ${created.key}`,
-    "",
-    rule,
-    "",
-  ].join("\n");
+  const shown = keyFile
+    ? [` It was written to ${keyFile} (mode 0600) and is not shown here.`, " Move it somewhere safe; `kiln keys create` makes more."]
+    : [
+        " It is shown only this once, here on standard output; kiln never writes keys to its log (stderr).",
+        " If this output is captured (journald, docker logs), the key is in that capture: set KILN_FIRST_KEY_FILE",
+        " to have it written to a file instead. Store it now; `kiln keys create` makes more.",
+        "",
+        `   ${created.key}`,
+      ];
+  const banner = [rule, ` kiln: created team "default" and its first API key (id ${created.id}).`, ...shown, "", rule, ""].join("\n");
   out(banner);
   return banner;
 }

@@ -11,7 +11,7 @@ import { startRuntime, type Runtime } from "../inference/runtime.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { ModelRegistry, scanModels } from "../models/registry.ts";
 import { inferenceWorkerUrl, tokenizerWorkerUrl } from "../native/worker-url.ts";
-import { ensureFirstKey } from "./first-run.ts";
+import { ensureFirstKey, FirstKeyFileError } from "./first-run.ts";
 
 /**
  * Bun's own cap on a request body. The edge enforces each route's limit while reading (and a route without a body
@@ -37,7 +37,7 @@ export async function startKiln(
 ): Promise<RunningKiln> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const db = openDatabase(config.dataDir);
-  ensureFirstKey(db, opts.print);
+  ensureFirstKey(db, opts.print, config.firstKeyFile);
   if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir);
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
@@ -91,7 +91,14 @@ export async function startKiln(
 }
 
 export async function serve(config: Config): Promise<number> {
-  const kiln = await startKiln(config);
+  let kiln: RunningKiln;
+  try {
+    kiln = await startKiln(config);
+  } catch (e) {
+    if (!(e instanceof FirstKeyFileError)) throw e;
+    console.error(`kiln: ${e.message}`);
+    return 2;
+  }
   console.log(`kiln listening on ${kiln.url} (API docs at ${kiln.url}/swagger)`);
   return new Promise<number>((resolve) => {
     const onSignal = (signal: string) => {
