@@ -1,0 +1,169 @@
+// A kiln spec as a GGUF file llama.cpp loads: the same seeded weights as the ONNX builds, named and laid out as llama.cpp expects.
+import { CHAT_TEMPLATE } from "./chat-template.ts";
+import { encodeTensor, GGML_TYPE, QK, type GgmlType } from "./gguf-blocks.ts";
+import { GGUF_ALIGNMENT, GgufWriter, type GgufKv, type GgufTensorInfo } from "./gguf-file.ts";
+import { validateSpec, type ModelSpec } from "./spec.ts";
+import { buildTokenizer, SPECIAL_TOKENS } from "./tokenizer.ts";
+import { generateWeight, weightPlan, type Chunk } from "./weights.ts";
+
+export type GgufFormat = "f32" | "q8_0" | "q4_0";
+export const GGUF_FORMATS: readonly GgufFormat[] = ["f32", "q8_0", "q4_0"];
+
+/** Matrices take the format's type; norms and biases stay F32 (as llama.cpp's own converter keeps 1-D tensors). */
+const MATRIX_TYPE: Record<GgufFormat, GgmlType> = { f32: GGML_TYPE.F32, q8_0: GGML_TYPE.Q8_0, q4_0: GGML_TYPE.Q4_0 };
+/** general.file_type (llama_ftype): ALL_F32, MOSTLY_Q8_0, MOSTLY_Q4_0. */
+const FILE_TYPE: Record<GgufFormat, number> = { f32: 0, q8_0: 7, q4_0: 2 };
+/** llama.cpp's token types: normal and control. */
+const TOKEN_NORMAL = 1, TOKEN_CONTROL = 3;
+
+/** GGUF metadata for `spec`: the architecture's hyperparameters and kiln's byte-level BPE tokenizer. */
+export function ggufMetadata(spec: ModelSpec, format: GgufFormat): GgufKv[] {
+  const a = spec.architecture;
+  const tok = buildTokenizer(spec.vocab, spec.contextLength);
+  const model = tok.tokenizerJson.model as { vocab: Record<string, number>; merges: [string, string][] };
+  const tokens: string[] = new Array(spec.vocab);
+  for (const [t, id] of Object.entries(model.vocab)) tokens[id] = t;
+  if (tokens.some((t) => t === undefined)) throw new Error("gguf: the tokenizer leaves vocabulary ids without a token");
+  const special = new Set<string>(SPECIAL_TOKENS);
+  const u32 = (key: string, value: number): GgufKv => ({ key, type: "u32", value });
+  const f32 = (key: string, value: number): GgufKv => ({ key, type: "f32", value });
+  return [
+    { key: "general.architecture", type: "string", value: a },
+    { key: "general.name", type: "string", value: spec.displayName },
+    u32("general.alignment", GGUF_ALIGNMENT),
+    u32("general.file_type", FILE_TYPE[format]),
+    u32("general.quantization_version", 2),
+    u32(`${a}.context_length`, spec.contextLength),
+    u32(`${a}.embedding_length`, spec.hidden),
+    u32(`${a}.block_count`, spec.layers),
+    u32(`${a}.feed_forward_length`, spec.intermediate),
+    u32(`${a}.attention.head_count`, spec.heads),
+    u32(`${a}.attention.head_count_kv`, spec.kvHeads),
+    // Stated outright: llama.cpp would otherwise assume hidden / heads, which kiln's specs need not equal.
+    u32(`${a}.attention.key_length`, spec.headDim),
+    u32(`${a}.attention.value_length`, spec.headDim),
+    u32(`${a}.rope.dimension_count`, spec.headDim),
+    f32(`${a}.rope.freq_base`, spec.ropeTheta),
+    f32(`${a}.attention.layer_norm_rms_epsilon`, spec.rmsEps),
+    u32(`${a}.vocab_size`, spec.vocab),
+    { key: "tokenizer.ggml.model", type: "string", value: "gpt2" },
+    // kiln pre-tokenizes with GPT-2's pattern (byte-level.ts), which llama.cpp knows as "gpt-2".
+    { key: "tokenizer.ggml.pre", type: "string", value: "gpt-2" },
+    { key: "tokenizer.ggml.tokens", type: "string[]", value: tokens },
+    { key: "tokenizer.ggml.token_type", type: "i32[]", value: tokens.map((t) => (special.has(t) ? TOKEN_CONTROL : TOKEN_NORMAL)) },
+    { key: "tokenizer.ggml.merges", type: "string[]", value: model.merges.map(([l, r]) => `${l} ${r}`) },
+    u32("tokenizer.ggml.bos_token_id", tok.ids.endOfText),
+    u32("tokenizer.ggml.eos_token_id", tok.ids.imEnd),
+    u32("tokenizer.ggml.padding_token_id", tok.ids.endOfText),
+    { key: "tokenizer.ggml.add_bos_token", type: "bool", value: false },
+    { key: "tokenizer.chat_template", type: "string", value: CHAT_TEMPLATE },
+  ];
+}
+
+/**
+ * Where a GGUF tensor's values come from in kiln's weight plan: rows [start, start + count) of a matrix, or for 1-D
+ * tensors (norms, biases, which the plan holds as one row) the elements [start, start + count).
+ */
+interface Source {
+  plan: string;
+  start: number;
+  count: number;
+  /** Llama's q/k rows regrouped for llama.cpp's rotary layout (see interleaveRotaryRows). */
+  ropeHeads?: number;
+}
+
+type Planned = GgufTensorInfo & { source: Source };
+
+/** Every GGUF tensor of `spec` in file order, with dims in ggml order and where its values come from. */
+export function ggufTensorPlan(spec: ModelSpec, format: GgufFormat): Planned[] {
+  const { hidden: H, heads: NH, kvHeads: KV, headDim: D, intermediate: I } = spec;
+  const type = MATRIX_TYPE[format];
+  const out: Planned[] = [];
+  const vec = (name: string, plan: string, start: number, count: number) => out.push({ name, dims: [count], type: GGML_TYPE.F32, source: { plan, start, count } });
+  const mat = (name: string, plan: string, cols: number, start: number, rows: number, ropeHeads?: number) =>
+    out.push({ name, dims: [cols, rows], type, source: { plan, start, count: rows, ropeHeads } });
+  // llama.cpp's "llama" graph rotates adjacent pairs; kiln (and Qwen2 in llama.cpp) rotate halves.
+  const rope = (n: number) => (spec.architecture === "llama" ? n : undefined);
+  for (const e of weightPlan(spec)) {
+    const l = /\.layers\.(\d+)\./.exec(e.name)?.[1];
+    const blk = `blk.${l}`;
+    if (e.kind === "embed") mat("token_embd.weight", e.name, H, 0, e.rows);
+    else if (e.kind === "head") mat("output.weight", e.name, H, 0, e.rows);
+    else if (e.kind === "norm") {
+      const name = l === undefined ? "output_norm.weight" : e.name.includes("input_layernorm") ? `${blk}.attn_norm.weight` : `${blk}.ffn_norm.weight`;
+      vec(name, e.name, 0, e.cols);
+    } else if (e.kind === "bias") {
+      vec(`${blk}.attn_q.bias`, e.name, 0, NH * D);
+      vec(`${blk}.attn_k.bias`, e.name, NH * D, KV * D);
+      vec(`${blk}.attn_v.bias`, e.name, NH * D + KV * D, KV * D);
+    } else if (e.name.endsWith("qkv_proj.weight")) {
+      mat(`${blk}.attn_q.weight`, e.name, H, 0, NH * D, rope(NH));
+      mat(`${blk}.attn_k.weight`, e.name, H, NH * D, KV * D, rope(KV));
+      mat(`${blk}.attn_v.weight`, e.name, H, NH * D + KV * D, KV * D);
+    } else if (e.name.endsWith("o_proj.weight")) mat(`${blk}.attn_output.weight`, e.name, NH * D, 0, H);
+    else if (e.name.endsWith("gate_up_proj.weight")) {
+      mat(`${blk}.ffn_gate.weight`, e.name, H, 0, I);
+      mat(`${blk}.ffn_up.weight`, e.name, H, I, I);
+    } else if (e.name.endsWith("down_proj.weight")) mat(`${blk}.ffn_down.weight`, e.name, I, 0, H);
+    else throw new Error(`gguf: no llama.cpp name for ${e.name}`);
+  }
+  for (const t of out) if (t.type !== GGML_TYPE.F32 && t.dims[0]! % QK !== 0) throw new Error(`gguf: ${t.name} rows of ${t.dims[0]} are not whole ${QK}-blocks`);
+  return out;
+}
+
+/**
+ * Reorders each head's rows from rotate-half pairing (i, i + D/2) to adjacent pairing (2i, 2i + 1). Applied to both q
+ * and k, it leaves every q·k product unchanged, so llama.cpp's "llama" rotary computes what kiln's graph computes.
+ */
+export function interleaveRotaryRows(w: Float32Array, heads: number, headDim: number, cols: number): Float32Array {
+  const out = new Float32Array(w.length);
+  const half = headDim / 2;
+  for (let h = 0; h < heads; h++) {
+    for (let i = 0; i < half; i++) {
+      const base = h * headDim;
+      out.set(w.subarray((base + i) * cols, (base + i + 1) * cols), (base + 2 * i) * cols);
+      out.set(w.subarray((base + half + i) * cols, (base + half + i + 1) * cols), (base + 2 * i + 1) * cols);
+    }
+  }
+  return out;
+}
+
+/** Writes `spec` as a GGUF file in `format` at `path`, generating each weight once from the seeded streams. */
+export async function writeGgufModel(spec: ModelSpec, format: GgufFormat, path: string, onProgress?: (done: number, total: number, label: string) => void): Promise<void> {
+  validateSpec(spec);
+  const tensors = ggufTensorPlan(spec, format);
+  const byPlan = new Map<string, Planned[]>();
+  for (const t of tensors) byPlan.set(t.source.plan, [...(byPlan.get(t.source.plan) ?? []), t]);
+  const writer = new GgufWriter(path, ggufMetadata(spec, format), tensors);
+  const plan = weightPlan(spec);
+  const total = plan.reduce((s, e) => s + e.rows * e.cols, 0);
+  let done = 0;
+  try {
+    for (const e of plan) {
+      for (const chunk of generateWeight(spec, e)) {
+        for (const t of byPlan.get(e.name) ?? []) writeRows(writer, t, chunk, e.cols, spec.headDim);
+        done += chunk.rows * e.cols;
+        onProgress?.(done, total, e.name);
+      }
+      // Lets timers and signal handlers run during long builds.
+      await new Promise<void>((r) => setImmediate(r));
+    }
+  } finally {
+    writer.close();
+  }
+}
+
+/** Appends the part of `chunk` that belongs to tensor `t`; 1-D plan entries (norms, biases) arrive whole as one row. */
+function writeRows(writer: GgufWriter, t: Planned, chunk: Chunk, cols: number, headDim: number): void {
+  const s = t.source;
+  if (t.dims.length === 1) return writer.append(t.name, encodeTensor(t.type, chunk.data.slice(s.start, s.start + s.count)));
+  const from = Math.max(s.start, chunk.rowStart);
+  const to = Math.min(s.start + s.count, chunk.rowStart + chunk.rows);
+  if (from >= to) return;
+  let rows = chunk.data.subarray((from - chunk.rowStart) * cols, (to - chunk.rowStart) * cols);
+  if (s.ropeHeads !== undefined) {
+    if (from !== s.start || to !== s.start + s.count) throw new Error(`gguf: ${t.name} must arrive whole to regroup its rotary rows`);
+    rows = interleaveRotaryRows(rows, s.ropeHeads, headDim, cols);
+  }
+  writer.append(t.name, encodeTensor(t.type, rows));
+}
