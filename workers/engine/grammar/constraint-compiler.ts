@@ -1,0 +1,129 @@
+// Compiles JSON-output constraints for one model's vocabulary through xgrammar (WebAssembly), once per schema,
+// keeping the most recently used compiled grammars up to a bound.
+import * as xg from "@mlc-ai/web-xgrammar";
+import { ConstraintMatcher } from "./constraint-matcher.ts";
+import type { GrammarVocab } from "./grammar-vocab.ts";
+import { jsonObjectEbnf } from "./json-object-grammar.ts";
+import { hoistRootRecursion } from "./root-recursion.ts";
+import { checkSchemaSubset } from "./schema-subset.ts";
+
+/** What the output must be: one instance of a JSON Schema (strict subset), or any JSON object. */
+export type ConstraintSpec = { kind: "json_schema"; schema: Record<string, unknown> } | { kind: "json_object" };
+
+export interface CompilerOptions {
+  /** Compiled grammars kept (least recently used dropped first). Default 64. */
+  cacheSize?: number;
+  /**
+   * Whitespace characters allowed wherever JSON allows whitespace. Default 1: room for `": "` and `", "` as
+   * models usually write them, while a model that keeps choosing whitespace cannot stall the answer.
+   */
+  maxWhitespace?: number;
+}
+
+/** A constraint ready to start rows from; cheap to share between any number of rows. */
+export class CompiledConstraint {
+  constructor(
+    private readonly grammar: xg.CompiledGrammar,
+    private readonly vocab: GrammarVocab,
+  ) {}
+
+  /** A fresh matcher at the start of the output. Call dispose() on it when its row ends. */
+  async matcher(): Promise<ConstraintMatcher> {
+    return new ConstraintMatcher(await xg.GrammarMatcher.createGrammarMatcher(this.grammar), this.vocab);
+  }
+
+  /** Frees the compiled grammar; matchers already started keep their own reference and stay usable. */
+  dispose(): void {
+    this.grammar.dispose();
+  }
+}
+
+/** Canonical text of a spec: key order does not matter, so equal schemas share one cache entry. */
+export function specKey(spec: ConstraintSpec): string {
+  const canon = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canon);
+    if (typeof v !== "object" || v === null) return v;
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) out[k] = canon((v as Record<string, unknown>)[k]);
+    return out;
+  };
+  return JSON.stringify(canon(spec));
+}
+
+export class ConstraintCompiler {
+  private readonly cache = new Map<string, Promise<CompiledConstraint>>();
+  private readonly cacheSize: number;
+  private readonly maxWhitespace: number;
+
+  private constructor(
+    private readonly compiler: xg.GrammarCompiler,
+    private readonly info: xg.TokenizerInfo,
+    readonly vocab: GrammarVocab,
+    opts: CompilerOptions,
+  ) {
+    this.cacheSize = Math.max(1, opts.cacheSize ?? 64);
+    this.maxWhitespace = opts.maxWhitespace ?? 1;
+  }
+
+  /** Loads xgrammar (first call in a thread) and indexes the vocabulary: once per model per worker. */
+  static async create(vocab: GrammarVocab, opts: CompilerOptions = {}): Promise<ConstraintCompiler> {
+    const info = await xg.TokenizerInfo.createTokenizerInfo(vocab.byteLevel, "byte_level", false, vocab.size, vocab.stopIds);
+    // xgrammar's own cache is unbounded; this class keeps the bounded one.
+    const compiler = await xg.GrammarCompiler.createGrammarCompiler(info, false);
+    return new ConstraintCompiler(compiler, info, vocab, opts);
+  }
+
+  /**
+   * The compiled constraint for `spec`, from the cache when it was compiled before. Throws
+   * UnsupportedSchemaError (naming the keyword) for a schema outside the supported subset.
+   */
+  compile(spec: ConstraintSpec): Promise<CompiledConstraint> {
+    if (spec.kind === "json_schema") checkSchemaSubset(spec.schema);
+    const key = specKey(spec);
+    const hit = this.cache.get(key);
+    if (hit) {
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return hit;
+    }
+    const pending = this.build(spec);
+    this.cache.set(key, pending);
+    // A failed compile is not kept: the same spec is retried (and fails the same way) rather than cached.
+    pending.catch(() => this.cache.get(key) === pending && this.cache.delete(key));
+    while (this.cache.size > this.cacheSize) {
+      const [oldest, entry] = this.cache.entries().next().value!;
+      this.cache.delete(oldest);
+      entry.then((c) => c.dispose(), () => {});
+    }
+    return pending;
+  }
+
+  /** Compiled grammars currently cached. */
+  get cached(): number {
+    return this.cache.size;
+  }
+
+  /** Frees everything; matchers already started stay usable. */
+  dispose(): void {
+    for (const entry of this.cache.values()) entry.then((c) => c.dispose(), () => {});
+    this.cache.clear();
+    this.compiler.dispose();
+    this.info.dispose();
+  }
+
+  private async build(spec: ConstraintSpec): Promise<CompiledConstraint> {
+    try {
+      const schema = spec.kind === "json_schema" ? JSON.stringify(hoistRootRecursion(spec.schema)) : "";
+      const grammar =
+        spec.kind === "json_object"
+          ? await this.compiler.compileGrammar(jsonObjectEbnf(this.maxWhitespace))
+          : this.maxWhitespace === 0
+            ? await this.compiler.compileJSONSchema(schema, false, -1, [",", ":"], true)
+            : await this.compiler.compileJSONSchema(schema, true, -1, undefined, true, this.maxWhitespace);
+      return new CompiledConstraint(grammar, this.vocab);
+    } catch (e) {
+      // The subset check runs first, so this is xgrammar failing on a schema it should accept.
+      throw new Error(`could not compile the output constraint: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+}

@@ -1,0 +1,90 @@
+// One constrained row's position in its grammar: which tokens may come next, and the advance by the sampled one.
+import type * as xg from "@mlc-ai/web-xgrammar";
+import { byteLevelDecoderTable } from "../token-bytes.ts";
+import type { GrammarVocab } from "./grammar-vocab.ts";
+import { countAllowed, maskWords } from "./token-mask.ts";
+
+const CHAR_TO_BYTE = new Map(byteLevelDecoderTable());
+
+/** UTF-8 continuation bytes still owed after `bytes`, given `pending` owed before them. */
+function utf8Pending(pending: number, bytes: string): number {
+  for (const ch of bytes) {
+    const b = CHAR_TO_BYTE.get(ch)!;
+    if (pending > 0 && (b & 0xc0) === 0x80) pending--;
+    else pending = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : b >= 0xc0 ? 1 : 0;
+  }
+  return pending;
+}
+
+export class ConstraintMatcher {
+  private pendingUtf8 = 0;
+  private disposed = false;
+
+  constructor(
+    private readonly m: xg.GrammarMatcher,
+    private readonly vocab: GrammarVocab,
+  ) {}
+
+  /**
+   * Writes the allowed next tokens into `mask` (bit `id & 31` of word `id >> 5` set = allowed; at least
+   * ceil(vocab / 32) words) and returns how many are allowed. Stop ids are allowed exactly when the JSON is
+   * complete. Asynchronous only because xgrammar's binding is: the engine can run it while the model runs.
+   */
+  async fillMask(mask: Uint32Array): Promise<number> {
+    this.live();
+    const words = maskWords(this.vocab.size);
+    if (mask.length < words) throw new Error(`mask has ${mask.length} words; the vocabulary needs ${words}`);
+    const bits = await this.m.getNextTokenBitmask();
+    mask.set(new Uint32Array(bits.buffer, bits.byteOffset, words));
+    return countAllowed(mask, this.vocab.size);
+  }
+
+  /**
+   * Advances by `tokenId`. Returns false, and stays where it was, when the token is not allowed here (a
+   * sampler that honoured the mask never does that). Accepting a stop id ends the row (`done`).
+   */
+  accept(tokenId: number): boolean {
+    this.live();
+    if (!(Number.isInteger(tokenId) && tokenId >= 0 && tokenId < this.vocab.size)) return false;
+    if (!this.m.acceptToken(tokenId)) return false;
+    this.pendingUtf8 = utf8Pending(this.pendingUtf8, this.vocab.byteLevel[tokenId]!);
+    return true;
+  }
+
+  /** Whether the output so far is one whole valid JSON value (so the row may stop here). */
+  isComplete(): boolean {
+    this.live();
+    if (this.m.isTerminated()) return true;
+    // Trying the stop token and undoing it asks the grammar directly, without building a whole mask.
+    if (!this.m.acceptToken(this.vocab.stopIds[0]!)) return false;
+    this.m.rollBack(1);
+    return true;
+  }
+
+  /** Whether a stop id was accepted: nothing more may follow. */
+  get done(): boolean {
+    this.live();
+    return this.m.isTerminated();
+  }
+
+  /**
+   * The text that must come next whatever the model chooses (e.g. the rest of a property name), for
+   * jump-forward decoding; "" when nothing is forced or the row sits inside a UTF-8 character.
+   */
+  forcedText(): string {
+    this.live();
+    if (this.pendingUtf8 > 0 || this.m.isTerminated()) return "";
+    return this.m.findJumpForwardString();
+  }
+
+  /** Frees the matcher's WebAssembly memory; the matcher is unusable afterwards. Safe to call twice. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.m.dispose();
+  }
+
+  private live(): void {
+    if (this.disposed) throw new Error("the constraint matcher was disposed");
+  }
+}

@@ -1,0 +1,67 @@
+// The model's vocabulary as the grammar engine needs it: every token's exact bytes, which ids never appear in
+// constrained output, and which ids end it.
+import { byteLevelDecoderTable, pieceDecoder, type TokenizerJson } from "../token-bytes.ts";
+
+export interface GrammarVocab {
+  /** Rows of logits the model produces (may exceed the tokenizer's own size; extra ids are never allowed). */
+  size: number;
+  /**
+   * Token i's bytes written in GPT-2's byte-level alphabet ("" for ids never allowed). Every tokenizer is
+   * handed over this way, so multi-character tokens and partial UTF-8 are matched byte for byte.
+   */
+  byteLevel: string[];
+  /** Ids that end generation (EOS, end of turn): allowed exactly when the JSON is complete. */
+  stopIds: number[];
+}
+
+/**
+ * Builds the vocabulary from a per-id byte lookup. `tokenBytes` returns null for ids that must never be
+ * generated inside JSON (special tokens such as `<tool_call>`, padding, unused ids).
+ */
+export function grammarVocab(opts: { size: number; stopIds: number[]; tokenBytes: (id: number) => Uint8Array | null }): GrammarVocab {
+  if (opts.stopIds.length === 0) throw new Error("constrained decoding needs at least one stop token id");
+  for (const id of opts.stopIds) if (!(Number.isInteger(id) && id >= 0 && id < opts.size)) throw new Error(`stop token id ${id} is outside the vocabulary (0..${opts.size - 1})`);
+  const toChar: string[] = [];
+  for (const [ch, b] of byteLevelDecoderTable()) toChar[b] = ch;
+  const stops = new Set(opts.stopIds);
+  const byteLevel = new Array<string>(opts.size);
+  for (let id = 0; id < opts.size; id++) {
+    // Stop tokens are matched by id, never as text: their content must not count as JSON characters.
+    const bytes = stops.has(id) ? null : opts.tokenBytes(id);
+    let s = "";
+    if (bytes) for (const b of bytes) s += toChar[b];
+    byteLevel[id] = s;
+  }
+  return { size: opts.size, byteLevel, stopIds: [...stops] };
+}
+
+interface AddedToken {
+  id: number;
+  content: string;
+  special?: boolean;
+}
+
+/**
+ * The vocabulary of a Hugging Face tokenizer.json. Special added tokens are never allowed; ordinary added
+ * tokens count as their literal text. Throws when the decoder is not byte-exact (the constraint would guess).
+ */
+export function grammarVocabFromTokenizer(json: TokenizerJson, opts: { size: number; stopIds: number[] }): GrammarVocab {
+  const decode = pieceDecoder(json.decoder);
+  if (!decode) throw new Error("the tokenizer's decoder does not map tokens to exact bytes, so output cannot be constrained");
+  const pieces = new Map<number, string>();
+  const vocab = json.model?.vocab;
+  if (Array.isArray(vocab)) vocab.forEach(([piece], id) => pieces.set(id, piece));
+  else if (vocab) for (const [piece, id] of Object.entries(vocab)) pieces.set(id, piece);
+  const added = new Map<number, AddedToken>();
+  for (const t of (json.added_tokens ?? []) as AddedToken[]) added.set(t.id, t);
+  const utf8 = new TextEncoder();
+  return grammarVocab({
+    ...opts,
+    tokenBytes: (id) => {
+      const a = added.get(id);
+      if (a) return a.special === false ? utf8.encode(a.content) : null;
+      const piece = pieces.get(id);
+      return piece === undefined ? null : decode(piece);
+    },
+  });
+}
