@@ -1,4 +1,6 @@
 // `kiln models build`: parses flags, builds a preset into the models dir atomically, reports progress.
+import { installGguf } from "./gguf-install.ts";
+import { GGUF_FORMATS, type GgufFormat } from "./gguf-model.ts";
 import { installModel } from "./install.ts";
 import { progressReporter } from "./progress.ts";
 import { PRESETS, type Dtype, type ModelSpec } from "./spec.ts";
@@ -10,11 +12,14 @@ export interface BuildArgs {
   out: string;
   seed?: number;
   force: boolean;
+  /** Also write llama.cpp GGUF files of the same weights (for side-by-side benchmarks), beside the model folder. */
+  gguf?: GgufFormat[];
 }
 
 export const USAGE = `usage: kiln models build --preset <${Object.keys(PRESETS).join("|")}> [--dtype fp32,q4,int8] [--default-dtype <dtype>]
-                         [--out <models dir>] [--seed N] [--force]
+                         [--out <models dir>] [--seed N] [--force] [--gguf ${GGUF_FORMATS.join(",")}]
   Writes <models dir>/<model id>/ (default models dir: ./models; default dtype: the first listed).
+  --gguf also writes the same weights as llama.cpp GGUF files: <models dir>/<model id>-<format>-<hash>.gguf.
   An identical existing build is kept unless --force is given.`;
 
 const DTYPES = ["fp32", "q4", "int8"];
@@ -32,7 +37,7 @@ export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
     if (!m) return { error: `unexpected argument "${a}"` };
     const name = m[1]!;
-    if (!["preset", "dtype", "default-dtype", "out", "seed"].includes(name)) return { error: `unknown flag --${name}` };
+    if (!["preset", "dtype", "default-dtype", "out", "seed", "gguf"].includes(name)) return { error: `unknown flag --${name}` };
     const value = m[2] ?? argv[++i];
     if (value === undefined || value === "") return { error: `--${name} needs a value` };
     flags.set(name, value);
@@ -50,7 +55,12 @@ export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
     seed = Number(flags.get("seed"));
     if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) return { error: "--seed must be an integer in [0, 4294967295]" };
   }
-  return { preset, dtypes: [...new Set(dtypes)] as Dtype[], defaultDtype: defaultDtype as Dtype | undefined, out: flags.get("out") ?? "./models", seed, force };
+  const gguf = flags.get("gguf")?.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+  if (gguf && (!gguf.length || gguf.some((f) => !GGUF_FORMATS.includes(f as GgufFormat)))) return { error: `--gguf must list ${GGUF_FORMATS.join(", ")} (got "${flags.get("gguf")}")` };
+  return {
+    preset, dtypes: [...new Set(dtypes)] as Dtype[], defaultDtype: defaultDtype as Dtype | undefined, out: flags.get("out") ?? "./models", seed, force,
+    gguf: gguf && ([...new Set(gguf)] as GgufFormat[]),
+  };
 }
 
 export async function modelsBuildCommand(argv: string[]): Promise<number> {
@@ -70,6 +80,10 @@ export async function modelsBuildCommand(argv: string[]): Promise<number> {
     const { dir, built } = await installModel(args.out, { spec, dtypes: args.dtypes, defaultDtype: args.defaultDtype, force: args.force, onProgress });
     const secs = ((Date.now() - started) / 1000).toFixed(1);
     console.log(built ? `built ${spec.id} (${args.dtypes.join(", ")}) in ${secs}s → ${dir}` : `${spec.id} is already built and intact → ${dir} (use --force to rebuild)`);
+    for (const format of args.gguf ?? []) {
+      const g = await installGguf(args.out, spec, format, onProgress);
+      console.log(g.built ? `wrote ${format} GGUF → ${g.path}` : `${format} GGUF is already written → ${g.path}`);
+    }
     return 0;
   } catch (e) {
     console.error(`kiln models build: ${(e as Error).message}`);
