@@ -15,6 +15,14 @@ export async function loadLlamaCpp(): Promise<{ llama: Llama } | { error: string
   }
 }
 
+/** Tokens for one sequence in a decode, starting at position `at`; `last` asks for the logits after its final token. */
+interface Piece {
+  seq: number;
+  at: number;
+  tokens: readonly number[];
+  last: boolean;
+}
+
 /** The addon calls behind LlamaContext's public sequence API (node-llama-cpp 3.22's `_ctx`; checked at run time). */
 interface AddonBatch {
   initBatch(size: number): void;
@@ -51,11 +59,43 @@ export class BatchDecoder {
    * sequence's greedy next token (from the logits of its last new token).
    */
   async step(rows: readonly (readonly number[])[], positions: readonly number[]): Promise<number[]> {
-    const total = rows.reduce((s, r) => s + r.length, 0);
-    this.ctx.initBatch(total);
-    const logitIndex = rows.map((r, seq) => this.ctx.addToBatch(seq, positions[seq]!, Uint32Array.from(r), Uint32Array.of(r.length - 1))[0]!);
+    const next = await this.decode(rows.map((tokens, seq) => ({ seq, at: positions[seq]!, tokens, last: true })));
+    return rows.map((_, seq) => next.get(seq)!);
+  }
+
+  /**
+   * Prompts from position 0, in llama_decode calls of at most `maxTokens` tokens (llama-server's n_batch): a decode
+   * may hold the end of one prompt and the start of the next. Returns each sequence's first generated token.
+   */
+  async prefill(prompts: readonly (readonly number[])[], maxTokens: number): Promise<number[]> {
+    const first = new Map<number, number>();
+    let seq = 0, at = 0;
+    while (seq < prompts.length) {
+      const pieces: Piece[] = [];
+      for (let room = maxTokens; room > 0 && seq < prompts.length; ) {
+        const p = prompts[seq]!;
+        const n = Math.min(room, p.length - at);
+        pieces.push({ seq, at, tokens: p.slice(at, at + n), last: at + n === p.length });
+        room -= n;
+        at += n;
+        if (at === p.length) (seq++, (at = 0));
+      }
+      for (const [s, t] of await this.decode(pieces)) first.set(s, t);
+    }
+    return prompts.map((_, s) => first.get(s)!);
+  }
+
+  private async decode(pieces: readonly Piece[]): Promise<Map<number, number>> {
+    this.ctx.initBatch(pieces.reduce((n, p) => n + p.tokens.length, 0));
+    const wanted: [number, number][] = [];
+    for (const p of pieces) {
+      const idx = this.ctx.addToBatch(p.seq, p.at, Uint32Array.from(p.tokens), p.last ? Uint32Array.of(p.tokens.length - 1) : new Uint32Array(0));
+      if (p.last) wanted.push([p.seq, idx[0]!]);
+    }
     await this.ctx.decodeBatch();
-    return Promise.all(logitIndex.map((i) => this.ctx.sampleToken(i, this.sampler._sampler)));
+    // Sampled before the next decode overwrites the logits.
+    const tokens = await Promise.all(wanted.map(([, i]) => this.ctx.sampleToken(i, this.sampler._sampler)));
+    return new Map(wanted.map(([seq], k) => [seq, tokens[k]!]));
   }
 
   /** Empties every sequence's KV cells so the next run starts at position 0 again. */

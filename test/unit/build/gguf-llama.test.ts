@@ -122,7 +122,8 @@ describe.each(SPECS)("GGUF through llama.cpp vs kiln's fp32 ONNX: %s", (_label, 
       const prompts = [TOKENS.slice(0, 5), TOKENS.slice(3, 11), TOKENS.slice(6)];
       const run = async (rows: number[][]) => {
         const out: number[][] = rows.map(() => []);
-        let next = await dec.step(rows, rows.map(() => 0));
+        // Prefill in decodes of 7 tokens, so prompts are split across decodes and share them.
+        let next = await dec.prefill(rows, 7);
         for (let s = 0; s < 4; s++) {
           next.forEach((t, i) => out[i]!.push(t));
           next = await dec.step(next.map((t) => [t]), rows.map((r, i) => r.length + s));
