@@ -50,9 +50,14 @@ class ByteBuilder {
   str(s: string) {
     const bytes = ByteBuilder.enc.encode(s);
     this.u64(bytes.length);
-    this.buf.set(bytes, this.room(bytes.length));
+    // room() may replace the buffer, so it runs before the buffer is read.
+    const at = this.room(bytes.length);
+    this.buf.set(bytes, at);
   }
-  zeros(n: number) { this.buf.fill(0, this.room(n), this.length); }
+  zeros(n: number) {
+    const at = this.room(n);
+    this.buf.fill(0, at, this.length);
+  }
   bytes(): Uint8Array { return this.buf.subarray(0, this.length); }
 }
 
