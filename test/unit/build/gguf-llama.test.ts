@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Llama } from "node-llama-cpp";
+import type { Llama, Token } from "node-llama-cpp";
 import { buildModel, PRESETS, type ModelSpec } from "../../../build/model/index.ts";
 import { decodeBlocks, GGML_TYPE } from "../../../build/model/gguf-blocks.ts";
 import { installGguf } from "../../../build/model/gguf-install.ts";
@@ -36,7 +36,7 @@ async function llamaLogits(path: string, vocab: number): Promise<Float32Array> {
   // would otherwise start more spinning threads than this box has cores, which makes a tiny model take seconds.
   const context = await model.createContext({ contextSize: 64, threads: 1, experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32" });
   try {
-    const out = await context.getSequence().controlledEvaluate(TOKENS.map((t) => [t, { generateNext: { logits: true } }]));
+    const out = await context.getSequence().controlledEvaluate(TOKENS.map((t) => [t as Token, { generateNext: { logits: true } }]));
     const logits = new Float32Array(TOKENS.length * vocab);
     out.forEach((o, p) => {
       const m = o?.next?.logits;
@@ -126,7 +126,7 @@ describe.each(SPECS)("GGUF through llama.cpp vs kiln's fp32 ONNX: %s", (_label, 
         let next = await dec.prefill(rows, 7);
         for (let s = 0; s < 4; s++) {
           next.forEach((t, i) => out[i]!.push(t));
-          next = await dec.step(next.map((t) => [t]), rows.map((r, i) => r.length + s));
+          next = await dec.step(next.map((t) => [t]), rows.map((r) => r.length + s));
         }
         dec.clear(rows.length);
         return out;

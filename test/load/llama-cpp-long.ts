@@ -1,0 +1,77 @@
+// The long-prompt scenario: 2,000-token prompts at 1 and 8 rows, for kiln's direct loop and llama.cpp: prefill tok/s,
+// and how a decode step's time grows from a short context to a long one.
+import { directDecodeBench } from "./direct-ort.ts";
+import type { LlamaCppModel } from "./llama-cpp.ts";
+import { percentile } from "./metrics.ts";
+
+export interface LongRow {
+  who: string;
+  batch: number;
+  promptTokens: number;
+  prefillMs: number;
+  /** Median decode step with the long prompt in the cache. */
+  stepMsP50: number;
+  /** Median decode step of the main (short-prompt) run at the same batch, when it ran that batch. */
+  shortStepMsP50?: number;
+}
+
+/** The direct loop's prompt (test/load/direct-ort.ts), so both runtimes see the same token ids. */
+export function syntheticPrompt(length: number, vocab: number): number[] {
+  return Array.from({ length }, (_, i) => (i * 31 + 7) % Math.min(vocab, 2000));
+}
+
+export interface LongOptions {
+  promptTokens: number;
+  levels: number[];
+  newTokens: number;
+  threads: number;
+  vocab: number;
+  direct: { modelDir: string; dtype: string; shortStepMs: Map<number, number> };
+  llama?: { model: LlamaCppModel; shortStepMs: Map<number, number> };
+}
+
+/** One run per runtime and level (after its warm-up): long prefills are slow and vary far less than short runs. */
+export async function longPromptRows(o: LongOptions): Promise<LongRow[]> {
+  const rows: LongRow[] = [];
+  for (const batch of o.levels) {
+    const d = await directDecodeBench({ modelDir: o.direct.modelDir, dtype: o.direct.dtype, batch, promptTokens: o.promptTokens, newTokens: o.newTokens, threads: o.threads, rounds: 1 });
+    rows.push({ who: `kiln direct (${o.direct.dtype})`, batch, promptTokens: o.promptTokens, prefillMs: d.prefillMs, stepMsP50: d.stepMsP50, shortStepMsP50: o.direct.shortStepMs.get(batch) });
+    console.log(`long prompt: direct batch ${batch}: prefill ${d.prefillMs.toFixed(0)} ms, step p50 ${d.stepMsP50.toFixed(1)} ms`);
+  }
+  if (o.llama) {
+    const prompt = syntheticPrompt(o.promptTokens, o.vocab);
+    for (const batch of o.levels) {
+      const t = await o.llama.model.run(prompt, batch, o.newTokens, 1);
+      const step = t.stepMs.length ? percentile(t.stepMs, 50) : NaN;
+      rows.push({ who: `llama.cpp (${o.llama.model.format.toUpperCase()})`, batch, promptTokens: o.promptTokens, prefillMs: t.prefillMs, stepMsP50: step, shortStepMsP50: o.llama.shortStepMs.get(batch) });
+      console.log(`long prompt: llama.cpp batch ${batch}: prefill ${t.prefillMs.toFixed(0)} ms, step p50 ${step.toFixed(1)} ms`);
+    }
+  }
+  return rows;
+}
+
+const f1 = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v.toFixed(1) : "-");
+
+export function renderLongTable(rows: LongRow[], shortPromptTokens: number): string {
+  const header = ["runtime", "rows", "prompt", "prefill ms", "prefill tok/s", `step ms @${shortPromptTokens}`, "step ms @long", "step growth"];
+  const body = rows.map((r) => [
+    r.who, String(r.batch), String(r.promptTokens), f1(r.prefillMs), f1((r.batch * r.promptTokens) / (r.prefillMs / 1000)),
+    f1(r.shortStepMsP50), f1(r.stepMsP50), r.shortStepMsP50 ? `${(r.stepMsP50 / r.shortStepMsP50).toFixed(2)}×` : "-",
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((c) => c[i]!.length)));
+  const line = (cells: string[]) => "| " + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ") + " |";
+  return [line(header), "|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|", ...body.map(line)].join("\n");
+}
+
+/** The issue's long-prompt target: kiln's prefill rate against llama.cpp's at the same row count. */
+export function longTargetLines(rows: LongRow[]): string[] {
+  const rate = (r: LongRow) => (r.batch * r.promptTokens) / r.prefillMs;
+  return rows
+    .filter((r) => r.who.startsWith("kiln"))
+    .flatMap((k) => {
+      const l = rows.find((r) => r.who.startsWith("llama") && r.batch === k.batch);
+      if (!l) return [];
+      const x = rate(k) / rate(l);
+      return [`target kiln prefill ≥ 1.0× llama.cpp at ${k.batch}×${k.promptTokens}: ${x.toFixed(2)}× (${x >= 1 ? "met" : "MISSED"})`];
+    });
+}

@@ -1,0 +1,97 @@
+// The bench's llama.cpp section: runs llama.cpp on the bench model's weights after kiln's own yardsticks, then prints one
+// table of every runtime's rates and the long-prompt scenario. Without node-llama-cpp it says why and skips its rows.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { GgufFormat } from "../../build/model/gguf-model.ts";
+import type { ModelSpec } from "../../build/model/index.ts";
+import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
+import type { DirectBenchResult } from "./direct-ort.ts";
+import { llamaCppLevels, PREFILL_CHUNK, type LlamaCppBench } from "./llama-cpp.ts";
+import { longPromptRows, longTargetLines, renderLongTable } from "./llama-cpp-long.ts";
+import { directRates, kilnRates, llamaFormatsLine, renderVersusTable, versusTargetLines, type VersusRow } from "./llama-cpp-report.ts";
+import type { LevelSummary } from "./metrics.ts";
+
+/** KILN_BENCH_LLAMA=0 leaves llama.cpp out; KILN_BENCH_GGUF picks the formats it runs (the best one is reported). */
+const ENABLED = process.env.KILN_BENCH_LLAMA !== "0";
+const FORMATS = (process.env.KILN_BENCH_GGUF ?? "q4_0,q8_0").split(",").map((s) => s.trim()) as GgufFormat[];
+/** The long-prompt scenario: prompt length (0 skips it), row counts and new tokens per row. */
+const LONG_PROMPT = Number(process.env.KILN_BENCH_LONG_PROMPT ?? 2000);
+const LONG_LEVELS = (process.env.KILN_BENCH_LONG_LEVELS ?? "1,8").split(",").map(Number);
+const LONG_TOKENS = Number(process.env.KILN_BENCH_LONG_TOKENS ?? 16);
+
+export interface SectionInput {
+  spec: ModelSpec;
+  /** Where GGUF files are kept between runs. */
+  ggufDir: string;
+  /** kiln's templated prompt: llama.cpp gets exactly these token ids. */
+  promptIds: number[];
+  levels: number[];
+  newTokens: number;
+  rounds: number;
+  threads: number;
+  kiln: LevelSummary[];
+  direct: DirectBenchResult[];
+  /** The direct loop's model folder and dtype, for the long-prompt scenario. */
+  modelDir: string;
+  dtype: string;
+}
+
+function nodeLlamaCppVersion(): string {
+  try {
+    return JSON.parse(readFileSync(join(import.meta.dir, "..", "..", "node_modules", "node-llama-cpp", "package.json"), "utf8")).version;
+  } catch {
+    return "?";
+  }
+}
+
+/** Runs llama.cpp and the long-prompt scenario; returns the text to print. */
+export async function llamaCppSection(i: SectionInput): Promise<string> {
+  const out: string[] = ["", `cpu: ${describeCpu(readCpuInfo())}`];
+  let bench: LlamaCppBench | { skipped: string } = { skipped: "llama.cpp left out (KILN_BENCH_LLAMA=0)" };
+  if (ENABLED) {
+    bench = await llamaCppLevels({ spec: i.spec, ggufDir: i.ggufDir, formats: FORMATS, threads: i.threads, prompt: i.promptIds, levels: i.levels, newTokens: i.newTokens, rounds: i.rounds });
+  }
+  const ran = "best" in bench ? bench : undefined;
+  out.push(
+    ran
+      ? `llama.cpp: node-llama-cpp ${nodeLlamaCppVersion()} prebuilt CPU binary, ${i.threads} threads, flash attention ${ran.flashAttention}, ` +
+          `the same ${i.promptIds.length} prompt token ids, one llama_decode per step for all rows, prompts fed ≤ ${PREFILL_CHUNK} tokens a decode, F16 KV cache, median of ${i.rounds} rounds`
+      : `llama.cpp rows skipped: ${(bench as { skipped: string }).skipped}`,
+  );
+  const rows: VersusRow[] = i.levels.map((clients, k) => ({
+    clients,
+    kiln: kilnRates(i.kiln[k]!),
+    direct: directRates(i.direct[k]!, clients, i.newTokens),
+    llama: ran?.best[k],
+  }));
+  out.push(
+    `wall = generated tokens / time from request (or prefill) start, prefill included; decode = tokens after the first / time after it (kiln over HTTP: clients / TPOT p50)`,
+    renderVersusTable(rows),
+  );
+  if (ran) out.push(llamaFormatsLine(ran.all), ...versusTargetLines(rows, ran.all));
+
+  if (LONG_PROMPT > 0) {
+    const stepOf = (batch: number) => i.direct[i.levels.indexOf(batch)]?.stepMsP50;
+    const direct = new Map(LONG_LEVELS.filter((b) => stepOf(b) !== undefined).map((b) => [b, stepOf(b)!]));
+    // llama.cpp's long run uses the format that was best at the most rows.
+    const bestFormat = ran?.best[ran.best.length - 1]?.format;
+    const model = ran?.models.find((m) => m.format === bestFormat);
+    const llamaShort = new Map((ran?.all ?? []).filter((l) => l.format === bestFormat).map((l) => [l.batch, l.stepMsP50]));
+    try {
+      const longRows = await longPromptRows({
+        promptTokens: Math.min(LONG_PROMPT, i.spec.contextLength - LONG_TOKENS - 8),
+        levels: LONG_LEVELS,
+        newTokens: LONG_TOKENS,
+        threads: i.threads,
+        vocab: i.spec.vocab,
+        direct: { modelDir: i.modelDir, dtype: i.dtype, shortStepMs: direct },
+        llama: model ? { model, shortStepMs: llamaShort } : undefined,
+      });
+      out.push("", `long prompts (${LONG_TOKENS} new tokens per row, one run each):`, renderLongTable(longRows, i.promptIds.length), ...longTargetLines(longRows));
+    } catch (e) {
+      out.push(`long-prompt scenario failed: ${(e as Error).message.split("\n")[0]}`);
+    }
+  }
+  for (const m of ran?.models ?? []) await m.dispose();
+  return out.join("\n");
+}

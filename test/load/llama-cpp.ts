@@ -1,0 +1,152 @@
+// The llama.cpp yardstick: the bench model's own weights as GGUF, run by node-llama-cpp's prebuilt CPU binary as a static
+// greedy batch with one llama_decode per step, timed as kiln's direct loop is timed.
+import type { Llama, LlamaModel } from "node-llama-cpp";
+import { installGguf } from "../../build/model/gguf-install.ts";
+import type { GgufFormat } from "../../build/model/gguf-model.ts";
+import type { ModelSpec } from "../../build/model/index.ts";
+import { BatchDecoder, loadLlamaCpp } from "./llama-cpp-runtime.ts";
+import { medianBy, percentile } from "./metrics.ts";
+
+/**
+ * Prompts are fed in decodes of at most this many tokens: llama-server's default n_ubatch (its n_batch of 2048 is split
+ * into these anyway). node-llama-cpp sizes the compute buffer by the batch, so this also bounds memory at 8 × 2,000.
+ */
+export const PREFILL_CHUNK = 512;
+
+export interface RunTiming {
+  batch: number;
+  newTokens: number;
+  /** Start of the prefill to the last token, ms. */
+  totalMs: number;
+  /** The prefill (it yields every row's first token), ms. */
+  prefillMs: number;
+  /** Each later step's wall time (one decode for every row, plus sampling). */
+  stepMs: number[];
+}
+
+/** The two rates every row of the bench reports, so no yardstick gets a different one. */
+export interface Rates {
+  /** Generated tokens across the batch per second, prefill included. */
+  wall: number;
+  /** Tokens after the first per second of decoding (prefill excluded). */
+  decode: number;
+}
+
+export function ratesOf(t: Pick<RunTiming, "batch" | "newTokens" | "totalMs" | "prefillMs">): Rates {
+  return {
+    wall: (t.batch * t.newTokens) / (t.totalMs / 1000),
+    decode: t.newTokens > 1 ? (t.batch * (t.newTokens - 1)) / ((t.totalMs - t.prefillMs) / 1000) : NaN,
+  };
+}
+
+export interface LlamaLevel extends Rates {
+  format: GgufFormat;
+  batch: number;
+  prefillMs: number;
+  stepMsP50: number;
+}
+
+export interface LlamaCppOptions {
+  spec: ModelSpec;
+  /** Where the GGUF files are written (kept between runs; named by build hash). */
+  ggufDir: string;
+  formats: GgufFormat[];
+  threads: number;
+}
+
+/** One GGUF model of the bench spec, loaded, with a context sized for `sequences` rows of `perSequence` tokens. */
+export class LlamaCppModel {
+  private constructor(
+    readonly format: GgufFormat,
+    private readonly model: LlamaModel,
+    private readonly threads: number,
+    /** node-llama-cpp's setting: "auto" lets llama.cpp decide (it turns it on for this CPU backend). */
+    readonly flashAttention: string,
+  ) {}
+
+  static async open(llama: Llama, opts: LlamaCppOptions, format: GgufFormat): Promise<LlamaCppModel> {
+    const { path, built } = await installGguf(opts.ggufDir, opts.spec, format);
+    console.log(`llama.cpp ${format}: ${built ? "wrote" : "reusing"} ${path}`);
+    const model = await llama.loadModel({ modelPath: path, gpuLayers: 0 });
+    return new LlamaCppModel(format, model, opts.threads, String(model.defaultContextFlashAttention));
+  }
+
+  /**
+   * `rounds` timed runs (after one short warm-up) of `batch` rows of `prompt` generating `newTokens` each; the median
+   * run by total time is returned, as the direct loop does.
+   */
+  async run(prompt: readonly number[], batch: number, newTokens: number, rounds: number): Promise<RunTiming> {
+    const context = await this.model.createContext({
+      sequences: batch,
+      contextSize: prompt.length + newTokens + 8,
+      batchSize: Math.min(PREFILL_CHUNK, Math.max(batch, batch * prompt.length)),
+      // The same thread count as kiln; node-llama-cpp's default starts more threads than cores, and they spin.
+      threads: this.threads,
+    });
+    const decoder = new BatchDecoder(context, this.model);
+    try {
+      await greedy(decoder, prompt, batch, Math.min(4, newTokens));
+      const runs: RunTiming[] = [];
+      for (let r = 0; r < rounds; r++) runs.push(await greedy(decoder, prompt, batch, newTokens));
+      return medianBy(runs, (x) => x.totalMs);
+    } finally {
+      decoder.dispose();
+      await context.dispose();
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.model.dispose();
+  }
+}
+
+async function greedy(decoder: BatchDecoder, prompt: readonly number[], batch: number, newTokens: number): Promise<RunTiming> {
+  decoder.clear(batch);
+  const rows = Array.from({ length: batch }, () => prompt);
+  const started = performance.now();
+  let next = await decoder.prefill(rows, PREFILL_CHUNK);
+  const prefillMs = performance.now() - started;
+  const stepMs: number[] = [];
+  for (let step = 1; step < newTokens; step++) {
+    const t0 = performance.now();
+    next = await decoder.step(next.map((t) => [t]), rows.map(() => prompt.length + step - 1));
+    stepMs.push(performance.now() - t0);
+  }
+  return { batch, newTokens, totalMs: performance.now() - started, prefillMs, stepMs };
+}
+
+export interface LlamaCppBench {
+  /** Per level, the format with the higher wall-clock rate (Q4_0 and Q8_0 are both measured). */
+  best: LlamaLevel[];
+  all: LlamaLevel[];
+  flashAttention: string;
+  /** The loaded models stay open for the long-prompt scenario; call when done. */
+  models: LlamaCppModel[];
+}
+
+/** Runs every format at every level; `{skipped}` when node-llama-cpp is missing or fails, so the bench goes on without it. */
+export async function llamaCppLevels(
+  opts: LlamaCppOptions & { prompt: readonly number[]; levels: number[]; newTokens: number; rounds: number },
+): Promise<LlamaCppBench | { skipped: string }> {
+  const rt = await loadLlamaCpp();
+  if ("error" in rt) return { skipped: rt.error };
+  const all: LlamaLevel[] = [];
+  const models: LlamaCppModel[] = [];
+  try {
+    for (const format of opts.formats) {
+      const m = await LlamaCppModel.open(rt.llama, opts, format);
+      models.push(m);
+      for (const batch of opts.levels) {
+        const t = await m.run(opts.prompt, batch, opts.newTokens, opts.rounds);
+        const level = { format, batch, prefillMs: t.prefillMs, stepMsP50: t.stepMs.length ? percentile(t.stepMs, 50) : NaN, ...ratesOf(t) };
+        all.push(level);
+        console.log(`llama.cpp ${format} batch ${batch}: ${level.wall.toFixed(1)} tok/s wall, ${level.decode.toFixed(1)} decode (prefill ${t.prefillMs.toFixed(0)} ms, step p50 ${level.stepMsP50.toFixed(1)} ms)`);
+      }
+    }
+  } catch (e) {
+    for (const m of models) await m.dispose();
+    return { skipped: `llama.cpp failed: ${(e as Error).message.split("\n")[0]}` };
+  }
+  const best = opts.levels.map((batch) => all.filter((l) => l.batch === batch).reduce((a, b) => (b.wall > a.wall ? b : a)));
+  return { best, all, flashAttention: models[0]?.flashAttention ?? "?", models };
+}
