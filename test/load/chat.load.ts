@@ -8,8 +8,9 @@ import { readModelFolder } from "../../src/models/registry.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { logitsAgreement } from "./accuracy.ts";
-import { directDecodeBench } from "./direct-ort.ts";
+import { directDecodeBench, type DirectBenchResult } from "./direct-ort.ts";
 import { engineDecodeBench, loadEngineModel } from "./engine-inproc.ts";
+import { llamaCppSection } from "./llama-cpp-section.ts";
 import { medianBy, renderTable, summarize, targetLines, type LevelSummary } from "./metrics.ts";
 import { startServerProcess } from "./server-process.ts";
 import { streamChat } from "./stream-client.ts";
@@ -94,9 +95,11 @@ test(
     await engineModel.dispose();
 
     const direct: number[] = [];
+    const directRuns: DirectBenchResult[] = [];
     for (const batch of LEVELS) {
       const r = await directDecodeBench({ modelDir, dtype: DTYPE, batch, promptTokens, newTokens: NEW_TOKENS, threads, rounds: ROUNDS });
       direct.push(r.tokPerSec);
+      directRuns.push(r);
       console.log(`direct batch ${batch}: ${r.tokPerSec.toFixed(1)} tok/s (step p50 ${r.stepMsP50.toFixed(1)} ms)`);
     }
 
@@ -108,6 +111,11 @@ test(
     const rows = LEVELS.map((_, i) => ({ direct: direct[i]!, engine: engine[i]!, kiln: kiln.levels[i]! }));
     console.log(renderTable(rows, kiln.peakRssMb, kiln.levels[0]!.outputTokPerSec));
     console.log(targetLines(rows).join("\n"));
+
+    // llama.cpp on the same weights and prompt ids, one table of everyone's wall and decode rates, and the long-prompt
+    // scenario (test/load/llama-cpp-section.ts); its rows are skipped, with the reason, when node-llama-cpp cannot load.
+    const gguf = { spec: SPEC, ggufDir: join(MODELS_BASE, "gguf"), promptIds, levels: LEVELS, newTokens: NEW_TOKENS, rounds: ROUNDS, threads };
+    console.log(await llamaCppSection({ ...gguf, kiln: kiln.levels, direct: directRuns, modelDir, dtype: DTYPE }));
   },
   3_600_000,
 );
