@@ -9,9 +9,10 @@ export type UsageRow = typeof usage.$inferSelect;
  * - completed: the generation ran to its end (stop, length or tool call) and the answer was sent;
  * - failed: it ended with an error (in the stream, or thrown before an answer);
  * - timed_out: the non-streaming time limit cut it short (504);
- * - client_gone: the client disconnected before the end.
+ * - client_gone: the client disconnected before the end;
+ * - cancelled: stopped on request (a background response cancelled by its owner).
  */
-export const USAGE_STATUSES = ["completed", "failed", "timed_out", "client_gone"] as const;
+export const USAGE_STATUSES = ["completed", "failed", "timed_out", "client_gone", "cancelled"] as const;
 export type UsageStatus = (typeof USAGE_STATUSES)[number];
 
 /** Every ledger column is spelled out: the table's defaults exist only for rows written before they did. */

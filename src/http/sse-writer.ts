@@ -17,8 +17,8 @@ export interface SseOptions {
   /** After this long without a frame, `heartbeat` is sent (a comment line when none is given). */
   heartbeatMs?: number;
   heartbeat?: SseFrame;
-  /** The frame for a failure inside the encoder itself (a sanitized internal error in the family's shape). */
-  crashFrame: () => SseFrame;
+  /** The frame for a failure inside the encoder itself (a sanitized internal error in the family's shape); logs it. */
+  crashFrame: (error: unknown) => SseFrame;
   /** Called once, when the stream ends for whatever reason. */
   onClose(end: StreamEnd): void;
 }
@@ -75,9 +75,9 @@ export function sseResponse(opts: SseOptions): Response {
           return;
         }
         controller.enqueue(bytes.encode(encodeFrame(r.value)));
-      } catch {
+      } catch (e) {
         if (ended) return;
-        controller.enqueue(bytes.encode(encodeFrame(opts.crashFrame())));
+        controller.enqueue(bytes.encode(encodeFrame(opts.crashFrame(e))));
         controller.close();
         end({ outcome: "error", code: "server_error" });
       }

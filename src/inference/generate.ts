@@ -1,103 +1,114 @@
-// The format-neutral generation core: prompt → context check → scheduler sequences → CoreEvent streams per choice.
+// The format-neutral generation core: conversation → prompt (the model's template and prompt format) → context
+// check → scheduler sequences → block events per choice, with usage counted from the tokens the worker generated.
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { Scheduler, SeqEvent } from "../scheduler/scheduler.ts";
-import type { ChatMessage, GenerationParams, ResponseFormat, ToolChoice, ToolDef } from "./chat-types.ts";
+import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
 import { checkPromptBound, fitContext } from "./context.ts";
-import type { CoreEvent, FinishReason } from "./events.ts";
-import { OutputParser } from "./output-parser.ts";
-import { OFF_THREAD_BYTES, type Tokenizers } from "./tokenizer.ts";
-
-export interface GenerateRequest extends GenerationParams {
-  model: ModelEntry;
-  signal: AbortSignal;
-}
-
-export interface Generation {
-  inputTokens: number;
-  choices: AsyncIterable<CoreEvent>[];
-}
+import type { Conversation } from "./conversation.ts";
+import { OutputParser, type ParserOptions } from "./output-parser.ts";
+import { forcedPrefixFor, jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
+import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "./request.ts";
+import type { Tokenizers } from "./tokenizer.ts";
 
 export interface CoreDeps {
   scheduler: Scheduler;
   tokenizers: Tokenizers;
 }
 
-/** Text the assistant turn starts with when a tool call is required: the model then only writes the arguments. */
-export function forcedToolPrefix(choice: ToolChoice, tools: ToolDef[] | null): string | null {
+/** A request turned into tokens and checked against the context window, not yet submitted. */
+export interface Prepared {
+  model: ModelEntry;
+  request: CoreRequest;
+  promptIds: number[];
+  /** The output budget each choice gets. */
+  maxTokens: number;
+  prefill: string | null;
+  parser: Omit<ParserOptions, "newCallId">;
+  stopTokenIds: number[];
+}
+
+/** Text the assistant turn starts with when a tool call is forced: the model then only writes the arguments. */
+export function forcedToolPrefix(format: PromptFormat, choice: ToolChoice, tools: ToolDef[] | null): string | null {
   if (!tools?.length) return null;
-  if (typeof choice === "object") return `<tool_call>\n{"name": ${JSON.stringify(choice.name)}, "arguments": `;
-  if (choice === "required" && tools.length === 1) return `<tool_call>\n{"name": ${JSON.stringify(tools[0]!.function.name)}, "arguments": `;
+  if (typeof choice === "object") return forcedPrefixFor(format, choice.name);
+  if (choice === "required" && tools.length === 1) return forcedPrefixFor(format, tools[0]!.function.name);
   return null;
 }
 
-export async function startGeneration(deps: CoreDeps, req: GenerateRequest): Promise<Generation> {
-  deps.scheduler.assertServing(req.model.id);
-  const tokenizer = await deps.tokenizers.get(req.model);
-  const tools = req.toolChoice === "none" ? null : req.tools;
-  const prefill = forcedToolPrefix(req.toolChoice, tools);
-  const rendered = tokenizer.renderChat(withFormatInstruction(req.messages, req.responseFormat), tools);
-  // A large prompt that cannot fit is refused from its byte count, without tokenizing; a small one gets the exact count.
-  if (rendered.length > OFF_THREAD_BYTES) checkPromptBound(tokenizer.minTokens(rendered), req.maxTokens, req.model.contextLength);
+function withFormatInstruction(conv: Conversation, format: ResponseFormat, prompt: PromptFormat): Conversation {
+  if (format.type === "text") return conv;
+  const note = jsonInstructionFor(prompt, format.type === "json_schema" ? format.schema : null);
+  return [{ role: "system", parts: [{ type: "text", text: note }] }, ...conv];
+}
+
+/** Renders, bounds, tokenizes and fits the prompt; throws the family-neutral 400/503 errors. */
+export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, request: CoreRequest): Promise<Prepared> {
+  deps.scheduler.assertServing(model.id);
+  const tokenizer = await deps.tokenizers.get(model);
+  const format = tokenizer.format;
+  const tools = request.toolChoice === "none" ? null : request.tools;
+  const prefill = forcedToolPrefix(format, request.toolChoice, tools);
+  const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.responseFormat, format), tools, request.templateOptions);
+  // Refused from a byte count when it cannot fit: a huge prompt costs no tokenizing.
+  checkPromptBound(tokenizer.minTokens(rendered), request.maxTokens, model.contextLength);
   const promptIds = await tokenizer.encodePrompt(rendered, prefill ?? undefined);
-  const maxTokens = fitContext(promptIds.length, req.maxTokens, req.model.contextLength);
-  const baseSeed = req.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const streams = deps.scheduler.submit(
-    Array.from({ length: req.n }, (_, i) => ({
-      model: req.model.id,
-      promptIds,
-      signal: req.signal,
-      params: {
-        maxTokens,
-        temperature: req.temperature,
-        topP: req.topP,
-        seed: (baseSeed + i) >>> 0,
-        stop: req.stop,
-        stopTokenIds: req.ignoreEos ? [] : tokenizer.stopTokenIds,
-      },
-    })),
-  );
-  const parse = { reasoning: req.model.capabilities.reasoning, tools: !!tools?.length };
   return {
-    inputTokens: promptIds.length,
-    choices: streams.map((s) => choiceEvents(s, new OutputParser(parse), prefill, req.responseFormat)),
+    model,
+    request,
+    promptIds,
+    maxTokens: fitContext(promptIds.length, request.maxTokens, model.contextLength),
+    prefill,
+    parser: { thinking: model.capabilities.reasoning ? format.thinking : null, toolCall: tools?.length ? format.toolCall : null },
+    stopTokenIds: request.ignoreEos ? [] : tokenizer.stopTokenIds,
   };
 }
 
-function withFormatInstruction(messages: ChatMessage[], format: ResponseFormat): ChatMessage[] {
-  if (format.type === "text") return messages;
-  const schema = format.type === "json_schema" && format.schema ? ` matching this JSON schema: ${JSON.stringify(format.schema)}` : "";
-  const note = `Respond with a single JSON object${schema}, and nothing else.`;
-  return [{ role: "system", content: note }, ...messages];
+/** Admits the prepared sequences (n choices share one admission) and returns one event stream per choice. */
+export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSignal): AsyncIterable<CoreEvent>[] {
+  const r = p.request;
+  const baseSeed = r.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const streams = deps.scheduler.submit(
+    Array.from({ length: r.n }, (_, i) => ({
+      model: p.model.id,
+      promptIds: p.promptIds,
+      signal,
+      params: { maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds },
+    })),
+  );
+  return streams.map((s) => choiceEvents(s, new OutputParser(p.parser), p.prefill, r.responseFormat, p.promptIds.length));
 }
 
-async function* choiceEvents(
-  seq: AsyncIterable<SeqEvent>,
-  parser: OutputParser,
-  prefill: string | null,
-  format: ResponseFormat,
-): AsyncIterable<CoreEvent> {
-  if (prefill) parser.push(prefill);
+async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser, prefill: string | null, format: ResponseFormat, inputTokens: number): AsyncIterable<CoreEvent> {
+  const framer = new BlockFramer();
+  const usage: Usage = { inputTokens, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
   let text = "";
+  const frame = (parsed: ParsedEvent[]): CoreEvent[] => {
+    for (const p of parsed) if (p.type === "text") text += p.text;
+    return parsed.flatMap((p) => framer.push(p));
+  };
+  if (prefill) parser.push(prefill);
   try {
     for await (const ev of seq) {
       if (ev.type === "delta") {
-        for (const out of parser.push(ev.text)) {
-          if (out.type === "text") text += out.text;
-          yield out;
-        }
+        const thinking = parser.inReasoning;
+        const out = frame(parser.push(ev.text));
+        usage.outputTokens += ev.tokens;
+        if (thinking || parser.inReasoning) usage.reasoningTokens += ev.tokens;
+        yield* out;
         continue;
       }
       const f = ev.finish;
+      // The worker's own count is authoritative (it includes tokens that produced no text).
+      usage.outputTokens = f.outputTokens;
       if (f.reason === "error") {
+        yield { type: "usage", usage };
         yield { type: "error", error: new ApiError(500, "server_error", "The model failed while generating; retry the request") };
         return;
       }
-      for (const out of parser.end()) {
-        if (out.type === "text") text += out.text;
-        yield out;
-      }
-      yield { type: "usage", inputTokens: f.promptTokens, outputTokens: f.outputTokens };
+      yield* frame(parser.end());
+      yield* framer.end();
+      yield { type: "usage", usage };
       if (prefill && parser.toolCalls === 0 && f.reason !== "cancelled") {
         yield { type: "error", error: malformed("the required tool call's arguments were not valid JSON") };
         return;
@@ -110,6 +121,8 @@ async function* choiceEvents(
       yield { type: "finish", reason, stopSequence: f.stopSequence ?? null };
     }
   } catch (e) {
+    // The sequence failed (worker lost, shutdown): what was generated so far is still counted.
+    yield { type: "usage", usage };
     yield { type: "error", error: e instanceof ApiError ? e : ApiError.internal() };
   }
 }

@@ -1,14 +1,14 @@
-// Splits a model's raw streamed text into answer text, reasoning (<think>…</think>) and tool calls (<tool_call>{json}</tool_call>).
-import type { CoreEvent } from "./events.ts";
-
-const THINK_OPEN = "<think>";
-const THINK_CLOSE = "</think>";
-const TOOL_OPEN = "<tool_call>";
-const TOOL_CLOSE = "</tool_call>";
+// Splits a model's raw streamed text into answer text, reasoning and tool calls, with the markers of the model's
+// prompt format (e.g. <think>…</think> and <tool_call>{json}</tool_call>).
+import type { ParsedEvent } from "./blocks.ts";
+import { newCallId as randomCallId } from "./ids.ts";
+import type { Markers } from "./prompt-format.ts";
 
 export interface ParserOptions {
-  reasoning: boolean;
-  tools: boolean;
+  /** The model's thinking markers, when it thinks (null: everything is answer text). */
+  thinking: Markers | null;
+  /** The model's tool-call markers, when the request has tools. */
+  toolCall: Markers | null;
   /** Makes tool call ids; tests pass a deterministic one. */
   newCallId?: () => string;
 }
@@ -29,10 +29,6 @@ export function heldSuffix(s: string, markers: string[]): number {
   return best;
 }
 
-export function randomCallId(): string {
-  return `call_${crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`;
-}
-
 export class OutputParser {
   private state: State = "text";
   private buf = "";
@@ -41,15 +37,27 @@ export class OutputParser {
   private atThinkStart = false;
   private afterThink = false;
 
-  constructor(private readonly opts: ParserOptions) {}
+  private readonly think: Markers;
+  private readonly tool: Markers;
+
+  constructor(private readonly opts: ParserOptions) {
+    // Unused markers are never searched for (see markersFor), so any placeholder will do.
+    this.think = opts.thinking ?? { open: "\u0000think", close: "\u0000/think" };
+    this.tool = opts.toolCall ?? { open: "\u0000tool", close: "\u0000/tool" };
+  }
 
   get toolCalls(): number {
     return this.toolCount;
   }
 
-  push(delta: string): CoreEvent[] {
+  /** True while the text being read is the model's thinking. */
+  get inReasoning(): boolean {
+    return this.state === "think";
+  }
+
+  push(delta: string): ParsedEvent[] {
     this.buf += delta;
-    const out: CoreEvent[] = [];
+    const out: ParsedEvent[] = [];
     for (;;) {
       const before = this.buf.length + this.state;
       this.step(out, false);
@@ -59,10 +67,10 @@ export class OutputParser {
   }
 
   /** Flushes what is held back; an unterminated tool call is returned as plain text. */
-  end(): CoreEvent[] {
-    const out: CoreEvent[] = [];
+  end(): ParsedEvent[] {
+    const out: ParsedEvent[] = [];
     this.step(out, true);
-    if (this.state === "tool") this.emitText(out, TOOL_OPEN + this.buf);
+    if (this.state === "tool") this.emitText(out, this.tool.open + this.buf);
     else if (this.state === "think") this.emitReasoning(out, this.buf);
     else this.emitText(out, this.buf);
     this.buf = "";
@@ -72,15 +80,15 @@ export class OutputParser {
   }
 
   private markersFor(state: State): string[] {
-    if (state === "think") return [THINK_CLOSE];
-    if (state === "tool") return [TOOL_CLOSE];
+    if (state === "think") return [this.think.close];
+    if (state === "tool") return [this.tool.close];
     const m: string[] = [];
-    if (this.opts.reasoning) m.push(THINK_OPEN);
-    if (this.opts.tools) m.push(TOOL_OPEN);
+    if (this.opts.thinking) m.push(this.think.open);
+    if (this.opts.toolCall) m.push(this.tool.open);
     return m;
   }
 
-  private step(out: CoreEvent[], final: boolean): void {
+  private step(out: ParsedEvent[], final: boolean): void {
     const markers = this.markersFor(this.state);
     let hit = -1;
     let marker = "";
@@ -104,15 +112,15 @@ export class OutputParser {
     }
     const before = this.buf.slice(0, hit);
     this.buf = this.buf.slice(hit + marker.length);
-    if (marker === THINK_OPEN) {
+    if (marker === this.think.open) {
       this.emitText(out, before);
       this.state = "think";
       this.atThinkStart = true;
-    } else if (marker === THINK_CLOSE) {
+    } else if (marker === this.think.close) {
       this.emitReasoning(out, before.replace(/\n$/, ""));
       this.state = "text";
       this.afterThink = true;
-    } else if (marker === TOOL_OPEN) {
+    } else if (marker === this.tool.open) {
       this.emitText(out, before);
       this.state = "tool";
     } else {
@@ -121,7 +129,7 @@ export class OutputParser {
     }
   }
 
-  private emitText(out: CoreEvent[], text: string): void {
+  private emitText(out: ParsedEvent[], text: string): void {
     if (this.afterThink && text) {
       text = text.replace(/^\n/, "");
       this.afterThink = false;
@@ -135,7 +143,7 @@ export class OutputParser {
     this.pendingWs = "";
   }
 
-  private emitReasoning(out: CoreEvent[], text: string): void {
+  private emitReasoning(out: ParsedEvent[], text: string): void {
     if (this.atThinkStart) {
       text = text.replace(/^\n/, "");
       if (text) this.atThinkStart = false;
@@ -143,17 +151,17 @@ export class OutputParser {
     if (text) out.push({ type: "reasoning", text });
   }
 
-  private finishTool(out: CoreEvent[], body: string): void {
+  private finishTool(out: ParsedEvent[], body: string): void {
     const call = parseToolCallBody(body);
     if (!call) {
-      this.emitText(out, TOOL_OPEN + body + TOOL_CLOSE);
+      this.emitText(out, this.tool.open + body + this.tool.close);
       return;
     }
     this.pendingWs = "";
-    const index = this.toolCount++;
-    out.push({ type: "tool_call_start", index, id: (this.opts.newCallId ?? randomCallId)(), name: call.name });
-    out.push({ type: "tool_call_delta", index, arguments: call.arguments });
-    out.push({ type: "tool_call_end", index });
+    this.toolCount++;
+    out.push({ type: "tool_call_start", id: (this.opts.newCallId ?? randomCallId)(), name: call.name });
+    out.push({ type: "tool_call_delta", arguments: call.arguments });
+    out.push({ type: "tool_call_end" });
   }
 }
 

@@ -4,19 +4,21 @@ import { AutoTokenizer, env, type PreTrainedTokenizer } from "@huggingface/trans
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ModelEntry } from "../models/registry.ts";
-import type { ChatMessage, ToolDef } from "./chat-types.ts";
+import type { Conversation } from "./conversation.ts";
 import type { OffThreadEncoder } from "./off-thread-encoder.ts";
+import { type PromptFormat, resolvePromptFormat, templateMessages } from "./prompt-format.ts";
+import type { ToolDef } from "./request.ts";
 import { maxBytesPerToken, minTokens, type TokenizerJson } from "./token-bound.ts";
 
 env.allowRemoteModels = false;
 env.allowLocalModels = true;
 
 export interface ModelTokenizer {
-  /** Token ids of the conversation with the assistant turn opened (plus an optional forced prefix). */
-  encodeChat(messages: ChatMessage[], tools: ToolDef[] | null, prefill?: string): number[];
+  /** The model's prompt and output format: tool-call and thinking markers, forced prefix, JSON instruction. */
+  format: PromptFormat;
   encodeText(text: string): number[];
-  /** The conversation as text, assistant turn opened (rendering is cheap; tokenizing is not). */
-  renderChat(messages: ChatMessage[], tools: ToolDef[] | null): string;
+  /** The conversation as text through the model's chat template, assistant turn opened (cheap; tokenizing is not). */
+  renderChat(conversation: Conversation, tools: ToolDef[] | null, options?: Record<string, unknown>): string;
   /** Token ids of rendered text (special tokens recognized) plus an optional forced prefix; large texts off the main thread. */
   encodePrompt(rendered: string, prefill?: string): Promise<number[]>;
   /** The fewest tokens `text` can be (0 when this tokenizer admits no cheap bound). */
@@ -53,13 +55,19 @@ export async function loadTokenizer(model: ModelEntry, offThread?: OffThreadEnco
   const stopTokenIds = collectStopIds(tok, model.dir);
   const encodeText = (text: string) => tok.encode(text, { add_special_tokens: false });
   const json = (tok as unknown as { _tokenizerJSON?: TokenizerJson })._tokenizerJSON ?? {};
-  const bytesPerToken = maxBytesPerToken(json, tok.get_vocab().keys());
+  const vocab = tok.get_vocab();
+  const bytesPerToken = maxBytesPerToken(json, vocab.keys());
+  const template = (tok as unknown as { chat_template?: unknown }).chat_template;
+  const format = resolvePromptFormat(model.promptFormat, typeof template === "string" ? template : "", (t) => vocab.has(t));
   return {
+    format,
     stopTokenIds,
     encodeText,
     minTokens: (text) => minTokens(text, bytesPerToken),
-    renderChat(messages, tools) {
-      return tok.apply_chat_template(messages as unknown as Parameters<typeof tok.apply_chat_template>[0], {
+    renderChat(conversation, tools, options) {
+      // Template options (enable_thinking, …) go first so the call's own fields always win.
+      return tok.apply_chat_template(templateMessages(conversation) as unknown as Parameters<typeof tok.apply_chat_template>[0], {
+        ...options,
         tools: tools ?? undefined,
         add_generation_prompt: true,
         tokenize: false,
@@ -75,17 +83,6 @@ export async function loadTokenizer(model: ModelEntry, offThread?: OffThreadEnco
           ids = encodeText(rendered);
         }
       } else ids = encodeText(rendered);
-      return prefill ? [...ids, ...encodeText(prefill)] : ids;
-    },
-    encodeChat(messages, tools, prefill) {
-      const rendered = tok.apply_chat_template(messages as unknown as Parameters<typeof tok.apply_chat_template>[0], {
-        tools: tools ?? undefined,
-        add_generation_prompt: true,
-        tokenize: true,
-        return_tensor: false,
-        return_dict: false,
-      } as Parameters<typeof tok.apply_chat_template>[1]) as unknown as number[] | { input_ids: number[] };
-      const ids = Array.isArray(rendered) ? rendered : rendered.input_ids;
       return prefill ? [...ids, ...encodeText(prefill)] : ids;
     },
   };

@@ -1,5 +1,6 @@
 // kiln.json, the model manifest: parsing and validation, plus defaults derived from a transformers.js config.json.
 import { INT8_MAX_LEVEL } from "../../build/model/quantize.ts";
+import { resolvePromptFormat } from "../inference/prompt-format.ts";
 
 export interface Capabilities {
   chat: boolean;
@@ -26,6 +27,8 @@ export interface ModelInfo {
   batching: { maxBatch: number; leftPadding: "exact" | "unsafe" };
   /** Largest |level| of the int8 weights when the folder declares it (kiln's own builds do); null if unknown. */
   int8MaxLevel: number | null;
+  /** kiln.json's `prompt_format` as declared (checked here, resolved against the tokenizer when it loads). */
+  promptFormat: Record<string, unknown> | null;
 }
 
 /** The kiln.json format this kiln writes. 2: int8 weights are 7-bit and declared in `quantization.int8_max_level`. */
@@ -108,6 +111,8 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
         "without VNNI; rebuild the folder with `kiln models build` (or remove int8 from its dtypes)",
     );
   }
+  const promptFormat = m.prompt_format === undefined ? null : obj(m.prompt_format, "prompt_format");
+  if (promptFormat) resolvePromptFormat(promptFormat, "", () => false);
   const perImage = pricing.per_image ?? null;
   if (perImage !== null && (typeof perImage !== "number" || perImage < 0)) throw new Error(`"pricing.per_image" must be a number or null`);
   return {
@@ -133,6 +138,7 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
     },
     batching: { maxBatch: Math.floor(num(batching, "max_batch", 8, 1)), leftPadding },
     int8MaxLevel,
+    promptFormat,
   };
 }
 
@@ -174,5 +180,6 @@ export function infoFromConfig(
     // GroupQueryAttention assumes right padding: such graphs decode one sequence per step.
     batching: usesGroupQueryAttention ? { maxBatch: 1, leftPadding: "unsafe" } : { maxBatch: 8, leftPadding: "exact" },
     int8MaxLevel: null,
+    promptFormat: null,
   };
 }

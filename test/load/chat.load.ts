@@ -80,7 +80,7 @@ test(
     const modelDir = await ensureBenchModel(DTYPE);
     const threads = navigator.hardwareConcurrency;
     const tokenizer = await loadTokenizer(readModelFolder(modelDir, SPEC.id));
-    const promptIds = tokenizer.encodeChat([{ role: "user", content: PROMPT }], null);
+    const promptIds = await tokenizer.encodePrompt(tokenizer.renderChat([{ role: "user", parts: [{ type: "text", text: PROMPT }] }], null));
     const promptTokens = promptIds.length;
 
     // kiln first, while this process holds nothing but HTTP clients; the in-process yardsticks come after it stops.

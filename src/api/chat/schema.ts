@@ -93,7 +93,12 @@ export const ChatRequest = t.Object(
 );
 export type ChatRequestBody = typeof ChatRequest.static;
 
-const Usage = t.Object({ prompt_tokens: Int(), completion_tokens: Int(), total_tokens: Int() });
+const Usage = t.Object({
+  prompt_tokens: Int(),
+  completion_tokens: Int(),
+  total_tokens: Int(),
+  completion_tokens_details: t.Optional(t.Object({ reasoning_tokens: Int() }, { description: "present when the model thought: how many completion tokens were reasoning" })),
+});
 
 export const ChatCompletion = t.Object({
   id: t.String({ description: "chatcmpl-…" }),

@@ -1,5 +1,9 @@
-// Encodes core events as Chat Completions stream chunks (`data: {chunk}` frames ending with `data: [DONE]`).
-import type { CoreEvent } from "../../inference/events.ts";
+// Encodes the core's block events as Chat Completions stream chunks (`data: {chunk}` frames ending with `data: [DONE]`).
+import type { CoreEvent, Usage } from "../../inference/blocks.ts";
+import { mergeStreams } from "../../inference/merge.ts";
+import type { Run } from "../../inference/lifecycle.ts";
+import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
+import { chatFinishReason, SYSTEM_FINGERPRINT } from "./finish.ts";
 
 export interface ChunkHead {
   id: string;
@@ -10,17 +14,19 @@ export interface ChunkHead {
 
 type Delta = Record<string, unknown>;
 
+interface ChoiceState {
+  /** Each open block's kind, and for tool calls their position among the choice's calls. */
+  blocks: Map<number, { kind: "text" | "reasoning" | "tool_call"; call: number }>;
+  calls: number;
+}
+
 export class ChatChunkEncoder {
-  private started = new Set<number>();
+  private choices = new Map<number, ChoiceState>();
 
   constructor(private readonly head: ChunkHead) {}
 
-  get includeUsage(): boolean {
-    return this.head.includeUsage;
-  }
-
   private base() {
-    return { id: this.head.id, object: "chat.completion.chunk" as const, created: this.head.created, model: this.head.model, system_fingerprint: "kiln" };
+    return { id: this.head.id, object: "chat.completion.chunk" as const, created: this.head.created, model: this.head.model, system_fingerprint: SYSTEM_FINGERPRINT };
   }
 
   private chunk(index: number, delta: Delta, finish: string | null = null) {
@@ -34,40 +40,67 @@ export class ChatChunkEncoder {
   /** Chunks for one event of choice `index` (the first event of a choice also opens it with the role). */
   encode(index: number, ev: CoreEvent): object[] {
     const out: object[] = [];
-    if (!this.started.has(index)) {
-      this.started.add(index);
+    let st = this.choices.get(index);
+    if (!st) {
+      st = { blocks: new Map(), calls: 0 };
+      this.choices.set(index, st);
       out.push(this.chunk(index, { role: "assistant", content: "" }));
     }
     switch (ev.type) {
-      case "text":
-        out.push(this.chunk(index, { content: ev.text }));
+      case "block_start": {
+        const call = ev.block.kind === "tool_call" ? st.calls++ : -1;
+        st.blocks.set(ev.index, { kind: ev.block.kind, call });
+        if (ev.block.kind === "tool_call") {
+          out.push(this.chunk(index, { tool_calls: [{ index: call, id: ev.block.id, type: "function", function: { name: ev.block.name, arguments: "" } }] }));
+        }
         break;
-      case "reasoning":
-        out.push(this.chunk(index, { reasoning_content: ev.text }));
+      }
+      case "block_delta": {
+        const b = st.blocks.get(ev.index);
+        if (b?.kind === "text") out.push(this.chunk(index, { content: ev.delta }));
+        else if (b?.kind === "reasoning") out.push(this.chunk(index, { reasoning_content: ev.delta }));
+        else if (b?.kind === "tool_call") out.push(this.chunk(index, { tool_calls: [{ index: b.call, function: { arguments: ev.delta } }] }));
         break;
-      case "tool_call_start":
-        out.push(this.chunk(index, { tool_calls: [{ index: ev.index, id: ev.id, type: "function", function: { name: ev.name, arguments: "" } }] }));
-        break;
-      case "tool_call_delta":
-        out.push(this.chunk(index, { tool_calls: [{ index: ev.index, function: { arguments: ev.arguments } }] }));
-        break;
+      }
       case "finish":
-        out.push(this.chunk(index, {}, ev.reason === "cancelled" ? "stop" : ev.reason));
+        out.push(this.chunk(index, {}, chatFinishReason(ev.reason)));
         break;
     }
     return out;
   }
 
   /** The last chunk before [DONE] when stream_options.include_usage is set. */
-  usage(prompt: number, completion: number) {
+  usage(u: Usage) {
     return {
       ...this.base(),
       choices: [],
-      usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+      usage: chatUsage(u),
     };
   }
 }
 
-export function sseData(payload: object | string): string {
-  return `data: ${typeof payload === "string" ? payload : JSON.stringify(payload)}\n\n`;
+export function chatUsage(u: Usage) {
+  return {
+    prompt_tokens: u.inputTokens,
+    completion_tokens: u.outputTokens,
+    total_tokens: u.inputTokens + u.outputTokens,
+    ...(u.reasoningTokens ? { completion_tokens_details: { reasoning_tokens: u.reasoningTokens } } : {}),
+  };
+}
+
+const data = (payload: object | string): SseFrame => ({ data: typeof payload === "string" ? payload : JSON.stringify(payload) });
+
+/** The run's choices as chat frames; an error ends the stream with the error body (no [DONE]). */
+export async function* chatFrames(run: Run, encoder: ChatChunkEncoder, includeUsage: boolean): AsyncGenerator<SseFrame, StreamEnd> {
+  for await (const { index, item } of mergeStreams(run.choices)) {
+    if (item.type === "usage") continue;
+    if (item.type === "error") {
+      yield data(item.error.toBody());
+      return { outcome: "error", code: item.error.code };
+    }
+    for (const chunk of encoder.encode(index, item)) yield data(chunk);
+  }
+  if (includeUsage) yield data(encoder.usage((await run.settled).usage));
+  yield data("[DONE]");
+  return { outcome: "completed" };
 }

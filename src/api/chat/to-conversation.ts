@@ -1,5 +1,5 @@
 // Chat Completions messages → the neutral conversation (roles, content parts, reasoning_content, tool calls and results).
-import { ApiError } from "../../errors/api-error.ts";
+import { ApiError, clip } from "../../errors/api-error.ts";
 import { type Conversation, type ImagePart, type Part, parseArguments, pushTurn, type TextPart } from "../../inference/conversation.ts";
 import type { ChatRequestBody } from "./schema.ts";
 
@@ -15,14 +15,14 @@ export function imageFromUrl(url: string): ImagePart["source"] {
 function contentParts(content: ChatMessageIn["content"], path: string, allowImages: boolean): (TextPart | ImagePart)[] {
   if (content === null || content === undefined) return [];
   if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
-  return content.map((part, j): TextPart | ImagePart => {
+  return content.flatMap((part, j): (TextPart | ImagePart)[] => {
     const p = part as { type: string; text?: string; image_url?: { url?: string; detail?: ImagePart["detail"] } };
-    if (p.type === "text" && typeof p.text === "string") return { type: "text", text: p.text };
+    if (p.type === "text" && typeof p.text === "string") return p.text ? [{ type: "text", text: p.text }] : [];
     if (p.type === "image_url" && allowImages && typeof p.image_url?.url === "string") {
-      return { type: "image", source: imageFromUrl(p.image_url.url), ...(p.image_url.detail ? { detail: p.image_url.detail } : {}) };
+      return [{ type: "image", source: imageFromUrl(p.image_url.url), ...(p.image_url.detail ? { detail: p.image_url.detail } : {}) }];
     }
     if (p.type === "image_url") throw bad(`This model does not accept image input (${path}.${j}).`, `${path}.${j}`);
-    throw bad(`Unsupported content part type '${p.type}' at ${path}.${j}; use {"type":"text","text":…}.`, `${path}.${j}.type`);
+    throw bad(`Unsupported content part type '${clip(String(p.type))}' at ${path}.${j}; use {"type":"text","text":…}.`, `${path}.${j}.type`);
   });
 }
 
@@ -57,7 +57,7 @@ export function chatToConversation(messages: ChatMessageIn[], opts: { vision: bo
           parts: [{ type: "tool_result", callId: m.tool_call_id ?? "", parts: contentParts(m.content, path, false), isError: false }],
         }, true);
       default:
-        throw bad(`messages.${i}.role '${m.role}' is not supported; use system, developer, user, assistant or tool.`, `messages.${i}.role`);
+        throw bad(`messages.${i}.role '${clip(String(m.role))}' is not supported; use system, developer, user, assistant or tool.`, `messages.${i}.role`);
     }
   });
   return conv;

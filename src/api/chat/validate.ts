@@ -1,25 +1,12 @@
 // Checks a chat request beyond its schema (roles, tool-call pairing, tools) and normalizes it for the core.
 import { ApiError, clip } from "../../errors/api-error.ts";
-import type { ChatMessage, GenerationParams, ResponseFormat, ToolChoice, ToolDef } from "../../inference/chat-types.ts";
+import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "../../inference/request.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import type { ChatRequestBody } from "./schema.ts";
-
-export type NormalizedChat = GenerationParams;
+import { chatToConversation } from "./to-conversation.ts";
 
 const bad = (message: string, param: string) => ApiError.badRequest(message, param);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-
-function textOf(content: ChatRequestBody["messages"][number]["content"], path: string, caps: ModelInfo["capabilities"]): string {
-  if (content === null || content === undefined) return "";
-  if (typeof content === "string") return content;
-  return content
-    .map((part, j) => {
-      if (part.type === "text" && typeof part.text === "string") return part.text;
-      if (part.type === "image_url" && !caps.vision) throw bad(`This model does not accept image input (${path}.${j}).`, `${path}.${j}`);
-      throw bad(`Unsupported content part type '${clip(part.type)}' at ${path}.${j}; use {"type":"text","text":…}.`, `${path}.${j}.type`);
-    })
-    .join("");
-}
 
 /** The spec's rule: each assistant message with tool_calls is followed by one tool message per call, matching ids. */
 export function checkToolPairing(messages: ChatRequestBody["messages"]): void {
@@ -53,31 +40,12 @@ export function checkToolPairing(messages: ChatRequestBody["messages"]): void {
   }
 }
 
-export function normalizeChat(body: ChatRequestBody, model: ModelInfo): NormalizedChat {
+/** A validated chat request as the core's neutral request. */
+export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreRequest {
   const caps = model.capabilities;
   checkToolPairing(body.messages);
-  const messages: ChatMessage[] = body.messages.map((m, i) => {
-    const path = `messages.${i}.content`;
-    switch (m.role) {
-      case "system":
-      case "developer":
-        return { role: "system", content: textOf(m.content, path, caps) };
-      case "user":
-        if (m.content === null || m.content === undefined) throw bad(`messages.${i} (role 'user') needs content.`, path);
-        return { role: "user", content: textOf(m.content, path, caps) };
-      case "assistant": {
-        const out: ChatMessage = { role: "assistant", content: textOf(m.content, path, caps) };
-        if (m.reasoning_content) out.reasoning_content = m.reasoning_content;
-        if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((c) => ({ ...c, function: { ...c.function } }));
-        if (!out.content && !out.tool_calls) throw bad(`messages.${i} (role 'assistant') needs content or tool_calls.`, path);
-        return out;
-      }
-      case "tool":
-        return { role: "tool", content: textOf(m.content, path, caps), tool_call_id: m.tool_call_id! };
-      default:
-        throw bad(`messages.${i}.role '${clip(m.role)}' is not supported; use system, developer, user, assistant or tool.`, `messages.${i}.role`);
-    }
-  });
+  // Images are refused until the media layer reads them, whatever the model's capabilities say.
+  const conversation = chatToConversation(body.messages, { vision: false });
 
   const tools = body.tools?.length ? (body.tools as ToolDef[]) : null;
   if (tools) {
@@ -118,13 +86,13 @@ export function normalizeChat(body: ChatRequestBody, model: ModelInfo): Normaliz
   const responseFormat: ResponseFormat =
     !rf || rf.type === "text" ? { type: "text" }
     : rf.type === "json_object" ? { type: "json_object" }
-    : { type: "json_schema", name: rf.json_schema.name, schema: rf.json_schema.schema ?? null };
+    : { type: "json_schema", name: rf.json_schema.name, schema: rf.json_schema.schema ?? null, ...(rf.json_schema.strict != null ? { strict: rf.json_schema.strict } : {}) };
   if (responseFormat.type !== "text" && toolChoice !== "none" && typeof toolChoice === "object") {
     throw bad("response_format and a forced tool_choice cannot be combined.", "response_format");
   }
 
   return {
-    messages,
+    conversation,
     tools,
     toolChoice,
     responseFormat,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { ChatRequestBody } from "../../../src/api/chat/schema.ts";
-import { checkToolPairing, normalizeChat } from "../../../src/api/chat/validate.ts";
+import { checkToolPairing, chatRequest } from "../../../src/api/chat/validate.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 
@@ -40,34 +40,34 @@ describe("chat tool-message pairing", () => {
   });
 });
 
-describe("normalizeChat", () => {
+describe("chatRequest", () => {
   const base = { model: "chat-model-v1", messages: [{ role: "user", content: "hi" }] } as ChatRequestBody;
 
   test("defaults and role mapping", () => {
-    const n = normalizeChat(
+    const n = chatRequest(
       { ...base, messages: [{ role: "developer", content: [{ type: "text", text: "be brief" }] }, { role: "user", content: "hi" }], stop: "END", max_tokens: 5 },
       model,
     );
-    expect(n.messages).toEqual([{ role: "system", content: "be brief" }, { role: "user", content: "hi" }]);
+    expect(n.conversation).toEqual([{ role: "system", parts: [{ type: "text", text: "be brief" }] }, { role: "user", parts: [{ type: "text", text: "hi" }] }]);
     expect(n).toMatchObject({ n: 1, temperature: 1, topP: 1, seed: null, stop: ["END"], maxTokens: 5, toolChoice: "none", tools: null });
   });
 
   test("unsupported things are rejected clearly, never ignored", () => {
-    expect(paramOf(() => normalizeChat({ ...base, messages: [{ role: "wizard", content: "x" }] }, model))).toBe("messages.0.role");
-    expect(paramOf(() => normalizeChat({ ...base, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } } as { type: string }] }] }, model))).toBe("messages.0.content.0");
-    expect(paramOf(() => normalizeChat({ ...base, logprobs: true }, model))).toBe("logprobs");
-    expect(paramOf(() => normalizeChat({ ...base, presence_penalty: 0.5 }, model))).toBe("presence_penalty");
-    expect(paramOf(() => normalizeChat({ ...base, tool_choice: "required" }, model))).toBe("tool_choice");
+    expect(paramOf(() => chatRequest({ ...base, messages: [{ role: "wizard", content: "x" }] }, model))).toBe("messages.0.role");
+    expect(paramOf(() => chatRequest({ ...base, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } } as { type: string }] }] }, model))).toBe("messages.0.content.0");
+    expect(paramOf(() => chatRequest({ ...base, logprobs: true }, model))).toBe("logprobs");
+    expect(paramOf(() => chatRequest({ ...base, presence_penalty: 0.5 }, model))).toBe("presence_penalty");
+    expect(paramOf(() => chatRequest({ ...base, tool_choice: "required" }, model))).toBe("tool_choice");
     const tool = { type: "function" as const, function: { name: "f" } };
-    expect(paramOf(() => normalizeChat({ ...base, tools: [tool, tool] }, model))).toBe("tools.1.function.name");
-    expect(paramOf(() => normalizeChat({ ...base, tools: [tool], tool_choice: { type: "function", function: { name: "g" } } }, model))).toBe("tool_choice");
+    expect(paramOf(() => chatRequest({ ...base, tools: [tool, tool] }, model))).toBe("tools.1.function.name");
+    expect(paramOf(() => chatRequest({ ...base, tools: [tool], tool_choice: { type: "function", function: { name: "g" } } }, model))).toBe("tool_choice");
     const noTools = parseManifest(fakeManifest("plain-model-v1", { capabilities: { chat: true } }), ["fp32"]);
-    expect(paramOf(() => normalizeChat({ ...base, tools: [tool] }, noTools))).toBe("tools");
+    expect(paramOf(() => chatRequest({ ...base, tools: [tool] }, noTools))).toBe("tools");
   });
 
   test("tools and a named tool choice", () => {
     const tool = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object" } } };
-    const n = normalizeChat({ ...base, tools: [tool], tool_choice: { type: "function", function: { name: "get_weather" } } }, model);
+    const n = chatRequest({ ...base, tools: [tool], tool_choice: { type: "function", function: { name: "get_weather" } } }, model);
     expect(n.tools).toEqual([tool]);
     expect(n.toolChoice).toEqual({ name: "get_weather" });
   });

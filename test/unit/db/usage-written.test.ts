@@ -49,19 +49,31 @@ describe("usage rows written by chat", () => {
     expect(await rowOf(res.headers.get("x-request-id")!)).toMatchObject({ status: "completed" });
   });
 
-  test("a stream the client leaves is client_gone", async () => {
+  test("a stream the client leaves is client_gone, with the tokens really generated (not 0)", async () => {
     const abort = new AbortController();
     const res = await post({ max_tokens: 3000, ignore_eos: true, stream: true }, abort.signal);
     const reader = res.body!.getReader();
-    await reader.read();
+    const dec = new TextDecoder();
+    let text = "";
+    // Read until the client has seen at least 20 chunks, then leave mid-stream.
+    while ((text.match(/"content":/g) ?? []).length < 21) text += dec.decode((await reader.read()).value);
     abort.abort();
     await reader.closed.catch(() => {});
-    expect(await rowOf(res.headers.get("x-request-id")!)).toMatchObject({ status: "client_gone" });
+    const row = await rowOf(res.headers.get("x-request-id")!);
+    expect(row.status).toBe("client_gone");
+    // Each content chunk is at least one token; generation stops within a step of the disconnect, never near max_tokens.
+    expect(row.outputTokens).toBeGreaterThanOrEqual(20);
+    expect(row.outputTokens).toBeLessThan(3000);
+    expect(row.costMicros).toBe(costMicros(s.deps.registry.get(s.modelId)!.pricing, row));
   });
 
-  test("a non-streamed answer cut by the time limit is timed_out", async () => {
+  test("a non-streamed answer cut by the time limit is timed_out, with the tokens really generated (not 0)", async () => {
     const res = await post({ max_tokens: 4000, ignore_eos: true });
     expect(res.status).toBe(504);
-    expect(await rowOf(res.headers.get("x-request-id")!)).toMatchObject({ status: "timed_out" });
+    const row = await rowOf(res.headers.get("x-request-id")!);
+    expect(row.status).toBe("timed_out");
+    // A second of decoding on the tiny model is far more than one token, and the 4,000-token budget was not reached.
+    expect(row.outputTokens).toBeGreaterThan(1);
+    expect(row.outputTokens).toBeLessThan(4000);
   });
 });

@@ -1,8 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import type { CoreEvent } from "../../../src/inference/events.ts";
+import type { ParsedEvent as CoreEvent } from "../../../src/inference/blocks.ts";
+import { HERMES_TOOL_CALL, THINK } from "../../../src/inference/prompt-format.ts";
 import { heldSuffix, OutputParser, parseToolCallBody } from "../../../src/inference/output-parser.ts";
 
-function run(chunks: string[], opts = { reasoning: true, tools: true }): CoreEvent[] {
+const BOTH = { thinking: THINK, toolCall: HERMES_TOOL_CALL };
+
+function run(chunks: string[], opts: { thinking: typeof THINK | null; toolCall: typeof HERMES_TOOL_CALL | null } = BOTH): CoreEvent[] {
   let n = 0;
   const p = new OutputParser({ ...opts, newCallId: () => `call_${++n}` });
   return [...chunks.flatMap((c) => p.push(c)), ...p.end()];
@@ -22,7 +25,7 @@ function squash(events: CoreEvent[]) {
 describe("OutputParser", () => {
   test("plain text passes through; a partial marker at the end is held back, not lost", () => {
     expect(squash(run(["Hello <", "b>world"]))).toEqual([{ type: "text", text: "Hello <b>world" }]);
-    const p = new OutputParser({ reasoning: true, tools: true });
+    const p = new OutputParser(BOTH);
     expect(p.push("abc<too")).toEqual([{ type: "text", text: "abc" }]);
     expect(p.end()).toEqual([{ type: "text", text: "<too" }]);
   });
@@ -42,12 +45,12 @@ describe("OutputParser", () => {
     for (const chunks of [[text], text.split("")]) {
       expect(squash(run(chunks))).toEqual([
         { type: "text", text: "Checking." },
-        { type: "tool_call_start", index: 0, id: "call_1", name: "get_weather" },
-        { type: "tool_call_delta", index: 0, arguments: '{"city":"Paris"}' },
-        { type: "tool_call_end", index: 0 },
-        { type: "tool_call_start", index: 1, id: "call_2", name: "now" },
-        { type: "tool_call_delta", index: 1, arguments: "{}" },
-        { type: "tool_call_end", index: 1 },
+        { type: "tool_call_start", id: "call_1", name: "get_weather" },
+        { type: "tool_call_delta", arguments: '{"city":"Paris"}' },
+        { type: "tool_call_end" },
+        { type: "tool_call_start", id: "call_2", name: "now" },
+        { type: "tool_call_delta", arguments: "{}" },
+        { type: "tool_call_end" },
       ]);
     }
   });
@@ -58,7 +61,7 @@ describe("OutputParser", () => {
   });
 
   test("markers are plain text when the feature is off", () => {
-    expect(squash(run(["<think>hi</think><tool_call>{}</tool_call>"], { reasoning: false, tools: false }))).toEqual([
+    expect(squash(run(["<think>hi</think><tool_call>{}</tool_call>"], { thinking: null, toolCall: null }))).toEqual([
       { type: "text", text: "<think>hi</think><tool_call>{}</tool_call>" },
     ]);
   });

@@ -1,0 +1,9 @@
+// Every id kiln mints, with the prefixes the wire formats use; one place, so the formats stay consistent.
+
+/** 32 lowercase hex characters from a CSPRNG (a UUID without its dashes). */
+const hex32 = () => crypto.randomUUID().replace(/-/g, "");
+
+export const newRequestId = () => `req_${hex32()}`;
+export const newChatCompletionId = () => `chatcmpl-${hex32()}`;
+/** Tool call ids: 24 hex characters after `call_`, as Chat Completions clients are used to. */
+export const newCallId = () => `call_${hex32().slice(0, 24)}`;

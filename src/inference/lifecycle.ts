@@ -1,0 +1,164 @@
+// The one request lifecycle every family shares: prepare → admit (the hook where rate limits and billing plug in) →
+// submit → run, aborted when the client leaves or the time limit passes (or detached, for background work) →
+// settle exactly once, writing usage from the core's own count of generated tokens, whoever reads the stream.
+import { costMicros } from "../billing/cost.ts";
+import type { Db } from "../db/client.ts";
+import { recordUsage, type UsageStatus } from "../db/usage-repo.ts";
+import { ApiError } from "../errors/api-error.ts";
+import type { Logger } from "../log/logger.ts";
+import type { ModelEntry } from "../models/registry.ts";
+import { Channel } from "../scheduler/channel.ts";
+import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
+import { type CoreDeps, prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
+import type { CoreRequest } from "./request.ts";
+
+/** Who is asking, for usage rows (and later limits, billing and metrics). */
+export interface RequestScope {
+  requestId: string;
+  teamId: number;
+  keyId: number;
+  /** The family: "chat", "responses", "messages". */
+  endpoint: string;
+}
+
+/** What admission sees: the counted prompt and the most output the request may produce. */
+export interface Admission {
+  scope: RequestScope;
+  model: ModelEntry;
+  inputTokens: number;
+  maxOutputTokens: number;
+  choices: number;
+}
+
+export interface LifecycleDeps extends CoreDeps {
+  db: Db;
+  logger: Logger;
+  lifecycle: { draining: boolean };
+  /** Runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
+  admit?: (a: Admission) => void;
+}
+
+/** Why a run was stopped early: its client left, the time limit, a cancel, or a failure in a sibling choice or the encoder. */
+export type AbortReason = "client_gone" | "timed_out" | "cancelled" | "failed";
+
+export interface RunOptions {
+  scope: RequestScope;
+  model: ModelEntry;
+  request: CoreRequest;
+  /** The client's connection; null runs detached (background work no client connection can stop). */
+  clientSignal: AbortSignal | null;
+  /** Non-streaming time limit; past it the generation stops and `timedOut` is true. */
+  timeoutMs: number | null;
+}
+
+export interface Settlement {
+  status: UsageStatus;
+  usage: Usage;
+}
+
+export interface Run {
+  inputTokens: number;
+  /** One event stream per choice, buffered: the core runs to its end even if nobody reads them. */
+  choices: AsyncIterable<CoreEvent>[];
+  /** Stops the generation within one step; the settlement records why. */
+  abort(reason: AbortReason): void;
+  readonly abortReason: AbortReason | null;
+  /** Resolves once every choice has ended and usage is written. */
+  settled: Promise<Settlement>;
+}
+
+/** Sums the choices' usage: the prompt is counted once, outputs add up. */
+export function totalUsage(perChoice: Usage[], inputTokens: number): Usage {
+  const u = { ...emptyUsage(), inputTokens };
+  for (const c of perChoice) {
+    u.outputTokens += c.outputTokens;
+    u.reasoningTokens += c.reasoningTokens;
+    u.cachedTokens = Math.max(u.cachedTokens, c.cachedTokens);
+  }
+  return u;
+}
+
+/** How the request ended, for its usage row: an abort says why; otherwise any error means failed. */
+export function settleStatus(abort: AbortReason | null, failed: boolean): UsageStatus {
+  if (abort) return abort;
+  return failed ? "failed" : "completed";
+}
+
+export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<Run> {
+  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  const prepared: Prepared = await prepareGeneration(deps, opts.model, opts.request);
+  deps.admit?.({ scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n });
+
+  const controller = new AbortController();
+  let abortReason: AbortReason | null = null;
+  const abort = (reason: AbortReason) => {
+    if (abortReason) return;
+    abortReason = reason;
+    controller.abort(reason);
+  };
+  const onClientGone = () => abort("client_gone");
+  if (opts.clientSignal?.aborted) abort("client_gone");
+  opts.clientSignal?.addEventListener("abort", onClientGone, { once: true });
+  const timer = opts.timeoutMs ? setTimeout(() => abort("timed_out"), opts.timeoutMs) : null;
+  const cleanup = () => {
+    if (timer) clearTimeout(timer);
+    opts.clientSignal?.removeEventListener("abort", onClientGone);
+  };
+
+  let streams: AsyncIterable<CoreEvent>[];
+  try {
+    streams = submitGeneration(deps, prepared, controller.signal);
+  } catch (e) {
+    cleanup();
+    throw e;
+  }
+  const inputTokens = prepared.promptIds.length;
+  const perChoice: Usage[] = streams.map(() => ({ ...emptyUsage(), inputTokens }));
+  let failed = false;
+  const channels = streams.map(() => new Channel<CoreEvent>());
+  const pumps = streams.map(async (stream, i) => {
+    try {
+      for await (const ev of stream) {
+        if (ev.type === "usage") perChoice[i] = ev.usage;
+        if (ev.type === "error") failed = true;
+        channels[i]!.push(ev);
+      }
+    } catch (e) {
+      // The core turns failures into error events; anything else still ends the choice, as an internal error.
+      failed = true;
+      channels[i]!.push({ type: "error", error: e instanceof ApiError ? e : ApiError.internal() });
+    }
+    channels[i]!.close();
+  });
+
+  const settled = Promise.all(pumps).then(() => {
+    cleanup();
+    const settlement: Settlement = { status: settleStatus(abortReason, failed), usage: totalUsage(perChoice, inputTokens) };
+    settle(deps, opts, settlement);
+    return settlement;
+  });
+  return {
+    inputTokens,
+    choices: channels,
+    abort,
+    get abortReason() {
+      return abortReason;
+    },
+    settled,
+  };
+}
+
+/** Writes the usage row (later the ledger entry and metrics, in the same place); never throws. */
+function settle(deps: LifecycleDeps, opts: RunOptions, s: Settlement): void {
+  try {
+    const u = s.usage;
+    recordUsage(deps.db, {
+      requestId: opts.scope.requestId, teamId: opts.scope.teamId, keyId: opts.scope.keyId, model: opts.model.id, endpoint: opts.scope.endpoint,
+      status: s.status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens,
+      costMicros: costMicros(opts.model.pricing, u),
+    });
+  } catch (e) {
+    // A failed usage write must not replace the answer (or the real error) the client is owed.
+    deps.logger.error("usage not recorded", { request_id: opts.scope.requestId, error: String(e) });
+  }
+}
