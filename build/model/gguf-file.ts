@@ -42,15 +42,30 @@ class ByteBuilder {
     this.length += n;
     return at;
   }
-  u32(v: number) { this.view.setUint32(this.room(4), v, true); }
-  i32(v: number) { this.view.setInt32(this.room(4), v, true); }
-  f32(v: number) { this.view.setFloat32(this.room(4), v, true); }
-  u64(v: number) { this.view.setBigUint64(this.room(8), BigInt(v), true); }
-  u8(v: number) { this.view.setUint8(this.room(1), v); }
+  // Each writer asks for room first: room() may replace the buffer and its view, so neither is read before it.
+  u32(v: number) {
+    const at = this.room(4);
+    this.view.setUint32(at, v, true);
+  }
+  i32(v: number) {
+    const at = this.room(4);
+    this.view.setInt32(at, v, true);
+  }
+  f32(v: number) {
+    const at = this.room(4);
+    this.view.setFloat32(at, v, true);
+  }
+  u64(v: number) {
+    const at = this.room(8);
+    this.view.setBigUint64(at, BigInt(v), true);
+  }
+  u8(v: number) {
+    const at = this.room(1);
+    this.view.setUint8(at, v);
+  }
   str(s: string) {
     const bytes = ByteBuilder.enc.encode(s);
     this.u64(bytes.length);
-    // room() may replace the buffer, so it runs before the buffer is read.
     const at = this.room(bytes.length);
     this.buf.set(bytes, at);
   }

@@ -94,6 +94,7 @@ describe("GGUF container", () => {
         { key: "kinds", type: "i32[]", value: [1, -3] },
         // Far past the header builder's first buffer, as a real vocabulary is.
         { key: "many", type: "string[]", value: Array.from({ length: 20000 }, (_, i) => `token-${i}`) },
+        { key: "ints", type: "i32[]", value: Array.from({ length: 50000 }, (_, i) => i - 7) },
       ],
       [
         { name: "v", dims: [3], type: GGML_TYPE.F32 },
@@ -113,6 +114,7 @@ describe("GGUF container", () => {
     expect(r.kv.get("words")).toEqual(["a", "Ġb", "é"]);
     expect(r.kv.get("kinds")).toEqual([1, -3]);
     expect((r.kv.get("many") as string[]).filter((t, i) => t !== `token-${i}`)).toEqual([]);
+    expect((r.kv.get("ints") as number[]).filter((v, i) => v !== i - 7)).toEqual([]);
     expect(r.tensors.map((t) => [t.name, t.dims, t.type])).toEqual([["v", [3], 0], ["m", [32, 2], 8]]);
     for (const t of r.tensors) expect(t.at % 32).toBe(0);
     expect(Array.from(new Float32Array(r.bytes.slice(r.tensors[0]!.at, r.tensors[0]!.at + 12).buffer))).toEqual([1, 2, 3]);
