@@ -3,7 +3,6 @@
 import * as xg from "@mlc-ai/web-xgrammar";
 import { ConstraintMatcher } from "./constraint-matcher.ts";
 import type { GrammarVocab } from "./grammar-vocab.ts";
-import { jsonObjectEbnf } from "./json-object-grammar.ts";
 import { hoistRootRecursion } from "./root-recursion.ts";
 import { checkSchemaSubset } from "./schema-subset.ts";
 
@@ -37,6 +36,28 @@ export class CompiledConstraint {
     this.grammar.dispose();
   }
 }
+
+/**
+ * "Any JSON object" (json_object) as a schema, so xgrammar's own JSON generator writes the grammar. A hand-written
+ * EBNF was tried and xgrammar 0.1.27 matched it wrongly (a quote accepted right after a member's value), and its
+ * built-in JSON grammar admits arrays and scalars at the root.
+ */
+export const ANY_JSON_OBJECT: Record<string, unknown> = {
+  $defs: {
+    value: {
+      anyOf: [
+        { type: "object", additionalProperties: { $ref: "#/$defs/value" } },
+        { type: "array", items: { $ref: "#/$defs/value" } },
+        { type: "string" },
+        { type: "number" },
+        { type: "boolean" },
+        { type: "null" },
+      ],
+    },
+  },
+  type: "object",
+  additionalProperties: { $ref: "#/$defs/value" },
+};
 
 /** Canonical text of a spec: key order does not matter, so equal schemas share one cache entry. */
 export function specKey(spec: ConstraintSpec): string {
@@ -113,13 +134,11 @@ export class ConstraintCompiler {
 
   private async build(spec: ConstraintSpec): Promise<CompiledConstraint> {
     try {
-      const schema = spec.kind === "json_schema" ? JSON.stringify(hoistRootRecursion(spec.schema)) : "";
+      const schema = JSON.stringify(spec.kind === "json_schema" ? hoistRootRecursion(spec.schema) : ANY_JSON_OBJECT);
       const grammar =
-        spec.kind === "json_object"
-          ? await this.compiler.compileGrammar(jsonObjectEbnf(this.maxWhitespace))
-          : this.maxWhitespace === 0
-            ? await this.compiler.compileJSONSchema(schema, false, -1, [",", ":"], true)
-            : await this.compiler.compileJSONSchema(schema, true, -1, undefined, true, this.maxWhitespace);
+        this.maxWhitespace === 0
+          ? await this.compiler.compileJSONSchema(schema, false, -1, [",", ":"], true)
+          : await this.compiler.compileJSONSchema(schema, true, -1, undefined, true, this.maxWhitespace);
       return new CompiledConstraint(grammar, this.vocab);
     } catch (e) {
       // The subset check runs first, so this is xgrammar failing on a schema it should accept.

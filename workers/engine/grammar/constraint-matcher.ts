@@ -3,21 +3,13 @@ import type * as xg from "@mlc-ai/web-xgrammar";
 import { byteLevelDecoderTable } from "../token-bytes.ts";
 import type { GrammarVocab } from "./grammar-vocab.ts";
 import { countAllowed, maskWords } from "./token-mask.ts";
+import { advanceUtf8, pendingLead, UTF8_START, type Utf8State } from "./utf8-guard.ts";
 
-const CHAR_TO_BYTE = new Map(byteLevelDecoderTable());
-
-/** UTF-8 continuation bytes still owed after `bytes`, given `pending` owed before them. */
-function utf8Pending(pending: number, bytes: string): number {
-  for (const ch of bytes) {
-    const b = CHAR_TO_BYTE.get(ch)!;
-    if (pending > 0 && (b & 0xc0) === 0x80) pending--;
-    else pending = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : b >= 0xc0 ? 1 : 0;
-  }
-  return pending;
-}
+const CHAR_TO_BYTE = byteLevelDecoderTable();
+const bytesOf = (byteLevel: string) => Array.from(byteLevel, (ch) => CHAR_TO_BYTE.get(ch)!);
 
 export class ConstraintMatcher {
-  private pendingUtf8 = 0;
+  private utf8: Utf8State = UTF8_START;
   private disposed = false;
 
   constructor(
@@ -36,6 +28,11 @@ export class ConstraintMatcher {
     if (mask.length < words) throw new Error(`mask has ${mask.length} words; the vocabulary needs ${words}`);
     const bits = await this.m.getNextTokenBitmask();
     mask.set(new Uint32Array(bits.buffer, bits.byteOffset, words));
+    const lead = pendingLead(this.utf8);
+    if (lead >= 0) {
+      const refused = this.vocab.utf8Refusals.get(lead)!;
+      for (let w = 0; w < words; w++) mask[w]! &= ~refused[w]!;
+    }
     return countAllowed(mask, this.vocab.size);
   }
 
@@ -46,8 +43,9 @@ export class ConstraintMatcher {
   accept(tokenId: number): boolean {
     this.live();
     if (!(Number.isInteger(tokenId) && tokenId >= 0 && tokenId < this.vocab.size)) return false;
-    if (!this.m.acceptToken(tokenId)) return false;
-    this.pendingUtf8 = utf8Pending(this.pendingUtf8, this.vocab.byteLevel[tokenId]!);
+    const utf8 = advanceUtf8(this.utf8, bytesOf(this.vocab.byteLevel[tokenId]!));
+    if (!utf8 || !this.m.acceptToken(tokenId)) return false;
+    this.utf8 = utf8;
     return true;
   }
 
@@ -73,7 +71,7 @@ export class ConstraintMatcher {
    */
   forcedText(): string {
     this.live();
-    if (this.pendingUtf8 > 0 || this.m.isTerminated()) return "";
+    if (this.utf8.need > 0 || this.m.isTerminated()) return "";
     return this.m.findJumpForwardString();
   }
 

@@ -1,6 +1,7 @@
 // The model's vocabulary as the grammar engine needs it: every token's exact bytes, which ids never appear in
 // constrained output, and which ids end it.
 import { byteLevelDecoderTable, pieceDecoder, type TokenizerJson } from "../token-bytes.ts";
+import { isUtf8Fragment, secondByteRefusals } from "./utf8-guard.ts";
 
 export interface GrammarVocab {
   /** Rows of logits the model produces (may exceed the tokenizer's own size; extra ids are never allowed). */
@@ -12,6 +13,8 @@ export interface GrammarVocab {
   byteLevel: string[];
   /** Ids that end generation (EOS, end of turn): allowed exactly when the JSON is complete. */
   stopIds: number[];
+  /** Per lead byte E0/ED/F0/F4: tokens refused right after it (see utf8-guard.ts). */
+  utf8Refusals: Map<number, Uint32Array>;
 }
 
 /**
@@ -21,18 +24,21 @@ export interface GrammarVocab {
 export function grammarVocab(opts: { size: number; stopIds: number[]; tokenBytes: (id: number) => Uint8Array | null }): GrammarVocab {
   if (opts.stopIds.length === 0) throw new Error("constrained decoding needs at least one stop token id");
   for (const id of opts.stopIds) if (!(Number.isInteger(id) && id >= 0 && id < opts.size)) throw new Error(`stop token id ${id} is outside the vocabulary (0..${opts.size - 1})`);
+  const toByte = byteLevelDecoderTable();
   const toChar: string[] = [];
-  for (const [ch, b] of byteLevelDecoderTable()) toChar[b] = ch;
+  for (const [ch, b] of toByte) toChar[b] = ch;
   const stops = new Set(opts.stopIds);
   const byteLevel = new Array<string>(opts.size);
   for (let id = 0; id < opts.size; id++) {
     // Stop tokens are matched by id, never as text: their content must not count as JSON characters.
     const bytes = stops.has(id) ? null : opts.tokenBytes(id);
     let s = "";
-    if (bytes) for (const b of bytes) s += toChar[b];
+    // A token that cannot sit inside well-formed UTF-8 (e.g. holding byte C0 or a surrogate) is never allowed.
+    if (bytes && isUtf8Fragment(bytes)) for (const b of bytes) s += toChar[b];
     byteLevel[id] = s;
   }
-  return { size: opts.size, byteLevel, stopIds: [...stops] };
+  const firstByte = (id: number) => (byteLevel[id] ? toByte.get(byteLevel[id]![0]!)! : -1);
+  return { size: opts.size, byteLevel, stopIds: [...stops], utf8Refusals: secondByteRefusals(opts.size, firstByte) };
 }
 
 interface AddedToken {
