@@ -1,0 +1,130 @@
+// The core over a fake scheduler and tokenizer: prompt building, forced prefixes, block events, usage counts and errors.
+import { describe, expect, test } from "bun:test";
+import { ApiError } from "../../../src/errors/api-error.ts";
+import { type CoreEvent, collectChoice } from "../../../src/inference/blocks.ts";
+import { type CoreDeps, prepareGeneration, submitGeneration } from "../../../src/inference/generate.ts";
+import { HERMES_TOOL_CALL, resolvePromptFormat, THINK } from "../../../src/inference/prompt-format.ts";
+import type { CoreRequest } from "../../../src/inference/request.ts";
+import type { ModelTokenizer } from "../../../src/inference/tokenizer.ts";
+import { parseManifest } from "../../../src/models/manifest.ts";
+import type { ModelEntry } from "../../../src/models/registry.ts";
+import type { SeqEvent, SeqRequest } from "../../../src/scheduler/scheduler.ts";
+import { fakeManifest } from "../../helpers/fake-model.ts";
+
+const model: ModelEntry = { ...parseManifest(fakeManifest("core-model-v1", { context_length: 256 }), ["fp32"]), dir: "/nowhere" };
+
+/** One character per token; the "template" prints role: text lines so tests can read the prompt. */
+function fakeTokenizer(rendered: string[]): ModelTokenizer {
+  return {
+    format: resolvePromptFormat(undefined, "<tool_call> <think></think>", () => false),
+    stopTokenIds: [9],
+    encodeText: (t) => [...t].map((c) => c.charCodeAt(0)),
+    renderChat(conv, tools) {
+      const text = conv.map((t) => `${t.role}: ${t.parts.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join("")}\n`).join("") + (tools ? `tools: ${tools.length}\n` : "");
+      rendered.push(text);
+      return text;
+    },
+    encodePrompt: async (r, prefill) => [...r + (prefill ?? "")].map((c) => c.charCodeAt(0)),
+    minTokens: () => 0,
+  };
+}
+
+/** A scheduler whose sequences replay scripted events; records what it was asked. */
+function fakeScheduler(script: (i: number) => (SeqEvent | Error)[], submitted: SeqRequest[] = []) {
+  return {
+    assertServing: () => {},
+    submit(reqs: SeqRequest[]) {
+      submitted.push(...reqs);
+      return reqs.map((_, i) => (async function* () {
+        for (const ev of script(i)) {
+          if (ev instanceof Error) throw ev;
+          yield ev;
+        }
+      })());
+    },
+  };
+}
+
+const request = (over: Partial<CoreRequest> = {}): CoreRequest => ({
+  conversation: [{ role: "user", parts: [{ type: "text", text: "hi" }] }],
+  tools: null, toolChoice: "none", responseFormat: { type: "text" }, n: 1, maxTokens: 8,
+  temperature: 0, topP: 1, seed: 5, stop: [], ignoreEos: false, ...over,
+});
+
+const delta = (text: string, tokens = 1): SeqEvent => ({ type: "delta", text, tokens });
+const finish = (reason: "stop" | "length" | "cancelled" | "error", outputTokens: number): SeqEvent => ({ type: "finish", finish: { seqId: "s", reason, promptTokens: 0, outputTokens } });
+
+async function run(script: (SeqEvent | Error)[], req = request(), rendered: string[] = [], submitted: SeqRequest[] = []) {
+  const deps = { scheduler: fakeScheduler(() => script, submitted), tokenizers: { get: async () => fakeTokenizer(rendered) } } as unknown as CoreDeps;
+  const prepared = await prepareGeneration(deps, model, req);
+  const events: CoreEvent[] = [];
+  for await (const ev of submitGeneration(deps, prepared, new AbortController().signal)[0]!) events.push(ev);
+  return { prepared, events };
+}
+
+describe("prepareGeneration", () => {
+  test("the JSON instruction leads as its own system turn; the budget fits the context; seeds and stop ids reach the scheduler", async () => {
+    const rendered: string[] = [];
+    const submitted: SeqRequest[] = [];
+    const { prepared } = await run([finish("stop", 0)], request({ responseFormat: { type: "json_object" }, n: 1 }), rendered, submitted);
+    expect(rendered[0]).toBe("system: Respond with a single JSON object, and nothing else.\nuser: hi\n");
+    expect(prepared.maxTokens).toBe(8);
+    expect(submitted[0]!.params).toMatchObject({ seed: 5, maxTokens: 8, stopTokenIds: [9] });
+  });
+
+  test("a forced tool call ends the prompt with the format's prefix; tool_choice none hides the tools", async () => {
+    const tools = [{ type: "function" as const, function: { name: "f" } }];
+    const { prepared } = await run([finish("stop", 0)], request({ tools, toolChoice: { name: "f" } }));
+    expect(prepared.prefill).toBe('<tool_call>\n{"name": "f", "arguments": ');
+    expect(prepared.parser.toolCall).toEqual(HERMES_TOOL_CALL);
+    const rendered: string[] = [];
+    const none = await run([finish("stop", 0)], request({ tools, toolChoice: "none" }), rendered);
+    expect(rendered[0]).not.toContain("tools:");
+    expect(none.prepared.parser.toolCall).toBeNull();
+  });
+
+  test("a prompt that cannot fit gets the exact 400; no room left also", async () => {
+    await expect(run([], request({ maxTokens: 250 }))).rejects.toThrow("(9 in the input, 250 in the output)");
+  });
+});
+
+describe("choice events", () => {
+  test("text, reasoning and a tool call become ordered blocks; reasoning tokens are counted; usage then finish", async () => {
+    const tools = [{ type: "function" as const, function: { name: "f" } }];
+    const { events, prepared } = await run(
+      [delta("<think>", 1), delta("plan", 2), delta("</think>", 1), delta("ok ", 1), delta('<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>', 3), finish("stop", 8)],
+      request({ tools, toolChoice: "auto" }),
+    );
+    const r = await collectChoice((async function* () { yield* events; })());
+    expect(r.blocks.map((b) => b.kind)).toEqual(["reasoning", "text", "tool_call"]);
+    expect(r.blocks[2]).toMatchObject({ name: "f", arguments: '{"a":1}' });
+    expect(r.usage).toEqual({ inputTokens: prepared.promptIds.length, outputTokens: 8, reasoningTokens: 4, cachedTokens: 0 });
+    expect(r.finish).toBe("tool_calls");
+    expect(events.findIndex((e) => e.type === "usage")).toBeLessThan(events.findIndex((e) => e.type === "finish"));
+  });
+
+  test("a lost worker still reports the tokens generated so far, then the error", async () => {
+    const { events } = await run([delta("a", 1), delta("b", 1), ApiError.backendUnavailable("gone")]);
+    const [usage, error] = events.slice(-2);
+    expect(usage).toEqual({ type: "usage", usage: { inputTokens: 9, outputTokens: 2, reasoningTokens: 0, cachedTokens: 0 } });
+    expect(error?.type === "error" && error.error.code).toBe("backend_unavailable");
+  });
+
+  test("a worker error is a retryable 500; a forced call that never came is malformed output; a length cut is not an error", async () => {
+    expect((await run([finish("error", 3)])).events.at(-1)).toMatchObject({ type: "error", error: { status: 500 } });
+    const forced = await run([delta("plain"), finish("stop", 1)], request({ tools: [{ type: "function", function: { name: "f" } }], toolChoice: "required" }));
+    expect(forced.events.at(-1)).toMatchObject({ type: "error", error: { message: expect.stringContaining("malformed output") } });
+    const cut = await run([delta('{"a": '), finish("length", 2)], request({ responseFormat: { type: "json_object" } }));
+    expect(cut.events.at(-1)).toEqual({ type: "finish", reason: "length", stopSequence: null });
+  });
+
+  test("thinking markers are plain text for a model without the reasoning capability", async () => {
+    const plain: ModelEntry = { ...model, capabilities: { ...model.capabilities, reasoning: false } };
+    const deps = { scheduler: fakeScheduler(() => [delta("<think>x</think>"), finish("stop", 1)]), tokenizers: { get: async () => fakeTokenizer([]) } } as unknown as CoreDeps;
+    const p = await prepareGeneration(deps, plain, request());
+    expect(p.parser.thinking).toBeNull();
+    const r = await collectChoice(submitGeneration(deps, p, new AbortController().signal)[0]!);
+    expect(r.blocks).toEqual([{ kind: "text", text: "<think>x</think>" }]);
+    expect(THINK.open).toBe("<think>");
+  });
+});

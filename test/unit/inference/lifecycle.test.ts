@@ -1,0 +1,127 @@
+// The shared request lifecycle over a fake core: admission hook, abort reasons, and one settlement with real counts.
+import { describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { openDatabase } from "../../../src/db/client.ts";
+import { usage } from "../../../src/db/schema.ts";
+import { createKey } from "../../../src/db/keys-repo.ts";
+import { createTeam } from "../../../src/db/teams-repo.ts";
+import { ApiError } from "../../../src/errors/api-error.ts";
+import { collectChoice } from "../../../src/inference/blocks.ts";
+import { type LifecycleDeps, settleStatus, startRun, totalUsage } from "../../../src/inference/lifecycle.ts";
+import { resolvePromptFormat } from "../../../src/inference/prompt-format.ts";
+import { memoryLogger } from "../../../src/log/logger.ts";
+import { parseManifest } from "../../../src/models/manifest.ts";
+import type { ModelEntry } from "../../../src/models/registry.ts";
+import type { SeqEvent, SeqRequest } from "../../../src/scheduler/scheduler.ts";
+import { fakeManifest } from "../../helpers/fake-model.ts";
+import { tempDir } from "../../helpers/kiln.ts";
+
+const model: ModelEntry = { ...parseManifest(fakeManifest("life-model-v1"), ["fp32"]), dir: "/nowhere" };
+const u = (o: number, r = 0) => ({ inputTokens: 7, outputTokens: o, reasoningTokens: r, cachedTokens: 0 });
+
+describe("pure parts", () => {
+  test("settleStatus: an abort says why; otherwise an error means failed", () => {
+    expect(settleStatus(null, false)).toBe("completed");
+    expect(settleStatus(null, true)).toBe("failed");
+    expect(settleStatus("client_gone", true)).toBe("client_gone");
+    expect(settleStatus("timed_out", false)).toBe("timed_out");
+    expect(settleStatus("cancelled", false)).toBe("cancelled");
+  });
+
+  test("totalUsage counts the prompt once and adds the outputs", () => {
+    expect(totalUsage([u(3, 1), u(4, 2)], 7)).toEqual({ inputTokens: 7, outputTokens: 7, reasoningTokens: 3, cachedTokens: 0 });
+  });
+});
+
+/** A scheduler whose sequences emit one token per 5 ms until aborted (then finish cancelled with the real count). */
+function tickingScheduler(limit: number, submitted: SeqRequest[]) {
+  return {
+    assertServing: () => {},
+    submit(reqs: SeqRequest[]) {
+      submitted.push(...reqs);
+      return reqs.map((r) => (async function* (): AsyncGenerator<SeqEvent> {
+        let n = 0;
+        while (n < limit && !r.signal?.aborted) {
+          await Bun.sleep(5);
+          n++;
+          yield { type: "delta", text: "x", tokens: 1 };
+        }
+        yield { type: "finish", finish: { seqId: "s", reason: n < limit ? "cancelled" : "length", promptTokens: 0, outputTokens: n } };
+      })());
+    },
+  };
+}
+
+function deps(limit: number, submitted: SeqRequest[], admit?: LifecycleDeps["admit"]) {
+  const db = openDatabase(tempDir("kiln-life-"));
+  const team = createTeam(db, "t");
+  const key = createKey(db, team.id, "k");
+  const d: LifecycleDeps = {
+    db, logger: memoryLogger(), lifecycle: { draining: false }, admit,
+    scheduler: tickingScheduler(limit, submitted) as unknown as LifecycleDeps["scheduler"],
+    tokenizers: {
+      get: async () => ({
+        format: resolvePromptFormat(undefined, "", () => false), stopTokenIds: [], encodeText: () => [], minTokens: () => 0,
+        renderChat: () => "prompt", encodePrompt: async () => [1, 2, 3, 4, 5, 6, 7],
+      }),
+    } as unknown as LifecycleDeps["tokenizers"],
+  };
+  return { d, db, scope: { requestId: `req_${crypto.randomUUID()}`, teamId: team.id, keyId: key.id, endpoint: "chat" } };
+}
+
+const request = (n = 1) => ({
+  conversation: [{ role: "user" as const, parts: [{ type: "text" as const, text: "hi" }] }],
+  tools: null, toolChoice: "none" as const, responseFormat: { type: "text" as const }, n, maxTokens: 50,
+  temperature: 0, topP: 1, seed: 1, stop: [], ignoreEos: false,
+});
+
+describe("startRun", () => {
+  test("admission sees the counted prompt before anything is queued; a refusal queues nothing and writes no usage", async () => {
+    const submitted: SeqRequest[] = [];
+    const seen: number[] = [];
+    const { d, db, scope } = deps(3, submitted, (a) => {
+      seen.push(a.inputTokens, a.maxOutputTokens, a.choices);
+      throw new ApiError(429, "rate_limit_error", "slow down", "rate_limit_exceeded");
+    });
+    await expect(startRun(d, { scope, model, request: request(2), clientSignal: null, timeoutMs: null })).rejects.toThrow("slow down");
+    expect(seen).toEqual([7, 50, 2]);
+    expect(submitted).toEqual([]);
+    expect(db.select().from(usage).all()).toEqual([]);
+  });
+
+  test("a client that leaves mid-run: the core keeps counting until it stops, and one row records the real tokens", async () => {
+    const submitted: SeqRequest[] = [];
+    const { d, db, scope } = deps(1000, submitted);
+    const client = new AbortController();
+    const run = await startRun(d, { scope, model, request: request(2), clientSignal: client.signal, timeoutMs: null });
+    // Nobody reads the choices: the lifecycle drains them itself.
+    await Bun.sleep(60);
+    client.abort();
+    const s = await run.settled;
+    expect(s.status).toBe("client_gone");
+    expect(s.usage.outputTokens).toBeGreaterThan(4);
+    expect(s.usage.outputTokens).toBeLessThan(2000);
+    const rows = db.select().from(usage).where(eq(usage.requestId, scope.requestId)).all();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ status: "client_gone", inputTokens: 7, outputTokens: s.usage.outputTokens });
+  });
+
+  test("the time limit aborts as timed_out; a detached run (no client) runs to its end", async () => {
+    const timed = deps(1000, []);
+    const run = await startRun(timed.d, { scope: timed.scope, model, request: request(), clientSignal: null, timeoutMs: 40 });
+    const r = await collectChoice(run.choices[0]!);
+    expect(r.finish).toBe("cancelled");
+    expect(run.abortReason).toBe("timed_out");
+    expect((await run.settled).status).toBe("timed_out");
+
+    const bg = deps(10, []);
+    const detached = await startRun(bg.d, { scope: bg.scope, model, request: request(), clientSignal: null, timeoutMs: null });
+    expect(await detached.settled).toEqual({ status: "completed", usage: { inputTokens: 7, outputTokens: 10, reasoningTokens: 0, cachedTokens: 0 } });
+  });
+
+  test("draining refuses before any work", async () => {
+    const { d, scope } = deps(1, []);
+    d.lifecycle.draining = true;
+    await expect(startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toMatchObject({ code: "server_shutting_down" });
+  });
+});
