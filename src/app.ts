@@ -24,7 +24,8 @@ export function crashLogger(logger: Logger, requestId: string) {
 }
 
 export function buildRoutes(deps: AppDeps) {
-  return new Elysia()
+  // Handlers and validators compile at start-up, not on a route's first request (a 50 ms stall for everyone else).
+  return new Elysia({ precompile: true })
     // Bodies are read and parsed by the edge (under the route's limit, after the key check); the router takes them as they are.
     .onParse({ as: "global" }, ({ request }) => parsedBody(request))
     .onError(({ code, error, request }) => {
@@ -57,6 +58,19 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
   }
 }
 
+/**
+ * A long-running route ran with the connection's idle timeout lifted: it comes back once the answer is complete,
+ * at the end of a stream (exempt while it sends) or now for a plain answer, so a kept-alive connection still idles out.
+ */
+function idleAgainAfter(response: Response, restore: () => void): Response {
+  if (!response.body || !response.headers.get("content-type")?.includes("text/event-stream")) {
+    restore();
+    return response;
+  }
+  const body = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ flush: restore }));
+  return new Response(body, response);
+}
+
 export function createApp(deps: AppDeps): Kiln {
   const routes = buildRoutes(deps);
   const edge = { ...deps, policyFor: policyTable(routes.routes) };
@@ -71,6 +85,7 @@ export function createApp(deps: AppDeps): Kiln {
       else {
         attachMeta(passed.request, meta);
         response = await routes.handle(passed.request);
+        if (passed.policy?.longRunning && server) response = idleAgainAfter(response, () => server.timeout(raw, deps.config.idleTimeoutS));
       }
     } catch (e) {
       response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id);

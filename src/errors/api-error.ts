@@ -38,11 +38,14 @@ export class ApiError extends Error {
   static modelNotFound(model: string) {
     return new ApiError(404, "invalid_request_error", `The model '${clip(model)}' does not exist`, "model_not_found", "model");
   }
-  /** The body passed its route's limit; the rest of it is not read, so the connection closes. */
+  /**
+   * The body passed its route's limit. The connection is not closed at once: a client still sending would get a reset
+   * instead of this answer (and retry); the server discards the rest as it arrives, without buffering it.
+   */
   static payloadTooLarge(maxBytes: number) {
     return new ApiError(
       413, "invalid_request_error", `The request body is larger than this endpoint's limit of ${formatBytes(maxBytes)}.`,
-      "payload_too_large", null, { connection: "close" },
+      "payload_too_large",
     );
   }
   static bodyTimeout(timeoutMs: number) {

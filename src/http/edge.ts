@@ -16,7 +16,7 @@ export const MAX_JSON_DEPTH = 64;
 export interface EdgeDeps {
   db: Db;
   policyFor: PolicyLookup;
-  config: { maxBodyBytes: number; bodyTimeoutMs: number };
+  config: { maxBodyBytes: number; bodyTimeoutMs: number; idleTimeoutS: number };
   lifecycle: { draining: boolean };
 }
 
@@ -63,11 +63,20 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     if (!isJsonType(type)) {
       throw ApiError.badRequest(`The request body must be JSON, sent with Content-Type: application/json (got '${clip(type ?? "", 80)}').`);
     }
-    const bytes = await readBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs });
-    body = parseJsonBody(bytes, MAX_JSON_DEPTH);
-    // The router needs a body present to run its parse hook, which then hands over `body` as parsed here.
-    init.body = bytes;
-    if (policy.longRunning) server?.timeout(raw, 0);
+    // The body deadline governs the read (a 408 the client can see), not the connection's idle timeout; a refused
+    // body gets the idle timeout back, so a client that keeps the connection after its 413 or 400 is not held forever.
+    server?.timeout(raw, 0);
+    try {
+      body = parseJsonBody(await readBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs }), MAX_JSON_DEPTH);
+    } catch (e) {
+      server?.timeout(raw, deps.config.idleTimeoutS);
+      throw e;
+    }
+    // The router runs its parse hook only when a body is present; the hook hands over `body` as parsed here, so a
+    // two-byte stand-in saves copying a large body into the rebuilt request.
+    init.body = "{}";
+    // A long-running route keeps the timeout lifted (it has its own limits; streams may pause); others get it back.
+    if (!policy.longRunning) server?.timeout(raw, deps.config.idleTimeoutS);
   }
   const request = new Request(target.url, init);
   if (policy?.body === "json") bodies.set(request, body);

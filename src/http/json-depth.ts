@@ -9,6 +9,15 @@ const CLOSE_ARRAY = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
+/** True when `bytes` holds at most `limit` of `{` and `[` in all (so no nesting can pass `limit`); native scans only. */
+function fewOpeners(bytes: Uint8Array, limit: number): boolean {
+  let count = 0;
+  for (const opener of [OPEN_OBJECT, OPEN_ARRAY]) {
+    for (let at = bytes.indexOf(opener); at >= 0; at = bytes.indexOf(opener, at + 1)) if (++count > limit) return false;
+  }
+  return true;
+}
+
 /** The deepest nesting of `{`/`[` outside strings, stopping early once `limit` is passed. */
 export function jsonDepth(bytes: Uint8Array, limit = Infinity): number {
   let depth = 0;
@@ -37,7 +46,8 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 /** Parses a JSON request body, refusing empty bodies, bad UTF-8, bad JSON and nesting deeper than `maxDepth` with 400s. */
 export function parseJsonBody(bytes: Uint8Array, maxDepth: number): unknown {
   if (bytes.length === 0) throw ApiError.badRequest("The request body is empty. Send a JSON object with Content-Type: application/json.");
-  if (jsonDepth(bytes, maxDepth) > maxDepth) {
+  // Most bodies (a long prompt is mostly text) have few brackets at all: two native scans settle it.
+  if (!fewOpeners(bytes, maxDepth) && jsonDepth(bytes, maxDepth) > maxDepth) {
     throw ApiError.badRequest(`The request body is nested more than ${maxDepth} levels deep.`);
   }
   let text: string;
