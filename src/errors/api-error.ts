@@ -38,6 +38,10 @@ export class ApiError extends Error {
   static modelNotFound(model: string) {
     return new ApiError(404, "invalid_request_error", `The model '${clip(model)}' does not exist`, "model_not_found", "model");
   }
+  /** Another resource the request names (a stored response, …) that does not exist or is not the caller's. */
+  static notFound(message: string, param: string | null = null) {
+    return new ApiError(404, "invalid_request_error", message, null, param);
+  }
   /**
    * The body passed its route's limit. The connection is not closed at once: a client still sending would get a reset
    * instead of this answer (and retry); the server discards the rest as it arrives, without buffering it.
