@@ -210,4 +210,21 @@ describe("hostile corpus", () => {
     expect(after.status).toBe(200);
     expect(((await after.json()) as { object: string }).object).toBe("list");
   });
+
+  test("an unexpected exception: the sanitized 500 and exactly one JSON log line, nothing else", async () => {
+    const list = s.deps.registry.list;
+    s.deps.registry.list = () => {
+      throw new Error("disk /var/lib/secret exploded");
+    };
+    try {
+      const res = await rawRequest(port, getKeyed("/v1/models")());
+      checkAnswer(res, { status: 500, error: { type: "server_error", code: null, param: null, message: /^The server had an internal error/ } });
+      expect(res.raw).not.toContain("secret");
+      const lines = s.logs.filter((l) => l.request_id === res.headers["x-request-id"] && l.level === "error");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]!.error).toBe("Error: disk /var/lib/secret exploded");
+    } finally {
+      s.deps.registry.list = list;
+    }
+  });
 });
