@@ -1,12 +1,6 @@
 // typebox schemas of POST /v1/chat/completions (request, response and stream chunk), OpenAI-compatible.
-import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-
-// typebox's own Integer: Elysia's t.Integer also accepts numeric strings ("2"), while t.Number rejects them.
-const Int = (options: Parameters<typeof Type.Integer>[0] = {}) => Type.Integer(options);
-
-const nullable = <T extends Parameters<typeof t.Optional>[0]>(s: T, error?: string) =>
-  t.Optional(t.Union([s, t.Null()], error ? { error } : {}));
+import { Int, nullable } from "../schema-helpers.ts";
 
 const ContentPart = t.Object(
   { type: t.String({ description: "text (or image_url / input_audio / file, which these models do not read)" }), text: t.Optional(t.String()) },

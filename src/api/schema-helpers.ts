@@ -1,0 +1,10 @@
+// Small typebox helpers every family's schema uses.
+import { Type } from "@sinclair/typebox";
+import { t } from "elysia";
+
+/** typebox's own Integer: Elysia's t.Integer also accepts numeric strings ("2"), while t.Number rejects them. */
+export const Int = (options: Parameters<typeof Type.Integer>[0] = {}) => Type.Integer(options);
+
+/** An optional field that may also be null; `error` replaces typebox's union message with one a client can act on. */
+export const nullable = <T extends Parameters<typeof t.Optional>[0]>(s: T, error?: string) =>
+  t.Optional(t.Union([s, t.Null()], error ? { error } : {}));
