@@ -21,18 +21,42 @@ export interface CompilerOptions {
 
 /** A constraint ready to start rows from; cheap to share between any number of rows. */
 export class CompiledConstraint {
+  private evicted = false;
+  private released = false;
+  /** Matchers being created right now: the grammar is freed only after they hold their own reference. */
+  private starting = 0;
+
   constructor(
     private readonly grammar: xg.CompiledGrammar,
     private readonly vocab: GrammarVocab,
   ) {}
 
-  /** A fresh matcher at the start of the output. Call dispose() on it when its row ends. */
-  async matcher(): Promise<ConstraintMatcher> {
-    return new ConstraintMatcher(await xg.GrammarMatcher.createGrammarMatcher(this.grammar), this.vocab);
+  /** Whether the cache has dropped it (start rows through ConstraintCompiler.matcher to never meet that). */
+  get disposed(): boolean {
+    return this.evicted;
   }
 
-  /** Frees the compiled grammar; matchers already started keep their own reference and stay usable. */
+  /** A fresh matcher at the start of the output. Call dispose() on it when its row ends. */
+  async matcher(): Promise<ConstraintMatcher> {
+    if (this.evicted) throw new Error("this compiled constraint was evicted from the cache; compile it again");
+    this.starting++;
+    try {
+      return new ConstraintMatcher(await xg.GrammarMatcher.createGrammarMatcher(this.grammar), this.vocab);
+    } finally {
+      this.starting--;
+      if (this.evicted) this.release();
+    }
+  }
+
+  /** Frees the compiled grammar once no matcher is being started; started matchers stay usable. */
   dispose(): void {
+    this.evicted = true;
+    this.release();
+  }
+
+  private release(): void {
+    if (this.starting > 0 || this.released) return;
+    this.released = true;
     this.grammar.dispose();
   }
 }
@@ -117,6 +141,18 @@ export class ConstraintCompiler {
       entry.then((c) => c.dispose(), () => {});
     }
     return pending;
+  }
+
+  /**
+   * A matcher for a new row under `spec`: compiles (or reuses) and starts it with no chance for the cache to
+   * free the grammar in between. Throws UnsupportedSchemaError like compile().
+   */
+  async matcher(spec: ConstraintSpec): Promise<ConstraintMatcher> {
+    for (;;) {
+      const compiled = await this.compile(spec);
+      // Other compiles may have run while this one was awaited and evicted it: compile again then.
+      if (!compiled.disposed) return compiled.matcher();
+    }
   }
 
   /** Compiled grammars currently cached. */

@@ -25,7 +25,13 @@ describe("ConstraintCompiler", () => {
     // The evicted grammar was freed; a matcher started from it before keeps working.
     expect((await drive(live, f.vocab, f.encode("{}"))).complete).toBe(true);
     live.dispose();
+    expect(a.disposed).toBe(true);
+    expect(a.matcher()).rejects.toThrow("evicted");
     expect(await c.compile({ kind: "json_schema", schema: { type: "object", properties: {}, additionalProperties: false } })).not.toBe(a);
+    // compiler.matcher survives evictions racing with it.
+    const rows = await Promise.all([INT, { kind: "json_object" } as const, INT, { kind: "json_schema", schema: { type: "null" } } as const].map((s) => c.matcher(s)));
+    expect((await drive(rows[3]!, f.vocab, f.encode("null"))).complete).toBe(true);
+    for (const m of rows) m.dispose();
     c.dispose();
   });
 
