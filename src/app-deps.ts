@@ -1,5 +1,6 @@
 // What the HTTP layer needs from the rest of kiln; tests build it with a temp data dir.
 import type { Config } from "./config.ts";
+import type { Sealer } from "./crypto/sealing.ts";
 import type { Db } from "./db/client.ts";
 import type { Logger } from "./log/logger.ts";
 import type { ModelRegistry } from "./models/registry.ts";
@@ -19,4 +20,6 @@ export interface AppDeps {
   lifecycle: Lifecycle;
   scheduler: Scheduler;
   tokenizers: Tokenizers;
+  /** Seals and signs reasoning for replay, under the data dir's server secret. */
+  sealer: Sealer;
 }

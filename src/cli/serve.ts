@@ -7,6 +7,8 @@ import { openDatabase } from "../db/client.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
 import { newRequestId } from "../http/request-meta.ts";
+import { createSealer } from "../crypto/sealing.ts";
+import { loadServerSecret } from "../crypto/server-secret.ts";
 import { startRuntime, type Runtime } from "../inference/runtime.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { ModelRegistry, scanModels } from "../models/registry.ts";
@@ -45,6 +47,7 @@ export async function startKiln(
   const runtime = await startRuntime({ registry, config, logger, workerUrl: inferenceWorkerUrl(), tokenizerWorkerUrl: tokenizerWorkerUrl(), spawnWorker: opts.spawnWorker });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
+    sealer: createSealer(loadServerSecret(config.dataDir)),
   };
   const kiln = createApp(deps);
   const server = Bun.serve({

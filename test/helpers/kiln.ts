@@ -1,4 +1,6 @@
 // Builds a kiln app over a fresh temp data dir for tests that go through app.handle (no socket).
+import { createSealer } from "../../src/crypto/sealing.ts";
+import { loadServerSecret } from "../../src/crypto/server-secret.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +53,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     config, db, registry, logger, lifecycle: { draining: false },
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
+    sealer: createSealer(loadServerSecret(config.dataDir)),
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;
