@@ -1,4 +1,5 @@
-// Messages between the scheduler (main thread) and inference workers. Plain data only: it crosses postMessage.
+// Messages between the text backend (main thread) and inference workers: the lifecycle plus add/cancel/step. Plain data only.
+import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor-protocol.ts";
 
 /** Per-sequence sampling settings; each sequence in a shared batch keeps its own. */
 export interface SamplingParams {
@@ -28,14 +29,15 @@ export interface ModelLoadSpec {
   maxBatch: number;
 }
 
-export type ToWorker =
-  | { type: "load"; model: ModelLoadSpec }
+/** The text kind's own requests to a worker (the supervisor adds load, ping and shutdown). */
+export type TextToWorker =
   | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams }
-  | { type: "cancel"; seqId: string }
-  | { type: "ping"; nonce: number }
-  | { type: "shutdown" };
+  | { type: "cancel"; seqId: string };
 
-export type FinishReason = "stop" | "length" | "cancelled" | "error";
+export type ToWorker = LifecycleToWorker<ModelLoadSpec> | TextToWorker;
+
+/** How a sequence ended inside the worker; the core maps it onto its own FinishReason (src/inference/blocks.ts). */
+export type SeqEndReason = "stop" | "length" | "cancelled" | "error";
 
 export interface SeqDelta {
   seqId: string;
@@ -47,7 +49,7 @@ export interface SeqDelta {
 
 export interface SeqFinish {
   seqId: string;
-  reason: FinishReason;
+  reason: SeqEndReason;
   promptTokens: number;
   outputTokens: number;
   /** Which stop string ended it, when reason is "stop" because of a stop sequence. */
@@ -55,10 +57,7 @@ export interface SeqFinish {
   message?: string;
 }
 
-export type FromWorker =
-  | { type: "loaded"; modelId: string; ms: number }
-  | { type: "load_error"; modelId: string; message: string }
-  /** One message per engine step: every active sequence's delta, plus the sequences that ended. */
-  | { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[] }
-  | { type: "pong"; nonce: number; rssBytes: number; active: number; queued: number }
-  | { type: "fatal"; message: string };
+/** One message per engine step: every active sequence's delta, plus the sequences that ended. */
+export type TextFromWorker = { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[] };
+
+export type FromWorker = LifecycleFromWorker | TextFromWorker;

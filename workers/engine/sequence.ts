@@ -1,5 +1,5 @@
 // One generation request inside the engine: its sampling state, text stream and the rules that end it.
-import type { FinishReason, SamplingParams, SeqFinish } from "../../src/scheduler/protocol.ts";
+import type { SamplingParams, SeqEndReason, SeqFinish } from "../../src/scheduler/protocol.ts";
 import { createRng } from "./prng.ts";
 import { SequenceText } from "./sequence-text.ts";
 
@@ -43,7 +43,7 @@ export class Sequence {
     return { text: step.text };
   }
 
-  finish(reason: FinishReason, extra: { stopSequence?: string; message?: string } = {}): SeqFinish {
+  finish(reason: SeqEndReason, extra: { stopSequence?: string; message?: string } = {}): SeqFinish {
     return { seqId: this.id, reason, promptTokens: this.promptTokens, outputTokens: this.generated, ...extra };
   }
 }

@@ -1,0 +1,16 @@
+// The lifecycle messages every worker kind speaks with its supervisor (load, health, stop); plain data for postMessage.
+
+/** Main thread → worker: what the supervisor itself sends, whatever the worker's kind. */
+export type LifecycleToWorker<Spec> =
+  | { type: "load"; model: Spec }
+  | { type: "ping"; nonce: number }
+  | { type: "shutdown" };
+
+/** Worker → main thread: what the supervisor itself handles; every other message goes to the worker's backend. */
+export type LifecycleFromWorker =
+  | { type: "loaded"; modelId: string; ms: number }
+  | { type: "load_error"; modelId: string; message: string }
+  /** Answer to a ping: the thread's memory and how much work it has running and waiting. */
+  | { type: "pong"; nonce: number; rssBytes: number; active: number; queued: number }
+  /** The worker's state is unreliable: it is retired and replaced. */
+  | { type: "fatal"; message: string };
