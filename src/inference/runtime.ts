@@ -3,14 +3,15 @@ import type { Config } from "../config.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ModelRegistry } from "../models/registry.ts";
-import { WorkerPool } from "../scheduler/pool.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
+import { TextBackend, type TextWorkers } from "../scheduler/text-backend.ts";
 import { OffThreadEncoder } from "./off-thread-encoder.ts";
 import { Tokenizers } from "./tokenizer.ts";
 
 export interface Runtime {
   scheduler: Scheduler;
-  pool: WorkerPool;
+  /** The text backend's worker supervisor (stats, restart). */
+  pool: TextWorkers;
   tokenizers: Tokenizers;
   stop(): Promise<void>;
 }
@@ -28,7 +29,7 @@ export async function startRuntime(opts: {
   const { registry, logger } = opts;
   const scheduler = new Scheduler(opts.config.maxQueue);
   const chatModels = registry.list().filter((m) => m.capabilities.chat);
-  const pool = new WorkerPool(chatModels, {
+  const text = new TextBackend(chatModels, {
     workerUrl: opts.workerUrl,
     workersPerModel: opts.config.workers,
     threads: opts.config.threads,
@@ -36,11 +37,13 @@ export async function startRuntime(opts: {
     hangTimeoutMs: opts.hangTimeoutMs,
     spawnWorker: opts.spawnWorker,
     onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
-    onWorkerLost: (ids, reason) => scheduler.onWorkerLost(ids, reason),
+    onLost: (ids, reason) => scheduler.onWorkerLost(ids, reason),
     onHealth: (model, status, message) => registry.setHealth(model, status, message),
     onReady: () => scheduler.pump(),
+    onUnservable: (model, reason) => scheduler.onUnservable(model, reason),
   });
-  scheduler.attach(pool);
+  scheduler.attach(text);
+  const pool = text.workers;
   const tokenizers = new Tokenizers(opts.tokenizerWorkerUrl ? new OffThreadEncoder(opts.tokenizerWorkerUrl) : undefined);
   await Promise.all([pool.start(), ...chatModels.map((m) => tokenizers.get(m).catch((e) => {
     logger.error("tokenizer failed to load", { model: m.id, reason: String(e) });

@@ -1,9 +1,18 @@
-// Admission, queueing and dispatch of generation sequences onto the worker pool; one stream of deltas per sequence.
+// Admission, queueing and dispatch of generation sequences onto a backend's workers; one stream of deltas per sequence.
 import { ApiError } from "../errors/api-error.ts";
 import { Channel } from "./channel.ts";
-import type { WorkerPool } from "./pool.ts";
 import type { SamplingParams, SeqDelta, SeqFinish } from "./protocol.ts";
-import { RequestQueue } from "./queue.ts";
+import { type NewEntry, RequestQueue, type SlotView } from "./queue.ts";
+
+/** What the scheduler needs from the backend that runs sequences (text-backend.ts; a fake in unit tests). */
+export interface SequenceBackend {
+  /** Admission budget units one sequence holds. */
+  readonly entryCost: number;
+  slots(): SlotView[];
+  hasReadyWorker(model: string): boolean;
+  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams): void;
+  cancel(workerId: number, seqId: string): void;
+}
 
 export type SeqEvent = { type: "delta"; text: string; tokens: number } | { type: "finish"; finish: SeqFinish };
 
@@ -26,15 +35,15 @@ let seqCounter = 0;
 export class Scheduler {
   private readonly queue: RequestQueue<Pending>;
   private readonly sinks = new Map<string, Channel<SeqEvent>>();
-  private pool: WorkerPool | null = null;
+  private backend: SequenceBackend | null = null;
 
   constructor(maxQueue: number) {
     this.queue = new RequestQueue(maxQueue);
   }
 
-  /** The pool calls back into the scheduler, so it is attached after both exist. */
-  attach(pool: WorkerPool): void {
-    this.pool = pool;
+  /** The backend calls back into the scheduler, so it is attached after both exist. */
+  attach(backend: SequenceBackend): void {
+    this.backend = backend;
   }
 
   load(): { waiting: number; active: number } {
@@ -43,33 +52,33 @@ export class Scheduler {
 
   /** Throws 503 backend_unavailable unless a worker for the model is ready. */
   assertServing(model: string): void {
-    if (!this.pool?.hasReadyWorker(model)) throw ApiError.backendUnavailable(`No worker is serving '${model}' right now; retry shortly`);
+    if (!this.backend?.hasReadyWorker(model)) throw ApiError.backendUnavailable(`No worker is serving '${model}' right now; retry shortly`);
   }
 
   /** Admits a group of sequences atomically (n > 1 shares one admission) or throws 503 service_overloaded. */
   submit(requests: SeqRequest[]): AsyncIterable<SeqEvent>[] {
     for (const r of requests) this.assertServing(r.model);
-    if (this.queue.room() < requests.length) throw ApiError.overloaded();
-    const streams = requests.map((r) => {
-      const id = `seq_${++seqCounter}`;
-      const channel = new Channel<SeqEvent>();
-      this.queue.admit({ id, model: r.model, payload: { promptIds: r.promptIds, params: r.params, channel }, queuedAt: performance.now() });
-      this.sinks.set(id, channel);
-      if (r.signal) {
-        if (r.signal.aborted) this.cancel(id);
-        else r.signal.addEventListener("abort", () => this.cancel(id), { once: true });
-      }
-      return channel;
+    const cost = this.backend!.entryCost;
+    const now = performance.now();
+    const group: NewEntry<Pending>[] = requests.map((r) => ({
+      id: `seq_${++seqCounter}`, model: r.model, cost, queuedAt: now, payload: { promptIds: r.promptIds, params: r.params, channel: new Channel<SeqEvent>() },
+    }));
+    if (!this.queue.admit(group).ok) throw ApiError.overloaded();
+    group.forEach(({ id, payload }, i) => {
+      this.sinks.set(id, payload.channel);
+      const signal = requests[i]!.signal;
+      if (signal?.aborted) this.cancel(id);
+      else signal?.addEventListener("abort", () => this.cancel(id), { once: true });
     });
     this.pump();
-    return streams;
+    return group.map((e) => e.payload.channel);
   }
 
   /** Hands waiting sequences to free worker slots. Called on submit, on every finish, and when a worker is ready. */
   pump(): void {
-    if (!this.pool) return;
-    for (const { entry, workerId } of this.queue.dispatch(this.pool.slots(), performance.now())) {
-      this.pool.add(workerId, entry.id, entry.payload.promptIds, entry.payload.params);
+    if (!this.backend) return;
+    for (const { entry, workerId } of this.queue.dispatch(this.backend.slots(), performance.now())) {
+      this.backend.add(workerId, entry.id, entry.payload.promptIds, entry.payload.params);
     }
   }
 
@@ -98,6 +107,16 @@ export class Scheduler {
     this.pump();
   }
 
+  /** No worker is left for the model: its waiting sequences fail retryably instead of waiting for ever. */
+  onUnservable(model: string, reason: string): void {
+    for (const id of this.queue.waitingFor(model)) {
+      this.queue.cancel(id);
+      const sink = this.sinks.get(id);
+      this.sinks.delete(id);
+      sink?.fail(ApiError.backendUnavailable(`No worker can serve '${model}' (${reason}); retry shortly`));
+    }
+  }
+
   /** Fails every sequence still waiting or running (shutdown). */
   failAll(error: ApiError): void {
     for (const [id, sink] of this.sinks) {
@@ -111,7 +130,7 @@ export class Scheduler {
   private cancel(id: string): void {
     const held = this.queue.cancel(id);
     if (held) {
-      this.pool?.cancel(held.workerId, id);
+      this.backend?.cancel(held.workerId, id);
       return;
     }
     // Never dispatched: it ends here, and no worker hears of it.

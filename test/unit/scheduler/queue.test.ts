@@ -1,25 +1,56 @@
+// The pure request queue: a cost budget, atomic group admission, FIFO dispatch to free slots, cancel and finish.
 import { describe, expect, test } from "bun:test";
 import { RequestQueue } from "../../../src/scheduler/queue.ts";
 
-const entry = (id: string, model = "m-1") => ({ id, model, payload: id, queuedAt: 0 });
+const entry = (id: string, model = "m-1", cost = 1) => ({ id, model, cost, payload: id, queuedAt: 0 });
 
 describe("RequestQueue", () => {
-  test("admits up to the limit of active + waiting", () => {
+  test("admits up to the budget of active + waiting", () => {
     const q = new RequestQueue<string>(2);
-    expect(q.admit(entry("a"))).toEqual({ ok: true });
-    expect(q.admit(entry("b"))).toEqual({ ok: true });
-    expect(q.admit(entry("c"))).toEqual({ ok: false, reason: "overloaded" });
+    expect(q.admit([entry("a")])).toEqual({ ok: true });
+    expect(q.admit([entry("b")])).toEqual({ ok: true });
+    expect(q.admit([entry("c")])).toEqual({ ok: false, reason: "overloaded" });
     q.dispatch([{ workerId: 1, model: "m-1", free: 1 }], 5);
     expect(q.size).toEqual({ waiting: 1, active: 1 });
-    expect(q.admit(entry("c")).ok).toBe(false);
+    expect(q.admit([entry("c")]).ok).toBe(false);
     q.finish("a");
     expect(q.room()).toBe(1);
-    expect(q.admit(entry("c")).ok).toBe(true);
+    expect(q.admit([entry("c")]).ok).toBe(true);
+  });
+
+  test("a group is admitted whole or not at all", () => {
+    const q = new RequestQueue<string>(3);
+    q.admit([entry("a")]);
+    expect(q.admit([entry("b"), entry("c"), entry("d")])).toEqual({ ok: false, reason: "overloaded" });
+    expect(q.size).toEqual({ waiting: 1, active: 0 });
+    expect(q.room()).toBe(2);
+    expect(q.admit([entry("b"), entry("c")]).ok).toBe(true);
+    expect(q.size.waiting).toBe(3);
+    expect(q.room()).toBe(0);
+  });
+
+  test("admission counts each entry's cost, not one unit per entry, and frees it on cancel and finish", () => {
+    const q = new RequestQueue<string>(10);
+    expect(q.admit([entry("img", "m-1", 8)]).ok).toBe(true);
+    expect(q.room()).toBe(2);
+    expect(q.admit([entry("big", "m-1", 3)]).ok).toBe(false);
+    expect(q.admit([entry("t1"), entry("t2")]).ok).toBe(true);
+    expect(q.room()).toBe(0);
+    expect(q.cancel("img")).toBeNull();
+    expect(q.room()).toBe(8);
+    q.dispatch([{ workerId: 1, model: "m-1", free: 1 }], 0);
+    expect(q.room()).toBe(8);
+    q.finish("t1");
+    expect(q.room()).toBe(9);
+    // Finishing twice, or an id never dispatched, frees nothing more.
+    q.finish("t1");
+    q.finish("t2");
+    expect(q.room()).toBe(9);
   });
 
   test("dispatches oldest first, only to workers of the entry's model, spreading by free slots", () => {
     const q = new RequestQueue<string>(10);
-    for (const e of [entry("a"), entry("b", "other-1"), entry("c"), entry("d")]) q.admit(e);
+    for (const e of [entry("a"), entry("b", "other-1"), entry("c"), entry("d")]) q.admit([e]);
     const out = q.dispatch(
       [
         { workerId: 1, model: "m-1", free: 1 },
@@ -31,13 +62,13 @@ describe("RequestQueue", () => {
     expect(out[0]!.entry.batchedAt).toBe(7);
     expect(q.size).toEqual({ waiting: 1, active: 3 });
     expect(q.waitingFor("other-1")).toEqual(["b"]);
-    expect(q.heldBy(2).sort()).toEqual(["a", "d"]);
+    expect(q.waitingFor("m-1")).toEqual([]);
   });
 
   test("a cancelled waiting entry is dropped before batching; a running one reports its worker", () => {
     const q = new RequestQueue<string>(10);
-    q.admit(entry("a"));
-    q.admit(entry("b"));
+    q.admit([entry("a")]);
+    q.admit([entry("b")]);
     q.dispatch([{ workerId: 3, model: "m-1", free: 1 }], 0);
     expect(q.cancel("b")).toBeNull();
     expect(q.size).toEqual({ waiting: 0, active: 1 });
@@ -45,5 +76,6 @@ describe("RequestQueue", () => {
     expect(q.cancel("a")).toEqual({ workerId: 3 });
     expect(q.finish("a")?.id).toBe("a");
     expect(q.finish("a")).toBeUndefined();
+    expect(q.room()).toBe(10);
   });
 });

@@ -1,23 +1,44 @@
-// Inference worker threads: one set per model; spawns, loads, health-checks, and replaces workers that die or hang.
+// Supervises the worker threads of one model kind: spawn, load handshake, health pings, hang detection, replacement, retirement.
+//
+// The seam: a backend (text-backend.ts today; an image backend and a vision encoder later) owns one WorkerSupervisor.
+// The supervisor knows only lifecycle messages (supervisor-protocol.ts) and opaque work ids held per worker: the
+// backend supplies the load spec, posts its own messages through `assign`/`send`, receives every non-lifecycle
+// message in `onMessage`, and calls `release` when its work ends. When a worker dies or hangs, the ids it held
+// are handed back through `onLost` so the backend's caller can fail them retryably.
 import type { Logger } from "../log/logger.ts";
 import type { ModelEntry } from "../models/registry.ts";
-import type { FromWorker, ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, ToWorker } from "./protocol.ts";
-import type { SlotView } from "./queue.ts";
+import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor-protocol.ts";
 
-export interface PoolOptions {
+export type Health = "operational" | "degraded" | "outage";
+
+/** A worker as a backend sees it. */
+export interface WorkerView {
+  workerId: number;
+  model: ModelEntry;
+  /** Work ids the worker holds right now. */
+  held: number;
+}
+
+export interface SupervisorOptions<Spec, In> {
+  /** Names the kind in log lines ("text", "image", ...). */
+  kind: string;
   workerUrl: string | URL;
   workersPerModel: number;
-  threads: number;
   logger: Logger;
-  /** A worker silent this long while holding sequences is taken as hung and replaced. */
+  /** A worker silent this long while holding work is taken as hung and replaced. */
   hangTimeoutMs?: number;
   pingIntervalMs?: number;
-  onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
-  /** The worker died or hung: these sequences are lost (the caller fails them as retryable). */
-  onWorkerLost(seqIds: string[], reason: string): void;
-  onHealth(model: string, status: "operational" | "degraded" | "outage", message: string | null): void;
-  /** Called when a worker becomes ready, so waiting entries can be dispatched. */
+  /** What a fresh worker is told to load for this model. */
+  loadSpec(model: ModelEntry): Spec;
+  /** Every message that is not part of the lifecycle (the kind's own protocol). */
+  onMessage(workerId: number, msg: In): void;
+  /** The worker died or hung: these work ids are lost (the caller fails them as retryable). */
+  onLost(ids: string[], reason: string): void;
+  onHealth(model: string, status: Health, message: string | null): void;
+  /** A worker became ready, so waiting work can be dispatched. */
   onReady(): void;
+  /** No worker is left for the model, none loading: work still waiting for it can never run. */
+  onUnservable?(model: string, reason: string): void;
   /** Creates the worker thread; tests pass one that keeps a handle for fault injection. */
   spawnWorker?: (url: string | URL) => Worker;
 }
@@ -35,54 +56,62 @@ interface Handle {
   rssBytes: number;
 }
 
-export class WorkerPool {
+export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { type: string }> {
   private handles = new Map<number, Handle>();
   private nextId = 1;
   private timer: ReturnType<typeof setInterval> | null = null;
   private closing = false;
 
-  constructor(private readonly models: ModelEntry[], private readonly opts: PoolOptions) {}
+  constructor(private readonly models: ModelEntry[], private readonly opts: SupervisorOptions<Spec, In>) {}
 
   /** Spawns every worker and resolves once each has loaded or failed to load. */
   async start(): Promise<void> {
     const loads: Promise<void>[] = [];
     for (const model of this.models) for (let i = 0; i < this.opts.workersPerModel; i++) loads.push(this.spawn(model));
     await Promise.all(loads);
-    const every = this.opts.pingIntervalMs ?? 2000;
-    this.timer = setInterval(() => this.checkHealth(), every);
+    this.timer = setInterval(() => this.checkHealth(), this.opts.pingIntervalMs ?? 2000);
     this.timer.unref?.();
   }
 
-  slots(): SlotView[] {
-    return [...this.handles.values()]
-      .filter((h) => h.state === "ready")
-      .map((h) => ({ workerId: h.id, model: h.model.id, free: this.maxBatch(h.model) - h.held.size }));
+  /** Workers that can take work now. */
+  ready(): WorkerView[] {
+    const out: WorkerView[] = [];
+    for (const h of this.handles.values()) if (h.state === "ready") out.push({ workerId: h.id, model: h.model, held: h.held.size });
+    return out;
   }
 
   hasReadyWorker(model: string): boolean {
-    return [...this.handles.values()].some((h) => h.model.id === model && h.state === "ready");
+    for (const h of this.handles.values()) if (h.model.id === model && h.state === "ready") return true;
+    return false;
   }
 
-  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams): void {
+  /** Hands a work id to a worker with the message that starts it; a worker that is gone loses it at once. */
+  assign(workerId: number, workId: string, msg: Out): void {
     const h = this.handles.get(workerId);
     if (!h || h.state !== "ready") {
-      this.opts.onWorkerLost([seqId], "worker is not available");
+      this.opts.onLost([workId], "worker is not available");
       return;
     }
-    h.held.add(seqId);
-    this.post(h, { type: "add", seqId, promptIds, params });
+    h.held.add(workId);
+    h.worker.postMessage(msg);
   }
 
-  cancel(workerId: number, seqId: string): void {
+  /** Posts a message about work the worker already holds (a cancel); dropped if the worker is gone. */
+  send(workerId: number, msg: Out): void {
     const h = this.handles.get(workerId);
-    if (h && h.state === "ready") this.post(h, { type: "cancel", seqId });
+    if (h && h.state === "ready") h.worker.postMessage(msg);
+  }
+
+  /** The worker finished this work id: it no longer counts against it, nor is it lost with it. */
+  release(workerId: number, workId: string): void {
+    this.handles.get(workerId)?.held.delete(workId);
   }
 
   stats(): { workerId: number; model: string; state: string; held: number; rssBytes: number }[] {
     return [...this.handles.values()].map((h) => ({ workerId: h.id, model: h.model.id, state: h.state, held: h.held.size, rssBytes: h.rssBytes }));
   }
 
-  /** Replaces a worker: its sequences fail as retryable, a new one loads, the old one is asked to stop. */
+  /** Replaces a worker: its work is lost (retryable), a new one loads, the old one is asked to stop. */
   restart(workerId: number, reason = "restarted"): void {
     const h = this.handles.get(workerId);
     if (h) this.lose(h, reason, true);
@@ -102,7 +131,7 @@ export class WorkerPool {
     h.state = "dead";
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        this.opts.logger.warn("worker did not stop; terminating it", { worker: h.id });
+        this.opts.logger.warn("worker did not stop; terminating it", { kind: this.opts.kind, worker: h.id });
         h.worker.terminate();
         resolve();
       }, graceMs);
@@ -115,11 +144,7 @@ export class WorkerPool {
     });
   }
 
-  private maxBatch(model: ModelEntry): number {
-    return model.batching.leftPadding === "exact" ? model.batching.maxBatch : 1;
-  }
-
-  private post(h: Handle, msg: ToWorker): void {
+  private post(h: Handle, msg: LifecycleToWorker<Spec>): void {
     h.worker.postMessage(msg);
   }
 
@@ -128,29 +153,25 @@ export class WorkerPool {
     const worker = this.opts.spawnWorker ? this.opts.spawnWorker(this.opts.workerUrl) : new Worker(this.opts.workerUrl);
     const h: Handle = { id, model, worker, state: "loading", held: new Set(), lastHeard: Date.now(), rssBytes: 0 };
     this.handles.set(id, h);
-    const spec: ModelLoadSpec = { id: model.id, dir: model.dir, dtype: model.defaultDtype, threads: this.opts.threads, maxBatch: this.maxBatch(model) };
+    const log = this.opts.logger;
     return new Promise<void>((resolve) => {
-      worker.onmessage = (ev: MessageEvent<FromWorker>) => {
+      worker.onmessage = (ev: MessageEvent<LifecycleFromWorker | In>) => {
         h.lastHeard = Date.now();
-        const msg = ev.data;
+        const msg = ev.data as LifecycleFromWorker;
         switch (msg.type) {
           case "loaded":
             h.state = "ready";
-            this.opts.logger.info("worker ready", { worker: id, model: model.id, load_ms: Math.round(msg.ms) });
+            log.info("worker ready", { kind: this.opts.kind, worker: id, model: model.id, load_ms: Math.round(msg.ms) });
             this.refreshHealth(model.id);
             this.opts.onReady();
             resolve();
             break;
           case "load_error":
-            this.opts.logger.error("model failed to load", { worker: id, model: model.id, reason: msg.message });
+            log.error("model failed to load", { kind: this.opts.kind, worker: id, model: model.id, reason: msg.message });
             this.handles.delete(id);
             void this.retire(h, RETIRE_GRACE_MS);
-            this.opts.onHealth(model.id, "outage", `failed to load: ${msg.message}`);
+            this.gone(model.id, `failed to load: ${msg.message}`);
             resolve();
-            break;
-          case "step":
-            for (const f of msg.finished) h.held.delete(f.seqId);
-            this.opts.onStep(msg.deltas, msg.finished);
             break;
           case "pong":
             h.rssBytes = msg.rssBytes;
@@ -158,6 +179,9 @@ export class WorkerPool {
           case "fatal":
             this.lose(h, `worker failed: ${msg.message}`, true);
             break;
+          default:
+            // A dead worker's last messages are ignored: its work was already handed back as lost.
+            if (h.state === "ready") this.opts.onMessage(id, ev.data as In);
         }
       };
       worker.onerror = (ev) => {
@@ -168,11 +192,11 @@ export class WorkerPool {
         this.lose(h, "worker exited", false);
         resolve();
       });
-      this.post(h, { type: "load", model: spec });
+      this.post(h, { type: "load", model: this.opts.loadSpec(model) });
     });
   }
 
-  /** Fails the worker's sequences and starts a replacement (unless closing); a still-running worker is retired. */
+  /** Hands back the worker's work and starts a replacement (unless closing); a still-running worker is retired. */
   private lose(h: Handle, reason: string, alive: boolean): void {
     if (h.state === "dead" || this.closing) return;
     const wasReady = h.state === "ready";
@@ -181,21 +205,30 @@ export class WorkerPool {
     else h.state = "dead";
     const lost = [...h.held];
     h.held.clear();
-    this.opts.logger.error("worker lost", { worker: h.id, model: h.model.id, reason, failed_sequences: lost.length });
-    if (lost.length) this.opts.onWorkerLost(lost, reason);
+    this.opts.logger.error("worker lost", { kind: this.opts.kind, worker: h.id, model: h.model.id, reason, failed_work: lost.length });
+    if (lost.length) this.opts.onLost(lost, reason);
+    // One that never loaded is not replaced: the same load would likely fail again, in a loop.
     if (!wasReady) {
-      this.opts.onHealth(h.model.id, "outage", reason);
+      this.gone(h.model.id, reason);
       return;
     }
     this.refreshHealth(h.model.id, reason);
     void this.spawn(h.model);
   }
 
+  /** A worker left without a replacement: report the model's health, and whether anything can still serve it. */
+  private gone(model: string, reason: string): void {
+    this.refreshHealth(model, reason);
+    if (this.closing) return;
+    for (const h of this.handles.values()) if (h.model.id === model) return;
+    this.opts.onUnservable?.(model, reason);
+  }
+
   private refreshHealth(model: string, reason: string | null = null): void {
     const mine = [...this.handles.values()].filter((h) => h.model.id === model);
     const ready = mine.filter((h) => h.state === "ready").length;
     if (ready === this.opts.workersPerModel) this.opts.onHealth(model, "operational", null);
-    else if (ready > 0 || mine.length > 0) this.opts.onHealth(model, "degraded", reason ?? "a worker is restarting");
+    else if (mine.length > 0) this.opts.onHealth(model, "degraded", reason ?? "a worker is restarting");
     else this.opts.onHealth(model, "outage", reason ?? "no worker is running");
   }
 

@@ -1,0 +1,76 @@
+// The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
+import type { Logger } from "../log/logger.ts";
+import type { ModelEntry } from "../models/registry.ts";
+import type { ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
+import type { SlotView } from "./queue.ts";
+import type { SequenceBackend } from "./scheduler.ts";
+import { type Health, WorkerSupervisor } from "./supervisor.ts";
+
+export type TextWorkers = WorkerSupervisor<ModelLoadSpec, TextFromWorker, TextToWorker>;
+
+export interface TextBackendOptions {
+  workerUrl: string | URL;
+  workersPerModel: number;
+  /** ONNX Runtime intra-op threads per worker. */
+  threads: number;
+  logger: Logger;
+  hangTimeoutMs?: number;
+  pingIntervalMs?: number;
+  spawnWorker?: (url: string | URL) => Worker;
+  onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
+  /** A worker died or hung: these sequences are lost (the caller fails them as retryable). */
+  onLost(seqIds: string[], reason: string): void;
+  onHealth(model: string, status: Health, message: string | null): void;
+  onReady(): void;
+  /** No worker is left for the model: sequences waiting for it can never run. */
+  onUnservable(model: string, reason: string): void;
+}
+
+/** Most sequences one worker decodes together: a model whose left padding is not exact runs one at a time. */
+export function maxBatchOf(model: ModelEntry): number {
+  return model.batching.leftPadding === "exact" ? model.batching.maxBatch : 1;
+}
+
+export class TextBackend implements SequenceBackend {
+  /** A sequence holds one unit of the admission budget. */
+  readonly entryCost = 1;
+  readonly workers: TextWorkers;
+
+  constructor(models: ModelEntry[], opts: TextBackendOptions) {
+    this.workers = new WorkerSupervisor(models, {
+      kind: "text",
+      workerUrl: opts.workerUrl,
+      workersPerModel: opts.workersPerModel,
+      logger: opts.logger,
+      hangTimeoutMs: opts.hangTimeoutMs,
+      pingIntervalMs: opts.pingIntervalMs,
+      spawnWorker: opts.spawnWorker,
+      loadSpec: (model) => ({ id: model.id, dir: model.dir, dtype: model.defaultDtype, threads: opts.threads, maxBatch: maxBatchOf(model) }),
+      onMessage: (workerId, msg) => {
+        // Released before the step is delivered, so the slots freed are visible to the dispatch it triggers.
+        for (const f of msg.finished) this.workers.release(workerId, f.seqId);
+        opts.onStep(msg.deltas, msg.finished);
+      },
+      onLost: opts.onLost,
+      onHealth: opts.onHealth,
+      onReady: opts.onReady,
+      onUnservable: opts.onUnservable,
+    });
+  }
+
+  slots(): SlotView[] {
+    return this.workers.ready().map((w) => ({ workerId: w.workerId, model: w.model.id, free: maxBatchOf(w.model) - w.held }));
+  }
+
+  hasReadyWorker(model: string): boolean {
+    return this.workers.hasReadyWorker(model);
+  }
+
+  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams): void {
+    this.workers.assign(workerId, seqId, { type: "add", seqId, promptIds, params });
+  }
+
+  cancel(workerId: number, seqId: string): void {
+    this.workers.send(workerId, { type: "cancel", seqId });
+  }
+}
