@@ -11,7 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop(1000));
 
-async function chat(body: Record<string, unknown>) {
+/** Any outcome: only the constrained-answer tests, whose random weights may yield malformed output, use it directly. */
+async function send(body: Record<string, unknown>) {
   const res = await fetch(`${s.url}/v1/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
@@ -20,12 +21,18 @@ async function chat(body: Record<string, unknown>) {
   return { res, body: (await res.json()) as any };
 }
 
+/** A request that must succeed: anything but a 200 fails the test with the error it got. */
+async function chat(body: Record<string, unknown>) {
+  const r = await send(body);
+  if (r.res.status !== 200) throw new Error(`expected 200, got ${r.res.status}: ${JSON.stringify(r.body)}`);
+  return r;
+}
+
 const ask = (content: string) => [{ role: "user", content }];
 
 describe("continuous batching", () => {
   test("greedy output is identical alone and inside a busy batch of other lengths", async () => {
     const alone = await chat({ messages: ask("Tell me about rivers"), max_tokens: 24 });
-    expect(alone.res.status).toBe(200);
     const prompts = ["a", "a much longer prompt about mountains, valleys and the weather in spring", "short", "numbers 1 2 3 4 5 6 7 8 9"];
     const others = prompts.map((p) =>
       streamChat(s.url, s.key, { model: s.modelId, messages: ask(p), max_tokens: 600, temperature: 0.8, seed: 3, ignore_eos: true }).then((t) => ({
@@ -82,12 +89,14 @@ describe("continuous batching", () => {
     });
   });
 
-  test("context overflow gives the exact 400", async () => {
-    const r = await chat({ messages: ask("hi"), max_tokens: 5000 });
+  test("context overflow by one token gives the exact 400, counted from the tokenized prompt", async () => {
+    const input: number = (await chat({ messages: ask("hi"), max_tokens: 1 })).body.usage.prompt_tokens;
+    // One past the window: the byte-count bound lets it through (it is below the real count), the exact count does not.
+    const output = 4097 - input;
+    const r = await send({ messages: ask("hi"), max_tokens: output });
     expect(r.res.status).toBe(400);
-    const input = r.body.error.message.match(/\((\d+) in the input/)[1];
     expect(r.body.error).toEqual({
-      message: `This model's maximum context length is 4096 tokens. However, you requested ${Number(input) + 5000} tokens (${input} in the input, 5000 in the output). Please reduce the length of the input or of the requested output.`,
+      message: `This model's maximum context length is 4096 tokens. However, you requested 4097 tokens (${input} in the input, ${output} in the output). Please reduce the length of the input or of the requested output.`,
       type: "invalid_request_error",
       param: null,
       code: null,
@@ -103,16 +112,25 @@ describe("continuous batching", () => {
       { role: "tool", tool_call_id: "call_1", content: "18 C and sunny" },
     ];
     const r = await chat({ messages, tools, max_tokens: 4 });
-    expect(r.res.status).toBe(200);
     // The call and its result are in the prompt: it is longer than the question alone by at least their text.
     expect(r.body.usage.prompt_tokens).toBeGreaterThan(plain.body.usage.prompt_tokens + 10);
   });
 });
 
 describe("constrained answers", () => {
+  test("response_format json_object: a length cut is a 200 with finish_reason length, never a 500", async () => {
+    // No eos and no stop strings: the only way to end is the length cut, which is a success whatever the text.
+    for (const seed of [1, 2]) {
+      const r = await chat({ messages: ask("Give me a JSON object"), max_tokens: 4, temperature: 1, seed, ignore_eos: true, response_format: { type: "json_object" } });
+      expect(r.body.choices[0].finish_reason).toBe("length");
+      expect(r.body.usage.completion_tokens).toBe(4);
+    }
+  });
+
+  // Random weights write malformed JSON, so a stop may be a retryable 500 until constrained decoding lands.
   test("response_format json_object: a finished answer is JSON, or a retryable 500; only a length cut may be partial", async () => {
     for (const seed of [1, 2, 3, 4, 5, 6]) {
-      const r = await chat({ messages: ask("Give me a JSON object"), max_tokens: 12, temperature: 1, seed, response_format: { type: "json_object" } });
+      const r = await send({ messages: ask("Give me a JSON object"), max_tokens: 12, temperature: 1, seed, response_format: { type: "json_object" } });
       if (r.res.status === 200) {
         // As in the format kiln follows: finish_reason "length" means the JSON may be cut short.
         const choice = r.body.choices[0];
@@ -129,7 +147,7 @@ describe("constrained answers", () => {
   test("a named tool_choice yields a parsed tool call or a retryable 500, never plain text", async () => {
     const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }];
     for (const seed of [1, 2, 3]) {
-      const r = await chat({ messages: ask("look it up"), tools, tool_choice: { type: "function", function: { name: "lookup" } }, max_tokens: 16, temperature: 1, seed });
+      const r = await send({ messages: ask("look it up"), tools, tool_choice: { type: "function", function: { name: "lookup" } }, max_tokens: 16, temperature: 1, seed });
       if (r.res.status === 200) {
         expect(r.body.choices[0].finish_reason).toBe("tool_calls");
         expect(r.body.choices[0].message.tool_calls[0].function.name).toBe("lookup");

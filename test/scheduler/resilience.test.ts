@@ -55,7 +55,9 @@ describe("admission, disconnects and worker failure", () => {
   test("a crashed worker fails only its own requests, retryably; the next request succeeds", async () => {
     const victim = post({ max_tokens: 3000, ignore_eos: true });
     const bystander = post({ max_tokens: 400, ignore_eos: true });
-    await waitFor(async () => s.runtime.pool.stats().every((w) => w.held === 1), 5000);
+    // One sequence on each of the two workers (a list of two, so `every` cannot hold vacuously).
+    const oneEach = () => s.runtime.pool.stats().map((w) => w.held);
+    expect(await waitFor(async () => oneEach().join() === "1,1", 5000)).toBe(true);
     // An uncaught exception inside the worker thread kills it, as a real crash would.
     const target = s.runtime.pool.stats()[0]!;
     s.workers[target.workerId - 1]!.postMessage(null);
@@ -65,8 +67,9 @@ describe("admission, disconnects and worker failure", () => {
     const failed = a.status === 503 ? a : b;
     expect(failed.headers.get("retry-after")).toBe("60");
     expect(((await failed.json()) as any).error.code).toBe("backend_unavailable");
-    const lost = s.logs.find((l) => l.msg === "worker lost")!;
-    expect(lost.reason).toContain("TypeError");
+    const lost = s.logs.find((l) => l.msg === "worker lost" && l.worker === target.workerId);
+    expect(lost).toMatchObject({ kind: "text", failed_work: 1 });
+    expect(lost!.reason).toContain("TypeError");
     // The pool replaces the worker; the model is back to operational and serves again.
     const twoReady = () => s.runtime.pool.stats().filter((w) => w.state === "ready").length === 2;
     expect(await waitFor(async () => s.deps.registry.healthOf(s.modelId).status === "operational" && twoReady(), 15000)).toBe(true);
@@ -78,14 +81,17 @@ describe("admission, disconnects and worker failure", () => {
 
   test("restarting a busy worker fails its sequences retryably and never takes the process down", async () => {
     const held = post({ max_tokens: 3000, ignore_eos: true });
-    await waitFor(async () => s.runtime.scheduler.load().active === 1, 5000);
-    const busy = s.runtime.pool.stats().find((w) => w.held === 1)!;
-    s.runtime.pool.restart(busy.workerId, "restarted by test");
+    expect(await waitFor(async () => s.runtime.scheduler.load().active === 1, 5000)).toBe(true);
+    const busy = s.runtime.pool.stats().filter((w) => w.held === 1);
+    expect(busy).toHaveLength(1);
+    s.runtime.pool.restart(busy[0]!.workerId, "restarted by test");
     const res = await held;
     expect(res.status).toBe(503);
     expect(((await res.json()) as any).error.message).toContain("restarted by test");
     const twoReady = () => s.runtime.pool.stats().filter((w) => w.state === "ready").length === 2;
     expect(await waitFor(async () => twoReady(), 15000)).toBe(true);
+    // The restarted worker was replaced by a new one, not revived.
+    expect(s.runtime.pool.stats().map((w) => w.workerId)).not.toContain(busy[0]!.workerId);
     expect((await post({ max_tokens: 3 })).status).toBe(200);
   });
 
