@@ -19,6 +19,11 @@ export interface CompilerOptions {
   maxWhitespace?: number;
 }
 
+export interface MatcherOptions {
+  /** Ids allowed once the JSON is complete, ending the row (default: the vocabulary's stop ids). */
+  stopIds?: number[];
+}
+
 /** A constraint ready to start rows from; cheap to share between any number of rows. */
 export class CompiledConstraint {
   private evicted = false;
@@ -36,12 +41,19 @@ export class CompiledConstraint {
     return this.evicted;
   }
 
-  /** A fresh matcher at the start of the output. Call dispose() on it when its row ends. */
-  async matcher(): Promise<ConstraintMatcher> {
+  /**
+   * A fresh matcher at the start of the output. Call dispose() on it when its row ends. `stopIds` replaces the
+   * vocabulary's stop ids for this row: e.g. `</tool_call>` ends a tool call's arguments instead of EOS.
+   */
+  async matcher(opts: MatcherOptions = {}): Promise<ConstraintMatcher> {
     if (this.evicted) throw new Error("this compiled constraint was evicted from the cache; compile it again");
+    const stopIds = opts.stopIds ?? this.vocab.stopIds;
+    if (stopIds.length === 0 || stopIds.some((id) => !(Number.isInteger(id) && id >= 0 && id < this.vocab.size))) {
+      throw new Error(`stop ids must be a non-empty list of ids in 0..${this.vocab.size - 1}`);
+    }
     this.starting++;
     try {
-      return new ConstraintMatcher(await xg.GrammarMatcher.createGrammarMatcher(this.grammar), this.vocab);
+      return new ConstraintMatcher(await xg.GrammarMatcher.createGrammarMatcher(this.grammar, opts.stopIds), this.vocab, stopIds);
     } finally {
       this.starting--;
       if (this.evicted) this.release();
@@ -147,11 +159,11 @@ export class ConstraintCompiler {
    * A matcher for a new row under `spec`: compiles (or reuses) and starts it with no chance for the cache to
    * free the grammar in between. Throws UnsupportedSchemaError like compile().
    */
-  async matcher(spec: ConstraintSpec): Promise<ConstraintMatcher> {
+  async matcher(spec: ConstraintSpec, opts: MatcherOptions = {}): Promise<ConstraintMatcher> {
     for (;;) {
       const compiled = await this.compile(spec);
       // Other compiles may have run while this one was awaited and evicted it: compile again then.
-      if (!compiled.disposed) return compiled.matcher();
+      if (!compiled.disposed) return compiled.matcher(opts);
     }
   }
 

@@ -15,6 +15,8 @@ export class ConstraintMatcher {
   constructor(
     private readonly m: xg.GrammarMatcher,
     private readonly vocab: GrammarVocab,
+    /** The ids that end this row once its JSON is complete. */
+    readonly stopIds: readonly number[],
   ) {}
 
   /**
@@ -43,7 +45,11 @@ export class ConstraintMatcher {
   accept(tokenId: number): boolean {
     this.live();
     if (!(Number.isInteger(tokenId) && tokenId >= 0 && tokenId < this.vocab.size)) return false;
-    const utf8 = advanceUtf8(this.utf8, bytesOf(this.vocab.byteLevel[tokenId]!));
+    const text = this.vocab.byteLevel[tokenId]!;
+    // Tokens without text are never JSON, and only this row's stop ids may end it (xgrammar would also take
+    // the vocabulary's own stop ids here, though its mask leaves them out when the row has its own).
+    if (text === "" && !this.stopIds.includes(tokenId)) return false;
+    const utf8 = advanceUtf8(this.utf8, bytesOf(text));
     if (!utf8 || !this.m.acceptToken(tokenId)) return false;
     this.utf8 = utf8;
     return true;
@@ -54,7 +60,7 @@ export class ConstraintMatcher {
     this.live();
     if (this.m.isTerminated()) return true;
     // Trying the stop token and undoing it asks the grammar directly, without building a whole mask.
-    if (!this.m.acceptToken(this.vocab.stopIds[0]!)) return false;
+    if (!this.m.acceptToken(this.stopIds[0]!)) return false;
     this.m.rollBack(1);
     return true;
   }

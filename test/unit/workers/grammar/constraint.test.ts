@@ -6,6 +6,7 @@ import { grammarVocab } from "../../../../workers/engine/grammar/grammar-vocab.t
 import { UnsupportedSchemaError } from "../../../../workers/engine/grammar/schema-subset.ts";
 import { allowedIds, applyMask, countAllowed, isAllowed, maskWords } from "../../../../workers/engine/grammar/token-mask.ts";
 import { Sampler } from "../../../../workers/engine/sampler.ts";
+import { specialId } from "../../../../build/model/tokenizer.ts";
 import { byteToken, drive, tinyFixture } from "./vocab-fixtures.ts";
 
 const INT = { kind: "json_schema", schema: { type: "integer" } } as const;
@@ -89,6 +90,25 @@ describe("ConstraintMatcher", () => {
     m.dispose();
     m.dispose();
     expect(() => m.isComplete()).toThrow("disposed");
+  });
+
+  test("per-row stop ids: a special token such as </tool_call> can end the JSON instead of EOS", async () => {
+    const f = await tinyFixture();
+    const close = specialId(f.vocab.size, "</tool_call>");
+    const compiled = await f.compiler.compile(INT);
+    const m = await compiled.matcher({ stopIds: [close] });
+    expect(m.stopIds).toEqual([close]);
+    const mask = new Uint32Array(maskWords(f.vocab.size));
+    expect(m.accept(byteToken(f.vocab, 0x37))).toBe(true);
+    await m.fillMask(mask);
+    expect([isAllowed(mask, close), ...f.vocab.stopIds.map((id) => isAllowed(mask, id))]).toEqual([true, false, false]);
+    expect(m.isComplete()).toBe(true);
+    expect(m.accept(f.vocab.stopIds[0]!)).toBe(false);
+    expect(m.accept(close)).toBe(true);
+    expect(m.done).toBe(true);
+    m.dispose();
+    expect(compiled.matcher({ stopIds: [] })).rejects.toThrow("stop ids");
+    expect(compiled.matcher({ stopIds: [f.vocab.size] })).rejects.toThrow("stop ids");
   });
 
   test("forcedText gives what must come next, and nothing inside a UTF-8 character", async () => {
