@@ -6,10 +6,8 @@
 // message in `onMessage`, and calls `release` when its work ends. When a worker dies or hangs, the ids it held
 // are handed back through `onLost` so the backend's caller can fail them retryably.
 import type { Logger } from "../log/logger.ts";
-import type { ModelEntry } from "../models/registry.ts";
+import type { Health, ModelEntry } from "../models/registry.ts";
 import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor-protocol.ts";
-
-export type Health = "operational" | "degraded" | "outage";
 
 /** A worker as a backend sees it. */
 export interface WorkerView {
@@ -212,8 +210,9 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
       this.gone(h.model.id, reason);
       return;
     }
-    this.refreshHealth(h.model.id, reason);
+    // The replacement is counted first, so the model reads degraded while it loads, not down.
     void this.spawn(h.model);
+    this.refreshHealth(h.model.id, reason);
   }
 
   /** A worker left without a replacement: report the model's health, and whether anything can still serve it. */

@@ -1,10 +1,10 @@
 // The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
 import type { Logger } from "../log/logger.ts";
-import type { ModelEntry } from "../models/registry.ts";
+import type { Health, ModelEntry } from "../models/registry.ts";
 import type { ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
-import { type Health, WorkerSupervisor } from "./supervisor.ts";
+import { WorkerSupervisor } from "./supervisor.ts";
 
 export type TextWorkers = WorkerSupervisor<ModelLoadSpec, TextFromWorker, TextToWorker>;
 

@@ -1,0 +1,77 @@
+// The text backend over fake workers: its load spec, add/cancel/step messages and batch slots (max batch, left padding).
+import { describe, expect, test } from "bun:test";
+import { memoryLogger } from "../../../src/log/logger.ts";
+import { parseManifest } from "../../../src/models/manifest.ts";
+import type { ModelEntry } from "../../../src/models/registry.ts";
+import type { SeqFinish } from "../../../src/scheduler/protocol.ts";
+import { maxBatchOf, TextBackend } from "../../../src/scheduler/text-backend.ts";
+import { fakeManifest } from "../../helpers/fake-model.ts";
+import { greedyParams } from "../../helpers/sampling.ts";
+import { FakeWorker } from "./fake-worker.ts";
+
+const entry = (id: string, leftPadding: "exact" | "unsafe"): ModelEntry => ({
+  ...parseManifest(fakeManifest(id, { batching: { max_batch: 3, left_padding: leftPadding } }), ["fp32"]),
+  dir: `/models/${id}`,
+});
+const exact = entry("exact-model-v1", "exact");
+const unsafe = entry("unsafe-model-v1", "unsafe");
+
+async function started() {
+  const workers: FakeWorker[] = [];
+  const steps: { finished: SeqFinish[]; freeAtDelivery: number }[] = [];
+  const text: TextBackend = new TextBackend([exact, unsafe], {
+    workerUrl: "fake:worker",
+    workersPerModel: 1,
+    threads: 2,
+    logger: memoryLogger(),
+    spawnWorker: () => {
+      const w = new FakeWorker();
+      workers.push(w);
+      return w as unknown as Worker;
+    },
+    onStep: (_deltas, finished) => steps.push({ finished, freeAtDelivery: text.slots()[0]!.free }),
+    onLost: () => {},
+    onHealth: () => {},
+    onReady: () => {},
+    onUnservable: () => {},
+  });
+  const start = text.workers.start();
+  workers.forEach((w, i) => w.reply({ type: "loaded", modelId: [exact, unsafe][i]!.id, ms: 1 }));
+  await start;
+  return { text, workers, steps };
+}
+
+describe("TextBackend", () => {
+  test("a model batches up to its max only when its left padding is exact", () => {
+    expect(maxBatchOf(exact)).toBe(3);
+    expect(maxBatchOf(unsafe)).toBe(1);
+  });
+
+  test("each worker loads the model's folder, dtype, threads and batch size", async () => {
+    const { text, workers } = await started();
+    expect(workers.map((w) => w.posted[0])).toEqual([
+      { type: "load", model: { id: exact.id, dir: "/models/exact-model-v1", dtype: "fp32", threads: 2, maxBatch: 3 } },
+      { type: "load", model: { id: unsafe.id, dir: "/models/unsafe-model-v1", dtype: "fp32", threads: 2, maxBatch: 1 } },
+    ]);
+    await text.workers.shutdown(5);
+  });
+
+  test("slots shrink as sequences are added and free up when a step reports them finished, before the step is delivered", async () => {
+    const { text, workers, steps } = await started();
+    expect(text.slots()).toEqual([{ workerId: 1, model: exact.id, free: 3 }, { workerId: 2, model: unsafe.id, free: 1 }]);
+    text.add(1, "s1", [5, 6], greedyParams(2));
+    text.add(1, "s2", [7], greedyParams(2));
+    text.add(2, "s3", [8], greedyParams(2));
+    text.cancel(1, "s2");
+    expect(workers[0]!.posted.slice(1)).toEqual([
+      { type: "add", seqId: "s1", promptIds: [5, 6], params: greedyParams(2) },
+      { type: "add", seqId: "s2", promptIds: [7], params: greedyParams(2) },
+      { type: "cancel", seqId: "s2" },
+    ]);
+    expect(text.slots().map((s) => s.free)).toEqual([1, 0]);
+    const finish: SeqFinish = { seqId: "s2", reason: "cancelled", promptTokens: 1, outputTokens: 0 };
+    workers[0]!.reply({ type: "step", deltas: [{ seqId: "s1", text: "a", tokens: 1 }], finished: [finish] });
+    expect(steps).toEqual([{ finished: [finish], freeAtDelivery: 2 }]);
+    await text.workers.shutdown(5);
+  });
+});
