@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import pkg from "../package.json" with { type: "json" };
 import { chatRoutes } from "./api/chat/routes.ts";
+import { responsesRoutes } from "./api/responses/routes.ts";
 import { docs } from "./api/docs/routes.ts";
 import { modelsRoutes } from "./api/models/routes.ts";
 import { statusRoutes } from "./api/status/routes.ts";
@@ -35,7 +36,8 @@ export function buildRoutes(deps: AppDeps) {
     .use(docs({ title: "kiln API", version: pkg.version }))
     .use(statusRoutes(deps))
     .use(modelsRoutes(deps))
-    .use(chatRoutes(deps));
+    .use(chatRoutes(deps))
+    .use(responsesRoutes(deps));
 }
 
 export interface Kiln {

@@ -45,13 +45,17 @@ const TURNS =
   "<|im_start|>{{ m.role }}\n{{ text(m.content) }}<|im_end|>\n" +
   "{% endif %}" +
   "{% endfor %}" +
-  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+  "{% if add_generation_prompt %}<|im_start|>assistant\n" +
+  // Qwen3's convention: enable_thinking opens the thinking block; false writes an empty one so the model answers at once.
+  "{% if enable_thinking is defined %}{% if enable_thinking %}<think>\n{% else %}<think>\n\n</think>\n\n{% endif %}{% endif %}" +
+  "{% endif %}";
 
 /**
  * Template shape (ChatML):
  *   <|im_start|>system\n{system}[\n\n]# Tools\n<tools>\n{tool JSON per line}\n</tools>\n…<|im_end|>\n
  *   <|im_start|>assistant\n[<think>\n{reasoning}\n</think>\n]{content}[<tool_call>\n{json}\n</tool_call>…]<|im_end|>\n
  *   <|im_start|>tool\n<tool_response>\n{content}\n</tool_response><|im_end|>\n
- * The blank line before "# Tools" is only written when there is system text.
+ * The blank line before "# Tools" is only written when there is system text. With `enable_thinking` the generation
+ * prompt opens a thinking block (`<think>\n`); with `enable_thinking: false` it writes an empty one.
  */
 export const CHAT_TEMPLATE = TEXT_MACRO + SYSTEM + TURNS;

@@ -42,6 +42,11 @@ function withFormatInstruction(conv: Conversation, format: ResponseFormat, promp
   return [{ role: "system", parts: [{ type: "text", text: note }] }, ...conv];
 }
 
+/** True when the rendered prompt ends inside an opened thinking block (a template's enable_thinking did that). */
+export function opensThinking(rendered: string, thinking: PromptFormat["thinking"]): boolean {
+  return !!thinking && rendered.trimEnd().endsWith(thinking.open);
+}
+
 /** Renders, bounds, tokenizes and fits the prompt; throws the family-neutral 400/503 errors. */
 export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, request: CoreRequest): Promise<Prepared> {
   deps.scheduler.assertServing(model.id);
@@ -59,7 +64,11 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     promptIds,
     maxTokens: fitContext(promptIds.length, request.maxTokens, model.contextLength),
     prefill,
-    parser: { thinking: model.capabilities.reasoning ? format.thinking : null, toolCall: tools?.length ? format.toolCall : null },
+    parser: {
+      thinking: model.capabilities.reasoning ? format.thinking : null,
+      toolCall: tools?.length ? format.toolCall : null,
+      startInThinking: opensThinking(rendered, model.capabilities.reasoning ? format.thinking : null),
+    },
     stopTokenIds: request.ignoreEos ? [] : tokenizer.stopTokenIds,
   };
 }

@@ -7,3 +7,9 @@ export const newRequestId = () => `req_${hex32()}`;
 export const newChatCompletionId = () => `chatcmpl-${hex32()}`;
 /** Tool call ids: 24 hex characters after `call_`, as Chat Completions clients are used to. */
 export const newCallId = () => `call_${hex32().slice(0, 24)}`;
+export const newResponseId = () => `resp_${hex32()}`;
+/** Output item ids of the Responses format: message, function call, reasoning, web search call. */
+export const newMessageItemId = () => `msg_${hex32()}`;
+export const newFunctionCallItemId = () => `fc_${hex32()}`;
+export const newReasoningId = () => `rs_${hex32()}`;
+export const newWebSearchCallId = () => `ws_${hex32()}`;

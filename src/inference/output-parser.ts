@@ -9,6 +9,8 @@ export interface ParserOptions {
   thinking: Markers | null;
   /** The model's tool-call markers, when the request has tools. */
   toolCall: Markers | null;
+  /** The prompt already opened the thinking block (the template did), so the output starts inside it. */
+  startInThinking?: boolean;
   /** Makes tool call ids; tests pass a deterministic one. */
   newCallId?: () => string;
 }
@@ -44,6 +46,10 @@ export class OutputParser {
     // Unused markers are never searched for (see markersFor), so any placeholder will do.
     this.think = opts.thinking ?? { open: "\u0000think", close: "\u0000/think" };
     this.tool = opts.toolCall ?? { open: "\u0000tool", close: "\u0000/tool" };
+    if (opts.startInThinking && opts.thinking) {
+      this.state = "think";
+      this.atThinkStart = true;
+    }
   }
 
   get toolCalls(): number {

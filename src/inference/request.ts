@@ -27,4 +27,6 @@ export interface CoreRequest {
   ignoreEos: boolean;
   /** Extra variables for the chat template (e.g. enable_thinking), passed through as given. */
   templateOptions?: Record<string, unknown>;
+  /** Most thinking tokens before kiln closes the thinking block itself (a model that reasons; from the effort). */
+  thinkingBudget?: number;
 }

@@ -1,0 +1,197 @@
+// Builds a Responses response from the core's block events, and the stream events that describe each step of it:
+// one state machine for streamed and non-streamed answers, so both carry the same items and ids (and storage can
+// keep exactly what was streamed).
+import type { Sealer } from "../../crypto/sealing.ts";
+import type { ApiError } from "../../errors/api-error.ts";
+import type { BlockHead, CoreEvent, Usage } from "../../inference/blocks.ts";
+import { newFunctionCallItemId, newMessageItemId, newReasoningId } from "../../inference/ids.ts";
+
+type Json = Record<string, unknown>;
+/** A stream event before it is given its sequence number. */
+export type ResponseEvent = Json & { type: string };
+
+export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
+
+/** Errors that end the stream itself (the instance or its backend), not the response: sent as a top-level `error` event. */
+const STREAM_LEVEL = new Set(["server_shutting_down", "backend_unavailable", "service_overloaded"]);
+
+export interface AssemblerOptions {
+  id: string;
+  model: string;
+  createdAt: number;
+  /** The request fields every response object echoes (instructions, tools, temperature, …). */
+  echo: Json;
+  sealer: Sealer;
+  includeEncrypted: boolean;
+  summary: boolean;
+}
+
+interface Open {
+  head: BlockHead;
+  item: Json;
+  outputIndex: number;
+  text: string;
+}
+
+export class ResponseAssembler {
+  status: ResponseStatus = "in_progress";
+  private readonly output: Json[] = [];
+  private usage: Usage | null = null;
+  private error: { code: string; message: string } | null = null;
+  private incomplete: { reason: string } | null = null;
+  private completedAt: number | null = null;
+  private open = new Map<number, Open>();
+  /** A finished text item whose done event waits for the next block: text before a call is commentary. */
+  private pendingMessage: Open | null = null;
+
+  constructor(private readonly o: AssemblerOptions) {}
+
+  /** The response object as it stands. */
+  response(): Json {
+    const u = this.usage;
+    return {
+      id: this.o.id,
+      object: "response",
+      created_at: this.o.createdAt,
+      status: this.status,
+      completed_at: this.completedAt,
+      error: this.error,
+      incomplete_details: this.incomplete,
+      model: this.o.model,
+      output: this.output,
+      ...this.o.echo,
+      usage: u && {
+        input_tokens: u.inputTokens,
+        input_tokens_details: { cached_tokens: u.cachedTokens },
+        output_tokens: u.outputTokens,
+        output_tokens_details: { reasoning_tokens: u.reasoningTokens },
+        total_tokens: u.inputTokens + u.outputTokens,
+      },
+    };
+  }
+
+  /** The first two events of a stream. */
+  start(): ResponseEvent[] {
+    return [{ type: "response.created", response: this.response() }, { type: "response.in_progress", response: this.response() }];
+  }
+
+  push(ev: CoreEvent): ResponseEvent[] {
+    const out: ResponseEvent[] = [];
+    switch (ev.type) {
+      case "block_start":
+        this.startBlock(ev.index, ev.block, out);
+        break;
+      case "block_delta":
+        this.delta(this.open.get(ev.index)!, ev.delta, out);
+        break;
+      case "block_end":
+        this.endBlock(this.open.get(ev.index)!, out);
+        this.open.delete(ev.index);
+        break;
+      case "usage":
+        this.usage = ev.usage;
+        break;
+      case "finish":
+        // Text the token budget cut short is an incomplete message.
+        this.flushMessage(out, false, ev.reason === "length");
+        this.finish(ev.reason === "length", out);
+        break;
+      case "error":
+        this.flushMessage(out, false);
+        this.fail(ev.error, out);
+        break;
+    }
+    return out;
+  }
+
+  private ref(o: Open) {
+    return { item_id: o.item.id, output_index: o.outputIndex };
+  }
+
+  private startBlock(index: number, head: BlockHead, out: ResponseEvent[]): void {
+    this.flushMessage(out, head.kind === "tool_call");
+    let item: Json;
+    if (head.kind === "text") item = { id: newMessageItemId(), type: "message", role: "assistant", status: "in_progress", content: [] };
+    else if (head.kind === "tool_call") item = { id: newFunctionCallItemId(), type: "function_call", status: "in_progress", call_id: head.id, name: head.name, arguments: "" };
+    else item = { id: newReasoningId(), type: "reasoning", summary: [], ...(this.o.summary ? {} : { content: [] }) };
+    const o: Open = { head, item, outputIndex: this.output.length, text: "" };
+    this.output.push(item);
+    this.open.set(index, o);
+    out.push({ type: "response.output_item.added", output_index: o.outputIndex, item: structuredClone(item) });
+    if (head.kind === "text") {
+      (item.content as Json[]).push({ type: "output_text", text: "", annotations: [] });
+      out.push({ type: "response.content_part.added", ...this.ref(o), content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+    } else if (head.kind === "reasoning" && this.o.summary) {
+      (item.summary as Json[]).push({ type: "summary_text", text: "" });
+      out.push({ type: "response.reasoning_summary_part.added", ...this.ref(o), summary_index: 0, part: { type: "summary_text", text: "" } });
+    } else if (head.kind === "reasoning") {
+      (item.content as Json[]).push({ type: "reasoning_text", text: "" });
+      out.push({ type: "response.content_part.added", ...this.ref(o), content_index: 0, part: { type: "reasoning_text", text: "" } });
+    }
+  }
+
+  private delta(o: Open, delta: string, out: ResponseEvent[]): void {
+    o.text += delta;
+    if (o.head.kind === "tool_call") {
+      o.item.arguments = o.text;
+      out.push({ type: "response.function_call_arguments.delta", ...this.ref(o), delta });
+      return;
+    }
+    const part = ((o.head.kind === "reasoning" && this.o.summary ? o.item.summary : o.item.content) as Json[])[0]!;
+    part.text = o.text;
+    if (o.head.kind === "text") out.push({ type: "response.output_text.delta", ...this.ref(o), content_index: 0, delta, logprobs: [] });
+    else if (this.o.summary) out.push({ type: "response.reasoning_summary_text.delta", ...this.ref(o), summary_index: 0, delta });
+    else out.push({ type: "response.reasoning_text.delta", ...this.ref(o), content_index: 0, delta });
+  }
+
+  private endBlock(o: Open, out: ResponseEvent[]): void {
+    if (o.head.kind === "text") {
+      const part = (o.item.content as Json[])[0]!;
+      out.push({ type: "response.output_text.done", ...this.ref(o), content_index: 0, text: o.text, logprobs: [] });
+      out.push({ type: "response.content_part.done", ...this.ref(o), content_index: 0, part: structuredClone(part) });
+      this.pendingMessage = o;
+      return;
+    }
+    if (o.head.kind === "tool_call") {
+      out.push({ type: "response.function_call_arguments.done", ...this.ref(o), name: o.item.name, arguments: o.text });
+    } else if (this.o.summary) {
+      out.push({ type: "response.reasoning_summary_text.done", ...this.ref(o), summary_index: 0, text: o.text });
+      out.push({ type: "response.reasoning_summary_part.done", ...this.ref(o), summary_index: 0, part: { type: "summary_text", text: o.text } });
+    } else {
+      out.push({ type: "response.reasoning_text.done", ...this.ref(o), content_index: 0, text: o.text });
+      out.push({ type: "response.content_part.done", ...this.ref(o), content_index: 0, part: { type: "reasoning_text", text: o.text } });
+    }
+    if (o.head.kind === "reasoning" && this.o.includeEncrypted) o.item.encrypted_content = this.o.sealer.seal(o.text, this.o.model);
+    if (o.head.kind !== "reasoning") o.item.status = "completed";
+    out.push({ type: "response.output_item.done", output_index: o.outputIndex, item: structuredClone(o.item) });
+  }
+
+  /** Emits the waiting message's done event; before a function call its text is commentary. */
+  private flushMessage(out: ResponseEvent[], beforeCall: boolean, cut = false): void {
+    const o = this.pendingMessage;
+    if (!o) return;
+    this.pendingMessage = null;
+    o.item.status = cut ? "incomplete" : "completed";
+    if (beforeCall) o.item.phase = "commentary";
+    out.push({ type: "response.output_item.done", output_index: o.outputIndex, item: structuredClone(o.item) });
+  }
+
+  private finish(cut: boolean, out: ResponseEvent[]): void {
+    // A block still open was cut by the token budget: it ends incomplete.
+    for (const o of this.open.values()) if (o.head.kind !== "reasoning") o.item.status = "incomplete";
+    this.status = cut ? "incomplete" : "completed";
+    if (cut) this.incomplete = { reason: "max_output_tokens" };
+    this.completedAt = Math.floor(Date.now() / 1000);
+    out.push({ type: cut ? "response.incomplete" : "response.completed", response: this.response() });
+  }
+
+  private fail(error: ApiError, out: ResponseEvent[]): void {
+    if (error.code && STREAM_LEVEL.has(error.code)) {
+      out.push({ type: "error", code: error.code, message: error.message, param: error.param });
+      return;
+    }
+    this.status = "failed";
+    this.error = { code: "server_error", message: error.message };
+    out.push({ type: "response.failed", response: this.response() });
+  }
+}

@@ -1,0 +1,105 @@
+// The Responses input-structure rules (spec, POST /responses, rules 1–5) and the item shapes, as one pure check.
+// Each violation is a 400 naming the param the spec names.
+import { ApiError, clip } from "../../errors/api-error.ts";
+import type { ResponsesRequestBody } from "./schema.ts";
+
+type Item = Exclude<ResponsesRequestBody["input"], string>[number];
+
+const bad = (message: string, param: string | null) => ApiError.badRequest(message, param);
+const ROLES = new Set(["user", "assistant", "system", "developer"]);
+const PART_TYPES: Record<string, Set<string>> = {
+  user: new Set(["input_text", "input_image", "input_file"]),
+  system: new Set(["input_text"]),
+  developer: new Set(["input_text"]),
+  assistant: new Set(["output_text", "input_text", "refusal"]),
+};
+
+function kind(item: Item): string {
+  return item.type ?? "message";
+}
+
+function checkItemShape(item: Item, i: number): void {
+  const at = `input.${i}`;
+  switch (kind(item)) {
+    case "message": {
+      if (!item.role || !ROLES.has(item.role)) {
+        throw bad(`${at}.role '${clip(String(item.role ?? ""))}' is not supported; use user, assistant, system or developer.`, `${at}.role`);
+      }
+      if (item.content === undefined) throw bad(`${at} (a message) needs content.`, `${at}.content`);
+      if (Array.isArray(item.content)) {
+        item.content.forEach((p, j) => {
+          if (!PART_TYPES[item.role!]!.has(p.type)) throw bad(`${at}.content.${j} has type '${clip(p.type)}', which a ${item.role} message cannot carry.`, `${at}.content.${j}.type`);
+          if ((p.type === "input_text" || p.type === "output_text") && typeof p.text !== "string") throw bad(`${at}.content.${j} needs text.`, `${at}.content.${j}.text`);
+        });
+      }
+      if (item.phase != null && item.phase !== "commentary" && item.phase !== "final_answer") {
+        throw bad(`${at}.phase must be "commentary" or "final_answer".`, `${at}.phase`);
+      }
+      return;
+    }
+    case "function_call":
+      if (!item.call_id) throw bad(`${at} (a function_call) needs a call_id.`, `${at}.call_id`);
+      if (!item.name) throw bad(`${at} (a function_call) needs a name.`, `${at}.name`);
+      if (typeof item.arguments !== "string") throw bad(`${at}.arguments must be a JSON string.`, `${at}.arguments`);
+      return;
+    case "function_call_output":
+      if (!item.call_id) throw bad(`${at} (a function_call_output) needs a call_id.`, "call_id");
+      if (item.output === undefined) throw bad(`${at} (a function_call_output) needs an output.`, `${at}.output`);
+      return;
+    case "reasoning":
+      return;
+    default:
+      throw bad(`${at}.type '${clip(String(item.type))}' is not supported; use message, function_call, function_call_output or reasoning.`, `${at}.type`);
+  }
+}
+
+/**
+ * Rules 1–5 and the item shapes. With `hasPrevious` (previous_response_id), a function_call_output may answer a call
+ * made in an earlier response, so rule 1 is relaxed.
+ */
+export function checkInputStructure(input: ResponsesRequestBody["input"], opts: { hasPrevious: boolean }): void {
+  if (typeof input === "string") {
+    if (!input) throw bad("input must not be empty.", "input");
+    return;
+  }
+  if (!input.length) throw bad("input must not be empty.", "input");
+  input.forEach(checkItemShape);
+
+  // Rule 1: every function_call_output answers a function_call of this request.
+  const calls = new Set(input.filter((it) => kind(it) === "function_call").map((it) => it.call_id));
+  if (!opts.hasPrevious) {
+    input.forEach((it, i) => {
+      if (kind(it) === "function_call_output" && !calls.has(it.call_id)) {
+        throw bad(`No tool call found for function call output with call_id ${clip(String(it.call_id))} (input.${i}).`, "call_id");
+      }
+    });
+  }
+
+  const seen = new Set<string>();
+  input.forEach((it, i) => {
+    if (kind(it) === "reasoning") {
+      // Rule 5: an id passed back is unchanged and rs_-prefixed; it may be left out when encrypted_content is there.
+      if (it.id == null) {
+        if (!it.encrypted_content) throw bad(`input.${i} (a reasoning item) needs its id or its encrypted_content.`, `input.${i}.id`);
+      } else {
+        if (!/^rs_[A-Za-z0-9_-]+$/.test(it.id)) throw bad("Invalid reasoning ID format", `input.${i}.id`);
+        // Rule 4: reasoning ids do not repeat.
+        if (seen.has(it.id)) throw bad(`Duplicate reasoning item id ${clip(it.id)} (input.${i}).`, "input");
+        seen.add(it.id);
+      }
+      // Rule 2: the reasoning is followed by an assistant message or a function_call before any new turn.
+      const next = input.slice(i + 1).find((n) => kind(n) !== "reasoning");
+      const ok = next && (kind(next) === "function_call" || (kind(next) === "message" && next.role === "assistant"));
+      if (!ok) {
+        throw bad(`Item ${it.id ? clip(it.id) : `input.${i}`} of type 'reasoning' was provided without its required following item (an assistant message or a function_call).`, "input");
+      }
+    }
+    // Rule 3: assistant text right before a function_call is commentary.
+    if (kind(it) === "message" && it.role === "assistant" && it.phase !== "commentary") {
+      const next = input[i + 1];
+      if (next && kind(next) === "function_call") {
+        throw bad(`input.${i} is assistant text placed before a function_call; it must carry phase: "commentary".`, `input.${i}.phase`);
+      }
+    }
+  });
+}

@@ -1,0 +1,121 @@
+// typebox schemas of POST /v1/responses and /v1/responses/input_tokens (request) and the response object, OpenAI-compatible.
+// Input items are checked loosely here and exactly in validate.ts, so each violation names the spec's param.
+import { t } from "elysia";
+import { Int, nullable } from "../schema-helpers.ts";
+
+const Part = t.Object(
+  {
+    type: t.String({ description: "input_text | output_text | input_image | refusal (input_image needs a vision model)" }),
+    text: t.Optional(t.String()),
+    image_url: t.Optional(t.String()),
+    file_id: nullable(t.String()),
+    detail: t.Optional(t.String()),
+    refusal: t.Optional(t.String()),
+  },
+  { additionalProperties: true },
+);
+
+const InputItem = t.Object(
+  {
+    type: t.Optional(t.String({ description: "message (default) | function_call | function_call_output | reasoning" })),
+    role: t.Optional(t.String({ description: "user | assistant | system | developer" })),
+    content: t.Optional(t.Union([t.String(), t.Array(Part)])),
+    phase: nullable(t.String({ description: 'assistant text before a function_call carries "commentary"' })),
+    id: nullable(t.String()),
+    call_id: t.Optional(t.String()),
+    name: t.Optional(t.String()),
+    arguments: t.Optional(t.String()),
+    output: t.Optional(t.Union([t.String(), t.Array(Part)])),
+    summary: t.Optional(t.Array(t.Object({ type: t.String(), text: t.String() }, { additionalProperties: true }))),
+    encrypted_content: nullable(t.String()),
+    status: nullable(t.String()),
+  },
+  { additionalProperties: true },
+);
+
+export const ResponsesTool = t.Object(
+  {
+    type: t.String({ description: "function | web_search (web_search_preview is accepted as an alias)" }),
+    name: t.Optional(t.String()),
+    description: nullable(t.String()),
+    parameters: nullable(t.Record(t.String(), t.Unknown())),
+    strict: nullable(t.Boolean()),
+  },
+  { additionalProperties: true },
+);
+
+const TextFormat = t.Object(
+  {
+    type: t.String({ description: "text | json_object | json_schema" }),
+    name: t.Optional(t.String()),
+    schema: t.Optional(t.Record(t.String(), t.Unknown())),
+    strict: nullable(t.Boolean()),
+    description: t.Optional(t.String()),
+  },
+  { additionalProperties: true },
+);
+
+const Effort = t.Union([t.Literal("none"), t.Literal("minimal"), t.Literal("low"), t.Literal("medium"), t.Literal("high")], {
+  error: "reasoning effort must be one of none, minimal, low, medium, high",
+});
+
+export const ResponsesRequest = t.Object(
+  {
+    model: t.String({ minLength: 1, description: "A model id from GET /v1/models." }),
+    input: t.Union([t.String(), t.Array(InputItem)], { error: "input must be a string or an array of input items" }),
+    instructions: nullable(t.String({ description: "A system prompt placed before the input." })),
+    max_output_tokens: nullable(Int({ minimum: 16 }), "max_output_tokens must be a whole number of at least 16"),
+    temperature: nullable(t.Number({ minimum: 0, maximum: 2 }), "temperature must be a number between 0 and 2"),
+    top_p: nullable(t.Number({ exclusiveMinimum: 0, maximum: 1 }), "top_p must be greater than 0 and at most 1"),
+    tools: nullable(t.Array(ResponsesTool, { maxItems: 128 })),
+    tool_choice: nullable(
+      t.Union([t.Literal("none"), t.Literal("auto"), t.Literal("required"), t.Object({ type: t.String(), name: t.Optional(t.String()) }, { additionalProperties: true })], {
+        error: 'tool_choice must be "none", "auto", "required", {"type":"function","name":…} or {"type":"web_search"}',
+      }),
+    ),
+    parallel_tool_calls: nullable(t.Boolean()),
+    text: nullable(t.Object({ format: t.Optional(TextFormat), verbosity: nullable(t.String()) }, { additionalProperties: true })),
+    reasoning: nullable(t.Object({ effort: nullable(Effort), summary: nullable(t.String({ description: "auto | concise | detailed" })) }, { additionalProperties: true })),
+    reasoning_effort: nullable(Effort),
+    include: nullable(t.Array(t.String({ description: "reasoning.encrypted_content" }))),
+    metadata: nullable(t.Record(t.String(), t.String())),
+    store: nullable(t.Boolean(), "store must be true or false"),
+    stream: nullable(t.Boolean(), "stream must be true or false"),
+    background: nullable(t.Boolean(), "background must be true or false"),
+    previous_response_id: nullable(t.String()),
+    user: nullable(t.String()),
+    truncation: nullable(t.Union([t.Literal("auto"), t.Literal("disabled")], { error: 'truncation must be "auto" or "disabled"' })),
+    seed: nullable(Int(), "seed must be a whole number"),
+  },
+  { additionalProperties: true },
+);
+export type ResponsesRequestBody = typeof ResponsesRequest.static;
+
+/** The response object (see compat.md); items are described loosely, their exact shapes are the format's. */
+export const ResponseObject = t.Object(
+  {
+    id: t.String({ description: "resp_…" }),
+    object: t.Literal("response"),
+    created_at: Int(),
+    completed_at: t.Union([Int(), t.Null()]),
+    status: t.String({ description: "queued | in_progress | completed | incomplete | failed | cancelled" }),
+    model: t.String(),
+    output: t.Array(t.Record(t.String(), t.Unknown(), { description: "message (msg_), function_call (fc_), reasoning (rs_) or web_search_call (ws_) item" })),
+    output_text: t.Optional(t.String()),
+    error: t.Union([t.Object({ code: t.Union([t.String(), t.Null()]), message: t.String() }), t.Null()]),
+    incomplete_details: t.Union([t.Object({ reason: t.String() }), t.Null()]),
+    usage: t.Union([
+      t.Object({
+        input_tokens: Int(),
+        input_tokens_details: t.Object({ cached_tokens: Int() }),
+        output_tokens: Int(),
+        output_tokens_details: t.Object({ reasoning_tokens: Int() }),
+        total_tokens: Int(),
+      }),
+      t.Null(),
+    ]),
+  },
+  { additionalProperties: true },
+);
+
+export const InputTokensObject = t.Object({ object: t.Literal("response.input_tokens"), input_tokens: Int() });

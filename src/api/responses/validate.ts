@@ -1,0 +1,117 @@
+// A Responses request beyond its schema: input rules, tools, formats, reasoning (replayed seals opened) → the core request.
+import { SealError, type Sealer } from "../../crypto/sealing.ts";
+import { ApiError, clip } from "../../errors/api-error.ts";
+import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "../../inference/request.ts";
+import type { ModelInfo } from "../../models/manifest.ts";
+import { checkInputStructure } from "./input-rules.ts";
+import type { ResponsesRequestBody } from "./schema.ts";
+import { type ResponsesInputItem, responsesToConversation } from "./to-conversation.ts";
+
+const bad = (message: string, param: string | null) => ApiError.badRequest(message, param);
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+export const ENCRYPTED_REASONING = "reasoning.encrypted_content";
+const INCLUDABLE = new Set([ENCRYPTED_REASONING]);
+
+export type Effort = "none" | "minimal" | "low" | "medium" | "high";
+
+/** Thinking tokens each effort may spend before kiln closes the thinking block. */
+export const EFFORT_BUDGET: Record<Effort, number> = { none: 0, minimal: 0, low: 256, medium: 1024, high: 4096 };
+
+export interface ResponsesPlan {
+  request: CoreRequest;
+  effort: Effort | null;
+  includeEncrypted: boolean;
+  /** reasoning.summary was asked for: reasoning is returned as summary parts (kiln has no separate summarizer). */
+  summary: boolean;
+}
+
+function tools(body: ResponsesRequestBody, model: ModelInfo): ToolDef[] | null {
+  if (!body.tools?.length) return null;
+  const seen = new Set<string>();
+  const out: ToolDef[] = [];
+  body.tools.forEach((tool, i) => {
+    if (tool.type === "web_search" || tool.type === "web_search_preview") {
+      throw bad("The web_search tool needs a search backend, and this server has none configured.", "tools");
+    }
+    if (tool.type !== "function") throw bad(`tools.${i}.type '${clip(tool.type)}' is not supported; use function or web_search.`, `tools.${i}.type`);
+    const name = tool.name ?? "";
+    if (!TOOL_NAME.test(name)) throw bad(`tools.${i}.name '${clip(name)}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `tools.${i}.name`);
+    if (seen.has(name)) throw bad(`tools.${i}.name '${name}' is declared twice.`, `tools.${i}.name`);
+    seen.add(name);
+    out.push({ type: "function", function: { name, ...(tool.description ? { description: tool.description } : {}), ...(tool.parameters ? { parameters: tool.parameters } : {}), ...(tool.strict != null ? { strict: tool.strict } : {}) } });
+  });
+  if (!model.capabilities.tools) throw bad(`The model '${model.id}' does not support tools.`, "tools");
+  return out;
+}
+
+function toolChoice(body: ResponsesRequestBody, defs: ToolDef[] | null): ToolChoice {
+  const tc = body.tool_choice;
+  if (tc == null) return defs ? "auto" : "none";
+  if (typeof tc === "string") {
+    if (tc !== "none" && !defs) throw bad(`tool_choice '${tc}' needs tools.`, "tool_choice");
+    if (tc === "required" && defs && defs.length > 1) throw bad("tool_choice 'required' with several tools is not supported yet; name the function in tool_choice.", "tool_choice");
+    return tc;
+  }
+  if (tc.type !== "function" || !tc.name) throw bad('tool_choice must name a function: {"type":"function","name":…}.', "tool_choice");
+  if (!defs?.some((d) => d.function.name === tc.name)) throw bad(`tool_choice names '${clip(tc.name)}', which is not among tools.`, "tool_choice");
+  return { name: tc.name };
+}
+
+function responseFormat(body: ResponsesRequestBody): ResponseFormat {
+  const f = body.text?.format;
+  if (!f || f.type === "text") return { type: "text" };
+  if (f.type === "json_object") return { type: "json_object" };
+  if (f.type === "json_schema") {
+    if (!f.name) throw bad("text.format of type json_schema needs a name.", "text.format.name");
+    if (!f.schema) throw bad("text.format of type json_schema needs a schema.", "text.format.schema");
+    return { type: "json_schema", name: f.name, schema: f.schema, ...(f.strict != null ? { strict: f.strict } : {}) };
+  }
+  throw bad(`text.format.type '${clip(f.type)}' is not supported; use text, json_object or json_schema.`, "text.format.type");
+}
+
+/** Opens each replayed reasoning item's seal into its text; a seal that does not open is a 400 naming the item. */
+function openReasoning(items: ResponsesInputItem[], model: string, sealer: Sealer): ResponsesInputItem[] {
+  return items.map((item, i) => {
+    if (item.type !== "reasoning" || !item.encrypted_content) return item;
+    try {
+      const text = sealer.open(item.encrypted_content, model);
+      return { ...item, content: [{ type: "reasoning_text" as const, text }] };
+    } catch (e) {
+      if (!(e instanceof SealError)) throw e;
+      throw bad(`input.${i}.encrypted_content could not be verified: it was changed, cut, or sealed for another model or server.`, `input.${i}.encrypted_content`);
+    }
+  });
+}
+
+export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, sealer: Sealer): ResponsesPlan {
+  if (body.background) throw bad("Background responses are not supported by this server yet; send the request without background.", "background");
+  if (body.previous_response_id) throw ApiError.notFound(`Previous response with id '${clip(body.previous_response_id)}' not found.`, "previous_response_id");
+  if (body.truncation === "auto") throw bad('truncation "auto" is not supported: kiln never drops input; send "disabled" or leave it out.', "truncation");
+  for (const inc of body.include ?? []) if (!INCLUDABLE.has(inc)) throw bad(`include '${clip(inc)}' is not supported; kiln can include ${[...INCLUDABLE].join(", ")}.`, "include");
+  checkInputStructure(body.input, { hasPrevious: false });
+  const effort = (body.reasoning?.effort ?? body.reasoning_effort ?? null) as Effort | null;
+  if (effort && effort !== "none" && !model.capabilities.reasoning) throw bad(`The model '${model.id}' does not reason; leave reasoning.effort out.`, "reasoning.effort");
+  const input = typeof body.input === "string" ? body.input : openReasoning(body.input as ResponsesInputItem[], model.id, sealer);
+  const defs = tools(body, model);
+  const thinks = model.capabilities.reasoning && effort !== "none" && effort !== "minimal";
+  return {
+    request: {
+      conversation: responsesToConversation(input, body.instructions ?? null),
+      tools: defs,
+      toolChoice: toolChoice(body, defs),
+      responseFormat: responseFormat(body),
+      n: 1,
+      maxTokens: body.max_output_tokens ?? null,
+      temperature: body.temperature ?? 1,
+      topP: body.top_p ?? 1,
+      seed: body.seed ?? null,
+      stop: [],
+      ignoreEos: false,
+      ...(model.capabilities.reasoning ? { templateOptions: { enable_thinking: thinks } } : {}),
+      ...(thinks ? { thinkingBudget: EFFORT_BUDGET[effort ?? "medium"] } : {}),
+    },
+    effort,
+    includeEncrypted: (body.include ?? []).includes(ENCRYPTED_REASONING),
+    summary: body.reasoning?.summary != null,
+  };
+}
