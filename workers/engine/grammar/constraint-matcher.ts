@@ -2,7 +2,7 @@
 import type * as xg from "@mlc-ai/web-xgrammar";
 import { byteLevelDecoderTable } from "../token-bytes.ts";
 import type { GrammarVocab } from "./grammar-vocab.ts";
-import { countAllowed, maskWords } from "./token-mask.ts";
+import { countAllowed, isAllowed, maskWords } from "./token-mask.ts";
 import { advanceUtf8, pendingLead, UTF8_START, type Utf8State } from "./utf8-guard.ts";
 
 const CHAR_TO_BYTE = byteLevelDecoderTable();
@@ -73,12 +73,40 @@ export class ConstraintMatcher {
 
   /**
    * The text that must come next whatever the model chooses (e.g. the rest of a property name), for
-   * jump-forward decoding; "" when nothing is forced or the row sits inside a UTF-8 character.
+   * jump-forward decoding: whole characters only, "" when nothing is forced or the row sits inside a UTF-8
+   * character. Found byte by byte through the single-byte tokens and undone afterwards, because xgrammar's
+   * own jump-forward string is decoded past its end when it stops inside a character (a wrong last character).
    */
-  forcedText(): string {
+  async forcedText(maxBytes = 256): Promise<string> {
     this.live();
     if (this.utf8.need > 0 || this.m.isTerminated()) return "";
-    return this.m.findJumpForwardString();
+    const mask = new Uint32Array(maskWords(this.vocab.size));
+    const saved = this.utf8;
+    const bytes: number[] = [];
+    try {
+      while (bytes.length < maxBytes) {
+        await this.fillMask(mask);
+        if (this.stopIds.some((id) => isAllowed(mask, id))) break;
+        let only = -1;
+        for (let b = 0; b < 256 && only !== -2; b++) {
+          const id = this.vocab.byteTokens[b]!;
+          if (id >= 0 && isAllowed(mask, id)) only = only === -1 ? b : -2;
+        }
+        if (only < 0 || !this.accept(this.vocab.byteTokens[only]!)) break;
+        bytes.push(only);
+      }
+    } finally {
+      if (bytes.length > 0) this.m.rollBack(bytes.length);
+      this.utf8 = saved;
+    }
+    // Drop a character the forced bytes only begin.
+    let end = bytes.length;
+    for (let i = Math.max(0, end - 3); i < end; i++) {
+      const b = bytes[i]!;
+      const len = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+      if (b >= 0xc0 && i + len > end) end = i;
+    }
+    return new TextDecoder().decode(Uint8Array.from(bytes.slice(0, end)));
   }
 
   /** Frees the matcher's WebAssembly memory; the matcher is unusable afterwards. Safe to call twice. */

@@ -13,6 +13,8 @@ export interface GrammarVocab {
   byteLevel: string[];
   /** Ids that end generation (EOS, end of turn): allowed exactly when the JSON is complete. */
   stopIds: number[];
+  /** The id of the token that is exactly byte b, or -1 (used to find forced text byte by byte). */
+  byteTokens: Int32Array;
   /** Per lead byte E0/ED/F0/F4: tokens refused right after it (see utf8-guard.ts). */
   utf8Refusals: Map<number, Uint32Array>;
 }
@@ -38,7 +40,9 @@ export function grammarVocab(opts: { size: number; stopIds: number[]; tokenBytes
     byteLevel[id] = s;
   }
   const firstByte = (id: number) => (byteLevel[id] ? toByte.get(byteLevel[id]![0]!)! : -1);
-  return { size: opts.size, byteLevel, stopIds: [...stops], utf8Refusals: secondByteRefusals(opts.size, firstByte) };
+  const byteTokens = new Int32Array(256).fill(-1);
+  for (let id = opts.size - 1; id >= 0; id--) if (byteLevel[id]!.length === 1) byteTokens[firstByte(id)] = id;
+  return { size: opts.size, byteLevel, stopIds: [...stops], byteTokens, utf8Refusals: secondByteRefusals(opts.size, firstByte) };
 }
 
 interface AddedToken {

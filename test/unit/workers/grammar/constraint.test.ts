@@ -111,20 +111,28 @@ describe("ConstraintMatcher", () => {
     expect(compiled.matcher({ stopIds: [f.vocab.size] })).rejects.toThrow("stop ids");
   });
 
-  test("forcedText gives what must come next, and nothing inside a UTF-8 character", async () => {
+  test("forcedText gives what must come next in whole characters, and leaves the row where it was", async () => {
     const f = await tinyFixture();
-    const compiled = await f.compiler.compile({ kind: "json_schema", schema: { type: "object", properties: { city: { enum: ["日本"] } }, required: ["city"], additionalProperties: false } });
-    const m = await compiled.matcher();
-    expect(m.forcedText()).toBe("{");
+    const m = await f.compiler.matcher({ kind: "json_schema", schema: { type: "object", properties: { city: { enum: ["日本"] } }, required: ["city"], additionalProperties: false } });
+    expect(await m.forcedText()).toBe("{");
     expect(m.accept(byteToken(f.vocab, 0x7b))).toBe(true);
     expect(m.accept(byteToken(f.vocab, 0x22))).toBe(true);
     // Whitespace may follow the name, so the forced run stops at its closing quote.
-    expect(m.forcedText()).toBe('city"');
+    expect(await m.forcedText()).toBe('city"');
+    expect(await m.forcedText(3)).toBe("cit");
     for (const x of utf8.encode('city": "')) expect(m.accept(byteToken(f.vocab, x))).toBe(true);
-    expect(m.forcedText()).toBe('日本"');
+    expect(await m.forcedText()).toBe('日本"');
     expect(m.accept(byteToken(f.vocab, 0xe6))).toBe(true);
-    expect(m.forcedText()).toBe("");
+    expect(await m.forcedText()).toBe("");
     m.dispose();
+    // 日 (E6 97 A5) and 旧 (E6 97 A7) share two bytes: nothing whole is forced. After é日本 the values part.
+    for (const [values, forced] of [[["日x", "旧y"], ""], [["é日本x", "é日本y"], "é日本"]] as const) {
+      const row = await f.compiler.matcher({ kind: "json_schema", schema: { enum: [...values] } });
+      expect(row.accept(byteToken(f.vocab, 0x22))).toBe(true);
+      expect(await row.forcedText()).toBe(forced);
+      expect((await drive(row, f.vocab, f.encode(`${values[1]}"`))).complete).toBe(true);
+      row.dispose();
+    }
   });
 });
 
