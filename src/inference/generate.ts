@@ -2,6 +2,7 @@
 // check → scheduler sequences → block events per choice, with usage counted from the tokens the worker generated.
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
+import type { ThinkingBudget } from "../scheduler/protocol.ts";
 import type { Scheduler, SeqEvent } from "../scheduler/scheduler.ts";
 import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
 import { checkPromptBound, fitContext } from "./context.ts";
@@ -9,7 +10,7 @@ import type { Conversation } from "./conversation.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { forcedPrefixFor, jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "./request.ts";
-import type { Tokenizers } from "./tokenizer.ts";
+import type { ModelTokenizer, Tokenizers } from "./tokenizer.ts";
 
 export interface CoreDeps {
   scheduler: Scheduler;
@@ -26,6 +27,7 @@ export interface Prepared {
   prefill: string | null;
   parser: Omit<ParserOptions, "newCallId">;
   stopTokenIds: number[];
+  thinking?: ThinkingBudget;
 }
 
 /** Text the assistant turn starts with when a tool call is forced: the model then only writes the arguments. */
@@ -47,6 +49,18 @@ export function opensThinking(rendered: string, thinking: PromptFormat["thinking
   return !!thinking && rendered.trimEnd().endsWith(thinking.open);
 }
 
+/**
+ * The worker's thinking budget for a prompt that opened a thinking block: the close marker must be one token (so
+ * the worker can see the model close it), and what the worker forces is the marker with the template's framing.
+ */
+export function thinkingBudget(tokenizer: ModelTokenizer, opened: boolean, budget: number | undefined): ThinkingBudget | undefined {
+  const close = tokenizer.format.thinking?.close;
+  if (!opened || budget === undefined || !close) return undefined;
+  const ids = tokenizer.encodeText(close);
+  if (ids.length !== 1) return undefined;
+  return { budget, closeTokenId: ids[0]!, forceIds: tokenizer.encodeText(`\n${close}\n\n`) };
+}
+
 /** Renders, bounds, tokenizes and fits the prompt; throws the family-neutral 400/503 errors. */
 export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, request: CoreRequest): Promise<Prepared> {
   deps.scheduler.assertServing(model.id);
@@ -58,18 +72,18 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   // Refused from a byte count when it cannot fit: a huge prompt costs no tokenizing.
   checkPromptBound(tokenizer.minTokens(rendered), request.maxTokens, model.contextLength);
   const promptIds = await tokenizer.encodePrompt(rendered, prefill ?? undefined);
+  const thinking = model.capabilities.reasoning ? format.thinking : null;
+  const startInThinking = opensThinking(rendered, thinking);
+  const budget = thinkingBudget(tokenizer, startInThinking, request.thinkingBudget);
   return {
     model,
     request,
     promptIds,
     maxTokens: fitContext(promptIds.length, request.maxTokens, model.contextLength),
     prefill,
-    parser: {
-      thinking: model.capabilities.reasoning ? format.thinking : null,
-      toolCall: tools?.length ? format.toolCall : null,
-      startInThinking: opensThinking(rendered, model.capabilities.reasoning ? format.thinking : null),
-    },
+    parser: { thinking, toolCall: tools?.length ? format.toolCall : null, startInThinking },
     stopTokenIds: request.ignoreEos ? [] : tokenizer.stopTokenIds,
+    ...(budget ? { thinking: budget } : {}),
   };
 }
 
@@ -82,7 +96,10 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
       model: p.model.id,
       promptIds: p.promptIds,
       signal,
-      params: { maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds },
+      params: {
+        maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds,
+        ...(p.thinking ? { thinking: p.thinking } : {}),
+      },
     })),
   );
   return streams.map((s) => choiceEvents(s, new OutputParser(p.parser), p.prefill, r.responseFormat, p.promptIds.length));

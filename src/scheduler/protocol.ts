@@ -15,6 +15,19 @@ export interface SamplingParams {
   stop: string[];
   /** Token ids that end the sequence (eos, end-of-turn); not emitted as text. */
   stopTokenIds: number[];
+  /** The sequence starts inside a thinking block that may use at most this many tokens (see ThinkingBudget). */
+  thinking?: ThinkingBudget;
+}
+
+/**
+ * A thinking budget: once `budget` tokens were spent inside the thinking block without the model closing it
+ * (sampling `closeTokenId`), the worker writes `forceIds` (the close marker and its framing) itself, so the answer
+ * starts within the budget. Lower reasoning effort, fewer thinking tokens.
+ */
+export interface ThinkingBudget {
+  budget: number;
+  closeTokenId: number;
+  forceIds: number[];
 }
 
 export interface ModelLoadSpec {

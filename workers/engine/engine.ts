@@ -227,7 +227,7 @@ export class Engine {
   private sampleNext(seq: Sequence, out: ForwardResult, row: number): { text: string; tokens: number; finish?: SeqFinish } {
     try {
       const logits = out.logits.subarray(row * out.vocab, (row + 1) * out.vocab);
-      const token = this.sampler.sample(logits, seq.params, seq.rng);
+      const token = seq.forcedToken() ?? this.sampler.sample(logits, seq.params, seq.rng);
       const outcome = seq.accept(token, this.runner.maxContext);
       return { text: outcome.text, tokens: 1, finish: outcome.finish };
     } catch (err) {

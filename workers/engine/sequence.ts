@@ -2,6 +2,7 @@
 import type { SamplingParams, SeqEndReason, SeqFinish } from "../../src/scheduler/protocol.ts";
 import { createRng } from "./prng.ts";
 import { SequenceText } from "./sequence-text.ts";
+import { ThinkingTracker } from "./thinking-budget.ts";
 
 export interface TokenOutcome {
   /** Text delta for this token. */
@@ -18,6 +19,7 @@ export class Sequence {
   lastToken = -1;
   cancelled = false;
   private readonly text: SequenceText;
+  private readonly thinking: ThinkingTracker | null;
 
   constructor(
     readonly id: string,
@@ -28,12 +30,19 @@ export class Sequence {
     this.promptTokens = promptIds.length;
     this.rng = createRng(params.seed);
     this.text = new SequenceText(tokenBytes, params.stop, params.stopTokenIds);
+    this.thinking = params.thinking ? new ThinkingTracker(params.thinking) : null;
+  }
+
+  /** A token the sequence must write next instead of sampling (its thinking budget is spent), or null. */
+  forcedToken(): number | null {
+    return this.thinking?.nextForced() ?? null;
   }
 
   /** Records a sampled token and applies the stop rules, in order: stop sequence, stop token, max tokens, context. */
   accept(token: number, maxContext: number): TokenOutcome {
     this.generated++;
     this.lastToken = token;
+    this.thinking?.accept(token);
     const step = this.text.push(token);
     if (step.stopSequence !== undefined) return { text: step.text, finish: this.finish("stop", { stopSequence: step.stopSequence }) };
     if (step.stopToken) return { text: step.text + this.text.end(), finish: this.finish("stop") };
