@@ -1,12 +1,13 @@
 // The bench's llama.cpp section: runs llama.cpp on the bench model's weights after kiln's own yardsticks, then prints one
 // table of every runtime's rates and the long-prompt scenario. Without node-llama-cpp it says why and skips its rows.
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { GgufFormat } from "../../build/model/gguf-model.ts";
 import type { ModelSpec } from "../../build/model/index.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import type { DirectBenchResult } from "./direct-ort.ts";
 import { llamaCppLevels, PREFILL_CHUNK, type LlamaCppBench } from "./llama-cpp.ts";
+import { llamaAccuracyLines } from "./llama-cpp-accuracy.ts";
 import { longPromptRows, longTargetLines, renderLongTable } from "./llama-cpp-long.ts";
 import { directRates, kilnRates, llamaFormatsLine, renderVersusTable, versusTargetLines, type VersusRow } from "./llama-cpp-report.ts";
 import type { LevelSummary } from "./metrics.ts";
@@ -68,7 +69,12 @@ export async function llamaCppSection(i: SectionInput): Promise<string> {
     `wall = generated tokens / time from request (or prefill) start, prefill included; decode = tokens after the first / time after it (kiln over HTTP: clients / TPOT p50)`,
     renderVersusTable(rows),
   );
-  if (ran) out.push(llamaFormatsLine(ran.all), ...versusTargetLines(rows, ran.all));
+  if (ran) {
+    out.push(llamaFormatsLine(ran.all), ...versusTargetLines(rows, ran.all));
+    // The bench keeps its fp32 build beside the quantized one (one models dir per dtype) for its own accuracy line.
+    const refDir = join(dirname(i.ggufDir), "fp32", i.spec.id);
+    out.push(...(await llamaAccuracyLines(ran.models, refDir, i.promptIds.slice(0, 32), i.spec.vocab, i.threads)));
+  }
 
   if (LONG_PROMPT > 0) {
     const stepOf = (batch: number) => i.direct[i.levels.indexOf(batch)]?.stepMsP50;

@@ -58,7 +58,7 @@ export interface LlamaCppOptions {
 export class LlamaCppModel {
   private constructor(
     readonly format: GgufFormat,
-    private readonly model: LlamaModel,
+    readonly model: LlamaModel,
     private readonly threads: number,
     /** node-llama-cpp's setting: "auto" lets llama.cpp decide (it turns it on for this CPU backend). */
     readonly flashAttention: string,

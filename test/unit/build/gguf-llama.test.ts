@@ -4,11 +4,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Llama, Token } from "node-llama-cpp";
+import type { Llama } from "node-llama-cpp";
 import { buildModel, PRESETS, type ModelSpec } from "../../../build/model/index.ts";
 import { decodeBlocks, GGML_TYPE } from "../../../build/model/gguf-blocks.ts";
 import { installGguf } from "../../../build/model/gguf-install.ts";
 import type { GgufFormat } from "../../../build/model/gguf-model.ts";
+import { llamaLogits } from "../../load/llama-cpp-accuracy.ts";
 import { BatchDecoder, loadLlamaCpp } from "../../load/llama-cpp-runtime.ts";
 import { argmax, forward, openDriver, positionCorrelations } from "./ort-driver.ts";
 import { readGguf } from "./gguf-read.ts";
@@ -29,23 +30,12 @@ beforeAll(async () => {
 const SPECS: [string, ModelSpec][] = [["llama (tiny preset)", { ...PRESETS.tiny!, id: "kiln-tiny-gguf-v1" }], ["qwen2 (tied, biases)", TINY_QWEN2]];
 const TOKENS = [5, 300, 41, 1000, 77, 9, 640, 18, 999, 3, 512, 250];
 
-/** llama.cpp's next-token logits at every position of `tokens` (teacher-forced), through the public sequence API. */
-async function llamaLogits(path: string, vocab: number): Promise<Float32Array> {
+/** llama.cpp's next-token logits at every position of TOKENS (teacher-forced), with F32 KV cells and one thread. */
+async function logitsOf(path: string, vocab: number): Promise<Float32Array> {
   const model = await llama.loadModel({ modelPath: path });
-  // F32 KV cells: the default F16 cache would add its own rounding to what is being measured. One thread: llama.cpp
-  // would otherwise start more spinning threads than this box has cores, which makes a tiny model take seconds.
-  const context = await model.createContext({ contextSize: 64, threads: 1, experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32" });
   try {
-    const out = await context.getSequence().controlledEvaluate(TOKENS.map((t) => [t as Token, { generateNext: { logits: true } }]));
-    const logits = new Float32Array(TOKENS.length * vocab);
-    out.forEach((o, p) => {
-      const m = o?.next?.logits;
-      if (!m || m.size !== vocab) throw new Error(`position ${p}: ${m?.size ?? 0} logits, expected ${vocab}`);
-      for (const [id, v] of m) logits[p * vocab + id] = v;
-    });
-    return logits;
+    return await llamaLogits(model, TOKENS, vocab, { threads: 1, f32Cache: true });
   } finally {
-    await context.dispose();
     await model.dispose();
   }
 }
@@ -92,7 +82,7 @@ describe.each(SPECS)("GGUF through llama.cpp vs kiln's fp32 ONNX: %s", (_label, 
   });
 
   test("F32 matches: same layout, rotary pairing and tokens (r ≈ 1, same argmax everywhere)", async () => {
-    const got = await llamaLogits(paths.f32, spec.vocab);
+    const got = await logitsOf(paths.f32, spec.vocab);
     const r = positionCorrelations(ref, got, spec.vocab);
     console.log(`${spec.id} F32: min r ${Math.min(...r).toFixed(6)}`);
     expect(Math.min(...r)).toBeGreaterThan(0.9999);
@@ -106,7 +96,7 @@ describe.each(SPECS)("GGUF through llama.cpp vs kiln's fp32 ONNX: %s", (_label, 
     expect(eps8).toBeLessThan(Math.sqrt(32) / 254);
     expect(eps4).toBeLessThan(Math.sqrt(32) / 16);
     for (const [format, eps] of [["q8_0", eps8], ["q4_0", eps4]] as const) {
-      const r = positionCorrelations(ref, await llamaLogits(paths[format], spec.vocab), spec.vocab);
+      const r = positionCorrelations(ref, await logitsOf(paths[format], spec.vocab), spec.vocab);
       const need = requiredCorrelation(spec, eps, eps8);
       console.log(`${spec.id} ${format}: weight error ${eps.toFixed(4)}, min r ${Math.min(...r).toFixed(4)}, median ${[...r].sort((a, b) => a - b)[r.length >> 1]!.toFixed(4)} (bound ${need.toFixed(4)})`);
       expect(Math.min(...r)).toBeGreaterThan(format === "q8_0" ? Math.max(0.99, need) : need);
