@@ -160,8 +160,14 @@ export class GgufWriter {
     }
   }
 
+  /** Closes the file and checks that every tensor was written in full. */
   close(): void {
     closeSync(this.fd);
     if (this.tensor !== this.tensors.length) throw new Error(`gguf: only ${this.tensor} of ${this.tensors.length} tensors were written`);
+  }
+
+  /** Closes the file after a failure, leaving the caller's error the one reported. */
+  abort(): void {
+    closeSync(this.fd);
   }
 }

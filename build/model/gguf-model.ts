@@ -148,9 +148,11 @@ export async function writeGgufModel(spec: ModelSpec, format: GgufFormat, path: 
       // Lets timers and signal handlers run during long builds.
       await new Promise<void>((r) => setImmediate(r));
     }
-  } finally {
-    writer.close();
+  } catch (e) {
+    writer.abort();
+    throw e;
   }
+  writer.close();
 }
 
 /** Appends the part of `chunk` that belongs to tensor `t`; 1-D plan entries (norms, biases) arrive whole as one row. */
