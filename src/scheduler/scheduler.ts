@@ -58,7 +58,7 @@ export class Scheduler {
   /** Admits a group of sequences atomically (n > 1 shares one admission) or throws 503 service_overloaded. */
   submit(requests: SeqRequest[]): AsyncIterable<SeqEvent>[] {
     for (const r of requests) this.assertServing(r.model);
-    const cost = this.backend!.entryCost;
+    const cost = this.backend?.entryCost ?? 1;
     const now = performance.now();
     const group: NewEntry<Pending>[] = requests.map((r) => ({
       id: `seq_${++seqCounter}`, model: r.model, cost, queuedAt: now, payload: { promptIds: r.promptIds, params: r.params, channel: new Channel<SeqEvent>() },
