@@ -26,23 +26,26 @@ export interface GrammarVocab {
 export function grammarVocab(opts: { size: number; stopIds: number[]; tokenBytes: (id: number) => Uint8Array | null }): GrammarVocab {
   if (opts.stopIds.length === 0) throw new Error("constrained decoding needs at least one stop token id");
   for (const id of opts.stopIds) if (!(Number.isInteger(id) && id >= 0 && id < opts.size)) throw new Error(`stop token id ${id} is outside the vocabulary (0..${opts.size - 1})`);
-  const toByte = byteLevelDecoderTable();
-  const toChar: string[] = [];
-  for (const [ch, b] of toByte) toChar[b] = ch;
+  const codes = new Uint16Array(256);
+  for (const [ch, b] of byteLevelDecoderTable()) codes[b] = ch.charCodeAt(0);
   const stops = new Set(opts.stopIds);
   const byteLevel = new Array<string>(opts.size);
+  // First byte of each token (-1: never allowed), for the single-byte table and the UTF-8 refusal masks.
+  const first = new Int16Array(opts.size).fill(-1);
+  const byteTokens = new Int32Array(256).fill(-1);
   for (let id = 0; id < opts.size; id++) {
     // Stop tokens are matched by id, never as text: their content must not count as JSON characters.
     const bytes = stops.has(id) ? null : opts.tokenBytes(id);
-    let s = "";
     // A token that cannot sit inside well-formed UTF-8 (e.g. holding byte C0 or a surrogate) is never allowed.
-    if (bytes && isUtf8Fragment(bytes)) for (const b of bytes) s += toChar[b];
-    byteLevel[id] = s;
+    if (!bytes || bytes.length === 0 || !isUtf8Fragment(bytes)) {
+      byteLevel[id] = "";
+      continue;
+    }
+    byteLevel[id] = String.fromCharCode(...Array.from(bytes, (b) => codes[b]!));
+    first[id] = bytes[0]!;
+    if (bytes.length === 1 && byteTokens[bytes[0]!] === -1) byteTokens[bytes[0]!] = id;
   }
-  const firstByte = (id: number) => (byteLevel[id] ? toByte.get(byteLevel[id]![0]!)! : -1);
-  const byteTokens = new Int32Array(256).fill(-1);
-  for (let id = opts.size - 1; id >= 0; id--) if (byteLevel[id]!.length === 1) byteTokens[firstByte(id)] = id;
-  return { size: opts.size, byteLevel, stopIds: [...stops], byteTokens, utf8Refusals: secondByteRefusals(opts.size, firstByte) };
+  return { size: opts.size, byteLevel, stopIds: [...stops], byteTokens, utf8Refusals: secondByteRefusals(first) };
 }
 
 interface AddedToken {

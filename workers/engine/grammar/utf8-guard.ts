@@ -16,10 +16,11 @@ export const UTF8_START: Readonly<Utf8State> = { need: 0, lo: 0x80, hi: 0xbf };
 /** The narrower second-byte ranges (Unicode Table 3-7); any other lead allows 80–BF. */
 const SECOND_BYTE: Record<number, [number, number]> = { 0xe0: [0xa0, 0xbf], 0xed: [0x80, 0x9f], 0xf0: [0x90, 0xbf], 0xf4: [0x80, 0x8f] };
 
-/** Feeds `bytes` from `state`; returns the new state, or null at the first ill-formed byte. */
-export function advanceUtf8(state: Utf8State, bytes: Iterable<number>): Utf8State | null {
+/** Feeds `bytes[from..]` from `state`; returns the new state, or null at the first ill-formed byte. */
+export function advanceUtf8(state: Utf8State, bytes: ArrayLike<number>, from = 0): Utf8State | null {
   let { need, lo, hi } = state;
-  for (const b of bytes) {
+  for (let i = from; i < bytes.length; i++) {
+    const b = bytes[i]!;
     if (need > 0) {
       if (b < lo || b > hi) return null;
       need--;
@@ -34,29 +35,29 @@ export function advanceUtf8(state: Utf8State, bytes: Iterable<number>): Utf8Stat
     else return null;
     [lo, hi] = SECOND_BYTE[b] ?? [0x80, 0xbf];
   }
-  return { need, lo, hi };
+  return need === state.need && lo === state.lo && hi === state.hi ? state : { need, lo, hi };
 }
 
 /**
  * Whether a token's bytes can occur inside well-formed UTF-8: up to three leading continuation bytes (the rest
  * of a character begun by earlier tokens), then whole characters, then possibly the start of one.
  */
-export function isUtf8Fragment(bytes: Uint8Array | number[]): boolean {
+export function isUtf8Fragment(bytes: ArrayLike<number>): boolean {
   let i = 0;
   while (i < bytes.length && i < 3 && (bytes[i]! & 0xc0) === 0x80) i++;
-  return advanceUtf8(UTF8_START, bytes.slice(i)) !== null;
+  return advanceUtf8(UTF8_START, bytes, i) !== null;
 }
 
 /**
  * For each lead byte with a narrower second-byte range, a mask of the tokens whose first byte falls outside it
- * (bit set = refuse). `firstByte(id)` is -1 for tokens that are never allowed anyway.
+ * (bit set = refuse). `firstByte[id]` is -1 for tokens that are never allowed anyway.
  */
-export function secondByteRefusals(size: number, firstByte: (id: number) => number): Map<number, Uint32Array> {
+export function secondByteRefusals(firstByte: Int16Array): Map<number, Uint32Array> {
   const out = new Map<number, Uint32Array>();
   for (const [lead, [lo, hi]] of Object.entries(SECOND_BYTE)) {
-    const mask = new Uint32Array(Math.ceil(size / 32));
-    for (let id = 0; id < size; id++) {
-      const b = firstByte(id);
+    const mask = new Uint32Array(Math.ceil(firstByte.length / 32));
+    for (let id = 0; id < firstByte.length; id++) {
+      const b = firstByte[id]!;
       if (b >= 0x80 && b <= 0xbf && (b < lo || b > hi)) mask[id >>> 5]! |= 1 << (id & 31);
     }
     out.set(Number(lead), mask);
