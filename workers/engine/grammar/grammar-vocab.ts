@@ -48,15 +48,11 @@ export function grammarVocab(opts: { size: number; stopIds: number[]; tokenBytes
   return { size: opts.size, byteLevel, stopIds: [...stops], byteTokens, utf8Refusals: secondByteRefusals(first) };
 }
 
-interface AddedToken {
-  id: number;
-  content: string;
-  special?: boolean;
-}
-
 /**
- * The vocabulary of a Hugging Face tokenizer.json. Special added tokens are never allowed; ordinary added
- * tokens count as their literal text. Throws when the decoder is not byte-exact (the constraint would guess).
+ * The vocabulary of a Hugging Face tokenizer.json. Added tokens are never allowed, special or not: markers
+ * such as `<think>` or `<tool_call>` (not always flagged special) inside JSON would be read as structure by
+ * the output parsers, and their text can still be spelled with ordinary tokens. Throws when the decoder is
+ * not byte-exact (the constraint would guess).
  */
 export function grammarVocabFromTokenizer(json: TokenizerJson, opts: { size: number; stopIds: number[] }): GrammarVocab {
   const decode = pieceDecoder(json.decoder);
@@ -65,14 +61,11 @@ export function grammarVocabFromTokenizer(json: TokenizerJson, opts: { size: num
   const vocab = json.model?.vocab;
   if (Array.isArray(vocab)) vocab.forEach(([piece], id) => pieces.set(id, piece));
   else if (vocab) for (const [piece, id] of Object.entries(vocab)) pieces.set(id, piece);
-  const added = new Map<number, AddedToken>();
-  for (const t of (json.added_tokens ?? []) as AddedToken[]) added.set(t.id, t);
-  const utf8 = new TextEncoder();
+  const added = new Set((json.added_tokens ?? []).map((t) => t.id));
   return grammarVocab({
     ...opts,
     tokenBytes: (id) => {
-      const a = added.get(id);
-      if (a) return a.special === false ? utf8.encode(a.content) : null;
+      if (added.has(id)) return null;
       const piece = pieces.get(id);
       return piece === undefined ? null : decode(piece);
     },

@@ -172,6 +172,18 @@ describe("token masks", () => {
     const v = grammarVocab({ size: 3, stopIds: [2], tokenBytes: (id) => utf8.encode(["a", " é", "x"][id]!) });
     expect(v.byteLevel).toEqual(["a", "ĠÃ©", ""]);
   });
+
+  test("the tokenizer's added tokens (<think>, <tool_call>, …) never appear inside constrained JSON", async () => {
+    const f = await tinyFixture();
+    const think = specialId(f.vocab.size, "<think>");
+    expect(f.vocab.byteLevel[think]).toBe("");
+    const m = await f.compiler.matcher({ kind: "json_schema", schema: { type: "string" } });
+    const mask = new Uint32Array(maskWords(f.vocab.size));
+    expect(m.accept(byteToken(f.vocab, 0x22))).toBe(true);
+    await m.fillMask(mask);
+    expect([isAllowed(mask, think), m.accept(think), isAllowed(mask, specialId(f.vocab.size, "<tool_call>"))]).toEqual([false, false, false]);
+    m.dispose();
+  });
 });
 
 describe("inside a Bun worker", () => {
