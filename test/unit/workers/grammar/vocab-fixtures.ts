@@ -1,6 +1,7 @@
 // The real vocabularies the grammar tests run on (the built tiny model's, and the qwen2-0.5b preset's built
 // without weights), plus encoders and a driver that feeds token ids through a matcher the way the engine will.
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { AutoTokenizer, env } from "@huggingface/transformers";
 import { buildTokenizer, specialId } from "../../../../build/model/tokenizer.ts";
@@ -91,14 +92,26 @@ export function tinyFixture(): Promise<VocabFixture> {
   return tiny;
 }
 
-/** The qwen2-0.5b preset's tokenizer (151,936 ids, no weights needed), with longest-match encoding. */
+/** The qwen2-0.5b preset's tokenizer (151,936 ids, built without weights), with transformers.js encoding. */
 export function qwenFixture(): Promise<VocabFixture> {
   qwen ??= (async () => {
     const size = 151936;
     const t = buildTokenizer(size, 32768);
     const vocab = grammarVocabFromTokenizer(t.tokenizerJson as TokenizerJson, { size, stopIds: [specialId(size, "<|im_end|>"), specialId(size, "<|endoftext|>")] });
-    const greedy = greedyEncoder(vocab);
-    return { name: "qwen2-0.5b preset", vocab, compiler: await ConstraintCompiler.create(vocab), encode: (text) => greedy(text) };
+    // transformers.js loads tokenizers from folders only: write one, load it, remove it.
+    const root = mkdtempSync(join(tmpdir(), "kiln-grammar-tok-"));
+    try {
+      mkdirSync(join(root, "qwen"));
+      writeFileSync(join(root, "qwen", "tokenizer.json"), JSON.stringify(t.tokenizerJson));
+      writeFileSync(join(root, "qwen", "tokenizer_config.json"), JSON.stringify(t.tokenizerConfig));
+      env.allowRemoteModels = false;
+      env.localModelPath = root;
+      const tok = await AutoTokenizer.from_pretrained("qwen", { local_files_only: true });
+      const encode = (text: string) => tok.encode(text, { add_special_tokens: false });
+      return { name: "qwen2-0.5b preset", vocab, compiler: await ConstraintCompiler.create(vocab), encode };
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   })();
   return qwen;
 }
