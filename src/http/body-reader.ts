@@ -9,17 +9,20 @@ export interface BodyLimits {
   timeoutMs: number;
 }
 
-/** Reads `request`'s body (declared length checked first); throws 413 payload_too_large or 408 past the deadline. */
-export async function readBody(request: Request, limits: BodyLimits): Promise<Uint8Array> {
+/** Hands each chunk of `request`'s body to `onChunk` as it arrives (declared length checked first); returns the total. */
+export async function pumpBody(request: Request, limits: BodyLimits, onChunk: (chunk: Uint8Array) => void): Promise<number> {
   const declared = request.headers.get("content-length");
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limits.maxBytes) throw ApiError.payloadTooLarge(limits.maxBytes);
-  if (!request.body) return new Uint8Array(0);
-  return readStream(request.body, limits);
+  if (!request.body) return 0;
+  return pumpStream(request.body, limits, onChunk);
 }
 
-export async function readStream(body: ReadableStream<Uint8Array>, limits: BodyLimits): Promise<Uint8Array> {
+/**
+ * Reads `body` chunk by chunk; throws 413 payload_too_large at the first byte past the limit, 408 at the deadline,
+ * or whatever `onChunk` throws, cancelling the rest of the stream in each case.
+ */
+export async function pumpStream(body: ReadableStream<Uint8Array>, limits: BodyLimits, onChunk: (chunk: Uint8Array) => void): Promise<number> {
   const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
   let total = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -28,10 +31,10 @@ export async function readStream(body: ReadableStream<Uint8Array>, limits: BodyL
   try {
     for (;;) {
       const { done, value } = await Promise.race([reader.read(), deadline]);
-      if (done) break;
+      if (done) return total;
       total += value.byteLength;
       if (total > limits.maxBytes) throw ApiError.payloadTooLarge(limits.maxBytes);
-      chunks.push(value);
+      onChunk(value);
     }
   } catch (e) {
     reader.cancel().catch(() => {});
@@ -39,6 +42,22 @@ export async function readStream(body: ReadableStream<Uint8Array>, limits: BodyL
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The whole body of `request` under `limits`, as one buffer. */
+export async function readBody(request: Request, limits: BodyLimits): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  const total = await pumpBody(request, limits, (c) => chunks.push(c));
+  return concat(chunks, total);
+}
+
+export async function readStream(body: ReadableStream<Uint8Array>, limits: BodyLimits): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  const total = await pumpStream(body, limits, (c) => chunks.push(c));
+  return concat(chunks, total);
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(total);
   let at = 0;

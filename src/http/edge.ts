@@ -4,9 +4,9 @@
 import type { Db } from "../db/client.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { ApiError, clip } from "../errors/api-error.ts";
-import { readBody } from "./body-reader.ts";
+import { pumpBody } from "./body-reader.ts";
 import type { EdgePolicy, PolicyLookup } from "./edge-policy.ts";
-import { parseJsonBody } from "./json-depth.ts";
+import { JsonBodyParser } from "./json-depth.ts";
 import type { RequestMeta } from "./request-meta.ts";
 import { internalUrl } from "./request-target.ts";
 
@@ -67,7 +67,9 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     // body gets the idle timeout back, so a client that keeps the connection after its 413 or 400 is not held forever.
     server?.timeout(raw, 0);
     try {
-      body = parseJsonBody(await readBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs }), MAX_JSON_DEPTH);
+      const parser = new JsonBodyParser(MAX_JSON_DEPTH);
+      await pumpBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs }, (chunk) => parser.push(chunk));
+      body = parser.finish();
     } catch (e) {
       server?.timeout(raw, deps.config.idleTimeoutS);
       throw e;

@@ -1,5 +1,6 @@
 // JSON bodies are checked for nesting depth before JSON.parse and schema validation: validating 100,000 nested
-// arrays overflows the stack and takes seconds, a depth scan over the raw bytes takes microseconds per KB.
+// arrays overflows the stack and takes seconds. The check and the UTF-8 decoding run chunk by chunk as the body
+// arrives, so a large body costs the event loop one JSON.parse once it is complete, not a pass per step.
 import { ApiError } from "../errors/api-error.ts";
 
 const OPEN_OBJECT = 0x7b;
@@ -9,56 +10,110 @@ const CLOSE_ARRAY = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** True when `bytes` holds at most `limit` of `{` and `[` in all (so no nesting can pass `limit`); native scans only. */
-function fewOpeners(bytes: Uint8Array, limit: number): boolean {
-  let count = 0;
-  for (const opener of [OPEN_OBJECT, OPEN_ARRAY]) {
-    for (let at = bytes.indexOf(opener); at >= 0; at = bytes.indexOf(opener, at + 1)) if (++count > limit) return false;
+/** Tracks the nesting depth of `{`/`[` outside strings across chunks; `max` stops growing once past `limit`. */
+export class DepthScanner {
+  max = 0;
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+
+  constructor(private readonly limit = Infinity) {}
+
+  push(bytes: Uint8Array): void {
+    const n = bytes.length;
+    // Next quote and backslash at or after i (n: none), found natively: a long string (a prompt) is crossed in two
+    // scans instead of a loop over its bytes. Each is searched again only once i has passed it, so the work stays O(n).
+    let quote = -1;
+    let slash = -1;
+    let i = 0;
+    while (i < n && this.max <= this.limit) {
+      if (this.inString) {
+        if (this.escaped) {
+          this.escaped = false;
+          i++;
+          continue;
+        }
+        if (quote < i) quote = indexOr(bytes, QUOTE, i, n);
+        if (slash < i) slash = indexOr(bytes, BACKSLASH, i, n);
+        if (slash < quote) {
+          this.escaped = true;
+          i = slash + 1;
+        } else {
+          this.inString = quote === n;
+          i = quote + 1;
+        }
+        continue;
+      }
+      const b = bytes[i++]!;
+      if (b === QUOTE) this.inString = true;
+      else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+        if (++this.depth > this.max) this.max = this.depth;
+      } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) this.depth--;
+    }
   }
-  return true;
+}
+
+function indexOr(bytes: Uint8Array, byte: number, from: number, none: number): number {
+  const at = bytes.indexOf(byte, from);
+  return at < 0 ? none : at;
 }
 
 /** The deepest nesting of `{`/`[` outside strings, stopping early once `limit` is passed. */
 export function jsonDepth(bytes: Uint8Array, limit = Infinity): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (inString) {
-      if (b === BACKSLASH) i++;
-      else if (b === QUOTE) inString = false;
-      continue;
-    }
-    if (b === QUOTE) inString = true;
-    else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
-      if (++depth > max) {
-        max = depth;
-        if (max > limit) return max;
-      }
-    } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) depth--;
-  }
-  return max;
+  const scanner = new DepthScanner(limit);
+  scanner.push(bytes);
+  return scanner.max;
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const EMPTY = "The request body is empty. Send a JSON object with Content-Type: application/json.";
+const NOT_JSON = "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.";
 
-/** Parses a JSON request body, refusing empty bodies, bad UTF-8, bad JSON and nesting deeper than `maxDepth` with 400s. */
+/** A JSON body fed chunk by chunk: decoded and depth-checked as it arrives, parsed at the end. Errors are 400s. */
+export class JsonBodyParser {
+  private readonly decoder = new TextDecoder("utf-8", { fatal: true });
+  private readonly scanner: DepthScanner;
+  private parts: string[] = [];
+  private bytes = 0;
+
+  constructor(private readonly maxDepth: number) {
+    this.scanner = new DepthScanner(maxDepth);
+  }
+
+  push(chunk: Uint8Array): void {
+    this.bytes += chunk.byteLength;
+    this.scanner.push(chunk);
+    if (this.scanner.max > this.maxDepth) throw tooDeep(this.maxDepth);
+    try {
+      this.parts.push(this.decoder.decode(chunk, { stream: true }));
+    } catch {
+      throw ApiError.badRequest("The request body is not valid UTF-8.");
+    }
+  }
+
+  finish(): unknown {
+    if (this.bytes === 0) throw ApiError.badRequest(EMPTY);
+    let text: string;
+    try {
+      text = this.parts.join("") + this.decoder.decode();
+    } catch {
+      throw ApiError.badRequest("The request body is not valid UTF-8.");
+    }
+    this.parts = [];
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw ApiError.badRequest(NOT_JSON);
+    }
+  }
+}
+
+function tooDeep(maxDepth: number): ApiError {
+  return ApiError.badRequest(`The request body is nested more than ${maxDepth} levels deep.`);
+}
+
+/** Parses a whole JSON request body, refusing empty bodies, bad UTF-8, bad JSON and nesting deeper than `maxDepth` with 400s. */
 export function parseJsonBody(bytes: Uint8Array, maxDepth: number): unknown {
-  if (bytes.length === 0) throw ApiError.badRequest("The request body is empty. Send a JSON object with Content-Type: application/json.");
-  // Most bodies (a long prompt is mostly text) have few brackets at all: two native scans settle it.
-  if (!fewOpeners(bytes, maxDepth) && jsonDepth(bytes, maxDepth) > maxDepth) {
-    throw ApiError.badRequest(`The request body is nested more than ${maxDepth} levels deep.`);
-  }
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch {
-    throw ApiError.badRequest("The request body is not valid UTF-8.");
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw ApiError.badRequest("The request body is not valid JSON. Send a JSON object with Content-Type: application/json.");
-  }
+  const parser = new JsonBodyParser(maxDepth);
+  parser.push(bytes);
+  return parser.finish();
 }

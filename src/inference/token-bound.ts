@@ -73,8 +73,11 @@ export function maxBytesPerToken(json: TokenizerJson, vocab: Iterable<string>): 
   return longest * shrink;
 }
 
-/** The fewest tokens `text` can become, given `bytesPerToken` from maxBytesPerToken (0 when there is no bound). */
+/**
+ * The fewest tokens `text` can become, given `bytesPerToken` from maxBytesPerToken (0 when there is no bound). Counted
+ * in UTF-16 units, never more than the UTF-8 bytes: O(1), where counting bytes would walk a multi-megabyte prompt.
+ */
 export function minTokens(text: string, bytesPerToken: number | null): number {
   if (bytesPerToken === null) return 0;
-  return Math.ceil(utf8(text) / bytesPerToken);
+  return Math.ceil(text.length / bytesPerToken);
 }

@@ -108,3 +108,42 @@ export async function halfSent(url: string, count: number, waitMs: number, opts:
   for (const e of socks) e.s.destroy();
   return open;
 }
+
+/** The poller run in its own process, so the test process's own pauses (GC, building bodies) are not counted. */
+const POLLER = `
+const url = process.argv[process.argv.length - 1];
+let worst = 0, polls = 0, running = true;
+process.stdin.on("data", () => { running = false; });
+while (running) {
+  const t0 = performance.now();
+  await (await fetch(url + "/v1/status")).arrayBuffer();
+  // The first poll (this process's own start-up) only says the poller is ready.
+  if (++polls === 1) console.log("ready");
+  else worst = Math.max(worst, performance.now() - t0);
+  await Bun.sleep(10);
+}
+console.log(JSON.stringify({ worst, polls }));
+process.exit(0);
+`;
+
+/** Like statusLatency, with the polling done by a separate process. */
+export async function statusLatencyApart<T>(url: string, work: () => Promise<T>): Promise<{ result: T; worstMs: number; polls: number }> {
+  const proc = Bun.spawn([process.execPath, "-e", POLLER, url], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let out = "";
+  while (!out.includes("ready\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`status poller exited early: ${out}`);
+    out += decoder.decode(value, { stream: true });
+  }
+  await Bun.sleep(30);
+  const result = await work();
+  await Bun.sleep(30);
+  proc.stdin.write("stop\n");
+  await proc.stdin.end();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+  await proc.exited;
+  const { worst, polls } = JSON.parse(out.trim().split("\n").pop()!) as { worst: number; polls: number };
+  return { result, worstMs: worst, polls };
+}

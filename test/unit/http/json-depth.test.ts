@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ApiError } from "../../../src/errors/api-error.ts";
-import { jsonDepth, parseJsonBody } from "../../../src/http/json-depth.ts";
+import { JsonBodyParser, jsonDepth, parseJsonBody } from "../../../src/http/json-depth.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -54,5 +54,36 @@ describe("parseJsonBody", () => {
     expect(refusal(() => parseJsonBody(new Uint8Array(0), 64)).message).toMatch(/empty/);
     expect(refusal(() => parseJsonBody(bytes('{"model": "x", '), 64)).message).toMatch(/not valid JSON/);
     expect(refusal(() => parseJsonBody(new Uint8Array([0x7b, 0xff, 0x7d]), 64)).message).toMatch(/UTF-8/);
+  });
+});
+
+describe("JsonBodyParser (chunk by chunk)", () => {
+  const feed = (pieces: (string | Uint8Array)[], maxDepth = 64) => {
+    const p = new JsonBodyParser(maxDepth);
+    for (const piece of pieces) p.push(typeof piece === "string" ? bytes(piece) : piece);
+    return p.finish();
+  };
+
+  test("strings, escapes and multi-byte characters split across chunks", () => {
+    const euro = bytes("€");
+    const bs = "\\";
+    // a = [[[\ (an escaped backslash split from its pair), b = x"[[[[ (an escaped quote split from its backslash).
+    expect(feed(['{"a":"[[[', bs, bs, '"', ',"b":"x' + bs, '"[[[[', '"}'], 2)).toEqual({ a: "[[[" + bs, b: 'x"[[[[' });
+    expect(feed(['{"c":"', euro.slice(0, 1), euro.slice(1), '"}'])).toEqual({ c: "€" });
+  });
+
+  test("too deep is refused at the chunk that passes the limit, before the rest arrives", () => {
+    const p = new JsonBodyParser(3);
+    p.push(bytes("[[["));
+    expect(() => p.push(bytes("["))).toThrow("nested more than 3 levels");
+  });
+
+  test("a chunk without structural bytes leaves the state alone", () => {
+    expect(feed(['{"a":"', "x".repeat(100_000), '"}'], 1)).toEqual({ a: "x".repeat(100_000) });
+    expect(() => feed(["[", " ".repeat(1000), "[]]"], 1)).toThrow("nested more than 1 levels");
+  });
+
+  test("invalid UTF-8 in any chunk is a 400", () => {
+    expect(() => feed(['{"a":"', new Uint8Array([0xc3]), '"}'])).toThrow("not valid UTF-8");
   });
 });

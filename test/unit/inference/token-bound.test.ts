@@ -38,7 +38,9 @@ describe("maxBytesPerToken", () => {
 
   test("minTokens", () => {
     expect(minTokens("x".repeat(100), 8)).toBe(13);
-    expect(minTokens("é".repeat(4), 4)).toBe(2);
+    // Counted in UTF-16 units (at most the UTF-8 bytes): "é" is 2 bytes but counts 1.
+    expect(minTokens("é".repeat(8), 4)).toBe(2);
+    expect(minTokens("🙂".repeat(4), 4)).toBe(2);
     expect(minTokens("anything", null)).toBe(0);
   });
 });

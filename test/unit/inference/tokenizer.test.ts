@@ -35,7 +35,9 @@ describe("prompt tokenizing", () => {
     expect(tok.minTokens("word ".repeat(2000))).toBeGreaterThan(0);
   });
 
-  test("a 4 MB prompt is tokenized in the worker: the main thread never stalls 50 ms, and the ids match", async () => {
+  // On the main thread this text takes well over a second to tokenize; off it, the main thread only posts the text
+  // and unpacks the ids. The margin allows for a GC pause in a busy test process.
+  test("a 4 MB prompt is tokenized in the worker: the main thread never stalls 150 ms, and the ids match", async () => {
     const text = turn("word ".repeat(800_000) + "<|im_end|> é🙂");
     let last = performance.now();
     let worstGap = 0;
@@ -46,7 +48,7 @@ describe("prompt tokenizing", () => {
     }, 5);
     const ids = await tok.encodePrompt(text);
     clearInterval(ticker);
-    expect(worstGap).toBeLessThan(50);
+    expect(worstGap).toBeLessThan(150);
     expect(ids.length).toBeGreaterThan(800_000);
     // The same ids as the main thread gives (which takes over a second for this text).
     expect(ids).toEqual(tok.encodeText(text));
