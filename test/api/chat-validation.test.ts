@@ -68,6 +68,12 @@ describe("POST /v1/chat/completions validation", () => {
     expect(((await res.json()) as any).error).toMatchObject({ type: "server_error", code: "backend_unavailable" });
   });
 
+  test("n above KILN_MAX_QUEUE is a 400 (it could never be admitted), not a 503 to retry", async () => {
+    const small = testKiln({ modelsDir: models, env: { KILN_MAX_QUEUE: "2" } });
+    const res = await small.req("/v1/chat/completions", { method: "POST", json: { model: "chat-check-v1", messages: user, n: 3 } });
+    await expect400(res, "n", /at most 2 generations at once/);
+  });
+
   test("while draining, new requests get 503 server_shutting_down", async () => {
     k.deps.lifecycle.draining = true;
     const res = await post({ model: "chat-check-v1", messages: user });
