@@ -59,6 +59,7 @@ export async function loadTokenizer(model: ModelEntry, offThread?: OffThreadEnco
   const bytesPerToken = maxBytesPerToken(json, vocab.keys());
   const template = (tok as unknown as { chat_template?: unknown }).chat_template;
   const format = resolvePromptFormat(model.promptFormat, typeof template === "string" ? template : "", (t) => vocab.has(t));
+  warmTemplate(tok);
   return {
     format,
     stopTokenIds,
@@ -86,6 +87,15 @@ export async function loadTokenizer(model: ModelEntry, offThread?: OffThreadEnco
       return prefill ? [...ids, ...encodeText(prefill)] : ids;
     },
   };
+}
+
+/** Compiles the chat template now (it is cached), so the first request does not pay for it on the event loop. */
+function warmTemplate(tok: PreTrainedTokenizer): void {
+  try {
+    tok.apply_chat_template([{ role: "user", content: "hi" }], { add_generation_prompt: true, tokenize: false });
+  } catch {
+    // A template that needs more than one user turn compiles on its first real use instead.
+  }
 }
 
 /** Loads each model's tokenizer once; with an OffThreadEncoder, large prompts are tokenized in its worker. */

@@ -1,8 +1,9 @@
 // Probes kiln's edge as a hostile client would and prints figures: `bun test/load/edge-probe.ts`.
-// 1: an unauthenticated 512 MiB chunked upload (status, server RSS growth); 2: a 20 MB prompt and 100,000 nested
-// `[` with a key (time to answer, worst /v1/status latency meanwhile); 6: 300 half-sent requests of three kinds (still open later).
+// 1: an unauthenticated 512 MiB chunked upload (status, server RSS growth). 2: a 20 MB prompt, a maximal 4 MiB one
+// and 100,000 nested `[` with a key (time to answer, worst /v1/status latency meanwhile, polled from a separate
+// process). 6: 300 half-sent requests of three kinds (how many are still open later).
 import { dirname } from "node:path";
-import { chunkedUpload, halfSent, rssGrowth, statusLatency } from "../helpers/hostile-clients.ts";
+import { chunkedUpload, halfSent, rssGrowth, statusLatencyApart as statusLatency } from "../helpers/hostile-clients.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
