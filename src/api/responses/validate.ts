@@ -93,7 +93,8 @@ export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, s
   if (effort && effort !== "none" && !model.capabilities.reasoning) throw bad(`The model '${model.id}' does not reason; leave reasoning.effort out.`, "reasoning.effort");
   const input = typeof body.input === "string" ? body.input : openReasoning(body.input as ResponsesInputItem[], model.id, sealer);
   const defs = tools(body, model);
-  const thinks = model.capabilities.reasoning && effort !== "none" && effort !== "minimal";
+  // Without an effort the model's own template decides (as chat does); an effort opens or skips the thinking block.
+  const thinks = model.capabilities.reasoning && effort !== null && effort !== "none" && effort !== "minimal";
   return {
     request: {
       conversation: responsesToConversation(input, body.instructions ?? null),
@@ -107,8 +108,8 @@ export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, s
       seed: body.seed ?? null,
       stop: [],
       ignoreEos: false,
-      ...(model.capabilities.reasoning ? { templateOptions: { enable_thinking: thinks } } : {}),
-      ...(thinks ? { thinkingBudget: EFFORT_BUDGET[effort ?? "medium"] } : {}),
+      ...(model.capabilities.reasoning && effort ? { templateOptions: { enable_thinking: thinks } } : {}),
+      ...(thinks ? { thinkingBudget: EFFORT_BUDGET[effort] } : {}),
     },
     effort,
     includeEncrypted: (body.include ?? []).includes(ENCRYPTED_REASONING),

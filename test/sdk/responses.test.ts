@@ -1,0 +1,157 @@
+// The official openai client, unmodified, against a real kiln: Responses create/stream/input_tokens, reasoning replay.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+let server: TestServer;
+let client: OpenAI;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
+});
+afterAll(() => server.stop(1000));
+
+/** The raw SSE events of one streamed request, parsed. */
+async function rawEvents(body: Record<string, unknown>): Promise<{ event: string; data: any }[]> {
+  const res = await fetch(`${server.url}/v1/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: server.modelId, stream: true, temperature: 0, ...body }),
+  });
+  expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+  const text = await res.text();
+  expect(text).not.toContain("[DONE]");
+  return text.trim().split("\n\n").map((frame) => {
+    const [ev, data] = frame.split("\n");
+    return { event: ev!.replace(/^event: /, ""), data: JSON.parse(data!.replace(/^data: /, "")) };
+  });
+}
+
+describe("responses", () => {
+  test("a string input: a response object with a message item, its text, and real usage", async () => {
+    const r = await client.responses.create({ model: server.modelId, input: "Say hello", max_output_tokens: 16, temperature: 0 });
+    expect(r.id).toMatch(/^resp_[0-9a-f]{32}$/);
+    expect(r.object).toBe("response");
+    expect(["completed", "incomplete"] as string[]).toContain(r.status);
+    const msg = r.output.find((o) => o.type === "message")!;
+    expect(msg.id).toMatch(/^msg_/);
+    expect(r.output_text.length).toBeGreaterThan(0);
+    expect(r.usage!.output_tokens).toBeGreaterThan(0);
+    expect(r.usage!.output_tokens).toBeLessThanOrEqual(16);
+    expect(r.usage!.total_tokens).toBe(r.usage!.input_tokens + r.usage!.output_tokens);
+    if (r.status === "incomplete") expect(r.incomplete_details).toEqual({ reason: "max_output_tokens" });
+  });
+
+  test("items in; the stream helper's final response equals the streamed deltas and the non-streamed answer", async () => {
+    const input = [{ role: "system" as const, content: "Be brief." }, { role: "user" as const, content: [{ type: "input_text" as const, text: "Name a river" }] }];
+    const plain = await client.responses.create({ model: server.modelId, input, max_output_tokens: 20, temperature: 0 });
+    let deltas = "";
+    const stream = client.responses.stream({ model: server.modelId, input, max_output_tokens: 20, temperature: 0 });
+    stream.on("response.output_text.delta", (e) => (deltas += e.delta));
+    const final = await stream.finalResponse();
+    expect(final.output_text).toBe(deltas);
+    expect(final.output_text).toBe(plain.output_text);
+    expect(final.usage).toEqual(plain.usage);
+  });
+
+  test("the raw stream: event names equal types, sequence numbers 0…N−1 without gaps, one terminal event, in the format's order", async () => {
+    const events = await rawEvents({ input: "Hello", max_output_tokens: 16 });
+    expect(events.map((e) => e.data.sequence_number as number)).toEqual(events.map((_, i) => i));
+    for (const e of events) expect(e.event).toBe(e.data.type);
+    const types = events.map((e) => e.data.type);
+    expect(types.slice(0, 4)).toEqual(["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
+    expect(types.slice(-4, -1)).toEqual(["response.output_text.done", "response.content_part.done", "response.output_item.done"]);
+    const terminal = types.filter((t) => ["response.completed", "response.incomplete", "response.failed", "error"].includes(t));
+    expect(terminal).toEqual([types.at(-1)]);
+    expect(events[0]!.data.response.status).toBe("in_progress");
+    const last = events.at(-1)!.data.response;
+    expect(last.output[0].content[0].text).toBe(events.filter((e) => e.data.type === "response.output_text.delta").map((e) => e.data.delta).join(""));
+  });
+
+  test("input_tokens equals the usage.input_tokens the same request is billed", async () => {
+    const body = { model: server.modelId, instructions: "Answer in French.", input: [{ role: "user" as const, content: "Good morning" }], max_output_tokens: 16 };
+    const counted = await client.responses.inputTokens.count(body);
+    expect(counted.object).toBe("response.input_tokens");
+    const r = await client.responses.create({ ...body, temperature: 0 });
+    expect(counted.input_tokens).toBe(r.usage!.input_tokens);
+    // The instructions are part of the prompt.
+    const bare = await client.responses.inputTokens.count({ model: server.modelId, input: [{ role: "user", content: "Good morning" }] });
+    expect(counted.input_tokens).toBeGreaterThan(bare.input_tokens);
+  });
+
+  test("at temperature 0, chat and responses give the same text for the same conversation (one core)", async () => {
+    const chat = await client.chat.completions.create({
+      model: server.modelId, temperature: 0, max_tokens: 24,
+      messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "Tell me about rivers" }],
+    });
+    const resp = await client.responses.create({ model: server.modelId, temperature: 0, max_output_tokens: 24, instructions: "You are terse.", input: "Tell me about rivers" });
+    expect(resp.output_text).toBe(chat.choices[0]!.message.content!);
+  });
+});
+
+describe("reasoning", () => {
+  const ask = { model: "", input: "Plan a trip", temperature: 0, store: false as const, include: ["reasoning.encrypted_content" as const] };
+
+  test("lower effort does measurably less thinking", async () => {
+    const low = await client.responses.create({ ...ask, model: server.modelId, max_output_tokens: 700, reasoning: { effort: "low" } });
+    const high = await client.responses.create({ ...ask, model: server.modelId, max_output_tokens: 700, reasoning: { effort: "high" } });
+    const lowTokens = low.usage!.output_tokens_details.reasoning_tokens;
+    expect(lowTokens).toBeGreaterThan(0);
+    // The low budget (256) closes the block; high thinks past it.
+    expect(lowTokens).toBeLessThan(300);
+    expect(high.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(lowTokens);
+    const rs = low.output.find((o) => o.type === "reasoning")!;
+    expect(rs.id).toMatch(/^rs_/);
+  });
+
+  test("store false + encrypted_content: replayed reasoning reaches the prompt; a tampered payload is a 400", async () => {
+    const first = await client.responses.create({ ...ask, model: server.modelId, max_output_tokens: 300, reasoning: { effort: "low" } });
+    const rs = first.output.find((o) => o.type === "reasoning")! as OpenAI.Responses.ResponseReasoningItem;
+    expect(rs.encrypted_content).toMatch(/^v1\./);
+    const answer = first.output.filter((o) => o.type === "message");
+    expect(answer.length).toBe(1);
+    const history = (item: object) => [{ role: "user" as const, content: "Plan a trip" }, item, ...answer, { role: "user" as const, content: "And then?" }] as OpenAI.Responses.ResponseInput;
+    // Only the sealed form goes back (no plaintext), so anything the prompt gains came out of the seal.
+    const sealedOnly = { type: "reasoning", encrypted_content: rs.encrypted_content, summary: [] };
+    const withReasoning = await client.responses.inputTokens.count({ model: server.modelId, input: history(sealedOnly) });
+    const without = await client.responses.inputTokens.count({ model: server.modelId, input: history({ role: "assistant", content: "" }).filter((_, i) => i !== 1) });
+    expect(withReasoning.input_tokens - without.input_tokens).toBeGreaterThan(100);
+    const next = await client.responses.create({ model: server.modelId, input: history(sealedOnly), max_output_tokens: 16, temperature: 0, store: false });
+    expect(next.usage!.input_tokens).toBe(withReasoning.input_tokens);
+    const tampered = { ...sealedOnly, encrypted_content: rs.encrypted_content!.slice(0, -6) };
+    const err = await client.responses.create({ model: server.modelId, input: history(tampered), max_output_tokens: 16 }).catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.param).toBe("input.1.encrypted_content");
+  });
+});
+
+describe("stream-level failures", () => {
+  test("a worker lost mid-stream ends the stream with a top-level error event, code backend_unavailable", async () => {
+    const res = await fetch(`${server.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: server.modelId, input: "Go on and on", max_output_tokens: 3000, stream: true }),
+    });
+    const reader = res.body!.getReader();
+    const dec = new TextDecoder();
+    let text = "";
+    while (!text.includes("response.output_text.delta")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before any text:\n${text}`);
+      text += dec.decode(value);
+    }
+    const busy = server.runtime.pool.stats().find((w) => w.held === 1)!;
+    server.runtime.pool.restart(busy.workerId, "killed by test");
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += dec.decode(value);
+    }
+    const last = JSON.parse(text.trim().split("\n\n").at(-1)!.split("\n")[1]!.slice(6));
+    expect(last).toMatchObject({ type: "error", code: "backend_unavailable" });
+    expect(last.message).not.toContain("/");
+    const seqs = text.trim().split("\n\n").map((f) => JSON.parse(f.split("\n")[1]!.slice(6)).sequence_number);
+    expect(seqs).toEqual(seqs.map((_: number, i: number) => i));
+  });
+});

@@ -1,0 +1,70 @@
+// The Responses input-structure rules 1–5, one at a time, each with its param.
+import { describe, expect, test } from "bun:test";
+import { checkInputStructure } from "../../../src/api/responses/input-rules.ts";
+import type { ResponsesRequestBody } from "../../../src/api/responses/schema.ts";
+import { ApiError } from "../../../src/errors/api-error.ts";
+
+type Items = Exclude<ResponsesRequestBody["input"], string>;
+const user = (text: string) => ({ role: "user", content: text });
+const call = (id: string) => ({ type: "function_call", call_id: id, name: "f", arguments: "{}" });
+const output = (id: string) => ({ type: "function_call_output", call_id: id, output: "ok" });
+const reasoning = (id?: string, enc?: string) => ({ type: "reasoning", ...(id ? { id } : {}), summary: [], ...(enc ? { encrypted_content: enc } : {}) });
+const said = (text: string, phase?: string) => ({ role: "assistant", content: text, ...(phase ? { phase } : {}) });
+
+function refusal(items: unknown[], hasPrevious = false): ApiError {
+  try {
+    checkInputStructure(items as Items, { hasPrevious });
+  } catch (e) {
+    if (e instanceof ApiError) return e;
+    throw e;
+  }
+  throw new Error("expected a 400");
+}
+const ok = (items: unknown[], hasPrevious = false) => expect(() => checkInputStructure(items as Items, { hasPrevious })).not.toThrow();
+
+describe("input structure", () => {
+  test("a valid agent turn passes: reasoning, commentary, calls, outputs, answer", () => {
+    ok([user("go"), reasoning("rs_1"), said("Looking.", "commentary"), call("call_a"), call("call_b"), output("call_b"), output("call_a"), said("done"), user("thanks")]);
+  });
+
+  test("empty input and unsupported roles or item types", () => {
+    expect(refusal([]).param).toBe("input");
+    expect(() => checkInputStructure("", { hasPrevious: false })).toThrow("must not be empty");
+    expect(refusal([{ role: "tool", content: "x" }]).param).toBe("input.0.role");
+    expect(refusal([{ type: "computer_call" }]).param).toBe("input.0.type");
+    expect(refusal([{ role: "user", content: [{ type: "output_text", text: "x" }] }]).param).toBe("input.0.content.0.type");
+  });
+
+  test("rule 1: a function_call_output must answer a function_call of the request (relaxed with previous_response_id)", () => {
+    const e = refusal([user("go"), call("call_a"), output("call_zz")]);
+    expect(e.param).toBe("call_id");
+    expect(e.message).toContain("call_zz");
+    ok([user("go"), output("call_from_before")], true);
+  });
+
+  test("rule 2: a replayed reasoning item is followed by an assistant message or a function_call", () => {
+    expect(refusal([user("go"), reasoning("rs_1"), user("again")]).param).toBe("input");
+    expect(refusal([user("go"), reasoning("rs_1")]).message).toContain("without its required following item");
+    ok([user("go"), reasoning("rs_1"), reasoning("rs_2"), call("call_a"), output("call_a")]);
+  });
+
+  test("rule 3: assistant text right before a function_call carries phase commentary", () => {
+    const e = refusal([user("go"), said("Let me check."), call("call_a"), output("call_a")]);
+    expect(e.param).toBe("input.1.phase");
+    ok([user("go"), said("Let me check.", "commentary"), call("call_a"), output("call_a")]);
+  });
+
+  test("rule 4: reasoning ids do not repeat, and the message names the duplicate", () => {
+    const e = refusal([user("go"), reasoning("rs_same"), said("a"), reasoning("rs_same"), said("b")]);
+    expect(e.param).toBe("input");
+    expect(e.message).toContain("rs_same");
+  });
+
+  test("rule 5: ids are rs_-prefixed; an id may be left out only when encrypted_content is there", () => {
+    const e = refusal([user("go"), reasoning("reasoning_1"), said("a")]);
+    expect(e.message).toBe("Invalid reasoning ID format");
+    expect(e.param).toBe("input.1.id");
+    expect(refusal([user("go"), reasoning(), said("a")]).param).toBe("input.1.id");
+    ok([user("go"), reasoning(undefined, "v1.sealed"), said("a")]);
+  });
+});
