@@ -33,7 +33,7 @@ describe("responses", () => {
     const r = await client.responses.create({ model: server.modelId, input: "Say hello", max_output_tokens: 16, temperature: 0 });
     expect(r.id).toMatch(/^resp_[0-9a-f]{32}$/);
     expect(r.object).toBe("response");
-    expect(["completed", "incomplete"] as string[]).toContain(r.status);
+    expect(r.status === "completed" || r.status === "incomplete").toBe(true);
     const msg = r.output.find((o) => o.type === "message")!;
     expect(msg.id).toMatch(/^msg_/);
     expect(r.output_text.length).toBeGreaterThan(0);
