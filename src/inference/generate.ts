@@ -24,7 +24,10 @@ export interface Prepared {
   promptIds: number[];
   /** The output budget each choice gets. */
   maxTokens: number;
+  /** Text the assistant turn starts with (a forced call's opening, a client's prefill); it is not part of the answer. */
   prefill: string | null;
+  /** A tool call was forced: an answer without one is malformed output. */
+  forcedCall: boolean;
   parser: Omit<ParserOptions, "newCallId">;
   stopTokenIds: number[];
   thinking?: ThinkingBudget;
@@ -67,7 +70,8 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const tokenizer = await deps.tokenizers.get(model);
   const format = tokenizer.format;
   const tools = request.toolChoice === "none" ? null : request.tools;
-  const prefill = forcedToolPrefix(format, request.toolChoice, tools);
+  const forced = forcedToolPrefix(format, request.toolChoice, tools);
+  const prefill = request.assistantPrefill || forced ? `${request.assistantPrefill ?? ""}${forced ?? ""}` : null;
   const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.responseFormat, format), tools, request.templateOptions);
   // Refused from a byte count when it cannot fit: a huge prompt costs no tokenizing.
   checkPromptBound(tokenizer.minTokens(rendered), request.maxTokens, model.contextLength);
@@ -81,6 +85,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     promptIds,
     maxTokens: fitContext(promptIds.length, request.maxTokens, model.contextLength),
     prefill,
+    forcedCall: forced !== null,
     parser: { thinking, toolCall: tools?.length ? format.toolCall : null, startInThinking },
     stopTokenIds: request.ignoreEos ? [] : tokenizer.stopTokenIds,
     ...(budget ? { thinking: budget } : {}),
@@ -98,14 +103,17 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
       signal,
       params: {
         maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds,
+        ...(r.topK ? { topK: r.topK } : {}),
         ...(p.thinking ? { thinking: p.thinking } : {}),
       },
     })),
   );
-  return streams.map((s) => choiceEvents(s, new OutputParser(p.parser), p.prefill, r.responseFormat, p.promptIds.length));
+  return streams.map((s) => choiceEvents(s, new OutputParser(p.parser), p, r.responseFormat));
 }
 
-async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser, prefill: string | null, format: ResponseFormat, inputTokens: number): AsyncIterable<CoreEvent> {
+async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser, p: Prepared, format: ResponseFormat): AsyncIterable<CoreEvent> {
+  const { prefill, forcedCall } = p;
+  const inputTokens = p.promptIds.length;
   const framer = new BlockFramer();
   const usage: Usage = { inputTokens, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 };
   let text = "";
@@ -135,7 +143,7 @@ async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser,
       yield* frame(parser.end());
       yield* framer.end();
       yield { type: "usage", usage };
-      if (prefill && parser.toolCalls === 0 && f.reason !== "cancelled") {
+      if (forcedCall && parser.toolCalls === 0 && f.reason !== "cancelled") {
         yield { type: "error", error: malformed("the required tool call's arguments were not valid JSON") };
         return;
       }

@@ -21,6 +21,8 @@ export interface CoreRequest {
   maxTokens: number | null;
   temperature: number;
   topP: number;
+  /** Only the k most likely tokens may be sampled (Messages' top_k). */
+  topK?: number;
   seed: number | null;
   stop: string[];
   /** Keep generating past end-of-turn tokens (fixed-length benchmarks). */
@@ -29,4 +31,6 @@ export interface CoreRequest {
   templateOptions?: Record<string, unknown>;
   /** Most thinking tokens before kiln closes the thinking block itself (a model that reasons; from the effort). */
   thinkingBudget?: number;
+  /** Text the assistant turn already starts with (Messages' final assistant message): the answer continues it. */
+  assistantPrefill?: string;
 }

@@ -9,6 +9,8 @@ export interface SamplingParams {
   temperature: number;
   /** Nucleus mass in (0, 1]; 1 disables the filter. */
   topP: number;
+  /** Only the k most likely tokens may be sampled (absent: no limit). */
+  topK?: number;
   /** Seed of this sequence's own PRNG; the same seed and prompt give the same tokens. */
   seed: number;
   /** Text stop sequences: generation ends before the first occurrence, which is not emitted. */

@@ -4,6 +4,7 @@ import { chunkInputs, decodeInputs, prefillInputs } from "./batch-inputs.ts";
 import { type BatchKv, type BatchRow, compactRows, rebuildBatch, trimBatch } from "./kv-cache.ts";
 import type { ForwardResult, ModelRunner } from "./model-runner.ts";
 import { Sampler } from "./sampler.ts";
+import { TopK } from "./top-k.ts";
 import { Sequence } from "./sequence.ts";
 import { addProblem } from "./validate.ts";
 
@@ -44,6 +45,7 @@ export class Engine {
   private chunked: Chunked | null = null;
   private readonly known = new Set<string>();
   private readonly sampler = new Sampler();
+  private readonly topK = new TopK();
 
   constructor(private readonly runner: ModelRunner, private readonly opts: EngineOptions) {}
 
@@ -227,7 +229,9 @@ export class Engine {
   private sampleNext(seq: Sequence, out: ForwardResult, row: number): { text: string; tokens: number; finish?: SeqFinish } {
     try {
       const logits = out.logits.subarray(row * out.vocab, (row + 1) * out.vocab);
-      const token = seq.forcedToken() ?? this.sampler.sample(logits, seq.params, seq.rng);
+      const forced = seq.forcedToken();
+      if (forced === null && seq.params.topK && seq.params.temperature > 0) this.topK.apply(logits, seq.params.topK);
+      const token = forced ?? this.sampler.sample(logits, seq.params, seq.rng);
       const outcome = seq.accept(token, this.runner.maxContext);
       return { text: outcome.text, tokens: 1, finish: outcome.finish };
     } catch (err) {

@@ -22,6 +22,7 @@ export function addProblem(promptIds: unknown, params: unknown, limits: ModelLim
   if (!isInt(p.maxTokens) || p.maxTokens < 1) return "maxTokens must be a positive integer";
   if (typeof p.temperature !== "number" || !Number.isFinite(p.temperature) || p.temperature < 0) return "temperature must be a finite number ≥ 0";
   if (typeof p.topP !== "number" || !(p.topP > 0 && p.topP <= 1)) return "topP must be in (0, 1]";
+  if (p.topK !== undefined && (!isInt(p.topK) || p.topK < 1)) return "topK must be a positive integer";
   if (typeof p.seed !== "number" || !Number.isFinite(p.seed)) return "seed must be a finite number";
   if (!Array.isArray(p.stop) || !p.stop.every((s) => typeof s === "string")) return "stop must be a list of strings";
   if (!Array.isArray(p.stopTokenIds) || !p.stopTokenIds.every(isInt)) return "stopTokenIds must be a list of integers";
