@@ -17,6 +17,10 @@ export async function pumpBody(request: Request, limits: BodyLimits, onChunk: (c
   return pumpStream(request.body, limits, onChunk);
 }
 
+/** Bytes handled between two turns of the event loop: chunks already buffered would otherwise run back to back. */
+const YIELD_EVERY = 256 * 1024;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Reads `body` chunk by chunk; throws 413 payload_too_large at the first byte past the limit, 408 at the deadline,
  * or whatever `onChunk` throws, cancelling the rest of the stream in each case.
@@ -24,6 +28,7 @@ export async function pumpBody(request: Request, limits: BodyLimits, onChunk: (c
 export async function pumpStream(body: ReadableStream<Uint8Array>, limits: BodyLimits, onChunk: (chunk: Uint8Array) => void): Promise<number> {
   const reader = body.getReader();
   let total = 0;
+  let sinceYield = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(ApiError.bodyTimeout(limits.timeoutMs)), limits.timeoutMs);
@@ -35,6 +40,11 @@ export async function pumpStream(body: ReadableStream<Uint8Array>, limits: BodyL
       total += value.byteLength;
       if (total > limits.maxBytes) throw ApiError.payloadTooLarge(limits.maxBytes);
       onChunk(value);
+      sinceYield += value.byteLength;
+      if (sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await nextTurn();
+      }
     }
   } catch (e) {
     reader.cancel().catch(() => {});

@@ -12,6 +12,8 @@ import { internalUrl } from "./request-target.ts";
 
 /** Deeper JSON than this is refused before parsing (tool schemas rarely pass 10 levels). */
 export const MAX_JSON_DEPTH = 64;
+/** Bodies from this size on are parsed in a turn of the event loop of their own. */
+const LARGE_BODY = 256 * 1024;
 
 export interface EdgeDeps {
   db: Db;
@@ -68,8 +70,10 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     server?.timeout(raw, 0);
     try {
       const parser = new JsonBodyParser(MAX_JSON_DEPTH);
-      await pumpBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs }, (chunk) => parser.push(chunk));
+      const size = await pumpBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs }, (chunk) => parser.push(chunk));
       body = parser.finish();
+      // Parsing a large body took a few milliseconds: let waiting requests in before validation and the route run.
+      if (size >= LARGE_BODY) await new Promise<void>((resolve) => setImmediate(resolve));
     } catch (e) {
       server?.timeout(raw, deps.config.idleTimeoutS);
       throw e;

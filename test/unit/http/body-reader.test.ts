@@ -58,6 +58,19 @@ describe("readStream", () => {
   });
 });
 
+test("a body that is already buffered still lets the event loop turn while it is read", async () => {
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      for (let i = 0; i < 64; i++) c.enqueue(new Uint8Array(64 * 1024));
+      c.close();
+    },
+  });
+  let turned = false;
+  setImmediate(() => (turned = true));
+  expect((await readStream(stream, { maxBytes: 8 * MiB, timeoutMs: 5000 })).byteLength).toBe(4 * MiB);
+  expect(turned).toBe(true);
+});
+
 describe("readBody", () => {
   test("a declared Content-Length over the limit is refused before reading", async () => {
     const { stream, state } = source(10, MiB);
