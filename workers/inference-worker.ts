@@ -2,6 +2,7 @@
 import type { FromWorker, ModelLoadSpec, ToWorker } from "../src/scheduler/protocol.ts";
 import { DEFAULT_BURST_WINDOW, gatherBurst } from "./engine/burst.ts";
 import { Engine } from "./engine/engine.ts";
+import { LazyConstraintSource } from "./engine/constraint-source.ts";
 import { loadModel } from "./engine/load-model.ts";
 
 interface WorkerScope {
@@ -54,6 +55,8 @@ async function load(spec: ModelLoadSpec): Promise<void> {
     engine = new Engine(loaded.runner, {
       maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
       tokenBytes: loaded.tokenBytes,
+      // Without an end id a constrained answer could never finish: such a model serves unconstrained requests only.
+      ...(loaded.eosIds.length ? { constraints: new LazyConstraintSource(loaded.runner.vocabSize, loaded.tokenizerJson, loaded.eosIds) } : {}),
       emit: (deltas, finished) => post({ type: "step", deltas, finished }),
     });
     post({ type: "loaded", modelId: spec.id, ms: performance.now() - started });

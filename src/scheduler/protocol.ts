@@ -19,6 +19,31 @@ export interface SamplingParams {
   stopTokenIds: number[];
   /** The sequence starts inside a thinking block that may use at most this many tokens (see ThinkingBudget). */
   thinking?: ThinkingBudget;
+  /** The output (or the part of it after thinking) is held to a JSON grammar: structured outputs, forced tool calls. */
+  constraint?: OutputConstraint;
+}
+
+/** What constrained output must be: one instance of a JSON Schema (the strict subset), or any JSON object. */
+export type ConstraintSpec = { kind: "json_schema"; schema: Record<string, unknown> } | { kind: "json_object" };
+
+/**
+ * Constrained decoding for one sequence. Each step only tokens the grammar allows may be sampled; text stop
+ * sequences are not looked for inside the JSON. A max_tokens cut before the JSON is whole ends with "length".
+ */
+export interface OutputConstraint {
+  spec: ConstraintSpec;
+  /** Ids that may end the JSON once it is whole (the model's end-of-turn ids); allowed nowhere else. */
+  stopIds: number[];
+  /**
+   * Written by the worker itself when the JSON is whole, in place of the end id the model chose: e.g. `}`,
+   * `\n</tool_call>` and end-of-turn after a forced call's arguments. Without it the end id ends the sequence.
+   */
+  closeIds?: number[];
+  /**
+   * The constraint starts only once `tokenId` (the thinking close marker) is written and then `framingIds` (what
+   * the template writes after it, forced when the model closed the block itself).
+   */
+  startAfter?: { tokenId: number; framingIds: number[] };
 }
 
 /**

@@ -6,6 +6,7 @@ import type { ForwardResult, ModelRunner } from "./model-runner.ts";
 import { Sampler } from "./sampler.ts";
 import { TopK } from "./top-k.ts";
 import { Sequence } from "./sequence.ts";
+import type { ConstraintSource } from "./row-constraint.ts";
 import { addProblem } from "./validate.ts";
 
 export interface EngineOptions {
@@ -19,6 +20,8 @@ export interface EngineOptions {
    * prefilled together within it (padding counted); a longer prompt is prefilled alone in chunks of this size.
    */
   prefillTokenBudget?: number;
+  /** Where constrained sequences get their grammar matchers; without it, constrained adds fail. */
+  constraints?: ConstraintSource;
 }
 
 /** What one step gathers: the report, and the rows that form the next batch. */
@@ -55,14 +58,15 @@ export class Engine {
         ? "seqId must be a non-empty string"
         : this.known.has(seqId)
           ? `sequence ${seqId} is already running`
-          : addProblem(promptIds, params, { vocabSize: this.runner.vocabSize, maxContext: this.runner.maxContext });
+          : (addProblem(promptIds, params, { vocabSize: this.runner.vocabSize, maxContext: this.runner.maxContext }) ??
+            (params.constraint && !this.opts.constraints ? "this model's output cannot be constrained" : null));
     if (problem !== null) {
       const promptTokens = Array.isArray(promptIds) ? promptIds.length : 0;
       this.pendingFinished.push({ seqId: String(seqId), reason: "error", promptTokens, outputTokens: 0, message: problem });
       return;
     }
     this.known.add(seqId);
-    this.queue.push(new Sequence(seqId, promptIds, params, this.opts.tokenBytes));
+    this.queue.push(new Sequence(seqId, promptIds, params, this.opts.tokenBytes, this.opts.constraints));
   }
 
   /** A queued sequence ends at once; a running one leaves at the next step boundary. Unknown ids are ignored. */
@@ -98,7 +102,7 @@ export class Engine {
     if (live.length > 0 && this.kv) {
       const kv = this.kv;
       const tokens = live.map((s) => s.lastToken);
-      const out = await this.tryForward(live, ctx, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
+      const out = await this.forwardMasked(live, ctx, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
       if (out) this.collect(ctx, live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
     }
     const budget = this.opts.prefillTokenBudget ?? 512;
@@ -107,7 +111,7 @@ export class Engine {
     const newcomers = this.admit(this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0), budget, spent);
     if (newcomers.length > 0) {
       const prompts = newcomers.map((s) => s.promptIds);
-      const out = await this.tryForward(newcomers, ctx, () => this.runner.forward(prefillInputs(prompts, this.runner.padId), null));
+      const out = await this.forwardMasked(newcomers, ctx, () => this.runner.forward(prefillInputs(prompts, this.runner.padId), null));
       if (out) {
         const width = Math.max(...prompts.map((p) => p.length));
         this.collect(ctx, newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
@@ -135,7 +139,9 @@ export class Engine {
   private async advanceChunk(ctx: StepContext, budget: number): Promise<number> {
     const { seq, kv, done } = this.chunked!;
     const piece = seq.promptIds.slice(done, done + budget);
-    const out = await this.tryForward([seq], ctx, () => this.runner.forward(chunkInputs(piece, done), kv));
+    const last = done + piece.length >= seq.promptIds.length;
+    const run = () => this.runner.forward(chunkInputs(piece, done), kv);
+    const out = await (last ? this.forwardMasked([seq], ctx, run) : this.tryForward([seq], ctx, run));
     this.chunked = null;
     if (out) {
       const cached = done + piece.length;
@@ -226,10 +232,23 @@ export class Engine {
     }
   }
 
+  /**
+   * A forward pass with the constrained rows' masks filled meanwhile: a mask depends only on tokens already
+   * accepted, so it costs no step time unless it takes longer than the model. Rows without one add nothing.
+   */
+  private async forwardMasked(seqs: Sequence[], ctx: StepContext, run: () => Promise<ForwardResult>): Promise<ForwardResult | null> {
+    const masked = seqs.filter((s) => s.constraint?.masking && s.forcedToken() === null);
+    if (masked.length === 0) return this.tryForward(seqs, ctx, run);
+    const [out] = await Promise.all([this.tryForward(seqs, ctx, run), ...masked.map((s) => s.constraint!.prepare())]);
+    return out;
+  }
+
   private sampleNext(seq: Sequence, out: ForwardResult, row: number): { text: string; tokens: number; finish?: SeqFinish } {
     try {
       const logits = out.logits.subarray(row * out.vocab, (row + 1) * out.vocab);
       const forced = seq.forcedToken();
+      // The grammar's mask comes first, so top-k and top-p choose among allowed tokens only.
+      if (forced === null && seq.constraint?.masking) seq.constraint.restrict(logits);
       if (forced === null && seq.params.topK && seq.params.temperature > 0) this.topK.apply(logits, seq.params.topK);
       const token = forced ?? this.sampler.sample(logits, seq.params, seq.rng);
       const outcome = seq.accept(token, this.runner.maxContext);

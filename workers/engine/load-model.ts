@@ -8,6 +8,10 @@ import { type TokenizerJson, tokenBytesLookup } from "./token-bytes.ts";
 export interface LoadedModel {
   runner: OrtRunner;
   tokenBytes: (id: number) => Uint8Array;
+  /** tokenizer.json as read, for the grammar vocabulary of constrained output. */
+  tokenizerJson: TokenizerJson;
+  /** The model's end-of-sequence ids (config.json and generation_config.json). */
+  eosIds: number[];
   /** Releases the ONNX Runtime session. */
   dispose(): Promise<void>;
 }
@@ -41,8 +45,22 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
   const vocabSize = config.vocab_size ?? tokenizer.get_vocab().size ?? 0;
   if (!(vocabSize > 0)) throw new Error("cannot tell the vocabulary size (config.json has no vocab_size)");
   const eos = Array.isArray(config.eos_token_id) ? config.eos_token_id[0] : config.eos_token_id;
+  const eosIds = await endIds(spec.dir, config.eos_token_id, vocabSize);
   const padId = config.pad_token_id ?? tokenizer.pad_token_id ?? eos ?? 0;
   const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId);
   const tokenBytes = tokenBytesLookup(tokenizerJson, (id) => tokenizer.decode([id], { skip_special_tokens: false }));
-  return { runner, tokenBytes, dispose: async () => void (await model.dispose()) };
+  return { runner, tokenBytes, tokenizerJson, eosIds, dispose: async () => void (await model.dispose()) };
+}
+
+/** Every end-of-sequence id config.json and generation_config.json name, within the vocabulary. */
+async function endIds(dir: string, fromConfig: number | number[] | null | undefined, vocabSize: number): Promise<number[]> {
+  const ids = new Set<number>();
+  const add = (v: unknown) => {
+    for (const id of Array.isArray(v) ? v : [v]) if (Number.isInteger(id) && id >= 0 && id < vocabSize) ids.add(id as number);
+  };
+  add(fromConfig);
+  const gen = Bun.file(join(dir, "generation_config.json"));
+  // generation_config.json is optional.
+  if (await gen.exists()) add(((await gen.json()) as { eos_token_id?: unknown }).eos_token_id);
+  return [...ids];
 }

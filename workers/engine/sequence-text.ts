@@ -21,9 +21,11 @@ export class SequenceText {
     this.stopIds = new Set(stopTokenIds);
   }
 
-  push(id: number): TextStep {
+  /** `matchStops` false: text stop sequences are not looked for (inside constrained JSON they would cut it). */
+  push(id: number, matchStops = true): TextStep {
     if (this.stopIds.has(id)) return { text: "", stopToken: true };
     const decoded = this.utf8.decode(this.tokenBytes(id), { stream: true });
+    if (!matchStops) return { text: this.stops.flush() + decoded };
     if (decoded === "") return { text: "" };
     const r = this.stops.push(decoded);
     return r.stop === undefined ? { text: r.emit } : { text: r.emit, stopSequence: r.stop };

@@ -1,6 +1,8 @@
-// One generation request inside the engine: its sampling state, text stream and the rules that end it.
+// One generation request inside the engine: its sampling state, text stream, the tokens the worker writes itself
+// (a thinking close, a constraint's close) and the rules that end it.
 import type { SamplingParams, SeqEndReason, SeqFinish } from "../../src/scheduler/protocol.ts";
 import { createRng } from "./prng.ts";
+import { type ConstraintSource, type ConstraintStep, RowConstraint } from "./row-constraint.ts";
 import { SequenceText } from "./sequence-text.ts";
 import { ThinkingTracker } from "./thinking-budget.ts";
 
@@ -11,6 +13,8 @@ export interface TokenOutcome {
   finish?: SeqFinish;
 }
 
+const GO: ConstraintStep = { kind: "go" };
+
 export class Sequence {
   readonly rng: () => number;
   readonly promptTokens: number;
@@ -18,41 +22,66 @@ export class Sequence {
   /** The newest sampled token, fed at the next decode step. */
   lastToken = -1;
   cancelled = false;
+  /** Present when the output is held to a grammar. */
+  readonly constraint: RowConstraint | null;
   private readonly text: SequenceText;
   private readonly thinking: ThinkingTracker | null;
+  /** Tokens to write next instead of sampling, in order: one queue for every reason the worker writes tokens. */
+  private readonly forced: number[] = [];
 
   constructor(
     readonly id: string,
     readonly promptIds: number[],
     readonly params: SamplingParams,
     tokenBytes: (id: number) => Uint8Array,
+    constraints?: ConstraintSource,
   ) {
     this.promptTokens = promptIds.length;
     this.rng = createRng(params.seed);
     this.text = new SequenceText(tokenBytes, params.stop, params.stopTokenIds);
     this.thinking = params.thinking ? new ThinkingTracker(params.thinking) : null;
+    this.forced.push(...(this.thinking?.takeForced() ?? []));
+    if (params.constraint && !constraints) throw new Error("this model's output cannot be constrained");
+    this.constraint = params.constraint ? new RowConstraint(params.constraint, constraints!) : null;
   }
 
-  /** A token the sequence must write next instead of sampling (its thinking budget is spent), or null. */
+  /** A token the sequence must write next instead of sampling (a spent thinking budget, a constraint's close), or null. */
   forcedToken(): number | null {
-    return this.thinking?.nextForced() ?? null;
+    return this.forced.length ? this.forced[0]! : null;
   }
 
-  /** Records a sampled token and applies the stop rules, in order: stop sequence, stop token, max tokens, context. */
+  /** Records a generated token and applies the stop rules, in order: stop sequence, stop token, max tokens, context. */
   accept(token: number, maxContext: number): TokenOutcome {
+    const forced = this.forced.length > 0 && this.forced[0] === token;
+    if (forced) this.forced.shift();
+    else this.thinking?.accept(token);
+    this.forced.push(...(this.thinking?.takeForced() ?? []));
+    // Text stop sequences are looked for until the constrained JSON begins, not inside it or its close.
+    const matchStops = !this.constraint || this.constraint.waiting;
+    const step = this.constraint?.accept(token, forced) ?? GO;
     this.generated++;
-    this.lastToken = token;
-    this.thinking?.accept(token);
-    const step = this.text.push(token);
-    if (step.stopSequence !== undefined) return { text: step.text, finish: this.finish("stop", { stopSequence: step.stopSequence }) };
-    if (step.stopToken) return { text: step.text + this.text.end(), finish: this.finish("stop") };
-    if (this.generated >= this.params.maxTokens || this.promptTokens + this.generated >= maxContext) {
-      return { text: step.text + this.text.end(), finish: this.finish("length") };
+    if (step.kind === "fail") return { text: this.text.end(), finish: this.finish("error", { message: step.message }) };
+    if (step.kind === "force") this.forced.push(...step.ids);
+    if (step.kind === "close") {
+      // The model chose to end the JSON; the worker writes the close instead (its first token in this step).
+      token = step.ids[0]!;
+      this.forced.push(...step.ids.slice(1));
     }
-    return { text: step.text };
+    this.lastToken = token;
+    // The end id a constraint allowed ends the sequence even when it is not a stop token (e.g. with ignore_eos).
+    if (step.kind === "end" && !this.params.stopTokenIds.includes(token)) return { text: this.text.end(), finish: this.finish("stop") };
+    const out = this.text.push(token, matchStops);
+    if (out.stopSequence !== undefined) return { text: out.text, finish: this.finish("stop", { stopSequence: out.stopSequence }) };
+    if (out.stopToken) return { text: out.text + this.text.end(), finish: this.finish("stop") };
+    if (this.generated >= this.params.maxTokens || this.promptTokens + this.generated >= maxContext) {
+      return { text: out.text + this.text.end(), finish: this.finish("length") };
+    }
+    return { text: out.text };
   }
 
+  /** The sequence's end report; frees its constraint (every way a sequence ends comes through here). */
   finish(reason: SeqEndReason, extra: { stopSequence?: string; message?: string } = {}): SeqFinish {
+    this.constraint?.dispose();
     return { seqId: this.id, reason, promptTokens: this.promptTokens, outputTokens: this.generated, ...extra };
   }
 }

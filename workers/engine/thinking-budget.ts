@@ -1,11 +1,11 @@
 // Keeps a sequence's thinking within its budget: counts the tokens spent inside the thinking block and, once the
-// budget is spent without the model closing the block, hands out the close marker's tokens to be written as forced.
+// budget is spent without the model closing it, hands out the close marker's tokens for the sequence to force.
 import type { ThinkingBudget } from "../../src/scheduler/protocol.ts";
 
 export class ThinkingTracker {
   private spent = 0;
   private open = true;
-  private forced: number[] = [];
+  private pendingClose: number[] | null = null;
 
   constructor(private readonly b: ThinkingBudget) {
     if (b.budget === 0) this.close();
@@ -16,17 +16,15 @@ export class ThinkingTracker {
     return this.open;
   }
 
-  /** The next token to write instead of sampling, while the close marker is being forced. */
-  nextForced(): number | null {
-    return this.forced.length ? this.forced[0]! : null;
+  /** The close marker and its framing once the budget is spent (handed out once), else null. */
+  takeForced(): number[] | null {
+    const ids = this.pendingClose;
+    this.pendingClose = null;
+    return ids;
   }
 
-  /** Records a generated token (sampled or forced). */
+  /** Records a token the model chose (tokens the sequence forced are not counted). */
   accept(token: number): void {
-    if (this.forced.length) {
-      if (token === this.forced[0]) this.forced.shift();
-      return;
-    }
     if (!this.open) return;
     if (token === this.b.closeTokenId) {
       this.open = false;
@@ -37,6 +35,6 @@ export class ThinkingTracker {
 
   private close(): void {
     this.open = false;
-    this.forced = [...this.b.forceIds];
+    this.pendingClose = [...this.b.forceIds];
   }
 }

@@ -1,5 +1,5 @@
 // Checks an `add` request before it can reach the model, so a malformed one fails alone with a clear message.
-import type { SamplingParams } from "../../src/scheduler/protocol.ts";
+import type { OutputConstraint, SamplingParams } from "../../src/scheduler/protocol.ts";
 
 export interface ModelLimits {
   /** Token ids must be below this. */
@@ -32,6 +32,24 @@ export function addProblem(promptIds: unknown, params: unknown, limits: ModelLim
     if (!t || !isInt(t.budget) || t.budget < 0 || !inVocab(t.closeTokenId) || !Array.isArray(t.forceIds) || !t.forceIds.length || !t.forceIds.every(inVocab)) {
       return "thinking must be {budget ≥ 0, closeTokenId, forceIds} with ids in the vocabulary";
     }
+  }
+  if (p.constraint !== undefined) return constraintProblem(p.constraint, limits.vocabSize);
+  return null;
+}
+
+function constraintProblem(c: unknown, vocabSize: number): string | null {
+  const ids = (v: unknown, nonEmpty: boolean) => Array.isArray(v) && (!nonEmpty || v.length > 0) && v.every((id) => isInt(id) && id >= 0 && id < vocabSize);
+  const o = c as Partial<OutputConstraint> | null;
+  if (!o || typeof o !== "object") return "constraint must be an object";
+  const spec = o.spec as { kind?: unknown; schema?: unknown } | undefined;
+  if (!spec || !(spec.kind === "json_object" || (spec.kind === "json_schema" && typeof spec.schema === "object" && spec.schema !== null))) {
+    return 'constraint.spec must be {kind: "json_object"} or {kind: "json_schema", schema}';
+  }
+  if (!ids(o.stopIds, true)) return "constraint.stopIds must be a non-empty list of ids in the vocabulary";
+  if (o.closeIds !== undefined && !ids(o.closeIds, false)) return "constraint.closeIds must be ids in the vocabulary";
+  const a = o.startAfter;
+  if (a !== undefined && !(a && isInt(a.tokenId) && a.tokenId >= 0 && a.tokenId < vocabSize && ids(a.framingIds, false))) {
+    return "constraint.startAfter must be {tokenId, framingIds} with ids in the vocabulary";
   }
   return null;
 }
