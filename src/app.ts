@@ -3,12 +3,14 @@
 import { Elysia } from "elysia";
 import pkg from "../package.json" with { type: "json" };
 import { chatRoutes } from "./api/chat/routes.ts";
+import { messagesErrorBody } from "./api/messages/assembler.ts";
+import { messagesRoutes } from "./api/messages/routes.ts";
 import { responsesRoutes } from "./api/responses/routes.ts";
 import { docs } from "./api/docs/routes.ts";
 import { modelsRoutes } from "./api/models/routes.ts";
 import { statusRoutes } from "./api/status/routes.ts";
 import type { AppDeps } from "./app-deps.ts";
-import { errorResponse, toApiError } from "./errors/render.ts";
+import { type ErrorEnvelope, errorResponse, specEnvelope, toApiError } from "./errors/render.ts";
 import { passEdge, parsedBody, type ServerControl } from "./http/edge.ts";
 import { policyTable } from "./http/edge-policy.ts";
 import { attachMeta, metaOf } from "./http/request-meta.ts";
@@ -31,13 +33,22 @@ export function buildRoutes(deps: AppDeps) {
     .onParse({ as: "global" }, ({ request }) => parsedBody(request))
     .onError(({ code, error, request }) => {
       const meta = metaOf(request);
-      return errorResponse(toApiError(code, error, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id);
+      return errorResponse(toApiError(code, error, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id, envelopeFor(meta.path));
     })
     .use(docs({ title: "kiln API", version: pkg.version }))
     .use(statusRoutes(deps))
     .use(modelsRoutes(deps))
     .use(chatRoutes(deps))
-    .use(responsesRoutes(deps));
+    .use(responsesRoutes(deps))
+    .use(messagesRoutes(deps));
+}
+
+/** Each family renders every error on its routes (auth, schema, invalid JSON, overload…) in its own envelope. */
+const ENVELOPES: [prefix: string, envelope: ErrorEnvelope][] = [["/v1/messages", messagesErrorBody]];
+
+export function envelopeFor(path: string | null): ErrorEnvelope {
+  const hit = path ? ENVELOPES.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`)) : undefined;
+  return hit ? hit[1] : specEnvelope;
 }
 
 export interface Kiln {
@@ -83,14 +94,14 @@ export function createApp(deps: AppDeps): Kiln {
     let response: Response;
     try {
       const passed = await passEdge(raw, meta, edge, server);
-      if (passed.kind === "refuse") response = errorResponse(passed.error, meta.id);
+      if (passed.kind === "refuse") response = errorResponse(passed.error, meta.id, envelopeFor(meta.path));
       else {
         attachMeta(passed.request, meta);
         response = await routes.handle(passed.request);
         if (passed.policy?.longRunning && server) response = idleAgainAfter(response, () => server.timeout(raw, deps.config.idleTimeoutS));
       }
     } catch (e) {
-      response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id);
+      response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id, envelopeFor(meta.path));
     } finally {
       inflight--;
     }
@@ -99,7 +110,7 @@ export function createApp(deps: AppDeps): Kiln {
     // While draining, every answer tells the client to reconnect (to this instance's successor).
     if (deps.lifecycle.draining) extra.connection = "close";
     if (Object.keys(extra).length) response = withHeaders(response, extra);
-    deps.logger.info("request", {
+    const line = () => ({
       method: raw.method,
       path: meta.path,
       status: response.status,
@@ -107,6 +118,10 @@ export function createApp(deps: AppDeps): Kiln {
       team_id: meta.teamId,
       request_id: meta.id,
     });
+    // A stream's line waits for its real end: how it ended and its whole duration, not its first byte.
+    if (meta.streamEnd && response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      void meta.streamEnd.then((end) => deps.logger.info("request", { ...line(), stream: end.outcome, ...(end.outcome === "error" ? { error_code: end.code } : {}) }));
+    } else deps.logger.info("request", line());
     return response;
   };
   return { routes, handle, inflight: () => inflight };

@@ -28,10 +28,14 @@ export function toApiError(code: string | number, error: unknown, ctx: RenderCon
   return ApiError.internal();
 }
 
-export function errorResponse(err: ApiError | null, requestId: string): Response {
+/** A family's error body: the spec's error object, wrapped as its clients expect (identity for most families). */
+export type ErrorEnvelope = (err: ApiError) => object;
+export const specEnvelope: ErrorEnvelope = (err) => err.toBody();
+
+export function errorResponse(err: ApiError | null, requestId: string, envelope: ErrorEnvelope = specEnvelope): Response {
   const headers: Record<string, string> = { "x-request-id": requestId };
   if (!err) return new Response(null, { status: 404, headers });
-  return new Response(JSON.stringify(err.toBody()), {
+  return new Response(JSON.stringify(envelope(err)), {
     status: err.status,
     headers: { ...headers, ...err.headers, "content-type": "application/json" },
   });

@@ -1,5 +1,7 @@
 // Per-request facts shared by the HTTP wrapper (logging, x-request-id) and the routes (auth, usage rows).
 import type { AuthContext } from "../auth/authenticate.ts";
+import { newRequestId } from "../inference/ids.ts";
+import type { StreamEnd } from "./sse-writer.ts";
 
 export interface RequestMeta {
   id: string;
@@ -10,13 +12,18 @@ export interface RequestMeta {
   keyId: number | null;
   /** Set by the edge once the key was checked, so the route does not check it again. */
   auth?: AuthContext;
+  /** For a streamed answer: settles when the stream really ended (for the request's log line). */
+  streamEnd?: Promise<StreamEnd>;
+}
+
+/** Makes `meta.streamEnd` and returns what settles it; a family's stream calls it when it closes. */
+export function watchStream(meta: RequestMeta): (end: StreamEnd) => void {
+  let settle!: (end: StreamEnd) => void;
+  meta.streamEnd = new Promise<StreamEnd>((resolve) => (settle = resolve));
+  return settle;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
-
-export function newRequestId(): string {
-  return `req_${crypto.randomUUID().replace(/-/g, "")}`;
-}
 
 export function attachMeta(request: Request, meta?: RequestMeta): RequestMeta {
   const m: RequestMeta = meta ?? { id: newRequestId(), startedAt: performance.now(), path: null, teamId: null, keyId: null };

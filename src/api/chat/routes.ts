@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import { authDerive } from "../../auth/guard.ts";
 import { ErrorBody } from "../../errors/schema.ts";
-import { metaOf } from "../../http/request-meta.ts";
+import { metaOf, watchStream } from "../../http/request-meta.ts";
 import { ChatCompletion, ChatRequest } from "./schema.ts";
 import type { AppDeps } from "../../app-deps.ts";
 import { createChatCompletion } from "./service.ts";
@@ -14,7 +14,7 @@ export function chatRoutes(deps: AppDeps) {
       "/v1/chat/completions",
       // A streamed answer is a Response (SSE), which Elysia passes through; the schema describes the JSON answer.
       ({ body, auth, request }) =>
-        createChatCompletion(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal }) as Promise<typeof ChatCompletion.static>,
+        createChatCompletion(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof ChatCompletion.static>,
       {
         body: ChatRequest,
         response: { 200: ChatCompletion, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody },

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
 import { authDerive } from "../../auth/guard.ts";
 import { ErrorBody } from "../../errors/schema.ts";
-import { metaOf } from "../../http/request-meta.ts";
+import { metaOf, watchStream } from "../../http/request-meta.ts";
 import { InputTokensObject, ResponseObject, ResponsesRequest } from "./schema.ts";
 import { countInputTokens, createResponse } from "./service.ts";
 
@@ -16,7 +16,7 @@ export function responsesRoutes(deps: AppDeps) {
       "/v1/responses",
       // A streamed answer is a Response (SSE), which Elysia passes through; the schema describes the JSON answer.
       ({ body, auth, request }) =>
-        createResponse(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal }) as Promise<typeof ResponseObject.static>,
+        createResponse(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof ResponseObject.static>,
       {
         body: ResponsesRequest,
         response: { 200: ResponseObject, ...errors },

@@ -1,0 +1,116 @@
+// Builds a Messages answer from the core's block events, and the stream events that describe it (message_start,
+// content_block_start/delta/stop per block, message_delta, message_stop): one state machine for both forms.
+import type { Sealer } from "../../crypto/sealing.ts";
+import type { ApiError } from "../../errors/api-error.ts";
+import type { BlockHead, CoreEvent, FinishReason } from "../../inference/blocks.ts";
+import { toolUseId } from "../../inference/ids.ts";
+
+type Json = Record<string, unknown>;
+export type MessagesEvent = Json & { type: string };
+
+export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
+
+export function stopReason(reason: FinishReason, stopSequence: string | null): StopReason {
+  if (reason === "length") return "max_tokens";
+  if (reason === "tool_calls") return "tool_use";
+  return stopSequence !== null ? "stop_sequence" : "end_turn";
+}
+
+/** The error object of this format: the spec's fields under `error`, with `type: "error"` on top. */
+export function messagesErrorBody(e: ApiError): Json {
+  return { type: "error", ...e.toBody() };
+}
+
+interface Open {
+  head: BlockHead;
+  text: string;
+}
+
+export class MessageAssembler {
+  private readonly content: Json[] = [];
+  private readonly open = new Map<number, Open>();
+  private stop: { reason: StopReason; sequence: string | null } | null = null;
+  private outputTokens = 0;
+
+  constructor(private readonly o: { id: string; model: string; inputTokens: number; sealer: Sealer }) {}
+
+  message(): Json {
+    return {
+      id: this.o.id,
+      type: "message",
+      role: "assistant",
+      model: this.o.model,
+      content: this.content,
+      stop_reason: this.stop?.reason ?? null,
+      stop_sequence: this.stop?.sequence ?? null,
+      usage: { input_tokens: this.o.inputTokens, output_tokens: this.outputTokens },
+    };
+  }
+
+  start(): MessagesEvent[] {
+    return [{ type: "message_start", message: this.message() }];
+  }
+
+  push(ev: CoreEvent): MessagesEvent[] {
+    switch (ev.type) {
+      case "block_start":
+        return this.startBlock(ev.index, ev.block);
+      case "block_delta":
+        return this.delta(ev.index, ev.delta);
+      case "block_end":
+        return this.endBlock(ev.index);
+      case "usage":
+        this.outputTokens = ev.usage.outputTokens;
+        return [];
+      case "finish":
+        this.stop = { reason: stopReason(ev.reason, ev.stopSequence), sequence: ev.stopSequence };
+        return [
+          { type: "message_delta", delta: { stop_reason: this.stop.reason, stop_sequence: this.stop.sequence }, usage: { output_tokens: this.outputTokens } },
+          { type: "message_stop" },
+        ];
+      case "error":
+        return [messagesErrorBody(ev.error) as MessagesEvent];
+    }
+  }
+
+  private startBlock(index: number, head: BlockHead): MessagesEvent[] {
+    this.open.set(index, { head, text: "" });
+    const block: Json =
+      head.kind === "text" ? { type: "text", text: "" }
+      : head.kind === "reasoning" ? { type: "thinking", thinking: "", signature: "" }
+      : { type: "tool_use", id: toolUseId(head.id), name: head.name, input: {} };
+    this.content[index] = block;
+    return [{ type: "content_block_start", index, content_block: structuredClone(block) }];
+  }
+
+  private delta(index: number, delta: string): MessagesEvent[] {
+    const o = this.open.get(index)!;
+    o.text += delta;
+    const block = this.content[index]!;
+    if (o.head.kind === "text") {
+      block.text = o.text;
+      return [{ type: "content_block_delta", index, delta: { type: "text_delta", text: delta } }];
+    }
+    if (o.head.kind === "reasoning") {
+      block.thinking = o.text;
+      return [{ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: delta } }];
+    }
+    return [{ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: delta } }];
+  }
+
+  private endBlock(index: number): MessagesEvent[] {
+    const o = this.open.get(index)!;
+    this.open.delete(index);
+    const block = this.content[index]!;
+    const out: MessagesEvent[] = [];
+    if (o.head.kind === "reasoning") {
+      // The signature lets kiln trust this thinking when the client sends it back in a later turn.
+      block.signature = this.o.sealer.sign(o.text, this.o.model);
+      out.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } });
+    } else if (o.head.kind === "tool_call") {
+      block.input = JSON.parse(o.text || "{}");
+    }
+    out.push({ type: "content_block_stop", index });
+    return out;
+  }
+}

@@ -1,0 +1,39 @@
+// POST /v1/messages and POST /v1/messages/count_tokens (Anthropic Messages-compatible; errors carry `type: "error"`).
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../../app-deps.ts";
+import { authDerive } from "../../auth/guard.ts";
+import { ErrorBody } from "../../errors/schema.ts";
+import { metaOf, watchStream } from "../../http/request-meta.ts";
+import { CountTokensObject, MessageObject, MessagesRequest } from "./schema.ts";
+import { countMessageTokens, createMessage } from "./service.ts";
+
+const MessagesError = t.Composite([t.Object({ type: t.Literal("error") }), ErrorBody]);
+const errors = { 400: MessagesError, 401: MessagesError, 404: MessagesError, 500: MessagesError, 503: MessagesError, 504: MessagesError };
+/** max_tokens is required by this format, unlike the others; a count_tokens body does not need it. */
+const CountRequest = t.Composite([t.Omit(MessagesRequest, ["max_tokens"]), t.Object({ max_tokens: t.Optional(t.Integer({ minimum: 1 })) })], { additionalProperties: true });
+
+export function messagesRoutes(deps: AppDeps) {
+  return new Elysia({ name: "messages" })
+    .derive(authDerive(deps.db))
+    .post(
+      "/v1/messages",
+      ({ body, auth, request }) => createMessage(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof MessageObject.static>,
+      {
+        body: MessagesRequest,
+        response: { 200: MessageObject, ...errors },
+        detail: {
+          summary: "Create a message",
+          description:
+            "Anthropic Messages-compatible generation (keys as `x-api-key` or `Authorization: Bearer`; `anthropic-version` is accepted). " +
+            "With `stream: true`: `event:` lines equal to each frame's type (message_start, content_block_start/delta/stop, message_delta, message_stop, ping, error). " +
+            'Errors here carry `"type": "error"` at the top level besides the usual error object.',
+          tags: ["Messages"],
+        },
+      },
+    )
+    .post("/v1/messages/count_tokens", ({ body }) => countMessageTokens(deps, body as typeof MessagesRequest.static), {
+      body: CountRequest,
+      response: { 200: CountTokensObject, ...errors },
+      detail: { summary: "Count a message request's input tokens", description: "The input tokens the same POST /v1/messages request is billed.", tags: ["Messages"] },
+    });
+}

@@ -1,0 +1,93 @@
+// typebox schemas of POST /v1/messages and /v1/messages/count_tokens (Anthropic Messages-compatible) and the message object.
+// Content blocks are checked loosely here and exactly in validate.ts, so each violation names its block.
+import { t } from "elysia";
+import { Int, nullable } from "../schema-helpers.ts";
+
+const Block = t.Object(
+  {
+    type: t.String({ description: "text | image | tool_use | tool_result | thinking | redacted_thinking" }),
+    text: t.Optional(t.String()),
+    id: t.Optional(t.String()),
+    name: t.Optional(t.String()),
+    input: t.Optional(t.Record(t.String(), t.Unknown())),
+    tool_use_id: t.Optional(t.String()),
+    content: t.Optional(t.Union([t.String(), t.Array(t.Record(t.String(), t.Unknown()))])),
+    is_error: nullable(t.Boolean()),
+    thinking: t.Optional(t.String()),
+    signature: t.Optional(t.String()),
+    data: t.Optional(t.String()),
+    source: t.Optional(t.Record(t.String(), t.Unknown())),
+  },
+  { additionalProperties: true },
+);
+
+const Message = t.Object(
+  {
+    role: t.String({ description: "user | assistant" }),
+    content: t.Union([t.String(), t.Array(Block)], { error: "content must be a string or an array of content blocks" }),
+  },
+  { additionalProperties: true },
+);
+
+const Tool = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 64 }),
+    description: t.Optional(t.String()),
+    input_schema: t.Record(t.String(), t.Unknown(), { description: "JSON Schema of the tool's input object" }),
+    type: t.Optional(t.String()),
+  },
+  { additionalProperties: true },
+);
+
+const ToolChoice = t.Object(
+  {
+    type: t.Union([t.Literal("auto"), t.Literal("any"), t.Literal("tool"), t.Literal("none")], { error: "tool_choice.type must be auto, any, tool or none" }),
+    name: t.Optional(t.String()),
+    disable_parallel_tool_use: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: true },
+);
+
+const Thinking = t.Object(
+  {
+    type: t.Union([t.Literal("enabled"), t.Literal("disabled")], { error: 'thinking.type must be "enabled" or "disabled"' }),
+    budget_tokens: t.Optional(Int({ minimum: 1024, error: "thinking.budget_tokens must be a whole number of at least 1024" })),
+  },
+  { additionalProperties: true },
+);
+
+export const MessagesRequest = t.Object(
+  {
+    model: t.String({ minLength: 1, description: "A model id from GET /v1/models." }),
+    max_tokens: Int({ minimum: 1, error: "max_tokens must be a whole number of at least 1" }),
+    messages: t.Array(Message, { minItems: 1, error: "messages must be a non-empty array of messages" }),
+    system: t.Optional(t.Union([t.String(), t.Array(t.Object({ type: t.Literal("text"), text: t.String() }, { additionalProperties: true }))], { error: "system must be a string or an array of text blocks" })),
+    stop_sequences: t.Optional(t.Array(t.String({ minLength: 1 }), { maxItems: 16, error: "stop_sequences must be an array of non-empty strings" })),
+    temperature: t.Optional(t.Number({ minimum: 0, maximum: 2, error: "temperature must be a number between 0 and 2" })),
+    top_p: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1, error: "top_p must be greater than 0 and at most 1" })),
+    top_k: t.Optional(Int({ minimum: 1, error: "top_k must be a whole number of at least 1" })),
+    metadata: t.Optional(t.Object({ user_id: nullable(t.String()) }, { additionalProperties: true })),
+    stream: t.Optional(t.Boolean({ error: "stream must be true or false" })),
+    tools: t.Optional(t.Array(Tool, { maxItems: 128 })),
+    tool_choice: t.Optional(ToolChoice),
+    thinking: t.Optional(Thinking),
+  },
+  { additionalProperties: true },
+);
+export type MessagesRequestBody = typeof MessagesRequest.static;
+
+export const MessageObject = t.Object(
+  {
+    id: t.String({ description: "msg_…" }),
+    type: t.Literal("message"),
+    role: t.Literal("assistant"),
+    model: t.String(),
+    content: t.Array(t.Record(t.String(), t.Unknown(), { description: "text, thinking (with signature) or tool_use (toolu_ id, parsed input) block" })),
+    stop_reason: t.Union([t.Literal("end_turn"), t.Literal("max_tokens"), t.Literal("stop_sequence"), t.Literal("tool_use"), t.Null()]),
+    stop_sequence: t.Union([t.String(), t.Null()]),
+    usage: t.Object({ input_tokens: Int(), output_tokens: Int() }, { additionalProperties: true }),
+  },
+  { additionalProperties: true },
+);
+
+export const CountTokensObject = t.Object({ input_tokens: Int() });

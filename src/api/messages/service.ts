@@ -1,0 +1,92 @@
+// POST /v1/messages and /v1/messages/count_tokens: validate and map onto the core request, run it through the shared
+// lifecycle, assemble the message (or its event stream, with pings while idle) from the core's blocks.
+import type { AppDeps } from "../../app-deps.ts";
+import type { AuthContext } from "../../auth/authenticate.ts";
+import { ApiError } from "../../errors/api-error.ts";
+import { type SseFrame, sseResponse, type StreamEnd } from "../../http/sse-writer.ts";
+import { prepareGeneration } from "../../inference/generate.ts";
+import { newAnthropicMessageId } from "../../inference/ids.ts";
+import { type Run, startRun } from "../../inference/lifecycle.ts";
+import type { ModelEntry } from "../../models/registry.ts";
+import { MessageAssembler, type MessagesEvent } from "./assembler.ts";
+import type { MessagesRequestBody } from "./schema.ts";
+import { messagesRequest } from "./validate.ts";
+
+export interface CallContext {
+  auth: AuthContext;
+  requestId: string;
+  signal: AbortSignal;
+  onStreamEnd?: (end: StreamEnd) => void;
+}
+
+/** Idle streams get a ping this often, as the format's clients expect. */
+const PING_MS = 10_000;
+
+function modelFor(deps: AppDeps, body: MessagesRequestBody): ModelEntry {
+  const model = deps.registry.get(body.model);
+  if (!model) throw ApiError.modelNotFound(body.model);
+  if (!model.capabilities.chat) throw ApiError.badRequest(`The model '${model.id}' does not generate text.`, "model");
+  return model;
+}
+
+/** Every frame's event name is its data's type: the format's clients dispatch on it. */
+const frame = (ev: MessagesEvent): SseFrame => ({ event: ev.type, data: JSON.stringify(ev) });
+
+async function* messageFrames(run: Run, asm: MessageAssembler): AsyncGenerator<SseFrame, StreamEnd> {
+  for (const ev of asm.start()) yield frame(ev);
+  for await (const core of run.choices[0]!) {
+    for (const ev of asm.push(core)) {
+      yield frame(ev);
+      if (ev.type === "error") return { outcome: "error", code: (ev.error as { code: string | null }).code };
+    }
+  }
+  return { outcome: "completed" };
+}
+
+export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ctx: CallContext): Promise<Record<string, unknown> | Response> {
+  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  const model = modelFor(deps, body);
+  const plan = messagesRequest(body, model, deps.sealer);
+  const run = await startRun(deps, {
+    scope: { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "messages" },
+    model,
+    request: plan.request,
+    clientSignal: ctx.signal,
+    timeoutMs: body.stream ? null : deps.config.requestTimeoutMs,
+  });
+  const asm = new MessageAssembler({ id: newAnthropicMessageId(), model: model.id, inputTokens: run.inputTokens, sealer: deps.sealer });
+  if (body.stream) {
+    return sseResponse({
+      frames: messageFrames(run, asm),
+      heartbeatMs: PING_MS,
+      heartbeat: frame({ type: "ping" }),
+      crashFrame: (e) => {
+        deps.logger.error("unhandled exception", { request_id: ctx.requestId, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+        return frame({ type: "error", ...ApiError.internal().toBody() });
+      },
+      onClose: (end) => {
+        if (end.outcome === "client_gone") run.abort("client_gone");
+        else if (end.outcome === "error") run.abort("failed");
+        ctx.onStreamEnd?.(end);
+      },
+    });
+  }
+  for await (const ev of run.choices[0]!) {
+    if (ev.type === "error") {
+      run.abort("failed");
+      throw ev.error;
+    }
+    asm.push(ev);
+  }
+  if (run.abortReason === "timed_out") throw ApiError.timeout(deps.config.requestTimeoutMs);
+  return asm.message();
+}
+
+/** The input tokens the same request would be billed. */
+export async function countMessageTokens(deps: AppDeps, body: MessagesRequestBody): Promise<{ input_tokens: number }> {
+  const model = modelFor(deps, body);
+  // Counting needs no output budget: the prompt is what is counted.
+  const plan = messagesRequest({ ...body, max_tokens: body.max_tokens ?? Number.MAX_SAFE_INTEGER }, model, deps.sealer);
+  const prepared = await prepareGeneration(deps, model, { ...plan.request, maxTokens: null });
+  return { input_tokens: prepared.promptIds.length };
+}

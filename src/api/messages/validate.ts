@@ -1,0 +1,146 @@
+// A Messages request beyond its schema: alternating roles, block shapes, signed thinking, tools and thinking budget →
+// the core request. A final assistant message is a prefill the answer continues.
+import type { Sealer } from "../../crypto/sealing.ts";
+import { SealError } from "../../crypto/sealing.ts";
+import { ApiError, clip } from "../../errors/api-error.ts";
+import type { CoreRequest, ToolChoice, ToolDef } from "../../inference/request.ts";
+import type { ModelInfo } from "../../models/manifest.ts";
+import type { MessagesRequestBody } from "./schema.ts";
+import { type MessagesBlock, type MessagesMessage, messagesToConversation } from "./to-conversation.ts";
+
+const bad = (message: string, param: string | null) => ApiError.badRequest(message, param);
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const USER_BLOCKS = new Set(["text", "image", "tool_result"]);
+const ASSISTANT_BLOCKS = new Set(["text", "tool_use", "thinking", "redacted_thinking"]);
+
+type RawBlock = Exclude<MessagesRequestBody["messages"][number]["content"], string>[number];
+
+/** Roles alternate, starting with user; each block has the fields its type needs. */
+export function checkMessages(messages: MessagesRequestBody["messages"]): void {
+  messages.forEach((m, i) => {
+    if (m.role !== "user" && m.role !== "assistant") throw bad(`messages.${i}.role '${clip(String(m.role))}' is not supported; use user or assistant.`, `messages.${i}.role`);
+    const expected = i % 2 === 0 ? "user" : "assistant";
+    if (m.role !== expected) throw bad(`messages.${i} must have role '${expected}': roles alternate, starting with user.`, `messages.${i}.role`);
+    if (typeof m.content === "string") return;
+    if (!m.content.length) throw bad(`messages.${i}.content must not be empty.`, `messages.${i}.content`);
+    m.content.forEach((b: RawBlock, j) => {
+      const at = `messages.${i}.content.${j}`;
+      const allowed = m.role === "user" ? USER_BLOCKS : ASSISTANT_BLOCKS;
+      if (!allowed.has(b.type)) throw bad(`${at} has type '${clip(b.type)}', which a ${m.role} message cannot carry.`, `${at}.type`);
+      if (b.type === "text" && typeof b.text !== "string") throw bad(`${at} needs text.`, `${at}.text`);
+      if (b.type === "tool_use" && (!b.id || !b.name || !b.input)) throw bad(`${at} (tool_use) needs id, name and input.`, at);
+      if (b.type === "tool_result" && !b.tool_use_id) throw bad(`${at} (tool_result) needs tool_use_id.`, `${at}.tool_use_id`);
+      if (b.type === "thinking" && (typeof b.thinking !== "string" || typeof b.signature !== "string")) throw bad(`${at} (thinking) needs thinking and signature.`, at);
+      if (b.type === "redacted_thinking" && typeof b.data !== "string") throw bad(`${at} (redacted_thinking) needs data.`, `${at}.data`);
+      if (b.type === "image") throw bad(`This model does not accept image input (${at}).`, at);
+    });
+  });
+  // Every tool_result answers a tool_use of the assistant message right before it.
+  messages.forEach((m, i) => {
+    if (m.role !== "user" || typeof m.content === "string") return;
+    const prev = messages[i - 1];
+    const uses = new Set(prev && typeof prev.content !== "string" ? prev.content.filter((b: RawBlock) => b.type === "tool_use").map((b: RawBlock) => b.id) : []);
+    m.content.forEach((b: RawBlock, j) => {
+      if (b.type === "tool_result" && !uses.has(b.tool_use_id)) {
+        throw bad(`messages.${i}.content.${j}.tool_use_id '${clip(String(b.tool_use_id))}' does not match a tool_use of the message before it.`, `messages.${i}.content.${j}.tool_use_id`);
+      }
+    });
+  });
+}
+
+/** Replayed thinking must carry the signature kiln gave it; redacted thinking must open. Returns blocks with text restored. */
+function verifyThinking(messages: MessagesRequestBody["messages"], model: string, sealer: Sealer): MessagesMessage[] {
+  return messages.map((m, i) => {
+    if (typeof m.content === "string") return m as MessagesMessage;
+    const content = m.content.map((b: RawBlock, j): MessagesBlock => {
+      const at = `messages.${i}.content.${j}`;
+      if (b.type === "thinking" && !sealer.verify(b.thinking!, b.signature!, model)) {
+        throw bad(`${at} is thinking whose signature does not match: it was changed, or made by another model or server.`, `${at}.signature`);
+      }
+      if (b.type === "redacted_thinking") {
+        try {
+          return { type: "thinking", thinking: sealer.open(b.data!, model), signature: "" };
+        } catch (e) {
+          if (e instanceof SealError) throw bad(`${at} is redacted thinking that could not be opened.`, `${at}.data`);
+          throw e;
+        }
+      }
+      return b as MessagesBlock;
+    });
+    return { role: m.role as "user" | "assistant", content };
+  });
+}
+
+function tools(body: MessagesRequestBody, model: ModelInfo): ToolDef[] | null {
+  if (!body.tools?.length) return null;
+  if (!model.capabilities.tools) throw bad(`The model '${model.id}' does not support tools.`, "tools");
+  const seen = new Set<string>();
+  return body.tools.map((tool, i) => {
+    if (tool.type && tool.type !== "custom") throw bad(`tools.${i}.type '${clip(tool.type)}' is not supported; kiln runs client tools only.`, `tools.${i}.type`);
+    if (!TOOL_NAME.test(tool.name)) throw bad(`tools.${i}.name '${clip(tool.name)}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `tools.${i}.name`);
+    if (seen.has(tool.name)) throw bad(`tools.${i}.name '${tool.name}' is declared twice.`, `tools.${i}.name`);
+    seen.add(tool.name);
+    return { type: "function", function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.input_schema } };
+  });
+}
+
+function toolChoice(body: MessagesRequestBody, defs: ToolDef[] | null): ToolChoice {
+  const tc = body.tool_choice;
+  if (!tc) return defs ? "auto" : "none";
+  if (tc.type === "none") return "none";
+  if (!defs) throw bad(`tool_choice '${tc.type}' needs tools.`, "tool_choice");
+  if (tc.type === "auto") return "auto";
+  if (tc.type === "any") {
+    if (defs.length > 1) throw bad("tool_choice 'any' with several tools is not supported yet; name the tool with {\"type\":\"tool\",\"name\":…}.", "tool_choice");
+    return "required";
+  }
+  if (!tc.name || !defs.some((d) => d.function.name === tc.name)) throw bad(`tool_choice names '${clip(String(tc.name ?? ""))}', which is not among tools.`, "tool_choice.name");
+  return { name: tc.name };
+}
+
+export interface MessagesPlan {
+  request: CoreRequest;
+  /** Text of a final assistant message: the answer continues it (and does not repeat it). */
+  prefill: string | null;
+}
+
+export function messagesRequest(body: MessagesRequestBody, model: ModelInfo, sealer: Sealer): MessagesPlan {
+  checkMessages(body.messages);
+  const thinking = body.thinking?.type === "enabled";
+  if (thinking) {
+    if (!model.capabilities.reasoning) throw bad(`The model '${model.id}' does not think; leave thinking out.`, "thinking");
+    const budget = body.thinking!.budget_tokens;
+    if (budget === undefined) throw bad("thinking.budget_tokens is required when thinking is enabled.", "thinking.budget_tokens");
+    if (budget >= body.max_tokens) throw bad(`thinking.budget_tokens (${budget}) must be less than max_tokens (${body.max_tokens}).`, "thinking.budget_tokens");
+  }
+  const messages = verifyThinking(body.messages, model.id, sealer);
+  const last = messages[messages.length - 1]!;
+  let prefill: string | null = null;
+  if (last.role === "assistant") {
+    const blocks = typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content;
+    if (blocks.some((b) => b.type !== "text")) throw bad(`A final assistant message is a prefill and may only hold text (messages.${messages.length - 1}).`, `messages.${messages.length - 1}.content`);
+    prefill = blocks.map((b) => (b.type === "text" ? b.text : "")).join("").replace(/\s+$/, "");
+    messages.pop();
+  }
+  const defs = tools(body, model);
+  return {
+    request: {
+      conversation: messagesToConversation(body.system, messages),
+      tools: defs,
+      toolChoice: toolChoice(body, defs),
+      responseFormat: { type: "text" },
+      n: 1,
+      maxTokens: body.max_tokens,
+      temperature: body.temperature ?? 1,
+      topP: body.top_p ?? 1,
+      seed: null,
+      stop: body.stop_sequences ?? [],
+      ignoreEos: false,
+      ...(model.capabilities.reasoning && body.thinking ? { templateOptions: { enable_thinking: thinking } } : {}),
+      ...(thinking ? { thinkingBudget: body.thinking!.budget_tokens! } : {}),
+      ...(prefill ? { assistantPrefill: prefill } : {}),
+      ...(body.top_k ? { topK: body.top_k } : {}),
+    },
+    prefill,
+  };
+}
