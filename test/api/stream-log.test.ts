@@ -56,10 +56,10 @@ test("a client that leaves mid-stream is logged as client_gone; a Responses stre
 test("a stream that ends with an error logs its code", async () => {
   const res = await post("/v1/responses", { input: "Go on", max_output_tokens: 3000, stream: true });
   const reader = res.body!.getReader();
-  await reader.read();
-  await reader.read();
-  const busy = s.runtime.pool.stats().find((w) => w.held === 1)!;
-  s.runtime.pool.restart(busy.workerId, "killed by test");
+  const dec = new TextDecoder();
+  // Generating (not just created): the sequence sits on a worker.
+  for (let text = ""; !text.includes("response.output_text.delta"); ) text += dec.decode((await reader.read()).value);
+  for (const w of s.runtime.pool.stats().filter((w) => w.held > 0)) s.runtime.pool.restart(w.workerId, "killed by test");
   while (!(await reader.read()).done);
   expect(await lineOf(res.headers.get("x-request-id")!)).toMatchObject({ stream: "error", error_code: "backend_unavailable" });
 });

@@ -3,7 +3,8 @@
 import type { AppDeps } from "../../app-deps.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
 import { ApiError } from "../../errors/api-error.ts";
-import { sseResponse, type StreamEnd } from "../../http/sse-writer.ts";
+import { streamRun } from "../../http/run-response.ts";
+import type { StreamEnd } from "../../http/sse-writer.ts";
 import { collectChoice, joinedText, toolCalls } from "../../inference/blocks.ts";
 import { newChatCompletionId } from "../../inference/ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
@@ -40,21 +41,12 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
   const head = { id: newChatCompletionId(), created: Math.floor(Date.now() / 1000), model: model.id };
   if (body.stream) {
     const includeUsage = !!body.stream_options?.include_usage;
-    return sseResponse({
+    return streamRun(run, {
       frames: chatFrames(run, new ChatChunkEncoder({ ...head, includeUsage }), includeUsage),
-      crashFrame: (e) => {
-        deps.logger.error("unhandled exception", {
-          request_id: ctx.requestId,
-          error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
-          stack: e instanceof Error ? e.stack : undefined,
-        });
-        return { data: JSON.stringify(ApiError.internal().toBody()) };
-      },
-      onClose: (end) => {
-        if (end.outcome === "client_gone") run.abort("client_gone");
-        else if (end.outcome === "error") run.abort("failed");
-        ctx.onStreamEnd?.(end);
-      },
+      errorFrame: (err) => ({ data: JSON.stringify(err.toBody()) }),
+      logger: deps.logger,
+      requestId: ctx.requestId,
+      onStreamEnd: ctx.onStreamEnd,
     });
   }
   return completion(deps, run, head);

@@ -3,7 +3,8 @@
 import type { AppDeps } from "../../app-deps.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
 import { ApiError } from "../../errors/api-error.ts";
-import { type SseFrame, sseResponse, type StreamEnd } from "../../http/sse-writer.ts";
+import { consumeRun, streamRun } from "../../http/run-response.ts";
+import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
 import { prepareGeneration } from "../../inference/generate.ts";
 import { newAnthropicMessageId } from "../../inference/ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
@@ -56,29 +57,17 @@ export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ct
   });
   const asm = new MessageAssembler({ id: newAnthropicMessageId(), model: model.id, inputTokens: run.inputTokens, sealer: deps.sealer });
   if (body.stream) {
-    return sseResponse({
+    return streamRun(run, {
       frames: messageFrames(run, asm),
       heartbeatMs: PING_MS,
       heartbeat: frame({ type: "ping" }),
-      crashFrame: (e) => {
-        deps.logger.error("unhandled exception", { request_id: ctx.requestId, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
-        return frame({ type: "error", ...ApiError.internal().toBody() });
-      },
-      onClose: (end) => {
-        if (end.outcome === "client_gone") run.abort("client_gone");
-        else if (end.outcome === "error") run.abort("failed");
-        ctx.onStreamEnd?.(end);
-      },
+      errorFrame: (err) => frame({ type: "error", ...err.toBody() }),
+      logger: deps.logger,
+      requestId: ctx.requestId,
+      onStreamEnd: ctx.onStreamEnd,
     });
   }
-  for await (const ev of run.choices[0]!) {
-    if (ev.type === "error") {
-      run.abort("failed");
-      throw ev.error;
-    }
-    asm.push(ev);
-  }
-  if (run.abortReason === "timed_out") throw ApiError.timeout(deps.config.requestTimeoutMs);
+  await consumeRun(run, (ev) => asm.push(ev), deps.config.requestTimeoutMs);
   return asm.message();
 }
 

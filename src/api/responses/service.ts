@@ -3,7 +3,8 @@
 import type { AppDeps } from "../../app-deps.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
 import { ApiError } from "../../errors/api-error.ts";
-import { sseResponse, type StreamEnd } from "../../http/sse-writer.ts";
+import { consumeRun, streamRun } from "../../http/run-response.ts";
+import type { StreamEnd } from "../../http/sse-writer.ts";
 import { prepareGeneration } from "../../inference/generate.ts";
 import { newResponseId } from "../../inference/ids.ts";
 import { startRun } from "../../inference/lifecycle.ts";
@@ -65,28 +66,15 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   });
   if (body.stream) {
     const seq = new SequencedFrames();
-    return sseResponse({
+    return streamRun(run, {
       frames: responseFrames(run, asm, seq),
-      crashFrame: (e) => {
-        deps.logger.error("unhandled exception", { request_id: ctx.requestId, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
-        const err = ApiError.internal();
-        return seq.frame({ type: "error", code: "server_error", message: err.message, param: null });
-      },
-      onClose: (end) => {
-        if (end.outcome === "client_gone") run.abort("client_gone");
-        else if (end.outcome === "error") run.abort("failed");
-        ctx.onStreamEnd?.(end);
-      },
+      errorFrame: (err) => seq.frame({ type: "error", code: "server_error", message: err.message, param: null }),
+      logger: deps.logger,
+      requestId: ctx.requestId,
+      onStreamEnd: ctx.onStreamEnd,
     });
   }
-  for await (const ev of run.choices[0]!) {
-    if (ev.type === "error") {
-      run.abort("failed");
-      throw ev.error;
-    }
-    asm.push(ev);
-  }
-  if (run.abortReason === "timed_out") throw ApiError.timeout(deps.config.requestTimeoutMs);
+  await consumeRun(run, (ev) => void asm.push(ev), deps.config.requestTimeoutMs);
   return asm.response();
 }
 
