@@ -21,6 +21,11 @@ export class OffThreadEncoder {
     });
   }
 
+  /** Starts the worker and loads `dir`'s tokenizer in it now, so the first large prompt does not wait for either. */
+  warm(dir: string): void {
+    this.encode(dir, "").catch(() => {});
+  }
+
   /** Stops the worker; pending encodes fail. */
   close(): void {
     this.fail(new Error("tokenizer worker stopped"));

@@ -108,6 +108,10 @@ export class Tokenizers {
     let t = this.cache.get(model.id);
     if (!t) {
       t = loadTokenizer(model, this.offThread);
+      if (this.offThread) {
+        const offThread = this.offThread;
+        t.then(() => offThread.warm(model.dir), () => {});
+      }
       this.cache.set(model.id, t);
       t.catch(() => this.cache.delete(model.id));
     }
