@@ -19,3 +19,28 @@ describe("OpenAPI document of the whole app", () => {
     expect(documented).toEqual(served);
   });
 });
+
+describe("Responses and Messages in the OpenAPI document", () => {
+  const k = testKiln();
+
+  test("every request field is documented, and each request and answer has an example", async () => {
+    const doc = (await (await k.req("/swagger/json", { key: null })).json()) as any;
+    const body = (path: string) => doc.paths[path].post.requestBody.content["application/json"].schema;
+    const ok = (path: string) => doc.paths[path].post.responses["200"].content["application/json"].schema;
+    const responses = body("/v1/responses");
+    for (const field of ["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "tools", "tool_choice", "parallel_tool_calls", "text", "reasoning", "reasoning_effort", "include", "metadata", "store", "stream", "background", "previous_response_id", "user"]) {
+      expect(responses.properties).toHaveProperty(field);
+      expect(responses.examples[0]).toBeDefined();
+    }
+    // Chat's request body is documented too (a body parsed by the edge still shows as JSON).
+    expect(body("/v1/chat/completions").properties).toHaveProperty("messages");
+    const messages = body("/v1/messages");
+    for (const field of ["model", "max_tokens", "messages", "system", "stop_sequences", "temperature", "top_p", "top_k", "metadata", "stream", "tools", "tool_choice", "thinking"]) expect(messages.properties).toHaveProperty(field);
+    expect(messages.required).toEqual(expect.arrayContaining(["model", "max_tokens", "messages"]));
+    for (const path of ["/v1/responses", "/v1/messages"]) {
+      expect(body(path).examples.length).toBeGreaterThan(0);
+      expect(ok(path).examples.length).toBeGreaterThan(0);
+    }
+    expect(ok("/v1/responses/input_tokens").examples[0]).toEqual({ object: "response.input_tokens", input_tokens: 31 });
+  });
+});

@@ -17,6 +17,8 @@ export function chatRoutes(deps: AppDeps) {
         createChatCompletion(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof ChatCompletion.static>,
       {
         body: ChatRequest,
+        // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
+        parse: "json",
         response: { 200: ChatCompletion, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody },
         detail: {
           summary: "Create a chat completion",

@@ -20,6 +20,8 @@ export function messagesRoutes(deps: AppDeps) {
       ({ body, auth, request }) => createMessage(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof MessageObject.static>,
       {
         body: MessagesRequest,
+        // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
+        parse: "json",
         response: { 200: MessageObject, ...errors },
         detail: {
           summary: "Create a message",
@@ -33,6 +35,8 @@ export function messagesRoutes(deps: AppDeps) {
     )
     .post("/v1/messages/count_tokens", ({ body }) => countMessageTokens(deps, body as typeof MessagesRequest.static), {
       body: CountRequest,
+      // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
+      parse: "json",
       response: { 200: CountTokensObject, ...errors },
       detail: { summary: "Count a message request's input tokens", description: "The input tokens the same POST /v1/messages request is billed.", tags: ["Messages"] },
     });

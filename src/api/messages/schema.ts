@@ -72,7 +72,25 @@ export const MessagesRequest = t.Object(
     tool_choice: t.Optional(ToolChoice),
     thinking: t.Optional(Thinking),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    examples: [
+      {
+        model: "kiln-tiny-v1",
+        max_tokens: 1024,
+        system: "You are terse.",
+        messages: [{ role: "user", content: "What is the weather in Paris?" }],
+        tools: [{ name: "get_weather", description: "Weather for a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }],
+        tool_choice: { type: "auto" },
+        stop_sequences: ["\n\nHuman:"],
+        temperature: 0.7,
+        top_p: 1,
+        top_k: 40,
+        metadata: { user_id: "user-42" },
+        stream: false,
+      },
+    ],
+  },
 );
 export type MessagesRequestBody = typeof MessagesRequest.static;
 
@@ -87,7 +105,16 @@ export const MessageObject = t.Object(
     stop_sequence: t.Union([t.String(), t.Null()]),
     usage: t.Object({ input_tokens: Int(), output_tokens: Int() }, { additionalProperties: true }),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    examples: [
+      {
+        id: "msg_1f3…", type: "message", role: "assistant", model: "kiln-tiny-v1",
+        content: [{ type: "tool_use", id: "toolu_9c0…", name: "get_weather", input: { city: "Paris" } }],
+        stop_reason: "tool_use", stop_sequence: null, usage: { input_tokens: 52, output_tokens: 18 },
+      },
+    ],
+  },
 );
 
-export const CountTokensObject = t.Object({ input_tokens: Int() });
+export const CountTokensObject = t.Object({ input_tokens: Int() }, { examples: [{ input_tokens: 52 }] });

@@ -19,6 +19,8 @@ export function responsesRoutes(deps: AppDeps) {
         createResponse(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof ResponseObject.static>,
       {
         body: ResponsesRequest,
+        // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
+        parse: "json",
         response: { 200: ResponseObject, ...errors },
         detail: {
           summary: "Create a response",
@@ -32,6 +34,8 @@ export function responsesRoutes(deps: AppDeps) {
     )
     .post("/v1/responses/input_tokens", ({ body }) => countInputTokens(deps, body), {
       body: ResponsesRequest,
+      // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
+      parse: "json",
       response: { 200: InputTokensObject, ...errors },
       detail: {
         summary: "Count a response request's input tokens",

@@ -87,7 +87,29 @@ export const ResponsesRequest = t.Object(
     truncation: nullable(t.Union([t.Literal("auto"), t.Literal("disabled")], { error: 'truncation must be "auto" or "disabled"' })),
     seed: nullable(Int(), "seed must be a whole number"),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    examples: [
+      {
+        model: "kiln-tiny-v1",
+        instructions: "Answer briefly.",
+        input: [{ role: "user", content: [{ type: "input_text", text: "What is the weather in Paris?" }] }],
+        tools: [{ type: "function", name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false }, strict: true }],
+        tool_choice: "auto",
+        parallel_tool_calls: true,
+        text: { format: { type: "text" } },
+        reasoning: { effort: "low", summary: null },
+        include: ["reasoning.encrypted_content"],
+        max_output_tokens: 256,
+        temperature: 0.7,
+        top_p: 1,
+        metadata: { ticket: "T-1" },
+        store: false,
+        stream: false,
+        user: "user-42",
+      },
+    ],
+  },
 );
 export type ResponsesRequestBody = typeof ResponsesRequest.static;
 
@@ -115,7 +137,20 @@ export const ResponseObject = t.Object(
       t.Null(),
     ]),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    examples: [
+      {
+        id: "resp_6f2c0d…", object: "response", created_at: 1767225600, completed_at: 1767225601, status: "completed", model: "kiln-tiny-v1",
+        output: [{ id: "msg_8a1…", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Sunny.", annotations: [] }] }],
+        error: null, incomplete_details: null,
+        usage: { input_tokens: 31, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 34 },
+      },
+    ],
+  },
 );
 
-export const InputTokensObject = t.Object({ object: t.Literal("response.input_tokens"), input_tokens: Int() });
+export const InputTokensObject = t.Object(
+  { object: t.Literal("response.input_tokens"), input_tokens: Int() },
+  { examples: [{ object: "response.input_tokens", input_tokens: 31 }] },
+);
