@@ -155,3 +155,36 @@ describe("stream-level failures", () => {
     expect(seqs).toEqual(seqs.map((_: number, i: number) => i));
   });
 });
+
+describe("shutdown", () => {
+  test("a shutdown mid-stream ends it with the top-level error event, code server_shutting_down, and the stream closes", async () => {
+    const own = await startTestServer();
+    try {
+      const res = await fetch(`${own.url}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${own.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: own.modelId, input: "Go on", max_output_tokens: 3000, stream: true }),
+      });
+      const reader = res.body!.getReader();
+      const dec = new TextDecoder();
+      let text = "";
+      while (!text.includes("response.output_text.delta")) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`ended early:\n${text}`);
+        text += dec.decode(value);
+      }
+      const stopping = own.stop(100);
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += dec.decode(value);
+      }
+      await stopping;
+      const last = JSON.parse(text.trim().split("\n\n").at(-1)!.split("\n")[1]!.slice(6));
+      expect(last).toMatchObject({ type: "error", code: "server_shutting_down", param: null });
+      expect(text).not.toContain("response.completed");
+    } finally {
+      await own.stop(100);
+    }
+  });
+});
