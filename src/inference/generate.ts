@@ -2,14 +2,15 @@
 // check → scheduler sequences → block events per choice, with usage counted from the tokens the worker generated.
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
-import type { ThinkingBudget } from "../scheduler/protocol.ts";
+import type { OutputConstraint, ThinkingBudget } from "../scheduler/protocol.ts";
 import type { Scheduler, SeqEvent } from "../scheduler/scheduler.ts";
 import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
+import { forcedCall, outputConstraint } from "./constraint.ts";
 import { checkPromptBound, fitContext } from "./context.ts";
 import type { Conversation } from "./conversation.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
-import { forcedPrefixFor, jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
-import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "./request.ts";
+import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
+import type { CoreRequest, ResponseFormat } from "./request.ts";
 import type { ModelTokenizer, Tokenizers } from "./tokenizer.ts";
 
 export interface CoreDeps {
@@ -31,14 +32,8 @@ export interface Prepared {
   parser: Omit<ParserOptions, "newCallId">;
   stopTokenIds: number[];
   thinking?: ThinkingBudget;
-}
-
-/** Text the assistant turn starts with when a tool call is forced: the model then only writes the arguments. */
-export function forcedToolPrefix(format: PromptFormat, choice: ToolChoice, tools: ToolDef[] | null): string | null {
-  if (!tools?.length) return null;
-  if (typeof choice === "object") return forcedPrefixFor(format, choice.name);
-  if (choice === "required" && tools.length === 1) return forcedPrefixFor(format, tools[0]!.function.name);
-  return null;
+  /** The output is held to a JSON grammar (src/inference/constraint.ts). */
+  constraint?: OutputConstraint;
 }
 
 function withFormatInstruction(conv: Conversation, format: ResponseFormat, prompt: PromptFormat): Conversation {
@@ -70,7 +65,8 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const tokenizer = await deps.tokenizers.get(model);
   const format = tokenizer.format;
   const tools = request.toolChoice === "none" ? null : request.tools;
-  const forced = forcedToolPrefix(format, request.toolChoice, tools);
+  const call = forcedCall(format, request.toolChoice, tools);
+  const forced = call?.prefix ?? null;
   const prefill = request.assistantPrefill || forced ? `${request.assistantPrefill ?? ""}${forced ?? ""}` : null;
   const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.responseFormat, format), tools, request.templateOptions);
   // Refused from a byte count when it cannot fit: a huge prompt costs no tokenizing.
@@ -79,6 +75,9 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const thinking = model.capabilities.reasoning ? format.thinking : null;
   const startInThinking = opensThinking(rendered, thinking);
   const budget = thinkingBudget(tokenizer, startInThinking, request.thinkingBudget);
+  const constraint = outputConstraint(tokenizer, {
+    call, format: request.responseFormat, tools, prefilled: !!request.assistantPrefill, startInThinking, ignoreEos: request.ignoreEos,
+  });
   return {
     model,
     request,
@@ -89,6 +88,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     parser: { thinking, toolCall: tools?.length ? format.toolCall : null, startInThinking },
     stopTokenIds: request.ignoreEos ? [] : tokenizer.stopTokenIds,
     ...(budget ? { thinking: budget } : {}),
+    ...(constraint ? { constraint } : {}),
   };
 }
 
@@ -105,6 +105,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
         maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds,
         ...(r.topK ? { topK: r.topK } : {}),
         ...(p.thinking ? { thinking: p.thinking } : {}),
+        ...(p.constraint ? { constraint: p.constraint } : {}),
       },
     })),
   );
@@ -143,11 +144,13 @@ async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser,
       yield* frame(parser.end());
       yield* framer.end();
       yield { type: "usage", usage };
-      if (forcedCall && parser.toolCalls === 0 && f.reason !== "cancelled") {
+      // A constrained answer cut by max_tokens is a length finish, not malformed output.
+      const cut = !!p.constraint && f.reason === "length";
+      if (forcedCall && parser.toolCalls === 0 && f.reason !== "cancelled" && !cut) {
         yield { type: "error", error: malformed("the required tool call's arguments were not valid JSON") };
         return;
       }
-      if (format.type !== "text" && f.reason === "stop" && !isJsonObject(text)) {
+      if (format.type !== "text" && f.reason === "stop" && !(p.constraint ? isJson(text) : isJsonObject(text))) {
         yield { type: "error", error: malformed("its output was not the JSON object response_format asked for") };
         return;
       }
@@ -163,6 +166,15 @@ async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser,
 
 function malformed(what: string): ApiError {
   return new ApiError(500, "server_error", `The model produced malformed output (${what}); retrying may succeed`);
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text.trim());
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isJsonObject(text: string): boolean {

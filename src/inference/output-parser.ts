@@ -192,5 +192,41 @@ export function parseToolCallBody(body: string): { name: string; arguments: stri
     }
   }
   if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
-  return { name, arguments: JSON.stringify(args) };
+  return { name, arguments: rawArguments(body) ?? JSON.stringify(args) };
+}
+
+/**
+ * The `arguments` object's own text with insignificant whitespace dropped: numbers keep the digits the model
+ * wrote (JSON.stringify would turn one past the double range into null). Null when the body is not one object.
+ */
+function rawArguments(body: string): string | null {
+  let depth = 0;
+  let key = "";
+  let out = "";
+  let start = -1;
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i]!;
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < body.length && body[j] !== '"') j += body[j] === "\\" ? 2 : 1;
+      const str = body.slice(i, j + 1);
+      if (start >= 0) out += str;
+      else if (depth === 1) key = str;
+      i = j;
+      continue;
+    }
+    if (/\s/.test(ch)) continue;
+    if (start >= 0) out += ch;
+    if (ch === "{" || ch === "[") {
+      if (depth === 1 && key === '"arguments"' && start < 0 && ch === "{") {
+        start = depth;
+        out = ch;
+      }
+      depth++;
+    } else if (ch === "}" || ch === "]") {
+      depth--;
+      if (start >= 0 && depth === start) return out;
+    } else if (ch === ",") key = "";
+  }
+  return null;
 }

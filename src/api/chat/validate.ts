@@ -1,5 +1,6 @@
 // Checks a chat request beyond its schema (roles, tool-call pairing, tools) and normalizes it for the core.
 import { ApiError, clip } from "../../errors/api-error.ts";
+import { checkStrictSchema } from "../../inference/constraint.ts";
 import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "../../inference/request.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import type { ChatRequestBody } from "./schema.ts";
@@ -56,6 +57,7 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
       if (!TOOL_NAME.test(name)) throw bad(`tools.${i}.function.name '${clip(name)}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `tools.${i}.function.name`);
       if (seen.has(name)) throw bad(`tools.${i}.function.name '${name}' is declared twice.`, `tools.${i}.function.name`);
       seen.add(name);
+      if (tool.function.strict) checkStrictSchema(tool.function.parameters, `tools.${i}.function.parameters`);
     });
   }
   let toolChoice: ToolChoice = tools ? "auto" : "none";
@@ -71,9 +73,6 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
       toolChoice = tc;
     }
   }
-  if (toolChoice === "required" && tools && tools.length > 1) {
-    throw bad("tool_choice 'required' with several tools is not supported; name the function in tool_choice.", "tool_choice");
-  }
 
   if (body.logprobs) throw bad("logprobs are not supported by this server.", "logprobs");
   if (body.presence_penalty) throw bad("presence_penalty is not supported by this server; omit it or send 0.", "presence_penalty");
@@ -87,6 +86,7 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
     !rf || rf.type === "text" ? { type: "text" }
     : rf.type === "json_object" ? { type: "json_object" }
     : { type: "json_schema", name: rf.json_schema.name, schema: rf.json_schema.schema ?? null, ...(rf.json_schema.strict != null ? { strict: rf.json_schema.strict } : {}) };
+  if (responseFormat.type === "json_schema" && responseFormat.strict) checkStrictSchema(responseFormat.schema, "response_format.json_schema.schema");
   if (responseFormat.type !== "text" && toolChoice !== "none" && typeof toolChoice === "object") {
     throw bad("response_format and a forced tool_choice cannot be combined.", "response_format");
   }

@@ -1,6 +1,7 @@
 // A Responses request beyond its schema: input rules, tools, formats, reasoning (replayed seals opened) → the core request.
 import { SealError, type Sealer } from "../../crypto/sealing.ts";
 import { ApiError, clip } from "../../errors/api-error.ts";
+import { checkStrictSchema } from "../../inference/constraint.ts";
 import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "../../inference/request.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import { checkInputStructure } from "./input-rules.ts";
@@ -38,6 +39,7 @@ function tools(body: ResponsesRequestBody, model: ModelInfo): ToolDef[] | null {
     if (!TOOL_NAME.test(name)) throw bad(`tools.${i}.name '${clip(name)}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `tools.${i}.name`);
     if (seen.has(name)) throw bad(`tools.${i}.name '${name}' is declared twice.`, `tools.${i}.name`);
     seen.add(name);
+    if (tool.strict) checkStrictSchema(tool.parameters, `tools.${i}.parameters`);
     out.push({ type: "function", function: { name, ...(tool.description ? { description: tool.description } : {}), ...(tool.parameters ? { parameters: tool.parameters } : {}), ...(tool.strict != null ? { strict: tool.strict } : {}) } });
   });
   if (!model.capabilities.tools) throw bad(`The model '${model.id}' does not support tools.`, "tools");
@@ -49,7 +51,6 @@ function toolChoice(body: ResponsesRequestBody, defs: ToolDef[] | null): ToolCho
   if (tc == null) return defs ? "auto" : "none";
   if (typeof tc === "string") {
     if (tc !== "none" && !defs) throw bad(`tool_choice '${tc}' needs tools.`, "tool_choice");
-    if (tc === "required" && defs && defs.length > 1) throw bad("tool_choice 'required' with several tools is not supported yet; name the function in tool_choice.", "tool_choice");
     return tc;
   }
   if (tc.type !== "function" || !tc.name) throw bad('tool_choice must name a function: {"type":"function","name":…}.', "tool_choice");
@@ -64,6 +65,7 @@ function responseFormat(body: ResponsesRequestBody): ResponseFormat {
   if (f.type === "json_schema") {
     if (!f.name) throw bad("text.format of type json_schema needs a name.", "text.format.name");
     if (!f.schema) throw bad("text.format of type json_schema needs a schema.", "text.format.schema");
+    if (f.strict) checkStrictSchema(f.schema, "text.format.schema");
     return { type: "json_schema", name: f.name, schema: f.schema, ...(f.strict != null ? { strict: f.strict } : {}) };
   }
   throw bad(`text.format.type '${clip(f.type)}' is not supported; use text, json_object or json_schema.`, "text.format.type");

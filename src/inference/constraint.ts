@@ -1,0 +1,154 @@
+// Which output constraint a request gets (forced tool calls, json_schema and json_object formats), the text a
+// forced call opens with and the worker-written close after its JSON; and the 400 for strict schemas kiln cannot
+// enforce, checked before anything is queued.
+import { checkSchemaSubset, UnsupportedSchemaError } from "../../workers/engine/grammar/schema-subset.ts";
+import { ApiError } from "../errors/api-error.ts";
+import type { ConstraintSpec, OutputConstraint } from "../scheduler/protocol.ts";
+import { forcedPrefixFor, type PromptFormat } from "./prompt-format.ts";
+import type { ResponseFormat, ToolChoice, ToolDef } from "./request.ts";
+import type { ModelTokenizer } from "./tokenizer.ts";
+
+type Schema = Record<string, unknown>;
+
+/** A forced tool call: the text the turn starts with, what the model writes under the constraint, and the close. */
+export interface ForcedCall {
+  prefix: string;
+  /** Null when the prompt format's call layout is unknown: the call is forced but not constrained. */
+  spec: ConstraintSpec | null;
+  /** Text the worker writes once the JSON is whole (e.g. `}\n</tool_call>`). */
+  close: string;
+}
+
+/** Omitted parameters mean a function without parameters: its arguments are `{}`. */
+const NO_PARAMETERS: Schema = { type: "object", properties: {}, additionalProperties: false };
+
+/** The schema when kiln can enforce it, else null (a tool or format that did not ask for strict). */
+function enforceable(schema: Schema): Schema | null {
+  try {
+    checkSchemaSubset(schema);
+    return schema;
+  } catch (e) {
+    if (e instanceof UnsupportedSchemaError) return null;
+    throw e;
+  }
+}
+
+const argsSchema = (tool: ToolDef): Schema | null => enforceable(tool.function.parameters ?? NO_PARAMETERS);
+
+/**
+ * The forced call for a tool choice, or null when none is forced: a named tool or `required` with one tool start
+ * the turn inside the call (`<tool_call>\n{"name": "x", "arguments": `) and constrain the arguments; `required`
+ * with several opens the call and constrains the whole call object, so the name is one of the tools too.
+ */
+export function forcedCall(format: PromptFormat, choice: ToolChoice, tools: ToolDef[] | null): ForcedCall | null {
+  if (!tools?.length || choice === "auto" || choice === "none") return null;
+  const tool = typeof choice === "object" ? tools.find((t) => t.function.name === choice.name) : tools.length === 1 ? tools[0] : undefined;
+  if (tool) {
+    const prefix = forcedPrefixFor(format, tool.function.name);
+    if (prefix === null) return null;
+    const close = closeAfterArguments(format, prefix);
+    const schema = argsSchema(tool);
+    return { prefix, spec: close === null ? null : schema ? { kind: "json_schema", schema } : { kind: "json_object" }, close: close ?? "" };
+  }
+  // Several tools: only a Hermes-style layout ({"name": …, "arguments": …} after the open marker) can be written.
+  const open = format.toolCall?.open;
+  if (!open || format.forcedToolPrefix !== `${open}\n{"name": {name}, "arguments": `) return null;
+  const defs: Record<string, Schema> = {};
+  const branches: Schema[] = [];
+  for (const [i, t] of tools.entries()) {
+    const args = argsSchema(t);
+    // A tool kiln cannot enforce leaves the call only "some JSON object": the name is then not guaranteed.
+    if (!args) return { prefix: `${open}\n`, spec: { kind: "json_object" }, close: `\n${format.toolCall!.close}` };
+    branches.push({
+      type: "object",
+      properties: { name: { const: t.function.name }, arguments: embed(args, `tool${i}`, defs) },
+      required: ["name", "arguments"],
+      additionalProperties: false,
+    });
+  }
+  return { prefix: `${open}\n`, spec: { kind: "json_schema", schema: { $defs: defs, anyOf: branches } }, close: `\n${format.toolCall!.close}` };
+}
+
+/** What closes a call opened by `prefix` once its arguments are whole: its open braces and the close marker. */
+function closeAfterArguments(format: PromptFormat, prefix: string): string | null {
+  const marks = format.toolCall;
+  if (!marks || !prefix.startsWith(marks.open) || !prefix.trimEnd().endsWith(":")) return null;
+  // Tool names are [a-zA-Z0-9_-], so every brace in the prefix is structure.
+  const body = prefix.slice(marks.open.length);
+  const open = body.split("{").length - body.split("}").length;
+  return open > 0 ? `${"}".repeat(open)}\n${marks.close}` : null;
+}
+
+/**
+ * Places `schema` under `$defs[key]` of another root, its own definitions beside it as `key__name`, rewriting
+ * its references ("#" and "#/$defs/…") to match: definitions are only read at a schema's root.
+ */
+function embed(schema: Schema, key: string, defs: Record<string, Schema>): Schema {
+  const local = { ...((schema.definitions as Record<string, Schema>) ?? {}), ...((schema.$defs as Record<string, Schema>) ?? {}) };
+  const rewrite = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(rewrite);
+    if (typeof v !== "object" || v === null) return v;
+    const out: Schema = {};
+    for (const [k, sub] of Object.entries(v)) {
+      if (k === "$ref" && typeof sub === "string") out[k] = sub === "#" ? `#/$defs/${key}` : sub.replace(/^#\/(\$defs|definitions)\//, `#/$defs/${key}__`);
+      // Values in enum and const are data, not schemas.
+      else out[k] = k === "enum" || k === "const" ? sub : rewrite(sub);
+    }
+    return out;
+  };
+  const { $defs: _d, definitions: _o, ...body } = schema;
+  defs[key] = rewrite(body) as Schema;
+  for (const [name, def] of Object.entries(local)) defs[`${key}__${name}`] = rewrite(def) as Schema;
+  return { $ref: `#/$defs/${key}` };
+}
+
+/** The constraint of an answer format, or null for text. A schema kiln cannot enforce (not strict) gets "any object". */
+export function formatSpec(format: ResponseFormat): ConstraintSpec | null {
+  if (format.type === "text") return null;
+  if (format.type === "json_object" || !format.schema) return { kind: "json_object" };
+  const schema = enforceable(format.schema);
+  return schema ? { kind: "json_schema", schema } : { kind: "json_object" };
+}
+
+/** A 400 naming the keyword when a schema asked to be strict lies outside what kiln enforces. */
+export function checkStrictSchema(schema: Schema | null | undefined, param: string): void {
+  try {
+    checkSchemaSubset(schema ?? NO_PARAMETERS);
+  } catch (e) {
+    if (!(e instanceof UnsupportedSchemaError)) throw e;
+    throw ApiError.badRequest(`Invalid schema for ${param} (strict): ${e.message}.`, param);
+  }
+}
+
+/**
+ * The worker's constraint for a prepared request, or undefined: a forced call's JSON, else the answer format's
+ * when the model may not call tools instead (a JSON-only answer could never open a call) and no client prefill
+ * already began the answer. After an opened thinking block the constraint starts once the block closes.
+ */
+export function outputConstraint(
+  tok: Pick<ModelTokenizer, "encodeText" | "stopTokenIds" | "format">,
+  o: { call: ForcedCall | null; format: ResponseFormat; tools: ToolDef[] | null; prefilled: boolean; startInThinking: boolean; ignoreEos: boolean },
+): OutputConstraint | undefined {
+  const stopIds = tok.stopTokenIds;
+  if (!stopIds.length) return undefined;
+  if (o.call) {
+    if (!o.call.spec) return undefined;
+    // The close ends the turn too, so the call is the whole answer (unless the client asked to ignore end ids).
+    const closeIds = [...tok.encodeText(o.call.close), ...(o.ignoreEos ? [] : [stopIds[0]!])];
+    return { spec: o.call.spec, stopIds, closeIds };
+  }
+  const spec = o.tools?.length || o.prefilled ? null : formatSpec(o.format);
+  if (!spec) return undefined;
+  const startAfter = o.startInThinking ? thinkingStart(tok) : undefined;
+  return { spec, stopIds, ...(startAfter ? { startAfter } : {}) };
+}
+
+/** The thinking close marker's id and the template's framing after it, when the marker is one token. */
+function thinkingStart(tok: Pick<ModelTokenizer, "encodeText" | "format">): OutputConstraint["startAfter"] {
+  const close = tok.format.thinking?.close;
+  const ids = close ? tok.encodeText(close) : [];
+  if (ids.length !== 1) return undefined;
+  const framed = tok.encodeText(`\n${close}\n\n`);
+  const at = framed.indexOf(ids[0]!);
+  return { tokenId: ids[0]!, framingIds: at < 0 ? [] : framed.slice(at + 1) };
+}
