@@ -52,7 +52,7 @@ describe("openai structured-output helpers", () => {
       temperature: 1,
       seed: 7,
     });
-    const call = r.choices[0]!.message.tool_calls[0]!;
+    const call = r.choices[0]!.message.tool_calls![0]!;
     expect(call.type).toBe("function");
     if (call.type !== "function") return;
     expect(call.function.name).toBe("lookup");
