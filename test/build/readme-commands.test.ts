@@ -175,6 +175,7 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(r.out).toMatch(/^cpu: .+int8 kernels: /m);
     expect(r.out).toMatch(/^accuracy: int8 vs fp32 next-token logits over a 32-token teacher-forced run, correlation min 0\.9\d+/m);
     expect(r.out).toContain("| clients/batch | direct tok/s |");
+    expect(r.out).toMatch(/^constrained \/ unconstrained throughput: \d+\.\d\d×/m);
   }, 300_000);
 
   test("npm run db:generate on an unchanged schema changes nothing", () => {

@@ -14,6 +14,7 @@ import { llamaCppSection } from "./llama-cpp-section.ts";
 import { medianBy, renderTable, summarize, targetLines, type LevelSummary } from "./metrics.ts";
 import { startServerProcess } from "./server-process.ts";
 import { streamChat } from "./stream-client.ts";
+import { structuredRow } from "./structured.ts";
 
 const LEVELS = (process.env.KILN_BENCH_LEVELS ?? "1,4,8,16").split(",").map(Number);
 /** int8 (DynamicQuantizeMatMul) by default: on CPU it gains the most from batching (q4 is faster alone, slower at 16). */
@@ -50,7 +51,7 @@ async function accuracyLine(modelDir: string, promptIds: number[]): Promise<stri
 }
 
 /** kiln over HTTP: `clients` concurrent streaming requests per round; the median round stands for the level. */
-async function kilnLevels(modelsDir: string, threads: number): Promise<{ levels: LevelSummary[]; peakRssMb: number }> {
+async function kilnLevels(modelsDir: string, threads: number): Promise<{ levels: LevelSummary[]; peakRssMb: number; structured: string }> {
   const server = await startServerProcess({ dataDir: tempDir("kiln-bench-"), modelsDir, env: { KILN_THREADS: String(threads) } });
   const body = { model: SPEC.id, messages: [{ role: "user", content: PROMPT }], max_tokens: NEW_TOKENS, temperature: 0, ignore_eos: true };
   try {
@@ -68,7 +69,10 @@ async function kilnLevels(modelsDir: string, threads: number): Promise<{ levels:
       levels.push(s);
       console.log(`kiln ${clients} clients: ${s.outputTokPerSec.toFixed(1)} tok/s (rounds: ${rounds.map((x) => x.outputTokPerSec.toFixed(1)).join(", ")})`);
     }
-    return { levels, peakRssMb: await server.peakRssMb() };
+    // Constrained vs unconstrained at 16 clients on the same server (test/load/structured.ts).
+    const structured = await structuredRow({ url: server.url, key: server.key, model: SPEC.id, prompt: PROMPT, clients: 16, maxTokens: NEW_TOKENS, rounds: ROUNDS });
+    console.log(structured);
+    return { levels, peakRssMb: await server.peakRssMb(), structured };
   } finally {
     expect(await server.stop()).toBe(0);
   }
@@ -111,6 +115,7 @@ test(
     const rows = LEVELS.map((_, i) => ({ direct: direct[i]!, engine: engine[i]!, kiln: kiln.levels[i]! }));
     console.log(renderTable(rows, kiln.peakRssMb, kiln.levels[0]!.outputTokPerSec));
     console.log(targetLines(rows).join("\n"));
+    console.log(`\n${kiln.structured}`);
 
     // llama.cpp on the same weights and prompt ids, one table of everyone's wall and decode rates, and the long-prompt
     // scenario (test/load/llama-cpp-section.ts); its rows are skipped, with the reason, when node-llama-cpp cannot load.
