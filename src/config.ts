@@ -28,6 +28,16 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Where the first start writes the first API key (mode 0600) instead of printing it; unset prints it. */
   readonly firstKeyFile?: string;
+  /** Base URL of the SearXNG instance the built-in web_search tool queries; unset: web_search gets a 400. */
+  readonly webSearchUrl?: string;
+  /** One search (request and reading its answer) gives up after this long and fails. */
+  readonly webSearchTimeoutMs: number;
+  /** Most results one search hands the model. */
+  readonly webSearchMaxResults: number;
+  /** A search answer larger than this is cut off while it is read, and the search fails. */
+  readonly webSearchMaxBytes: number;
+  /** Most web searches one response may run. */
+  readonly webSearchMaxCalls: number;
 }
 
 export class ConfigError extends Error {}
@@ -54,6 +64,20 @@ function nonEmpty(raw: string, name: string) {
   return raw.trim();
 }
 
+/** An http(s) base URL without query or fragment (kiln appends /search?q=…&format=json to its path). */
+function baseUrl(raw: string, name: string) {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash) {
+    throw new ConfigError(`${name} must be an http(s) URL without a query or fragment, got "${raw}"`);
+  }
+  return u.href.replace(/\/+$/, "");
+}
+
 const LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
 
 export const OPTIONS: Option[] = [
@@ -77,6 +101,11 @@ export const OPTIONS: Option[] = [
   { key: "idleTimeoutS", env: "KILN_IDLE_TIMEOUT_S", flag: "--idle-timeout-s", help: "idle keep-alive connections close after this", parse: int(1, 255) },
   { key: "firstKeyFile", env: "KILN_FIRST_KEY_FILE", flag: "--first-key-file", help: "write the first API key to this new file (0600)", parse: nonEmpty },
   { key: "shutdownGraceMs", env: "KILN_SHUTDOWN_GRACE_MS", flag: "--shutdown-grace-ms", help: "drain time for running requests on SIGTERM", parse: int(0, 3_600_000) },
+  { key: "webSearchUrl", env: "KILN_WEB_SEARCH_URL", flag: "--web-search-url", help: "SearXNG base URL for the built-in web_search tool", parse: baseUrl },
+  { key: "webSearchTimeoutMs", env: "KILN_WEB_SEARCH_TIMEOUT_MS", flag: "--web-search-timeout-ms", help: "time limit of one web search", parse: int(100, 120_000) },
+  { key: "webSearchMaxResults", env: "KILN_WEB_SEARCH_MAX_RESULTS", flag: "--web-search-max-results", help: "results one web search gives the model", parse: int(1, 20) },
+  { key: "webSearchMaxBytes", env: "KILN_WEB_SEARCH_MAX_BYTES", flag: "--web-search-max-bytes", help: "largest search answer read", parse: int(1024, 64 * 1024 * 1024) },
+  { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -95,6 +124,10 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     bodyTimeoutMs: 30_000,
     idleTimeoutS: 10,
     shutdownGraceMs: 10_000,
+    webSearchTimeoutMs: 5000,
+    webSearchMaxResults: 5,
+    webSearchMaxBytes: 1024 * 1024,
+    webSearchMaxCalls: 3,
   };
 }
 
