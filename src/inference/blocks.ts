@@ -1,11 +1,23 @@
 // Block-structured generation events: the core yields ordered blocks (reasoning, text, tool call) with explicit start
 // and end and an index, so "reasoning, then a call, then text" is kept in order; every family only encodes them.
 import type { ApiError } from "../errors/api-error.ts";
+import type { NumberedSource } from "../tools/web-search.ts";
 
 /** Why a choice ended, as every family sees it (the worker's own reasons are mapped onto these). */
 export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled";
 
-export type BlockHead = { kind: "text" } | { kind: "reasoning" } | { kind: "tool_call"; id: string; name: string };
+/**
+ * A web_search_call block is a search kiln ran itself (src/inference/tool-loop.ts): it starts with the model's
+ * query and ends with the search's outcome. Only a request with built-in tools (Responses) ever sees one.
+ */
+export type BlockHead =
+  | { kind: "text" }
+  | { kind: "reasoning" }
+  | { kind: "tool_call"; id: string; name: string }
+  | { kind: "web_search_call"; id: string; name: string; query: string };
+
+/** How a search ended: the sources it gave (numbered across the response), or why it failed. */
+export type SearchOutcome = { status: "completed"; sources: NumberedSource[] } | { status: "failed"; reason: string };
 
 export interface Usage {
   inputTokens: number;
@@ -20,7 +32,8 @@ export type CoreEvent =
   | { type: "block_start"; index: number; block: BlockHead }
   /** Text of a text or reasoning block, or a piece of a tool call's JSON arguments. */
   | { type: "block_delta"; index: number; delta: string }
-  | { type: "block_end"; index: number }
+  /** `search` is set on the end of a web_search_call block. */
+  | { type: "block_end"; index: number; search?: SearchOutcome }
   | { type: "usage"; usage: Usage }
   | { type: "finish"; reason: FinishReason; stopSequence: string | null }
   | { type: "error"; error: ApiError };
@@ -85,7 +98,8 @@ export class BlockFramer {
 export type Block =
   | { kind: "text"; text: string }
   | { kind: "reasoning"; text: string }
-  | { kind: "tool_call"; id: string; name: string; arguments: string };
+  | { kind: "tool_call"; id: string; name: string; arguments: string }
+  | { kind: "web_search_call"; id: string; query: string; outcome: SearchOutcome | null };
 
 /** A whole choice: the ordered blocks, how it ended, and its usage (for non-streaming answers and storage). */
 export interface ChoiceResult {
@@ -100,13 +114,23 @@ export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, reaso
 /** Folds one event into a result being built; throws the error of an error event. */
 export function foldEvent(r: ChoiceResult, ev: CoreEvent): void {
   switch (ev.type) {
-    case "block_start":
-      r.blocks[ev.index] = ev.block.kind === "tool_call" ? { ...ev.block, arguments: "" } : { kind: ev.block.kind, text: "" };
+    case "block_start": {
+      const h = ev.block;
+      r.blocks[ev.index] =
+        h.kind === "tool_call" ? { ...h, arguments: "" }
+        : h.kind === "web_search_call" ? { kind: h.kind, id: h.id, query: h.query, outcome: null }
+        : { kind: h.kind, text: "" };
       break;
+    }
     case "block_delta": {
       const b = r.blocks[ev.index]!;
       if (b.kind === "tool_call") b.arguments += ev.delta;
-      else b.text += ev.delta;
+      else if (b.kind !== "web_search_call") b.text += ev.delta;
+      break;
+    }
+    case "block_end": {
+      const b = r.blocks[ev.index];
+      if (b?.kind === "web_search_call" && ev.search) b.outcome = ev.search;
       break;
     }
     case "usage":

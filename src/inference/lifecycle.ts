@@ -11,6 +11,7 @@ import { Channel } from "../scheduler/channel.ts";
 import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
 import { type CoreDeps, prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
 import type { CoreRequest } from "./request.ts";
+import { toolLoop } from "./tool-loop.ts";
 
 /** Who is asking, for usage rows (and later limits, billing and metrics). */
 export interface RequestScope {
@@ -67,9 +68,12 @@ export interface Run {
   settled: Promise<Settlement>;
 }
 
-/** Sums the choices' usage: the prompt is counted once, outputs add up. */
+/**
+ * Sums the choices' usage: the prompt is counted once (n choices share it), outputs add up. A choice that ran
+ * several generation steps (the built-in tool loop) reports the sum of its steps' prompts, and that is billed.
+ */
 export function totalUsage(perChoice: Usage[], inputTokens: number): Usage {
-  const u = { ...emptyUsage(), inputTokens };
+  const u = { ...emptyUsage(), inputTokens: Math.max(inputTokens, ...perChoice.map((c) => c.inputTokens)) };
   for (const c of perChoice) {
     u.outputTokens += c.outputTokens;
     u.reasoningTokens += c.reasoningTokens;
@@ -107,7 +111,8 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
 
   let streams: AsyncIterable<CoreEvent>[];
   try {
-    streams = submitGeneration(deps, prepared, controller.signal);
+    // Built-in tools run as one choice whose steps the tool loop chains; everything else is one generation.
+    streams = opts.request.webSearch ? [toolLoop(deps, prepared, controller.signal)] : submitGeneration(deps, prepared, controller.signal);
   } catch (e) {
     cleanup();
     throw e;

@@ -1,5 +1,6 @@
 // What every API family's request comes down to: the neutral conversation plus generation controls.
 import type { Conversation } from "./conversation.ts";
+import type { WebSearchSetup } from "./tool-loop.ts";
 
 /** A function tool, in the shape chat templates receive (`{type: "function", function: {…}}`). */
 export interface ToolDef {
@@ -33,4 +34,6 @@ export interface CoreRequest {
   thinkingBudget?: number;
   /** Text the assistant turn already starts with (Messages' final assistant message): the answer continues it. */
   assistantPrefill?: string;
+  /** The built-in web_search tool is on (src/inference/tool-loop.ts runs the searches); only Responses sets it. */
+  webSearch?: WebSearchSetup;
 }

@@ -1,5 +1,5 @@
 // Encodes the core's block events as Chat Completions stream chunks (`data: {chunk}` frames ending with `data: [DONE]`).
-import type { CoreEvent, Usage } from "../../inference/blocks.ts";
+import type { BlockHead, CoreEvent, Usage } from "../../inference/blocks.ts";
 import { mergeStreams } from "../../inference/merge.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
@@ -16,7 +16,7 @@ type Delta = Record<string, unknown>;
 
 interface ChoiceState {
   /** Each open block's kind, and for tool calls their position among the choice's calls. */
-  blocks: Map<number, { kind: "text" | "reasoning" | "tool_call"; call: number }>;
+  blocks: Map<number, { kind: BlockHead["kind"]; call: number }>;
   calls: number;
 }
 

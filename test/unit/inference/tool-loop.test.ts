@@ -1,0 +1,138 @@
+// The built-in tool loop over a scripted core: searches run between steps, block indexes keep counting, usage
+// is summed over the steps and settled once, the number of searches is bounded, and a forced search whose model
+// cannot write its query searches for the user's last message.
+import { describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { openDatabase } from "../../../src/db/client.ts";
+import { createKey } from "../../../src/db/keys-repo.ts";
+import { usage } from "../../../src/db/schema.ts";
+import { createTeam } from "../../../src/db/teams-repo.ts";
+import type { CoreEvent } from "../../../src/inference/blocks.ts";
+import type { Conversation } from "../../../src/inference/conversation.ts";
+import { type LifecycleDeps, startRun } from "../../../src/inference/lifecycle.ts";
+import { resolvePromptFormat } from "../../../src/inference/prompt-format.ts";
+import type { CoreRequest, ToolDef } from "../../../src/inference/request.ts";
+import { FORCED_QUERY_TOKENS, withWebSearch } from "../../../src/inference/tool-loop.ts";
+import { memoryLogger } from "../../../src/log/logger.ts";
+import { parseManifest } from "../../../src/models/manifest.ts";
+import type { ModelEntry } from "../../../src/models/registry.ts";
+import type { SeqEvent, SeqRequest } from "../../../src/scheduler/scheduler.ts";
+import { type SearchBackend, SearchError } from "../../../src/tools/search-backend.ts";
+import { fakeManifest } from "../../helpers/fake-model.ts";
+import { tempDir } from "../../helpers/kiln.ts";
+
+const model: ModelEntry = { ...parseManifest(fakeManifest("loop-model-v1"), ["fp32"]), dir: "/nowhere" };
+const CALL = '<tool_call>\n{"name": "web_search", "arguments": {"query": "paris"}}\n</tool_call>';
+
+/** A core whose k-th submission writes script[k] (the last one repeats) and whose k-th prompt is 10·k tokens. */
+function setup(script: { text: string; reason?: "stop" | "length" }[]) {
+  const db = openDatabase(tempDir("kiln-loop-"));
+  const team = createTeam(db, "t");
+  const key = createKey(db, team.id, "k");
+  const submitted: SeqRequest[] = [];
+  const renders: { conv: Conversation; tools: ToolDef[] | null }[] = [];
+  const deps: LifecycleDeps = {
+    db, logger: memoryLogger(), lifecycle: { draining: false },
+    scheduler: {
+      assertServing: () => {},
+      submit(reqs: SeqRequest[]) {
+        const step = script[Math.min(submitted.length, script.length - 1)]!;
+        submitted.push(...reqs);
+        return reqs.map(() => (async function* (): AsyncGenerator<SeqEvent> {
+          yield { type: "delta", text: step.text, tokens: 5 };
+          yield { type: "finish", finish: { seqId: "s", reason: step.reason ?? "stop", promptTokens: 0, outputTokens: 5 } };
+        })());
+      },
+    } as unknown as LifecycleDeps["scheduler"],
+    tokenizers: {
+      get: async () => ({
+        format: resolvePromptFormat(undefined, "<tool_call></tool_call>", () => false), stopTokenIds: [], encodeText: () => [], minTokens: () => 0,
+        renderChat: (conv: Conversation, tools: ToolDef[] | null) => (renders.push({ conv: structuredClone(conv), tools }), "prompt"),
+        encodePrompt: async () => new Array(10 * renders.length).fill(1),
+      }),
+    } as unknown as LifecycleDeps["tokenizers"],
+  };
+  const scope = { requestId: `req_${crypto.randomUUID()}`, teamId: team.id, keyId: key.id, endpoint: "responses" };
+  return { deps, db, scope, submitted, renders };
+}
+
+const base = (maxTokens: number | null = null): CoreRequest => ({
+  conversation: [{ role: "user", parts: [{ type: "text", text: "hi there" }] }],
+  tools: null, toolChoice: "auto", responseFormat: { type: "text" }, n: 1, maxTokens, temperature: 0, topP: 1, seed: 1, stop: [], ignoreEos: false,
+});
+
+function backend(fail = false) {
+  const queries: string[] = [];
+  const b: SearchBackend = {
+    async search(q) {
+      queries.push(q);
+      if (fail) throw new SearchError("the search backend answered HTTP 502");
+      return [{ title: "Paris", url: "https://paris.example", snippet: "capital" }, { title: "France", url: "https://france.example", snippet: "" }];
+    },
+  };
+  return { b, queries };
+}
+
+async function run(s: ReturnType<typeof setup>, request: CoreRequest) {
+  const r = await startRun(s.deps, { scope: s.scope, model, request, clientSignal: null, timeoutMs: null });
+  const events: CoreEvent[] = [];
+  for await (const ev of r.choices[0]!) events.push(ev);
+  return { events, settlement: await r.settled };
+}
+
+describe("tool loop", () => {
+  test("a call to web_search runs the search and a second step in the same stream: indexes continue, usage is summed and settled once", async () => {
+    const s = setup([{ text: `Let me look. ${CALL}` }, { text: "Paris [1] is the capital." }]);
+    const { b, queries } = backend();
+    const { events, settlement } = await run(s, withWebSearch(base(), { backend: b, maxCalls: 3 }, false));
+    expect(queries).toEqual(["paris"]);
+    const starts = events.filter((e) => e.type === "block_start");
+    expect(starts.map((e) => [e.index, e.block.kind])).toEqual([[0, "text"], [1, "web_search_call"], [2, "text"]]);
+    expect(starts[1]!.block).toMatchObject({ kind: "web_search_call", query: "paris" });
+    const end = events.find((e) => e.type === "block_end" && e.index === 1);
+    expect(end).toMatchObject({ search: { status: "completed", sources: [{ n: 1, url: "https://paris.example" }, { n: 2, url: "https://france.example" }] } });
+    expect(events.filter((e) => e.type === "finish")).toEqual([{ type: "finish", reason: "stop", stopSequence: null }]);
+    // Prompts of 10 and 20 tokens, 5 output tokens per step.
+    expect(settlement.usage).toMatchObject({ inputTokens: 30, outputTokens: 10 });
+    expect(events.filter((e) => e.type === "usage").at(-1)).toMatchObject({ usage: { inputTokens: 30, outputTokens: 10 } });
+    const rows = s.db.select().from(usage).where(eq(usage.requestId, s.scope.requestId)).all();
+    expect(rows.map((r) => [r.status, r.inputTokens, r.outputTokens])).toEqual([["completed", 30, 10]]);
+    // The second step saw the call and its numbered results.
+    const conv = s.renders[1]!.conv;
+    expect(conv.at(-2)).toMatchObject({ role: "assistant", parts: [{ type: "text", text: "Let me look. " }, { type: "tool_call", name: "web_search", arguments: { query: "paris" } }] });
+    const result = conv.at(-1)!.parts[0]!;
+    expect(result).toMatchObject({ type: "tool_result", isError: false });
+    expect(JSON.stringify(result)).toContain("[1] Paris — https://paris.example — capital");
+    expect(s.renders[1]!.tools!.map((t) => t.function.name)).toEqual(["web_search"]);
+  });
+
+  test("searches per response are bounded: past the limit the tool is no longer offered and the loop ends", async () => {
+    const s = setup([{ text: CALL }]);
+    const { b, queries } = backend();
+    const { events } = await run(s, withWebSearch(base(), { backend: b, maxCalls: 2 }, false));
+    expect(queries.length).toBe(2);
+    expect(s.renders.length).toBe(3);
+    expect(s.renders[2]!.tools).toBeNull();
+    // Sources are numbered across the response: the second search's start at 3.
+    const second = events.filter((e) => e.type === "block_end" && e.search)[1];
+    expect(second).toMatchObject({ search: { sources: [{ n: 3 }, { n: 4 }] } });
+    expect(events.at(-1)).toMatchObject({ type: "finish" });
+  });
+
+  test("a forced search: its call gets a small budget, a model that cannot write it searches for the last user message; a failed search is told to the model", async () => {
+    const s = setup([{ text: '{"query": "unterminated', reason: "length" }, { text: "I could not search." }]);
+    const { b, queries } = backend(true);
+    const { events, settlement } = await run(s, withWebSearch(base(200), { backend: b, maxCalls: 3 }, true));
+    expect(s.submitted[0]!.params.maxTokens).toBe(FORCED_QUERY_TOKENS);
+    expect(s.submitted[1]!.params.maxTokens).toBe(195);
+    expect(queries).toEqual(["hi there"]);
+    // The unfinished call text is not shown: the search block comes first.
+    const starts = events.filter((e) => e.type === "block_start");
+    expect(starts.map((e) => [e.index, e.block.kind])).toEqual([[0, "web_search_call"], [1, "text"]]);
+    expect(events.find((e) => e.type === "block_end" && e.index === 0)).toMatchObject({ search: { status: "failed", reason: "the search backend answered HTTP 502" } });
+    const result = s.renders[1]!.conv.at(-1)!.parts[0]!;
+    expect(result).toMatchObject({ type: "tool_result", isError: true });
+    expect(JSON.stringify(result)).toContain("The web search failed: the search backend answered HTTP 502");
+    expect(settlement).toMatchObject({ status: "completed", usage: { inputTokens: 30, outputTokens: 10 } });
+  });
+});
