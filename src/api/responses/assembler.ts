@@ -3,8 +3,10 @@
 // keep exactly what was streamed).
 import type { Sealer } from "../../crypto/sealing.ts";
 import type { ApiError } from "../../errors/api-error.ts";
-import type { BlockHead, CoreEvent, Usage } from "../../inference/blocks.ts";
+import type { BlockHead, CoreEvent, SearchOutcome, Usage } from "../../inference/blocks.ts";
 import { newFunctionCallItemId, newMessageItemId, newReasoningId } from "../../inference/ids.ts";
+import type { NumberedSource } from "../../tools/web-search.ts";
+import { annotate, searchEnded, searchStarted, sourcesOf, webSearchItem } from "./web-search-items.ts";
 
 type Json = Record<string, unknown>;
 /** A stream event before it is given its sequence number. */
@@ -31,6 +33,8 @@ interface Open {
   item: Json;
   outputIndex: number;
   text: string;
+  /** Sources of the searches that ended before this text began: what its citations may point at. */
+  sources: NumberedSource[];
 }
 
 export class ResponseAssembler {
@@ -43,6 +47,8 @@ export class ResponseAssembler {
   private open = new Map<number, Open>();
   /** A finished text item whose done event waits for the next block: text before a call is commentary. */
   private pendingMessage: Open | null = null;
+  /** Every source the response's searches gave so far, numbered as the model saw them. */
+  private sources: NumberedSource[] = [];
 
   constructor(private readonly o: AssemblerOptions) {}
 
@@ -85,7 +91,7 @@ export class ResponseAssembler {
         this.delta(this.open.get(ev.index)!, ev.delta, out);
         break;
       case "block_end":
-        this.endBlock(this.open.get(ev.index)!, out);
+        this.endBlock(this.open.get(ev.index)!, out, ev.search);
         this.open.delete(ev.index);
         break;
       case "usage":
@@ -109,16 +115,19 @@ export class ResponseAssembler {
   }
 
   private startBlock(index: number, head: BlockHead, out: ResponseEvent[]): void {
-    this.flushMessage(out, head.kind === "tool_call");
+    this.flushMessage(out, head.kind === "tool_call" || head.kind === "web_search_call");
     let item: Json;
-    if (head.kind === "text") item = { id: newMessageItemId(), type: "message", role: "assistant", status: "in_progress", content: [] };
+    if (head.kind === "web_search_call") item = webSearchItem(head.query);
+    else if (head.kind === "text") item = { id: newMessageItemId(), type: "message", role: "assistant", status: "in_progress", content: [] };
     else if (head.kind === "tool_call") item = { id: newFunctionCallItemId(), type: "function_call", status: "in_progress", call_id: head.id, name: head.name, arguments: "" };
     else item = { id: newReasoningId(), type: "reasoning", summary: [], ...(this.o.summary ? {} : { content: [] }) };
-    const o: Open = { head, item, outputIndex: this.output.length, text: "" };
+    const o: Open = { head, item, outputIndex: this.output.length, text: "", sources: head.kind === "text" ? [...this.sources] : [] };
     this.output.push(item);
     this.open.set(index, o);
     out.push({ type: "response.output_item.added", output_index: o.outputIndex, item: structuredClone(item) });
-    if (head.kind === "text") {
+    if (head.kind === "web_search_call") {
+      out.push(...searchStarted(this.ref(o)));
+    } else if (head.kind === "text") {
       (item.content as Json[]).push({ type: "output_text", text: "", annotations: [] });
       out.push({ type: "response.content_part.added", ...this.ref(o), content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
     } else if (head.kind === "reasoning" && this.o.summary) {
@@ -144,10 +153,18 @@ export class ResponseAssembler {
     else out.push({ type: "response.reasoning_text.delta", ...this.ref(o), content_index: 0, delta });
   }
 
-  private endBlock(o: Open, out: ResponseEvent[]): void {
+  private endBlock(o: Open, out: ResponseEvent[], search?: SearchOutcome): void {
+    if (o.head.kind === "web_search_call") {
+      out.push(...searchEnded(o.item, search, this.ref(o)));
+      this.sources.push(...sourcesOf(search));
+      out.push({ type: "response.output_item.done", output_index: o.outputIndex, item: structuredClone(o.item) });
+      return;
+    }
     if (o.head.kind === "text") {
       const part = (o.item.content as Json[])[0]!;
-      out.push({ type: "response.output_text.done", ...this.ref(o), content_index: 0, text: o.text, logprobs: [] });
+      if (o.sources.length) out.push(...annotate(part, o.text, o.sources, this.ref(o)));
+      // The annotations ride along on output_text.done as well, for clients that only read the done events.
+      out.push({ type: "response.output_text.done", ...this.ref(o), content_index: 0, text: o.text, logprobs: [], ...(o.sources.length ? { annotations: part.annotations } : {}) });
       out.push({ type: "response.content_part.done", ...this.ref(o), content_index: 0, part: structuredClone(part) });
       this.pendingMessage = o;
       return;

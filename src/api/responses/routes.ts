@@ -26,7 +26,7 @@ export function responsesRoutes(deps: AppDeps) {
           summary: "Create a response",
           description:
             "OpenAI Responses-compatible generation: a string or items in (messages, function calls and their outputs, replayed reasoning), " +
-            "output items out (message, function_call, reasoning). With `stream: true` the answer is `text/event-stream` of `event: <type>` frames, " +
+            "output items out (message, function_call, reasoning, and web_search_call when the built-in web_search tool ran: kiln searches its configured SearXNG backend and the answer carries url_citation annotations). With `stream: true` the answer is `text/event-stream` of `event: <type>` frames, " +
             "each with a gapless `sequence_number`, ending with response.completed, response.incomplete, response.failed or a top-level `error` event.",
           tags: ["Responses"],
         },

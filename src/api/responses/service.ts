@@ -13,6 +13,7 @@ import { ResponseAssembler } from "./assembler.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { responseFrames, SequencedFrames } from "./stream.ts";
 import { type ResponsesPlan, responsesRequest } from "./validate.ts";
+import { webSearchSetup } from "./web-search.ts";
 
 export interface CallContext {
   auth: AuthContext;
@@ -52,7 +53,7 @@ function echo(body: ResponsesRequestBody, plan: ResponsesPlan): Record<string, u
 export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, ctx: CallContext): Promise<Record<string, unknown> | Response> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
   const model = modelFor(deps, body);
-  const plan = responsesRequest(body, model, deps.sealer);
+  const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config));
   const run = await startRun(deps, {
     scope: { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "responses" },
     model,
@@ -78,10 +79,13 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   return asm.response();
 }
 
-/** The input tokens the same request would be billed: the prompt it renders to, counted. */
+/**
+ * The input tokens the same request would be billed: the prompt it renders to, counted. With web_search on, a
+ * response that searches is billed each generation step's prompt, so this is the first step's share.
+ */
 export async function countInputTokens(deps: AppDeps, body: ResponsesRequestBody): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
   const model = modelFor(deps, body);
-  const plan = responsesRequest({ ...body, stream: false }, model, deps.sealer);
+  const plan = responsesRequest({ ...body, stream: false }, model, deps.sealer, webSearchSetup(deps.config));
   const prepared = await prepareGeneration(deps, model, plan.request);
   return { object: "response.input_tokens", input_tokens: prepared.promptIds.length };
 }

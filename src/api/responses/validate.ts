@@ -3,15 +3,18 @@ import { SealError, type Sealer } from "../../crypto/sealing.ts";
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { checkStrictSchema } from "../../inference/constraint.ts";
 import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "../../inference/request.ts";
+import { type WebSearchSetup, withWebSearch } from "../../inference/tool-loop.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import { checkInputStructure } from "./input-rules.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { type ResponsesInputItem, responsesToConversation } from "./to-conversation.ts";
+import { forcesWebSearch, isWebSearchType, webSearchRequested } from "./web-search.ts";
 
 const bad = (message: string, param: string | null) => ApiError.badRequest(message, param);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const ENCRYPTED_REASONING = "reasoning.encrypted_content";
-const INCLUDABLE = new Set([ENCRYPTED_REASONING]);
+// A web_search_call's action always carries its sources, so asking for them is accepted and changes nothing.
+const INCLUDABLE = new Set([ENCRYPTED_REASONING, "web_search_call.action.sources"]);
 
 export type Effort = "none" | "minimal" | "low" | "medium" | "high";
 
@@ -31,9 +34,8 @@ function tools(body: ResponsesRequestBody, model: ModelInfo): ToolDef[] | null {
   const seen = new Set<string>();
   const out: ToolDef[] = [];
   body.tools.forEach((tool, i) => {
-    if (tool.type === "web_search" || tool.type === "web_search_preview") {
-      throw bad("The web_search tool needs a search backend, and this server has none configured.", "tools");
-    }
+    // The built-in tool is checked by webSearchRequested and added by the core.
+    if (isWebSearchType(tool.type)) return;
     if (tool.type !== "function") throw bad(`tools.${i}.type '${clip(tool.type)}' is not supported; use function or web_search.`, `tools.${i}.type`);
     const name = tool.name ?? "";
     if (!TOOL_NAME.test(name)) throw bad(`tools.${i}.name '${clip(name)}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `tools.${i}.name`);
@@ -43,15 +45,21 @@ function tools(body: ResponsesRequestBody, model: ModelInfo): ToolDef[] | null {
     out.push({ type: "function", function: { name, ...(tool.description ? { description: tool.description } : {}), ...(tool.parameters ? { parameters: tool.parameters } : {}), ...(tool.strict != null ? { strict: tool.strict } : {}) } });
   });
   if (!model.capabilities.tools) throw bad(`The model '${model.id}' does not support tools.`, "tools");
-  return out;
+  return out.length ? out : null;
 }
 
-function toolChoice(body: ResponsesRequestBody, defs: ToolDef[] | null): ToolChoice {
+function toolChoice(body: ResponsesRequestBody, defs: ToolDef[] | null, web: boolean): ToolChoice {
   const tc = body.tool_choice;
-  if (tc == null) return defs ? "auto" : "none";
+  if (tc == null) return defs || web ? "auto" : "none";
   if (typeof tc === "string") {
-    if (tc !== "none" && !defs) throw bad(`tool_choice '${tc}' needs tools.`, "tool_choice");
+    if (tc !== "none" && !defs && !web) throw bad(`tool_choice '${tc}' needs tools.`, "tool_choice");
+    // "required" with web_search alone forces the search (the core sees a named call).
+    if (tc === "required" && !defs) return "auto";
     return tc;
+  }
+  if (isWebSearchType(tc.type)) {
+    if (!web) throw bad(`tool_choice '${clip(tc.type)}' needs the web_search tool in tools.`, "tool_choice");
+    return "auto";
   }
   if (tc.type !== "function" || !tc.name) throw bad('tool_choice must name a function: {"type":"function","name":…}.', "tool_choice");
   if (!defs?.some((d) => d.function.name === tc.name)) throw bad(`tool_choice names '${clip(tc.name)}', which is not among tools.`, "tool_choice");
@@ -85,7 +93,8 @@ function openReasoning(items: ResponsesInputItem[], model: string, sealer: Seale
   });
 }
 
-export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, sealer: Sealer): ResponsesPlan {
+/** `search` is the server's web search backend and limit (null: none configured). */
+export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, sealer: Sealer, search: WebSearchSetup | null = null): ResponsesPlan {
   if (body.background) throw bad("Background responses are not supported by this server yet; send the request without background.", "background");
   if (body.previous_response_id) throw ApiError.notFound(`Previous response with id '${clip(body.previous_response_id)}' not found.`, "previous_response_id");
   if (body.truncation === "auto") throw bad('truncation "auto" is not supported: kiln never drops input; send "disabled" or leave it out.', "truncation");
@@ -94,25 +103,27 @@ export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, s
   const effort = (body.reasoning?.effort ?? body.reasoning_effort ?? null) as Effort | null;
   if (effort && effort !== "none" && !model.capabilities.reasoning) throw bad(`The model '${model.id}' does not reason; leave reasoning.effort out.`, "reasoning.effort");
   const input = typeof body.input === "string" ? body.input : openReasoning(body.input as ResponsesInputItem[], model.id, sealer);
+  const web = webSearchRequested(body, search);
   const defs = tools(body, model);
   // Without an effort the model's own template decides (as chat does); an effort opens or skips the thinking block.
   const thinks = model.capabilities.reasoning && effort !== null && effort !== "none" && effort !== "minimal";
+  const request: CoreRequest = {
+    conversation: responsesToConversation(input, body.instructions ?? null),
+    tools: defs,
+    toolChoice: toolChoice(body, defs, web),
+    responseFormat: responseFormat(body),
+    n: 1,
+    maxTokens: body.max_output_tokens ?? null,
+    temperature: body.temperature ?? 1,
+    topP: body.top_p ?? 1,
+    seed: body.seed ?? null,
+    stop: [],
+    ignoreEos: false,
+    ...(model.capabilities.reasoning && effort ? { templateOptions: { enable_thinking: thinks } } : {}),
+    ...(thinks ? { thinkingBudget: EFFORT_BUDGET[effort] } : {}),
+  };
   return {
-    request: {
-      conversation: responsesToConversation(input, body.instructions ?? null),
-      tools: defs,
-      toolChoice: toolChoice(body, defs),
-      responseFormat: responseFormat(body),
-      n: 1,
-      maxTokens: body.max_output_tokens ?? null,
-      temperature: body.temperature ?? 1,
-      topP: body.top_p ?? 1,
-      seed: body.seed ?? null,
-      stop: [],
-      ignoreEos: false,
-      ...(model.capabilities.reasoning && effort ? { templateOptions: { enable_thinking: thinks } } : {}),
-      ...(thinks ? { thinkingBudget: EFFORT_BUDGET[effort] } : {}),
-    },
+    request: web && search ? withWebSearch(request, search, forcesWebSearch(body, defs?.length ?? 0)) : request,
     effort,
     includeEncrypted: (body.include ?? []).includes(ENCRYPTED_REASONING),
     summary: body.reasoning?.summary != null,
