@@ -1,6 +1,7 @@
 // typebox schemas of POST /v1/responses and /v1/responses/input_tokens (request) and the response object, OpenAI-compatible.
 // Input items are checked loosely here and exactly in validate.ts, so each violation names the spec's param.
 import { t } from "elysia";
+import { WEB_SEARCH_NAMES } from "../../tools/web-search.ts";
 import { Int, nullable } from "../schema-helpers.ts";
 
 const Part = t.Object(
@@ -35,7 +36,11 @@ const InputItem = t.Object(
 
 export const ResponsesTool = t.Object(
   {
-    type: t.String({ description: "function | web_search (web_search_preview is accepted as an alias)" }),
+    type: t.String({
+      description:
+        `function, or the built-in web search: ${WEB_SEARCH_NAMES.join(" | ")} (all the same tool; it needs KILN_WEB_SEARCH_URL). ` +
+        "While it is on, these names are reserved: a function tool may not take one (400, param tools).",
+    }),
     name: t.Optional(t.String()),
     description: nullable(t.String()),
     parameters: nullable(t.Record(t.String(), t.Unknown())),
