@@ -50,15 +50,28 @@ export function forcedCall(format: PromptFormat, choice: ToolChoice, tools: Tool
     const schema = argsSchema(tool);
     return { prefix, spec: close === null ? null : schema ? { kind: "json_schema", schema } : { kind: "json_object" }, close: close ?? "" };
   }
-  // Several tools: only a Hermes-style layout ({"name": …, "arguments": …} after the open marker) can be written.
+  // Several tools: the call object is constrained, so the name is one of them too.
+  const open = hermesOpen(format);
+  if (open === null) return null;
+  return { prefix: `${open}\n`, spec: callObjectSpec(tools) ?? { kind: "json_object" }, close: `\n${format.toolCall!.close}` };
+}
+
+/** The open marker when calls are written Hermes-style (`{"name": …, "arguments": …}` after it), else null. */
+function hermesOpen(format: PromptFormat): string | null {
   const open = format.toolCall?.open;
-  if (!open || format.forcedToolPrefix !== `${open}\n{"name": {name}, "arguments": `) return null;
+  return open && format.forcedToolPrefix === `${open}\n{"name": {name}, "arguments": ` ? open : null;
+}
+
+/**
+ * A whole call object of one of `tools` (properties in that order, as xgrammar writes them). Null when a tool's
+ * parameters are not enforceable: a call could then only be held to "some JSON object", with no name guarantee.
+ */
+function callObjectSpec(tools: ToolDef[]): ConstraintSpec | null {
   const defs: Record<string, Schema> = {};
   const branches: Schema[] = [];
   for (const [i, t] of tools.entries()) {
     const args = argsSchema(t);
-    // A tool kiln cannot enforce leaves the call only "some JSON object": the name is then not guaranteed.
-    if (!args) return { prefix: `${open}\n`, spec: { kind: "json_object" }, close: `\n${format.toolCall!.close}` };
+    if (!args) return null;
     branches.push({
       type: "object",
       properties: { name: { const: t.function.name }, arguments: embed(args, `tool${i}`, defs) },
@@ -66,7 +79,7 @@ export function forcedCall(format: PromptFormat, choice: ToolChoice, tools: Tool
       additionalProperties: false,
     });
   }
-  return { prefix: `${open}\n`, spec: { kind: "json_schema", schema: { $defs: defs, anyOf: branches } }, close: `\n${format.toolCall!.close}` };
+  return { kind: "json_schema", schema: { $defs: defs, anyOf: branches } };
 }
 
 /** What closes a call opened by `prefix` once its arguments are whole: its open braces and the close marker. */
@@ -121,9 +134,10 @@ export function checkStrictSchema(schema: Schema | null | undefined, param: stri
 }
 
 /**
- * The worker's constraint for a prepared request, or undefined: a forced call's JSON, else the answer format's
- * when the model may not call tools instead (a JSON-only answer could never open a call) and no client prefill
- * already began the answer. After an opened thinking block the constraint starts once the block closes.
+ * The worker's constraint for a prepared request, or undefined: a forced call's JSON; else, with tools, the calls
+ * the model opens when a tool is strict (the answer format is then not constrained: a JSON-only answer could
+ * never open a call); else the answer format's, unless a client prefill already began the answer. After an
+ * opened thinking block the constraint starts once the block closes.
  */
 export function outputConstraint(
   tok: Pick<ModelTokenizer, "encodeText" | "stopTokenIds" | "format">,
@@ -137,10 +151,27 @@ export function outputConstraint(
     const closeIds = [...tok.encodeText(o.call.close), ...(o.ignoreEos ? [] : [stopIds[0]!])];
     return { spec: o.call.spec, stopIds, closeIds };
   }
-  const spec = o.tools?.length || o.prefilled ? null : formatSpec(o.format);
-  if (!spec) return undefined;
   const startAfter = o.startInThinking ? thinkingStart(tok) : undefined;
-  return { spec, stopIds, ...(startAfter ? { startAfter } : {}) };
+  if (o.tools?.length) {
+    const calls = unforcedCalls(tok, o.tools);
+    return calls ? { ...calls, stopIds, ...(startAfter ? { startAfter } : {}) } : undefined;
+  }
+  const spec = o.prefilled ? null : formatSpec(o.format);
+  return spec ? { spec, stopIds, ...(startAfter ? { startAfter } : {}) } : undefined;
+}
+
+/**
+ * Calls the model opens itself, when a tool asked for strict: once it writes the open marker (one token) the
+ * worker forces the newline, the call object is constrained and closed. Every tool must be enforceable, since
+ * the constraint starts before the model has named one.
+ */
+function unforcedCalls(tok: Pick<ModelTokenizer, "encodeText" | "format">, tools: ToolDef[]): Pick<OutputConstraint, "spec" | "closeIds" | "trigger"> | null {
+  const open = hermesOpen(tok.format);
+  if (!open || !tools.some((t) => t.function.strict)) return null;
+  const spec = callObjectSpec(tools);
+  const marker = tok.encodeText(open);
+  if (!spec || marker.length !== 1) return null;
+  return { spec, closeIds: tok.encodeText(`\n${tok.format.toolCall!.close}`), trigger: { tokenId: marker[0]!, framingIds: tok.encodeText("\n") } };
 }
 
 /** The thinking close marker's id and the template's framing after it, when the marker is one token. */

@@ -44,6 +44,12 @@ export interface OutputConstraint {
    * the template writes after it, forced when the model closed the block itself).
    */
   startAfter?: { tokenId: number; framingIds: number[] };
+  /**
+   * The constraint holds only inside spans the model opens itself: each time it writes `tokenId` (e.g. the
+   * tool-call open marker) the worker forces `framingIds`, the JSON is constrained, and `closeIds` end the span;
+   * outside spans the output is free. Used for unforced calls of strict tools.
+   */
+  trigger?: { tokenId: number; framingIds: number[] };
 }
 
 /**

@@ -24,7 +24,8 @@ export type ConstraintStep =
   /** The grammar refused a token the mask allowed, or the matcher could not be made: the sequence fails. */
   | { kind: "fail"; message: string };
 
-type State = "waiting" | "active" | "closed";
+/** waiting: for the thinking close; armed: free output until the trigger; active: JSON; closed: done for good. */
+type State = "waiting" | "armed" | "active" | "closed";
 
 export class RowConstraint {
   private state: State;
@@ -38,13 +39,13 @@ export class RowConstraint {
     private readonly c: OutputConstraint,
     private readonly source: ConstraintSource,
   ) {
-    this.state = c.startAfter ? "waiting" : "active";
+    this.state = c.startAfter ? "waiting" : c.trigger ? "armed" : "active";
     if (this.state === "active") this.start();
   }
 
-  /** True until the thinking block closes, when the constraint starts after it. */
+  /** True while the output is free text: before the thinking block closes, or outside a triggered span. */
   get waiting(): boolean {
-    return this.state === "waiting";
+    return this.state === "waiting" || this.state === "armed";
   }
 
   /** Whether the next token the model chooses must come from the mask (the JSON has begun and is not whole). */
@@ -79,10 +80,20 @@ export class RowConstraint {
   accept(token: number, forced: boolean): ConstraintStep {
     if (this.state === "waiting") {
       if (token !== this.c.startAfter!.tokenId) return { kind: "go" };
+      if (this.c.trigger) {
+        this.state = "armed";
+        return forced ? { kind: "go" } : { kind: "force", ids: [...this.c.startAfter!.framingIds] };
+      }
       this.state = "active";
       this.start();
       // A close forced by the thinking budget already carries its framing; one the model wrote does not.
       return forced || this.c.startAfter!.framingIds.length === 0 ? { kind: "go" } : { kind: "force", ids: [...this.c.startAfter!.framingIds] };
+    }
+    if (this.state === "armed") {
+      if (forced || token !== this.c.trigger!.tokenId) return { kind: "go" };
+      this.state = "active";
+      this.start();
+      return this.c.trigger!.framingIds.length ? { kind: "force", ids: [...this.c.trigger!.framingIds] } : { kind: "go" };
     }
     // Forced tokens inside an active constraint are the framing before the JSON starts: not grammar input.
     if (this.state !== "active" || forced) return { kind: "go" };
@@ -90,7 +101,8 @@ export class RowConstraint {
     const m = this.matcher;
     if (!m || !m.accept(token)) return { kind: "fail", message: `output constraint refused token ${token}, which its own mask allowed` };
     if (!this.c.stopIds.includes(token)) return { kind: "go" };
-    this.state = "closed";
+    // A triggered span ends and the row goes back to free output; otherwise the constraint is done.
+    this.state = this.c.trigger ? "armed" : "closed";
     this.release();
     return this.c.closeIds?.length ? { kind: "close", ids: [...this.c.closeIds] } : { kind: "end" };
   }

@@ -51,5 +51,9 @@ function constraintProblem(c: unknown, vocabSize: number): string | null {
   if (a !== undefined && !(a && isInt(a.tokenId) && a.tokenId >= 0 && a.tokenId < vocabSize && ids(a.framingIds, false))) {
     return "constraint.startAfter must be {tokenId, framingIds} with ids in the vocabulary";
   }
+  const t = o.trigger;
+  if (t !== undefined && !(t && isInt(t.tokenId) && t.tokenId >= 0 && t.tokenId < vocabSize && ids(t.framingIds, false))) {
+    return "constraint.trigger must be {tokenId, framingIds} with ids in the vocabulary";
+  }
   return null;
 }

@@ -118,6 +118,27 @@ describe("constrained rows in the engine", () => {
     expect(src.live.size).toBe(0);
   });
 
+  test("a trigger constrains only the spans the model opens: free text, marker, framing, JSON, close, free again", async () => {
+    const src = source();
+    const OPEN = 62;
+    const row = new RowConstraint(constraint({ trigger: { tokenId: OPEN, framingIds: [idOf("\n")] }, closeIds: [idOf("\n"), TOOL_CLOSE] }), src);
+    expect(row.waiting).toBe(true);
+    expect(row.accept(idOf("a"), false)).toEqual({ kind: "go" });
+    for (let span = 0; span < 2; span++) {
+      expect(row.accept(OPEN, false)).toEqual({ kind: "force", ids: [idOf("\n")] });
+      expect(row.accept(idOf("\n"), true)).toEqual({ kind: "go" });
+      expect(row.masking).toBe(true);
+      await row.prepare();
+      for (const piece of ['{"', "ok", '":', "true", ",", '"mode"', ":", '"', "fast", '"', "}"]) expect(row.accept(idOf(piece), false)).toEqual({ kind: "go" });
+      expect(row.accept(EOS, false)).toEqual({ kind: "close", ids: [idOf("\n"), TOOL_CLOSE] });
+      expect(row.waiting).toBe(true);
+      expect(row.accept(idOf("b"), false)).toEqual({ kind: "go" });
+    }
+    row.dispose();
+    expect(src.made).toBe(2);
+    expect(src.live.size).toBe(0);
+  });
+
   test("a text stop sequence inside the JSON does not cut it; max_tokens inside it ends with length", async () => {
     const h = harness();
     h.engine.add("stops", [3], sampled(200, { seed: 2, stop: ['"'], constraint: constraint() }));
