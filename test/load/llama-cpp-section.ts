@@ -1,6 +1,7 @@
 // The bench's llama.cpp section: runs llama.cpp on the bench model's weights after kiln's own yardsticks, then prints one
 // table of every runtime's rates and the long-prompt scenario. Without node-llama-cpp it says why and skips its rows.
 import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import type { GgufFormat } from "../../build/model/gguf-model.ts";
 import type { ModelSpec } from "../../build/model/index.ts";
@@ -47,7 +48,11 @@ function nodeLlamaCppVersion(): string {
 
 /** Runs llama.cpp and the long-prompt scenario; returns the text to print. */
 export async function llamaCppSection(i: SectionInput): Promise<string> {
-  const out: string[] = ["", `cpu: ${describeCpu(readCpuInfo())}`];
+  // llama.cpp's threads meet at a barrier after every op, so other processes on the box slow it far more than ONNX
+  // Runtime (tens of times at a load of 7 on 2 cores, against about 3×): the load average says whether to trust a run.
+  const cpu = readCpuInfo();
+  const load = `load average ${loadavg()[0]!.toFixed(1)} on ${cpu.logicalCores} cores${loadavg()[0]! > cpu.logicalCores ? " (other processes are running: figures are unreliable, llama.cpp's most)" : ""}`;
+  const out: string[] = ["", `cpu: ${describeCpu(cpu)}; ${load}`];
   let bench: LlamaCppBench | { skipped: string } = { skipped: "llama.cpp left out (KILN_BENCH_LLAMA=0)" };
   if (ENABLED) {
     bench = await llamaCppLevels({ spec: i.spec, ggufDir: i.ggufDir, formats: FORMATS, threads: i.threads, prompt: i.promptIds, levels: i.levels, newTokens: i.newTokens, rounds: i.rounds });
