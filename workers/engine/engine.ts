@@ -239,8 +239,17 @@ export class Engine {
   private async forwardMasked(seqs: Sequence[], ctx: StepContext, run: () => Promise<ForwardResult>): Promise<ForwardResult | null> {
     const masked = seqs.filter((s) => s.constraint?.masking && s.forcedToken() === null);
     if (masked.length === 0) return this.tryForward(seqs, ctx, run);
-    const [out] = await Promise.all([this.tryForward(seqs, ctx, run), ...masked.map((s) => s.constraint!.prepare())]);
-    return out;
+    return this.tryForward(seqs, ctx, async () => {
+      // The model's pass is dispatched first (it runs on ONNX Runtime's threads), then the masks fill meanwhile.
+      const forward = run();
+      const masks = Promise.all(masked.map((s) => s.constraint!.prepare()));
+      // A failed pass ends its rows only after their masks settle, so no matcher is freed mid-fill.
+      try {
+        return await forward;
+      } finally {
+        await masks;
+      }
+    });
   }
 
   private sampleNext(seq: Sequence, out: ForwardResult, row: number): { text: string; tokens: number; finish?: SeqFinish } {
