@@ -11,7 +11,7 @@ import type { Conversation } from "./conversation.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { CoreRequest, ResponseFormat } from "./request.ts";
-import type { ModelTokenizer, Tokenizers } from "./tokenizer.ts";
+import { type ModelTokenizer, OFF_THREAD_BYTES, type Tokenizers } from "./tokenizer.ts";
 
 export interface CoreDeps {
   scheduler: Scheduler;
@@ -69,8 +69,9 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const forced = call?.prefix ?? null;
   const prefill = request.assistantPrefill || forced ? `${request.assistantPrefill ?? ""}${forced ?? ""}` : null;
   const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.responseFormat, format), tools, request.templateOptions);
-  // Refused from a byte count when it cannot fit: a huge prompt costs no tokenizing.
-  checkPromptBound(tokenizer.minTokens(rendered), request.maxTokens, model.contextLength);
+  // A huge prompt that cannot fit is refused from its byte count, without tokenizing; a smaller one is counted, so
+  // its 400 carries the exact figures the spec asks for.
+  if (rendered.length > OFF_THREAD_BYTES) checkPromptBound(tokenizer.minTokens(rendered), request.maxTokens, model.contextLength);
   const promptIds = await tokenizer.encodePrompt(rendered, prefill ?? undefined);
   const thinking = model.capabilities.reasoning ? format.thinking : null;
   const startInThinking = opensThinking(rendered, thinking);

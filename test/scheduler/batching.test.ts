@@ -89,6 +89,13 @@ describe("continuous batching", () => {
     });
   });
 
+  test("a short prompt with max_tokens far past the window still gets the exact counts (the byte bound is for huge prompts)", async () => {
+    const input: number = (await chat({ messages: ask("hi"), max_tokens: 1 })).body.usage.prompt_tokens;
+    const r = await send({ messages: ask("hi"), max_tokens: 5000 });
+    expect(r.res.status).toBe(400);
+    expect(r.body.error.message).toContain(`However, you requested ${input + 5000} tokens (${input} in the input, 5000 in the output).`);
+  });
+
   test("context overflow by one token gives the exact 400, counted from the tokenized prompt", async () => {
     const input: number = (await chat({ messages: ask("hi"), max_tokens: 1 })).body.usage.prompt_tokens;
     // One past the window: the byte-count bound lets it through (it is below the real count), the exact count does not.
