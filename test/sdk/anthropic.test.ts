@@ -176,3 +176,24 @@ describe("stream-level failure", () => {
     }
   });
 });
+
+describe("tools", () => {
+  test("a tool_use round trip: tool_use out (input valid for the schema), tool_result back", async () => {
+    const tools: Anthropic.Tool[] = [{
+      name: "get_weather", description: "Weather for a city",
+      input_schema: { type: "object", properties: { city: { type: "string", enum: ["Paris", "Rome"] } }, required: ["city"], additionalProperties: false },
+    }];
+    const first = await client.messages.create({ model: server.modelId, max_tokens: 200, tools, tool_choice: { type: "tool", name: "get_weather" }, messages: user("Weather in Paris?"), ...greedy });
+    expect(first.stop_reason).toBe("tool_use");
+    const use = first.content.find((b) => b.type === "tool_use") as Anthropic.ToolUseBlock;
+    expect(use.id).toMatch(/^toolu_/);
+    // Random weights: the schema's enum keeps the constrained answer short and checkable.
+    expect(["Paris", "Rome"]).toContain((use.input as { city: string }).city);
+    const second = await client.messages.create({
+      model: server.modelId, max_tokens: 16, tools, ...greedy,
+      messages: [...user("Weather in Paris?"), { role: "assistant", content: first.content }, { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "18 degrees" }] }],
+    });
+    expect(second.type).toBe("message");
+    expect(second.usage.input_tokens).toBeGreaterThan(first.usage.input_tokens);
+  });
+});

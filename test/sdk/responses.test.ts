@@ -188,3 +188,25 @@ describe("shutdown", () => {
     }
   });
 });
+
+describe("function tools", () => {
+  test("a round trip: function_call out (arguments valid for the schema), function_call_output back", async () => {
+    const tools: OpenAI.Responses.FunctionTool[] = [{
+      type: "function", name: "get_weather", strict: true, description: "Weather for a city",
+      parameters: { type: "object", properties: { city: { type: "string", enum: ["Paris", "Rome"] }, unit: { type: "string", enum: ["C", "F"] } }, required: ["city", "unit"], additionalProperties: false },
+    }];
+    const first = await client.responses.create({ model: server.modelId, input: "Weather in Paris?", tools, tool_choice: { type: "function", name: "get_weather" }, max_output_tokens: 200, temperature: 0 });
+    const call = first.output.find((o) => o.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(call.id).toMatch(/^fc_/);
+    expect(call.call_id).toMatch(/^call_/);
+    const args = JSON.parse(call.arguments);
+    expect(Object.keys(args).sort()).toEqual(["city", "unit"]);
+    expect(["C", "F"]).toContain(args.unit);
+    const second = await client.responses.create({
+      model: server.modelId, tools, max_output_tokens: 16, temperature: 0,
+      input: [{ role: "user", content: "Weather in Paris?" }, call, { type: "function_call_output", call_id: call.call_id, output: "18 degrees" }],
+    });
+    expect(second.status === "completed" || second.status === "incomplete").toBe(true);
+    expect(second.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
+  });
+});
