@@ -197,3 +197,13 @@ describe("tools", () => {
     expect(second.usage.input_tokens).toBeGreaterThan(first.usage.input_tokens);
   });
 });
+
+test("tool_choice any among several tools calls one of them, with input valid for that tool", async () => {
+  const tools: Anthropic.Tool[] = ["alpha", "beta", "gamma"].map((name) => ({
+    name, input_schema: { type: "object", properties: { [`${name}_arg`]: { type: "string", enum: ["x", "y"] } }, required: [`${name}_arg`], additionalProperties: false },
+  }));
+  const r = await client.messages.create({ model: server.modelId, max_tokens: 200, tools, tool_choice: { type: "any" }, messages: user("Pick one"), ...greedy });
+  const use = r.content.find((b) => b.type === "tool_use") as Anthropic.ToolUseBlock;
+  expect(["alpha", "beta", "gamma"]).toContain(use.name);
+  expect(Object.keys(use.input as object)).toEqual([`${use.name}_arg`]);
+});

@@ -90,10 +90,8 @@ function toolChoice(body: MessagesRequestBody, defs: ToolDef[] | null): ToolChoi
   if (tc.type === "none") return "none";
   if (!defs) throw bad(`tool_choice '${tc.type}' needs tools.`, "tool_choice");
   if (tc.type === "auto") return "auto";
-  if (tc.type === "any") {
-    if (defs.length > 1) throw bad("tool_choice 'any' with several tools is not supported yet; name the tool with {\"type\":\"tool\",\"name\":…}.", "tool_choice");
-    return "required";
-  }
+  // `any`: one of the tools must be called; the core constrains the call to one of them.
+  if (tc.type === "any") return "required";
   if (!tc.name || !defs.some((d) => d.function.name === tc.name)) throw bad(`tool_choice names '${clip(String(tc.name ?? ""))}', which is not among tools.`, "tool_choice.name");
   return { name: tc.name };
 }
