@@ -38,7 +38,8 @@ const argsSchema = (tool: ToolDef): Schema | null => enforceable(tool.function.p
 /**
  * The forced call for a tool choice, or null when none is forced: a named tool or `required` with one tool start
  * the turn inside the call (`<tool_call>\n{"name": "x", "arguments": `) and constrain the arguments; `required`
- * with several opens the call and constrains the whole call object, so the name is one of the tools too.
+ * with several opens the call and constrains the whole call object, so the name is one of the tools too (a 400
+ * when the model's call format is not Hermes-style, as the call object could not be written).
  */
 export function forcedCall(format: PromptFormat, choice: ToolChoice, tools: ToolDef[] | null): ForcedCall | null {
   if (!tools?.length || choice === "auto" || choice === "none") return null;
@@ -52,7 +53,9 @@ export function forcedCall(format: PromptFormat, choice: ToolChoice, tools: Tool
   }
   // Several tools: the call object is constrained, so the name is one of them too.
   const open = hermesOpen(format);
-  if (open === null) return null;
+  if (open === null) {
+    throw ApiError.badRequest("tool_choice 'required' with several tools needs a Hermes-style tool-call format, which this model does not declare; name the function in tool_choice.", "tool_choice");
+  }
   return { prefix: `${open}\n`, spec: callObjectSpec(tools) ?? { kind: "json_object" }, close: `\n${format.toolCall!.close}` };
 }
 
