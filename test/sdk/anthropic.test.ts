@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { StreamText } from "../helpers/stream-text.ts";
 
 let server: TestServer;
 let client: Anthropic;
@@ -153,20 +154,9 @@ describe("stream-level failure", () => {
         headers: { "x-api-key": own.key, "content-type": "application/json" },
         body: JSON.stringify({ model: own.modelId, max_tokens: 3000, messages: user("Go on"), stream: true }),
       });
-      const reader = res.body!.getReader();
-      const dec = new TextDecoder();
-      let text = "";
-      while (!text.includes("content_block_delta")) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`ended early:\n${text}`);
-        text += dec.decode(value);
-      }
+      const stream = await new StreamText(res).until("content_block_delta");
       const stopping = own.stop(100);
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += dec.decode(value);
-      }
+      const text = await stream.rest();
       await stopping;
       const last = frames(text).at(-1)!;
       expect(last.event).toBe("error");

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { StreamText } from "../helpers/stream-text.ts";
 
 let server: TestServer;
 let client: OpenAI;
@@ -165,20 +166,9 @@ describe("shutdown", () => {
         headers: { authorization: `Bearer ${own.key}`, "content-type": "application/json" },
         body: JSON.stringify({ model: own.modelId, input: "Go on", max_output_tokens: 3000, stream: true }),
       });
-      const reader = res.body!.getReader();
-      const dec = new TextDecoder();
-      let text = "";
-      while (!text.includes("response.output_text.delta")) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`ended early:\n${text}`);
-        text += dec.decode(value);
-      }
+      const stream = await new StreamText(res).until("response.output_text.delta");
       const stopping = own.stop(100);
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += dec.decode(value);
-      }
+      const text = await stream.rest();
       await stopping;
       const last = JSON.parse(text.trim().split("\n\n").at(-1)!.split("\n")[1]!.slice(6));
       expect(last).toMatchObject({ type: "error", code: "server_shutting_down", param: null });
