@@ -1,7 +1,7 @@
 // Reads a streamed HTTP answer as text: up to a marker (to act mid-stream), then to its end.
 export class StreamText {
   text = "";
-  private readonly reader: ReturnType<ReadableStream<Uint8Array>["getReader"]>;
+  private readonly reader: { read(): Promise<{ value?: Uint8Array; done?: boolean }> };
   private readonly decoder = new TextDecoder();
 
   constructor(res: Response) {
