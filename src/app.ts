@@ -57,6 +57,8 @@ export interface Kiln {
   handle(request: Request, server?: ServerControl): Promise<Response>;
   /** Requests whose handler has not returned yet (a stream counts until its response starts). */
   inflight(): number;
+  /** Streamed answers still being written (a drain lets their last frame out before closing connections). */
+  openStreams(): number;
 }
 
 function withHeaders(response: Response, headers: Record<string, string>): Response {
@@ -88,6 +90,7 @@ export function createApp(deps: AppDeps): Kiln {
   const routes = buildRoutes(deps);
   const edge = { ...deps, policyFor: policyTable(routes.routes) };
   let inflight = 0;
+  let openStreams = 0;
   const handle = async (raw: Request, server?: ServerControl): Promise<Response> => {
     const meta = attachMeta(raw);
     inflight++;
@@ -120,9 +123,13 @@ export function createApp(deps: AppDeps): Kiln {
     });
     // A stream's line waits for its real end: how it ended and its whole duration, not its first byte.
     if (meta.streamEnd && response.headers.get("content-type")?.startsWith("text/event-stream")) {
-      void meta.streamEnd.then((end) => deps.logger.info("request", { ...line(), stream: end.outcome, ...(end.outcome === "error" ? { error_code: end.code } : {}) }));
+      openStreams++;
+      void meta.streamEnd.then((end) => {
+        openStreams--;
+        deps.logger.info("request", { ...line(), stream: end.outcome, ...(end.outcome === "error" ? { error_code: end.code } : {}) });
+      });
     } else deps.logger.info("request", line());
     return response;
   };
-  return { routes, handle, inflight: () => inflight };
+  return { routes, handle, inflight: () => inflight, openStreams: () => openStreams };
 }

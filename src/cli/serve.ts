@@ -84,6 +84,8 @@ export async function startKiln(
         logger.info("drained", { unfinished: runtime.scheduler.load(), waited_ms: Math.round(graceMs - Math.max(0, deadline - performance.now())) });
         // Whatever is still running gets its server_shutting_down error (a stream's last frame), then the listener closes.
         await runtime.stop();
+        // Streams now end with their server_shutting_down frame: let it reach the clients before connections close.
+        for (const until = performance.now() + 1000; kiln.openStreams() > 0 && performance.now() < until; ) await Bun.sleep(10);
         await Promise.race([server.stop(false), Bun.sleep(1000)]);
         await server.stop(true);
         db.$client.close();
