@@ -54,7 +54,7 @@ test("a client that leaves mid-stream is logged as client_gone; a Responses stre
 });
 
 test("a stream that ends with an error logs its code", async () => {
-  const res = await post("/v1/responses", { input: "Go on", max_output_tokens: 3000, stream: true });
+  const res = await post("/v1/responses", { input: "Hello", max_output_tokens: 3000, stream: true, temperature: 0 });
   const reader = res.body!.getReader();
   const dec = new TextDecoder();
   // Generating (not just created): the sequence sits on a worker.

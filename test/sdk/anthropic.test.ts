@@ -152,7 +152,7 @@ describe("stream-level failure", () => {
       const res = await fetch(`${own.url}/v1/messages`, {
         method: "POST",
         headers: { "x-api-key": own.key, "content-type": "application/json" },
-        body: JSON.stringify({ model: own.modelId, max_tokens: 3000, messages: user("Go on"), stream: true }),
+        body: JSON.stringify({ model: own.modelId, max_tokens: 3000, messages: user("Hello"), stream: true, temperature: 0 }),
       });
       const stream = await new StreamText(res).until("content_block_delta");
       const stopping = own.stop(100);

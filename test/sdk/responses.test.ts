@@ -132,7 +132,7 @@ describe("stream-level failures", () => {
     const res = await fetch(`${server.url}/v1/responses`, {
       method: "POST",
       headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: server.modelId, input: "Go on and on", max_output_tokens: 3000, stream: true }),
+      body: JSON.stringify({ model: server.modelId, input: "Hello", max_output_tokens: 3000, stream: true, temperature: 0 }),
     });
     const reader = res.body!.getReader();
     const dec = new TextDecoder();
@@ -164,7 +164,7 @@ describe("shutdown", () => {
       const res = await fetch(`${own.url}/v1/responses`, {
         method: "POST",
         headers: { authorization: `Bearer ${own.key}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: own.modelId, input: "Go on", max_output_tokens: 3000, stream: true }),
+        body: JSON.stringify({ model: own.modelId, input: "Hello", max_output_tokens: 3000, stream: true, temperature: 0 }),
       });
       const stream = await new StreamText(res).until("response.output_text.delta");
       const stopping = own.stop(100);
