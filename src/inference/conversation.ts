@@ -59,8 +59,6 @@ export interface Turn {
 
 export type Conversation = Turn[];
 
-export const text = (t: string): TextPart => ({ type: "text", text: t });
-
 /** The concatenated text parts of a list of parts (images and other parts are skipped). */
 export function textOf(parts: readonly Part[]): string {
   let out = "";

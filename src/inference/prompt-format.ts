@@ -1,7 +1,7 @@
 // Per-model prompt and output formats: what the chat template receives, and which markers the output parser looks
 // for (tool calls, thinking), the forced tool-call prefix and the JSON-mode instruction. Declared in kiln.json's
 // `prompt_format`, or derived from the folder's chat template and vocabulary.
-import type { Conversation, Part } from "./conversation.ts";
+import { type Conversation, textOf } from "./conversation.ts";
 
 export interface Markers {
   open: string;
@@ -80,7 +80,6 @@ export interface TemplateMessage {
   name?: string;
 }
 
-const joinText = (parts: readonly Part[]) => parts.map((p) => (p.type === "text" ? p.text : "")).join("");
 
 /**
  * The conversation as template messages: an assistant turn's reasoning becomes `reasoning_content`, its calls
@@ -94,11 +93,11 @@ export function templateMessages(conv: Conversation): TemplateMessage[] {
       for (const p of turn.parts) {
         if (p.type !== "tool_result") continue;
         const name = callNames.get(p.callId);
-        out.push({ role: "tool", content: (p.isError ? "Error: " : "") + joinText(p.parts), tool_call_id: p.callId, ...(name ? { name } : {}) });
+        out.push({ role: "tool", content: (p.isError ? "Error: " : "") + textOf(p.parts), tool_call_id: p.callId, ...(name ? { name } : {}) });
       }
       continue;
     }
-    const m: TemplateMessage = { role: turn.role, content: joinText(turn.parts) };
+    const m: TemplateMessage = { role: turn.role, content: textOf(turn.parts) };
     if (turn.role === "assistant") {
       const reasoning = turn.parts.filter((p) => p.type === "reasoning").map((p) => p.text).filter(Boolean);
       if (reasoning.length) m.reasoning_content = reasoning.join("\n");

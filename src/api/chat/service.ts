@@ -1,6 +1,7 @@
 // POST /v1/chat/completions: validate and map onto the core request, run it through the shared lifecycle, encode
 // the blocks as a chat.completion object or chunks through the one SSE writer.
 import type { AppDeps } from "../../app-deps.ts";
+import { textModel } from "../text-model.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
@@ -23,9 +24,7 @@ export interface CallContext {
 
 export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody, ctx: CallContext): Promise<ChatCompletionBody | Response> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
-  const model = deps.registry.get(body.model);
-  if (!model) throw ApiError.modelNotFound(body.model);
-  if (!model.capabilities.chat) throw ApiError.badRequest(`The model '${model.id}' does not support chat completions.`, "model");
+  const model = textModel(deps, body.model, "support chat completions");
   const request = chatRequest(body, model);
   // n choices are n queue entries: more than the queue holds could never be admitted, so retrying would not help.
   if (request.n > deps.config.maxQueue) {

@@ -1,6 +1,7 @@
 // POST /v1/messages and /v1/messages/count_tokens: validate and map onto the core request, run it through the shared
 // lifecycle, assemble the message (or its event stream, with pings while idle) from the core's blocks.
 import type { AppDeps } from "../../app-deps.ts";
+import { textModel } from "../text-model.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
@@ -8,7 +9,6 @@ import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
 import { prepareGeneration } from "../../inference/generate.ts";
 import { newAnthropicMessageId } from "../../inference/ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
-import type { ModelEntry } from "../../models/registry.ts";
 import { MessageAssembler, type MessagesEvent } from "./assembler.ts";
 import type { MessagesRequestBody } from "./schema.ts";
 import { messagesRequest } from "./validate.ts";
@@ -22,13 +22,6 @@ export interface CallContext {
 
 /** Idle streams get a ping this often, as the format's clients expect. */
 const PING_MS = 10_000;
-
-function modelFor(deps: AppDeps, body: MessagesRequestBody): ModelEntry {
-  const model = deps.registry.get(body.model);
-  if (!model) throw ApiError.modelNotFound(body.model);
-  if (!model.capabilities.chat) throw ApiError.badRequest(`The model '${model.id}' does not generate text.`, "model");
-  return model;
-}
 
 /** Every frame's event name is its data's type: the format's clients dispatch on it. */
 const frame = (ev: MessagesEvent): SseFrame => ({ event: ev.type, data: JSON.stringify(ev) });
@@ -46,7 +39,7 @@ async function* messageFrames(run: Run, asm: MessageAssembler): AsyncGenerator<S
 
 export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ctx: CallContext): Promise<Record<string, unknown> | Response> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
-  const model = modelFor(deps, body);
+  const model = textModel(deps, body.model);
   const plan = messagesRequest(body, model, deps.sealer);
   const run = await startRun(deps, {
     scope: { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "messages" },
@@ -73,7 +66,7 @@ export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ct
 
 /** The input tokens the same request would be billed. */
 export async function countMessageTokens(deps: AppDeps, body: MessagesRequestBody): Promise<{ input_tokens: number }> {
-  const model = modelFor(deps, body);
+  const model = textModel(deps, body.model);
   // Counting needs no output budget: the prompt is what is counted.
   const plan = messagesRequest({ ...body, max_tokens: body.max_tokens ?? Number.MAX_SAFE_INTEGER }, model, deps.sealer);
   const prepared = await prepareGeneration(deps, model, { ...plan.request, maxTokens: null });

@@ -1,6 +1,7 @@
 // POST /v1/responses and /v1/responses/input_tokens: validate and map onto the core request, run it through the shared
 // lifecycle, and assemble the response object (or its event stream) from the core's blocks.
 import type { AppDeps } from "../../app-deps.ts";
+import { textModel } from "../text-model.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
@@ -8,7 +9,6 @@ import type { StreamEnd } from "../../http/sse-writer.ts";
 import { prepareGeneration } from "../../inference/generate.ts";
 import { newResponseId } from "../../inference/ids.ts";
 import { startRun } from "../../inference/lifecycle.ts";
-import type { ModelEntry } from "../../models/registry.ts";
 import { ResponseAssembler } from "./assembler.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { responseFrames, SequencedFrames } from "./stream.ts";
@@ -20,13 +20,6 @@ export interface CallContext {
   requestId: string;
   signal: AbortSignal;
   onStreamEnd?: (end: StreamEnd) => void;
-}
-
-function modelFor(deps: AppDeps, body: ResponsesRequestBody): ModelEntry {
-  const model = deps.registry.get(body.model);
-  if (!model) throw ApiError.modelNotFound(body.model);
-  if (!model.capabilities.chat) throw ApiError.badRequest(`The model '${model.id}' does not generate text.`, "model");
-  return model;
 }
 
 /** The request fields a response object echoes, with the format's defaults. */
@@ -52,7 +45,7 @@ function echo(body: ResponsesRequestBody, plan: ResponsesPlan): Record<string, u
 
 export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, ctx: CallContext): Promise<Record<string, unknown> | Response> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
-  const model = modelFor(deps, body);
+  const model = textModel(deps, body.model);
   const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config));
   const run = await startRun(deps, {
     scope: { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "responses" },
@@ -84,7 +77,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
  * response that searches is billed each generation step's prompt, so this is the first step's share.
  */
 export async function countInputTokens(deps: AppDeps, body: ResponsesRequestBody): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
-  const model = modelFor(deps, body);
+  const model = textModel(deps, body.model);
   const plan = responsesRequest({ ...body, stream: false }, model, deps.sealer, webSearchSetup(deps.config));
   const prepared = await prepareGeneration(deps, model, plan.request);
   return { object: "response.input_tokens", input_tokens: prepared.promptIds.length };
