@@ -1,15 +1,13 @@
 // The official openai client, unmodified, against a real kiln.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { openaiTestServer } from "../helpers/openai-server.ts";
+import type { TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 let client: OpenAI;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
-});
+beforeAll(async () => ({ server, client } = await openaiTestServer()));
 afterAll(() => server.stop(1000));
 
 describe("openai SDK", () => {

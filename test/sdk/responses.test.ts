@@ -1,16 +1,14 @@
 // The official openai client, unmodified, against a real kiln: Responses create/stream/input_tokens, reasoning replay.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { openaiTestServer } from "../helpers/openai-server.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { StreamText } from "../helpers/stream-text.ts";
 
 let server: TestServer;
 let client: OpenAI;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
-});
+beforeAll(async () => ({ server, client } = await openaiTestServer()));
 afterAll(() => server.stop(1000));
 
 /** The raw SSE events of one streamed request, parsed. */

@@ -4,15 +4,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { zodFunction, zodResponseFormat, zodTextFormat } from "openai/helpers/zod";
 import { z } from "zod";
-import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { openaiTestServer } from "../helpers/openai-server.ts";
+import type { TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 let client: OpenAI;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  client = new OpenAI({ apiKey: server.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
-});
+beforeAll(async () => ({ server, client } = await openaiTestServer()));
 afterAll(() => server.stop(1000));
 
 // Enums, booleans, nesting, an array and a nullable: every field is checked by zod when the helper parses. No
