@@ -1,6 +1,6 @@
 // The database schema (drizzle). Later tables (files, responses, billing) reference teams and api_keys by id.
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 const now = sql`(unixepoch())`;
 
@@ -69,4 +69,70 @@ export const usage = sqliteTable(
     createdAt: integer("created_at").notNull().default(now),
   },
   (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt)],
+);
+
+/**
+ * Stored Responses (store: true, and every background one). The request and the response object are kept as
+ * JSON: the request to echo it, to rebuild a previous_response_id chain and to run a background job again after a
+ * restart; the response as the client last saw it. No foreign key on previous_response_id: an ancestor may be
+ * deleted or expire before its descendants, and a chain through it then reads as gone.
+ */
+export const responses = sqliteTable(
+  "responses",
+  {
+    /** resp_… */
+    id: text("id").primaryKey(),
+    teamId: integer("team_id").notNull().references(() => teams.id),
+    keyId: integer("key_id").notNull().references(() => apiKeys.id),
+    model: text("model").notNull(),
+    /** queued | in_progress | completed | incomplete | failed | cancelled */
+    status: text("status").notNull(),
+    background: integer("background", { mode: "boolean" }).notNull().default(false),
+    previousResponseId: text("previous_response_id"),
+    /** The validated request body without its input (the input items are rows of response_input_items). */
+    requestJson: text("request_json").notNull(),
+    /** The response object, rewritten at each status change. */
+    responseJson: text("response_json").notNull(),
+    /** Bytes this response holds across its rows (request, response, input items, events), for the storage bound. */
+    storedBytes: integer("stored_bytes").notNull().default(0),
+    /** How many times a background job was started; recovery after a crash reads it. */
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    /** Unix seconds after which the retention sweep deletes the response with its items and events. */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [
+    index("responses_team_idx").on(t.teamId, t.createdAt),
+    index("responses_expiry_idx").on(t.expiresAt),
+    index("responses_status_idx").on(t.status),
+  ],
+);
+
+/** A stored response's own input items, in request order; input_items pages over them. */
+export const responseInputItems = sqliteTable(
+  "response_input_items",
+  {
+    responseId: text("response_id")
+      .notNull()
+      .references(() => responses.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    /** The item's id (msg_…, fc_…, …): given by the client or minted when stored. */
+    itemId: text("item_id").notNull(),
+    itemJson: text("item_json").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.responseId, t.position] }), index("response_input_items_item_idx").on(t.responseId, t.itemId)],
+);
+
+/** The stream events of a streamed or background response, by sequence_number, so a stream can be resumed. */
+export const responseEvents = sqliteTable(
+  "response_events",
+  {
+    responseId: text("response_id")
+      .notNull()
+      .references(() => responses.id, { onDelete: "cascade" }),
+    sequence: integer("sequence").notNull(),
+    eventJson: text("event_json").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.responseId, t.sequence] })],
 );
