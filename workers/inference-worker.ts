@@ -4,6 +4,8 @@ import { DEFAULT_BURST_WINDOW, gatherBurst } from "./engine/burst.ts";
 import { Engine } from "./engine/engine.ts";
 import { LazyConstraintSource } from "./engine/constraint-source.ts";
 import { loadModel } from "./engine/load-model.ts";
+import type { OrtRunner } from "./engine/ort-runner.ts";
+import { profilerFromEnv } from "./engine/step-profile.ts";
 
 interface WorkerScope {
   onmessage: ((ev: MessageEvent<ToWorker>) => void) | null;
@@ -16,6 +18,9 @@ const scope = globalThis as unknown as WorkerScope;
 const post = (msg: FromWorker) => scope.postMessage(msg);
 
 let engine: Engine | null = null;
+let runner: OrtRunner | null = null;
+/** Step timings for `npm run bench -- --profile` (KILN_PROFILE_FILE); null when not profiling. */
+const profiler = profilerFromEnv();
 let loading = false;
 let looping = false;
 let stopping = false;
@@ -31,7 +36,8 @@ async function runLoop(): Promise<void> {
     const { active, queued } = engine.counts();
     if (engine.maxBatch > 1 && active === 0 && queued > 0) await gatherBurst(() => engine!.counts().queued, DEFAULT_BURST_WINDOW);
     while (!stopping && engine.hasWork()) {
-      await engine.step();
+      if (profiler) await profiledStep(engine, runner!);
+      else await engine.step();
       await yieldToEvents();
     }
   } catch (err) {
@@ -40,7 +46,17 @@ async function runLoop(): Promise<void> {
     stopping = true;
   } finally {
     looping = false;
+    profiler?.flush();
   }
+}
+
+async function profiledStep(e: Engine, r: OrtRunner): Promise<void> {
+  const started = performance.now();
+  profiler!.begin(started);
+  const run0 = r.runMs;
+  await e.step();
+  const now = performance.now();
+  profiler!.end(now, { ...e.lastStep, runMs: r.runMs - run0, stepMs: now - started });
 }
 
 async function load(spec: ModelLoadSpec): Promise<void> {
@@ -52,12 +68,19 @@ async function load(spec: ModelLoadSpec): Promise<void> {
   const started = performance.now();
   try {
     const loaded = await loadModel(spec);
+    runner = loaded.runner;
     engine = new Engine(loaded.runner, {
       maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
       tokenBytes: loaded.tokenBytes,
       // Without an end id a constrained answer could never finish: such a model serves unconstrained requests only.
       ...(loaded.eosIds.length ? { constraints: new LazyConstraintSource(loaded.runner.vocabSize, loaded.tokenizerJson, loaded.eosIds) } : {}),
-      emit: (deltas, finished) => post({ type: "step", deltas, finished }),
+      emit: profiler
+        ? (deltas, finished) => {
+            const t0 = performance.now();
+            post({ type: "step", deltas, finished });
+            profiler.addPost(performance.now() - t0);
+          }
+        : (deltas, finished) => post({ type: "step", deltas, finished }),
     });
     post({ type: "loaded", modelId: spec.id, ms: performance.now() - started });
   } catch (err) {

@@ -12,6 +12,7 @@ import { directDecodeBench, type DirectBenchResult } from "./direct-ort.ts";
 import { engineDecodeBench, loadEngineModel } from "./engine-inproc.ts";
 import { llamaCppSection } from "./llama-cpp-section.ts";
 import { medianBy, renderTable, summarize, targetLines, type LevelSummary } from "./metrics.ts";
+import { breakdown, cpuBetween, parseRecords, type ProfileLevel, readThreadCpu, renderProfile } from "./profile.ts";
 import { startServerProcess } from "./server-process.ts";
 import { streamChat } from "./stream-client.ts";
 import { structuredRow } from "./structured.ts";
@@ -31,6 +32,10 @@ const PRESET_SPEC = PRESETS[PRESET] ?? (() => { throw new Error(`KILN_BENCH_PRES
 /** Its own id: the server builds its default model (the tiny preset's id, fp32) into the same models dir. */
 const SPEC = { ...PRESET_SPEC, id: PRESET_SPEC.id.replace(/-v(\d+)$/, "-bench-v$1") };
 /** The one user message every client sends; the yardsticks run prompts of its templated token count. */
+/** `npm run bench -- --profile` (build/bench.mjs sets it): per-step timings from the server's worker, CPU per thread. */
+const PROFILE = process.env.KILN_BENCH_PROFILE === "1";
+/** KILN_BENCH_STRUCTURED=0 leaves out the constrained-vs-unconstrained row (it takes as long as the levels). */
+const STRUCTURED = process.env.KILN_BENCH_STRUCTURED !== "0";
 const PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle on a quiet winter morning.";
 
 /** Builds the bench model for `dtype` unless an identical build (same spec, dtype and builder version) is there. */
@@ -51,14 +56,24 @@ async function accuracyLine(modelDir: string, promptIds: number[]): Promise<stri
 }
 
 /** kiln over HTTP: `clients` concurrent streaming requests per round; the median round stands for the level. */
-async function kilnLevels(modelsDir: string, threads: number): Promise<{ levels: LevelSummary[]; peakRssMb: number; structured: string }> {
-  const server = await startServerProcess({ dataDir: tempDir("kiln-bench-"), modelsDir, env: { KILN_THREADS: String(threads) } });
+async function kilnLevels(
+  modelsDir: string,
+  threads: number,
+): Promise<{ levels: LevelSummary[]; peakRssMb: number; structured: string; profile: Omit<ProfileLevel, "directStepMs">[] }> {
+  const profileFile = join(tempDir("kiln-profile-"), "steps.jsonl");
+  const env: Record<string, string> = { KILN_THREADS: String(threads), ...(PROFILE ? { KILN_PROFILE_FILE: profileFile } : {}) };
+  const server = await startServerProcess({ dataDir: tempDir("kiln-bench-"), modelsDir, env });
+  const profile: Omit<ProfileLevel, "directStepMs">[] = [];
   const body = { model: SPEC.id, messages: [{ role: "user", content: PROMPT }], max_tokens: NEW_TOKENS, temperature: 0, ignore_eos: true };
   try {
     await streamChat(server.url, server.key, { ...body, max_tokens: 4 }); // warm-up
     const levels: LevelSummary[] = [];
     for (const clients of LEVELS) {
       const rounds: LevelSummary[] = [];
+      // The worker appends its records when its loop goes idle, i.e. after each round; the file is read per level.
+      if (PROFILE) await Bun.write(profileFile, "");
+      const cpu0 = PROFILE ? readThreadCpu(server.pid) : null;
+      const client0 = process.cpuUsage();
       for (let r = 0; r < ROUNDS; r++) {
         const t0 = performance.now();
         const timings = await Promise.all(Array.from({ length: clients }, () => streamChat(server.url, server.key, body)));
@@ -67,12 +82,19 @@ async function kilnLevels(modelsDir: string, threads: number): Promise<{ levels:
       }
       const s = medianBy(rounds, (x) => x.outputTokPerSec);
       levels.push(s);
+      if (cpu0) {
+        await Bun.sleep(50); // the idle worker's last append
+        const c = process.cpuUsage(client0);
+        const steps = breakdown(parseRecords(await Bun.file(profileFile).text()));
+        const serverCpu = cpuBetween(cpu0, readThreadCpu(server.pid), server.pid);
+        profile.push({ clients, steps, serverCpu, clientCpuMs: (c.user + c.system) / 1000, tpotP50: s.tpotP50 });
+      }
       console.log(`kiln ${clients} clients: ${s.outputTokPerSec.toFixed(1)} tok/s (rounds: ${rounds.map((x) => x.outputTokPerSec.toFixed(1)).join(", ")})`);
     }
     // Constrained vs unconstrained at 16 clients on the same server (test/load/structured.ts).
-    const structured = await structuredRow({ url: server.url, key: server.key, model: SPEC.id, prompt: PROMPT, clients: 16, maxTokens: NEW_TOKENS, rounds: ROUNDS });
+    const structured = !STRUCTURED ? "structured row left out (KILN_BENCH_STRUCTURED=0)" : await structuredRow({ url: server.url, key: server.key, model: SPEC.id, prompt: PROMPT, clients: 16, maxTokens: NEW_TOKENS, rounds: ROUNDS });
     console.log(structured);
-    return { levels, peakRssMb: await server.peakRssMb(), structured };
+    return { levels, peakRssMb: await server.peakRssMb(), structured, profile };
   } finally {
     expect(await server.stop()).toBe(0);
   }
@@ -116,6 +138,7 @@ test(
     console.log(renderTable(rows, kiln.peakRssMb, kiln.levels[0]!.outputTokPerSec));
     console.log(targetLines(rows).join("\n"));
     console.log(`\n${kiln.structured}`);
+    if (PROFILE) console.log(`\n${renderProfile(kiln.profile.map((p, k) => ({ ...p, directStepMs: directRuns[k]?.stepMsP50 })))}`);
 
     // llama.cpp on the same weights and prompt ids, one table of everyone's wall and decode rates, and the long-prompt
     // scenario (test/load/llama-cpp-section.ts); its rows are skipped, with the reason, when node-llama-cpp cannot load.

@@ -49,6 +49,8 @@ export class Engine {
   private readonly known = new Set<string>();
   private readonly sampler = new Sampler();
   private readonly topK = new TopK();
+  /** What the last step ran: rows decoded and prompt tokens prefilled (padding included), for profiles. */
+  readonly lastStep = { decodeRows: 0, prefillTokens: 0 };
 
   constructor(private readonly runner: ModelRunner, private readonly opts: EngineOptions) {}
 
@@ -99,6 +101,8 @@ export class Engine {
     const ctx: StepContext = { deltas: [], finished: this.pendingFinished, keep: [], next: [] };
     this.pendingFinished = [];
     const live = this.dropCancelled(ctx.finished);
+    this.lastStep.decodeRows = live.length > 0 && this.kv ? live.length : 0;
+    this.lastStep.prefillTokens = 0;
     if (live.length > 0 && this.kv) {
       const kv = this.kv;
       const tokens = live.map((s) => s.lastToken);
@@ -111,6 +115,7 @@ export class Engine {
     const newcomers = this.admit(this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0), budget, spent);
     if (newcomers.length > 0) {
       const prompts = newcomers.map((s) => s.promptIds);
+      this.lastStep.prefillTokens += newcomers.length * Math.max(...prompts.map((p) => p.length));
       const out = await this.forwardMasked(newcomers, ctx, () => this.runner.forward(prefillInputs(prompts, this.runner.padId), null));
       if (out) {
         const width = Math.max(...prompts.map((p) => p.length));
@@ -139,6 +144,7 @@ export class Engine {
   private async advanceChunk(ctx: StepContext, budget: number): Promise<number> {
     const { seq, kv, done } = this.chunked!;
     const piece = seq.promptIds.slice(done, done + budget);
+    this.lastStep.prefillTokens += piece.length;
     const last = done + piece.length >= seq.promptIds.length;
     const run = () => this.runner.forward(chunkInputs(piece, done), kv);
     const out = await (last ? this.forwardMasked([seq], ctx, run) : this.tryForward([seq], ctx, run));
