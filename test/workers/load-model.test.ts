@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { AutoTokenizer } from "@huggingface/transformers";
 import { Engine } from "../../workers/engine/engine.ts";
-import { type LoadedModel, loadModel } from "../../workers/engine/load-model.ts";
+import { type LoadedModel, loadModel, sessionOptions } from "../../workers/engine/load-model.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { params } from "./worker-client.ts";
 
@@ -66,5 +66,19 @@ describe("the engine on the real graph", () => {
     expect(whole.length).toBeGreaterThan(0);
     expect(await generate(prompt, 8)).toBe(whole);
     expect(await generate(prompt, 11)).toBe(whole);
+  });
+});
+
+describe("sessionOptions", () => {
+  const spinning = (o: Record<string, unknown>) => (o.extra as { session: { intra_op: { allow_spinning: string } } }).session.intra_op.allow_spinning;
+  test("ONNX Runtime's threads spin only when they leave a core to the rest of the process", () => {
+    expect(spinning(sessionOptions(2, 2))).toBe("0");
+    expect(spinning(sessionOptions(4, 2))).toBe("0");
+    expect(spinning(sessionOptions(2, 4))).toBe("1");
+    expect(sessionOptions(3, 4)).toMatchObject({ intraOpNumThreads: 3, interOpNumThreads: 1 });
+  });
+  test("KILN_ORT_SPINNING decides instead when set", () => {
+    expect(spinning(sessionOptions(2, 2, "1"))).toBe("1");
+    expect(spinning(sessionOptions(2, 4, "0"))).toBe("0");
   });
 });

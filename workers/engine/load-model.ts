@@ -36,7 +36,7 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
     local_files_only: true,
     device: "cpu",
     dtype: spec.dtype as never,
-    session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
+    session_options: sessionOptions(threads, navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING),
   });
   const session = (model as unknown as { sessions: Record<string, OrtSessionLike | undefined> }).sessions.model;
   if (!session) throw new Error("the model has no decoder session");
@@ -50,6 +50,18 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
   const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId);
   const tokenBytes = tokenBytesLookup(tokenizerJson, (id) => tokenizer.decode([id], { skip_special_tokens: false }));
   return { runner, tokenBytes, tokenizerJson, eosIds, dispose: async () => void (await model.dispose()) };
+}
+
+/**
+ * ONNX Runtime session options for a worker with `threads` intra-op threads on a `cores`-core machine. Its pool threads
+ * spin between ops by default; when they take every core, the spinning starves whatever else must run (the main
+ * thread's HTTP and SSE work, other workers, other processes) and a preempted thread holds up every op's barrier:
+ * measured at batch 1 on 2 cores under load, a step took 52 ms without spinning against 96 ms with it. Spinning stays
+ * on when a core is left over. `override` ("0"/"1", from KILN_ORT_SPINNING) decides instead, for A/B runs.
+ */
+export function sessionOptions(threads: number, cores: number, override?: string): Record<string, unknown> {
+  const spin = override === "1" || (override !== "0" && threads < cores);
+  return { intraOpNumThreads: threads, interOpNumThreads: 1, extra: { session: { intra_op: { allow_spinning: spin ? "1" : "0" } } } };
 }
 
 /** Every end-of-sequence id config.json and generation_config.json name, within the vocabulary. */
