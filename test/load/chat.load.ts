@@ -136,7 +136,7 @@ test(
     console.log(`model ${SPEC.id}, ${DTYPE}, prompt ${promptTokens} tokens, ${NEW_TOKENS} new tokens, ${threads} threads, median of ${ROUNDS} rounds\n`);
     const rows = LEVELS.map((_, i) => ({ direct: direct[i]!, engine: engine[i]!, kiln: kiln.levels[i]! }));
     console.log(renderTable(rows, kiln.peakRssMb, kiln.levels[0]!.outputTokPerSec));
-    console.log(targetLines(rows).join("\n"));
+    console.log(targetLines(rows, directRuns[directRuns.length - 1]!.prefillMs).join("\n"));
     console.log(`\n${kiln.structured}`);
     if (PROFILE) console.log(`\n${renderProfile(kiln.profile.map((p, k) => ({ ...p, directStepMs: directRuns[k]?.stepMsP50 })))}`);
 

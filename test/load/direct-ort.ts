@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { onnxFileForDtype } from "../../src/models/manifest.ts";
+import { sessionOptions } from "../../workers/engine/load-model.ts";
 import { type GraphLayout, graphLayout } from "../../workers/engine/ort-runner.ts";
 import { argmax } from "../../workers/engine/sampler.ts";
 import { medianBy, percentile } from "./metrics.ts";
@@ -32,10 +33,11 @@ export async function directDecodeBench(opts: DirectBenchOptions): Promise<Direc
   const file = onnxFileForDtype(opts.dtype);
   if (!file) throw new Error(`unknown dtype ${opts.dtype}`);
   const config = JSON.parse(readFileSync(join(opts.modelDir, "config.json"), "utf8"));
-  const session = await ort.InferenceSession.create(join(opts.modelDir, "onnx", file), {
-    intraOpNumThreads: opts.threads,
-    interOpNumThreads: 1,
-  });
+  // The same session options as kiln's worker, so the yardstick measures the same runtime.
+  const session = await ort.InferenceSession.create(
+    join(opts.modelDir, "onnx", file),
+    sessionOptions(opts.threads, navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING) as ort.InferenceSession.SessionOptions,
+  );
   const shape: LoopShape = {
     layout: graphLayout(session, config),
     vocab: config.vocab_size,

@@ -83,8 +83,11 @@ export function renderTable(rows: LevelRow[], peakRssMb: number, selfBase: numbe
   return [line(header), "|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|", ...body.map(line), `peak server RSS: ${peakRssMb.toFixed(0)} MB`].join("\n");
 }
 
-/** The issue's two throughput targets at the highest level, each with its measured ratio and whether it is met. */
-export function targetLines(rows: Pick<LevelRow, "direct" | "kiln">[]): string[] {
+/**
+ * The issue's targets at the highest level, each with its measured ratio and whether it is met: two throughput ones
+ * and, given the direct loop's prefill of that many prompts at once, TTFT p95 within twice that prefill.
+ */
+export function targetLines(rows: Pick<LevelRow, "direct" | "kiln">[], directPrefillMs?: number): string[] {
   const first = rows[0]!;
   const last = rows[rows.length - 1]!;
   const n = last.kiln.clients;
@@ -94,5 +97,8 @@ export function targetLines(rows: Pick<LevelRow, "direct" | "kiln">[]): string[]
   return [
     `target kiln@${n} ≥ 0.85× direct@${n}: ${vsDirect.toFixed(2)}× (${mark(vsDirect >= 0.85)})`,
     `target kiln@${n} ≥ 4× kiln@${first.kiln.clients}: ${vsSelf.toFixed(2)}× (${mark(vsSelf >= 4)})`,
+    ...(directPrefillMs !== undefined
+      ? [`target TTFT p95@${n} ≤ 2× direct ${n}-prompt prefill: ${last.kiln.ttftP95.toFixed(0)} ms vs 2 × ${directPrefillMs.toFixed(0)} ms, ${(last.kiln.ttftP95 / directPrefillMs).toFixed(2)}× (${mark(last.kiln.ttftP95 <= 2 * directPrefillMs)})`]
+      : []),
   ];
 }

@@ -36,6 +36,9 @@ describe("serving metrics", () => {
     expect(met).toEqual(["target kiln@16 ≥ 0.85× direct@16: 0.90× (met)", "target kiln@16 ≥ 4× kiln@1: 4.50× (met)"]);
     const missed = targetLines([{ direct: 40, kiln: level(1, 40) }, { direct: 150, kiln: level(16, 120) }]);
     expect(missed).toEqual(["target kiln@16 ≥ 0.85× direct@16: 0.80× (MISSED)", "target kiln@16 ≥ 4× kiln@1: 3.00× (MISSED)"]);
+    const rows = [{ direct: 40, kiln: level(1, 30) }, { direct: 150, kiln: { ...level(16, 135), ttftP95: 2100 } }];
+    expect(targetLines(rows, 1000)[2]).toBe("target TTFT p95@16 ≤ 2× direct 16-prompt prefill: 2100 ms vs 2 × 1000 ms, 2.10× (MISSED)");
+    expect(targetLines(rows, 1100)[2]).toBe("target TTFT p95@16 ≤ 2× direct 16-prompt prefill: 2100 ms vs 2 × 1100 ms, 1.91× (met)");
   });
 
   test("medianBy picks the middle round (lower middle when even)", () => {
