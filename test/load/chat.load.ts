@@ -55,10 +55,15 @@ async function accuracyLine(modelDir: string, promptIds: number[]): Promise<stri
   return `accuracy: ${DTYPE} vs fp32 next-token logits over a ${a.positions}-token teacher-forced run, correlation min ${a.min.toFixed(4)}, median ${a.median.toFixed(4)}`;
 }
 
-/** kiln over HTTP: `clients` concurrent streaming requests per round; the median round stands for the level. */
+/**
+ * kiln over HTTP: `clients` concurrent streaming requests per round; the median round stands for the level.
+ * `afterLevel` runs right after each level while the server idles: the direct loop at the same batch, so the two
+ * sides of kiln/direct see the same load on a shared box (sections minutes apart drifted by 30% here).
+ */
 async function kilnLevels(
   modelsDir: string,
   threads: number,
+  afterLevel: (clients: number) => Promise<void>,
 ): Promise<{ levels: LevelSummary[]; peakRssMb: number; structured: string; profile: Omit<ProfileLevel, "directStepMs">[] }> {
   const profileFile = join(tempDir("kiln-profile-"), "steps.jsonl");
   const env: Record<string, string> = { KILN_THREADS: String(threads), ...(PROFILE ? { KILN_PROFILE_FILE: profileFile } : {}) };
@@ -89,6 +94,7 @@ async function kilnLevels(
         const serverCpu = cpuBetween(cpu0, readThreadCpu(server.pid), server.pid);
         profile.push({ clients, steps, serverCpu, clientCpuMs: (c.user + c.system) / 1000, tpotP50: s.tpotP50 });
       }
+      await afterLevel(clients);
       console.log(`kiln ${clients} clients: ${s.outputTokPerSec.toFixed(1)} tok/s (rounds: ${rounds.map((x) => x.outputTokPerSec.toFixed(1)).join(", ")})`);
     }
     // Constrained vs unconstrained at 16 clients on the same server (test/load/structured.ts).
@@ -109,8 +115,16 @@ test(
     const promptIds = await tokenizer.encodePrompt(tokenizer.renderChat([{ role: "user", parts: [{ type: "text", text: PROMPT }] }], null));
     const promptTokens = promptIds.length;
 
-    // kiln first, while this process holds nothing but HTTP clients; the in-process yardsticks come after it stops.
-    const kiln = await kilnLevels(MODELS_DIR, threads);
+    // kiln over HTTP and the direct loop level by level (the server idles while the direct loop runs); kiln's engine
+    // in process comes after the server stops.
+    const direct: number[] = [];
+    const directRuns: DirectBenchResult[] = [];
+    const kiln = await kilnLevels(MODELS_DIR, threads, async (batch) => {
+      const r = await directDecodeBench({ modelDir, dtype: DTYPE, batch, promptTokens, newTokens: NEW_TOKENS, threads, rounds: ROUNDS });
+      direct.push(r.tokPerSec);
+      directRuns.push(r);
+      console.log(`direct batch ${batch}: ${r.tokPerSec.toFixed(1)} tok/s (step p50 ${r.stepMsP50.toFixed(1)} ms)`);
+    });
 
     const engineModel = await loadEngineModel(modelDir, DTYPE, threads);
     const engine: number[] = [];
@@ -119,15 +133,6 @@ test(
       console.log(`engine batch ${batch}: ${engine[engine.length - 1]!.toFixed(1)} tok/s`);
     }
     await engineModel.dispose();
-
-    const direct: number[] = [];
-    const directRuns: DirectBenchResult[] = [];
-    for (const batch of LEVELS) {
-      const r = await directDecodeBench({ modelDir, dtype: DTYPE, batch, promptTokens, newTokens: NEW_TOKENS, threads, rounds: ROUNDS });
-      direct.push(r.tokPerSec);
-      directRuns.push(r);
-      console.log(`direct batch ${batch}: ${r.tokPerSec.toFixed(1)} tok/s (step p50 ${r.stepMsP50.toFixed(1)} ms)`);
-    }
 
     const accuracy = await accuracyLine(modelDir, promptIds);
 
