@@ -3,6 +3,7 @@ import type { Config } from "./config.ts";
 import type { Sealer } from "./crypto/sealing.ts";
 import type { Db } from "./db/client.ts";
 import type { Logger } from "./log/logger.ts";
+import type { Metrics } from "./metrics/metrics.ts";
 import type { ModelRegistry } from "./models/registry.ts";
 import type { Scheduler } from "./scheduler/scheduler.ts";
 import type { Tokenizers } from "./inference/tokenizer.ts";
@@ -22,4 +23,6 @@ export interface AppDeps {
   tokenizers: Tokenizers;
   /** Seals and signs reasoning for replay, under the data dir's server secret. */
   sealer: Sealer;
+  /** Prometheus instruments (GET /metrics). */
+  metrics: Metrics;
 }

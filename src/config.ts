@@ -38,6 +38,8 @@ export interface Config {
   readonly webSearchMaxBytes: number;
   /** Most web searches one response may run. */
   readonly webSearchMaxCalls: number;
+  /** Bearer token that lets a non-loopback scraper read /metrics; unset: loopback peers only. */
+  readonly metricsToken?: string;
 }
 
 export class ConfigError extends Error {}
@@ -78,6 +80,12 @@ function baseUrl(raw: string, name: string) {
   return u.href.replace(/\/+$/, "");
 }
 
+/** An admin secret: long enough that guessing it is hopeless, and printable (it travels in a header). */
+function secret(raw: string, name: string) {
+  if (!/^[\x21-\x7e]{16,}$/.test(raw)) throw new ConfigError(`${name} must be at least 16 printable characters without spaces`);
+  return raw;
+}
+
 const LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
 
 export const OPTIONS: Option[] = [
@@ -106,6 +114,7 @@ export const OPTIONS: Option[] = [
   { key: "webSearchMaxResults", env: "KILN_WEB_SEARCH_MAX_RESULTS", flag: "--web-search-max-results", help: "results one web search gives the model", parse: int(1, 20) },
   { key: "webSearchMaxBytes", env: "KILN_WEB_SEARCH_MAX_BYTES", flag: "--web-search-max-bytes", help: "largest search answer read", parse: int(1024, 64 * 1024 * 1024) },
   { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
+  { key: "metricsToken", env: "KILN_METRICS_TOKEN", flag: "--metrics-token", help: "bearer token for /metrics from non-loopback peers", parse: secret },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {

@@ -17,6 +17,8 @@ export interface EdgePolicy {
 /** Routes that differ from the defaults, by method and router path. */
 const OVERRIDES: Record<string, Partial<EdgePolicy>> = {
   "GET /v1/status": { auth: false, drainExempt: true },
+  // Scrapers keep reading a draining instance; /metrics checks its own access (loopback or the admin token).
+  "GET /metrics": { auth: false, drainExempt: true },
 };
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);

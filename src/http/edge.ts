@@ -22,9 +22,10 @@ export interface EdgeDeps {
   lifecycle: { draining: boolean };
 }
 
-/** The part of Bun's server the edge uses: lifting the idle timeout of one request. */
+/** The part of Bun's server the HTTP layer uses: lifting the idle timeout of one request, and the peer's address. */
 export interface ServerControl {
   timeout(request: Request, seconds: number): void;
+  requestIP?(request: Request): { address: string } | null;
 }
 
 export type EdgeResult =

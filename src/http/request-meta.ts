@@ -10,6 +10,8 @@ export interface RequestMeta {
   path: string | null;
   teamId: number | null;
   keyId: number | null;
+  /** The client's socket address (Bun's `server.requestIP`), for the /metrics loopback check; null without a socket. */
+  peer?: string | null;
   /** Set by the edge once the key was checked, so the route does not check it again. */
   auth?: AuthContext;
   /** For a streamed answer: settles when the stream really ended (for the request's log line). */

@@ -6,6 +6,8 @@ import type { Db } from "../db/client.ts";
 import { recordUsage, type UsageStatus } from "../db/usage-repo.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import { TokenTiming } from "../metrics/token-timing.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import { Channel } from "../scheduler/channel.ts";
 import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
@@ -37,6 +39,8 @@ export interface LifecycleDeps extends CoreDeps {
   lifecycle: { draining: boolean };
   /** Runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
   admit?: (a: Admission) => void;
+  /** TTFT, inter-token latency and token counters. */
+  metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken">;
 }
 
 /** Why a run was stopped early: its client left, the time limit, a cancel, or a failure in a sibling choice or the encoder. */
@@ -90,6 +94,7 @@ export function settleStatus(abort: AbortReason | null, failed: boolean): UsageS
 
 export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<Run> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  const startedAt = performance.now();
   const prepared: Prepared = await prepareGeneration(deps, opts.model, opts.request);
   deps.admit?.({ scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n });
 
@@ -122,8 +127,10 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   let failed = false;
   const channels = streams.map(() => new Channel<CoreEvent>());
   const pumps = streams.map(async (stream, i) => {
+    const timing = deps.metrics && new TokenTiming(deps.metrics, { model: opts.model.id, endpoint: opts.scope.endpoint }, startedAt);
     try {
       for await (const ev of stream) {
+        if (ev.type === "block_delta") timing?.output(performance.now());
         if (ev.type === "usage") perChoice[i] = ev.usage;
         if (ev.type === "error") failed = true;
         channels[i]!.push(ev);
@@ -153,10 +160,11 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   };
 }
 
-/** Writes the usage row (later the ledger entry and metrics, in the same place); never throws. */
+/** Writes the usage row and counts the tokens (later the ledger entry, in the same place); never throws. */
 function settle(deps: LifecycleDeps, opts: RunOptions, s: Settlement): void {
+  const u = s.usage;
+  deps.metrics?.observeUsage({ model: opts.model.id, endpoint: opts.scope.endpoint, team: String(opts.scope.teamId) }, u);
   try {
-    const u = s.usage;
     recordUsage(deps.db, {
       requestId: opts.scope.requestId, teamId: opts.scope.teamId, keyId: opts.scope.keyId, model: opts.model.id, endpoint: opts.scope.endpoint,
       status: s.status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens,

@@ -25,6 +25,8 @@ export async function startRuntime(opts: {
   tokenizerWorkerUrl?: string | URL;
   hangTimeoutMs?: number;
   spawnWorker?: (url: string | URL) => Worker;
+  /** A worker was replaced after a crash, hang or failure. */
+  onWorkerRestart?: (model: string, reason: string) => void;
 }): Promise<Runtime> {
   const { registry, logger } = opts;
   const scheduler = new Scheduler(opts.config.maxQueue);
@@ -41,6 +43,7 @@ export async function startRuntime(opts: {
     onHealth: (model, status, message) => registry.setHealth(model, status, message),
     onReady: () => scheduler.pump(),
     onUnservable: (model, reason) => scheduler.onUnservable(model, reason),
+    onRestart: opts.onWorkerRestart,
   });
   scheduler.attach(text);
   const pool = text.workers;

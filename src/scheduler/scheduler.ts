@@ -50,6 +50,11 @@ export class Scheduler {
     return this.queue.size;
   }
 
+  /** Sequences waiting for a worker slot, by model (models with none are absent). */
+  waitingByModel(): Map<string, number> {
+    return this.queue.waitingByModel();
+  }
+
   /** Throws 503 backend_unavailable unless a worker for the model is ready. */
   assertServing(model: string): void {
     if (!this.backend?.hasReadyWorker(model)) throw ApiError.backendUnavailable(`No worker is serving '${model}' right now; retry shortly`);

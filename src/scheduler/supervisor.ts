@@ -37,6 +37,8 @@ export interface SupervisorOptions<Spec, In> {
   onReady(): void;
   /** No worker is left for the model, none loading: work still waiting for it can never run. */
   onUnservable?(model: string, reason: string): void;
+  /** A ready worker was lost and a replacement is loading (the worker-restarts metric). */
+  onRestart?(model: string, reason: string): void;
   /** Creates the worker thread; tests pass one that keeps a handle for fault injection. */
   spawnWorker?: (url: string | URL) => Worker;
 }
@@ -212,6 +214,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
     }
     // The replacement is counted first, so the model reads degraded while it loads, not down.
     void this.spawn(h.model);
+    this.opts.onRestart?.(h.model.id, reason);
     this.refreshHealth(h.model.id, reason);
   }
 

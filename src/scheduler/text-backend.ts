@@ -24,6 +24,8 @@ export interface TextBackendOptions {
   onReady(): void;
   /** No worker is left for the model: sequences waiting for it can never run. */
   onUnservable(model: string, reason: string): void;
+  /** A worker was replaced after a crash, hang or failure. */
+  onRestart?(model: string, reason: string): void;
 }
 
 /** Most sequences one worker decodes together: a model whose left padding is not exact runs one at a time. */
@@ -55,6 +57,7 @@ export class TextBackend implements SequenceBackend {
       onHealth: opts.onHealth,
       onReady: opts.onReady,
       onUnservable: opts.onUnservable,
+      onRestart: opts.onRestart,
     });
   }
 

@@ -11,6 +11,7 @@ import { openDatabase } from "../../src/db/client.ts";
 import { createKey } from "../../src/db/keys-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
+import { Metrics } from "../../src/metrics/metrics.ts";
 import { Tokenizers } from "../../src/inference/tokenizer.ts";
 import { ModelRegistry, scanModels } from "../../src/models/registry.ts";
 import { Scheduler } from "../../src/scheduler/scheduler.ts";
@@ -54,6 +55,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
     sealer: createSealer(loadServerSecret(config.dataDir)),
+    metrics: new Metrics(),
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;

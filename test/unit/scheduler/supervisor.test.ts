@@ -16,7 +16,10 @@ const model: ModelEntry = { ...parseManifest(fakeManifest("paint-model-v1"), ["f
 function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingIntervalMs?: number } = {}) {
   const workers: FakeWorker[] = [];
   const logger = memoryLogger();
-  const seen = { lost: [] as [string[], string][], health: [] as [Health, string | null][], ready: 0, unservable: [] as string[], messages: [] as [number, ImageIn][] };
+  const seen = {
+    lost: [] as [string[], string][], health: [] as [Health, string | null][], ready: 0, unservable: [] as string[], messages: [] as [number, ImageIn][],
+    restarts: [] as [string, string][],
+  };
   const sup: WorkerSupervisor<ImageSpec, ImageIn, ImageOut> = new WorkerSupervisor([model], {
     kind: "image",
     workerUrl: "fake:worker",
@@ -33,6 +36,7 @@ function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingI
     onHealth: (_m, status, message) => seen.health.push([status, message]),
     onReady: () => seen.ready++,
     onUnservable: (_m, reason) => seen.unservable.push(reason),
+    onRestart: (m, reason) => seen.restarts.push([m, reason]),
     spawnWorker: () => {
       const w = new FakeWorker();
       workers.push(w);
@@ -85,6 +89,7 @@ describe("WorkerSupervisor", () => {
     h.loaded(h.workers[1]!);
     expect(h.lastHealth()).toEqual(["operational", null]);
     expect(h.sup.ready().map((w) => w.workerId)).toEqual([2]);
+    expect(h.seen.restarts).toEqual([[model.id, "worker crashed: TypeError: x is not a function"]]);
     await h.sup.shutdown(5);
   });
 
@@ -124,6 +129,8 @@ describe("WorkerSupervisor", () => {
     expect(h.lastHealth()).toEqual(["outage", "failed to load: bad weights"]);
     expect(h.seen.unservable).toEqual(["failed to load: bad weights"]);
     expect(h.workers).toHaveLength(3);
+    // Only the ready worker that closed was replaced (a restart); failed loads are not retried.
+    expect(h.seen.restarts).toEqual([[model.id, "worker exited"]]);
     await h.sup.shutdown(5);
   });
 
