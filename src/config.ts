@@ -14,6 +14,8 @@ export interface Config {
   readonly workers: number;
   /** ONNX Runtime intra-op threads per worker. */
   readonly threads: number;
+  /** A worker that has not loaded its model within this many seconds failed: the model answers 503 backend_unavailable. */
+  readonly loadTimeoutS: number;
   /** Active + queued generation requests admitted before 503 service_overloaded. */
   readonly maxQueue: number;
   /** Non-streaming requests running longer than this get 504 gateway_timeout. */
@@ -102,6 +104,7 @@ export const OPTIONS: Option[] = [
   },
   { key: "workers", env: "KILN_WORKERS", flag: "--workers", help: "inference worker threads", parse: int(1, 64) },
   { key: "threads", env: "KILN_THREADS", flag: "--threads", help: "ONNX Runtime threads per worker", parse: int(1, 256) },
+  { key: "loadTimeoutS", env: "KILN_LOAD_TIMEOUT_S", flag: "--load-timeout-s", help: "a worker not loaded by then failed (503 backend_unavailable)", parse: int(1, 3600) },
   { key: "maxQueue", env: "KILN_MAX_QUEUE", flag: "--max-queue", help: "active + queued requests before 503", parse: int(1, 100000) },
   { key: "requestTimeoutMs", env: "KILN_REQUEST_TIMEOUT_MS", flag: "--request-timeout-ms", help: "non-streaming time limit", parse: int(1000, 86_400_000) },
   { key: "maxBodyBytes", env: "KILN_MAX_BODY_BYTES", flag: "--max-body-bytes", help: "largest JSON request body (413 above)", parse: int(1024, 1024 * 1024 * 1024) },
@@ -127,6 +130,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     // One worker using every core beats several workers competing for two cores.
     workers: 1,
     threads: cores,
+    loadTimeoutS: 300,
     maxQueue: 256,
     requestTimeoutMs: 300_000,
     maxBodyBytes: 4 * 1024 * 1024,

@@ -18,7 +18,7 @@ export interface Runtime {
 
 export async function startRuntime(opts: {
   registry: ModelRegistry;
-  config: Pick<Config, "workers" | "threads" | "maxQueue">;
+  config: Pick<Config, "workers" | "threads" | "maxQueue" | "loadTimeoutS">;
   logger: Logger;
   workerUrl: string | URL;
   /** The tokenizer worker's entry; without it every prompt is tokenized on the main thread. */
@@ -37,6 +37,7 @@ export async function startRuntime(opts: {
     threads: opts.config.threads,
     logger,
     hangTimeoutMs: opts.hangTimeoutMs,
+    loadTimeoutMs: opts.config.loadTimeoutS * 1000,
     spawnWorker: opts.spawnWorker,
     onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
     onLost: (ids, reason) => scheduler.onWorkerLost(ids, reason),

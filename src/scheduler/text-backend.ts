@@ -15,6 +15,7 @@ export interface TextBackendOptions {
   threads: number;
   logger: Logger;
   hangTimeoutMs?: number;
+  loadTimeoutMs?: number;
   pingIntervalMs?: number;
   spawnWorker?: (url: string | URL) => Worker;
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
@@ -45,6 +46,7 @@ export class TextBackend implements SequenceBackend {
       workersPerModel: opts.workersPerModel,
       logger: opts.logger,
       hangTimeoutMs: opts.hangTimeoutMs,
+      loadTimeoutMs: opts.loadTimeoutMs,
       pingIntervalMs: opts.pingIntervalMs,
       spawnWorker: opts.spawnWorker,
       loadSpec: (model) => ({ id: model.id, dir: model.dir, dtype: model.defaultDtype, threads: opts.threads, maxBatch: maxBatchOf(model) }),

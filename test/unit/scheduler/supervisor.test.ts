@@ -13,7 +13,7 @@ type ImageOut = { type: "render"; jobId: string } | { type: "abort"; jobId: stri
 
 const model: ModelEntry = { ...parseManifest(fakeManifest("paint-model-v1"), ["fp32"]), dir: "/nowhere" };
 
-function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingIntervalMs?: number } = {}) {
+function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingIntervalMs?: number; loadTimeoutMs?: number } = {}) {
   const workers: FakeWorker[] = [];
   const logger = memoryLogger();
   const seen = {
@@ -26,6 +26,7 @@ function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingI
     workersPerModel: opts.workersPerModel ?? 1,
     logger,
     hangTimeoutMs: opts.hangTimeoutMs,
+    loadTimeoutMs: opts.loadTimeoutMs,
     pingIntervalMs: opts.pingIntervalMs ?? 60_000,
     loadSpec: (m) => ({ id: m.id, steps: 4 }),
     onMessage: (workerId, msg) => {
@@ -131,6 +132,24 @@ describe("WorkerSupervisor", () => {
     expect(h.workers).toHaveLength(3);
     // Only the ready worker that closed was replaced (a restart); failed loads are not retried.
     expect(h.seen.restarts).toEqual([[model.id, "worker exited"]]);
+    await h.sup.shutdown(5);
+  });
+
+  test("a worker that never finishes loading fails after the load timeout: start resolves, the model is unservable", async () => {
+    const h = harness({ loadTimeoutMs: 50 });
+    const t0 = performance.now();
+    await h.sup.start();
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(h.seen.unservable).toEqual(["did not load within 0.05 s"]);
+    expect(h.lastHealth()).toEqual(["outage", "did not load within 0.05 s"]);
+    expect(h.sup.hasReadyWorker(model.id)).toBe(false);
+    expect(h.workers[0]!.types()).toEqual(["load", "shutdown"]);
+    expect(h.logger.lines.find((l) => l.msg === "model did not load in time")).toMatchObject({ worker: 1, timeout_ms: 50 });
+    // Loading after all changes nothing: it was given up on, and is not replaced in a loop either.
+    h.loaded(h.workers[0]!);
+    expect(h.sup.hasReadyWorker(model.id)).toBe(false);
+    expect(h.seen.ready).toBe(0);
+    expect(h.workers).toHaveLength(1);
     await h.sup.shutdown(5);
   });
 
