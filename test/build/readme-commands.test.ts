@@ -68,6 +68,7 @@ const COVERED = new Set([
   "npm test",
   "export MODEL_API_KEY='LLM|1|…'",
   'curl -s http://127.0.0.1:8080/v1/models -H "Authorization: Bearer $MODEL_API_KEY"',
+  "curl -s http://127.0.0.1:8080/metrics",
   "curl -s http://127.0.0.1:8080/v1/chat/completions -H \"Authorization: Bearer $MODEL_API_KEY\" -H 'content-type: application/json' -d '{\"model\":\"kiln-tiny-v1\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":16}'",
   "npm run build",
   "scp dist/kiln box:/opt/kiln/",
@@ -110,13 +111,17 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(created.code).toBe(0);
     const key = created.out.match(/LLM\|\d+\|\S+/)![0];
     const curl = (c: string) => sh(c.replace("http://127.0.0.1:8080", base), { MODEL_API_KEY: key });
-    const [listCmd, chatCmd] = readmeCommands(readme).filter((c) => c.startsWith("curl "));
+    const [listCmd, chatCmd, metricsCmd] = readmeCommands(readme).filter((c) => c.startsWith("curl "));
     const list = JSON.parse(curl(listCmd!).out);
     expect(list.data.map((m: { id: string }) => m.id)).toContain("kiln-tiny-v1");
     const chat = JSON.parse(curl(chatCmd!).out);
     expect(chat.object).toBe("chat.completion");
     expect(chat.usage.completion_tokens).toBeGreaterThan(0);
     expect(chat.choices[0].message.role).toBe("assistant");
+    // The scrape from this host (loopback) sees the chat request just made.
+    const metrics = curl(metricsCmd!).out;
+    expect(metricsCmd).toContain("/metrics");
+    expect(metrics).toMatch(/^kiln_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="200",team="\d+"\} 1$/m);
     // npm itself dies of the signal it forwards; what matters is that kiln stopped and freed the port.
     expect([0, "SIGTERM"] as (number | string | null)[]).toContain(await stop(server.proc));
     const closed = async () => {
