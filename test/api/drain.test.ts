@@ -175,7 +175,8 @@ describe("SIGTERM during a mix of streaming and non-streaming requests in every 
       expect(Number(res.headers.get("retry-after"))).toBeLessThanOrEqual(10);
       expect(Number(res.headers.get("retry-after-ms"))).toBe(Number(res.headers.get("retry-after")) * 1000);
       const error = { message: expect.any(String), type: "server_error", param: null, code: "server_shutting_down" };
-      expect(await res.json()).toEqual(format === "messages" ? { type: "error", error } : { error });
+      // Messages answers in Anthropic's envelope, with its error type for a 503.
+      expect(await res.json()).toEqual(format === "messages" ? { type: "error", error: { ...error, type: "overloaded_error" } } : { error });
     }
     const status = (await (await fetch(`${s.server.url}/v1/status`)).json()) as { is_alive: boolean };
     expect(status.is_alive).toBe(false);
@@ -212,7 +213,7 @@ describe("SIGTERM during a mix of streaming and non-streaming requests in every 
       } else {
         // Messages: Anthropic's `event: error` with the error object inside, and no message_stop.
         expect(last.event).toBe("error");
-        expect(last.data).toMatchObject({ type: "error", error: { code: "server_shutting_down", message: expect.any(String) } });
+        expect(last.data).toEqual({ type: "error", error: { type: "overloaded_error", code: "server_shutting_down", message: expect.any(String), param: null } });
         expect(frames.some((f) => f.event === "message_stop")).toBe(false);
       }
     }

@@ -146,7 +146,7 @@ describe("a model whose worker cannot start", () => {
         expect(res.headers.get("retry-after")).toBe("60");
         expect(res.headers.get("retry-after-ms")).toBe("60000");
         const json = (await res.json()) as { error: { type: string; code: string } };
-        expect(json.error).toMatchObject({ type: "server_error", code: "backend_unavailable" });
+        expect(json.error).toMatchObject({ type: path === "/v1/messages" ? "overloaded_error" : "server_error", code: "backend_unavailable" });
       }
       const status = (await (await fetch(`${t.url}/v1/status`)).json()) as { model_statuses: { id: string; status: string }[] };
       expect(status.model_statuses.find((m) => m.id === "kiln-broken-v1")?.status).toBe("outage");
