@@ -119,6 +119,27 @@ describe("startRun", () => {
     expect(await detached.settled).toEqual({ status: "completed", usage: { inputTokens: 7, outputTokens: 10, reasoningTokens: 0, cachedTokens: 0 } });
   });
 
+  test("metrics: one TTFT per choice, an inter-token gap per later token, and the settled usage counted once", async () => {
+    const { d, scope } = deps(4, []);
+    const seen = { ttft: [] as number[], itl: [] as number[], usage: [] as [object, object][] };
+    d.metrics = {
+      observeFirstToken: (labels, s) => {
+        expect(labels).toEqual({ model: model.id, endpoint: "chat" });
+        seen.ttft.push(s);
+      },
+      observeInterToken: (_l, s) => seen.itl.push(s),
+      observeUsage: (labels, usage) => seen.usage.push([labels, usage]),
+    };
+    const run = await startRun(d, { scope, model, request: request(2), clientSignal: null, timeoutMs: null });
+    await run.settled;
+    expect(seen.ttft).toHaveLength(2);
+    // Each sequence ticks every 5 ms: a first token no sooner than that, later ones about that far apart.
+    for (const s of seen.ttft) expect(s).toBeGreaterThanOrEqual(0.004);
+    expect(seen.itl).toHaveLength(2 * 3);
+    for (const s of seen.itl) expect(s).toBeGreaterThan(0.002);
+    expect(seen.usage).toEqual([[{ model: model.id, endpoint: "chat", team: String(scope.teamId) }, { inputTokens: 7, outputTokens: 8, reasoningTokens: 0, cachedTokens: 0 }]]);
+  });
+
   test("draining refuses before any work", async () => {
     const { d, scope } = deps(1, []);
     d.lifecycle.draining = true;
