@@ -38,6 +38,10 @@ export interface Config {
   readonly webSearchMaxBytes: number;
   /** Most web searches one response may run. */
   readonly webSearchMaxCalls: number;
+  /** Stored responses (with their input items and events) are deleted this many days after they were created. */
+  readonly responseRetentionDays: number;
+  /** Most bytes one stored response may hold (request, input items, response); above it, 413 payload_too_large. */
+  readonly maxStoredResponseBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -106,6 +110,11 @@ export const OPTIONS: Option[] = [
   { key: "webSearchMaxResults", env: "KILN_WEB_SEARCH_MAX_RESULTS", flag: "--web-search-max-results", help: "results one web search gives the model", parse: int(1, 20) },
   { key: "webSearchMaxBytes", env: "KILN_WEB_SEARCH_MAX_BYTES", flag: "--web-search-max-bytes", help: "largest search answer read", parse: int(1024, 64 * 1024 * 1024) },
   { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
+  { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
+  {
+    key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",
+    help: "largest stored response (413 above)", parse: int(64 * 1024, 1024 * 1024 * 1024),
+  },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -128,6 +137,8 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     webSearchMaxResults: 5,
     webSearchMaxBytes: 1024 * 1024,
     webSearchMaxCalls: 3,
+    responseRetentionDays: 30,
+    maxStoredResponseBytes: 16 * 1024 * 1024,
   };
 }
 
