@@ -42,6 +42,10 @@ export interface Config {
   readonly webSearchMaxCalls: number;
   /** Bearer token that lets a non-loopback scraper read /metrics; unset: loopback peers only. */
   readonly metricsToken?: string;
+  /** Stored responses (with their input items and events) are deleted this many days after they were created. */
+  readonly responseRetentionDays: number;
+  /** Most bytes one stored response may hold (request, input items, response); above it, 413 payload_too_large. */
+  readonly maxStoredResponseBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -118,6 +122,11 @@ export const OPTIONS: Option[] = [
   { key: "webSearchMaxBytes", env: "KILN_WEB_SEARCH_MAX_BYTES", flag: "--web-search-max-bytes", help: "largest search answer read", parse: int(1024, 64 * 1024 * 1024) },
   { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
   { key: "metricsToken", env: "KILN_METRICS_TOKEN", flag: "--metrics-token", help: "bearer token for /metrics from non-loopback peers", parse: secret },
+  { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
+  {
+    key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",
+    help: "largest stored response (413 above)", parse: int(64 * 1024, 1024 * 1024 * 1024),
+  },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -141,6 +150,8 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     webSearchMaxResults: 5,
     webSearchMaxBytes: 1024 * 1024,
     webSearchMaxCalls: 3,
+    responseRetentionDays: 30,
+    maxStoredResponseBytes: 16 * 1024 * 1024,
   };
 }
 

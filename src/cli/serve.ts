@@ -1,5 +1,7 @@
 // `kiln serve`: database → first key → default model → registry → worker pool → HTTP; drains on SIGTERM/SIGINT.
 import { ensureDefaultModel } from "../../build/model/index.ts";
+import { LiveResponses } from "../api/responses/live.ts";
+import { startResponseUpkeep } from "../api/responses/upkeep.ts";
 import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
@@ -65,9 +67,13 @@ export async function startKiln(
   });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
-    sealer: createSealer(loadServerSecret(config.dataDir)), metrics,
+    sealer: createSealer(loadServerSecret(config.dataDir)),
+    live: new LiveResponses(),
+    metrics,
   };
   const kiln = createApp(deps);
+  // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.
+  const upkeep = await startResponseUpkeep(deps);
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -104,8 +110,12 @@ export async function startKiln(
         // Whatever is still running gets its server_shutting_down error (a stream's last frame, a non-streaming 503);
         // workers are asked to stop meanwhile, and the process exit ends any that have not by the end of the budget.
         const workersStopped = runtime.stop();
+        upkeep.stop();
+        // Stored responses write their last state (a background job stays queued or in_progress for recovery).
+        const stored = deps.live.settled(left());
         // Let those last answers reach the clients before connections close.
         while ((kiln.openStreams() > 0 || kiln.inflight() > 0) && left() > 0) await Bun.sleep(10);
+        await stored;
         await Promise.race([server.stop(false), Bun.sleep(left())]);
         void server.stop(true);
         await Promise.race([workersStopped, Bun.sleep(left())]);

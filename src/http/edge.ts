@@ -73,6 +73,7 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
       const parser = new JsonBodyParser(MAX_JSON_DEPTH);
       const size = await pumpBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs }, (chunk) => parser.push(chunk));
       body = parser.finish();
+      meta.bodyBytes = size;
       // Parsing a large body took a few milliseconds: let waiting requests in before validation and the route run.
       if (size >= LARGE_BODY) await new Promise<void>((resolve) => setImmediate(resolve));
     } catch (e) {
@@ -86,6 +87,7 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     if (!policy.longRunning) server?.timeout(raw, deps.config.idleTimeoutS);
   }
   const request = new Request(target.url, init);
-  if (policy?.body === "json") bodies.set(request, body);
+  // A route without a body (GET, DELETE, a body-less POST) parses to null, whatever the client sent.
+  if (policy) bodies.set(request, policy.body === "json" ? body : null);
   return { kind: "route", request, policy };
 }

@@ -14,6 +14,8 @@ export interface RequestMeta {
   peer?: string | null;
   /** Set by the edge once the key was checked, so the route does not check it again. */
   auth?: AuthContext;
+  /** Bytes of the JSON body as received (before parsing), for limits that depend on its content. */
+  bodyBytes?: number;
   /** For a streamed answer: settles when the stream really ended (for the request's log line). */
   streamEnd?: Promise<StreamEnd>;
 }

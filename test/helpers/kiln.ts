@@ -4,6 +4,7 @@ import { loadServerSecret } from "../../src/crypto/server-secret.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LiveResponses } from "../../src/api/responses/live.ts";
 import { createApp, type Kiln } from "../../src/app.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -56,6 +57,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
     sealer: createSealer(loadServerSecret(config.dataDir)),
     metrics: new Metrics(),
+    live: new LiveResponses(),
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;
