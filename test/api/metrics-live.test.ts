@@ -100,6 +100,29 @@ describe("/metrics on a live server", () => {
     expect(sampleValue(await scrape(), "kiln_worker_batch_size", workers[0]!.labels)).toBe(0);
   });
 
+  test("queue depth: sequences beyond the worker's batch wait, and the gauge counts them", async () => {
+    const slots = server.deps.registry.list()[0]!.batching.maxBatch;
+    const body = { model: server.modelId, messages: [{ role: "user", content: "go" }], max_tokens: 3000, temperature: 0, ignore_eos: true, stream: true };
+    const controllers = Array.from({ length: slots + 2 }, () => new AbortController());
+    const streams = controllers.map((c) => fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST", signal: c.signal, headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" }, body: JSON.stringify(body),
+    }).catch(() => null));
+    try {
+      let depth = -1;
+      for (let i = 0; i < 200 && depth !== 2; i++) {
+        await Bun.sleep(20);
+        if (server.runtime.scheduler.load().active === slots) depth = sampleValue(await scrape(), "kiln_queue_depth", { model: server.modelId });
+      }
+      expect(depth).toBe(2);
+      expect(sampleValue(await scrape(), "kiln_worker_batch_size", { worker: String(server.runtime.pool.stats()[0]!.workerId), model: server.modelId })).toBe(slots);
+    } finally {
+      for (const c of controllers) c.abort();
+      await Promise.all(streams);
+    }
+    for (let i = 0; i < 200 && server.runtime.scheduler.load().active + server.runtime.scheduler.load().waiting > 0; i++) await Bun.sleep(20);
+    expect(sampleValue(await scrape(), "kiln_queue_depth", { model: server.modelId })).toBe(0);
+  });
+
   test("rate-limit (429) and billing (402) refusals are counted per team from the answer rendered", async () => {
     const before = await scrape();
     const deps = server.deps as unknown as LifecycleDeps;
