@@ -35,6 +35,8 @@ export function refusalReason(status: number): "rate_limit" | "billing" | null {
   return null;
 }
 
+const HEAP_SPACE_METRICS = ["nodejs_heap_space_size_total_bytes", "nodejs_heap_space_size_used_bytes", "nodejs_heap_space_size_available_bytes"];
+
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 export class Metrics {
@@ -101,7 +103,12 @@ export class Metrics {
       },
     });
     // Process and event-loop metrics under their usual names (process_*, nodejs_*), for the server only: they start timers.
-    if (opts.processMetrics) collectDefaultMetrics({ register: this.registry });
+    if (opts.processMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      // V8's per-space heap figures mean little on Bun's JavaScriptCore, and reading them took ~10 ms of the event loop
+      // on every scrape (measured here), a stall every running stream would feel.
+      for (const name of HEAP_SPACE_METRICS) this.registry.removeSingleMetric(name);
+    }
   }
 
   /** Connects the scrape-time gauges to the running scheduler and workers. */
