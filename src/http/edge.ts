@@ -86,6 +86,8 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     // A long-running route keeps the timeout lifted (it has its own limits; streams may pause); others get it back.
     if (!policy.longRunning) server?.timeout(raw, deps.config.idleTimeoutS);
   }
+  // A long-running route without a body (following a background response) may wait long between writes.
+  if (policy?.longRunning && policy.body === "none") server?.timeout(raw, 0);
   const request = new Request(target.url, init);
   // A route without a body (GET, DELETE, a body-less POST) parses to null, whatever the client sent.
   if (policy) bodies.set(request, policy.body === "json" ? body : null);

@@ -67,6 +67,38 @@ describe("store", () => {
     expect(replay).toEqual(sent);
   });
 
+  test("a stored stream whose client leaves stops, and is stored cancelled with what it had produced", async () => {
+    const stream = await client.responses.create({ model: server.modelId, ...LONG, stream: true });
+    let id = "";
+    let deltas = 0;
+    for await (const ev of stream) {
+      if (ev.type === "response.created") id = ev.response.id;
+      if (ev.type === "response.output_text.delta" && ++deltas === 5) break;
+    }
+    const r = await pollUntil(id, (s) => s !== "in_progress");
+    expect(r.status).toBe("cancelled");
+    expect(r.usage!.output_tokens).toBeGreaterThanOrEqual(5);
+    expect(r.usage!.output_tokens).toBeLessThan(3000);
+    expect(server.deps.scheduler.load().active).toBe(0);
+  });
+
+  test("a stored response is bounded: above KILN_MAX_STORED_RESPONSE_BYTES, 413 after inference (JSON) or before it (stream)", async () => {
+    const { server: small, client: smallClient } = await openaiTestServer({ KILN_MAX_STORED_RESPONSE_BYTES: String(64 * 1024) });
+    try {
+      const big = { model: small.modelId, input: "Hi", max_output_tokens: 16, metadata: { pad: "x".repeat(70_000) } };
+      const e = await smallClient.responses.create(big).catch((x) => x);
+      expect(e.status).toBe(413);
+      expect(e.error).toMatchObject({ type: "invalid_request_error", code: "payload_too_large" });
+      const streamed = await smallClient.responses.create({ ...big, stream: true }).catch((x) => x);
+      expect(streamed.status).toBe(413);
+      // Nothing was stored, and the same request without storage is fine.
+      expect((small.deps.db.$client.query("SELECT count(*) AS n FROM responses").get() as { n: number }).n).toBe(0);
+      expect((await smallClient.responses.create({ ...big, store: false })).status).toMatch(/completed|incomplete/);
+    } finally {
+      await small.stop(1000);
+    }
+  });
+
   test("delete: the response is gone for GET and DELETE alike", async () => {
     const r = await client.responses.create({ model: server.modelId, input: "Hi", max_output_tokens: 16 });
     // The SDK's delete resolves to nothing; the wire answer is checked raw.

@@ -61,6 +61,8 @@ export interface FollowOptions {
 export function followStream(deps: AppDeps, id: string, after: number, o: FollowOptions): Response {
   return sseResponse({
     frames: followResponse(deps.db, deps.live, id, after),
+    // A queued job may be silent for a long time: comment lines keep proxies from closing the stream.
+    heartbeatMs: 15_000,
     crashFrame: (e) => {
       deps.logger.error("unhandled exception", { request_id: o.requestId, error: String(e) });
       return { event: "error", data: JSON.stringify({ type: "error", code: "server_error", message: ApiError.internal().message, param: null }) };
