@@ -1,4 +1,5 @@
 // What the HTTP layer needs from the rest of kiln; tests build it with a temp data dir.
+import type { Gate } from "./access/gate.ts";
 import type { Config } from "./config.ts";
 import type { Sealer } from "./crypto/sealing.ts";
 import type { Db } from "./db/client.ts";
@@ -22,4 +23,6 @@ export interface AppDeps {
   tokenizers: Tokenizers;
   /** Seals and signs reasoning for replay, under the data dir's server secret. */
   sealer: Sealer;
+  /** Permissions, billing and rate limits of every keyed request (src/access/gate.ts). */
+  gate: Gate;
 }

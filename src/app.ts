@@ -14,6 +14,7 @@ import { type ErrorEnvelope, errorResponse, specEnvelope, toApiError } from "./e
 import { passEdge, parsedBody, type ServerControl } from "./http/edge.ts";
 import { policyTable } from "./http/edge-policy.ts";
 import { attachMeta, metaOf } from "./http/request-meta.ts";
+import { rateLimitHeaders } from "./ratelimit/headers.ts";
 import type { Logger } from "./log/logger.ts";
 
 /** One JSON log line for an unexpected exception; the client gets the sanitized 500. */
@@ -107,8 +108,10 @@ export function createApp(deps: AppDeps): Kiln {
       response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id, envelopeFor(meta.path));
     } finally {
       inflight--;
+      deps.gate.leave(meta.id);
     }
-    const extra: Record<string, string> = {};
+    // Every keyed answer says where the team stands against its limits (as admission left them).
+    const extra: Record<string, string> = meta.rateLimit ? rateLimitHeaders(meta.rateLimit) : {};
     if (!response.headers.has("x-request-id")) extra["x-request-id"] = meta.id;
     // While draining, every answer tells the client to reconnect (to this instance's successor).
     if (deps.lifecycle.draining) extra.connection = "close";

@@ -1,6 +1,7 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { parseTiers, TIER_NAME, type Tier } from "./ratelimit/tiers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -38,6 +39,10 @@ export interface Config {
   readonly webSearchMaxBytes: number;
   /** Most web searches one response may run. */
   readonly webSearchMaxCalls: number;
+  /** Pricing tiers defined in config (the tiers table may add more, and wins on a name both define). */
+  readonly tiers: readonly Tier[];
+  /** The tier of teams that name none; unset: such teams have only their own limits. */
+  readonly defaultTier?: string;
 }
 
 export class ConfigError extends Error {}
@@ -78,6 +83,19 @@ function baseUrl(raw: string, name: string) {
   return u.href.replace(/\/+$/, "");
 }
 
+function tierList(raw: string, name: string) {
+  try {
+    return Object.freeze(parseTiers(raw));
+  } catch (e) {
+    throw new ConfigError(`${name}: ${(e as Error).message}`);
+  }
+}
+
+function tierName(raw: string, name: string) {
+  if (!TIER_NAME.test(raw.trim())) throw new ConfigError(`${name} must be a tier name (lowercase letters, digits, - and _), got "${raw}"`);
+  return raw.trim();
+}
+
 const LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
 
 export const OPTIONS: Option[] = [
@@ -106,6 +124,8 @@ export const OPTIONS: Option[] = [
   { key: "webSearchMaxResults", env: "KILN_WEB_SEARCH_MAX_RESULTS", flag: "--web-search-max-results", help: "results one web search gives the model", parse: int(1, 20) },
   { key: "webSearchMaxBytes", env: "KILN_WEB_SEARCH_MAX_BYTES", flag: "--web-search-max-bytes", help: "largest search answer read", parse: int(1024, 64 * 1024 * 1024) },
   { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
+  { key: "tiers", env: "KILN_TIERS", flag: "--tiers", help: "pricing tiers, name:rpm:tpm,… (- = unlimited)", parse: tierList },
+  { key: "defaultTier", env: "KILN_DEFAULT_TIER", flag: "--default-tier", help: "tier of teams that have none", parse: tierName },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -128,6 +148,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     webSearchMaxResults: 5,
     webSearchMaxBytes: 1024 * 1024,
     webSearchMaxCalls: 3,
+    tiers: [],
   };
 }
 

@@ -1,6 +1,8 @@
 // `kiln serve`: database → first key → default model → registry → worker pool → HTTP; drains on SIGTERM/SIGINT.
 import { ensureDefaultModel } from "../../build/model/index.ts";
+import { Gate } from "../access/gate.ts";
 import { createApp } from "../app.ts";
+import { MemoryRateLimiter } from "../ratelimit/limiter.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
@@ -48,6 +50,7 @@ export async function startKiln(
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     sealer: createSealer(loadServerSecret(config.dataDir)),
+    gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
   };
   const kiln = createApp(deps);
   const server = Bun.serve({

@@ -28,6 +28,21 @@ export function findActiveKey(db: Db, id: number): ApiKeyRow | undefined {
   return db.select().from(apiKeys).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).get();
 }
 
+/** An active key with its team, in one read: what every keyed request is checked against. */
+export function findActiveKeyWithTeam(db: Db, id: number): { key: ApiKeyRow; team: typeof teams.$inferSelect } | undefined {
+  return db.select({ key: apiKeys, team: teams }).from(apiKeys).innerJoin(teams, eq(apiKeys.teamId, teams.id))
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).get();
+}
+
+/** Sets a key's restrictions (null = none); false when there is no such active key. */
+export function restrictKey(db: Db, id: number, r: { models?: string[] | null; endpoints?: string[] | null }): boolean {
+  const set: Partial<ApiKeyRow> = {};
+  if (r.models !== undefined) set.allowedModels = r.models && JSON.stringify(r.models);
+  if (r.endpoints !== undefined) set.allowedEndpoints = r.endpoints && JSON.stringify(r.endpoints);
+  if (!Object.keys(set).length) return !!findActiveKey(db, id);
+  return db.update(apiKeys).set(set).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id }).all().length > 0;
+}
+
 /** Marks the key revoked; returns false when there is no such active key. */
 export function revokeKey(db: Db, id: number): boolean {
   const res = db
@@ -49,6 +64,8 @@ export function listKeys(db: Db) {
       createdAt: apiKeys.createdAt,
       lastUsedAt: apiKeys.lastUsedAt,
       revokedAt: apiKeys.revokedAt,
+      allowedModels: apiKeys.allowedModels,
+      allowedEndpoints: apiKeys.allowedEndpoints,
     })
     .from(apiKeys)
     .innerJoin(teams, eq(apiKeys.teamId, teams.id))

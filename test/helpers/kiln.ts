@@ -4,7 +4,9 @@ import { loadServerSecret } from "../../src/crypto/server-secret.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Gate } from "../../src/access/gate.ts";
 import { createApp, type Kiln } from "../../src/app.ts";
+import { MemoryRateLimiter } from "../../src/ratelimit/limiter.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/client.ts";
@@ -54,6 +56,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
     sealer: createSealer(loadServerSecret(config.dataDir)),
+    gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;
