@@ -133,7 +133,7 @@ export class Gate {
   /** The account of a billed team, or the 402 for a missing or lapsed one. */
   private checkAccount(teamId: number) {
     const account = findAccount(this.deps.db, teamId);
-    if (!account) throw billingError("Billing is on for this team, but it has no billing account yet: the operator creates it with a first credit.");
+    if (!account) throw billingError("Billing is on for this team, but it has no billing account.");
     if (account.lapsedAt !== null) throw billingError("This team's billing account has lapsed: requests are refused until the operator reinstates it.");
     return account;
   }

@@ -22,7 +22,7 @@ export function billingCommand(db: Db, args: string[], out: Out): number {
   switch (sub) {
     case "enable":
       setBillingEnabled(db, team.id, true);
-      out(`Billing is on for team "${team.name}": each request is charged, and refused (402) when the balance cannot cover it.${findAccount(db, team.id) ? "" : " It has no credit yet: kiln billing credit " + team.name + " <amount>."}`);
+      out(`Billing is on for team "${team.name}": each request is charged, and refused (402) when the balance (${formatMicros(findAccount(db, team.id)!.balanceMicros)}) cannot cover it.`);
       return 0;
     case "disable":
       setBillingEnabled(db, team.id, false);
@@ -31,7 +31,7 @@ export function billingCommand(db: Db, args: string[], out: Out): number {
     case "lapse":
     case "reinstate": {
       if (!setLapsed(db, team.id, sub === "lapse")) {
-        out(`kiln: team "${team.name}" has no billing account (it gets one with its first credit)`);
+        out(`kiln: team "${team.name}" has no billing account (kiln billing enable ${team.name} opens one)`);
         return 1;
       }
       out(sub === "lapse" ? `The billing account of team "${team.name}" has lapsed: while billing is on, its requests get 402.` : `The billing account of team "${team.name}" is reinstated.`);

@@ -15,11 +15,15 @@ export function findAccount(db: Tx, teamId: number): BillingAccount | undefined 
   return db.select().from(billingAccounts).where(eq(billingAccounts.teamId, teamId)).get();
 }
 
+/** Billing on (the account is opened with a zero balance if the team has none) or off (balance and ledger kept). */
 export function setBillingEnabled(db: Db, teamId: number, on: boolean): void {
-  db.update(teams).set({ billingEnabled: on }).where(eq(teams.id, teamId)).run();
+  db.transaction((tx) => {
+    tx.update(teams).set({ billingEnabled: on }).where(eq(teams.id, teamId)).run();
+    if (on) tx.insert(billingAccounts).values({ teamId }).onConflictDoNothing().run();
+  });
 }
 
-/** Adds credit, creating the account on the first one; returns the new balance. */
+/** Adds credit, opening the account if the team has none; returns the new balance. */
 export function credit(db: Db, teamId: number, micros: number, note: string | null): number {
   if (!Number.isSafeInteger(micros) || micros <= 0) throw new RangeError(`a credit is a positive whole number of micro-units, got ${micros}`);
   return db.transaction((tx) => {

@@ -93,7 +93,7 @@ export const usage = sqliteTable(
   (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt)],
 );
 
-/** A team's prepaid credit, created by its first credit. Money is in micro-units (src/billing/money.ts). */
+/** A team's prepaid credit, opened when billing is first turned on (or by a first credit). Money is in micro-units (src/billing/money.ts). */
 export const billingAccounts = sqliteTable("billing_accounts", {
   teamId: integer("team_id").primaryKey().references(() => teams.id),
   balanceMicros: integer("balance_micros").notNull().default(0),
