@@ -14,6 +14,17 @@ export type Out = (line: string) => void;
 export const showLimit = (n: number | null) => (n === null ? "unlimited" : String(n));
 export const showList = (json: string | null) => (json === null ? "all" : (JSON.parse(json) as string[]).join(",") || "none");
 
+type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
+
+/** parseArgs that gives null (the caller prints its usage) instead of throwing on an unknown or malformed option. */
+export function tryParse<O extends Options>(args: string[], options: O, allowPositionals = false) {
+  try {
+    return parseArgs({ args, options, allowPositionals, strict: true });
+  } catch {
+    return null;
+  }
+}
+
 /** Runs `body`, turning a thrown argument error into one line and exit code 2. */
 function guarded(out: Out, body: () => number): number {
   try {
@@ -27,8 +38,8 @@ function guarded(out: Out, body: () => number): number {
 export function tiersCommand(db: Db, config: Pick<Config, "tiers" | "defaultTier">, args: string[], out: Out): number {
   const [sub, name, ...rest] = args;
   if (sub === "set") {
-    const { values } = parseArgs({ args: rest, options: { rpm: { type: "string" }, tpm: { type: "string" } } });
-    if (!name || values.rpm === undefined || values.tpm === undefined) return usage(out, "kiln tiers set <name> --rpm <n|none> --tpm <n|none>");
+    const values = tryParse(rest, { rpm: { type: "string" }, tpm: { type: "string" } })?.values;
+    if (!name || !values || values.rpm === undefined || values.tpm === undefined) return usage(out, "kiln tiers set <name> --rpm <n|none> --tpm <n|none>");
     return guarded(out, () => {
       if (!TIER_NAME.test(name)) throw new Error(`a tier name is lowercase letters, digits, - and _, got "${name}"`);
       const tier = { name, rpm: parseLimit(values.rpm!, "--rpm"), tpm: parseLimit(values.tpm!, "--tpm") };
@@ -66,11 +77,8 @@ export function tiersCommand(db: Db, config: Pick<Config, "tiers" | "defaultTier
 export function teamsSet(db: Db, config: Pick<Config, "tiers">, args: string[], out: Out): number {
   const [name, ...rest] = args;
   const text = "kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints chat,responses,…|all]";
-  const { values } = parseArgs({
-    args: rest,
-    options: { tier: { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" }, models: { type: "string" }, endpoints: { type: "string" } },
-  });
-  if (!name || !Object.keys(values).length) return usage(out, text);
+  const values = tryParse(rest, { tier: { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" }, models: { type: "string" }, endpoints: { type: "string" } })?.values;
+  if (!name || !values || !Object.keys(values).length) return usage(out, text);
   const team = findTeamByName(db, name);
   if (!team) return noTeam(out, name);
   return guarded(out, () => {
@@ -96,9 +104,9 @@ export function teamsSet(db: Db, config: Pick<Config, "tiers">, args: string[], 
 /** `kiln keys restrict <id> [--models a,b|all] [--endpoints …|all]` */
 export function keysRestrict(db: Db, args: string[], out: Out): number {
   const [idText, ...rest] = args;
-  const { values } = parseArgs({ args: rest, options: { models: { type: "string" }, endpoints: { type: "string" } } });
+  const values = tryParse(rest, { models: { type: "string" }, endpoints: { type: "string" } })?.values;
   const id = Number(idText);
-  if (!Number.isSafeInteger(id) || id <= 0 || (values.models === undefined && values.endpoints === undefined)) {
+  if (!values || !Number.isSafeInteger(id) || id <= 0 || (values.models === undefined && values.endpoints === undefined)) {
     return usage(out, "kiln keys restrict <id> [--models a,b|all] [--endpoints chat,responses,…|all]");
   }
   return guarded(out, () => {

@@ -1,11 +1,10 @@
 // `kiln billing …` (per-team billing, credit, balance and ledger) and `kiln usage` (per team, model and UTC day).
-import { parseArgs } from "node:util";
 import { credit, findAccount, ledgerOf, setBillingEnabled, setLapsed } from "../db/billing-repo.ts";
 import type { Db } from "../db/client.ts";
 import { findTeamByName } from "../db/teams-repo.ts";
 import { usageByDay } from "../db/usage-repo.ts";
 import { formatMicros, parseAmount } from "../billing/money.ts";
-import { noTeam, type Out, usage } from "./access.ts";
+import { noTeam, type Out, tryParse, usage } from "./access.ts";
 import { formatTable } from "./table.ts";
 
 const fmtTime = (s: number) => new Date(s * 1000).toISOString().replace(".000", "");
@@ -38,24 +37,24 @@ export function billingCommand(db: Db, args: string[], out: Out): number {
       return 0;
     }
     case "credit": {
-      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { note: { type: "string" } } });
-      if (positionals.length !== 1) return usage(out, "kiln billing credit <team> <amount> [--note N]");
+      const parsed = tryParse(rest, { note: { type: "string" } }, true);
+      if (!parsed || parsed.positionals.length !== 1) return usage(out, "kiln billing credit <team> <amount> [--note N]");
       let micros: number;
       try {
-        micros = parseAmount(positionals[0]!);
+        micros = parseAmount(parsed.positionals[0]!);
       } catch (e) {
         out(`kiln: ${(e as Error).message}`);
         return 2;
       }
-      const balance = credit(db, team.id, micros, values.note ?? null);
+      const balance = credit(db, team.id, micros, parsed.values.note ?? null);
       out(`Credited team "${team.name}" with ${formatMicros(micros)}; balance ${formatMicros(balance)}.${team.billingEnabled ? "" : " Billing is off for this team (kiln billing enable " + team.name + ")."}`);
       return 0;
     }
   }
   // show
-  const { values } = parseArgs({ args: rest, options: { limit: { type: "string" }, json: { type: "boolean" } } });
-  const limit = values.limit === undefined ? 20 : Number(values.limit);
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100_000) return usage(out, "kiln billing show <team> [--limit 1..100000] [--json]");
+  const values = tryParse(rest, { limit: { type: "string" }, json: { type: "boolean" } })?.values;
+  const limit = values?.limit === undefined ? 20 : Number(values.limit);
+  if (!values || !Number.isSafeInteger(limit) || limit < 1 || limit > 100_000) return usage(out, "kiln billing show <team> [--limit 1..100000] [--json]");
   const account = findAccount(db, team.id);
   const entries = ledgerOf(db, team.id, limit);
   const state = !team.billingEnabled ? "off" : !account ? "on, no account" : account.lapsedAt !== null ? "on, lapsed" : "on";
@@ -78,12 +77,8 @@ export function billingCommand(db: Db, args: string[], out: Out): number {
 
 export function usageCommand(db: Db, args: string[], out: Out): number {
   const text = "kiln usage [--team T] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [--json]";
-  let values;
-  try {
-    ({ values } = parseArgs({ args, options: { team: { type: "string" }, since: { type: "string" }, until: { type: "string" }, json: { type: "boolean" } } }));
-  } catch {
-    return usage(out, text);
-  }
+  const values = tryParse(args, { team: { type: "string" }, since: { type: "string" }, until: { type: "string" }, json: { type: "boolean" } })?.values;
+  if (!values) return usage(out, text);
   for (const d of [values.since, values.until]) if (d !== undefined && (!DAY.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)))) return usage(out, text);
   let teamId: number | undefined;
   if (values.team !== undefined) {
