@@ -34,7 +34,7 @@ export function modelsRoutes(deps: AppDeps) {
       object: "list" as const,
       data: deps.registry.list().filter((m) => mayUseModel(auth.rules, m.id)).map((m) => toModelObject(m, deps.registry)),
     }), {
-      response: { 200: ModelList, 401: ErrorBody, 429: ErrorBody },
+      response: { 200: ModelList, 401: ErrorBody, 402: ErrorBody, 429: ErrorBody },
       detail: { summary: "List models", tags: ["Models"] },
     })
     .get(
@@ -47,7 +47,7 @@ export function modelsRoutes(deps: AppDeps) {
       },
       {
         params: ModelParams,
-        response: { 200: ModelObject, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+        response: { 200: ModelObject, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
         detail: { summary: "Retrieve a model", tags: ["Models"] },
       },
     );
