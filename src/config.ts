@@ -43,6 +43,10 @@ export interface Config {
   readonly tiers: readonly Tier[];
   /** The tier of teams that name none; unset: such teams have only their own limits. */
   readonly defaultTier?: string;
+  /** Stored responses (with their input items and events) are deleted this many days after they were created. */
+  readonly responseRetentionDays: number;
+  /** Most bytes one stored response may hold (request, input items, response); above it, 413 payload_too_large. */
+  readonly maxStoredResponseBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -126,6 +130,11 @@ export const OPTIONS: Option[] = [
   { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
   { key: "tiers", env: "KILN_TIERS", flag: "--tiers", help: "pricing tiers, name:rpm:tpm,… (- = unlimited)", parse: tierList },
   { key: "defaultTier", env: "KILN_DEFAULT_TIER", flag: "--default-tier", help: "tier of teams that have none", parse: tierName },
+  { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
+  {
+    key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",
+    help: "largest stored response (413 above)", parse: int(64 * 1024, 1024 * 1024 * 1024),
+  },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -149,6 +158,8 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     webSearchMaxBytes: 1024 * 1024,
     webSearchMaxCalls: 3,
     tiers: [],
+    responseRetentionDays: 30,
+    maxStoredResponseBytes: 16 * 1024 * 1024,
   };
 }
 

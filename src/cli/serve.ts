@@ -1,6 +1,8 @@
 // `kiln serve`: database → first key → default model → registry → worker pool → HTTP; drains on SIGTERM/SIGINT.
 import { ensureDefaultModel } from "../../build/model/index.ts";
 import { Gate } from "../access/gate.ts";
+import { LiveResponses } from "../api/responses/live.ts";
+import { startResponseUpkeep } from "../api/responses/upkeep.ts";
 import { createApp } from "../app.ts";
 import { MemoryRateLimiter } from "../ratelimit/limiter.ts";
 import type { AppDeps } from "../app-deps.ts";
@@ -51,8 +53,11 @@ export async function startKiln(
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     sealer: createSealer(loadServerSecret(config.dataDir)),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
+    live: new LiveResponses(),
   };
   const kiln = createApp(deps);
+  // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.
+  const upkeep = await startResponseUpkeep(deps);
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -87,6 +92,9 @@ export async function startKiln(
         logger.info("drained", { unfinished: runtime.scheduler.load(), waited_ms: Math.round(graceMs - Math.max(0, deadline - performance.now())) });
         // Whatever is still running gets its server_shutting_down error (a stream's last frame), then the listener closes.
         await runtime.stop();
+        upkeep.stop();
+        // Stored responses write their last state (a background job stays queued or in_progress for recovery).
+        await deps.live.settled(1000);
         // Streams now end with their server_shutting_down frame: let it reach the clients before connections close.
         for (const until = performance.now() + 1000; kiln.openStreams() > 0 && performance.now() < until; ) await Bun.sleep(10);
         await Promise.race([server.stop(false), Bun.sleep(1000)]);

@@ -79,6 +79,7 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
       // Every JSON family names its model at the top level: checked here once, for the families to come as well.
       const model = (body as { model?: unknown } | null)?.model;
       if (meta.auth && typeof model === "string") deps.gate.checkModel(meta.auth, model);
+      meta.bodyBytes = size;
       // Parsing a large body took a few milliseconds: let waiting requests in before validation and the route run.
       if (size >= LARGE_BODY) await new Promise<void>((resolve) => setImmediate(resolve));
     } catch (e) {
@@ -91,7 +92,10 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     // A long-running route keeps the timeout lifted (it has its own limits; streams may pause); others get it back.
     if (!policy.longRunning) server?.timeout(raw, deps.config.idleTimeoutS);
   }
+  // A long-running route without a body (following a background response) may wait long between writes.
+  if (policy?.longRunning && policy.body === "none") server?.timeout(raw, 0);
   const request = new Request(target.url, init);
-  if (policy?.body === "json") bodies.set(request, body);
+  // A route without a body (GET, DELETE, a body-less POST) parses to null, whatever the client sent.
+  if (policy) bodies.set(request, policy.body === "json" ? body : null);
   return { kind: "route", request, policy };
 }

@@ -15,6 +15,8 @@ export interface RequestMeta {
   auth?: AuthContext;
   /** The team's rate-limit state as this request saw it (the gate fills it; the answer carries it as headers). */
   rateLimit?: LimitSnapshot;
+  /** Bytes of the JSON body as received (before parsing), for limits that depend on its content. */
+  bodyBytes?: number;
   /** For a streamed answer: settles when the stream really ended (for the request's log line). */
   streamEnd?: Promise<StreamEnd>;
 }

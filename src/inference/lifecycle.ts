@@ -57,6 +57,8 @@ export interface RunOptions {
   clientSignal: AbortSignal | null;
   /** Non-streaming time limit; past it the generation stops and `timedOut` is true. */
   timeoutMs: number | null;
+  /** Called once, synchronously, when the generation leaves the scheduler's queue (a background job's in_progress). */
+  onStarted?: () => void;
 }
 
 export interface Settlement {
@@ -119,7 +121,13 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   let streams: AsyncIterable<CoreEvent>[];
   try {
     // Built-in tools run as one choice whose steps the tool loop chains; everything else is one generation.
-    streams = opts.request.webSearch ? [toolLoop(deps, prepared, controller.signal)] : submitGeneration(deps, prepared, controller.signal);
+    let started = false;
+    const onStart = opts.onStarted && (() => {
+      if (started) return;
+      started = true;
+      opts.onStarted!();
+    });
+    streams = opts.request.webSearch ? [toolLoop(deps, prepared, controller.signal, onStart)] : submitGeneration(deps, prepared, controller.signal, onStart);
   } catch (e) {
     cleanup();
     ticket?.release(null);

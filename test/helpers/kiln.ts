@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Gate } from "../../src/access/gate.ts";
+import { LiveResponses } from "../../src/api/responses/live.ts";
 import { createApp, type Kiln } from "../../src/app.ts";
 import { MemoryRateLimiter } from "../../src/ratelimit/limiter.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
@@ -57,6 +58,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
     sealer: createSealer(loadServerSecret(config.dataDir)),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
+    live: new LiveResponses(),
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;
