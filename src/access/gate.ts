@@ -23,6 +23,8 @@ interface Entry {
   auth: AuthContext;
   limits: TeamLimits;
   snapshot: LimitSnapshot;
+  /** The request took one off the team's RPM at the edge. */
+  tookRequest: boolean;
 }
 
 const rpmKey = (teamId: number) => `team:${teamId}:rpm`;
@@ -56,11 +58,13 @@ export class Gate {
     const limits = this.limitsOf(auth.team);
     const snapshot: LimitSnapshot = {};
     meta.rateLimit = snapshot;
-    this.live.set(meta.id, { auth, limits, snapshot });
+    const entry: Entry = { auth, limits, snapshot, tookRequest: false };
+    this.live.set(meta.id, entry);
     if (limits.tpm !== null) snapshot.tokens = await this.deps.limiter.peek(tpmKey(auth.teamId), limits.tpm);
     if (limits.rpm === null) return;
     const took = await this.deps.limiter.take(rpmKey(auth.teamId), limits.rpm, 1);
     snapshot.requests = took;
+    entry.tookRequest = took.ok;
     if (!took.ok) {
       throw new ApiError(
         429, "rate_limit_error",
@@ -108,6 +112,11 @@ export class Gate {
       entry.snapshot.tokens = took;
       if (!took.ok) {
         this.hold(teamId, -worst);
+        // A request refused for its tokens gives its request back, so the wait it is told is the whole wait.
+        if (entry.tookRequest && entry.limits.rpm !== null) {
+          await this.deps.limiter.adjust(rpmKey(teamId), entry.limits.rpm, 1);
+          entry.tookRequest = false;
+        }
         throw tokensError(entry.auth.team.name, tpm, reserved, took.retryAfterMs);
       }
     }
@@ -143,7 +152,7 @@ export class Gate {
     const found = findActiveKeyWithTeam(this.deps.db, keyId);
     if (!found) throw ApiError.unauthorized();
     const auth = { keyId, teamId: found.team.id, team: found.team, rules: { key: restrictionOf(found.key), team: restrictionOf(found.team) } };
-    return { auth, limits: this.limitsOf(found.team), snapshot: {} };
+    return { auth, limits: this.limitsOf(found.team), snapshot: {}, tookRequest: false };
   }
 }
 

@@ -104,3 +104,20 @@ describe("Gate", () => {
     await expect(s.enter()).resolves.toBeDefined();
   });
 });
+
+describe("Gate, both limits", () => {
+  test("a request refused for its tokens gives back the request it took, so its Retry-After is the whole wait", async () => {
+    const s = setup();
+    updateTeam(s.db, s.team.id, { rpmLimit: 2, tpmLimit: 10_000 });
+    const first = await s.enter();
+    await s.gate.admit(s.admission(first.id, 8000, 1000));
+    const second = await s.enter();
+    // 100 tokens short at 10,000 a minute: 600 ms.
+    const refused = await s.gate.admit(s.admission(second.id, 100, 1000)).catch((e) => e);
+    expect(refused).toMatchObject({ status: 429, headers: { "retry-after-ms": "600" } });
+    // The RPM (2 a minute, both taken) would need 30 s for a new slot; the refused request's slot came back instead.
+    s.tick(600);
+    const again = await s.enter();
+    await expect(s.gate.admit(s.admission(again.id, 100, 1000))).resolves.toBeDefined();
+  });
+});
