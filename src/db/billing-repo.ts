@@ -2,6 +2,7 @@
 // written in the usage row's own transaction.
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
+import { preparedFor } from "./prepared.ts";
 import { billingAccounts, ledger, teams } from "./schema.ts";
 
 export type BillingAccount = typeof billingAccounts.$inferSelect;
@@ -11,8 +12,10 @@ type Tx = Pick<Db, "select" | "insert" | "update">;
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
-export function findAccount(db: Tx, teamId: number): BillingAccount | undefined {
-  return db.select().from(billingAccounts).where(eq(billingAccounts.teamId, teamId)).get();
+const accountOf = preparedFor((db) => db.select().from(billingAccounts).where(eq(billingAccounts.teamId, sql.placeholder("teamId"))).prepare());
+
+export function findAccount(db: Db, teamId: number): BillingAccount | undefined {
+  return accountOf(db).get({ teamId });
 }
 
 /** Billing on (the account is opened with a zero balance if the team has none) or off (balance and ledger kept). */

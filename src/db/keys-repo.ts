@@ -1,7 +1,8 @@
 // API keys: created with a fresh secret (returned once), looked up by id, revoked in place.
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { formatKey, generateSecret, hashSecret } from "../auth/api-key.ts";
 import type { Db } from "./client.ts";
+import { preparedFor } from "./prepared.ts";
 import { apiKeys, teams } from "./schema.ts";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -28,10 +29,14 @@ export function findActiveKey(db: Db, id: number): ApiKeyRow | undefined {
   return db.select().from(apiKeys).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).get();
 }
 
+const keyWithTeam = preparedFor((db) =>
+  db.select({ key: apiKeys, team: teams }).from(apiKeys).innerJoin(teams, eq(apiKeys.teamId, teams.id))
+    .where(and(eq(apiKeys.id, sql.placeholder("id")), isNull(apiKeys.revokedAt))).prepare(),
+);
+
 /** An active key with its team, in one read: what every keyed request is checked against. */
 export function findActiveKeyWithTeam(db: Db, id: number): { key: ApiKeyRow; team: typeof teams.$inferSelect } | undefined {
-  return db.select({ key: apiKeys, team: teams }).from(apiKeys).innerJoin(teams, eq(apiKeys.teamId, teams.id))
-    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).get();
+  return keyWithTeam(db).get({ id });
 }
 
 /** Sets a key's restrictions (null = none); false when there is no such active key. */

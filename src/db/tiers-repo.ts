@@ -1,15 +1,20 @@
 // Pricing tiers kept in the database (`kiln tiers …`); config tiers (KILN_TIERS) are merged in by the gate.
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Tier } from "../ratelimit/tiers.ts";
 import type { Db } from "./client.ts";
+import { preparedFor } from "./prepared.ts";
 import { teams, tiers } from "./schema.ts";
 
 export function upsertTier(db: Db, tier: Tier): void {
   db.insert(tiers).values(tier).onConflictDoUpdate({ target: tiers.name, set: { rpm: tier.rpm, tpm: tier.tpm } }).run();
 }
 
+const tierByName = preparedFor((db) =>
+  db.select({ name: tiers.name, rpm: tiers.rpm, tpm: tiers.tpm }).from(tiers).where(eq(tiers.name, sql.placeholder("name"))).prepare(),
+);
+
 export function findDbTier(db: Db, name: string): Tier | undefined {
-  return db.select({ name: tiers.name, rpm: tiers.rpm, tpm: tiers.tpm }).from(tiers).where(eq(tiers.name, name)).get();
+  return tierByName(db).get({ name });
 }
 
 export function listDbTiers(db: Db): Tier[] {
