@@ -128,7 +128,8 @@ export class Gate {
         this.hold(teamId, -worst);
         // Reconcile: what was reserved and not used goes back; a tool loop that used more takes the rest.
         const actual = used ? used.inputTokens + used.outputTokens : 0;
-        if (tpm !== null && actual !== reserved) void this.deps.limiter.adjust(tpmKey(teamId), tpm, reserved - actual);
+        // A store that fails to reconcile leaves the whole reservation taken: the team waits longer, never less.
+        if (tpm !== null && actual !== reserved) this.deps.limiter.adjust(tpmKey(teamId), tpm, reserved - actual).catch(() => {});
       },
     };
   }
