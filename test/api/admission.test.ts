@@ -92,6 +92,27 @@ describe("rate limits on a real server", () => {
   }, 60_000);
 });
 
+describe("headers of streamed answers", () => {
+  test("a stream's headers carry the team's state after its admission, in every format", async () => {
+    const t = team("streamers");
+    updateTeam(server.deps.db, t.id, { rpmLimit: 10, tpmLimit: 50_000 });
+    const answers = [
+      await post("/v1/chat/completions", t.key, chatBody("Hi", 64, { stream: true })),
+      await post("/v1/messages", t.key, { model: server.modelId, max_tokens: 64, stream: true, messages: [{ role: "user", content: "Hi" }] }),
+      await post("/v1/responses", t.key, { model: server.modelId, input: "Hi", max_output_tokens: 64, stream: true }),
+    ];
+    for (const [i, r] of answers.entries()) {
+      expect(r.headers.get("content-type")).toContain("text/event-stream");
+      expect(r.headers.get("x-ratelimit-limit-requests")).toBe("10");
+      expect(r.headers.get("x-ratelimit-remaining-requests")).toBe(String(9 - i));
+      // At least the 64 reserved output tokens are off the budget when the stream starts.
+      expect(Number(r.headers.get("x-ratelimit-remaining-tokens"))).toBeLessThan(50_000 - 64);
+      expect(r.headers.get("x-ratelimit-reset-tokens")).toMatch(/^\d+(ms|(\.\d+)?s)$/);
+      await r.text();
+    }
+  }, 60_000);
+});
+
 describe("billing on a real server", () => {
   test("zero balance: 402 before any token is generated; crediting makes the same request pass; the ledger matches the usage rows", async () => {
     const t = team("payers");
