@@ -1,4 +1,5 @@
 // What the HTTP layer needs from the rest of kiln; tests build it with a temp data dir.
+import type { Gate } from "./access/gate.ts";
 import type { LiveResponses } from "./api/responses/live.ts";
 import type { Config } from "./config.ts";
 import type { Sealer } from "./crypto/sealing.ts";
@@ -26,6 +27,8 @@ export interface AppDeps {
   sealer: Sealer;
   /** Prometheus instruments (GET /metrics). */
   metrics: Metrics;
+  /** Permissions, billing and rate limits of every keyed request (src/access/gate.ts). */
+  gate: Gate;
   /** Responses being produced in this process: stored streams and background jobs, their listeners and cancels. */
   live: LiveResponses;
 }

@@ -16,6 +16,7 @@ import { policyTable } from "./http/edge-policy.ts";
 import { attachMeta, metaOf } from "./http/request-meta.ts";
 import { routeLabeler } from "./http/route-label.ts";
 import type { StreamEnd } from "./http/sse-writer.ts";
+import { rateLimitHeaders } from "./ratelimit/headers.ts";
 import type { Logger } from "./log/logger.ts";
 import { metricsRoutes } from "./metrics/routes.ts";
 
@@ -113,8 +114,10 @@ export function createApp(deps: AppDeps): Kiln {
       response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id, envelopeFor(meta.path));
     } finally {
       inflight--;
+      deps.gate.leave(meta.id);
     }
-    const extra: Record<string, string> = {};
+    // Every keyed answer says where the team stands against its limits (as admission left them).
+    const extra: Record<string, string> = meta.rateLimit ? rateLimitHeaders(meta.rateLimit) : {};
     if (!response.headers.has("x-request-id")) extra["x-request-id"] = meta.id;
     // While draining, every answer tells the client to reconnect (to this instance's successor).
     if (deps.lifecycle.draining) extra.connection = "close";

@@ -1,6 +1,7 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { parseTiers, TIER_NAME, type Tier } from "./ratelimit/tiers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -42,6 +43,10 @@ export interface Config {
   readonly webSearchMaxCalls: number;
   /** Bearer token that lets a non-loopback scraper read /metrics; unset: loopback peers only. */
   readonly metricsToken?: string;
+  /** Pricing tiers defined in config (the tiers table may add more, and wins on a name both define). */
+  readonly tiers: readonly Tier[];
+  /** The tier of teams that name none; unset: such teams have only their own limits. */
+  readonly defaultTier?: string;
   /** Stored responses (with their input items and events) are deleted this many days after they were created. */
   readonly responseRetentionDays: number;
   /** Most bytes one stored response may hold (request, input items, response); above it, 413 payload_too_large. */
@@ -92,6 +97,19 @@ function secret(raw: string, name: string) {
   return raw;
 }
 
+function tierList(raw: string, name: string) {
+  try {
+    return Object.freeze(parseTiers(raw));
+  } catch (e) {
+    throw new ConfigError(`${name}: ${(e as Error).message}`);
+  }
+}
+
+function tierName(raw: string, name: string) {
+  if (!TIER_NAME.test(raw.trim())) throw new ConfigError(`${name} must be a tier name (lowercase letters, digits, - and _), got "${raw}"`);
+  return raw.trim();
+}
+
 const LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
 
 export const OPTIONS: Option[] = [
@@ -122,6 +140,8 @@ export const OPTIONS: Option[] = [
   { key: "webSearchMaxBytes", env: "KILN_WEB_SEARCH_MAX_BYTES", flag: "--web-search-max-bytes", help: "largest search answer read", parse: int(1024, 64 * 1024 * 1024) },
   { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
   { key: "metricsToken", env: "KILN_METRICS_TOKEN", flag: "--metrics-token", help: "bearer token for /metrics from non-loopback peers", parse: secret },
+  { key: "tiers", env: "KILN_TIERS", flag: "--tiers", help: "pricing tiers, name:rpm:tpm,… (- = unlimited)", parse: tierList },
+  { key: "defaultTier", env: "KILN_DEFAULT_TIER", flag: "--default-tier", help: "tier of teams that have none", parse: tierName },
   { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
   {
     key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",
@@ -150,6 +170,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     webSearchMaxResults: 5,
     webSearchMaxBytes: 1024 * 1024,
     webSearchMaxCalls: 3,
+    tiers: [],
     responseRetentionDays: 30,
     maxStoredResponseBytes: 16 * 1024 * 1024,
   };

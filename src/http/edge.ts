@@ -1,6 +1,7 @@
 // The edge every request passes before the router: a Host-independent URL, the drain check, the key from the
 // headers, then the body read under its route's limit and parsed with a depth check. Whatever it refuses costs
 // kiln a header parse and, for a keyed route without a valid key, one database lookup.
+import type { Gate } from "../access/gate.ts";
 import type { Db } from "../db/client.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { ApiError, clip } from "../errors/api-error.ts";
@@ -17,6 +18,7 @@ const LARGE_BODY = 256 * 1024;
 
 export interface EdgeDeps {
   db: Db;
+  gate: Pick<Gate, "enter" | "checkModel">;
   policyFor: PolicyLookup;
   config: { maxBodyBytes: number; bodyTimeoutMs: number; idleTimeoutS: number };
   lifecycle: { draining: boolean };
@@ -58,6 +60,8 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     meta.teamId = auth.teamId;
     meta.keyId = auth.keyId;
     meta.auth = auth;
+    // Permissions, a lapsed billing account and the team's RPM: before any byte of the body is read.
+    await deps.gate.enter(meta, target.path);
   }
   const init: RequestInit = { method: raw.method, headers: raw.headers, signal: raw.signal };
   let body: unknown;
@@ -73,6 +77,9 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
       const parser = new JsonBodyParser(MAX_JSON_DEPTH);
       const size = await pumpBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs }, (chunk) => parser.push(chunk));
       body = parser.finish();
+      // Every JSON family names its model at the top level: checked here once, for the families to come as well.
+      const model = (body as { model?: unknown } | null)?.model;
+      if (meta.auth && typeof model === "string") deps.gate.checkModel(meta.auth, model);
       meta.bodyBytes = size;
       // Parsing a large body took a few milliseconds: let waiting requests in before validation and the route run.
       if (size >= LARGE_BODY) await new Promise<void>((resolve) => setImmediate(resolve));

@@ -130,16 +130,19 @@ describe("/metrics on a live server", () => {
       new ApiError(429, "rate_limit_error", "Rate limit reached", "rate_limit_exceeded", null, { "retry-after": "1" }),
       new ApiError(402, "billing_error", "Insufficient balance", "billing_not_configured"),
     ];
+    const gate = deps.gate;
     try {
       for (const error of refusals) {
-        deps.admit = () => {
-          throw error;
+        deps.gate = {
+          admit: async () => {
+            throw error;
+          },
         };
         const res = await post("/v1/chat/completions", { model: server.modelId, messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
         expect(res.status).toBe(error.status);
       }
     } finally {
-      deps.admit = undefined;
+      deps.gate = gate;
     }
     const after = await scrape();
     expect(grew(before, after, "kiln_refusals_total", { reason: "rate_limit", team })).toBe(1);

@@ -4,8 +4,10 @@ import { loadServerSecret } from "../../src/crypto/server-secret.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Gate } from "../../src/access/gate.ts";
 import { LiveResponses } from "../../src/api/responses/live.ts";
 import { createApp, type Kiln } from "../../src/app.ts";
+import { MemoryRateLimiter } from "../../src/ratelimit/limiter.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/client.ts";
@@ -57,6 +59,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
     sealer: createSealer(loadServerSecret(config.dataDir)),
     metrics: new Metrics(),
+    gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
     live: new LiveResponses(),
   };
   const kiln = createApp(deps);

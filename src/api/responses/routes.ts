@@ -17,7 +17,7 @@ function includeOf(request: Request): string[] {
   return [...q.getAll("include"), ...q.getAll("include[]")];
 }
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody };
+const errors = { 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody };
 
 export function responsesRoutes(deps: AppDeps) {
   return new Elysia({ name: "responses" })
