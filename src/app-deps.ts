@@ -1,8 +1,11 @@
 // What the HTTP layer needs from the rest of kiln; tests build it with a temp data dir.
+import type { Gate } from "./access/gate.ts";
+import type { LiveResponses } from "./api/responses/live.ts";
 import type { Config } from "./config.ts";
 import type { Sealer } from "./crypto/sealing.ts";
 import type { Db } from "./db/client.ts";
 import type { Logger } from "./log/logger.ts";
+import type { Metrics } from "./metrics/metrics.ts";
 import type { ModelRegistry } from "./models/registry.ts";
 import type { Scheduler } from "./scheduler/scheduler.ts";
 import type { Tokenizers } from "./inference/tokenizer.ts";
@@ -22,4 +25,10 @@ export interface AppDeps {
   tokenizers: Tokenizers;
   /** Seals and signs reasoning for replay, under the data dir's server secret. */
   sealer: Sealer;
+  /** Prometheus instruments (GET /metrics). */
+  metrics: Metrics;
+  /** Permissions, billing and rate limits of every keyed request (src/access/gate.ts). */
+  gate: Gate;
+  /** Responses being produced in this process: stored streams and background jobs, their listeners and cancels. */
+  live: LiveResponses;
 }

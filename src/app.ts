@@ -14,7 +14,11 @@ import { type ErrorEnvelope, errorResponse, specEnvelope, toApiError } from "./e
 import { passEdge, parsedBody, type ServerControl } from "./http/edge.ts";
 import { policyTable } from "./http/edge-policy.ts";
 import { attachMeta, metaOf } from "./http/request-meta.ts";
+import { routeLabeler } from "./http/route-label.ts";
+import type { StreamEnd } from "./http/sse-writer.ts";
+import { rateLimitHeaders } from "./ratelimit/headers.ts";
 import type { Logger } from "./log/logger.ts";
+import { metricsRoutes } from "./metrics/routes.ts";
 
 /** One JSON log line for an unexpected exception; the client gets the sanitized 500. */
 export function crashLogger(logger: Logger, requestId: string) {
@@ -40,7 +44,8 @@ export function buildRoutes(deps: AppDeps) {
     .use(modelsRoutes(deps))
     .use(chatRoutes(deps))
     .use(responsesRoutes(deps))
-    .use(messagesRoutes(deps));
+    .use(messagesRoutes(deps))
+    .use(metricsRoutes(deps));
 }
 
 /** Each family renders every error on its routes (auth, schema, invalid JSON, overload…) in its own envelope. */
@@ -89,10 +94,12 @@ function idleAgainAfter(response: Response, restore: () => void): Response {
 export function createApp(deps: AppDeps): Kiln {
   const routes = buildRoutes(deps);
   const edge = { ...deps, policyFor: policyTable(routes.routes) };
+  const routeOf = routeLabeler(routes.routes);
   let inflight = 0;
   let openStreams = 0;
   const handle = async (raw: Request, server?: ServerControl): Promise<Response> => {
     const meta = attachMeta(raw);
+    meta.peer = server?.requestIP?.(raw)?.address ?? null;
     inflight++;
     let response: Response;
     try {
@@ -107,28 +114,31 @@ export function createApp(deps: AppDeps): Kiln {
       response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id, envelopeFor(meta.path));
     } finally {
       inflight--;
+      deps.gate.leave(meta.id);
     }
-    const extra: Record<string, string> = {};
+    // Every keyed answer says where the team stands against its limits (as admission left them).
+    const extra: Record<string, string> = meta.rateLimit ? rateLimitHeaders(meta.rateLimit) : {};
     if (!response.headers.has("x-request-id")) extra["x-request-id"] = meta.id;
     // While draining, every answer tells the client to reconnect (to this instance's successor).
     if (deps.lifecycle.draining) extra.connection = "close";
     if (Object.keys(extra).length) response = withHeaders(response, extra);
-    const line = () => ({
-      method: raw.method,
-      path: meta.path,
-      status: response.status,
-      duration_ms: Math.round((performance.now() - meta.startedAt) * 10) / 10,
-      team_id: meta.teamId,
-      request_id: meta.id,
-    });
+    // One log line and one metrics observation per request, when its answer is complete.
+    const done = (stream?: StreamEnd) => {
+      const ms = performance.now() - meta.startedAt;
+      deps.metrics.observeRequest({ method: raw.method, route: routeOf(raw.method, meta.path), status: response.status, team: meta.teamId === null ? "" : String(meta.teamId), seconds: ms / 1000 });
+      deps.logger.info("request", {
+        method: raw.method, path: meta.path, status: response.status, duration_ms: Math.round(ms * 10) / 10, team_id: meta.teamId, request_id: meta.id,
+        ...(stream ? { stream: stream.outcome, ...(stream.outcome === "error" ? { error_code: stream.code } : {}) } : {}),
+      });
+    };
     // A stream's line waits for its real end: how it ended and its whole duration, not its first byte.
     if (meta.streamEnd && response.headers.get("content-type")?.startsWith("text/event-stream")) {
       openStreams++;
       void meta.streamEnd.then((end) => {
         openStreams--;
-        deps.logger.info("request", { ...line(), stream: end.outcome, ...(end.outcome === "error" ? { error_code: end.code } : {}) });
+        done(end);
       });
-    } else deps.logger.info("request", line());
+    } else done();
     return response;
   };
   return { routes, handle, inflight: () => inflight, openStreams: () => openStreams };

@@ -1,6 +1,7 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { parseTiers, TIER_NAME, type Tier } from "./ratelimit/tiers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -14,6 +15,8 @@ export interface Config {
   readonly workers: number;
   /** ONNX Runtime intra-op threads per worker. */
   readonly threads: number;
+  /** A worker that has not loaded its model within this many seconds failed: the model answers 503 backend_unavailable. */
+  readonly loadTimeoutS: number;
   /** Active + queued generation requests admitted before 503 service_overloaded. */
   readonly maxQueue: number;
   /** Non-streaming requests running longer than this get 504 gateway_timeout. */
@@ -38,6 +41,16 @@ export interface Config {
   readonly webSearchMaxBytes: number;
   /** Most web searches one response may run. */
   readonly webSearchMaxCalls: number;
+  /** Bearer token that lets a non-loopback scraper read /metrics; unset: loopback peers only. */
+  readonly metricsToken?: string;
+  /** Pricing tiers defined in config (the tiers table may add more, and wins on a name both define). */
+  readonly tiers: readonly Tier[];
+  /** The tier of teams that name none; unset: such teams have only their own limits. */
+  readonly defaultTier?: string;
+  /** Stored responses (with their input items and events) are deleted this many days after they were created. */
+  readonly responseRetentionDays: number;
+  /** Most bytes one stored response may hold (request, input items, response); above it, 413 payload_too_large. */
+  readonly maxStoredResponseBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -78,6 +91,25 @@ function baseUrl(raw: string, name: string) {
   return u.href.replace(/\/+$/, "");
 }
 
+/** An admin secret: long enough that guessing it is hopeless, and printable (it travels in a header). */
+function secret(raw: string, name: string) {
+  if (!/^[\x21-\x7e]{16,}$/.test(raw)) throw new ConfigError(`${name} must be at least 16 printable characters without spaces`);
+  return raw;
+}
+
+function tierList(raw: string, name: string) {
+  try {
+    return Object.freeze(parseTiers(raw));
+  } catch (e) {
+    throw new ConfigError(`${name}: ${(e as Error).message}`);
+  }
+}
+
+function tierName(raw: string, name: string) {
+  if (!TIER_NAME.test(raw.trim())) throw new ConfigError(`${name} must be a tier name (lowercase letters, digits, - and _), got "${raw}"`);
+  return raw.trim();
+}
+
 const LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
 
 export const OPTIONS: Option[] = [
@@ -94,6 +126,7 @@ export const OPTIONS: Option[] = [
   },
   { key: "workers", env: "KILN_WORKERS", flag: "--workers", help: "inference worker threads", parse: int(1, 64) },
   { key: "threads", env: "KILN_THREADS", flag: "--threads", help: "ONNX Runtime threads per worker", parse: int(1, 256) },
+  { key: "loadTimeoutS", env: "KILN_LOAD_TIMEOUT_S", flag: "--load-timeout-s", help: "a worker not loaded by then failed (503 backend_unavailable)", parse: int(1, 3600) },
   { key: "maxQueue", env: "KILN_MAX_QUEUE", flag: "--max-queue", help: "active + queued requests before 503", parse: int(1, 100000) },
   { key: "requestTimeoutMs", env: "KILN_REQUEST_TIMEOUT_MS", flag: "--request-timeout-ms", help: "non-streaming time limit", parse: int(1000, 86_400_000) },
   { key: "maxBodyBytes", env: "KILN_MAX_BODY_BYTES", flag: "--max-body-bytes", help: "largest JSON request body (413 above)", parse: int(1024, 1024 * 1024 * 1024) },
@@ -106,6 +139,14 @@ export const OPTIONS: Option[] = [
   { key: "webSearchMaxResults", env: "KILN_WEB_SEARCH_MAX_RESULTS", flag: "--web-search-max-results", help: "results one web search gives the model", parse: int(1, 20) },
   { key: "webSearchMaxBytes", env: "KILN_WEB_SEARCH_MAX_BYTES", flag: "--web-search-max-bytes", help: "largest search answer read", parse: int(1024, 64 * 1024 * 1024) },
   { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
+  { key: "metricsToken", env: "KILN_METRICS_TOKEN", flag: "--metrics-token", help: "bearer token for /metrics from non-loopback peers", parse: secret },
+  { key: "tiers", env: "KILN_TIERS", flag: "--tiers", help: "pricing tiers, name:rpm:tpm,… (- = unlimited)", parse: tierList },
+  { key: "defaultTier", env: "KILN_DEFAULT_TIER", flag: "--default-tier", help: "tier of teams that have none", parse: tierName },
+  { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
+  {
+    key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",
+    help: "largest stored response (413 above)", parse: int(64 * 1024, 1024 * 1024 * 1024),
+  },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -118,6 +159,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     // One worker using every core beats several workers competing for two cores.
     workers: 1,
     threads: cores,
+    loadTimeoutS: 300,
     maxQueue: 256,
     requestTimeoutMs: 300_000,
     maxBodyBytes: 4 * 1024 * 1024,
@@ -128,6 +170,9 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     webSearchMaxResults: 5,
     webSearchMaxBytes: 1024 * 1024,
     webSearchMaxCalls: 3,
+    tiers: [],
+    responseRetentionDays: 30,
+    maxStoredResponseBytes: 16 * 1024 * 1024,
   };
 }
 

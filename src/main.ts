@@ -1,7 +1,9 @@
 // kiln's entry point: config → command. `kiln serve` is the default; the rest are operator commands.
 import "./native/preload.ts";
 import { ConfigError, loadConfig, stripConfigFlags } from "./config.ts";
+import { tiersCommand } from "./cli/access.ts";
 import { keysCommand, statusCommand, teamsCommand } from "./cli/admin.ts";
+import { billingCommand, usageCommand } from "./cli/billing.ts";
 import { doctorCommand } from "./cli/doctor.ts";
 import { helpText } from "./cli/help.ts";
 import { modelsCommand } from "./cli/models.ts";
@@ -32,7 +34,13 @@ async function main(argv: string[]): Promise<number> {
     case "keys":
       return keysCommand(openDatabase(config.dataDir), args, out);
     case "teams":
-      return teamsCommand(openDatabase(config.dataDir), args, out);
+      return teamsCommand(openDatabase(config.dataDir), args, out, config);
+    case "tiers":
+      return tiersCommand(openDatabase(config.dataDir), config, args, out);
+    case "billing":
+      return billingCommand(openDatabase(config.dataDir), args, out);
+    case "usage":
+      return usageCommand(openDatabase(config.dataDir), args, out);
     case "status":
       return statusCommand(openDatabase(config.dataDir), args, out);
     case "models":

@@ -1,12 +1,18 @@
 // Resolves the presented API key to its team, or throws the spec's single 401.
 import { ApiError } from "../errors/api-error.ts";
 import type { Db } from "../db/client.ts";
-import { findActiveKey, touchKey } from "../db/keys-repo.ts";
+import { findActiveKeyWithTeam, touchKey } from "../db/keys-repo.ts";
+import type { Team } from "../db/teams-repo.ts";
+import { type AccessRules, restrictionOf } from "../access/rules.ts";
 import { keyFromHeaders, parseKey, secretMatches } from "./api-key.ts";
 
 export interface AuthContext {
   keyId: number;
   teamId: number;
+  /** The team's row as read for this request (tier, limit overrides, billing switch). */
+  team: Team;
+  /** The key's and the team's restrictions, as they are now. */
+  rules: AccessRules;
 }
 
 /** A key's last-used time is written at most this often (seconds), so a busy key does not write on every request. */
@@ -16,10 +22,11 @@ export function authenticate(db: Db, headers: Headers, nowS = Math.floor(Date.no
   const text = keyFromHeaders(headers);
   const parsed = text ? parseKey(text) : null;
   if (!parsed) throw ApiError.unauthorized();
-  const row = findActiveKey(db, parsed.id);
+  const found = findActiveKeyWithTeam(db, parsed.id);
   // Compare even when the id is unknown so both failures take the same time.
-  const ok = secretMatches(parsed.secret, row?.secretHash ?? "0".repeat(64));
-  if (!row || !ok) throw ApiError.unauthorized();
-  if (row.lastUsedAt === null || nowS - row.lastUsedAt >= LAST_USED_RESOLUTION_S) touchKey(db, row.id, nowS);
-  return { keyId: row.id, teamId: row.teamId };
+  const ok = secretMatches(parsed.secret, found?.key.secretHash ?? "0".repeat(64));
+  if (!found || !ok) throw ApiError.unauthorized();
+  const { key, team } = found;
+  if (key.lastUsedAt === null || nowS - key.lastUsedAt >= LAST_USED_RESOLUTION_S) touchKey(db, key.id, nowS);
+  return { keyId: key.id, teamId: key.teamId, team, rules: { key: restrictionOf(key), team: restrictionOf(team) } };
 }

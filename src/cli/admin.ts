@@ -1,5 +1,9 @@
 // `kiln keys …`, `kiln teams …`, `kiln status incident …`: operator commands over the database.
 import { parseArgs } from "node:util";
+import { teamLimits } from "../ratelimit/tiers.ts";
+import type { Config } from "../config.ts";
+import { findDbTier } from "../db/tiers-repo.ts";
+import { keysRestrict, showList, teamsSet } from "./access.ts";
 import type { Db } from "../db/client.ts";
 import { addIncident, IMPACTS, INCIDENT_STATUSES, resolveIncident } from "../db/incidents-repo.ts";
 import { createKey, listKeys, revokeKey } from "../db/keys-repo.ts";
@@ -28,10 +32,12 @@ export function keysCommand(db: Db, args: string[], out: Out): number {
   if (sub === "list") {
     const rows = listKeys(db).map((k) => [
       String(k.id), k.name, k.team, `…${k.hint}`, fmtTime(k.createdAt), fmtTime(k.lastUsedAt), k.revokedAt ? "revoked" : "active",
+      showList(k.allowedModels), showList(k.allowedEndpoints),
     ]);
-    out(formatTable(["id", "name", "team", "secret", "created", "last used", "state"], rows));
+    out(formatTable(["id", "name", "team", "secret", "created", "last used", "state", "models", "endpoints"], rows));
     return 0;
   }
+  if (sub === "restrict") return keysRestrict(db, rest, out);
   if (sub === "revoke") {
     const id = Number(rest[0]);
     if (!Number.isSafeInteger(id) || id <= 0) return usage(out, "kiln keys revoke <id>");
@@ -42,11 +48,12 @@ export function keysCommand(db: Db, args: string[], out: Out): number {
     out(`Revoked key ${id}. Requests with it now get 401.`);
     return 0;
   }
-  return usage(out, "kiln keys create --team <team> --name <name> | kiln keys list | kiln keys revoke <id>");
+  return usage(out, "kiln keys create --team <team> --name <name> | kiln keys list | kiln keys revoke <id> | kiln keys restrict <id> …");
 }
 
-export function teamsCommand(db: Db, args: string[], out: Out): number {
+export function teamsCommand(db: Db, args: string[], out: Out, config: Pick<Config, "tiers" | "defaultTier"> = { tiers: [] }): number {
   const [sub, name] = args;
+  if (sub === "set") return teamsSet(db, config, args.slice(1), out);
   if (sub === "create") {
     if (!name) return usage(out, "kiln teams create <name>");
     if (findTeamByName(db, name)) {
@@ -58,11 +65,21 @@ export function teamsCommand(db: Db, args: string[], out: Out): number {
     return 0;
   }
   if (sub === "list") {
-    const rows = listTeams(db).map((t) => [String(t.id), t.name, String(t.rpmLimit ?? "-"), String(t.tpmLimit ?? "-"), fmtTime(t.createdAt)]);
-    out(formatTable(["id", "name", "rpm", "tpm", "created"], rows));
+    // The limits that apply now: the tier's, or the team's own override (marked *).
+    const findTier = (n: string) => findDbTier(db, n) ?? config.tiers.find((t) => t.name === n);
+    const rows = listTeams(db).map((t) => {
+      const limits = teamLimits(t, findTier, config.defaultTier);
+      const tierName = t.tier ?? (config.defaultTier ? `(${config.defaultTier})` : "-");
+      const shown = (n: number | null, own: number | null) => `${n ?? "unlimited"}${own !== null ? "*" : ""}`;
+      return [
+        String(t.id), t.name, `${tierName}${(t.tier ?? config.defaultTier) && !limits.tier ? " (undefined)" : ""}`, shown(limits.rpm, t.rpmLimit), shown(limits.tpm, t.tpmLimit),
+        t.billingEnabled ? "on" : "off", showList(t.allowedModels), showList(t.allowedEndpoints), fmtTime(t.createdAt),
+      ];
+    });
+    out(formatTable(["id", "name", "tier", "rpm", "tpm", "billing", "models", "endpoints", "created"], rows));
     return 0;
   }
-  return usage(out, "kiln teams create <name> | kiln teams list");
+  return usage(out, "kiln teams create <name> | kiln teams list | kiln teams set <team> …");
 }
 
 export function statusCommand(db: Db, args: string[], out: Out): number {

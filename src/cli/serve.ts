@@ -1,6 +1,10 @@
 // `kiln serve`: database → first key → default model → registry → worker pool → HTTP; drains on SIGTERM/SIGINT.
 import { ensureDefaultModel } from "../../build/model/index.ts";
+import { Gate } from "../access/gate.ts";
+import { LiveResponses } from "../api/responses/live.ts";
+import { startResponseUpkeep } from "../api/responses/upkeep.ts";
 import { createApp } from "../app.ts";
+import { MemoryRateLimiter } from "../ratelimit/limiter.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
@@ -11,6 +15,7 @@ import { createSealer } from "../crypto/sealing.ts";
 import { loadServerSecret } from "../crypto/server-secret.ts";
 import { startRuntime, type Runtime } from "../inference/runtime.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
+import { Metrics } from "../metrics/metrics.ts";
 import { ModelRegistry, scanModels } from "../models/registry.ts";
 import { inferenceWorkerUrl, tokenizerWorkerUrl } from "../native/worker-url.ts";
 import { ensureFirstKey, FirstKeyFileError } from "./first-run.ts";
@@ -22,13 +27,19 @@ import { ensureFirstKey, FirstKeyFileError } from "./first-run.ts";
  */
 const MAX_BODY = 1024 * 1024 * 1024 + 1024 * 1024;
 
+/**
+ * What a drain may spend after its grace period: failing what is left, letting streams write their last frame,
+ * closing connections and workers. The process must be gone within the grace period plus one second.
+ */
+const AFTER_GRACE_MS = 800;
+
 export interface RunningKiln {
   url: string;
   deps: AppDeps;
   runtime: Runtime;
   /**
    * Drains: the listener stays open, new requests get 503 server_shutting_down, running requests get up to
-   * `graceMs` to finish; then what is left is failed and the server closes.
+   * `graceMs` to finish; then what is left is failed and the server closes, at most AFTER_GRACE_MS later.
    */
   stop(graceMs?: number): Promise<void>;
 }
@@ -44,12 +55,29 @@ export async function startKiln(
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
   const registry = new ModelRegistry(models);
-  const runtime = await startRuntime({ registry, config, logger, workerUrl: inferenceWorkerUrl(), tokenizerWorkerUrl: tokenizerWorkerUrl(), spawnWorker: opts.spawnWorker });
+  const metrics = new Metrics({ processMetrics: true });
+  const runtime = await startRuntime({
+    registry, config, logger, workerUrl: inferenceWorkerUrl(), tokenizerWorkerUrl: tokenizerWorkerUrl(), spawnWorker: opts.spawnWorker,
+    onWorkerRestart: (model) => metrics.workerRestarted(model),
+  });
+  metrics.watch({
+    queueDepth: () => {
+      const waiting = runtime.scheduler.waitingByModel();
+      return Object.fromEntries(registry.list().filter((m) => m.capabilities.chat).map((m) => [m.id, waiting.get(m.id) ?? 0]));
+    },
+    workers: () => runtime.pool.stats(),
+  });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     sealer: createSealer(loadServerSecret(config.dataDir)),
+    gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
+    live: new LiveResponses(),
+    metrics,
   };
+  if (config.defaultTier && !deps.gate.findTier(config.defaultTier)) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
   const kiln = createApp(deps);
+  // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.
+  const upkeep = await startResponseUpkeep(deps);
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -82,12 +110,19 @@ export async function startKiln(
         const deadline = performance.now() + graceMs;
         while (busy() && performance.now() < deadline) await Bun.sleep(20);
         logger.info("drained", { unfinished: runtime.scheduler.load(), waited_ms: Math.round(graceMs - Math.max(0, deadline - performance.now())) });
-        // Whatever is still running gets its server_shutting_down error (a stream's last frame), then the listener closes.
-        await runtime.stop();
-        // Streams now end with their server_shutting_down frame: let it reach the clients before connections close.
-        for (const until = performance.now() + 1000; kiln.openStreams() > 0 && performance.now() < until; ) await Bun.sleep(10);
-        await Promise.race([server.stop(false), Bun.sleep(1000)]);
-        await server.stop(true);
+        const left = () => Math.max(0, deadline + AFTER_GRACE_MS - performance.now());
+        // Whatever is still running gets its server_shutting_down error (a stream's last frame, a non-streaming 503);
+        // workers are asked to stop meanwhile, and the process exit ends any that have not by the end of the budget.
+        const workersStopped = runtime.stop();
+        upkeep.stop();
+        // Stored responses write their last state (a background job stays queued or in_progress for recovery).
+        const stored = deps.live.settled(left());
+        // Let those last answers reach the clients before connections close.
+        while ((kiln.openStreams() > 0 || kiln.inflight() > 0) && left() > 0) await Bun.sleep(10);
+        await stored;
+        await Promise.race([server.stop(false), Bun.sleep(left())]);
+        void server.stop(true);
+        await Promise.race([workersStopped, Bun.sleep(left())]);
         db.$client.close();
       })();
       return stopped;
@@ -106,8 +141,16 @@ export async function serve(config: Config): Promise<number> {
   }
   console.log(`kiln listening on ${kiln.url} (API docs at ${kiln.url}/swagger)`);
   return new Promise<number>((resolve) => {
+    let signalled = false;
     const onSignal = (signal: string) => {
+      if (signalled) return;
+      signalled = true;
       kiln.deps.logger.info("shutting down", { signal, grace_ms: config.shutdownGraceMs });
+      // The drain bounds each of its steps; should one still overrun, the process exits on time anyway.
+      setTimeout(() => {
+        kiln.deps.logger.warn("shutdown overran its grace period; exiting");
+        resolve(0);
+      }, config.shutdownGraceMs + 950);
       void kiln.stop().then(() => resolve(0));
     };
     process.on("SIGTERM", () => onSignal("SIGTERM"));

@@ -12,6 +12,24 @@ export const teams = sqliteTable("teams", {
   /** Tokens per minute shared by the team's keys; null = unlimited. */
   tpmLimit: integer("tpm_limit"),
   createdAt: integer("created_at").notNull().default(now),
+  /** The pricing tier (config or the tiers table) whose RPM and TPM apply; rpm_limit / tpm_limit override it. Null: KILN_DEFAULT_TIER. */
+  tier: text("tier"),
+  /** Billing on: requests are charged to the team's billing account and refused (402) when it cannot cover them. */
+  billingEnabled: integer("billing_enabled", { mode: "boolean" }).notNull().default(false),
+  /** JSON array of the model ids the team may use; null = every model. */
+  allowedModels: text("allowed_models"),
+  /** JSON array of the endpoint families (chat, responses, messages, images, files) the team may call; null = all. */
+  allowedEndpoints: text("allowed_endpoints"),
+});
+
+/** Named pricing tiers defined with the CLI (config may define more with KILN_TIERS; the database wins on a name). */
+export const tiers = sqliteTable("tiers", {
+  name: text("name").primaryKey(),
+  /** Requests per minute; null = unlimited. */
+  rpm: integer("rpm"),
+  /** Tokens per minute; null = unlimited. */
+  tpm: integer("tpm"),
+  createdAt: integer("created_at").notNull().default(now),
 });
 
 export const apiKeys = sqliteTable(
@@ -27,6 +45,10 @@ export const apiKeys = sqliteTable(
     createdAt: integer("created_at").notNull().default(now),
     lastUsedAt: integer("last_used_at"),
     revokedAt: integer("revoked_at"),
+    /** JSON array of the model ids this key may use (within its team's); null = no key-level restriction. */
+    allowedModels: text("allowed_models"),
+    /** JSON array of the endpoint families this key may call (within its team's); null = no key-level restriction. */
+    allowedEndpoints: text("allowed_endpoints"),
   },
   (t) => [index("api_keys_team_idx").on(t.teamId)],
 );
@@ -69,6 +91,35 @@ export const usage = sqliteTable(
     createdAt: integer("created_at").notNull().default(now),
   },
   (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt)],
+);
+
+/** A team's prepaid credit, opened when billing is first turned on (or by a first credit). Money is in micro-units (src/billing/money.ts). */
+export const billingAccounts = sqliteTable("billing_accounts", {
+  teamId: integer("team_id").primaryKey().references(() => teams.id),
+  balanceMicros: integer("balance_micros").notNull().default(0),
+  /** Set when the account lapsed (the operator says payment failed): every request of a billed team gets 402. */
+  lapsedAt: integer("lapsed_at"),
+  createdAt: integer("created_at").notNull().default(now),
+  updatedAt: integer("updated_at").notNull().default(now),
+});
+
+/** Every change of a balance: credits from the operator, one charge per usage row of a billed team. */
+export const ledger = sqliteTable(
+  "ledger",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    teamId: integer("team_id").notNull().references(() => teams.id),
+    /** credit | charge */
+    kind: text("kind").notNull(),
+    /** Signed micro-units: credits positive, charges negative. */
+    amountMicros: integer("amount_micros").notNull(),
+    balanceAfterMicros: integer("balance_after_micros").notNull(),
+    /** The usage row a charge is for; null for credits. */
+    requestId: text("request_id").unique().references(() => usage.requestId),
+    note: text("note"),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [index("ledger_team_idx").on(t.teamId, t.id)],
 );
 
 /**

@@ -1,6 +1,7 @@
 // Usage rows: one per finished generation request; rate limits and billing read them.
+import { and, eq, gte, lt, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
-import { usage } from "./schema.ts";
+import { teams, usage } from "./schema.ts";
 
 export type UsageRow = typeof usage.$inferSelect;
 
@@ -30,6 +31,42 @@ export interface NewUsage {
   costMicros: number;
 }
 
-export function recordUsage(db: Db, row: NewUsage): void {
+export function recordUsage(db: Pick<Db, "insert">, row: NewUsage): void {
   db.insert(usage).values(row).run();
+}
+
+export interface DailyUsage {
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  team: string;
+  model: string;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  costMicros: number;
+}
+
+/** Usage summed per UTC day, team and model, oldest day first; `since` / `until` are inclusive UTC days. */
+export function usageByDay(db: Db, filter: { teamId?: number; since?: string; until?: string } = {}): DailyUsage[] {
+  const day = sql<string>`strftime('%Y-%m-%d', ${usage.createdAt}, 'unixepoch')`;
+  const conds = [];
+  if (filter.teamId !== undefined) conds.push(eq(usage.teamId, filter.teamId));
+  if (filter.since) conds.push(gte(usage.createdAt, sql`unixepoch(${filter.since})`));
+  if (filter.until) conds.push(lt(usage.createdAt, sql`unixepoch(${filter.until}, '+1 day')`));
+  return db
+    .select({
+      day,
+      team: teams.name,
+      model: usage.model,
+      requests: sql<number>`count(*)`,
+      inputTokens: sql<number>`sum(${usage.inputTokens})`,
+      outputTokens: sql<number>`sum(${usage.outputTokens})`,
+      costMicros: sql<number>`sum(${usage.costMicros})`,
+    })
+    .from(usage)
+    .innerJoin(teams, eq(usage.teamId, teams.id))
+    .where(and(...conds))
+    .groupBy(day, teams.name, usage.model)
+    .orderBy(day, teams.name, usage.model)
+    .all();
 }

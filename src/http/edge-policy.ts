@@ -17,6 +17,12 @@ export interface EdgePolicy {
 /** Routes that differ from the defaults, by method and router path. */
 const OVERRIDES: Record<string, Partial<EdgePolicy>> = {
   "GET /v1/status": { auth: false, drainExempt: true },
+  // Scrapers keep reading a draining instance; /metrics checks its own access (loopback or the admin token).
+  "GET /metrics": { auth: false, drainExempt: true },
+  // With stream=true it follows a background response, which may wait in the queue for a long time.
+  "GET /v1/responses/:id": { longRunning: true },
+  // Clients send it without a body.
+  "POST /v1/responses/:id/cancel": { body: "none", longRunning: false },
 };
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);

@@ -1,6 +1,7 @@
 // The edge every request passes before the router: a Host-independent URL, the drain check, the key from the
 // headers, then the body read under its route's limit and parsed with a depth check. Whatever it refuses costs
 // kiln a header parse and, for a keyed route without a valid key, one database lookup.
+import type { Gate } from "../access/gate.ts";
 import type { Db } from "../db/client.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { ApiError, clip } from "../errors/api-error.ts";
@@ -17,14 +18,16 @@ const LARGE_BODY = 256 * 1024;
 
 export interface EdgeDeps {
   db: Db;
+  gate: Pick<Gate, "enter" | "checkModel">;
   policyFor: PolicyLookup;
   config: { maxBodyBytes: number; bodyTimeoutMs: number; idleTimeoutS: number };
   lifecycle: { draining: boolean };
 }
 
-/** The part of Bun's server the edge uses: lifting the idle timeout of one request. */
+/** The part of Bun's server the HTTP layer uses: lifting the idle timeout of one request, and the peer's address. */
 export interface ServerControl {
   timeout(request: Request, seconds: number): void;
+  requestIP?(request: Request): { address: string } | null;
 }
 
 export type EdgeResult =
@@ -57,6 +60,8 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     meta.teamId = auth.teamId;
     meta.keyId = auth.keyId;
     meta.auth = auth;
+    // Permissions, a lapsed billing account and the team's RPM: before any byte of the body is read.
+    await deps.gate.enter(meta, target.path);
   }
   const init: RequestInit = { method: raw.method, headers: raw.headers, signal: raw.signal };
   let body: unknown;
@@ -72,6 +77,10 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
       const parser = new JsonBodyParser(MAX_JSON_DEPTH);
       const size = await pumpBody(raw, { maxBytes: deps.config.maxBodyBytes, timeoutMs: deps.config.bodyTimeoutMs }, (chunk) => parser.push(chunk));
       body = parser.finish();
+      // Every JSON family names its model at the top level: checked here once, for the families to come as well.
+      const model = (body as { model?: unknown } | null)?.model;
+      if (meta.auth && typeof model === "string") deps.gate.checkModel(meta.auth, model);
+      meta.bodyBytes = size;
       // Parsing a large body took a few milliseconds: let waiting requests in before validation and the route run.
       if (size >= LARGE_BODY) await new Promise<void>((resolve) => setImmediate(resolve));
     } catch (e) {
@@ -84,7 +93,10 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     // A long-running route keeps the timeout lifted (it has its own limits; streams may pause); others get it back.
     if (!policy.longRunning) server?.timeout(raw, deps.config.idleTimeoutS);
   }
+  // A long-running route without a body (following a background response) may wait long between writes.
+  if (policy?.longRunning && policy.body === "none") server?.timeout(raw, 0);
   const request = new Request(target.url, init);
-  if (policy?.body === "json") bodies.set(request, body);
+  // A route without a body (GET, DELETE, a body-less POST) parses to null, whatever the client sent.
+  if (policy) bodies.set(request, policy.body === "json" ? body : null);
   return { kind: "route", request, policy };
 }

@@ -1,6 +1,7 @@
 // Per-request facts shared by the HTTP wrapper (logging, x-request-id) and the routes (auth, usage rows).
 import type { AuthContext } from "../auth/authenticate.ts";
 import { newRequestId } from "../inference/ids.ts";
+import type { LimitSnapshot } from "../ratelimit/headers.ts";
 import type { StreamEnd } from "./sse-writer.ts";
 
 export interface RequestMeta {
@@ -10,8 +11,14 @@ export interface RequestMeta {
   path: string | null;
   teamId: number | null;
   keyId: number | null;
+  /** The client's socket address (Bun's `server.requestIP`), for the /metrics loopback check; null without a socket. */
+  peer?: string | null;
   /** Set by the edge once the key was checked, so the route does not check it again. */
   auth?: AuthContext;
+  /** The team's rate-limit state as this request saw it (the gate fills it; the answer carries it as headers). */
+  rateLimit?: LimitSnapshot;
+  /** Bytes of the JSON body as received (before parsing), for limits that depend on its content. */
+  bodyBytes?: number;
   /** For a streamed answer: settles when the stream really ended (for the request's log line). */
   streamEnd?: Promise<StreamEnd>;
 }

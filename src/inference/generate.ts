@@ -93,8 +93,11 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   };
 }
 
-/** Admits the prepared sequences (n choices share one admission) and returns one event stream per choice. */
-export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSignal): AsyncIterable<CoreEvent>[] {
+/**
+ * Admits the prepared sequences (n choices share one admission) and returns one event stream per choice; `onStart`
+ * hears when a sequence leaves the queue for a worker.
+ */
+export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSignal, onStart?: () => void): AsyncIterable<CoreEvent>[] {
   const r = p.request;
   const baseSeed = r.seed ?? Math.floor(Math.random() * 2 ** 31);
   const streams = deps.scheduler.submit(
@@ -102,6 +105,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
       model: p.model.id,
       promptIds: p.promptIds,
       signal,
+      onStart,
       params: {
         maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds,
         ...(r.topK ? { topK: r.topK } : {}),

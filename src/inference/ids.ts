@@ -13,6 +13,8 @@ export const newMessageItemId = () => `msg_${hex32()}`;
 export const newFunctionCallItemId = () => `fc_${hex32()}`;
 export const newReasoningId = () => `rs_${hex32()}`;
 export const newWebSearchCallId = () => `ws_${hex32()}`;
+/** A stored function_call_output input item (OpenAI's input_items list gives every item an id). */
+export const newFunctionCallOutputItemId = () => `fco_${hex32()}`;
 /** Messages format ids: the message itself and its tool_use blocks (a core call id keeps its hex part). */
 export const newAnthropicMessageId = () => `msg_${hex32()}`;
 export const toolUseId = (callId: string) => `toolu_${callId.replace(/^call_/, "")}`;

@@ -2,10 +2,13 @@
 // submit → run, aborted when the client leaves or the time limit passes (or detached, for background work) →
 // settle exactly once, writing usage from the core's own count of generated tokens, whoever reads the stream.
 import { costMicros } from "../billing/cost.ts";
+import { chargeUsage } from "../db/billing-repo.ts";
 import type { Db } from "../db/client.ts";
 import { recordUsage, type UsageStatus } from "../db/usage-repo.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import { TokenTiming } from "../metrics/token-timing.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import { Channel } from "../scheduler/channel.ts";
 import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
@@ -31,12 +34,20 @@ export interface Admission {
   choices: number;
 }
 
+/** What an admitted request holds (reserved tokens, a held price) until it settles. */
+export interface AdmissionTicket {
+  /** Gives back what was held, reconciled with what was used (null: nothing ran). Called once. */
+  release(used: Usage | null): void;
+}
+
 export interface LifecycleDeps extends CoreDeps {
   db: Db;
   logger: Logger;
   lifecycle: { draining: boolean };
-  /** Runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
-  admit?: (a: Admission) => void;
+  /** Admission (rate limits, billing): runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
+  gate?: { admit(a: Admission): Promise<AdmissionTicket> };
+  /** TTFT, inter-token latency and token counters. */
+  metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken">;
 }
 
 /** Why a run was stopped early: its client left, the time limit, a cancel, or a failure in a sibling choice or the encoder. */
@@ -50,6 +61,8 @@ export interface RunOptions {
   clientSignal: AbortSignal | null;
   /** Non-streaming time limit; past it the generation stops and `timedOut` is true. */
   timeoutMs: number | null;
+  /** Called once, synchronously, when the generation leaves the scheduler's queue (a background job's in_progress). */
+  onStarted?: () => void;
 }
 
 export interface Settlement {
@@ -90,8 +103,9 @@ export function settleStatus(abort: AbortReason | null, failed: boolean): UsageS
 
 export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<Run> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  const startedAt = performance.now();
   const prepared: Prepared = await prepareGeneration(deps, opts.model, opts.request);
-  deps.admit?.({ scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n });
+  const ticket = await deps.gate?.admit({ scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n });
 
   const controller = new AbortController();
   let abortReason: AbortReason | null = null;
@@ -112,9 +126,16 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   let streams: AsyncIterable<CoreEvent>[];
   try {
     // Built-in tools run as one choice whose steps the tool loop chains; everything else is one generation.
-    streams = opts.request.webSearch ? [toolLoop(deps, prepared, controller.signal)] : submitGeneration(deps, prepared, controller.signal);
+    let started = false;
+    const onStart = opts.onStarted && (() => {
+      if (started) return;
+      started = true;
+      opts.onStarted!();
+    });
+    streams = opts.request.webSearch ? [toolLoop(deps, prepared, controller.signal, onStart)] : submitGeneration(deps, prepared, controller.signal, onStart);
   } catch (e) {
     cleanup();
+    ticket?.release(null);
     throw e;
   }
   const inputTokens = prepared.promptIds.length;
@@ -122,8 +143,10 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   let failed = false;
   const channels = streams.map(() => new Channel<CoreEvent>());
   const pumps = streams.map(async (stream, i) => {
+    const timing = deps.metrics && new TokenTiming(deps.metrics, { model: opts.model.id, endpoint: opts.scope.endpoint }, startedAt);
     try {
       for await (const ev of stream) {
+        if (ev.type === "block_delta") timing?.output(performance.now());
         if (ev.type === "usage") perChoice[i] = ev.usage;
         if (ev.type === "error") failed = true;
         channels[i]!.push(ev);
@@ -140,6 +163,7 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     cleanup();
     const settlement: Settlement = { status: settleStatus(abortReason, failed), usage: totalUsage(perChoice, inputTokens) };
     settle(deps, opts, settlement);
+    ticket?.release(settlement.usage);
     return settlement;
   });
   return {
@@ -153,14 +177,19 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   };
 }
 
-/** Writes the usage row (later the ledger entry and metrics, in the same place); never throws. */
+/** Writes the usage row and, for a billed team, its ledger charge in the same transaction, and counts the tokens; never throws. */
 function settle(deps: LifecycleDeps, opts: RunOptions, s: Settlement): void {
+  const u = s.usage;
+  deps.metrics?.observeUsage({ model: opts.model.id, endpoint: opts.scope.endpoint, team: String(opts.scope.teamId) }, u);
   try {
-    const u = s.usage;
-    recordUsage(deps.db, {
-      requestId: opts.scope.requestId, teamId: opts.scope.teamId, keyId: opts.scope.keyId, model: opts.model.id, endpoint: opts.scope.endpoint,
-      status: s.status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens,
-      costMicros: costMicros(opts.model.pricing, u),
+    const cost = costMicros(opts.model.pricing, u);
+    deps.db.transaction((tx) => {
+      recordUsage(tx, {
+        requestId: opts.scope.requestId, teamId: opts.scope.teamId, keyId: opts.scope.keyId, model: opts.model.id, endpoint: opts.scope.endpoint,
+        status: s.status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens,
+        costMicros: cost,
+      });
+      chargeUsage(tx, opts.scope.teamId, opts.scope.requestId, cost);
     });
   } catch (e) {
     // A failed usage write must not replace the answer (or the real error) the client is owed.

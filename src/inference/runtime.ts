@@ -18,13 +18,15 @@ export interface Runtime {
 
 export async function startRuntime(opts: {
   registry: ModelRegistry;
-  config: Pick<Config, "workers" | "threads" | "maxQueue">;
+  config: Pick<Config, "workers" | "threads" | "maxQueue" | "loadTimeoutS">;
   logger: Logger;
   workerUrl: string | URL;
   /** The tokenizer worker's entry; without it every prompt is tokenized on the main thread. */
   tokenizerWorkerUrl?: string | URL;
   hangTimeoutMs?: number;
   spawnWorker?: (url: string | URL) => Worker;
+  /** A worker was replaced after a crash, hang or failure. */
+  onWorkerRestart?: (model: string, reason: string) => void;
 }): Promise<Runtime> {
   const { registry, logger } = opts;
   const scheduler = new Scheduler(opts.config.maxQueue);
@@ -35,12 +37,14 @@ export async function startRuntime(opts: {
     threads: opts.config.threads,
     logger,
     hangTimeoutMs: opts.hangTimeoutMs,
+    loadTimeoutMs: opts.config.loadTimeoutS * 1000,
     spawnWorker: opts.spawnWorker,
     onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
     onLost: (ids, reason) => scheduler.onWorkerLost(ids, reason),
     onHealth: (model, status, message) => registry.setHealth(model, status, message),
     onReady: () => scheduler.pump(),
     onUnservable: (model, reason) => scheduler.onUnservable(model, reason),
+    onRestart: opts.onWorkerRestart,
   });
   scheduler.attach(text);
   const pool = text.workers;

@@ -127,16 +127,17 @@ function failed(reason: string): { outcome: SearchOutcome; text: string } {
 /** True when a step must call web_search: its output is the call alone, and its query gets a small token budget. */
 const forcedStep = (p: Prepared) => forcesSearch(p.request.toolChoice) && p.forcedCall;
 
-function submitStep(deps: CoreDeps, p: Prepared, signal: AbortSignal): AsyncIterable<CoreEvent> {
-  return submitGeneration(deps, forcedStep(p) ? { ...p, maxTokens: Math.min(p.maxTokens, FORCED_QUERY_TOKENS) } : p, signal)[0]!;
+function submitStep(deps: CoreDeps, p: Prepared, signal: AbortSignal, onStart?: () => void): AsyncIterable<CoreEvent> {
+  return submitGeneration(deps, forcedStep(p) ? { ...p, maxTokens: Math.min(p.maxTokens, FORCED_QUERY_TOKENS) } : p, signal, onStart)[0]!;
 }
 
 /**
  * The events of a request with web_search on. The first step is submitted now, so a refusal (queue full, shutting
  * down) is thrown to the caller as it is without built-in tools; later steps report theirs as error events.
+ * `onStart` hears when the first step leaves the queue.
  */
-export function toolLoop(deps: CoreDeps, first: Prepared, signal: AbortSignal): AsyncIterable<CoreEvent> {
-  return loop(deps, first, signal, submitStep(deps, first, signal));
+export function toolLoop(deps: CoreDeps, first: Prepared, signal: AbortSignal, onStart?: () => void): AsyncIterable<CoreEvent> {
+  return loop(deps, first, signal, submitStep(deps, first, signal, onStart));
 }
 
 async function* loop(deps: CoreDeps, first: Prepared, signal: AbortSignal, firstStream: AsyncIterable<CoreEvent>): AsyncGenerator<CoreEvent> {

@@ -87,6 +87,13 @@ export class RequestQueue<T> {
     return e;
   }
 
+  /** How many entries wait for each model (models with none are absent). */
+  waitingByModel(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const e of this.waiting) out.set(e.model, (out.get(e.model) ?? 0) + 1);
+    return out;
+  }
+
   /** Waiting entries of a model (to fail them when no worker is left that could serve it). */
   waitingFor(model: string): string[] {
     return this.waiting.filter((e) => e.model === model).map((e) => e.id);

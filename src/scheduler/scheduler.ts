@@ -22,12 +22,15 @@ export interface SeqRequest {
   params: SamplingParams;
   /** Aborts (client disconnected, time limit): the sequence leaves the batch within one step. */
   signal?: AbortSignal;
+  /** Called synchronously when the sequence leaves the queue for a worker slot. */
+  onStart?: () => void;
 }
 
 interface Pending {
   promptIds: number[];
   params: SamplingParams;
   channel: Channel<SeqEvent>;
+  onStart?: () => void;
 }
 
 let seqCounter = 0;
@@ -50,6 +53,11 @@ export class Scheduler {
     return this.queue.size;
   }
 
+  /** Sequences waiting for a worker slot, by model (models with none are absent). */
+  waitingByModel(): Map<string, number> {
+    return this.queue.waitingByModel();
+  }
+
   /** Throws 503 backend_unavailable unless a worker for the model is ready. */
   assertServing(model: string): void {
     if (!this.backend?.hasReadyWorker(model)) throw ApiError.backendUnavailable(`No worker is serving '${model}' right now; retry shortly`);
@@ -61,7 +69,7 @@ export class Scheduler {
     const cost = this.backend?.entryCost ?? 1;
     const now = performance.now();
     const group: NewEntry<Pending>[] = requests.map((r) => ({
-      id: `seq_${++seqCounter}`, model: r.model, cost, queuedAt: now, payload: { promptIds: r.promptIds, params: r.params, channel: new Channel<SeqEvent>() },
+      id: `seq_${++seqCounter}`, model: r.model, cost, queuedAt: now, payload: { promptIds: r.promptIds, params: r.params, channel: new Channel<SeqEvent>(), onStart: r.onStart },
     }));
     if (!this.queue.admit(group).ok) throw ApiError.overloaded();
     group.forEach(({ id, payload }, i) => {
@@ -79,6 +87,7 @@ export class Scheduler {
     if (!this.backend) return;
     for (const { entry, workerId } of this.queue.dispatch(this.backend.slots(), performance.now())) {
       this.backend.add(workerId, entry.id, entry.payload.promptIds, entry.payload.params);
+      entry.payload.onStart?.();
     }
   }
 

@@ -25,6 +25,8 @@ export interface SupervisorOptions<Spec, In> {
   logger: Logger;
   /** A worker silent this long while holding work is taken as hung and replaced. */
   hangTimeoutMs?: number;
+  /** A worker that has not loaded its model by then failed to load (its model is unservable rather than waited on). */
+  loadTimeoutMs?: number;
   pingIntervalMs?: number;
   /** What a fresh worker is told to load for this model. */
   loadSpec(model: ModelEntry): Spec;
@@ -37,12 +39,16 @@ export interface SupervisorOptions<Spec, In> {
   onReady(): void;
   /** No worker is left for the model, none loading: work still waiting for it can never run. */
   onUnservable?(model: string, reason: string): void;
+  /** A ready worker was lost and a replacement is loading (the worker-restarts metric). */
+  onRestart?(model: string, reason: string): void;
   /** Creates the worker thread; tests pass one that keeps a handle for fault injection. */
   spawnWorker?: (url: string | URL) => Worker;
 }
 
 /** A worker asked to stop that has not closed by then is terminated (terminating one mid-run can take the process down). */
 const RETIRE_GRACE_MS = 30_000;
+/** Loading even a large model from a local disk takes well under this. */
+export const DEFAULT_LOAD_TIMEOUT_MS = 300_000;
 
 interface Handle {
   id: number;
@@ -153,11 +159,24 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
     this.handles.set(id, h);
     const log = this.opts.logger;
     return new Promise<void>((resolve) => {
+      const loadMs = this.opts.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
+      const loadTimer = setTimeout(() => {
+        if (h.state !== "loading") return;
+        log.error("model did not load in time", { kind: this.opts.kind, worker: id, model: model.id, timeout_ms: loadMs });
+        this.handles.delete(id);
+        void this.retire(h, RETIRE_GRACE_MS);
+        this.gone(model.id, `did not load within ${loadMs / 1000} s`);
+        resolve();
+      }, loadMs);
+      loadTimer.unref?.();
       worker.onmessage = (ev: MessageEvent<LifecycleFromWorker | In>) => {
         h.lastHeard = Date.now();
         const msg = ev.data as LifecycleFromWorker;
+        if (msg.type === "loaded" || msg.type === "load_error") clearTimeout(loadTimer);
         switch (msg.type) {
           case "loaded":
+            // A worker given up on (load timeout, shutdown) stays retired even if it loads after all.
+            if (h.state !== "loading") break;
             h.state = "ready";
             log.info("worker ready", { kind: this.opts.kind, worker: id, model: model.id, load_ms: Math.round(msg.ms) });
             this.refreshHealth(model.id);
@@ -165,6 +184,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
             resolve();
             break;
           case "load_error":
+            if (h.state !== "loading") break;
             log.error("model failed to load", { kind: this.opts.kind, worker: id, model: model.id, reason: msg.message });
             this.handles.delete(id);
             void this.retire(h, RETIRE_GRACE_MS);
@@ -183,10 +203,12 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
         }
       };
       worker.onerror = (ev) => {
+        clearTimeout(loadTimer);
         this.lose(h, `worker crashed: ${firstLine((ev as ErrorEvent).message)}`, false);
         resolve();
       };
       worker.addEventListener("close", () => {
+        clearTimeout(loadTimer);
         this.lose(h, "worker exited", false);
         resolve();
       });
@@ -212,6 +234,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
     }
     // The replacement is counted first, so the model reads degraded while it loads, not down.
     void this.spawn(h.model);
+    this.opts.onRestart?.(h.model.id, reason);
     this.refreshHealth(h.model.id, reason);
   }
 

@@ -15,6 +15,7 @@ export interface TextBackendOptions {
   threads: number;
   logger: Logger;
   hangTimeoutMs?: number;
+  loadTimeoutMs?: number;
   pingIntervalMs?: number;
   spawnWorker?: (url: string | URL) => Worker;
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
@@ -24,6 +25,8 @@ export interface TextBackendOptions {
   onReady(): void;
   /** No worker is left for the model: sequences waiting for it can never run. */
   onUnservable(model: string, reason: string): void;
+  /** A worker was replaced after a crash, hang or failure. */
+  onRestart?(model: string, reason: string): void;
 }
 
 /** Most sequences one worker decodes together: a model whose left padding is not exact runs one at a time. */
@@ -43,6 +46,7 @@ export class TextBackend implements SequenceBackend {
       workersPerModel: opts.workersPerModel,
       logger: opts.logger,
       hangTimeoutMs: opts.hangTimeoutMs,
+      loadTimeoutMs: opts.loadTimeoutMs,
       pingIntervalMs: opts.pingIntervalMs,
       spawnWorker: opts.spawnWorker,
       loadSpec: (model) => ({ id: model.id, dir: model.dir, dtype: model.defaultDtype, threads: opts.threads, maxBatch: maxBatchOf(model) }),
@@ -55,6 +59,7 @@ export class TextBackend implements SequenceBackend {
       onHealth: opts.onHealth,
       onReady: opts.onReady,
       onUnservable: opts.onUnservable,
+      onRestart: opts.onRestart,
     });
   }
 

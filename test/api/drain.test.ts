@@ -1,9 +1,11 @@
 // SIGTERM drains a real kiln process: the listener stays open, new requests (new and kept-alive connections) get
 // 503 server_shutting_down with Retry-After and Connection: close, the status page says it is not alive, running
-// work gets the grace period, and the process exits 0 when the work is done or the grace period ends.
+// work gets the grace period, streams still running then end with their format's error event, and the process
+// exits 0 when the work is done, or within the grace period plus one second.
 import { describe, expect, test } from "bun:test";
 import { dirname } from "node:path";
 import { tempDir } from "../helpers/kiln.ts";
+import { parsePrometheusText, samplesOf } from "../helpers/prom-text.ts";
 import { httpRequest, RawConnection, rawRequest, type RawResponse } from "../helpers/raw-http.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { startServerProcess, type ServerProcess } from "../load/server-process.ts";
@@ -87,5 +89,139 @@ describe("SIGTERM drain", () => {
     expect(await exited).toBe(0);
     expect(performance.now() - t0).toBeGreaterThan(900);
     expect(performance.now() - t0).toBeLessThan(6000);
+  });
+});
+
+/** The three generation formats: a body for each, streaming or not, on a prompt the tiny model never ends. */
+const FORMATS = {
+  chat: {
+    path: "/v1/chat/completions",
+    body: (model: string, maxTokens: number, stream: boolean) =>
+      ({ model, messages: [{ role: "user", content: "Hello" }], max_tokens: maxTokens, temperature: 0, ignore_eos: true, stream }),
+  },
+  responses: {
+    path: "/v1/responses",
+    body: (model: string, maxTokens: number, stream: boolean) => ({ model, input: "Hello", max_output_tokens: maxTokens, temperature: 0, stream }),
+  },
+  messages: {
+    path: "/v1/messages",
+    body: (model: string, maxTokens: number, stream: boolean) => ({ model, messages: [{ role: "user", content: "Hello" }], max_tokens: maxTokens, temperature: 0, stream }),
+  },
+} as const;
+type Format = keyof typeof FORMATS;
+
+/** SSE text as frames: the `event:` line (if any) and the parsed `data:` payload (or the literal, for [DONE]). */
+function sseFrames(text: string): { event?: string; data: any }[] {
+  return text.trim().split("\n\n").filter((block) => !block.startsWith(":")).map((block) => {
+    const lines = block.split("\n");
+    const event = lines.find((l) => l.startsWith("event: "))?.slice(7);
+    const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+    return { event, data: data === "[DONE]" ? data : JSON.parse(data) };
+  });
+}
+
+describe("SIGTERM during a mix of streaming and non-streaming requests in every format", () => {
+  test("short requests finish, streams end with their format's server_shutting_down event, new requests get 503 + Retry-After, exit 0 in time", async () => {
+    const graceMs = 4000;
+    const s = await start(graceMs);
+    const send = (format: Format, maxTokens: number, stream: boolean) =>
+      fetch(`${s.server.url}${FORMATS[format].path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${s.server.key}`, "content-type": "application/json" },
+        body: JSON.stringify(FORMATS[format].body(s.model, maxTokens, stream)),
+      });
+    const formats = Object.keys(FORMATS) as Format[];
+
+    // One long stream per format, each past its first frame.
+    const streams = await Promise.all(formats.map(async (format) => {
+      const res = await send(format, 4000, true);
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = decoder.decode((await reader.read()).value, { stream: true });
+      return {
+        format,
+        async rest() {
+          for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value, { stream: true });
+          return text;
+        },
+      };
+    }));
+    // One short non-streaming request per format (well within the grace period), and one long one that is not.
+    const shortDone: Record<string, number> = {};
+    const shorts = formats.map((format) => send(format, 120, false).then(async (res) => {
+      shortDone[format] = performance.now();
+      return { format, status: res.status, body: (await res.json()) as any };
+    }));
+    const long = send("chat", 4000, false).then(async (res) => ({ status: res.status, headers: res.headers, body: (await res.json()) as any }));
+
+    // SIGTERM once all seven are in the worker's batch (the /metrics gauge says so).
+    for (let i = 0; ; i++) {
+      const metrics = parsePrometheusText(await (await fetch(`${s.server.url}/metrics`)).text());
+      if (samplesOf(metrics, "kiln_worker_batch_size").reduce((n, x) => n + x.value, 0) === 7) break;
+      if (i > 200) throw new Error("the requests did not all start");
+      await Bun.sleep(10);
+    }
+    const killedAt = performance.now();
+    process.kill(s.server.pid, "SIGTERM");
+    const exited = s.server.stop().then((code) => ({ code, ms: performance.now() - killedAt }));
+    await Bun.sleep(300);
+
+    // New requests, in every format: 503 server_shutting_down with a Retry-After of a few seconds.
+    for (const format of formats) {
+      const res = await send(format, 8, false);
+      expect(res.status).toBe(503);
+      expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(Number(res.headers.get("retry-after"))).toBeLessThanOrEqual(10);
+      expect(Number(res.headers.get("retry-after-ms"))).toBe(Number(res.headers.get("retry-after")) * 1000);
+      const error = { message: expect.any(String), type: "server_error", param: null, code: "server_shutting_down" };
+      // Messages answers in Anthropic's envelope, with its error type for a 503.
+      expect(await res.json()).toEqual(format === "messages" ? { type: "error", error: { ...error, type: "overloaded_error" } } : { error });
+    }
+    const status = (await (await fetch(`${s.server.url}/v1/status`)).json()) as { is_alive: boolean };
+    expect(status.is_alive).toBe(false);
+
+    // The short ones were still running at SIGTERM, and finished normally within the grace period.
+    for (const r of await Promise.all(shorts)) {
+      expect(r.status).toBe(200);
+      expect(shortDone[r.format]!).toBeGreaterThan(killedAt);
+      expect(shortDone[r.format]! - killedAt).toBeLessThan(graceMs);
+      if (r.format === "chat") expect(r.body.choices[0].finish_reason).toBe("length");
+      if (r.format === "responses") expect([r.body.status, r.body.incomplete_details]).toEqual(["incomplete", { reason: "max_output_tokens" }]);
+      if (r.format === "messages") expect([r.body.stop_reason, r.body.usage.output_tokens]).toEqual(["max_tokens", 120]);
+    }
+    // The long non-streaming one outlived the grace period: a retryable 503 server_shutting_down.
+    const l = await long;
+    expect(l.status).toBe(503);
+    expect(l.body.error.code).toBe("server_shutting_down");
+    expect(Number(l.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+
+    // Each stream ends with its own format's error event carrying server_shutting_down, and nothing after it.
+    for (const stream of streams) {
+      const frames = sseFrames(await stream.rest());
+      const last = frames.at(-1)!;
+      if (stream.format === "chat") {
+        // Chat: a data payload with an error object, and no [DONE].
+        expect(last.event).toBeUndefined();
+        expect(last.data).toEqual({ error: { message: expect.any(String), type: "server_error", param: null, code: "server_shutting_down" } });
+        expect(frames.some((f) => f.data === "[DONE]")).toBe(false);
+      } else if (stream.format === "responses") {
+        // Responses: the top-level `error` event (code and message at the top, not inside a response object).
+        expect(last.event).toBe("error");
+        expect(last.data).toMatchObject({ type: "error", code: "server_shutting_down", message: expect.any(String), param: null });
+        expect(frames.some((f) => f.event === "response.completed")).toBe(false);
+      } else {
+        // Messages: Anthropic's `event: error` with the error object inside, and no message_stop.
+        expect(last.event).toBe("error");
+        expect(last.data).toEqual({ type: "error", error: { type: "overloaded_error", code: "server_shutting_down", message: expect.any(String), param: null } });
+        expect(frames.some((f) => f.event === "message_stop")).toBe(false);
+      }
+    }
+
+    const { code, ms } = await exited;
+    expect(code).toBe(0);
+    // Not before the grace period (the long requests were running), and within it plus one second.
+    expect(ms).toBeGreaterThan(graceMs - 100);
+    expect(ms).toBeLessThan(graceMs + 1000);
   });
 });

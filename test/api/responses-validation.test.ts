@@ -58,8 +58,8 @@ describe("POST /v1/responses validation", () => {
     await expect400(await post({ tools: [f], tool_choice: { type: "function", name: "g" } }), "tool_choice");
   });
 
-  test("what kiln cannot do yet is refused plainly: background, previous_response_id, truncation auto, unknown include", async () => {
-    await expect400(await post({ background: true }), "background");
+  test("refused plainly: background without store, an unknown previous_response_id, truncation auto, unknown include", async () => {
+    await expect400(await post({ background: true, store: false }), "background");
     const prev = await post({ previous_response_id: "resp_nope" });
     expect(prev.status).toBe(404);
     expect(((await prev.json()) as any).error.param).toBe("previous_response_id");

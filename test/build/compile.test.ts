@@ -6,6 +6,7 @@ import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { compileKiln, type CompileResult } from "../../build/compile.ts";
 import { devOnlyPackages, forbiddenInputs } from "../../build/compile/checks.ts";
+import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
 import { freePort, rssBytes, runBinary, runOnce, waitForHttp, type RunningBinary } from "./binary-process.ts";
 
 const KEY_RE = /LLM\|\d+\|[A-Za-z0-9_-]{32,}/;
@@ -125,6 +126,15 @@ describe("the executable, alone in an empty folder", () => {
     for (const c of chunks) expect(c.object).toBe("chat.completion.chunk");
     expect(chunks.some((c) => c.choices[0]?.finish_reason)).toBe(true);
   }, 60_000);
+
+  test("serves /metrics to a loopback scraper, counting the requests above", async () => {
+    const res = await fetch(`${base}/metrics`);
+    expect(res.status).toBe(200);
+    const families = parsePrometheusText(await res.text());
+    expect(sampleValue(families, "kiln_http_requests_total", { method: "POST", route: "/v1/chat/completions", status: "200", team: "1" })).toBe(2);
+    expect(sampleValue(families, "kiln_output_tokens_total", { model: await firstModel(), endpoint: "chat", team: "1" })).toBeGreaterThan(0);
+    expect(sampleValue(families, "process_resident_memory_bytes")).toBeGreaterThan(1e6);
+  });
 
   test("stops cleanly on SIGTERM", async () => {
     server.proc.kill("SIGTERM");

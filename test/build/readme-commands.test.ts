@@ -50,6 +50,16 @@ async function stop(proc: ChildProcess): Promise<number | string | null> {
   return exited;
 }
 
+/** The JSON document in a command's output (npm prints its own lines around it). */
+function jsonIn(out: string): unknown {
+  const text = out.slice(out.indexOf("{"), out.lastIndexOf("}") + 1);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`no JSON document in:\n${out}`);
+  }
+}
+
 const running: ChildProcess[] = [];
 afterAll(() => {
   for (const p of running) if (p.exitCode === null) try { process.kill(-p.pid!, "SIGKILL"); } catch { /* gone */ }
@@ -68,6 +78,7 @@ const COVERED = new Set([
   "npm test",
   "export MODEL_API_KEY='LLM|1|…'",
   'curl -s http://127.0.0.1:8080/v1/models -H "Authorization: Bearer $MODEL_API_KEY"',
+  "curl -s http://127.0.0.1:8080/metrics",
   "curl -s http://127.0.0.1:8080/v1/chat/completions -H \"Authorization: Bearer $MODEL_API_KEY\" -H 'content-type: application/json' -d '{\"model\":\"kiln-tiny-v1\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":16}'",
   "npm run build",
   "scp dist/kiln box:/opt/kiln/",
@@ -89,6 +100,28 @@ const COVERED = new Set([
   "kiln models build --preset <name> [--dtype fp32,q4]",
   "kiln doctor",
   "kiln --version",
+  // Teams: rate limits, billing and permissions (the walkthrough and the table, run by "the teams section" below).
+  "npm run kiln -- teams create acme",
+  "npm run kiln -- tiers set pro --rpm 600 --tpm 2000000",
+  "npm run kiln -- teams set acme --tier pro",
+  "npm run kiln -- keys create --team acme --name chatbot",
+  "npm run kiln -- keys restrict 2 --models kiln-tiny-v1 --endpoints chat",
+  "npm run kiln -- billing enable acme",
+  'npm run kiln -- billing credit acme 25 --note "invoice 1001"',
+  "npm run kiln -- billing show acme",
+  "npm run kiln -- usage --team acme --json",
+  "kiln tiers set <name> --rpm N --tpm N",
+  "kiln tiers list",
+  "kiln tiers delete <name>",
+  "kiln teams set <team> [--tier T] [--rpm N] [--tpm N] [--models a,b] [--endpoints chat,responses]",
+  "kiln keys restrict <id> [--models a,b] [--endpoints chat]",
+  "kiln billing enable <team>",
+  "kiln billing disable <team>",
+  "kiln billing credit <team> <amount> [--note N]",
+  "kiln billing lapse <team>",
+  "kiln billing reinstate <team>",
+  "kiln billing show <team> [--limit N] [--json]",
+  "kiln usage [--team T] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [--json]",
 ]);
 
 test("every command the README shows has a check here", () => {
@@ -110,13 +143,17 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(created.code).toBe(0);
     const key = created.out.match(/LLM\|\d+\|\S+/)![0];
     const curl = (c: string) => sh(c.replace("http://127.0.0.1:8080", base), { MODEL_API_KEY: key });
-    const [listCmd, chatCmd] = readmeCommands(readme).filter((c) => c.startsWith("curl "));
+    const [listCmd, chatCmd, metricsCmd] = readmeCommands(readme).filter((c) => c.startsWith("curl "));
     const list = JSON.parse(curl(listCmd!).out);
     expect(list.data.map((m: { id: string }) => m.id)).toContain("kiln-tiny-v1");
     const chat = JSON.parse(curl(chatCmd!).out);
     expect(chat.object).toBe("chat.completion");
     expect(chat.usage.completion_tokens).toBeGreaterThan(0);
     expect(chat.choices[0].message.role).toBe("assistant");
+    // The scrape from this host (loopback) sees the chat request just made.
+    const metrics = curl(metricsCmd!).out;
+    expect(metricsCmd).toContain("/metrics");
+    expect(metrics).toMatch(/^kiln_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="200",team="\d+"\} 1$/m);
     // npm itself dies of the signal it forwards; what matters is that kiln stopped and freed the port.
     expect([0, "SIGTERM"] as (number | string | null)[]).toContain(await stop(server.proc));
     const closed = async () => {
@@ -148,6 +185,43 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     const doctor = kiln("doctor", { KILN_MODELS_DIR: modelsDir });
     expect(doctor).toContain("All required checks passed.");
     expect(doctor).toMatch(/cpu +ok +\S/);
+  }, 180_000);
+
+  test("the teams section: its walkthrough as typed (with the key id it printed), then each row of its table", () => {
+    const walkthrough = readmeCommands(readme.slice(readme.indexOf("## Teams: rate limits"))).filter((c) => c.startsWith("npm run kiln -- ")).slice(0, 9);
+    expect(walkthrough).toHaveLength(9);
+    let keyId = "";
+    const said: string[] = [];
+    for (const line of walkthrough) {
+      const r = sh(keyId ? line.replace("keys restrict 2 ", `keys restrict ${keyId} `) : line);
+      if (r.code !== 0) throw new Error(`${line} exited ${r.code}:\n${r.out}`);
+      said.push(r.out);
+      keyId ||= r.out.match(/Created key (\d+)/)?.[1] ?? "";
+    }
+    expect(said[2]).toContain('"acme": tier pro');
+    expect(said[4]).toContain(`Key ${keyId}: models kiln-tiny-v1, endpoints chat.`);
+    expect(said[6]).toContain('Credited team "acme" with 25.00; balance 25.00.');
+    expect(said[7]).toMatch(/billing on; balance 25\.00\.[\s\S]*credit +25\.00 +25\.00 +invoice 1001/);
+    expect(jsonIn(said[8]!)).toEqual({ object: "list", data: [] });
+
+    const kiln = (args: string) => {
+      const r = sh(`npm run kiln -- ${args}`);
+      if (r.code !== 0) throw new Error(`npm run kiln -- ${args} exited ${r.code}:\n${r.out}`);
+      return r.out;
+    };
+    expect(kiln("tiers set scratch --rpm 5 --tpm none")).toContain('Tier "scratch": 5 requests and unlimited tokens per minute.');
+    expect(kiln("tiers list")).toMatch(/scratch +5 +unlimited +database/);
+    expect(kiln("tiers delete scratch")).toContain('Deleted tier "scratch".');
+    expect(kiln("teams set acme --rpm 30 --models kiln-tiny-v1 --endpoints chat,responses")).toContain("models kiln-tiny-v1, endpoints chat,responses");
+    expect(kiln("teams list")).toMatch(/acme +pro +30\* +2000000 +on +kiln-tiny-v1 +chat,responses/);
+    expect(kiln(`keys restrict ${keyId} --models all --endpoints all`)).toContain(`Key ${keyId}: models all, endpoints all.`);
+    expect(kiln("billing lapse acme")).toContain("has lapsed");
+    expect(kiln("billing reinstate acme")).toContain("is reinstated");
+    expect(kiln("billing credit acme 0.50")).toContain("balance 25.50");
+    expect(jsonIn(kiln("billing show acme --limit 1 --json"))).toMatchObject({ balance_micros: 25_500_000, ledger: [{ amount_micros: 500_000 }] });
+    expect(kiln("billing disable acme")).toContain("Billing is off");
+    expect(kiln("billing enable acme")).toContain("balance (25.50)");
+    expect(kiln("usage --since 2026-01-01 --until 2026-01-31")).toMatch(/^day +team +model +requests/m);
   }, 180_000);
 
   test("npm run build, then the binary copied alone to a box: ./kiln doctor && ./kiln --port … --host 0.0.0.0", async () => {

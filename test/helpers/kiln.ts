@@ -4,13 +4,17 @@ import { loadServerSecret } from "../../src/crypto/server-secret.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Gate } from "../../src/access/gate.ts";
+import { LiveResponses } from "../../src/api/responses/live.ts";
 import { createApp, type Kiln } from "../../src/app.ts";
+import { MemoryRateLimiter } from "../../src/ratelimit/limiter.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/client.ts";
 import { createKey } from "../../src/db/keys-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
+import { Metrics } from "../../src/metrics/metrics.ts";
 import { Tokenizers } from "../../src/inference/tokenizer.ts";
 import { ModelRegistry, scanModels } from "../../src/models/registry.ts";
 import { Scheduler } from "../../src/scheduler/scheduler.ts";
@@ -54,6 +58,9 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
     sealer: createSealer(loadServerSecret(config.dataDir)),
+    metrics: new Metrics(),
+    gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
+    live: new LiveResponses(),
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;

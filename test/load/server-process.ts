@@ -7,10 +7,14 @@ export interface ServerProcess {
   pid: number;
   /** Peak resident memory of the server process so far (VmHWM), in MB. */
   peakRssMb(): Promise<number>;
+  /** SIGTERM; resolves to the exit code. */
   stop(): Promise<number>;
+  /** SIGKILL: no drain, no cleanup. */
+  kill9(): Promise<number>;
 }
 
-export async function startServerProcess(opts: { dataDir: string; modelsDir: string; env?: Record<string, string> }): Promise<ServerProcess> {
+/** `key`: the data dir's key when it was made by an earlier start (only the first start prints one). */
+export async function startServerProcess(opts: { dataDir: string; modelsDir: string; env?: Record<string, string>; key?: string }): Promise<ServerProcess> {
   const root = join(import.meta.dir, "..", "..");
   const proc = Bun.spawn([process.execPath, join(root, "src", "main.ts"), "serve", "--port", "0", "--data-dir", opts.dataDir, "--models-dir", opts.modelsDir, "--log-level", "warn"], {
     cwd: root,
@@ -23,7 +27,7 @@ export async function startServerProcess(opts: { dataDir: string; modelsDir: str
   const reader = proc.stdout.getReader();
   const deadline = Date.now() + 180_000;
   let url = "";
-  let key = "";
+  let key = opts.key ?? "";
   while (!url && Date.now() < deadline) {
     const { value, done } = await reader.read();
     if (done) break;
@@ -48,6 +52,10 @@ export async function startServerProcess(opts: { dataDir: string; modelsDir: str
     },
     async stop() {
       proc.kill("SIGTERM");
+      return proc.exited;
+    },
+    async kill9() {
+      proc.kill("SIGKILL");
       return proc.exited;
     },
   };

@@ -1,5 +1,9 @@
-// Admission limits, client disconnects and a killed worker, through the real server.
+// Admission limits, client disconnects, a killed worker and a worker that cannot start, through the real server.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { tempDir } from "../helpers/kiln.ts";
+import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { streamChat } from "../load/stream-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -108,6 +112,48 @@ describe("admission, disconnects and worker failure", () => {
       const stream = await streamChat(t.url, t.key, { model: t.modelId, messages: [{ role: "user", content: "go" }], max_tokens: 3000, ignore_eos: true });
       expect(stream.e2eMs).toBeGreaterThan(1000);
       expect(stream.outputTokens).toBe(3000);
+    } finally {
+      await t.stop(500);
+    }
+  });
+});
+
+describe("a model whose worker cannot start", () => {
+  test("answers 503 backend_unavailable with Retry-After 60 at once, in every format; the other model still serves", async () => {
+    // A second model next to the tiny one: same tokenizer and manifest, but weights ONNX Runtime cannot read.
+    const modelsDir = tempDir();
+    const good = await tinyModelDir();
+    cpSync(good, join(modelsDir, basename(good)), { recursive: true });
+    const broken = join(modelsDir, "kiln-broken-v1");
+    cpSync(good, broken, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(broken, "kiln.json"), "utf8"));
+    writeFileSync(join(broken, "kiln.json"), JSON.stringify({ ...manifest, id: "kiln-broken-v1" }));
+    writeFileSync(join(broken, "onnx", "model.onnx"), "this is not an ONNX model");
+    const t = await startTestServer({ KILN_MODELS_DIR: modelsDir });
+    try {
+      const key = { authorization: `Bearer ${t.key}`, "content-type": "application/json" };
+      const bodies: [string, object][] = [
+        ["/v1/chat/completions", { model: "kiln-broken-v1", messages: [{ role: "user", content: "hi" }], max_tokens: 4 }],
+        ["/v1/chat/completions", { model: "kiln-broken-v1", messages: [{ role: "user", content: "hi" }], max_tokens: 4, stream: true }],
+        ["/v1/responses", { model: "kiln-broken-v1", input: "hi", max_output_tokens: 16 }],
+        ["/v1/messages", { model: "kiln-broken-v1", messages: [{ role: "user", content: "hi" }], max_tokens: 4, stream: true }],
+      ];
+      for (const [path, body] of bodies) {
+        const t0 = performance.now();
+        const res = await fetch(`${t.url}${path}`, { method: "POST", headers: key, body: JSON.stringify(body) });
+        expect(performance.now() - t0).toBeLessThan(2000);
+        expect(res.status).toBe(503);
+        expect(res.headers.get("retry-after")).toBe("60");
+        expect(res.headers.get("retry-after-ms")).toBe("60000");
+        const json = (await res.json()) as { error: { type: string; code: string } };
+        expect(json.error).toMatchObject({ type: path === "/v1/messages" ? "overloaded_error" : "server_error", code: "backend_unavailable" });
+      }
+      const status = (await (await fetch(`${t.url}/v1/status`)).json()) as { model_statuses: { id: string; status: string }[] };
+      expect(status.model_statuses.find((m) => m.id === "kiln-broken-v1")?.status).toBe("outage");
+      const ok = await fetch(`${t.url}/v1/chat/completions`, {
+        method: "POST", headers: key, body: JSON.stringify({ model: t.deps.registry.list().find((m) => m.id !== "kiln-broken-v1")!.id, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
+      });
+      expect(ok.status).toBe(200);
     } finally {
       await t.stop(500);
     }

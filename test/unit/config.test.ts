@@ -35,6 +35,20 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ KILN_MAX_BODY_BYTES: "10" }, [])).toThrow("KILN_MAX_BODY_BYTES must be between 1024");
   });
 
+  test("the worker load timeout: 300 s by default, 1 s to an hour", () => {
+    expect(loadConfig({}, []).loadTimeoutS).toBe(300);
+    expect(loadConfig({ KILN_LOAD_TIMEOUT_S: "20" }, []).loadTimeoutS).toBe(20);
+    expect(() => loadConfig({}, ["--load-timeout-s", "0"])).toThrow("--load-timeout-s must be between 1 and 3600");
+  });
+
+  test("the /metrics admin token: unset by default; 16+ printable characters without spaces", () => {
+    expect(loadConfig({}, []).metricsToken).toBeUndefined();
+    expect(loadConfig({ KILN_METRICS_TOKEN: "s3cret-scrape-token-1" }, []).metricsToken).toBe("s3cret-scrape-token-1");
+    expect(loadConfig({}, ["--metrics-token", "0123456789abcdef"]).metricsToken).toBe("0123456789abcdef");
+    expect(() => loadConfig({ KILN_METRICS_TOKEN: "short" }, [])).toThrow("KILN_METRICS_TOKEN must be at least 16 printable characters");
+    expect(() => loadConfig({ KILN_METRICS_TOKEN: "has a space in the token" }, [])).toThrow("KILN_METRICS_TOKEN must be at least 16");
+  });
+
   test("stripConfigFlags leaves the command and its arguments", () => {
     expect(stripConfigFlags(["--port", "1", "keys", "create", "--team", "a", "--data-dir=/x"])).toEqual(["keys", "create", "--team", "a"]);
   });

@@ -19,7 +19,7 @@ export function chatRoutes(deps: AppDeps) {
         body: ChatRequest,
         // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
         parse: "json",
-        response: { 200: ChatCompletion, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody },
+        response: { 200: ChatCompletion, 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody },
         detail: {
           summary: "Create a chat completion",
           description:

@@ -16,9 +16,23 @@ export function stopReason(reason: FinishReason, stopSequence: string | null): S
   return stopSequence !== null ? "stop_sequence" : "end_turn";
 }
 
-/** The error object of this format: the spec's fields under `error`, with `type: "error"` on top. */
+/** Anthropic's error types, by HTTP status (its clients and tools branch on them); other 5xx are api_error. */
+const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error", 401: "authentication_error", 402: "billing_error", 403: "permission_error", 404: "not_found_error",
+  408: "invalid_request_error", 413: "request_too_large", 429: "rate_limit_error", 503: "overloaded_error",
+};
+
+export function anthropicErrorType(status: number): string {
+  return ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
+}
+
+/**
+ * The error object of this format: `{type: "error", error: {type, message}}` with Anthropic's error type; the spec's
+ * `code` (server_shutting_down, model_not_found, …) and `param` ride along inside `error`.
+ */
 export function messagesErrorBody(e: ApiError): Json {
-  return { type: "error", ...e.toBody() };
+  const { error } = e.toBody();
+  return { type: "error", error: { ...error, type: anthropicErrorType(e.status) } };
 }
 
 interface Open {

@@ -8,7 +8,7 @@ import { CountTokensObject, MessageObject, MessagesRequest } from "./schema.ts";
 import { countMessageTokens, createMessage } from "./service.ts";
 
 const MessagesError = t.Composite([t.Object({ type: t.Literal("error") }), ErrorBody]);
-const errors = { 400: MessagesError, 401: MessagesError, 404: MessagesError, 500: MessagesError, 503: MessagesError, 504: MessagesError };
+const errors = { 400: MessagesError, 401: MessagesError, 402: MessagesError, 403: MessagesError, 404: MessagesError, 429: MessagesError, 500: MessagesError, 503: MessagesError, 504: MessagesError };
 /** max_tokens is required by this format, unlike the others; a count_tokens body does not need it. */
 const CountRequest = t.Composite([t.Omit(MessagesRequest, ["max_tokens"]), t.Object({ max_tokens: t.Optional(t.Integer({ minimum: 1 })) })], { additionalProperties: true });
 

@@ -9,7 +9,7 @@ import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
 import { prepareGeneration } from "../../inference/generate.ts";
 import { newAnthropicMessageId } from "../../inference/ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
-import { MessageAssembler, type MessagesEvent } from "./assembler.ts";
+import { MessageAssembler, type MessagesEvent, messagesErrorBody } from "./assembler.ts";
 import type { MessagesRequestBody } from "./schema.ts";
 import { messagesRequest } from "./validate.ts";
 
@@ -54,7 +54,7 @@ export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ct
       frames: messageFrames(run, asm),
       heartbeatMs: PING_MS,
       heartbeat: frame({ type: "ping" }),
-      errorFrame: (err) => frame({ type: "error", ...err.toBody() }),
+      errorFrame: (err) => frame(messagesErrorBody(err) as MessagesEvent),
       logger: deps.logger,
       requestId: ctx.requestId,
       onStreamEnd: ctx.onStreamEnd,

@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
 import { authDerive } from "../../auth/guard.ts";
+import { mayUseModel } from "../../access/rules.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import type { ModelEntry, ModelRegistry } from "../../models/registry.ts";
@@ -28,20 +29,25 @@ export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof Mo
 export function modelsRoutes(deps: AppDeps) {
   return new Elysia({ name: "models" })
     .derive(authDerive(deps.db))
-    .get("/v1/models", () => ({ object: "list" as const, data: deps.registry.list().map((m) => toModelObject(m, deps.registry)) }), {
-      response: { 200: ModelList, 401: ErrorBody },
+    // Only the models this key (and its team) may use are listed; one it may not is a 403 like any request naming it.
+    .get("/v1/models", ({ auth }) => ({
+      object: "list" as const,
+      data: deps.registry.list().filter((m) => mayUseModel(auth.rules, m.id)).map((m) => toModelObject(m, deps.registry)),
+    }), {
+      response: { 200: ModelList, 401: ErrorBody, 402: ErrorBody, 429: ErrorBody },
       detail: { summary: "List models", tags: ["Models"] },
     })
     .get(
       "/v1/models/:model",
-      ({ params }) => {
+      ({ params, auth }) => {
+        deps.gate.checkModel(auth, params.model);
         const m = deps.registry.get(params.model);
         if (!m) throw ApiError.modelNotFound(params.model);
         return toModelObject(m, deps.registry);
       },
       {
         params: ModelParams,
-        response: { 200: ModelObject, 401: ErrorBody, 404: ErrorBody },
+        response: { 200: ModelObject, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
         detail: { summary: "Retrieve a model", tags: ["Models"] },
       },
     );

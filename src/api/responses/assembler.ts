@@ -26,6 +26,8 @@ export interface AssemblerOptions {
   sealer: Sealer;
   includeEncrypted: boolean;
   summary: boolean;
+  /** A background response starts queued and moves to in_progress when the scheduler starts it. */
+  queued?: boolean;
 }
 
 interface Open {
@@ -38,7 +40,7 @@ interface Open {
 }
 
 export class ResponseAssembler {
-  status: ResponseStatus = "in_progress";
+  status: ResponseStatus;
   private readonly output: Json[] = [];
   private usage: Usage | null = null;
   private error: { code: string; message: string } | null = null;
@@ -50,7 +52,13 @@ export class ResponseAssembler {
   /** Every source the response's searches gave so far, numbered as the model saw them. */
   private sources: NumberedSource[] = [];
 
-  constructor(private readonly o: AssemblerOptions) {}
+  constructor(private readonly o: AssemblerOptions) {
+    this.status = o.queued ? "queued" : "in_progress";
+  }
+
+  get id(): string {
+    return this.o.id;
+  }
 
   /** The response object as it stands. */
   response(): Json {
@@ -76,9 +84,24 @@ export class ResponseAssembler {
     };
   }
 
-  /** The first two events of a stream. */
+  /** The first events of a stream: created, then in_progress, or queued for a background response not started yet. */
   start(): ResponseEvent[] {
-    return [{ type: "response.created", response: this.response() }, { type: "response.in_progress", response: this.response() }];
+    const created: ResponseEvent = { type: "response.created", response: this.response() };
+    return [created, { type: this.status === "queued" ? "response.queued" : "response.in_progress", response: this.response() }];
+  }
+
+  /** A queued response was started: its in_progress event. */
+  begin(): ResponseEvent[] {
+    if (this.status !== "queued") return [];
+    this.status = "in_progress";
+    return [{ type: "response.in_progress", response: this.response() }];
+  }
+
+  /** Ends a response that cannot finish (its worker or stream failed outside the model): status failed, no event. */
+  abandon(message: string): void {
+    this.status = "failed";
+    this.error = { code: "server_error", message };
+    this.completedAt = Math.floor(Date.now() / 1000);
   }
 
   push(ev: CoreEvent): ResponseEvent[] {
@@ -98,9 +121,10 @@ export class ResponseAssembler {
         this.usage = ev.usage;
         break;
       case "finish":
-        // Text the token budget cut short is an incomplete message.
-        this.flushMessage(out, false, ev.reason === "length");
-        this.finish(ev.reason === "length", out);
+        // Text the token budget (or a cancel) cut short is an incomplete message.
+        this.flushMessage(out, false, ev.reason === "length" || ev.reason === "cancelled");
+        if (ev.reason === "cancelled") this.cancel(out);
+        else this.finish(ev.reason === "length", out);
         break;
       case "error":
         this.flushMessage(out, false);
@@ -200,6 +224,14 @@ export class ResponseAssembler {
     if (cut) this.incomplete = { reason: "max_output_tokens" };
     this.completedAt = Math.floor(Date.now() / 1000);
     out.push({ type: cut ? "response.incomplete" : "response.completed", response: this.response() });
+  }
+
+  /** Stopped on request (a cancelled background response, or a stored stream whose client left). */
+  private cancel(out: ResponseEvent[]): void {
+    for (const o of this.open.values()) if (o.head.kind !== "reasoning") o.item.status = "incomplete";
+    this.status = "cancelled";
+    this.completedAt = Math.floor(Date.now() / 1000);
+    out.push({ type: "response.cancelled", response: this.response() });
   }
 
   private fail(error: ApiError, out: ResponseEvent[]): void {

@@ -54,10 +54,10 @@ function checkItemShape(item: Item, i: number): void {
 }
 
 /**
- * Rules 1–5 and the item shapes. With `hasPrevious` (previous_response_id), a function_call_output may answer a call
- * made in an earlier response, so rule 1 is relaxed.
+ * Rules 1–5 and the item shapes. `earlierCalls` are the call ids of the previous_response_id chain: with it, a
+ * function_call_output may answer a call made in an earlier response, so rule 1 is relaxed to the whole chain.
  */
-export function checkInputStructure(input: ResponsesRequestBody["input"], opts: { hasPrevious: boolean }): void {
+export function checkInputStructure(input: ResponsesRequestBody["input"], opts: { earlierCalls?: ReadonlySet<string> } = {}): void {
   if (typeof input === "string") {
     if (!input) throw bad("input must not be empty.", "input");
     return;
@@ -67,13 +67,11 @@ export function checkInputStructure(input: ResponsesRequestBody["input"], opts: 
 
   // Rule 1: every function_call_output answers a function_call of this request.
   const calls = new Set(input.filter((it) => kind(it) === "function_call").map((it) => it.call_id));
-  if (!opts.hasPrevious) {
-    input.forEach((it, i) => {
-      if (kind(it) === "function_call_output" && !calls.has(it.call_id)) {
-        throw bad(`No tool call found for function call output with call_id ${clip(String(it.call_id))} (input.${i}).`, "call_id");
-      }
-    });
-  }
+  input.forEach((it, i) => {
+    if (kind(it) === "function_call_output" && !calls.has(it.call_id) && !opts.earlierCalls?.has(it.call_id!)) {
+      throw bad(`No tool call found for function call output with call_id ${clip(String(it.call_id))} (input.${i}).`, "call_id");
+    }
+  });
 
   const seen = new Set<string>();
   input.forEach((it, i) => {

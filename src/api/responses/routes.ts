@@ -1,13 +1,23 @@
-// POST /v1/responses and POST /v1/responses/input_tokens.
-import { Elysia } from "elysia";
+// POST /v1/responses, POST /v1/responses/input_tokens, and the stored-response endpoints: GET and DELETE
+// /v1/responses/{id}, POST /v1/responses/{id}/cancel, GET /v1/responses/{id}/input_items.
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
 import { authDerive } from "../../auth/guard.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { metaOf, watchStream } from "../../http/request-meta.ts";
-import { InputTokensObject, ResponseObject, ResponsesRequest } from "./schema.ts";
+import { cancelStoredResponse, deleteStoredResponse, listInputItems, retrieveResponse } from "./retrieve.ts";
+import { DeletedResponse, InputItemList, InputTokensObject, ResponseObject, ResponsesRequest } from "./schema.ts";
 import { countInputTokens, createResponse } from "./service.ts";
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody };
+const Id = t.Object({ id: t.String({ description: "A response id (resp_…) of your team." }) });
+
+/** `include` as the clients send it: repeated `include=…` or `include[]=…`. */
+function includeOf(request: Request): string[] {
+  const q = new URL(request.url).searchParams;
+  return [...q.getAll("include"), ...q.getAll("include[]")];
+}
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody };
 
 export function responsesRoutes(deps: AppDeps) {
   return new Elysia({ name: "responses" })
@@ -16,7 +26,9 @@ export function responsesRoutes(deps: AppDeps) {
       "/v1/responses",
       // A streamed answer is a Response (SSE), which Elysia passes through; the schema describes the JSON answer.
       ({ body, auth, request }) =>
-        createResponse(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof ResponseObject.static>,
+        createResponse(deps, body, {
+          auth, requestId: metaOf(request).id, signal: request.signal, bodyBytes: metaOf(request).bodyBytes ?? 0, onStreamEnd: watchStream(metaOf(request)),
+        }) as Promise<typeof ResponseObject.static>,
       {
         body: ResponsesRequest,
         // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
@@ -32,7 +44,7 @@ export function responsesRoutes(deps: AppDeps) {
         },
       },
     )
-    .post("/v1/responses/input_tokens", ({ body }) => countInputTokens(deps, body), {
+    .post("/v1/responses/input_tokens", ({ body, auth }) => countInputTokens(deps, body, auth.teamId), {
       body: ResponsesRequest,
       // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
       parse: "json",
@@ -42,5 +54,56 @@ export function responsesRoutes(deps: AppDeps) {
         description: "Takes a body shaped like POST /v1/responses and returns the input tokens that request would be billed.",
         tags: ["Responses"],
       },
+    })
+    .get(
+      "/v1/responses/:id",
+      ({ params, query, auth, request }) =>
+        retrieveResponse(deps, params.id, auth.teamId, { include: includeOf(request), stream: query.stream, starting_after: query.starting_after }, {
+          abortOnLeave: false, requestId: metaOf(request).id, onStreamEnd: watchStream(metaOf(request)),
+        }) as typeof ResponseObject.static,
+      {
+        params: Id,
+        query: t.Object(
+          {
+            stream: t.Optional(t.Boolean({ description: "true: the response's events as text/event-stream, stored ones first, then live ones until it ends" })),
+            starting_after: t.Optional(t.Integer({ minimum: -1, description: "With stream: only events whose sequence_number is greater" })),
+            include: t.Optional(t.Union([t.String(), t.Array(t.String())], { description: "reasoning.encrypted_content" })),
+          },
+          { additionalProperties: true },
+        ),
+        response: { 200: ResponseObject, ...errors },
+        detail: {
+          summary: "Retrieve a stored response",
+          description:
+            "A response of your team that was stored (store defaults to true) or run in the background; poll it while it is queued or in_progress. " +
+            "With `stream=true` (only for a response that was streamed or run in the background) the events after `starting_after` are replayed and then followed live: " +
+            "reconnecting with the last sequence_number seen gives every event exactly once.",
+          tags: ["Responses"],
+        },
+      },
+    )
+    .delete("/v1/responses/:id", ({ params, auth }) => deleteStoredResponse(deps, params.id, auth.teamId), {
+      params: Id,
+      response: { 200: DeletedResponse, ...errors },
+      detail: { summary: "Delete a stored response", description: "Deletes the response with its input items and events; a running background response is stopped first.", tags: ["Responses"] },
+    })
+    .post("/v1/responses/:id/cancel", ({ params, auth }) => cancelStoredResponse(deps, params.id, auth.teamId) as Promise<typeof ResponseObject.static>, {
+      params: Id,
+      response: { 200: ResponseObject, ...errors },
+      detail: {
+        summary: "Cancel a background response",
+        description: "Stops a queued or running background response within one generation step; it ends cancelled. A finished one is returned unchanged; one that is not a background response is a 400.",
+        tags: ["Responses"],
+      },
+    })
+    .get("/v1/responses/:id/input_items", ({ params, query, auth }) => listInputItems(deps, params.id, auth.teamId, query), {
+      params: Id,
+      query: t.Object({
+        order: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")], { error: 'order must be "asc" or "desc"', description: "desc (default): newest first" })),
+        after: t.Optional(t.String({ description: "An item id: the page starts after it, in the chosen order" })),
+        limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, error: "limit must be a whole number from 1 to 100", description: "1–100, default 20" })),
+      }),
+      response: { 200: InputItemList, ...errors },
+      detail: { summary: "List a stored response's input items", description: "The items the response was created with (not those of its previous_response_id chain), paginated.", tags: ["Responses"] },
     });
 }

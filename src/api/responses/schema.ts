@@ -159,3 +159,19 @@ export const InputTokensObject = t.Object(
   { object: t.Literal("response.input_tokens"), input_tokens: Int() },
   { examples: [{ object: "response.input_tokens", input_tokens: 31 }] },
 );
+
+export const DeletedResponse = t.Object(
+  { id: t.String(), object: t.Literal("response"), deleted: t.Literal(true) },
+  { examples: [{ id: "resp_6f2c0d…", object: "response", deleted: true }] },
+);
+
+export const InputItemList = t.Object(
+  {
+    object: t.Literal("list"),
+    data: t.Array(t.Record(t.String(), t.Unknown(), { description: "An input item with its id: message (msg_), function_call (fc_), function_call_output (fco_) or reasoning" })),
+    first_id: t.Union([t.String(), t.Null()]),
+    last_id: t.Union([t.String(), t.Null()]),
+    has_more: t.Boolean(),
+  },
+  { examples: [{ object: "list", data: [{ id: "msg_8a1…", type: "message", role: "user", content: [{ type: "input_text", text: "Hi" }] }], first_id: "msg_8a1…", last_id: "msg_8a1…", has_more: false }] },
+);

@@ -1,84 +1,124 @@
 // POST /v1/responses and /v1/responses/input_tokens: validate and map onto the core request, run it through the shared
-// lifecycle, and assemble the response object (or its event stream) from the core's blocks.
+// lifecycle, and assemble the response object (or its event stream) from the core's blocks. A stored response
+// (store defaults to true) is written to the database; a streamed or background one is driven by stored.ts.
 import type { AppDeps } from "../../app-deps.ts";
-import { textModel } from "../text-model.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
+import { insertResponse } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { StreamEnd } from "../../http/sse-writer.ts";
 import { prepareGeneration } from "../../inference/generate.ts";
 import { newResponseId } from "../../inference/ids.ts";
-import { startRun } from "../../inference/lifecycle.ts";
+import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
+import { textModel } from "../text-model.ts";
 import { ResponseAssembler } from "./assembler.ts";
+import { loadHistory } from "./chain.ts";
+import { echo } from "./echo.ts";
+import { storedInput } from "./items.ts";
+import { followStream } from "./retrieve.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
+import { launch } from "./stored.ts";
 import { responseFrames, SequencedFrames } from "./stream.ts";
-import { type ResponsesPlan, responsesRequest } from "./validate.ts";
+import { checkOptions, responsesRequest } from "./validate.ts";
 import { webSearchSetup } from "./web-search.ts";
 
 export interface CallContext {
   auth: AuthContext;
   requestId: string;
   signal: AbortSignal;
+  /** The JSON body's size as received, for the background limit. */
+  bodyBytes: number;
   onStreamEnd?: (end: StreamEnd) => void;
 }
 
-/** The request fields a response object echoes, with the format's defaults. */
-function echo(body: ResponsesRequestBody, plan: ResponsesPlan): Record<string, unknown> {
-  return {
-    instructions: body.instructions ?? null,
-    max_output_tokens: body.max_output_tokens ?? null,
-    metadata: body.metadata ?? {},
-    parallel_tool_calls: body.parallel_tool_calls ?? true,
-    previous_response_id: null,
-    reasoning: { effort: plan.effort, summary: body.reasoning?.summary ?? null },
-    store: body.store ?? true,
-    background: false,
-    temperature: body.temperature ?? 1,
-    text: { format: body.text?.format ?? { type: "text" } },
-    tool_choice: body.tool_choice ?? (body.tools?.length ? "auto" : "none"),
-    tools: body.tools ?? [],
-    top_p: body.top_p ?? 1,
-    truncation: "disabled",
-    user: body.user ?? null,
-  };
+/** A background request's JSON body may be at most this many bytes (spec, Limits). */
+export const BACKGROUND_BODY_LIMIT = 1_048_576;
+
+function tooLarge(bytes: number, limit: number): ApiError {
+  return new ApiError(
+    413, "invalid_request_error",
+    `This response is ${bytes} bytes stored, above the ${limit}-byte limit for a stored response (KILN_MAX_STORED_RESPONSE_BYTES). Send it with store: false, or with less input.`,
+    "payload_too_large",
+  );
 }
 
 export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, ctx: CallContext): Promise<Record<string, unknown> | Response> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
-  const model = textModel(deps, body.model);
-  const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config));
-  const run = await startRun(deps, {
-    scope: { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "responses" },
-    model,
-    request: plan.request,
-    clientSignal: ctx.signal,
-    timeoutMs: body.stream ? null : deps.config.requestTimeoutMs,
-  });
-  const asm = new ResponseAssembler({
-    id: newResponseId(), model: model.id, createdAt: Math.floor(Date.now() / 1000), echo: echo(body, plan),
-    sealer: deps.sealer, includeEncrypted: plan.includeEncrypted, summary: plan.summary,
-  });
-  if (body.stream) {
-    const seq = new SequencedFrames();
-    return streamRun(run, {
-      frames: responseFrames(run, asm, seq),
-      errorFrame: (err) => seq.frame({ type: "error", code: "server_error", message: err.message, param: null }),
-      logger: deps.logger,
-      requestId: ctx.requestId,
-      onStreamEnd: ctx.onStreamEnd,
-    });
+  if (body.background && ctx.bodyBytes > BACKGROUND_BODY_LIMIT) {
+    throw new ApiError(
+      413, "invalid_request_error",
+      `A background request's JSON body may be at most ${BACKGROUND_BODY_LIMIT} bytes; this one is ${ctx.bodyBytes}. Upload media through the Files API, or send it without background.`,
+      "payload_too_large",
+    );
   }
-  await consumeRun(run, (ev) => void asm.push(ev), deps.config.requestTimeoutMs);
+  checkOptions(body);
+  const model = textModel(deps, body.model);
+  const history = body.previous_response_id ? loadHistory(deps.db, ctx.auth.teamId, body.previous_response_id) : null;
+  const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), history);
+  const scope: RequestScope = { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "responses" };
+  const id = newResponseId();
+  const createdAt = Math.floor(Date.now() / 1000);
+
+  if (body.store === false) {
+    const run = await startRun(deps, { scope, model, request: plan.request, clientSignal: ctx.signal, timeoutMs: body.stream ? null : deps.config.requestTimeoutMs });
+    const asm = new ResponseAssembler({ id, model: model.id, createdAt, echo: echo(body, plan), sealer: deps.sealer, includeEncrypted: plan.includeEncrypted, summary: plan.summary });
+    if (body.stream) return streamPlain(deps, run, asm, ctx);
+    await consumeRun(run, (ev) => void asm.push(ev), deps.config.requestTimeoutMs);
+    return asm.response();
+  }
+
+  const { input: _input, ...rest } = body;
+  const requestJson = JSON.stringify(rest);
+  const items = storedInput(body.input);
+  const bytes = items.reduce((n, it) => n + JSON.stringify(it.item).length, requestJson.length);
+  const limit = deps.config.maxStoredResponseBytes;
+
+  if (!body.stream && !body.background) {
+    // The spec's order for a stored, non-streamed answer: inference completes, then storing it may fail with 413.
+    const run = await startRun(deps, { scope, model, request: plan.request, clientSignal: ctx.signal, timeoutMs: deps.config.requestTimeoutMs });
+    const asm = new ResponseAssembler({ id, model: model.id, createdAt, echo: echo(body, plan), sealer: deps.sealer, includeEncrypted: plan.includeEncrypted, summary: plan.summary });
+    await consumeRun(run, (ev) => void asm.push(ev), deps.config.requestTimeoutMs);
+    const response = asm.response();
+    const responseJson = JSON.stringify(response);
+    if (bytes + responseJson.length > limit) throw tooLarge(bytes + responseJson.length, limit);
+    insertResponse(deps.db, {
+      id, teamId: scope.teamId, keyId: scope.keyId, model: model.id, status: asm.status, background: false, previousResponseId: body.previous_response_id ?? null,
+      requestJson, responseJson, storedBytes: bytes + responseJson.length, attempts: 0, createdAt, updatedAt: createdAt,
+      expiresAt: createdAt + deps.config.responseRetentionDays * 86_400,
+    }, items);
+    return response;
+  }
+
+  // A stream or a job cannot turn into a 413 once it has begun: its input is measured first.
+  if (bytes > limit) throw tooLarge(bytes, limit);
+  const background = body.background ?? false;
+  const asm = await launch(deps, {
+    body, model, plan, scope, id, createdAt, background, clientSignal: background ? null : ctx.signal, fresh: { items, requestJson, bytes },
+  });
+  if (body.stream) return followStream(deps, id, -1, { abortOnLeave: !background, requestId: ctx.requestId, onStreamEnd: ctx.onStreamEnd });
   return asm.response();
+}
+
+/** A stream that is not stored: the assembler's events straight to the client, whose leaving stops the run. */
+function streamPlain(deps: AppDeps, run: Awaited<ReturnType<typeof startRun>>, asm: ResponseAssembler, ctx: CallContext): Response {
+  const seq = new SequencedFrames();
+  return streamRun(run, {
+    frames: responseFrames(run, asm, seq),
+    errorFrame: (err) => seq.frame({ type: "error", code: "server_error", message: err.message, param: null }),
+    logger: deps.logger,
+    requestId: ctx.requestId,
+    onStreamEnd: ctx.onStreamEnd,
+  });
 }
 
 /**
  * The input tokens the same request would be billed: the prompt it renders to, counted. With web_search on, a
  * response that searches is billed each generation step's prompt, so this is the first step's share.
  */
-export async function countInputTokens(deps: AppDeps, body: ResponsesRequestBody): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
+export async function countInputTokens(deps: AppDeps, body: ResponsesRequestBody, teamId: number): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
   const model = textModel(deps, body.model);
-  const plan = responsesRequest({ ...body, stream: false }, model, deps.sealer, webSearchSetup(deps.config));
+  const history = body.previous_response_id ? loadHistory(deps.db, teamId, body.previous_response_id) : null;
+  const plan = responsesRequest({ ...body, stream: false, background: false }, model, deps.sealer, webSearchSetup(deps.config), history);
   const prepared = await prepareGeneration(deps, model, plan.request);
   return { object: "response.input_tokens", input_tokens: prepared.promptIds.length };
 }

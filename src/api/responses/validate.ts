@@ -7,6 +7,7 @@ import { type WebSearchSetup, withWebSearch } from "../../inference/tool-loop.ts
 import type { ModelInfo } from "../../models/manifest.ts";
 import { checkInputStructure } from "./input-rules.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
+import type { History } from "./chain.ts";
 import { type ResponsesInputItem, responsesToConversation } from "./to-conversation.ts";
 import { forcesWebSearch, isWebSearchType, webSearchRequested } from "./web-search.ts";
 
@@ -93,16 +94,25 @@ function openReasoning(items: ResponsesInputItem[], model: string, sealer: Seale
   });
 }
 
-/** `search` is the server's web search backend and limit (null: none configured). */
-export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, sealer: Sealer, search: WebSearchSetup | null = null): ResponsesPlan {
-  if (body.background) throw bad("Background responses are not supported by this server yet; send the request without background.", "background");
-  if (body.previous_response_id) throw ApiError.notFound(`Previous response with id '${clip(body.previous_response_id)}' not found.`, "previous_response_id");
+/** The request options that do not depend on the model (checked before any work, a background job's included). */
+export function checkOptions(body: ResponsesRequestBody): void {
+  if (body.background && body.store === false) throw bad("background: true needs store: true (a background response is kept so it can be polled).", "background");
   if (body.truncation === "auto") throw bad('truncation "auto" is not supported: kiln never drops input; send "disabled" or leave it out.', "truncation");
   for (const inc of body.include ?? []) if (!INCLUDABLE.has(inc)) throw bad(`include '${clip(inc)}' is not supported; kiln can include ${[...INCLUDABLE].join(", ")}.`, "include");
-  checkInputStructure(body.input, { hasPrevious: false });
+}
+
+/**
+ * `search` is the server's web search backend and limit (null: none configured); `history` is the
+ * previous_response_id chain's items (loaded by the caller), which come before the input.
+ */
+export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, sealer: Sealer, search: WebSearchSetup | null = null, history: History | null = null): ResponsesPlan {
+  checkOptions(body);
+  checkInputStructure(body.input, { earlierCalls: history?.callIds });
   const effort = (body.reasoning?.effort ?? body.reasoning_effort ?? null) as Effort | null;
   if (effort && effort !== "none" && !model.capabilities.reasoning) throw bad(`The model '${model.id}' does not reason; leave reasoning.effort out.`, "reasoning.effort");
-  const input = typeof body.input === "string" ? body.input : openReasoning(body.input as ResponsesInputItem[], model.id, sealer);
+  const own = body.input as string | ResponsesInputItem[];
+  const items = history ? [...history.items, ...(typeof own === "string" ? [{ role: "user" as const, content: own }] : own)] : own;
+  const input = typeof items === "string" ? items : openReasoning(items, model.id, sealer);
   const web = webSearchRequested(body, search);
   const defs = tools(body, model);
   // Without an effort the model's own template decides (as chat does); an effort opens or skips the thinking block.

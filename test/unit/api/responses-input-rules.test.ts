@@ -11,16 +11,16 @@ const output = (id: string) => ({ type: "function_call_output", call_id: id, out
 const reasoning = (id?: string, enc?: string) => ({ type: "reasoning", ...(id ? { id } : {}), summary: [], ...(enc ? { encrypted_content: enc } : {}) });
 const said = (text: string, phase?: string) => ({ role: "assistant", content: text, ...(phase ? { phase } : {}) });
 
-function refusal(items: unknown[], hasPrevious = false): ApiError {
+function refusal(items: unknown[], earlierCalls?: Set<string>): ApiError {
   try {
-    checkInputStructure(items as Items, { hasPrevious });
+    checkInputStructure(items as Items, { earlierCalls });
   } catch (e) {
     if (e instanceof ApiError) return e;
     throw e;
   }
   throw new Error("expected a 400");
 }
-const ok = (items: unknown[], hasPrevious = false) => expect(() => checkInputStructure(items as Items, { hasPrevious })).not.toThrow();
+const ok = (items: unknown[], earlierCalls?: Set<string>) => expect(() => checkInputStructure(items as Items, { earlierCalls })).not.toThrow();
 
 describe("input structure", () => {
   test("a valid agent turn passes: reasoning, commentary, calls, outputs, answer", () => {
@@ -29,7 +29,7 @@ describe("input structure", () => {
 
   test("empty input and unsupported roles or item types", () => {
     expect(refusal([]).param).toBe("input");
-    expect(() => checkInputStructure("", { hasPrevious: false })).toThrow("must not be empty");
+    expect(() => checkInputStructure("")).toThrow("must not be empty");
     expect(refusal([{ role: "tool", content: "x" }]).param).toBe("input.0.role");
     expect(refusal([{ type: "computer_call" }]).param).toBe("input.0.type");
     expect(refusal([{ role: "user", content: [{ type: "output_text", text: "x" }] }]).param).toBe("input.0.content.0.type");
@@ -39,7 +39,9 @@ describe("input structure", () => {
     const e = refusal([user("go"), call("call_a"), output("call_zz")]);
     expect(e.param).toBe("call_id");
     expect(e.message).toContain("call_zz");
-    ok([user("go"), output("call_from_before")], true);
+    ok([user("go"), output("call_from_before")], new Set(["call_from_before"]));
+    // The chain is no blank cheque: a call made nowhere in it is still unmatched.
+    expect(refusal([user("go"), output("call_elsewhere")], new Set(["call_from_before"])).param).toBe("call_id");
   });
 
   test("rule 2: a replayed reasoning item is followed by an assistant message or a function_call", () => {

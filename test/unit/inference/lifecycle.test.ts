@@ -7,7 +7,10 @@ import { createKey } from "../../../src/db/keys-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { ApiError } from "../../../src/errors/api-error.ts";
 import { collectChoice } from "../../../src/inference/blocks.ts";
-import { type LifecycleDeps, settleStatus, startRun, totalUsage } from "../../../src/inference/lifecycle.ts";
+import { type Admission, type AdmissionTicket, type LifecycleDeps, settleStatus, startRun, totalUsage } from "../../../src/inference/lifecycle.ts";
+import { credit, setBillingEnabled } from "../../../src/db/billing-repo.ts";
+import { billingAccounts, ledger } from "../../../src/db/schema.ts";
+import type { Usage } from "../../../src/inference/blocks.ts";
 import { resolvePromptFormat } from "../../../src/inference/prompt-format.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
@@ -52,12 +55,12 @@ function tickingScheduler(limit: number, submitted: SeqRequest[]) {
   };
 }
 
-function deps(limit: number, submitted: SeqRequest[], admit?: LifecycleDeps["admit"]) {
+function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admission) => Promise<AdmissionTicket>) {
   const db = openDatabase(tempDir("kiln-life-"));
   const team = createTeam(db, "t");
   const key = createKey(db, team.id, "k");
   const d: LifecycleDeps = {
-    db, logger: memoryLogger(), lifecycle: { draining: false }, admit,
+    db, logger: memoryLogger(), lifecycle: { draining: false }, gate: admit && { admit },
     scheduler: tickingScheduler(limit, submitted) as unknown as LifecycleDeps["scheduler"],
     tokenizers: {
       get: async () => ({
@@ -79,7 +82,7 @@ describe("startRun", () => {
   test("admission sees the counted prompt before anything is queued; a refusal queues nothing and writes no usage", async () => {
     const submitted: SeqRequest[] = [];
     const seen: number[] = [];
-    const { d, db, scope } = deps(3, submitted, (a) => {
+    const { d, db, scope } = deps(3, submitted, async (a) => {
       seen.push(a.inputTokens, a.maxOutputTokens, a.choices);
       throw new ApiError(429, "rate_limit_error", "slow down", "rate_limit_exceeded");
     });
@@ -117,6 +120,64 @@ describe("startRun", () => {
     const bg = deps(10, []);
     const detached = await startRun(bg.d, { scope: bg.scope, model, request: request(), clientSignal: null, timeoutMs: null });
     expect(await detached.settled).toEqual({ status: "completed", usage: { inputTokens: 7, outputTokens: 10, reasoningTokens: 0, cachedTokens: 0 } });
+  });
+
+  test("metrics: one TTFT per choice, an inter-token gap per later token, and the settled usage counted once", async () => {
+    const { d, scope } = deps(4, []);
+    const seen = { ttft: [] as number[], itl: [] as number[], usage: [] as [object, object][] };
+    d.metrics = {
+      observeFirstToken: (labels, s) => {
+        expect(labels).toEqual({ model: model.id, endpoint: "chat" });
+        seen.ttft.push(s);
+      },
+      observeInterToken: (_l, s) => seen.itl.push(s),
+      observeUsage: (labels, usage) => seen.usage.push([labels, usage]),
+    };
+    const run = await startRun(d, { scope, model, request: request(2), clientSignal: null, timeoutMs: null });
+    await run.settled;
+    expect(seen.ttft).toHaveLength(2);
+    // Each sequence ticks every 5 ms: a first token no sooner than that, later ones about that far apart.
+    for (const s of seen.ttft) expect(s).toBeGreaterThanOrEqual(0.004);
+    expect(seen.itl).toHaveLength(2 * 3);
+    for (const s of seen.itl) expect(s).toBeGreaterThan(0.002);
+    expect(seen.usage).toEqual([[{ model: model.id, endpoint: "chat", team: String(scope.teamId) }, { inputTokens: 7, outputTokens: 8, reasoningTokens: 0, cachedTokens: 0 }]]);
+  });
+
+  test("the admission ticket is released once, with the usage settled (or null when nothing was queued)", async () => {
+    const released: (Usage | null)[] = [];
+    const ticket = async (): Promise<AdmissionTicket> => ({ release: (u) => void released.push(u) });
+    const ok = deps(4, [], ticket);
+    const run = await startRun(ok.d, { scope: ok.scope, model, request: request(), clientSignal: null, timeoutMs: null });
+    const s = await run.settled;
+    expect(released).toEqual([s.usage]);
+    expect(s.usage).toMatchObject({ inputTokens: 7, outputTokens: 4 });
+
+    const failing = deps(4, [], ticket);
+    failing.d.scheduler = { assertServing: () => {}, submit: () => { throw ApiError.overloaded(); } } as unknown as LifecycleDeps["scheduler"];
+    await expect(startRun(failing.d, { scope: failing.scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toMatchObject({ status: 503 });
+    expect(released).toEqual([s.usage, null]);
+  });
+
+  test("a billed team's charge is written with the usage row: same amount, balance after it", async () => {
+    const priced = { ...model, pricing: { inputPerMillion: 2, outputPerMillion: 10, perImage: 0 } };
+    const { d, db, scope } = deps(5, []);
+    setBillingEnabled(db, scope.teamId, true);
+    credit(db, scope.teamId, 1_000_000, "start");
+    const run = await startRun(d, { scope, model: priced, request: request(), clientSignal: null, timeoutMs: null });
+    await run.settled;
+    const row = db.select().from(usage).where(eq(usage.requestId, scope.requestId)).get()!;
+    // 7 input × 2 + 5 output × 10 micro-units per token.
+    expect(row.costMicros).toBe(64);
+    const charge = db.select().from(ledger).where(eq(ledger.requestId, scope.requestId)).get()!;
+    expect(charge).toMatchObject({ kind: "charge", amountMicros: -64, balanceAfterMicros: 1_000_000 - 64, teamId: scope.teamId });
+    expect(db.select().from(billingAccounts).get()!.balanceMicros).toBe(1_000_000 - 64);
+  });
+
+  test("an unbilled team's usage row has no ledger entry", async () => {
+    const { d, db, scope } = deps(2, []);
+    await (await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null })).settled;
+    expect(db.select().from(usage).all()).toHaveLength(1);
+    expect(db.select().from(ledger).all()).toEqual([]);
   });
 
   test("draining refuses before any work", async () => {

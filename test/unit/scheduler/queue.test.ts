@@ -18,6 +18,16 @@ describe("RequestQueue", () => {
     expect(q.admit([entry("c")]).ok).toBe(true);
   });
 
+  test("waitingByModel counts entries not yet dispatched, per model", () => {
+    const q = new RequestQueue<string>(10);
+    q.admit([entry("a"), entry("b"), entry("c", "m-2")]);
+    expect(q.waitingByModel()).toEqual(new Map([["m-1", 2], ["m-2", 1]]));
+    q.dispatch([{ workerId: 1, model: "m-1", free: 1 }], 1);
+    expect(q.waitingByModel()).toEqual(new Map([["m-1", 1], ["m-2", 1]]));
+    q.cancel("c");
+    expect(q.waitingByModel()).toEqual(new Map([["m-1", 1]]));
+  });
+
   test("a group is admitted whole or not at all", () => {
     const q = new RequestQueue<string>(3);
     q.admit([entry("a")]);

@@ -13,16 +13,20 @@ type ImageOut = { type: "render"; jobId: string } | { type: "abort"; jobId: stri
 
 const model: ModelEntry = { ...parseManifest(fakeManifest("paint-model-v1"), ["fp32"]), dir: "/nowhere" };
 
-function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingIntervalMs?: number } = {}) {
+function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingIntervalMs?: number; loadTimeoutMs?: number } = {}) {
   const workers: FakeWorker[] = [];
   const logger = memoryLogger();
-  const seen = { lost: [] as [string[], string][], health: [] as [Health, string | null][], ready: 0, unservable: [] as string[], messages: [] as [number, ImageIn][] };
+  const seen = {
+    lost: [] as [string[], string][], health: [] as [Health, string | null][], ready: 0, unservable: [] as string[], messages: [] as [number, ImageIn][],
+    restarts: [] as [string, string][],
+  };
   const sup: WorkerSupervisor<ImageSpec, ImageIn, ImageOut> = new WorkerSupervisor([model], {
     kind: "image",
     workerUrl: "fake:worker",
     workersPerModel: opts.workersPerModel ?? 1,
     logger,
     hangTimeoutMs: opts.hangTimeoutMs,
+    loadTimeoutMs: opts.loadTimeoutMs,
     pingIntervalMs: opts.pingIntervalMs ?? 60_000,
     loadSpec: (m) => ({ id: m.id, steps: 4 }),
     onMessage: (workerId, msg) => {
@@ -33,6 +37,7 @@ function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingI
     onHealth: (_m, status, message) => seen.health.push([status, message]),
     onReady: () => seen.ready++,
     onUnservable: (_m, reason) => seen.unservable.push(reason),
+    onRestart: (m, reason) => seen.restarts.push([m, reason]),
     spawnWorker: () => {
       const w = new FakeWorker();
       workers.push(w);
@@ -85,6 +90,7 @@ describe("WorkerSupervisor", () => {
     h.loaded(h.workers[1]!);
     expect(h.lastHealth()).toEqual(["operational", null]);
     expect(h.sup.ready().map((w) => w.workerId)).toEqual([2]);
+    expect(h.seen.restarts).toEqual([[model.id, "worker crashed: TypeError: x is not a function"]]);
     await h.sup.shutdown(5);
   });
 
@@ -124,6 +130,26 @@ describe("WorkerSupervisor", () => {
     expect(h.lastHealth()).toEqual(["outage", "failed to load: bad weights"]);
     expect(h.seen.unservable).toEqual(["failed to load: bad weights"]);
     expect(h.workers).toHaveLength(3);
+    // Only the ready worker that closed was replaced (a restart); failed loads are not retried.
+    expect(h.seen.restarts).toEqual([[model.id, "worker exited"]]);
+    await h.sup.shutdown(5);
+  });
+
+  test("a worker that never finishes loading fails after the load timeout: start resolves, the model is unservable", async () => {
+    const h = harness({ loadTimeoutMs: 50 });
+    const t0 = performance.now();
+    await h.sup.start();
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(h.seen.unservable).toEqual(["did not load within 0.05 s"]);
+    expect(h.lastHealth()).toEqual(["outage", "did not load within 0.05 s"]);
+    expect(h.sup.hasReadyWorker(model.id)).toBe(false);
+    expect(h.workers[0]!.types()).toEqual(["load", "shutdown"]);
+    expect(h.logger.lines.find((l) => l.msg === "model did not load in time")).toMatchObject({ worker: 1, timeout_ms: 50 });
+    // Loading after all changes nothing: it was given up on, and is not replaced in a loop either.
+    h.loaded(h.workers[0]!);
+    expect(h.sup.hasReadyWorker(model.id)).toBe(false);
+    expect(h.seen.ready).toBe(0);
+    expect(h.workers).toHaveLength(1);
     await h.sup.shutdown(5);
   });
 

@@ -1,0 +1,86 @@
+// The responses this process is producing right now: who is listening to their events, and how to stop them.
+// A stored stream, a background job and every resumed stream meet here; events are published in the same
+// synchronous step as they are stored, so a listener that subscribes and then reads the store misses none.
+import type { AbortReason } from "../../inference/lifecycle.ts";
+
+export interface LiveEvent {
+  sequence: number;
+  type: string;
+  /** The event's JSON, sequence_number included, exactly as stored and sent. */
+  json: string;
+}
+
+/** Hears each event, then `null` once when the job ends. */
+export type Listener = (ev: LiveEvent | null) => void;
+
+interface Job {
+  background: boolean;
+  abort: (reason: AbortReason) => void;
+  listeners: Set<Listener>;
+  done: Promise<void>;
+  finish: () => void;
+}
+
+/** The stream events after which nothing follows. */
+export const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed", "response.cancelled", "error"]);
+
+export class LiveResponses {
+  private readonly jobs = new Map<string, Job>();
+
+  /** Registers a job; its events go to listeners until `end`. */
+  begin(id: string, o: { background: boolean; abort: (reason: AbortReason) => void }): void {
+    let finish!: () => void;
+    const done = new Promise<void>((r) => (finish = r));
+    this.jobs.set(id, { ...o, listeners: new Set(), done, finish });
+  }
+
+  publish(id: string, ev: LiveEvent): void {
+    for (const l of this.jobs.get(id)?.listeners ?? []) l(ev);
+  }
+
+  end(id: string): void {
+    const job = this.jobs.get(id);
+    if (!job) return;
+    this.jobs.delete(id);
+    for (const l of job.listeners) l(null);
+    job.finish();
+  }
+
+  /** Subscribes to a live job; null when the response is not being produced here. Returns the unsubscribe. */
+  listen(id: string, l: Listener): (() => void) | null {
+    const job = this.jobs.get(id);
+    if (!job) return null;
+    job.listeners.add(l);
+    return () => job.listeners.delete(l);
+  }
+
+  isLive(id: string): boolean {
+    return this.jobs.has(id);
+  }
+
+  /** Stops a live job within one generation step; false when it is not running here. */
+  abort(id: string, reason: AbortReason): boolean {
+    const job = this.jobs.get(id);
+    if (!job) return false;
+    job.abort(reason);
+    return true;
+  }
+
+  /** Resolves when the job has ended (at once when it is not live). */
+  ended(id: string): Promise<void> {
+    return this.jobs.get(id)?.done ?? Promise.resolve();
+  }
+
+  /** Running background jobs, for drain. */
+  background(): number {
+    let n = 0;
+    for (const j of this.jobs.values()) if (j.background) n++;
+    return n;
+  }
+
+  /** Resolves when every job has ended, or after `ms`. */
+  async settled(ms: number): Promise<void> {
+    const all = Promise.all([...this.jobs.values()].map((j) => j.done));
+    await Promise.race([all, Bun.sleep(ms)]);
+  }
+}

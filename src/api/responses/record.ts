@@ -1,0 +1,80 @@
+// Runs a stored response to its end whoever is listening: each assembler event is numbered, stored and published
+// in one synchronous step, and the response row follows every status change. A client that leaves only stops
+// listening (and, unless the response is a background one, its lifecycle aborts the run).
+import type { Db } from "../../db/client.ts";
+import { appendEvent, TERMINAL, updateResponse } from "../../db/responses-repo.ts";
+import type { Run } from "../../inference/lifecycle.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { ResponseAssembler, ResponseEvent } from "./assembler.ts";
+import type { LiveResponses } from "./live.ts";
+
+export interface RecorderDeps {
+  db: Db;
+  live: LiveResponses;
+  logger: Logger;
+  lifecycle: { draining: boolean };
+}
+
+export class ResponseRecorder {
+  private next: number;
+  /** Set once a write failed (the response was deleted, or the database is gone): later writes are skipped. */
+  private lost = false;
+  bytes: number;
+
+  constructor(
+    private readonly deps: RecorderDeps,
+    private readonly asm: ResponseAssembler,
+    o: { nextSequence: number; storedBytes: number },
+  ) {
+    this.next = o.nextSequence;
+    this.bytes = o.storedBytes;
+  }
+
+  emit(events: ResponseEvent[]): void {
+    for (const ev of events) {
+      const sequence = this.next++;
+      const json = JSON.stringify({ ...ev, sequence_number: sequence });
+      this.write(() => appendEvent(this.deps.db, this.asm.id, sequence, json));
+      this.bytes += json.length;
+      this.deps.live.publish(this.asm.id, { sequence, type: ev.type, json });
+    }
+  }
+
+  /** Writes the response row as it stands. */
+  save(): void {
+    const responseJson = JSON.stringify(this.asm.response());
+    this.write(() => updateResponse(this.deps.db, this.asm.id, { status: this.asm.status, responseJson, storedBytes: this.bytes + responseJson.length }));
+  }
+
+  private write(fn: () => void): void {
+    if (this.lost) return;
+    try {
+      fn();
+    } catch (e) {
+      this.lost = true;
+      this.deps.logger.warn("stored response not updated", { response_id: this.asm.id, error: String(e) });
+    }
+  }
+}
+
+/**
+ * Feeds the run's events through the assembler into the recorder until the run ends, then leaves the row in its
+ * final state. A background job cut by shutdown stays queued or in_progress for recovery at the next start; any
+ * other run that ends without a terminal status (its worker was lost, the stream failed) is stored as failed.
+ */
+export async function drive(deps: RecorderDeps, run: Run, asm: ResponseAssembler, rec: ResponseRecorder, background: boolean): Promise<void> {
+  try {
+    for await (const core of run.choices[0]!) rec.emit(asm.push(core));
+  } catch (e) {
+    deps.logger.error("response run failed", { response_id: asm.id, error: String(e) });
+  }
+  try {
+    if (!TERMINAL.has(asm.status) && !(background && deps.lifecycle.draining)) {
+      asm.abandon("The response stopped before it finished (its model worker stopped or failed); create it again.");
+    }
+    rec.save();
+  } finally {
+    await run.settled.catch(() => undefined);
+    deps.live.end(asm.id);
+  }
+}

@@ -1,0 +1,111 @@
+// GET / DELETE /v1/responses/{id}, POST …/cancel and GET …/input_items: reads and changes of stored responses, always
+// scoped to the caller's team (another team's id is an unknown id), and the resumable event stream.
+import type { AppDeps } from "../../app-deps.ts";
+import { deleteResponse, findResponse, pageInputItems, type ResponseRow, TERMINAL } from "../../db/responses-repo.ts";
+import { ApiError, clip } from "../../errors/api-error.ts";
+import { type StreamEnd, sseResponse } from "../../http/sse-writer.ts";
+import { followResponse } from "./follow.ts";
+import { ENCRYPTED_REASONING } from "./validate.ts";
+
+type Json = Record<string, unknown>;
+
+function notFound(id: string): ApiError {
+  return ApiError.notFound(`Response with id '${clip(id)}' not found.`, "response_id");
+}
+
+function stored(deps: AppDeps, id: string, teamId: number): ResponseRow {
+  const row = findResponse(deps.db, id, teamId);
+  if (!row) throw notFound(id);
+  return row;
+}
+
+/** Seals each reasoning item's text for replay, as `include: ["reasoning.encrypted_content"]` asks. */
+function withEncryptedReasoning(deps: AppDeps, response: Json): Json {
+  const output = (response.output as Json[]).map((item) => {
+    if (item.type !== "reasoning") return item;
+    const parts = ((item.content as Json[] | undefined)?.length ? item.content : item.summary) as { text: string }[];
+    return { ...item, encrypted_content: deps.sealer.seal(parts.map((p) => p.text).join("\n\n"), String(response.model)) };
+  });
+  return { ...response, output };
+}
+
+export interface RetrieveQuery {
+  include?: string[];
+  stream?: boolean;
+  starting_after?: number;
+}
+
+export function retrieveResponse(deps: AppDeps, id: string, teamId: number, q: RetrieveQuery, streamCtx: FollowOptions): Json | Response {
+  const row = stored(deps, id, teamId);
+  for (const inc of q.include ?? []) {
+    if (inc !== ENCRYPTED_REASONING && inc !== "web_search_call.action.sources") throw ApiError.badRequest(`include '${clip(inc)}' is not supported.`, "include");
+  }
+  if (q.stream) {
+    const request = JSON.parse(row.requestJson) as { stream?: boolean | null };
+    if (!row.background && !request.stream) {
+      throw ApiError.badRequest(`Response '${clip(id)}' was neither streamed nor run in the background, so it has no events to stream; retrieve it without stream.`, "stream");
+    }
+    return followStream(deps, id, q.starting_after ?? -1, streamCtx);
+  }
+  const response = JSON.parse(row.responseJson) as Json;
+  return q.include?.includes(ENCRYPTED_REASONING) ? withEncryptedReasoning(deps, response) : response;
+}
+
+export interface FollowOptions {
+  /** A stored stream's own client leaving cancels it; a background job and every resumed stream go on. */
+  abortOnLeave: boolean;
+  requestId: string;
+  onStreamEnd?: (end: StreamEnd) => void;
+}
+
+export function followStream(deps: AppDeps, id: string, after: number, o: FollowOptions): Response {
+  return sseResponse({
+    frames: followResponse(deps.db, deps.live, id, after),
+    // A queued job may be silent for a long time: comment lines keep proxies from closing the stream.
+    heartbeatMs: 15_000,
+    crashFrame: (e) => {
+      deps.logger.error("unhandled exception", { request_id: o.requestId, error: String(e) });
+      return { event: "error", data: JSON.stringify({ type: "error", code: "server_error", message: ApiError.internal().message, param: null }) };
+    },
+    onClose: (end) => {
+      if (o.abortOnLeave && end.outcome === "client_gone") deps.live.abort(id, "client_gone");
+      o.onStreamEnd?.(end);
+    },
+  });
+}
+
+export function deleteStoredResponse(deps: AppDeps, id: string, teamId: number): { id: string; object: "response"; deleted: true } {
+  const row = stored(deps, id, teamId);
+  // A job still running stops first, so nothing writes to the rows being deleted.
+  deps.live.abort(row.id, "cancelled");
+  if (!deleteResponse(deps.db, id, teamId)) throw notFound(id);
+  return { id, object: "response", deleted: true };
+}
+
+/**
+ * Cancels a background response that is queued or running: it ends cancelled within one generation step (the
+ * returned object says cancelled at once). A finished one comes back unchanged; one that is not background is a 400.
+ */
+export async function cancelStoredResponse(deps: AppDeps, id: string, teamId: number): Promise<Json> {
+  const row = stored(deps, id, teamId);
+  if (!row.background) throw ApiError.badRequest(`Response '${clip(id)}' is not a background response; only background responses can be cancelled.`, "response_id");
+  if (TERMINAL.has(row.status)) return JSON.parse(row.responseJson) as Json;
+  // The job ends within one step; its final row is what the client gets. (A job that ended just now is not live.)
+  deps.live.abort(id, "cancelled");
+  await deps.live.ended(id);
+  return JSON.parse(stored(deps, id, teamId).responseJson) as Json;
+}
+
+export interface ItemsQuery {
+  order?: "asc" | "desc";
+  after?: string;
+  limit?: number;
+}
+
+export function listInputItems(deps: AppDeps, id: string, teamId: number, q: ItemsQuery) {
+  stored(deps, id, teamId);
+  const page = pageInputItems(deps.db, id, { order: q.order ?? "desc", after: q.after ?? null, limit: q.limit ?? 20 });
+  if (!page) throw ApiError.notFound(`No input item with id '${clip(q.after!)}' in response '${clip(id)}'.`, "after");
+  const data = page.items.map((s) => ({ ...s.item, id: s.itemId }));
+  return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore };
+}

@@ -1,0 +1,137 @@
+// Stored streams and background jobs: the response row and its input items are written before the first event,
+// the run is driven to its end by record.ts, and a background job needs no client at all. Recovery after a crash
+// or a shutdown lives here too, since it launches the same way.
+import type { AppDeps } from "../../app-deps.ts";
+import { insertResponse, lastSequence, type ResponseRow, type StoredItem, unfinishedBackground, updateResponse, appendEvent, inputItems } from "../../db/responses-repo.ts";
+import { ApiError } from "../../errors/api-error.ts";
+import { newRequestId } from "../../inference/ids.ts";
+import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
+import type { ModelEntry } from "../../models/registry.ts";
+import { textModel } from "../text-model.ts";
+import { ResponseAssembler } from "./assembler.ts";
+import { loadHistory } from "./chain.ts";
+import { drive, ResponseRecorder } from "./record.ts";
+import type { ResponsesRequestBody } from "./schema.ts";
+import { echo } from "./echo.ts";
+import { responsesRequest, type ResponsesPlan } from "./validate.ts";
+import { webSearchSetup } from "./web-search.ts";
+
+/** A background job that was queued when kiln stopped is started again at most this many times in all. */
+export const MAX_ATTEMPTS = 3;
+
+export interface Launch {
+  body: ResponsesRequestBody;
+  model: ModelEntry;
+  plan: ResponsesPlan;
+  scope: RequestScope;
+  id: string;
+  createdAt: number;
+  background: boolean;
+  /** The client's connection for a stored stream (its leaving cancels the response); null for a background job. */
+  clientSignal: AbortSignal | null;
+  /** A new response: its row and input items are written. A recovered one: its row exists and events continue. */
+  fresh: { items: StoredItem[]; requestJson: string; bytes: number } | null;
+}
+
+/** Starts the run, writes the row, and drives the run in the background; returns the assembler for the answer. */
+export async function launch(deps: AppDeps, l: Launch): Promise<ResponseAssembler> {
+  const asm = new ResponseAssembler({
+    id: l.id, model: l.model.id, createdAt: l.createdAt, echo: echo(l.body, l.plan), sealer: deps.sealer,
+    includeEncrypted: l.plan.includeEncrypted, summary: l.plan.summary, queued: l.background,
+  });
+  let rec: ResponseRecorder | null = null;
+  let started = false;
+  const run = await startRun(deps, {
+    scope: l.scope, model: l.model, request: l.plan.request, clientSignal: l.clientSignal, timeoutMs: null,
+    onStarted: () => {
+      started = true;
+      if (!rec) return;
+      rec.emit(asm.begin());
+      rec.save();
+    },
+  });
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    if (l.fresh) {
+      insertResponse(deps.db, {
+        id: l.id, teamId: l.scope.teamId, keyId: l.scope.keyId, model: l.model.id, status: asm.status, background: l.background,
+        previousResponseId: l.body.previous_response_id ?? null, requestJson: l.fresh.requestJson, responseJson: JSON.stringify(asm.response()),
+        storedBytes: l.fresh.bytes, attempts: l.background ? 1 : 0, createdAt: l.createdAt, updatedAt: now,
+        expiresAt: l.createdAt + deps.config.responseRetentionDays * 86_400,
+      }, l.fresh.items);
+    }
+    deps.live.begin(l.id, { background: l.background, abort: run.abort });
+  } catch (e) {
+    // Nothing was acknowledged: the run stops and the error is the answer.
+    run.abort("failed");
+    throw e;
+  }
+  rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : lastSequence(deps.db, l.id) + 1, storedBytes: l.fresh?.bytes ?? 0 });
+  // A recovered job's log already holds its created and queued events.
+  rec.emit(l.fresh ? asm.start() : []);
+  if (started) rec.emit(asm.begin());
+  rec.save();
+  void drive(deps, run, asm, rec, l.background);
+  return asm;
+}
+
+/** The stored request of a job, as the body it was created with. */
+function bodyOf(deps: AppDeps, row: ResponseRow): ResponsesRequestBody {
+  return { ...(JSON.parse(row.requestJson) as Omit<ResponsesRequestBody, "input">), input: inputItems(deps.db, row.id).map((s) => s.item) } as ResponsesRequestBody;
+}
+
+/** Ends a stored response failed with a retryable server_error, with its response.failed event. */
+function failStored(deps: AppDeps, row: ResponseRow, message: string): void {
+  const response = JSON.parse(row.responseJson) as Record<string, unknown>;
+  Object.assign(response, { status: "failed", error: { code: "server_error", message }, completed_at: Math.floor(Date.now() / 1000) });
+  const sequence = lastSequence(deps.db, row.id) + 1;
+  const json = JSON.stringify({ type: "response.failed", response, sequence_number: sequence });
+  deps.db.transaction(() => {
+    appendEvent(deps.db, row.id, sequence, json);
+    updateResponse(deps.db, row.id, { status: "failed", responseJson: JSON.stringify(response), storedBytes: row.storedBytes + json.length });
+  });
+}
+
+export interface Recovery {
+  restarted: string[];
+  failed: string[];
+}
+
+/**
+ * Background jobs a crash or shutdown left behind. A queued one never produced output, so it runs again from its
+ * stored input (up to MAX_ATTEMPTS starts, so a job that kills kiln cannot loop). One that was in progress had
+ * already streamed part of its output under sequence numbers clients may hold, and sampling would not repeat it:
+ * it ends failed with a retryable server_error rather than being silently replaced.
+ */
+export async function recoverBackground(deps: AppDeps): Promise<Recovery> {
+  const out: Recovery = { restarted: [], failed: [] };
+  for (const row of unfinishedBackground(deps.db)) {
+    if (row.status === "in_progress") {
+      failStored(deps, row, "kiln restarted while this background response was running; create it again.");
+      out.failed.push(row.id);
+      continue;
+    }
+    if (row.attempts >= MAX_ATTEMPTS) {
+      failStored(deps, row, `This background response was started ${row.attempts} times without finishing; create it again.`);
+      out.failed.push(row.id);
+      continue;
+    }
+    try {
+      const body = bodyOf(deps, row);
+      const model = textModel(deps, row.model);
+      const history = body.previous_response_id ? loadHistory(deps.db, row.teamId, body.previous_response_id) : null;
+      const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), history);
+      updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
+      await launch(deps, {
+        body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null,
+        scope: { requestId: newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses" },
+      });
+      out.restarted.push(row.id);
+    } catch (e) {
+      const why = e instanceof ApiError ? e.message : "it could not be started again";
+      failStored(deps, row, `kiln restarted before this background response ran, and ${why}`);
+      out.failed.push(row.id);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,28 @@
+// At start-up and then hourly: background jobs left behind by a crash or shutdown are recovered (stored.ts), and
+// stored responses past their retention are deleted with their input items and events.
+import type { AppDeps } from "../../app-deps.ts";
+import { sweepExpired } from "../../db/responses-repo.ts";
+import { recoverBackground } from "./stored.ts";
+
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
+
+export async function startResponseUpkeep(deps: AppDeps): Promise<{ stop(): void }> {
+  const t0 = performance.now();
+  const swept = sweepExpired(deps.db);
+  const recovered = await recoverBackground(deps);
+  if (swept || recovered.restarted.length || recovered.failed.length) {
+    deps.logger.info("stored responses checked", {
+      expired_deleted: swept, background_restarted: recovered.restarted, background_failed: recovered.failed, took_ms: Math.round(performance.now() - t0),
+    });
+  }
+  const timer = setInterval(() => {
+    try {
+      const n = sweepExpired(deps.db);
+      if (n) deps.logger.info("expired responses deleted", { count: n });
+    } catch (e) {
+      deps.logger.error("response sweep failed", { error: String(e) });
+    }
+  }, SWEEP_EVERY_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,128 @@
+// Stored Responses: the response row, its input items and its stream events. Every read and delete is scoped to the
+// owning team, so another team's id reads exactly like an unknown one. Expired rows read as gone before the sweep runs.
+import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import type { Db } from "./client.ts";
+import { responseEvents, responseInputItems, responses } from "./schema.ts";
+
+export type ResponseRow = typeof responses.$inferSelect;
+export type NewResponseRow = typeof responses.$inferInsert;
+
+export const RESPONSE_STATUSES = ["queued", "in_progress", "completed", "incomplete", "failed", "cancelled"] as const;
+export type StoredStatus = (typeof RESPONSE_STATUSES)[number];
+export const TERMINAL = new Set<string>(["completed", "incomplete", "failed", "cancelled"]);
+
+export interface StoredItem {
+  itemId: string;
+  item: Record<string, unknown>;
+}
+
+const nowS = () => Math.floor(Date.now() / 1000);
+
+/** Writes the response and its input items in one transaction. */
+export function insertResponse(db: Db, row: NewResponseRow, items: StoredItem[]): void {
+  db.transaction((tx) => {
+    tx.insert(responses).values(row).run();
+    if (items.length) {
+      tx.insert(responseInputItems)
+        .values(items.map((it, position) => ({ responseId: row.id, position, itemId: it.itemId, itemJson: JSON.stringify(it.item) })))
+        .run();
+    }
+  });
+}
+
+/** The team's live (unexpired) response, or undefined. */
+export function findResponse(db: Db, id: string, teamId: number, now = nowS()): ResponseRow | undefined {
+  return db
+    .select()
+    .from(responses)
+    .where(and(eq(responses.id, id), eq(responses.teamId, teamId), gt(responses.expiresAt, now)))
+    .get();
+}
+
+export function updateResponse(db: Db, id: string, set: { status: string; responseJson: string; storedBytes?: number; attempts?: number }): void {
+  db.update(responses)
+    .set({ ...set, updatedAt: nowS() })
+    .where(eq(responses.id, id))
+    .run();
+}
+
+/** Deletes the team's response with its items and events (cascade); false when there was none. */
+export function deleteResponse(db: Db, id: string, teamId: number, now = nowS()): boolean {
+  return db.$client.query("DELETE FROM responses WHERE id = ? AND team_id = ? AND expires_at > ?").run(id, teamId, now).changes > 0;
+}
+
+export function inputItems(db: Db, responseId: string): StoredItem[] {
+  return db
+    .select()
+    .from(responseInputItems)
+    .where(eq(responseInputItems.responseId, responseId))
+    .orderBy(asc(responseInputItems.position))
+    .all()
+    .map((r) => ({ itemId: r.itemId, item: JSON.parse(r.itemJson) }));
+}
+
+export interface ItemPage {
+  items: StoredItem[];
+  hasMore: boolean;
+}
+
+/**
+ * One page of input items in `order`, starting after the item `after` (an item id of this response). An `after`
+ * that names no item of the response is null (the caller answers 404 for it).
+ */
+export function pageInputItems(db: Db, responseId: string, o: { order: "asc" | "desc"; after: string | null; limit: number }): ItemPage | null {
+  const t = responseInputItems;
+  let cursor: number | null = null;
+  if (o.after) {
+    const at = db.select({ position: t.position }).from(t).where(and(eq(t.responseId, responseId), eq(t.itemId, o.after))).get();
+    if (!at) return null;
+    cursor = at.position;
+  }
+  const rows = db
+    .select()
+    .from(t)
+    .where(and(eq(t.responseId, responseId), cursor === null ? undefined : o.order === "asc" ? gt(t.position, cursor) : lt(t.position, cursor)))
+    .orderBy(o.order === "asc" ? asc(t.position) : desc(t.position))
+    .limit(o.limit + 1)
+    .all();
+  return { items: rows.slice(0, o.limit).map((r) => ({ itemId: r.itemId, item: JSON.parse(r.itemJson) })), hasMore: rows.length > o.limit };
+}
+
+/** Appends one stream event; sequence numbers are the primary key, so a replayed number fails loudly. */
+export function appendEvent(db: Db, responseId: string, sequence: number, eventJson: string): void {
+  db.$client.query("INSERT INTO response_events (response_id, sequence, event_json) VALUES (?, ?, ?)").run(responseId, sequence, eventJson);
+}
+
+/** The stored events after `sequence`, in order, as their JSON text. */
+export function eventsAfter(db: Db, responseId: string, sequence: number): { sequence: number; json: string }[] {
+  return db
+    .select({ sequence: responseEvents.sequence, json: responseEvents.eventJson })
+    .from(responseEvents)
+    .where(and(eq(responseEvents.responseId, responseId), gt(responseEvents.sequence, sequence)))
+    .orderBy(asc(responseEvents.sequence))
+    .all();
+}
+
+export function lastSequence(db: Db, responseId: string): number {
+  const r = db
+    .select({ max: sql<number | null>`max(${responseEvents.sequence})` })
+    .from(responseEvents)
+    .where(eq(responseEvents.responseId, responseId))
+    .get();
+  return r?.max ?? -1;
+}
+
+/** Background responses a crash or shutdown left queued or in progress. */
+export function unfinishedBackground(db: Db): ResponseRow[] {
+  return db
+    .select()
+    .from(responses)
+    .where(and(eq(responses.background, true), inArray(responses.status, ["queued", "in_progress"])))
+    .orderBy(asc(responses.createdAt))
+    .all();
+}
+
+/** Deletes every response whose retention ended (items and events go with them); returns how many. */
+export function sweepExpired(db: Db, now = nowS()): number {
+  return db.$client.query("DELETE FROM responses WHERE expires_at <= ?").run(now).changes;
+}

@@ -1,0 +1,150 @@
+// kiln's Prometheus metrics (prom-client): one registry per server, the instruments the HTTP layer, the request
+// lifecycle and the worker supervisor feed, and gauges read from the scheduler and the workers at scrape time.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** Request durations: an API call takes milliseconds, a long generation minutes (the non-streaming limit is 300 s). */
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
+/** Time to first token: prefill on CPU takes tens of milliseconds to many seconds, plus any time queued. */
+export const TTFT_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 0.75, 1, 2.5, 5, 10, 20, 40, 80];
+/** Inter-token latency: one decode step, a few milliseconds on a GPU, tens to hundreds on a CPU. */
+export const ITL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5];
+
+/** What the scrape reads from the running server (absent in tests that run no workers). */
+export interface RuntimeSources {
+  /** Sequences waiting for a worker slot, by model (every served model, 0 included). */
+  queueDepth(): Record<string, number>;
+  /** Every worker: its model and the sequences it is decoding now. */
+  workers(): { workerId: number; model: string; held: number; rssBytes: number }[];
+}
+
+/** A request as the HTTP layer saw it end. */
+export interface RequestObservation {
+  method: string;
+  /** The route's pattern (`/v1/models/:model`), never the raw path; "unmatched" for paths no route serves. */
+  route: string;
+  status: number;
+  /** The team id, or "" when no key was checked (or it was refused). */
+  team: string;
+  seconds: number;
+}
+
+/** Why an answer refused a request before any work: the rate limiter (429) or billing (402). */
+export function refusalReason(status: number): "rate_limit" | "billing" | null {
+  if (status === 429) return "rate_limit";
+  if (status === 402) return "billing";
+  return null;
+}
+
+const HEAP_SPACE_METRICS = ["nodejs_heap_space_size_total_bytes", "nodejs_heap_space_size_used_bytes", "nodejs_heap_space_size_available_bytes"];
+
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: "kiln_http_requests_total", help: "HTTP requests answered, by method, route pattern, status and team id",
+    labelNames: ["method", "route", "status", "team"] as const, registers: [this.registry],
+  });
+  private readonly duration = new Histogram({
+    name: "kiln_http_request_duration_seconds", help: "Time from request arrival to the end of its answer (a stream's last frame)",
+    labelNames: ["method", "route", "status"] as const, buckets: DURATION_BUCKETS, registers: [this.registry],
+  });
+  private readonly refusals = new Counter({
+    name: "kiln_refusals_total", help: "Requests refused before any work: reason rate_limit (429) or billing (402), by team id",
+    labelNames: ["reason", "team"] as const, registers: [this.registry],
+  });
+  private readonly inputTokens = new Counter({
+    name: "kiln_input_tokens_total", help: "Prompt tokens of finished generations (as billed), by model, endpoint family and team id",
+    labelNames: ["model", "endpoint", "team"] as const, registers: [this.registry],
+  });
+  private readonly outputTokens = new Counter({
+    name: "kiln_output_tokens_total", help: "Generated tokens (reasoning included, as billed), by model, endpoint family and team id",
+    labelNames: ["model", "endpoint", "team"] as const, registers: [this.registry],
+  });
+  private readonly ttft = new Histogram({
+    name: "kiln_time_to_first_token_seconds", help: "From the start of a generation (prompt counted, then queued and prefilled) to its first output",
+    labelNames: ["model", "endpoint"] as const, buckets: TTFT_BUCKETS, registers: [this.registry],
+  });
+  private readonly itl = new Histogram({
+    name: "kiln_inter_token_latency_seconds", help: "Time between successive pieces of one choice's output",
+    labelNames: ["model", "endpoint"] as const, buckets: ITL_BUCKETS, registers: [this.registry],
+  });
+  private readonly restarts = new Counter({
+    name: "kiln_worker_restarts_total", help: "Inference workers replaced after they crashed, hung or failed, by model",
+    labelNames: ["model"] as const, registers: [this.registry],
+  });
+  private sources: RuntimeSources | null = null;
+
+  constructor(opts: { processMetrics?: boolean } = {}) {
+    // Read at scrape time, so they are always current and cost nothing between scrapes.
+    const sources = () => this.sources;
+    new Gauge({
+      name: "kiln_queue_depth", help: "Generation sequences admitted and waiting for a worker slot, by model",
+      labelNames: ["model"] as const, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [model, n] of Object.entries(sources()?.queueDepth() ?? {})) this.set({ model }, n);
+      },
+    });
+    new Gauge({
+      name: "kiln_worker_batch_size", help: "Sequences each inference worker is decoding now (its running batch)",
+      labelNames: ["worker", "model"] as const, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const w of sources()?.workers() ?? []) this.set({ worker: String(w.workerId), model: w.model }, w.held);
+      },
+    });
+    new Gauge({
+      name: "kiln_worker_resident_memory_bytes", help: "Resident memory each inference worker last reported",
+      labelNames: ["worker", "model"] as const, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const w of sources()?.workers() ?? []) this.set({ worker: String(w.workerId), model: w.model }, w.rssBytes);
+      },
+    });
+    // Process and event-loop metrics under their usual names (process_*, nodejs_*), for the server only: they start timers.
+    if (opts.processMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      // V8's per-space heap figures mean little on Bun's JavaScriptCore, and reading them took ~10 ms of the event loop
+      // on every scrape (measured here), a stall every running stream would feel.
+      for (const name of HEAP_SPACE_METRICS) this.registry.removeSingleMetric(name);
+    }
+  }
+
+  /** Connects the scrape-time gauges to the running scheduler and workers. */
+  watch(sources: RuntimeSources): void {
+    this.sources = sources;
+  }
+
+  observeRequest(r: RequestObservation): void {
+    const status = String(r.status);
+    // A client may send any token as its method: only the standard ones become label values.
+    const method = METHODS.has(r.method) ? r.method : "other";
+    this.requests.inc({ method, route: r.route, status, team: r.team });
+    this.duration.observe({ method, route: r.route, status }, r.seconds);
+    const reason = refusalReason(r.status);
+    if (reason) this.refusals.inc({ reason, team: r.team });
+  }
+
+  observeUsage(labels: { model: string; endpoint: string; team: string }, usage: { inputTokens: number; outputTokens: number }): void {
+    this.inputTokens.inc(labels, usage.inputTokens);
+    this.outputTokens.inc(labels, usage.outputTokens);
+  }
+
+  observeFirstToken(labels: { model: string; endpoint: string }, seconds: number): void {
+    this.ttft.observe(labels, seconds);
+  }
+
+  observeInterToken(labels: { model: string; endpoint: string }, seconds: number): void {
+    this.itl.observe(labels, seconds);
+  }
+
+  workerRestarted(model: string): void {
+    this.restarts.inc({ model });
+  }
+
+  /** The exposition text and its content type. */
+  async render(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

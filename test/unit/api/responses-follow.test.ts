@@ -1,0 +1,63 @@
+import { describe, expect, test } from "bun:test";
+import { followResponse } from "../../../src/api/responses/follow.ts";
+import { LiveResponses } from "../../../src/api/responses/live.ts";
+import { openDatabase } from "../../../src/db/client.ts";
+import { createKey } from "../../../src/db/keys-repo.ts";
+import { appendEvent, insertResponse } from "../../../src/db/responses-repo.ts";
+import { createTeam } from "../../../src/db/teams-repo.ts";
+import { tempDir } from "../../helpers/kiln.ts";
+
+function setup() {
+  const db = openDatabase(tempDir());
+  const team = createTeam(db, "a");
+  const key = createKey(db, team.id, "k");
+  insertResponse(db, { id: "resp_1", teamId: team.id, keyId: key.id, model: "m", status: "in_progress", requestJson: "{}", responseJson: "{}", createdAt: 1, updatedAt: 1, expiresAt: 9e9 }, []);
+  const live = new LiveResponses();
+  let seq = 0;
+  /** Stores and publishes in one step, as the recorder does. */
+  const emit = (type: string) => {
+    const json = JSON.stringify({ type, sequence_number: seq });
+    appendEvent(db, "resp_1", seq, json);
+    live.publish("resp_1", { sequence: seq++, type, json });
+  };
+  return { db, live, emit };
+}
+
+async function collect(it: AsyncGenerator<{ data: string }, unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for await (const f of it) out.push(JSON.parse(f.data).sequence_number);
+  return out;
+}
+
+describe("following a stored response", () => {
+  test("stored events after N, then live ones, each once, ending at the terminal event", async () => {
+    const { db, live, emit } = setup();
+    live.begin("resp_1", { background: true, abort: () => {} });
+    emit("response.created");
+    emit("response.queued");
+    emit("response.in_progress");
+    const following = collect(followResponse(db, live, "resp_1", 0));
+    await Bun.sleep(5);
+    emit("response.output_text.delta");
+    emit("response.completed");
+    emit("response.never_sent");
+    expect(await following).toEqual([1, 2, 3, 4]);
+  });
+
+  test("a response no longer live replays what was stored and ends", async () => {
+    const { db, live, emit } = setup();
+    emit("response.created");
+    emit("response.in_progress");
+    expect(await collect(followResponse(db, live, "resp_1", -1))).toEqual([0, 1]);
+  });
+
+  test("the job ending closes a follower that saw no terminal event", async () => {
+    const { db, live, emit } = setup();
+    live.begin("resp_1", { background: true, abort: () => {} });
+    emit("response.created");
+    const following = collect(followResponse(db, live, "resp_1", -1));
+    await Bun.sleep(5);
+    live.end("resp_1");
+    expect(await following).toEqual([0]);
+  });
+});

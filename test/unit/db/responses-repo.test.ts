@@ -1,0 +1,82 @@
+import { describe, expect, test } from "bun:test";
+import { openDatabase } from "../../../src/db/client.ts";
+import { createKey } from "../../../src/db/keys-repo.ts";
+import {
+  appendEvent, deleteResponse, eventsAfter, findResponse, insertResponse, lastSequence, pageInputItems, sweepExpired, unfinishedBackground,
+} from "../../../src/db/responses-repo.ts";
+import { createTeam } from "../../../src/db/teams-repo.ts";
+import { tempDir } from "../../helpers/kiln.ts";
+
+function setup() {
+  const db = openDatabase(tempDir());
+  const team = createTeam(db, "a");
+  const other = createTeam(db, "b");
+  const key = createKey(db, team.id, "k");
+  const add = (id: string, o: { status?: string; background?: boolean; expiresAt?: number; items?: number } = {}) =>
+    insertResponse(
+      db,
+      {
+        id, teamId: team.id, keyId: key.id, model: "m", status: o.status ?? "completed", background: o.background ?? false, requestJson: "{}",
+        responseJson: "{}", createdAt: 100, updatedAt: 100, expiresAt: o.expiresAt ?? 10_000_000_000,
+      },
+      Array.from({ length: o.items ?? 0 }, (_, i) => ({ itemId: `msg_${i}`, item: { n: i } })),
+    );
+  return { db, team, other, add };
+}
+
+describe("stored responses", () => {
+  test("reads and deletes are scoped to the owning team", () => {
+    const { db, team, other, add } = setup();
+    add("resp_1");
+    expect(findResponse(db, "resp_1", other.id)).toBeUndefined();
+    expect(deleteResponse(db, "resp_1", other.id)).toBe(false);
+    expect(findResponse(db, "resp_1", team.id)?.id).toBe("resp_1");
+    expect(deleteResponse(db, "resp_1", team.id)).toBe(true);
+    expect(findResponse(db, "resp_1", team.id)).toBeUndefined();
+  });
+
+  test("input items page in both orders after a cursor, with has_more; an unknown cursor is null", () => {
+    const { db, add } = setup();
+    add("resp_1", { items: 5 });
+    const ns = (p: ReturnType<typeof pageInputItems>) => p!.items.map((i) => i.item.n);
+    expect(ns(pageInputItems(db, "resp_1", { order: "desc", after: null, limit: 2 }))).toEqual([4, 3]);
+    expect(pageInputItems(db, "resp_1", { order: "desc", after: null, limit: 2 })!.hasMore).toBe(true);
+    expect(ns(pageInputItems(db, "resp_1", { order: "desc", after: "msg_3", limit: 5 }))).toEqual([2, 1, 0]);
+    expect(pageInputItems(db, "resp_1", { order: "desc", after: "msg_3", limit: 5 })!.hasMore).toBe(false);
+    expect(ns(pageInputItems(db, "resp_1", { order: "asc", after: "msg_1", limit: 2 }))).toEqual([2, 3]);
+    expect(pageInputItems(db, "resp_1", { order: "asc", after: "msg_9", limit: 2 })).toBeNull();
+  });
+
+  test("events replay after a sequence number; a number is stored once", () => {
+    const { db, add } = setup();
+    add("resp_1");
+    for (let i = 0; i < 4; i++) appendEvent(db, "resp_1", i, `{"n":${i}}`);
+    expect(() => appendEvent(db, "resp_1", 2, "{}")).toThrow();
+    expect(eventsAfter(db, "resp_1", 1).map((e) => e.sequence)).toEqual([2, 3]);
+    expect(lastSequence(db, "resp_1")).toBe(3);
+    expect(lastSequence(db, "resp_none")).toBe(-1);
+  });
+
+  test("expiry: an expired response reads as gone, and the sweep deletes it with its items and events", () => {
+    const { db, team, add } = setup();
+    add("resp_old", { expiresAt: 1000, items: 3 });
+    add("resp_new", { items: 1 });
+    appendEvent(db, "resp_old", 0, "{}");
+    expect(findResponse(db, "resp_old", team.id, 999)?.id).toBe("resp_old");
+    expect(findResponse(db, "resp_old", team.id, 1000)).toBeUndefined();
+    expect(sweepExpired(db, 1000)).toBe(1);
+    const count = (table: string) => (db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    expect(count("response_input_items")).toBe(1);
+    expect(count("response_events")).toBe(0);
+    expect(findResponse(db, "resp_new", team.id)?.id).toBe("resp_new");
+  });
+
+  test("unfinished background jobs are found for recovery, oldest first", () => {
+    const { db, add } = setup();
+    add("resp_q", { status: "queued", background: true });
+    add("resp_r", { status: "in_progress", background: true });
+    add("resp_done", { status: "completed", background: true });
+    add("resp_stream", { status: "in_progress" });
+    expect(unfinishedBackground(db).map((r) => r.id).sort()).toEqual(["resp_q", "resp_r"]);
+  });
+});
