@@ -87,6 +87,7 @@ const COVERED = new Set([
   "npm run kiln -- doctor",
   "npm run kiln -- …",
   "npm run bench",
+  "npm run bench -- --profile",
   "npm run db:generate",
   "kiln [serve]",
   "kiln keys create --team T --name N",
@@ -241,8 +242,8 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(await stop(server.proc)).toBe(0);
   }, 300_000);
 
-  test("npm run bench (a quick run on the tiny preset) prints the CPU, the int8 accuracy and the table", () => {
-    const r = sh("npm run bench", {
+  test("npm run bench (a quick run on the tiny preset, with --profile) prints the CPU, the int8 accuracy, the table and the profile", () => {
+    const r = sh("npm run bench -- --profile", {
       KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_LEVELS: "1,2", KILN_BENCH_TOKENS: "8", KILN_BENCH_MODELS: join(work, "bench-models"),
     });
     if (r.code !== 0) throw new Error(r.out);
@@ -250,6 +251,8 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(r.out).toMatch(/^accuracy: int8 vs fp32 next-token logits over a 32-token teacher-forced run, correlation min 0\.9\d+/m);
     expect(r.out).toContain("| clients/batch | direct tok/s |");
     expect(r.out).toMatch(/^constrained \/ unconstrained throughput: \d+\.\d\d×/m);
+    expect(r.out).toMatch(/^ {2}1 client, 1 rows: ORT run \d+\.\d \+ engine host work \d+\.\d\d .+ = worker step interval \d+\.\d; client TPOT p50/m);
+    expect(r.out).toMatch(/^ {4}\d+ decode steps, \d+ with prefill .+CPU ms per step: .*main thread \d+\.\d/m);
   }, 300_000);
 
   test("npm run db:generate on an unchanged schema changes nothing", () => {
