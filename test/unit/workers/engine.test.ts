@@ -33,6 +33,19 @@ const prompts: Record<string, number[]> = {
 };
 
 describe("Engine", () => {
+  test("lastStep says what the step ran: prompt tokens prefilled (padding counted), then rows decoded", async () => {
+    const h = harness(4, new FakeRunner(), 8);
+    h.engine.add("a", prompts.a!, greedy(3));
+    h.engine.add("c", prompts.c!, greedy(3));
+    await h.engine.step();
+    // Two prompts padded to 7 would take 14 tokens, over the budget of 8: only "a" is prefilled.
+    expect(h.engine.lastStep).toEqual({ decodeRows: 0, prefillTokens: 7 });
+    await h.engine.step();
+    expect(h.engine.lastStep).toEqual({ decodeRows: 1, prefillTokens: 5 });
+    await h.engine.step();
+    expect(h.engine.lastStep).toEqual({ decodeRows: 2, prefillTokens: 0 });
+  });
+
   test("a lone greedy sequence follows the model and stops at maxTokens", async () => {
     const h = harness(4);
     h.engine.add("a", prompts.a!, greedy(6));
