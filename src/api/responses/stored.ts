@@ -46,6 +46,8 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
   let started = false;
   const run = await startRun(deps, {
     scope: l.scope, model: l.model, request: l.plan.request, clientSignal: l.clientSignal, timeoutMs: null,
+    // A recovered job was acknowledged before the restart: limits and balance that filled up since do not refuse it.
+    resumed: !l.fresh,
     onStarted: () => {
       started = true;
       if (!rec) return;
