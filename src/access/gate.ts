@@ -52,15 +52,17 @@ export class Gate {
   /** At the edge, after the key: 403 for a family the key may not call, 402 for a lapsed account, 429 past the RPM. */
   async enter(meta: RequestMeta, path: string): Promise<void> {
     const auth = meta.auth!;
-    const refusal = endpointRefusal(auth.rules, path);
-    if (refusal) throw refusal;
-    if (auth.team.billingEnabled) this.checkAccount(auth.teamId);
     const limits = this.limitsOf(auth.team);
     const snapshot: LimitSnapshot = {};
     meta.rateLimit = snapshot;
+    // The snapshot comes first, so a 403 or 402 below carries the rate-limit headers like every keyed answer.
+    if (limits.tpm !== null) snapshot.tokens = await this.deps.limiter.peek(tpmKey(auth.teamId), limits.tpm);
+    if (limits.rpm !== null) snapshot.requests = await this.deps.limiter.peek(rpmKey(auth.teamId), limits.rpm);
+    const refusal = endpointRefusal(auth.rules, path);
+    if (refusal) throw refusal;
+    if (auth.team.billingEnabled) this.checkAccount(auth.teamId);
     const entry: Entry = { auth, limits, snapshot, tookRequest: false };
     this.live.set(meta.id, entry);
-    if (limits.tpm !== null) snapshot.tokens = await this.deps.limiter.peek(tpmKey(auth.teamId), limits.tpm);
     if (limits.rpm === null) return;
     const took = await this.deps.limiter.take(rpmKey(auth.teamId), limits.rpm, 1);
     snapshot.requests = took;
@@ -95,7 +97,8 @@ export class Gate {
     const reserved = a.inputTokens + a.maxOutputTokens * a.choices;
     const worst = entry.auth.team.billingEnabled ? costMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: a.maxOutputTokens * a.choices }) : 0;
     // The balance is checked and the hold placed in one synchronous step, so racing requests see each other's holds.
-    if (entry.auth.team.billingEnabled) {
+    // A resumed request (acknowledged before a restart) is not refused: it holds and reserves all the same.
+    if (entry.auth.team.billingEnabled && !a.resumed) {
       const account = this.checkAccount(teamId);
       const available = account.balanceMicros - (this.held.get(teamId) ?? 0);
       if (worst > available) {
@@ -105,10 +108,18 @@ export class Gate {
         );
       }
       this.hold(teamId, worst);
-    }
+    } else if (entry.auth.team.billingEnabled) this.hold(teamId, worst);
     const tpm = entry.limits.tpm;
-    if (tpm !== null) {
-      const took = await this.deps.limiter.take(tpmKey(teamId), tpm, reserved);
+    if (tpm !== null && a.resumed) await this.deps.limiter.adjust(tpmKey(teamId), tpm, -reserved);
+    else if (tpm !== null) {
+      let took: Awaited<ReturnType<RateLimiter["take"]>>;
+      try {
+        took = await this.deps.limiter.take(tpmKey(teamId), tpm, reserved);
+      } catch (e) {
+        // A shared store that fails must not leave the hold behind.
+        this.hold(teamId, -worst);
+        throw e;
+      }
       entry.snapshot.tokens = took;
       if (!took.ok) {
         this.hold(teamId, -worst);

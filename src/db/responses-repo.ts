@@ -39,6 +39,10 @@ export function findResponse(db: Db, id: string, teamId: number, now = nowS()): 
     .get();
 }
 
+export function responseExists(db: Db, id: string): boolean {
+  return db.$client.query("SELECT 1 FROM responses WHERE id = ?").get(id) !== null;
+}
+
 export function updateResponse(db: Db, id: string, set: { status: string; responseJson: string; storedBytes?: number; attempts?: number }): void {
   db.update(responses)
     .set({ ...set, updatedAt: nowS() })
@@ -112,12 +116,12 @@ export function lastSequence(db: Db, responseId: string): number {
   return r?.max ?? -1;
 }
 
-/** Background responses a crash or shutdown left queued or in progress. */
-export function unfinishedBackground(db: Db): ResponseRow[] {
+/** Responses a crash or shutdown left queued or in progress (background jobs and stored streams alike). */
+export function unfinishedResponses(db: Db): ResponseRow[] {
   return db
     .select()
     .from(responses)
-    .where(and(eq(responses.background, true), inArray(responses.status, ["queued", "in_progress"])))
+    .where(inArray(responses.status, ["queued", "in_progress"]))
     .orderBy(asc(responses.createdAt))
     .all();
 }

@@ -32,6 +32,11 @@ export interface Admission {
   inputTokens: number;
   maxOutputTokens: number;
   choices: number;
+  /**
+   * A request acknowledged before a restart (a recovered background job): admitted again without refusals, since the
+   * client was already told it would run; it still reserves and holds what it may use.
+   */
+  resumed?: boolean;
 }
 
 /** What an admitted request holds (reserved tokens, a held price) until it settles. */
@@ -63,6 +68,8 @@ export interface RunOptions {
   timeoutMs: number | null;
   /** Called once, synchronously, when the generation leaves the scheduler's queue (a background job's in_progress). */
   onStarted?: () => void;
+  /** Admitted without refusals: see Admission.resumed. */
+  resumed?: boolean;
 }
 
 export interface Settlement {
@@ -105,7 +112,9 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
   const startedAt = performance.now();
   const prepared: Prepared = await prepareGeneration(deps, opts.model, opts.request);
-  const ticket = await deps.gate?.admit({ scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n });
+  const ticket = await deps.gate?.admit({
+    scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n, resumed: opts.resumed,
+  });
 
   const controller = new AbortController();
   let abortReason: AbortReason | null = null;
@@ -124,14 +133,16 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   };
 
   let streams: AsyncIterable<CoreEvent>[];
+  // Whether any sequence reached a worker: one that never left the queue (cancelled, drained, its worker lost
+  // before it ran) cost nothing and is billed nothing, its prompt included.
+  let dispatched = false;
   try {
     // Built-in tools run as one choice whose steps the tool loop chains; everything else is one generation.
-    let started = false;
-    const onStart = opts.onStarted && (() => {
-      if (started) return;
-      started = true;
-      opts.onStarted!();
-    });
+    const onStart = () => {
+      if (dispatched) return;
+      dispatched = true;
+      opts.onStarted?.();
+    };
     streams = opts.request.webSearch ? [toolLoop(deps, prepared, controller.signal, onStart)] : submitGeneration(deps, prepared, controller.signal, onStart);
   } catch (e) {
     cleanup();
@@ -161,7 +172,7 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
 
   const settled = Promise.all(pumps).then(() => {
     cleanup();
-    const settlement: Settlement = { status: settleStatus(abortReason, failed), usage: totalUsage(perChoice, inputTokens) };
+    const settlement: Settlement = { status: settleStatus(abortReason, failed), usage: dispatched ? totalUsage(perChoice, inputTokens) : emptyUsage() };
     settle(deps, opts, settlement);
     ticket?.release(settlement.usage);
     return settlement;

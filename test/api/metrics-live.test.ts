@@ -130,19 +130,18 @@ describe("/metrics on a live server", () => {
       new ApiError(429, "rate_limit_error", "Rate limit reached", "rate_limit_exceeded", null, { "retry-after": "1" }),
       new ApiError(402, "billing_error", "Insufficient balance", "billing_not_configured"),
     ];
-    const gate = deps.gate;
+    const gate = deps.gate!;
+    const admit = gate.admit;
     try {
       for (const error of refusals) {
-        deps.gate = {
-          admit: async () => {
-            throw error;
-          },
+        gate.admit = async () => {
+          throw error;
         };
         const res = await post("/v1/chat/completions", { model: server.modelId, messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
         expect(res.status).toBe(error.status);
       }
     } finally {
-      deps.gate = gate;
+      gate.admit = admit;
     }
     const after = await scrape();
     expect(grew(before, after, "kiln_refusals_total", { reason: "rate_limit", team })).toBe(1);

@@ -35,17 +35,27 @@ describe("background responses survive kill -9", () => {
     const first = await startServerProcess({ dataDir, modelsDir, env });
     const model = ((await call(first, "GET", "/v1/models")).data[0] as { id: string }).id;
 
-    // The tiny model's batch holds 16 sequences: 16 long jobs fill it, so the 4 short ones after them wait queued.
+    // The tiny model's batch holds 16 sequences: a stored stream and 15 long jobs fill it, so the 4 short ones after
+    // them wait queued.
+    const streamed = await fetch(`${first.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${first.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, input: "Hello", temperature: 0, max_output_tokens: 3000, stream: true }),
+    });
+    const reader = streamed.body!.getReader();
+    let head = "";
+    while (!head.includes("\n\n")) head += new TextDecoder().decode((await reader.read()).value);
+    const streamId = JSON.parse(head.split("\n")[1]!.slice(6)).response.id as string;
     const long: string[] = [];
-    for (let i = 0; i < 16; i++) long.push((await call(first, "POST", "/v1/responses", { model, input: "Hello", temperature: 0, max_output_tokens: 3000, background: true })).id);
+    for (let i = 0; i < 15; i++) long.push((await call(first, "POST", "/v1/responses", { model, input: "Hello", temperature: 0, max_output_tokens: 3000, background: true })).id);
     const short: string[] = [];
     for (let i = 0; i < 4; i++) short.push((await call(first, "POST", "/v1/responses", { model, input: `Say ${i}`, max_output_tokens: 16, background: true })).id);
 
     const deadline = Date.now() + 60_000;
     for (;;) {
       const states = await Promise.all([...long, ...short].map(async (id) => (await call(first, "GET", `/v1/responses/${id}`)).status as string));
-      if (states.slice(0, 16).every((s) => s === "in_progress")) {
-        expect(states.slice(16)).toEqual(["queued", "queued", "queued", "queued"]);
+      if (states.slice(0, 15).every((s) => s === "in_progress")) {
+        expect(states.slice(15)).toEqual(["queued", "queued", "queued", "queued"]);
         break;
       }
       if (Date.now() > deadline) throw new Error(`jobs never all started: ${states.join(",")}`);
@@ -59,17 +69,17 @@ describe("background responses survive kill -9", () => {
     const started = performance.now() - t0;
     const final = new Map<string, any>();
     for (const until = Date.now() + 120_000; final.size < 20 && Date.now() < until; await Bun.sleep(50)) {
-      for (const id of [...long, ...short]) {
+      for (const id of [...long, ...short, streamId]) {
         if (final.has(id)) continue;
         const r = await call(second, "GET", `/v1/responses/${id}`);
         if (TERMINAL.includes(r.status)) final.set(id, r);
       }
     }
     const recovered = performance.now() - t0;
-    console.log(`recovery after kill -9: restart ${Math.round(started)} ms, all 20 jobs terminal after ${Math.round(recovered)} ms`);
+    console.log(`recovery after kill -9: restart ${Math.round(started)} ms, all 20 responses terminal after ${Math.round(recovered)} ms`);
     expect(final.size).toBe(20);
 
-    for (const id of long) {
+    for (const id of [...long, streamId]) {
       const r = final.get(id);
       expect(r.status).toBe("failed");
       expect(r.error).toEqual({ code: "server_error", message: expect.stringContaining("restarted") });
@@ -113,6 +123,10 @@ describe("background responses survive kill -9", () => {
     const last = JSON.parse(frames.at(-1)!.split("\n").find((l) => l.startsWith("data: "))!.slice(6));
     const rest = await (await fetch(`${second.url}/v1/responses/${job.id}?stream=true&starting_after=${last.sequence_number}`, { headers: { authorization: `Bearer ${second.key}` } })).text();
     expect(rest).toContain("event: response.failed");
+    // A replay from the start passes over the interruption and ends with the failure too.
+    const whole = await events(second, job.id);
+    expect(whole.map((e) => e.type)).not.toContain("error");
+    expect(whole.at(-1).type).toBe("response.failed");
     expect(await second.stop()).toBe(0);
   }, 300_000);
 });

@@ -152,6 +152,15 @@ describe("stream-level failures", () => {
     expect(last.message).not.toContain("/");
     const seqs = text.trim().split("\n\n").map((f) => JSON.parse(f.split("\n")[1]!.slice(6)).sequence_number);
     expect(seqs).toEqual(seqs.map((_: number, i: number) => i));
+    // The stored response ends failed, and its stored log with response.failed (the live error was the stream's end).
+    const id = JSON.parse(text.split("\n\n")[0]!.split("\n")[1]!.slice(6)).response.id;
+    const stored = await client.responses.retrieve(id);
+    expect(stored.status).toBe("failed");
+    const replay: any[] = [];
+    for await (const ev of await client.responses.retrieve(id, { stream: true })) replay.push(ev);
+    expect(replay.at(-1).type).toBe("response.failed");
+    // The replacement worker is ready before the next test sends work.
+    for (let i = 0; i < 1000 && !server.runtime.pool.stats().some((w) => w.state === "ready"); i++) await Bun.sleep(20);
   });
 });
 

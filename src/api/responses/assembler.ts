@@ -97,11 +97,15 @@ export class ResponseAssembler {
     return [{ type: "response.in_progress", response: this.response() }];
   }
 
-  /** Ends a response that cannot finish (its worker or stream failed outside the model): status failed, no event. */
-  abandon(message: string): void {
+  /**
+   * Ends a stored response that cannot finish (its worker or stream failed outside the model): status failed, with
+   * the response.failed event its stored log ends with (live listeners already had the stream-level error).
+   */
+  abandon(message: string): ResponseEvent[] {
     this.status = "failed";
     this.error = { code: "server_error", message };
     this.completedAt = Math.floor(Date.now() / 1000);
+    return [{ type: "response.failed", response: this.response() }];
   }
 
   push(ev: CoreEvent): ResponseEvent[] {
@@ -226,12 +230,16 @@ export class ResponseAssembler {
     out.push({ type: cut ? "response.incomplete" : "response.completed", response: this.response() });
   }
 
-  /** Stopped on request (a cancelled background response, or a stored stream whose client left). */
+  /**
+   * Stopped on request (a cancelled background response, or a stored stream whose client left). The stream ends with
+   * response.incomplete whose response says cancelled: the official clients know no response.cancelled event (their
+   * stream helpers throw on it), and a cancelled response did end with its output cut short.
+   */
   private cancel(out: ResponseEvent[]): void {
     for (const o of this.open.values()) if (o.head.kind !== "reasoning") o.item.status = "incomplete";
     this.status = "cancelled";
     this.completedAt = Math.floor(Date.now() / 1000);
-    out.push({ type: "response.cancelled", response: this.response() });
+    out.push({ type: "response.incomplete", response: this.response() });
   }
 
   private fail(error: ApiError, out: ResponseEvent[]): void {

@@ -20,9 +20,12 @@ export async function* followResponse(db: Db, live: LiveResponses, id: string, a
   if (!unlisten) incoming.close();
   let last = after;
   try {
-    for (const row of stored) {
+    for (const [i, row] of stored.entries()) {
       last = row.sequence;
       const type = (JSON.parse(row.json) as { type: string }).type;
+      // A stream-level error (shutdown, lost worker) that later events followed was an interruption, not the end:
+      // the response was recovered or failed after it, and a replay goes on to that.
+      if (type === "error" && i < stored.length - 1) continue;
       yield { event: type, data: row.json };
       if (TERMINAL_EVENTS.has(type)) return endOf({ sequence: row.sequence, type, json: row.json });
     }

@@ -73,6 +73,14 @@ export function checkInputStructure(input: ResponsesRequestBody["input"], opts: 
     }
   });
 
+  // Item ids name items (input_items pages by them): a repeated one is refused.
+  const ids = new Set<string>();
+  input.forEach((it, i) => {
+    if (kind(it) === "reasoning" || it.id == null) return;
+    if (ids.has(it.id)) throw bad(`Duplicate item id ${clip(it.id)} (input.${i}); each input item's id must be unique.`, "input");
+    ids.add(it.id);
+  });
+
   const seen = new Set<string>();
   input.forEach((it, i) => {
     if (kind(it) === "reasoning") {

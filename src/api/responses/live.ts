@@ -22,7 +22,7 @@ interface Job {
 }
 
 /** The stream events after which nothing follows. */
-export const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed", "response.cancelled", "error"]);
+export const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
 
 export class LiveResponses {
   private readonly jobs = new Map<string, Job>();

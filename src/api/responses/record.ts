@@ -2,7 +2,7 @@
 // in one synchronous step, and the response row follows every status change. A client that leaves only stops
 // listening (and, unless the response is a background one, its lifecycle aborts the run).
 import type { Db } from "../../db/client.ts";
-import { appendEvent, TERMINAL, updateResponse } from "../../db/responses-repo.ts";
+import { appendEvent, responseExists, TERMINAL, updateResponse } from "../../db/responses-repo.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { ResponseAssembler, ResponseEvent } from "./assembler.ts";
@@ -17,8 +17,8 @@ export interface RecorderDeps {
 
 export class ResponseRecorder {
   private next: number;
-  /** Set once a write failed (the response was deleted, or the database is gone): later writes are skipped. */
-  private lost = false;
+  /** Set once the response's row is gone (deleted while it ran): later writes are skipped. */
+  private gone = false;
   bytes: number;
 
   constructor(
@@ -35,24 +35,33 @@ export class ResponseRecorder {
       const sequence = this.next++;
       const json = JSON.stringify({ ...ev, sequence_number: sequence });
       this.write(() => appendEvent(this.deps.db, this.asm.id, sequence, json));
-      this.bytes += json.length;
+      this.bytes += Buffer.byteLength(json);
       this.deps.live.publish(this.asm.id, { sequence, type: ev.type, json });
+      // A poll mid-run sees every finished item, and a crash loses at most the item being written.
+      if (ev.type === "response.output_item.done") this.save();
     }
   }
 
   /** Writes the response row as it stands. */
   save(): void {
     const responseJson = JSON.stringify(this.asm.response());
-    this.write(() => updateResponse(this.deps.db, this.asm.id, { status: this.asm.status, responseJson, storedBytes: this.bytes + responseJson.length }));
+    this.write(() => updateResponse(this.deps.db, this.asm.id, { status: this.asm.status, responseJson, storedBytes: this.bytes + Buffer.byteLength(responseJson) }));
   }
 
+  /**
+   * A failed write (a busy or full disk) is logged and the next one is tried all the same, so the final state still
+   * lands; only a response deleted while it ran stops the writes.
+   */
   private write(fn: () => void): void {
-    if (this.lost) return;
+    if (this.gone) return;
     try {
       fn();
     } catch (e) {
-      this.lost = true;
-      this.deps.logger.warn("stored response not updated", { response_id: this.asm.id, error: String(e) });
+      if (!responseExists(this.deps.db, this.asm.id)) {
+        this.gone = true;
+        return;
+      }
+      this.deps.logger.error("stored response not updated", { response_id: this.asm.id, error: String(e) });
     }
   }
 }
@@ -60,7 +69,8 @@ export class ResponseRecorder {
 /**
  * Feeds the run's events through the assembler into the recorder until the run ends, then leaves the row in its
  * final state. A background job cut by shutdown stays queued or in_progress for recovery at the next start; any
- * other run that ends without a terminal status (its worker was lost, the stream failed) is stored as failed.
+ * other run that ends without a terminal status (its worker was lost, the stream failed) ends with a stored
+ * response.failed.
  */
 export async function drive(deps: RecorderDeps, run: Run, asm: ResponseAssembler, rec: ResponseRecorder, background: boolean): Promise<void> {
   try {
@@ -69,8 +79,9 @@ export async function drive(deps: RecorderDeps, run: Run, asm: ResponseAssembler
     deps.logger.error("response run failed", { response_id: asm.id, error: String(e) });
   }
   try {
+    // The stream-level error live listeners got is not the response's end: the stored log ends with response.failed.
     if (!TERMINAL.has(asm.status) && !(background && deps.lifecycle.draining)) {
-      asm.abandon("The response stopped before it finished (its model worker stopped or failed); create it again.");
+      rec.emit(asm.abandon("The response stopped before it finished (its model worker stopped or failed); create it again."));
     }
     rec.save();
   } finally {

@@ -5,6 +5,7 @@ import { deleteResponse, findResponse, pageInputItems, type ResponseRow, TERMINA
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { type StreamEnd, sseResponse } from "../../http/sse-writer.ts";
 import { followResponse } from "./follow.ts";
+import { endStored } from "./stored.ts";
 import { ENCRYPTED_REASONING } from "./validate.ts";
 
 type Json = Record<string, unknown>;
@@ -93,6 +94,9 @@ export async function cancelStoredResponse(deps: AppDeps, id: string, teamId: nu
   // The job ends within one step; its final row is what the client gets. (A job that ended just now is not live.)
   deps.live.abort(id, "cancelled");
   await deps.live.ended(id);
+  const after = stored(deps, id, teamId);
+  // A row whose run is gone without a final write (a failed write) is ended here.
+  if (!TERMINAL.has(after.status) && !deps.live.isLive(id)) endStored(deps, after, { status: "cancelled" });
   return JSON.parse(stored(deps, id, teamId).responseJson) as Json;
 }
 

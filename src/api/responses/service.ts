@@ -34,6 +34,9 @@ export interface CallContext {
 /** A background request's JSON body may be at most this many bytes (spec, Limits). */
 export const BACKGROUND_BODY_LIMIT = 1_048_576;
 
+/** Copies of the echoed request a stored stream keeps besides its row: created, queued or in_progress, the terminal event, the response. */
+const ECHO_COPIES = 4;
+
 function tooLarge(bytes: number, limit: number): ApiError {
   return new ApiError(
     413, "invalid_request_error",
@@ -70,7 +73,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   const { input: _input, ...rest } = body;
   const requestJson = JSON.stringify(rest);
   const items = storedInput(body.input);
-  const bytes = items.reduce((n, it) => n + JSON.stringify(it.item).length, requestJson.length);
+  const bytes = items.reduce((n, it) => n + Buffer.byteLength(JSON.stringify(it.item)), Buffer.byteLength(requestJson));
   const limit = deps.config.maxStoredResponseBytes;
 
   if (!body.stream && !body.background) {
@@ -80,23 +83,27 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
     await consumeRun(run, (ev) => void asm.push(ev), deps.config.requestTimeoutMs);
     const response = asm.response();
     const responseJson = JSON.stringify(response);
-    if (bytes + responseJson.length > limit) throw tooLarge(bytes + responseJson.length, limit);
+    const total = bytes + Buffer.byteLength(responseJson);
+    if (total > limit) throw tooLarge(total, limit);
     insertResponse(deps.db, {
       id, teamId: scope.teamId, keyId: scope.keyId, model: model.id, status: asm.status, background: false, previousResponseId: body.previous_response_id ?? null,
-      requestJson, responseJson, storedBytes: bytes + responseJson.length, attempts: 0, createdAt, updatedAt: createdAt,
+      requestJson, responseJson, storedBytes: total, attempts: 0, createdAt, updatedAt: createdAt,
       expiresAt: createdAt + deps.config.responseRetentionDays * 86_400,
     }, items);
     return response;
   }
 
-  // A stream or a job cannot turn into a 413 once it has begun: its input is measured first.
-  if (bytes > limit) throw tooLarge(bytes, limit);
+  // A stream or a job cannot turn into a 413 once it has begun, so it is measured first: its input items, and the
+  // request as its row, its final response and the up to three lifecycle events that echo it keep it (the
+  // generated part is bounded by the context window: at most one delta event per token).
+  const kept = bytes + ECHO_COPIES * Buffer.byteLength(requestJson);
+  if (kept > limit) throw tooLarge(kept, limit);
   const background = body.background ?? false;
-  const asm = await launch(deps, {
+  const created = await launch(deps, {
     body, model, plan, scope, id, createdAt, background, clientSignal: background ? null : ctx.signal, fresh: { items, requestJson, bytes },
   });
   if (body.stream) return followStream(deps, id, -1, { abortOnLeave: !background, requestId: ctx.requestId, onStreamEnd: ctx.onStreamEnd });
-  return asm.response();
+  return created;
 }
 
 /** A stream that is not stored: the assembler's events straight to the client, whose leaving stops the run. */

@@ -2,7 +2,7 @@
 // the run is driven to its end by record.ts, and a background job needs no client at all. Recovery after a crash
 // or a shutdown lives here too, since it launches the same way.
 import type { AppDeps } from "../../app-deps.ts";
-import { insertResponse, lastSequence, type ResponseRow, type StoredItem, unfinishedBackground, updateResponse, appendEvent, inputItems } from "../../db/responses-repo.ts";
+import { insertResponse, lastSequence, type ResponseRow, type StoredItem, unfinishedResponses, updateResponse, appendEvent, inputItems } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { newRequestId } from "../../inference/ids.ts";
 import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
@@ -33,8 +33,11 @@ export interface Launch {
   fresh: { items: StoredItem[]; requestJson: string; bytes: number } | null;
 }
 
-/** Starts the run, writes the row, and drives the run in the background; returns the assembler for the answer. */
-export async function launch(deps: AppDeps, l: Launch): Promise<ResponseAssembler> {
+/**
+ * Starts the run, writes the row, and drives the run in the background. Returns the response as it was created
+ * (queued, for a background job, even when a worker took it at once), which is what the create request answers.
+ */
+export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, unknown>> {
   const asm = new ResponseAssembler({
     id: l.id, model: l.model.id, createdAt: l.createdAt, echo: echo(l.body, l.plan), sealer: deps.sealer,
     includeEncrypted: l.plan.includeEncrypted, summary: l.plan.summary, queued: l.background,
@@ -43,6 +46,8 @@ export async function launch(deps: AppDeps, l: Launch): Promise<ResponseAssemble
   let started = false;
   const run = await startRun(deps, {
     scope: l.scope, model: l.model, request: l.plan.request, clientSignal: l.clientSignal, timeoutMs: null,
+    // A recovered job was acknowledged before the restart: limits and balance that filled up since do not refuse it.
+    resumed: !l.fresh,
     onStarted: () => {
       started = true;
       if (!rec) return;
@@ -69,10 +74,11 @@ export async function launch(deps: AppDeps, l: Launch): Promise<ResponseAssemble
   rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : lastSequence(deps.db, l.id) + 1, storedBytes: l.fresh?.bytes ?? 0 });
   // A recovered job's log already holds its created and queued events.
   rec.emit(l.fresh ? asm.start() : []);
+  const created = asm.response();
   if (started) rec.emit(asm.begin());
   rec.save();
   void drive(deps, run, asm, rec, l.background);
-  return asm;
+  return created;
 }
 
 /** The stored request of a job, as the body it was created with. */
@@ -80,16 +86,31 @@ function bodyOf(deps: AppDeps, row: ResponseRow): ResponsesRequestBody {
   return { ...(JSON.parse(row.requestJson) as Omit<ResponsesRequestBody, "input">), input: inputItems(deps.db, row.id).map((s) => s.item) } as ResponsesRequestBody;
 }
 
-/** Ends a stored response failed with a retryable server_error, with its response.failed event. */
-function failStored(deps: AppDeps, row: ResponseRow, message: string): void {
-  const response = JSON.parse(row.responseJson) as Record<string, unknown>;
-  Object.assign(response, { status: "failed", error: { code: "server_error", message }, completed_at: Math.floor(Date.now() / 1000) });
+/**
+ * Ends a stored response that nothing is running any more: failed with a retryable server_error (a job a restart
+ * interrupted), or cancelled (a cancel of a job whose run is gone). Its log gets the closing event; a row whose JSON
+ * cannot be read is ended all the same.
+ */
+export function endStored(deps: AppDeps, row: ResponseRow, end: { status: "failed"; message: string } | { status: "cancelled" }): void {
+  const now = Math.floor(Date.now() / 1000);
+  let response: Record<string, unknown>;
+  try {
+    response = JSON.parse(row.responseJson) as Record<string, unknown>;
+  } catch {
+    response = { id: row.id, object: "response", created_at: row.createdAt, model: row.model, output: [], usage: null };
+  }
+  Object.assign(response, { status: end.status, completed_at: now, ...(end.status === "failed" ? { error: { code: "server_error", message: end.message } } : {}) });
+  const type = end.status === "failed" ? "response.failed" : "response.incomplete";
   const sequence = lastSequence(deps.db, row.id) + 1;
-  const json = JSON.stringify({ type: "response.failed", response, sequence_number: sequence });
+  const json = JSON.stringify({ type, response, sequence_number: sequence });
   deps.db.transaction(() => {
     appendEvent(deps.db, row.id, sequence, json);
-    updateResponse(deps.db, row.id, { status: "failed", responseJson: JSON.stringify(response), storedBytes: row.storedBytes + json.length });
+    updateResponse(deps.db, row.id, { status: end.status, responseJson: JSON.stringify(response), storedBytes: row.storedBytes + Buffer.byteLength(json) });
   });
+}
+
+function failStored(deps: AppDeps, row: ResponseRow, message: string): void {
+  endStored(deps, row, { status: "failed", message });
 }
 
 export interface Recovery {
@@ -98,40 +119,47 @@ export interface Recovery {
 }
 
 /**
- * Background jobs a crash or shutdown left behind. A queued one never produced output, so it runs again from its
- * stored input (up to MAX_ATTEMPTS starts, so a job that kills kiln cannot loop). One that was in progress had
- * already streamed part of its output under sequence numbers clients may hold, and sampling would not repeat it:
- * it ends failed with a retryable server_error rather than being silently replaced.
+ * Responses a crash or shutdown left behind (at start-up none is live, so every unfinished row is one). A queued
+ * background job never produced output, so it runs again from its stored input (up to MAX_ATTEMPTS starts, so a job
+ * that kills kiln cannot loop). One that was in progress had already streamed part of its output under sequence
+ * numbers clients may hold, and sampling would not repeat it: it ends failed with a retryable server_error rather
+ * than being silently replaced. A stored stream (not background) lost its client with the process: failed too.
  */
 export async function recoverBackground(deps: AppDeps): Promise<Recovery> {
   const out: Recovery = { restarted: [], failed: [] };
-  for (const row of unfinishedBackground(deps.db)) {
-    if (row.status === "in_progress") {
-      failStored(deps, row, "kiln restarted while this background response was running; create it again.");
-      out.failed.push(row.id);
-      continue;
-    }
-    if (row.attempts >= MAX_ATTEMPTS) {
-      failStored(deps, row, `This background response was started ${row.attempts} times without finishing; create it again.`);
-      out.failed.push(row.id);
-      continue;
-    }
+  for (const row of unfinishedResponses(deps.db)) {
     try {
-      const body = bodyOf(deps, row);
-      const model = textModel(deps, row.model);
-      const history = body.previous_response_id ? loadHistory(deps.db, row.teamId, body.previous_response_id) : null;
-      const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), history);
-      updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
-      await launch(deps, {
-        body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null,
-        scope: { requestId: newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses" },
-      });
-      out.restarted.push(row.id);
+      await recoverOne(deps, row, out);
     } catch (e) {
-      const why = e instanceof ApiError ? e.message : "it could not be started again";
-      failStored(deps, row, `kiln restarted before this background response ran, and ${why}`);
+      // One unreadable row must not keep kiln from starting: it is ended failed in plain SQL.
+      deps.logger.error("stored response not recovered", { response_id: row.id, error: String(e) });
+      deps.db.$client.query("UPDATE responses SET status = 'failed', updated_at = unixepoch() WHERE id = ?").run(row.id);
       out.failed.push(row.id);
     }
   }
   return out;
+}
+
+async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promise<void> {
+  const fail = (message: string) => {
+    failStored(deps, row, message);
+    out.failed.push(row.id);
+  };
+  if (!row.background) return fail("kiln restarted while this response was streaming; create it again.");
+  if (row.status === "in_progress") return fail("kiln restarted while this background response was running; create it again.");
+  if (row.attempts >= MAX_ATTEMPTS) return fail(`This background response was started ${row.attempts} times without finishing; create it again.`);
+  try {
+    const body = bodyOf(deps, row);
+    const model = textModel(deps, row.model);
+    const history = body.previous_response_id ? loadHistory(deps.db, row.teamId, body.previous_response_id) : null;
+    const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), history);
+    updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
+    await launch(deps, {
+      body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null,
+      scope: { requestId: newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses" },
+    });
+    out.restarted.push(row.id);
+  } catch (e) {
+    fail(`kiln restarted before this background response ran, and ${e instanceof ApiError ? e.message : "it could not be started again"}`);
+  }
 }

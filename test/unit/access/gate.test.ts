@@ -120,4 +120,35 @@ describe("Gate, both limits", () => {
     const again = await s.enter();
     await expect(s.gate.admit(s.admission(again.id, 100, 1000))).resolves.toBeDefined();
   });
+
+  test("a resumed admission (a job acknowledged before a restart) is not refused, yet reserves and holds", async () => {
+    const s = setup();
+    updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
+    setBillingEnabled(s.db, s.team.id, true);
+    credit(s.db, s.team.id, 100, null);
+    // 900 tokens and up to 900 micro-units: over the balance, and twice over the TPM with the first one.
+    const first = await s.gate.admit({ ...s.admission("req_resumed_1", 100, 800), resumed: true });
+    const second = await s.gate.admit({ ...s.admission("req_resumed_2", 100, 800), resumed: true });
+    // The bucket went into debt, so a fresh request waits for it.
+    const meta = await s.enter();
+    await expect(s.gate.admit(s.admission(meta.id, 10, 10))).rejects.toMatchObject({ status: 402 });
+    first.release(null);
+    second.release(null);
+    expect((await s.limiter.peek(`team:${s.team.id}:tpm`, 1000)).remaining).toBe(1000);
+  });
+
+  test("a limiter that fails at admission leaves no billing hold behind", async () => {
+    const s = setup();
+    updateTeam(s.db, s.team.id, { tpmLimit: 100_000 });
+    setBillingEnabled(s.db, s.team.id, true);
+    credit(s.db, s.team.id, 1000, null);
+    const take = s.limiter.take.bind(s.limiter);
+    s.limiter.take = (k: string, l: number, a: number) => (k.endsWith(":tpm") ? Promise.reject(new Error("store unreachable")) : take(k, l, a));
+    const meta = await s.enter();
+    // Worst case 100 + 200 × 4 = 900 micro-units, held before the take failed.
+    await expect(s.gate.admit(s.admission(meta.id, 100, 200))).rejects.toThrow("store unreachable");
+    s.limiter.take = take;
+    const again = await s.enter();
+    (await s.gate.admit(s.admission(again.id, 100, 200))).release(null);
+  });
 });

@@ -51,6 +51,21 @@ describe("following a stored response", () => {
     expect(await collect(followResponse(db, live, "resp_1", -1))).toEqual([0, 1]);
   });
 
+  test("a stored error that later events followed (an interruption recovered from) is skipped; one at the end ends the replay", async () => {
+    const { db, live, emit } = setup();
+    emit("response.created");
+    emit("response.queued");
+    emit("error");
+    emit("response.in_progress");
+    emit("response.completed");
+    expect(await collect(followResponse(db, live, "resp_1", -1))).toEqual([0, 1, 3, 4]);
+    expect(await collect(followResponse(db, live, "resp_1", 2))).toEqual([3, 4]);
+    const other = setup();
+    other.emit("response.created");
+    other.emit("error");
+    expect(await collect(followResponse(other.db, other.live, "resp_1", -1))).toEqual([0, 1]);
+  });
+
   test("the job ending closes a follower that saw no terminal event", async () => {
     const { db, live, emit } = setup();
     live.begin("resp_1", { background: true, abort: () => {} });

@@ -35,6 +35,12 @@ describe("input structure", () => {
     expect(refusal([{ role: "user", content: [{ type: "output_text", text: "x" }] }]).param).toBe("input.0.content.0.type");
   });
 
+  test("item ids do not repeat (reasoning ids have their own rule)", () => {
+    const e = refusal([{ type: "message", id: "msg_1", role: "user", content: "a" }, { type: "message", id: "msg_1", role: "user", content: "b" }]);
+    expect(e.param).toBe("input");
+    expect(e.message).toContain("msg_1");
+  });
+
   test("rule 1: a function_call_output must answer a function_call of the request (relaxed with previous_response_id)", () => {
     const e = refusal([user("go"), call("call_a"), output("call_zz")]);
     expect(e.param).toBe("call_id");

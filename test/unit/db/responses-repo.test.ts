@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { openDatabase } from "../../../src/db/client.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import {
-  appendEvent, deleteResponse, eventsAfter, findResponse, insertResponse, lastSequence, pageInputItems, sweepExpired, unfinishedBackground,
+  appendEvent, deleteResponse, eventsAfter, findResponse, insertResponse, lastSequence, pageInputItems, sweepExpired, unfinishedResponses,
 } from "../../../src/db/responses-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { tempDir } from "../../helpers/kiln.ts";
@@ -71,12 +71,12 @@ describe("stored responses", () => {
     expect(findResponse(db, "resp_new", team.id)?.id).toBe("resp_new");
   });
 
-  test("unfinished background jobs are found for recovery, oldest first", () => {
+  test("unfinished responses (background or streamed) are found for recovery", () => {
     const { db, add } = setup();
     add("resp_q", { status: "queued", background: true });
     add("resp_r", { status: "in_progress", background: true });
     add("resp_done", { status: "completed", background: true });
     add("resp_stream", { status: "in_progress" });
-    expect(unfinishedBackground(db).map((r) => r.id).sort()).toEqual(["resp_q", "resp_r"]);
+    expect(unfinishedResponses(db).map((r) => r.id).sort()).toEqual(["resp_q", "resp_r", "resp_stream"]);
   });
 });

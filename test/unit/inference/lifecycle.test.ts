@@ -42,6 +42,8 @@ function tickingScheduler(limit: number, submitted: SeqRequest[]) {
     assertServing: () => {},
     submit(reqs: SeqRequest[]) {
       submitted.push(...reqs);
+      // Every sequence gets a worker at once.
+      for (const r of reqs) r.onStart?.();
       return reqs.map((r) => (async function* (): AsyncGenerator<SeqEvent> {
         let n = 0;
         while (n < limit && !r.signal?.aborted) {
@@ -178,6 +180,22 @@ describe("startRun", () => {
     await (await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null })).settled;
     expect(db.select().from(usage).all()).toHaveLength(1);
     expect(db.select().from(ledger).all()).toEqual([]);
+  });
+
+  test("a sequence that never left the queue is billed nothing, its prompt included", async () => {
+    const { d, db, scope } = deps(4, []);
+    // A queue that never hands the sequence to a worker: it ends only when cancelled, as the scheduler ends it.
+    d.scheduler = {
+      assertServing: () => {},
+      submit: (reqs: SeqRequest[]) => reqs.map((r) => (async function* (): AsyncGenerator<SeqEvent> {
+        await new Promise((resolve) => r.signal!.addEventListener("abort", resolve, { once: true }));
+        yield { type: "finish", finish: { seqId: "s", reason: "cancelled", promptTokens: 0, outputTokens: 0 } };
+      })()),
+    } as unknown as LifecycleDeps["scheduler"];
+    const run = await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null });
+    run.abort("cancelled");
+    expect(await run.settled).toEqual({ status: "cancelled", usage: { inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 } });
+    expect(db.select().from(usage).get()).toMatchObject({ inputTokens: 0, outputTokens: 0, costMicros: 0 });
   });
 
   test("draining refuses before any work", async () => {
