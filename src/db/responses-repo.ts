@@ -126,7 +126,7 @@ export function unfinishedResponses(db: Db): ResponseRow[] {
     .all();
 }
 
-/** Deletes every response whose retention ended (items and events go with them); returns how many. */
-export function sweepExpired(db: Db, now = nowS()): number {
-  return db.$client.query("DELETE FROM responses WHERE expires_at <= ?").run(now).changes;
+/** Deletes up to `batch` responses whose retention ended (items and events go with them); returns how many. */
+export function sweepExpired(db: Db, now = nowS(), batch = 500): number {
+  return db.$client.query("DELETE FROM responses WHERE id IN (SELECT id FROM responses WHERE expires_at <= ? LIMIT ?)").run(now, batch).changes;
 }

@@ -6,9 +6,19 @@ import { recoverBackground } from "./stored.ts";
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
+/** Deletes every expired response a batch at a time, letting requests in between batches (a batch may hold many events). */
+async function sweep(deps: AppDeps): Promise<number> {
+  let total = 0;
+  for (let n = sweepExpired(deps.db); n > 0; n = sweepExpired(deps.db)) {
+    total += n;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return total;
+}
+
 export async function startResponseUpkeep(deps: AppDeps): Promise<{ stop(): void }> {
   const t0 = performance.now();
-  const swept = sweepExpired(deps.db);
+  const swept = await sweep(deps);
   const recovered = await recoverBackground(deps);
   if (swept || recovered.restarted.length || recovered.failed.length) {
     deps.logger.info("stored responses checked", {
@@ -16,12 +26,10 @@ export async function startResponseUpkeep(deps: AppDeps): Promise<{ stop(): void
     });
   }
   const timer = setInterval(() => {
-    try {
-      const n = sweepExpired(deps.db);
-      if (n) deps.logger.info("expired responses deleted", { count: n });
-    } catch (e) {
-      deps.logger.error("response sweep failed", { error: String(e) });
-    }
+    sweep(deps).then(
+      (n) => n && deps.logger.info("expired responses deleted", { count: n }),
+      (e) => deps.logger.error("response sweep failed", { error: String(e) }),
+    );
   }, SWEEP_EVERY_MS);
   timer.unref();
   return { stop: () => clearInterval(timer) };

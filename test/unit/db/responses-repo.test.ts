@@ -71,6 +71,15 @@ describe("stored responses", () => {
     expect(findResponse(db, "resp_new", team.id)?.id).toBe("resp_new");
   });
 
+  test("the sweep deletes a batch at a time", () => {
+    const { db, add } = setup();
+    for (let i = 0; i < 5; i++) add(`resp_${i}`, { expiresAt: 1000 });
+    expect(sweepExpired(db, 2000, 2)).toBe(2);
+    expect(sweepExpired(db, 2000, 2)).toBe(2);
+    expect(sweepExpired(db, 2000, 2)).toBe(1);
+    expect(sweepExpired(db, 2000, 2)).toBe(0);
+  });
+
   test("unfinished responses (background or streamed) are found for recovery", () => {
     const { db, add } = setup();
     add("resp_q", { status: "queued", background: true });

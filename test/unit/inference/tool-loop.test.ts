@@ -38,6 +38,8 @@ function setup(script: { text: string; reason?: "stop" | "length" }[]) {
       submit(reqs: SeqRequest[]) {
         const step = script[Math.min(submitted.length, script.length - 1)]!;
         submitted.push(...reqs);
+        // Every step gets a worker at once, as the real scheduler tells its caller.
+        for (const r of reqs) r.onStart?.();
         return reqs.map(() => (async function* (): AsyncGenerator<SeqEvent> {
           yield { type: "delta", text: step.text, tokens: 5 };
           yield { type: "finish", finish: { seqId: "s", reason: step.reason ?? "stop", promptTokens: 0, outputTokens: 5 } };
