@@ -93,9 +93,12 @@ export class BatchDecoder {
       if (p.last) wanted.push([p.seq, idx[0]!]);
     }
     await this.ctx.decodeBatch();
-    // Sampled before the next decode overwrites the logits.
-    const tokens = await Promise.all(wanted.map(([, i]) => this.ctx.sampleToken(i, this.sampler._sampler)));
-    return new Map(wanted.map(([seq], k) => [seq, tokens[k]!]));
+    // Sampled before the next decode overwrites the logits, one row after another: the one sampler has working
+    // buffers of its own, and concurrent samples through it mixed rows up (a row got another row's token), as
+    // llama-server, which samples its slots in turn, never does.
+    const out = new Map<number, number>();
+    for (const [seq, i] of wanted) out.set(seq, await this.ctx.sampleToken(i, this.sampler._sampler));
+    return out;
   }
 
   /** Empties every sequence's KV cells so the next run starts at position 0 again. */
