@@ -97,18 +97,20 @@ export class Gate {
     const reserved = a.inputTokens + a.maxOutputTokens * a.choices;
     const worst = entry.auth.team.billingEnabled ? costMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: a.maxOutputTokens * a.choices }) : 0;
     // The balance is checked and the hold placed in one synchronous step, so racing requests see each other's holds.
-    // A resumed request (acknowledged before a restart) is not refused: it holds and reserves all the same.
-    if (entry.auth.team.billingEnabled && !a.resumed) {
-      const account = this.checkAccount(teamId);
-      const available = account.balanceMicros - (this.held.get(teamId) ?? 0);
-      if (worst > available) {
-        throw billingError(
-          `This team's balance cannot cover this request: it may cost up to ${formatMicros(worst)} (${a.inputTokens} input + up to ${a.maxOutputTokens * a.choices} output tokens of ${a.model.id}), ` +
-            `and ${formatMicros(Math.max(0, available))} is available. Add credit, or lower the maximum output tokens.`,
-        );
+    // A resumed request (acknowledged before a restart) is not refused: it holds all the same.
+    if (entry.auth.team.billingEnabled) {
+      if (!a.resumed) {
+        const account = this.checkAccount(teamId);
+        const available = account.balanceMicros - (this.held.get(teamId) ?? 0);
+        if (worst > available) {
+          throw billingError(
+            `This team's balance cannot cover this request: it may cost up to ${formatMicros(worst)} (${a.inputTokens} input + up to ${a.maxOutputTokens * a.choices} output tokens of ${a.model.id}), ` +
+              `and ${formatMicros(Math.max(0, available))} is available. Add credit, or lower the maximum output tokens.`,
+          );
+        }
       }
       this.hold(teamId, worst);
-    } else if (entry.auth.team.billingEnabled) this.hold(teamId, worst);
+    }
     const tpm = entry.limits.tpm;
     if (tpm !== null && a.resumed) await this.deps.limiter.adjust(tpmKey(teamId), tpm, -reserved);
     else if (tpm !== null) {

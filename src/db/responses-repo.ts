@@ -7,8 +7,6 @@ import { responseEvents, responseInputItems, responses } from "./schema.ts";
 export type ResponseRow = typeof responses.$inferSelect;
 export type NewResponseRow = typeof responses.$inferInsert;
 
-export const RESPONSE_STATUSES = ["queued", "in_progress", "completed", "incomplete", "failed", "cancelled"] as const;
-export type StoredStatus = (typeof RESPONSE_STATUSES)[number];
 export const TERMINAL = new Set<string>(["completed", "incomplete", "failed", "cancelled"]);
 
 export interface StoredItem {

@@ -14,8 +14,13 @@ export interface History {
   callIds: Set<string>;
 }
 
+/** The history a request's previous_response_id names, or null without one. */
+export function historyOf(db: Db, teamId: number, previousId: string | null | undefined): History | null {
+  return previousId ? loadHistory(db, teamId, previousId) : null;
+}
+
 /** The team's chain ending at `previousId`; 404 (param previous_response_id) when it or an ancestor is gone. */
-export function loadHistory(db: Db, teamId: number, previousId: string): History {
+function loadHistory(db: Db, teamId: number, previousId: string): History {
   const chain: ResponseRow[] = [];
   const seen = new Set<string>();
   for (let id: string | null = previousId; id; ) {

@@ -14,7 +14,6 @@ export interface LiveEvent {
 export type Listener = (ev: LiveEvent | null) => void;
 
 interface Job {
-  background: boolean;
   abort: (reason: AbortReason) => void;
   listeners: Set<Listener>;
   done: Promise<void>;
@@ -27,11 +26,11 @@ export const TERMINAL_EVENTS = new Set(["response.completed", "response.incomple
 export class LiveResponses {
   private readonly jobs = new Map<string, Job>();
 
-  /** Registers a job; its events go to listeners until `end`. */
-  begin(id: string, o: { background: boolean; abort: (reason: AbortReason) => void }): void {
+  /** Registers a job, stopped by `abort`; its events go to listeners until `end`. */
+  begin(id: string, abort: (reason: AbortReason) => void): void {
     let finish!: () => void;
     const done = new Promise<void>((r) => (finish = r));
-    this.jobs.set(id, { ...o, listeners: new Set(), done, finish });
+    this.jobs.set(id, { abort, listeners: new Set(), done, finish });
   }
 
   publish(id: string, ev: LiveEvent): void {
@@ -69,13 +68,6 @@ export class LiveResponses {
   /** Resolves when the job has ended (at once when it is not live). */
   ended(id: string): Promise<void> {
     return this.jobs.get(id)?.done ?? Promise.resolve();
-  }
-
-  /** Running background jobs, for drain. */
-  background(): number {
-    let n = 0;
-    for (const j of this.jobs.values()) if (j.background) n++;
-    return n;
   }
 
   /** Resolves when every job has ended, or after `ms`. */

@@ -6,7 +6,7 @@ import { ApiError, clip } from "../../errors/api-error.ts";
 import { type StreamEnd, sseResponse } from "../../http/sse-writer.ts";
 import { followResponse } from "./follow.ts";
 import { endStored } from "./stored.ts";
-import { ENCRYPTED_REASONING } from "./validate.ts";
+import { checkInclude, ENCRYPTED_REASONING } from "./validate.ts";
 
 type Json = Record<string, unknown>;
 
@@ -38,9 +38,7 @@ export interface RetrieveQuery {
 
 export function retrieveResponse(deps: AppDeps, id: string, teamId: number, q: RetrieveQuery, streamCtx: FollowOptions): Json | Response {
   const row = stored(deps, id, teamId);
-  for (const inc of q.include ?? []) {
-    if (inc !== ENCRYPTED_REASONING && inc !== "web_search_call.action.sources") throw ApiError.badRequest(`include '${clip(inc)}' is not supported.`, "include");
-  }
+  checkInclude(q.include ?? []);
   if (q.stream) {
     const request = JSON.parse(row.requestJson) as { stream?: boolean | null };
     if (!row.background && !request.stream) {

@@ -3,7 +3,7 @@
 // (store defaults to true) is written to the database; a streamed or background one is driven by stored.ts.
 import type { AppDeps } from "../../app-deps.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
-import { insertResponse } from "../../db/responses-repo.ts";
+import { insertResponse, type StoredItem } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { StreamEnd } from "../../http/sse-writer.ts";
@@ -11,13 +11,12 @@ import { prepareGeneration } from "../../inference/generate.ts";
 import { newResponseId } from "../../inference/ids.ts";
 import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
 import { textModel } from "../text-model.ts";
-import { ResponseAssembler } from "./assembler.ts";
-import { loadHistory } from "./chain.ts";
-import { echo } from "./echo.ts";
+import type { ResponseAssembler } from "./assembler.ts";
+import { historyOf } from "./chain.ts";
 import { storedInput } from "./items.ts";
 import { followStream } from "./retrieve.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
-import { launch } from "./stored.ts";
+import { launch, newAssembler, responseRow } from "./stored.ts";
 import { responseFrames, SequencedFrames } from "./stream.ts";
 import { checkOptions, responsesRequest } from "./validate.ts";
 import { webSearchSetup } from "./web-search.ts";
@@ -56,54 +55,47 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   }
   checkOptions(body);
   const model = textModel(deps, body.model);
-  const history = body.previous_response_id ? loadHistory(deps.db, ctx.auth.teamId, body.previous_response_id) : null;
-  const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), history);
+  const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), historyOf(deps.db, ctx.auth.teamId, body.previous_response_id));
   const scope: RequestScope = { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "responses" };
   const id = newResponseId();
   const createdAt = Math.floor(Date.now() / 1000);
-
-  if (body.store === false) {
-    const run = await startRun(deps, { scope, model, request: plan.request, clientSignal: ctx.signal, timeoutMs: body.stream ? null : deps.config.requestTimeoutMs });
-    const asm = new ResponseAssembler({ id, model: model.id, createdAt, echo: echo(body, plan), sealer: deps.sealer, includeEncrypted: plan.includeEncrypted, summary: plan.summary });
-    if (body.stream) return streamPlain(deps, run, asm, ctx);
-    await consumeRun(run, (ev) => void asm.push(ev), deps.config.requestTimeoutMs);
-    return asm.response();
-  }
-
-  const { input: _input, ...rest } = body;
-  const requestJson = JSON.stringify(rest);
-  const items = storedInput(body.input);
-  const bytes = items.reduce((n, it) => n + Buffer.byteLength(JSON.stringify(it.item)), Buffer.byteLength(requestJson));
+  const store = body.store !== false;
+  const background = body.background ?? false;
   const limit = deps.config.maxStoredResponseBytes;
 
-  if (!body.stream && !body.background) {
-    // The spec's order for a stored, non-streamed answer: inference completes, then storing it may fail with 413.
-    const run = await startRun(deps, { scope, model, request: plan.request, clientSignal: ctx.signal, timeoutMs: deps.config.requestTimeoutMs });
-    const asm = new ResponseAssembler({ id, model: model.id, createdAt, echo: echo(body, plan), sealer: deps.sealer, includeEncrypted: plan.includeEncrypted, summary: plan.summary });
+  if (!store || (!body.stream && !background)) {
+    // Answered by this request alone; a stored one is written once it is complete (the spec's order: inference
+    // completes, then storing it may fail with 413).
+    const run = await startRun(deps, { scope, model, request: plan.request, clientSignal: ctx.signal, timeoutMs: body.stream ? null : deps.config.requestTimeoutMs });
+    const asm = newAssembler(deps, { id, model, createdAt, body, plan });
+    if (body.stream) return streamPlain(deps, run, asm, ctx);
     await consumeRun(run, (ev) => void asm.push(ev), deps.config.requestTimeoutMs);
-    const response = asm.response();
-    const responseJson = JSON.stringify(response);
-    const total = bytes + Buffer.byteLength(responseJson);
-    if (total > limit) throw tooLarge(total, limit);
-    insertResponse(deps.db, {
-      id, teamId: scope.teamId, keyId: scope.keyId, model: model.id, status: asm.status, background: false, previousResponseId: body.previous_response_id ?? null,
-      requestJson, responseJson, storedBytes: total, attempts: 0, createdAt, updatedAt: createdAt,
-      expiresAt: createdAt + deps.config.responseRetentionDays * 86_400,
-    }, items);
-    return response;
+    if (!store) return asm.response();
+    const { items, requestJson, bytes } = storedRequest(body);
+    const row = responseRow(deps, { id, scope, model, body, createdAt, requestJson, asm, storedBytes: 0, background: false });
+    row.storedBytes = bytes + Buffer.byteLength(row.responseJson);
+    if (row.storedBytes > limit) throw tooLarge(row.storedBytes, limit);
+    insertResponse(deps.db, row, items);
+    return asm.response();
   }
 
   // A stream or a job cannot turn into a 413 once it has begun, so it is measured first: its input items, and the
   // request as its row, its final response and the up to three lifecycle events that echo it keep it (the
   // generated part is bounded by the context window: at most one delta event per token).
-  const kept = bytes + ECHO_COPIES * Buffer.byteLength(requestJson);
+  const fresh = storedRequest(body);
+  const kept = fresh.bytes + ECHO_COPIES * Buffer.byteLength(fresh.requestJson);
   if (kept > limit) throw tooLarge(kept, limit);
-  const background = body.background ?? false;
-  const created = await launch(deps, {
-    body, model, plan, scope, id, createdAt, background, clientSignal: background ? null : ctx.signal, fresh: { items, requestJson, bytes },
-  });
+  const created = await launch(deps, { body, model, plan, scope, id, createdAt, background, clientSignal: background ? null : ctx.signal, fresh });
   if (body.stream) return followStream(deps, id, -1, { abortOnLeave: !background, requestId: ctx.requestId, onStreamEnd: ctx.onStreamEnd });
   return created;
+}
+
+/** What a stored response keeps of its request: the input items, the rest of the body as JSON, and their bytes. */
+function storedRequest(body: ResponsesRequestBody): { items: StoredItem[]; requestJson: string; bytes: number } {
+  const { input: _input, ...rest } = body;
+  const requestJson = JSON.stringify(rest);
+  const items = storedInput(body.input);
+  return { items, requestJson, bytes: items.reduce((n, it) => n + Buffer.byteLength(JSON.stringify(it.item)), Buffer.byteLength(requestJson)) };
 }
 
 /** A stream that is not stored: the assembler's events straight to the client, whose leaving stops the run. */
@@ -124,8 +116,7 @@ function streamPlain(deps: AppDeps, run: Awaited<ReturnType<typeof startRun>>, a
  */
 export async function countInputTokens(deps: AppDeps, body: ResponsesRequestBody, teamId: number): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
   const model = textModel(deps, body.model);
-  const history = body.previous_response_id ? loadHistory(deps.db, teamId, body.previous_response_id) : null;
-  const plan = responsesRequest({ ...body, stream: false, background: false }, model, deps.sealer, webSearchSetup(deps.config), history);
+  const plan = responsesRequest({ ...body, stream: false, background: false }, model, deps.sealer, webSearchSetup(deps.config), historyOf(deps.db, teamId, body.previous_response_id));
   const prepared = await prepareGeneration(deps, model, plan.request);
   return { object: "response.input_tokens", input_tokens: prepared.promptIds.length };
 }

@@ -2,14 +2,16 @@
 // the run is driven to its end by record.ts, and a background job needs no client at all. Recovery after a crash
 // or a shutdown lives here too, since it launches the same way.
 import type { AppDeps } from "../../app-deps.ts";
-import { insertResponse, lastSequence, type ResponseRow, type StoredItem, unfinishedResponses, updateResponse, appendEvent, inputItems } from "../../db/responses-repo.ts";
+import {
+  appendEvent, inputItems, insertResponse, lastSequence, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses, updateResponse,
+} from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { newRequestId } from "../../inference/ids.ts";
 import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import { textModel } from "../text-model.ts";
 import { ResponseAssembler } from "./assembler.ts";
-import { loadHistory } from "./chain.ts";
+import { historyOf } from "./chain.ts";
 import { drive, ResponseRecorder } from "./record.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { echo } from "./echo.ts";
@@ -33,15 +35,33 @@ export interface Launch {
   fresh: { items: StoredItem[]; requestJson: string; bytes: number } | null;
 }
 
+/** The assembler of a response: its id, model and creation time, the request fields it echoes, and how it reasons. */
+export function newAssembler(deps: AppDeps, a: { id: string; model: ModelEntry; createdAt: number; body: ResponsesRequestBody; plan: ResponsesPlan; queued?: boolean }): ResponseAssembler {
+  return new ResponseAssembler({
+    id: a.id, model: a.model.id, createdAt: a.createdAt, echo: echo(a.body, a.plan), sealer: deps.sealer,
+    includeEncrypted: a.plan.includeEncrypted, summary: a.plan.summary, queued: a.queued,
+  });
+}
+
+/** A new response's row: owner, request, the response as it stands, and when retention ends. */
+export function responseRow(
+  deps: AppDeps,
+  r: { id: string; scope: RequestScope; model: ModelEntry; body: ResponsesRequestBody; createdAt: number; requestJson: string; asm: ResponseAssembler; storedBytes: number; background: boolean },
+): NewResponseRow {
+  return {
+    id: r.id, teamId: r.scope.teamId, keyId: r.scope.keyId, model: r.model.id, status: r.asm.status, background: r.background,
+    previousResponseId: r.body.previous_response_id ?? null, requestJson: r.requestJson, responseJson: JSON.stringify(r.asm.response()),
+    storedBytes: r.storedBytes, attempts: r.background ? 1 : 0, createdAt: r.createdAt, updatedAt: Math.floor(Date.now() / 1000),
+    expiresAt: r.createdAt + deps.config.responseRetentionDays * 86_400,
+  };
+}
+
 /**
  * Starts the run, writes the row, and drives the run in the background. Returns the response as it was created
  * (queued, for a background job, even when a worker took it at once), which is what the create request answers.
  */
 export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, unknown>> {
-  const asm = new ResponseAssembler({
-    id: l.id, model: l.model.id, createdAt: l.createdAt, echo: echo(l.body, l.plan), sealer: deps.sealer,
-    includeEncrypted: l.plan.includeEncrypted, summary: l.plan.summary, queued: l.background,
-  });
+  const asm = newAssembler(deps, { ...l, queued: l.background });
   let rec: ResponseRecorder | null = null;
   let started = false;
   const run = await startRun(deps, {
@@ -56,16 +76,8 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
     },
   });
   try {
-    const now = Math.floor(Date.now() / 1000);
-    if (l.fresh) {
-      insertResponse(deps.db, {
-        id: l.id, teamId: l.scope.teamId, keyId: l.scope.keyId, model: l.model.id, status: asm.status, background: l.background,
-        previousResponseId: l.body.previous_response_id ?? null, requestJson: l.fresh.requestJson, responseJson: JSON.stringify(asm.response()),
-        storedBytes: l.fresh.bytes, attempts: l.background ? 1 : 0, createdAt: l.createdAt, updatedAt: now,
-        expiresAt: l.createdAt + deps.config.responseRetentionDays * 86_400,
-      }, l.fresh.items);
-    }
-    deps.live.begin(l.id, { background: l.background, abort: run.abort });
+    if (l.fresh) insertResponse(deps.db, responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes }), l.fresh.items);
+    deps.live.begin(l.id, run.abort);
   } catch (e) {
     // Nothing was acknowledged: the run stops and the error is the answer.
     run.abort("failed");
@@ -109,10 +121,6 @@ export function endStored(deps: AppDeps, row: ResponseRow, end: { status: "faile
   });
 }
 
-function failStored(deps: AppDeps, row: ResponseRow, message: string): void {
-  endStored(deps, row, { status: "failed", message });
-}
-
 export interface Recovery {
   restarted: string[];
   failed: string[];
@@ -142,7 +150,7 @@ export async function recoverBackground(deps: AppDeps): Promise<Recovery> {
 
 async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promise<void> {
   const fail = (message: string) => {
-    failStored(deps, row, message);
+    endStored(deps, row, { status: "failed", message });
     out.failed.push(row.id);
   };
   if (!row.background) return fail("kiln restarted while this response was streaming; create it again.");
@@ -151,8 +159,7 @@ async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promi
   try {
     const body = bodyOf(deps, row);
     const model = textModel(deps, row.model);
-    const history = body.previous_response_id ? loadHistory(deps.db, row.teamId, body.previous_response_id) : null;
-    const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), history);
+    const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), historyOf(deps.db, row.teamId, body.previous_response_id));
     updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
     await launch(deps, {
       body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null,

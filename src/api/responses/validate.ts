@@ -94,11 +94,16 @@ function openReasoning(items: ResponsesInputItem[], model: string, sealer: Seale
   });
 }
 
+/** Each `include` value is one kiln can honour (the create request's and a retrieve's alike). */
+export function checkInclude(include: readonly string[]): void {
+  for (const inc of include) if (!INCLUDABLE.has(inc)) throw bad(`include '${clip(inc)}' is not supported; kiln can include ${[...INCLUDABLE].join(", ")}.`, "include");
+}
+
 /** The request options that do not depend on the model (checked before any work, a background job's included). */
 export function checkOptions(body: ResponsesRequestBody): void {
   if (body.background && body.store === false) throw bad("background: true needs store: true (a background response is kept so it can be polled).", "background");
   if (body.truncation === "auto") throw bad('truncation "auto" is not supported: kiln never drops input; send "disabled" or leave it out.', "truncation");
-  for (const inc of body.include ?? []) if (!INCLUDABLE.has(inc)) throw bad(`include '${clip(inc)}' is not supported; kiln can include ${[...INCLUDABLE].join(", ")}.`, "include");
+  checkInclude(body.include ?? []);
 }
 
 /**

@@ -32,7 +32,7 @@ async function collect(it: AsyncGenerator<{ data: string }, unknown>): Promise<n
 describe("following a stored response", () => {
   test("stored events after N, then live ones, each once, ending at the terminal event", async () => {
     const { db, live, emit } = setup();
-    live.begin("resp_1", { background: true, abort: () => {} });
+    live.begin("resp_1", () => {});
     emit("response.created");
     emit("response.queued");
     emit("response.in_progress");
@@ -68,7 +68,7 @@ describe("following a stored response", () => {
 
   test("the job ending closes a follower that saw no terminal event", async () => {
     const { db, live, emit } = setup();
-    live.begin("resp_1", { background: true, abort: () => {} });
+    live.begin("resp_1", () => {});
     emit("response.created");
     const following = collect(followResponse(db, live, "resp_1", -1));
     await Bun.sleep(5);
