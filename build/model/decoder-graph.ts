@@ -1,5 +1,5 @@
 // The Llama/Qwen2 decoder as an ONNX graph of plain ops, exact under left padding (no GroupQueryAttention).
-import { float, GraphBuilder, int, ints, T } from "./onnx-builder.ts";
+import { float, GraphBuilder, int, T } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames } from "./weights.ts";
 
@@ -44,24 +44,32 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   }
   const keep = g.input("num_logits_to_keep", T.INT64, []);
 
+  // Biases go into the quantized matmul itself (its optional last input); fp32 keeps MatMul then Add.
   const linear = (x: string, w: { name: string; in: number; out: number }, bias?: string, output?: string): string => {
-    let y: string;
-    const out = bias ? undefined : output;
-    if (dtype === "fp32") y = g.node("MatMul", [x, w.name], {}, { output: out });
-    else if (dtype === "q4") {
-      y = g.node(
-        "MatMulNBits",
-        [x, `${w.name}_Q4`, `${w.name}_scales`, `${w.name}_zp`],
-        { K: int(w.in), N: int(w.out), bits: int(4), block_size: int(Q4_BLOCK), accuracy_level: int(Q4_ACCURACY_LEVEL) },
-        { domain: "com.microsoft", output: out },
-      );
-    } else {
-      y = g.node("DynamicQuantizeMatMul", [x, `${w.name}_int8`, `${w.name}_scale`], {}, { domain: "com.microsoft", output: out });
+    if (dtype === "fp32") {
+      const y = g.node("MatMul", [x, w.name], {}, { output: bias ? undefined : output });
+      return bias ? g.node("Add", [y, bias], {}, { output }) : y;
     }
-    return bias ? g.node("Add", [y, bias], {}, { output }) : y;
+    if (dtype === "q4") {
+      return g.node(
+        "MatMulNBits",
+        [x, `${w.name}_Q4`, `${w.name}_scales`, `${w.name}_zp`, ...(bias ? ["", bias] : [])],
+        { K: int(w.in), N: int(w.out), bits: int(4), block_size: int(Q4_BLOCK), accuracy_level: int(Q4_ACCURACY_LEVEL) },
+        { domain: "com.microsoft", output },
+      );
+    }
+    return g.node("DynamicQuantizeMatMul", [x, `${w.name}_int8`, `${w.name}_scale`, ...(bias ? ["", bias] : [])], {}, { domain: "com.microsoft", output });
   };
   const rmsNorm = (x: string, weight: string) =>
     g.node("SimplifiedLayerNormalization", [x, weight], { axis: int(-1), epsilon: float(spec.rmsEps), stash_type: int(1) });
+  /** The residual add and the next norm in one node: norm(residual + x), and the new residual unless `last`. */
+  let skips = 0;
+  const addNorm = (residual: string, x: string, weight: string, last = false): { normed: string; residual: string } => {
+    const id = skips++;
+    const outputs = [`/skip_norm_${id}`, "", "", ...(last ? [] : [`/residual_${id}`])];
+    g.nodeN("SkipSimplifiedLayerNormalization", [residual, x, weight], { epsilon: float(spec.rmsEps) }, { domain: "com.microsoft", outputs });
+    return { normed: outputs[0]!, residual: outputs[3] ?? "" };
+  };
 
   // Sizes: S (new tokens), P (cached tokens), T = P + S (the attention mask's length).
   const one = g.int64([1]);
@@ -88,35 +96,27 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   const positions = g.node("Max", [positionIds, g.int64([0], [])]);
   const rotary = (x: string, n: number) =>
     g.node("RotaryEmbedding", [x, positions, cosCache, sinCache], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
-  const heads = (x: string, n: number) =>
-    g.node("Transpose", [g.node("Reshape", [x, g.int64([0, 0, n, D])])], { perm: ints([0, 2, 1, 3]) });
-
-  let h = g.node("Gather", [names.embed, inputIds], { axis: int(0) });
-  const scale = g.float32([1 / Math.sqrt(D)], []);
+  const embedded = g.node("Gather", [names.embed, inputIds], { axis: int(0) });
+  let residual = embedded;
+  let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
+  let final = "";
   for (let l = 0; l < L; l++) {
     const w = names.layers[l]!;
-    const x = rmsNorm(h, w.inputNorm);
-    const [qp, kp, vp] = g.nodeN("Split", [linear(x, w.qkv, w.qkvBias?.name), g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, { count: 3 });
-    const q = heads(rotary(qp!, NH), NH);
-    const k = heads(rotary(kp!, KV), KV);
-    const v = heads(vp!, KV);
-    const presentK = g.node("Concat", [past[l]!.key, k], { axis: int(2) }, { output: `present.${l}.key` });
-    const presentV = g.node("Concat", [past[l]!.value, v], { axis: int(2) }, { output: `present.${l}.value` });
-    // Grouped-query attention without repeating K/V: query heads of one KV group are stacked along the sequence axis.
-    const qGrouped = g.node("Reshape", [g.node("Mul", [q, scale]), g.int64([0, KV, -1, D])]);
-    const scores = g.node("MatMul", [qGrouped, g.node("Transpose", [presentK], { perm: ints([0, 1, 3, 2]) })]);
-    const masked = g.node("Add", [g.node("Reshape", [scores, g.int64([0, NH, -1, 0])]), mask]);
-    const probs = g.node("Reshape", [g.node("Softmax", [masked], { axis: int(-1) }), g.int64([0, KV, -1, 0])]);
-    const ctx = g.node("Reshape", [g.node("MatMul", [probs, presentV]), g.int64([0, NH, -1, D])]);
-    const merged = g.node("Reshape", [g.node("Transpose", [ctx], { perm: ints([0, 2, 1, 3]) }), g.int64([0, 0, NH * D])]);
-    h = g.node("Add", [h, linear(merged, w.o)]);
-
-    const x2 = rmsNorm(h, w.postNorm);
-    const [gate, up] = g.nodeN("Split", [linear(x2, w.gateUp), g.int64([spec.intermediate, spec.intermediate])], { axis: int(-1) }, { count: 2 });
+    const [qp, kp, v] = g.nodeN("Split", [linear(x, w.qkv, w.qkvBias?.name), g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, { count: 3 });
+    // Grouped-query attention over [B, S, heads·D] inputs; the cache is concatenated inside ([B, KV, T, D] outputs) and
+    // the additive mask keeps it exact under left padding.
+    const [attn] = g.nodeN("Attention", [rotary(qp!, NH), rotary(kp!, KV), v!, mask, past[l]!.key, past[l]!.value], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {
+      outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`],
+    });
+    const post = addNorm(residual, linear(attn!, w.o), w.postNorm);
+    const [gate, up] = g.nodeN("Split", [linear(post.normed, w.gateUp), g.int64([spec.intermediate, spec.intermediate])], { axis: int(-1) }, { count: 2 });
     const act = g.node("Mul", [g.node("Mul", [gate!, g.node("Sigmoid", [gate!])]), up!]);
-    h = g.node("Add", [h, linear(act, w.down)]);
+    const last = l + 1 === L;
+    const next = addNorm(post.residual, linear(act, w.down), last ? names.finalNorm : names.layers[l + 1]!.inputNorm, last);
+    residual = next.residual;
+    x = next.normed;
+    final = next.normed;
   }
-  const final = rmsNorm(h, names.finalNorm);
 
   // num_logits_to_keep: 0 → every position, k > 0 → the last k (clamped to S).
   const s = scalar(seqLen);

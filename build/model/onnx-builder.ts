@@ -121,14 +121,14 @@ export class GraphBuilder {
     });
   }
 
-  /** The model: IR 8, opset 17 plus com.microsoft 1 (MatMulNBits, RotaryEmbedding, FusedMatMul…). */
+  /** The model: IR 10, opset 23 (Attention with grouped KV heads) plus com.microsoft 1 (MatMulNBits, RotaryEmbedding…). */
   model(graphName: string): ModelProto {
     return {
-      irVersion: 8,
+      irVersion: 10,
       producerName: "kiln",
       producerVersion: "1",
       opsetImport: [
-        { domain: "", version: 17 },
+        { domain: "", version: 23 },
         { domain: "com.microsoft", version: 1 },
       ],
       graph: { name: graphName, node: this.nodes, initializer: this.initializers, input: this.inputs, output: this.outputs },
