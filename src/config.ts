@@ -1,6 +1,8 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { smallStepTokensFor } from "./models/step-formats.ts";
+import { readCpuInfo } from "./native/cpu.ts";
 import { parseTiers, TIER_NAME, type Tier } from "./ratelimit/tiers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -15,6 +17,8 @@ export interface Config {
   readonly workers: number;
   /** ONNX Runtime intra-op threads per worker. */
   readonly threads: number;
+  /** Forward passes of at most this many tokens run on q4 weights beside an int8 default (0: one format only). */
+  readonly smallStepTokens: number;
   /** A worker that has not loaded its model within this many seconds failed: the model answers 503 backend_unavailable. */
   readonly loadTimeoutS: number;
   /** Active + queued generation requests admitted before 503 service_overloaded. */
@@ -126,6 +130,10 @@ export const OPTIONS: Option[] = [
   },
   { key: "workers", env: "KILN_WORKERS", flag: "--workers", help: "inference worker threads", parse: int(1, 64) },
   { key: "threads", env: "KILN_THREADS", flag: "--threads", help: "ONNX Runtime threads per worker", parse: int(1, 256) },
+  {
+    key: "smallStepTokens", env: "KILN_SMALL_STEP_TOKENS", flag: "--small-step-tokens",
+    help: "passes of ≤ this many tokens run on q4 beside int8 (0 = off; default follows the CPU)", parse: int(0, 4096),
+  },
   { key: "loadTimeoutS", env: "KILN_LOAD_TIMEOUT_S", flag: "--load-timeout-s", help: "a worker not loaded by then failed (503 backend_unavailable)", parse: int(1, 3600) },
   { key: "maxQueue", env: "KILN_MAX_QUEUE", flag: "--max-queue", help: "active + queued requests before 503", parse: int(1, 100000) },
   { key: "requestTimeoutMs", env: "KILN_REQUEST_TIMEOUT_MS", flag: "--request-timeout-ms", help: "non-streaming time limit", parse: int(1000, 86_400_000) },
@@ -159,6 +167,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     // One worker using every core beats several workers competing for two cores.
     workers: 1,
     threads: cores,
+    smallStepTokens: smallStepTokensFor(readCpuInfo()),
     loadTimeoutS: 300,
     maxQueue: 256,
     requestTimeoutMs: 300_000,

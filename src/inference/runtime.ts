@@ -18,7 +18,7 @@ export interface Runtime {
 
 export async function startRuntime(opts: {
   registry: ModelRegistry;
-  config: Pick<Config, "workers" | "threads" | "maxQueue" | "loadTimeoutS">;
+  config: Pick<Config, "workers" | "threads" | "maxQueue" | "loadTimeoutS"> & Partial<Pick<Config, "smallStepTokens">>;
   logger: Logger;
   workerUrl: string | URL;
   /** The tokenizer worker's entry; without it every prompt is tokenized on the main thread. */
@@ -35,6 +35,7 @@ export async function startRuntime(opts: {
     workerUrl: opts.workerUrl,
     workersPerModel: opts.config.workers,
     threads: opts.config.threads,
+    smallStepTokens: opts.config.smallStepTokens,
     logger,
     hangTimeoutMs: opts.hangTimeoutMs,
     loadTimeoutMs: opts.config.loadTimeoutS * 1000,

@@ -1,4 +1,5 @@
 // Messages between the text backend (main thread) and inference workers: the lifecycle plus add/cancel/step. Plain data only.
+import type { SmallStepFormat } from "../models/step-formats.ts";
 import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor-protocol.ts";
 
 /** Per-sequence sampling settings; each sequence in a shared batch keeps its own. */
@@ -69,6 +70,8 @@ export interface ModelLoadSpec {
   dir: string;
   /** fp32 | q4 | int8 ...: picks onnx/model*.onnx. */
   dtype: string;
+  /** A second format for small forward passes, loaded beside `dtype` (src/models/step-formats.ts). */
+  small?: SmallStepFormat;
   /** ONNX Runtime intra-op threads for this worker. */
   threads: number;
   /** Most sequences decoded together in one step. */

@@ -1,6 +1,7 @@
 // The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
 import type { Logger } from "../log/logger.ts";
 import type { Health, ModelEntry } from "../models/registry.ts";
+import { smallStepFormat } from "../models/step-formats.ts";
 import type { ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
@@ -13,6 +14,8 @@ export interface TextBackendOptions {
   workersPerModel: number;
   /** ONNX Runtime intra-op threads per worker. */
   threads: number;
+  /** Passes of at most this many tokens run on q4 beside an int8 default (src/models/step-formats.ts); 0 or absent: off. */
+  smallStepTokens?: number;
   logger: Logger;
   hangTimeoutMs?: number;
   loadTimeoutMs?: number;
@@ -49,7 +52,14 @@ export class TextBackend implements SequenceBackend {
       loadTimeoutMs: opts.loadTimeoutMs,
       pingIntervalMs: opts.pingIntervalMs,
       spawnWorker: opts.spawnWorker,
-      loadSpec: (model) => ({ id: model.id, dir: model.dir, dtype: model.defaultDtype, threads: opts.threads, maxBatch: maxBatchOf(model) }),
+      loadSpec: (model) => ({
+        id: model.id,
+        dir: model.dir,
+        dtype: model.defaultDtype,
+        small: smallStepFormat(model, opts.smallStepTokens ?? 0),
+        threads: opts.threads,
+        maxBatch: maxBatchOf(model),
+      }),
       onMessage: (workerId, msg) => {
         // Released before the step is delivered, so the slots freed are visible to the dispatch it triggers.
         for (const f of msg.finished) this.workers.release(workerId, f.seqId);

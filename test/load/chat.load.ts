@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { installModel, PRESETS, type Dtype } from "../../build/model/index.ts";
 import { loadTokenizer } from "../../src/inference/tokenizer.ts";
 import { onnxFileForDtype } from "../../src/models/manifest.ts";
+import { formatsLabel, smallStepFormat, smallStepTokensFor } from "../../src/models/step-formats.ts";
 import { readModelFolder } from "../../src/models/registry.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { tempDir } from "../helpers/kiln.ts";
@@ -36,13 +37,22 @@ const SPEC = { ...PRESET_SPEC, id: PRESET_SPEC.id.replace(/-v(\d+)$/, "-bench-v$
 const PROFILE = process.env.KILN_BENCH_PROFILE === "1";
 /** KILN_BENCH_STRUCTURED=0 leaves out the constrained-vs-unconstrained row (it takes as long as the levels). */
 const STRUCTURED = process.env.KILN_BENCH_STRUCTURED !== "0";
+/**
+ * kiln runs passes of a few tokens on q4 beside an int8 default (src/models/step-formats.ts): the bench's int8 folder
+ * carries both, and the server, the engine and the direct loop all follow the same rule. KILN_SMALL_STEP_TOKENS=0
+ * measures int8 alone.
+ */
+const SMALL_TOKENS = Number(process.env.KILN_SMALL_STEP_TOKENS ?? smallStepTokensFor(readCpuInfo()));
+const BENCH_DTYPES: Dtype[] = DTYPE === "int8" && SMALL_TOKENS > 0 ? ["int8", "q4"] : [DTYPE];
+const SMALL = smallStepFormat({ defaultDtype: DTYPE, dtypes: BENCH_DTYPES }, SMALL_TOKENS);
+const FORMATS = formatsLabel(DTYPE, SMALL);
 const PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle on a quiet winter morning.";
 
-/** Builds the bench model for `dtype` unless an identical build (same spec, dtype and builder version) is there. */
-async function ensureBenchModel(dtype: Dtype): Promise<string> {
+/** Builds the bench model for `dtype` (`dtypes` in its folder) unless an identical build is there. */
+async function ensureBenchModel(dtype: Dtype, dtypes: Dtype[] = [dtype]): Promise<string> {
   const modelsDir = join(MODELS_BASE, dtype);
-  console.log(`bench model ${SPEC.id} (${dtype}) in ${modelsDir} …`);
-  const r = await installModel(modelsDir, { spec: SPEC, dtypes: [dtype] });
+  console.log(`bench model ${SPEC.id} (${dtypes.join(", ")}) in ${modelsDir} …`);
+  const r = await installModel(modelsDir, { spec: SPEC, dtypes, defaultDtype: dtype });
   console.log(r.built ? `  built` : `  up to date`);
   return r.dir;
 }
@@ -51,8 +61,12 @@ async function ensureBenchModel(dtype: Dtype): Promise<string> {
 async function accuracyLine(modelDir: string, promptIds: number[]): Promise<string> {
   if (DTYPE === "fp32") return "accuracy: fp32 is the reference";
   const refDir = await ensureBenchModel("fp32");
-  const a = await logitsAgreement(refDir, onnxFileForDtype("fp32")!, modelDir, onnxFileForDtype(DTYPE)!, promptIds.slice(0, 32));
-  return `accuracy: ${DTYPE} vs fp32 next-token logits over a ${a.positions}-token teacher-forced run, correlation min ${a.min.toFixed(4)}, median ${a.median.toFixed(4)}`;
+  const lines: string[] = [];
+  for (const dtype of BENCH_DTYPES) {
+    const a = await logitsAgreement(refDir, onnxFileForDtype("fp32")!, modelDir, onnxFileForDtype(dtype)!, promptIds.slice(0, 32));
+    lines.push(`accuracy: ${dtype} vs fp32 next-token logits over a ${a.positions}-token teacher-forced run, correlation min ${a.min.toFixed(4)}, median ${a.median.toFixed(4)}`);
+  }
+  return lines.join("\n");
 }
 
 /**
@@ -66,7 +80,7 @@ async function kilnLevels(
   afterLevel: (clients: number) => Promise<void>,
 ): Promise<{ levels: LevelSummary[]; peakRssMb: number; structured: string; profile: Omit<ProfileLevel, "directStepMs">[] }> {
   const profileFile = join(tempDir("kiln-profile-"), "steps.jsonl");
-  const env: Record<string, string> = { KILN_THREADS: String(threads), ...(PROFILE ? { KILN_PROFILE_FILE: profileFile } : {}) };
+  const env: Record<string, string> = { KILN_THREADS: String(threads), KILN_SMALL_STEP_TOKENS: String(SMALL?.maxTokens ?? 0), ...(PROFILE ? { KILN_PROFILE_FILE: profileFile } : {}) };
   const server = await startServerProcess({ dataDir: tempDir("kiln-bench-"), modelsDir, env });
   const profile: Omit<ProfileLevel, "directStepMs">[] = [];
   const body = { model: SPEC.id, messages: [{ role: "user", content: PROMPT }], max_tokens: NEW_TOKENS, temperature: 0, ignore_eos: true };
@@ -109,7 +123,7 @@ async function kilnLevels(
 test(
   "chat throughput: kiln vs a direct ONNX Runtime loop",
   async () => {
-    const modelDir = await ensureBenchModel(DTYPE);
+    const modelDir = await ensureBenchModel(DTYPE, BENCH_DTYPES);
     const threads = navigator.hardwareConcurrency;
     const tokenizer = await loadTokenizer(readModelFolder(modelDir, SPEC.id));
     const promptIds = await tokenizer.encodePrompt(tokenizer.renderChat([{ role: "user", parts: [{ type: "text", text: PROMPT }] }], null));
@@ -120,13 +134,13 @@ test(
     const direct: number[] = [];
     const directRuns: DirectBenchResult[] = [];
     const kiln = await kilnLevels(MODELS_DIR, threads, async (batch) => {
-      const r = await directDecodeBench({ modelDir, dtype: DTYPE, batch, promptTokens, newTokens: NEW_TOKENS, threads, rounds: ROUNDS });
+      const r = await directDecodeBench({ modelDir, dtype: DTYPE, small: SMALL, batch, promptTokens, newTokens: NEW_TOKENS, threads, rounds: ROUNDS });
       direct.push(r.tokPerSec);
       directRuns.push(r);
       console.log(`direct batch ${batch}: ${r.tokPerSec.toFixed(1)} tok/s (step p50 ${r.stepMsP50.toFixed(1)} ms)`);
     });
 
-    const engineModel = await loadEngineModel(modelDir, DTYPE, threads);
+    const engineModel = await loadEngineModel(modelDir, DTYPE, threads, SMALL);
     const engine: number[] = [];
     for (const batch of LEVELS) {
       engine.push(await engineDecodeBench(engineModel, { batch, promptTokens, newTokens: NEW_TOKENS, rounds: ROUNDS }));
@@ -138,7 +152,7 @@ test(
 
     console.log(`\ncpu: ${describeCpu(readCpuInfo())}`);
     console.log(accuracy);
-    console.log(`model ${SPEC.id}, ${DTYPE}, prompt ${promptTokens} tokens, ${NEW_TOKENS} new tokens, ${threads} threads, median of ${ROUNDS} rounds\n`);
+    console.log(`model ${SPEC.id}, ${FORMATS}, prompt ${promptTokens} tokens, ${NEW_TOKENS} new tokens, ${threads} threads, median of ${ROUNDS} rounds\n`);
     const rows = LEVELS.map((_, i) => ({ direct: direct[i]!, engine: engine[i]!, kiln: kiln.levels[i]! }));
     console.log(renderTable(rows, kiln.peakRssMb, kiln.levels[0]!.outputTokPerSec));
     console.log(targetLines(rows, directRuns[directRuns.length - 1]!.prefillMs).join("\n"));
@@ -148,7 +162,7 @@ test(
     // llama.cpp on the same weights and prompt ids, one table of everyone's wall and decode rates, and the long-prompt
     // scenario (test/load/llama-cpp-section.ts); its rows are skipped, with the reason, when node-llama-cpp cannot load.
     const gguf = { spec: SPEC, ggufDir: join(MODELS_BASE, "gguf"), promptIds, levels: LEVELS, newTokens: NEW_TOKENS, rounds: ROUNDS, threads };
-    console.log(await llamaCppSection({ ...gguf, kiln: kiln.levels, direct: directRuns, modelDir, dtype: DTYPE }));
+    console.log(await llamaCppSection({ ...gguf, kiln: kiln.levels, direct: directRuns, modelDir, dtype: DTYPE, small: SMALL }));
   },
   3_600_000,
 );

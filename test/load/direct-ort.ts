@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { onnxFileForDtype } from "../../src/models/manifest.ts";
+import { runsSmall, type SmallStepFormat } from "../../src/models/step-formats.ts";
 import { sessionOptions } from "../../workers/engine/load-model.ts";
 import { type GraphLayout, graphLayout } from "../../workers/engine/ort-runner.ts";
 import { argmax } from "../../workers/engine/sampler.ts";
@@ -17,6 +18,8 @@ export interface DirectBenchOptions {
   threads: number;
   /** Timed runs after the warm-up; the median one is reported. */
   rounds: number;
+  /** kiln's small-step format: passes it covers run on a second session, as in kiln's worker. */
+  small?: SmallStepFormat;
 }
 
 export interface DirectBenchResult {
@@ -30,24 +33,27 @@ export interface DirectBenchResult {
 const int64 = (values: number[], dims: number[]) => new ort.Tensor("int64", BigInt64Array.from(values, BigInt), dims);
 
 export async function directDecodeBench(opts: DirectBenchOptions): Promise<DirectBenchResult> {
-  const file = onnxFileForDtype(opts.dtype);
-  if (!file) throw new Error(`unknown dtype ${opts.dtype}`);
   const config = JSON.parse(readFileSync(join(opts.modelDir, "config.json"), "utf8"));
   // The same session options as kiln's worker, so the yardstick measures the same runtime.
-  const session = await ort.InferenceSession.create(
-    join(opts.modelDir, "onnx", file),
-    sessionOptions(opts.threads, navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING) as ort.InferenceSession.SessionOptions,
-  );
+  const open = (dtype: string) => {
+    const file = onnxFileForDtype(dtype);
+    if (!file) throw new Error(`unknown dtype ${dtype}`);
+    const options = sessionOptions(opts.threads, navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING);
+    return ort.InferenceSession.create(join(opts.modelDir, "onnx", file), options as ort.InferenceSession.SessionOptions);
+  };
+  const session = await open(opts.dtype);
+  const small = opts.small ? await open(opts.small.dtype) : null;
   const shape: LoopShape = {
     layout: graphLayout(session, config),
     vocab: config.vocab_size,
     batch: opts.batch,
     promptTokens: opts.promptTokens,
   };
+  const pick = (rows: number, tokens: number) => (small && runsSmall(opts.small, rows, tokens) ? small : session);
   try {
-    await greedyLoop(session, shape, 4); // warm-up, as kiln gets a warm-up request: first runs allocate
+    await greedyLoop(pick, shape, 4); // warm-up, as kiln gets a warm-up request: first runs allocate
     const runs = [];
-    for (let r = 0; r < opts.rounds; r++) runs.push(await greedyLoop(session, shape, opts.newTokens));
+    for (let r = 0; r < opts.rounds; r++) runs.push(await greedyLoop(pick, shape, opts.newTokens));
     const run = medianBy(runs, (x) => x.totalMs);
     return {
       tokPerSec: (opts.batch * opts.newTokens) / (run.totalMs / 1000),
@@ -55,7 +61,7 @@ export async function directDecodeBench(opts: DirectBenchOptions): Promise<Direc
       stepMsP50: run.stepMs.length ? percentile(run.stepMs, 50) : 0,
     };
   } finally {
-    await session.release();
+    await Promise.all([session.release(), small?.release()]);
   }
 }
 
@@ -67,7 +73,8 @@ interface LoopShape {
   promptTokens: number;
 }
 
-async function greedyLoop(session: ort.InferenceSession, shape: LoopShape, newTokens: number) {
+/** `pick` names the session of a pass of rows × new tokens. */
+async function greedyLoop(pick: (rows: number, tokens: number) => ort.InferenceSession, shape: LoopShape, newTokens: number) {
   const { batch: B, promptTokens: P, vocab } = shape;
   const { pastNames, presentNames, kvHeads, headDim, hasPositionIds, hasLogitsToKeep } = shape.layout;
   // Every row gets the same prompt, so there is no padding: the static batch this yardstick stands for.
@@ -86,7 +93,7 @@ async function greedyLoop(session: ort.InferenceSession, shape: LoopShape, newTo
   for (let step = 0; step < newTokens; step++) {
     if (hasLogitsToKeep) feeds.num_logits_to_keep = int64([1], []);
     const t0 = performance.now();
-    const out = await session.run(feeds);
+    const out = await pick(B, step === 0 ? P : 1).run(feeds);
     const logits = out.logits!;
     const [, S, V] = logits.dims as number[];
     const data = logits.data as Float32Array;

@@ -1,6 +1,7 @@
 // The middle yardstick for benchmarks: kiln's own batching engine in this process, no worker, HTTP or SSE.
 // direct → engine isolates the engine's per-step work; engine → kiln isolates transport (worker messages, HTTP, SSE).
 import { Engine } from "../../workers/engine/engine.ts";
+import type { SmallStepFormat } from "../../src/models/step-formats.ts";
 import { loadModel, type LoadedModel } from "../../workers/engine/load-model.ts";
 import { greedyParams } from "../helpers/sampling.ts";
 import { medianBy } from "./metrics.ts";
@@ -12,8 +13,8 @@ export interface EngineBenchOptions {
   rounds: number;
 }
 
-export async function loadEngineModel(modelDir: string, dtype: string, threads: number): Promise<LoadedModel> {
-  return loadModel({ id: "bench", dir: modelDir, dtype, threads, maxBatch: 64 });
+export async function loadEngineModel(modelDir: string, dtype: string, threads: number, small?: SmallStepFormat): Promise<LoadedModel> {
+  return loadModel({ id: "bench", dir: modelDir, dtype, small, threads, maxBatch: 64 });
 }
 
 /** Output tok/s of `batch` greedy sequences added together and stepped to the end (median of `rounds`). */

@@ -1,5 +1,6 @@
 // The long-prompt scenario: 2,000-token prompts at 1 and 8 rows, for kiln's direct loop and llama.cpp: prefill tok/s,
 // and how a decode step's time grows from a short context to a long one.
+import type { SmallStepFormat } from "../../src/models/step-formats.ts";
 import { directDecodeBench } from "./direct-ort.ts";
 import type { LlamaCppModel } from "./llama-cpp.ts";
 import { percentile } from "./metrics.ts";
@@ -26,7 +27,7 @@ export interface LongOptions {
   newTokens: number;
   threads: number;
   vocab: number;
-  direct: { modelDir: string; dtype: string; shortStepMs: Map<number, number> };
+  direct: { modelDir: string; dtype: string; small?: SmallStepFormat; shortStepMs: Map<number, number> };
   llama?: { model: LlamaCppModel; shortStepMs: Map<number, number> };
 }
 
@@ -34,8 +35,9 @@ export interface LongOptions {
 export async function longPromptRows(o: LongOptions): Promise<LongRow[]> {
   const rows: LongRow[] = [];
   for (const batch of o.levels) {
-    const d = await directDecodeBench({ modelDir: o.direct.modelDir, dtype: o.direct.dtype, batch, promptTokens: o.promptTokens, newTokens: o.newTokens, threads: o.threads, rounds: 1 });
-    rows.push({ who: `kiln direct (${o.direct.dtype})`, batch, promptTokens: o.promptTokens, prefillMs: d.prefillMs, stepMsP50: d.stepMsP50, shortStepMsP50: o.direct.shortStepMs.get(batch) });
+    const { modelDir, dtype, small } = o.direct;
+    const d = await directDecodeBench({ modelDir, dtype, small, batch, promptTokens: o.promptTokens, newTokens: o.newTokens, threads: o.threads, rounds: 1 });
+    rows.push({ who: `kiln direct (${small ? `${dtype}+${small.dtype}` : dtype})`, batch, promptTokens: o.promptTokens, prefillMs: d.prefillMs, stepMsP50: d.stepMsP50, shortStepMsP50: o.direct.shortStepMs.get(batch) });
     console.log(`long prompt: direct batch ${batch}: prefill ${d.prefillMs.toFixed(0)} ms, step p50 ${d.stepMsP50.toFixed(1)} ms`);
   }
   if (o.llama) {

@@ -1,5 +1,6 @@
 // The bench's llama.cpp section: runs llama.cpp on the bench model's weights after kiln's own yardsticks, then prints one
 // table of every runtime's rates and the long-prompt scenario. Without node-llama-cpp it says why and skips its rows.
+import type { SmallStepFormat } from "../../src/models/step-formats.ts";
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
@@ -36,6 +37,7 @@ export interface SectionInput {
   /** The direct loop's model folder and dtype, for the long-prompt scenario. */
   modelDir: string;
   dtype: string;
+  small?: SmallStepFormat;
 }
 
 function nodeLlamaCppVersion(): string {
@@ -95,7 +97,7 @@ export async function llamaCppSection(i: SectionInput): Promise<string> {
         newTokens: LONG_TOKENS,
         threads: i.threads,
         vocab: i.spec.vocab,
-        direct: { modelDir: i.modelDir, dtype: i.dtype, shortStepMs: direct },
+        direct: { modelDir: i.modelDir, dtype: i.dtype, small: i.small, shortStepMs: direct },
         llama: model ? { model, shortStepMs: llamaShort } : undefined,
       });
       out.push("", `long prompts (${LONG_TOKENS} new tokens per row, one run each):`, renderLongTable(longRows, i.promptIds.length), ...longTargetLines(longRows));

@@ -32,24 +32,34 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
   env.localModelPath = dirname(spec.dir);
   const threads = Math.max(1, Math.floor(spec.threads));
   const tokenizer = await AutoTokenizer.from_pretrained(spec.dir, { local_files_only: true });
-  const model = await AutoModelForCausalLM.from_pretrained(spec.dir, {
-    local_files_only: true,
-    device: "cpu",
-    dtype: spec.dtype as never,
-    session_options: sessionOptions(threads, navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING),
-  });
-  const session = (model as unknown as { sessions: Record<string, OrtSessionLike | undefined> }).sessions.model;
-  if (!session) throw new Error("the model has no decoder session");
-  const tokenizerJson = (await Bun.file(join(spec.dir, "tokenizer.json")).json()) as TokenizerJson;
+  const load = (dtype: string) =>
+    AutoModelForCausalLM.from_pretrained(spec.dir, {
+      local_files_only: true,
+      device: "cpu",
+      dtype: dtype as never,
+      session_options: sessionOptions(threads, navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING),
+    });
+  const model = await load(spec.dtype);
+  const smallModel = spec.small ? await load(spec.small.dtype).catch(async (e: unknown) => { await model.dispose(); throw e; }) : null;
+  const session = decoderSession(model);
   const config = model.config as unknown as LoadedConfig;
+  const tokenizerJson = (await Bun.file(join(spec.dir, "tokenizer.json")).json()) as TokenizerJson;
   const vocabSize = config.vocab_size ?? tokenizer.get_vocab().size ?? 0;
   if (!(vocabSize > 0)) throw new Error("cannot tell the vocabulary size (config.json has no vocab_size)");
   const eos = Array.isArray(config.eos_token_id) ? config.eos_token_id[0] : config.eos_token_id;
   const eosIds = await endIds(spec.dir, config.eos_token_id, vocabSize);
   const padId = config.pad_token_id ?? tokenizer.pad_token_id ?? eos ?? 0;
-  const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId);
+  const small = smallModel && spec.small ? { session: decoderSession(smallModel), format: spec.small } : undefined;
+  const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId, small);
   const tokenBytes = tokenBytesLookup(tokenizerJson, (id) => tokenizer.decode([id], { skip_special_tokens: false }));
-  return { runner, tokenBytes, tokenizerJson, eosIds, dispose: async () => void (await model.dispose()) };
+  const dispose = async () => void (await Promise.all([model.dispose(), smallModel?.dispose()]));
+  return { runner, tokenBytes, tokenizerJson, eosIds, dispose };
+}
+
+function decoderSession(model: unknown): OrtSessionLike {
+  const session = (model as { sessions: Record<string, OrtSessionLike | undefined> }).sessions.model;
+  if (!session) throw new Error("the model has no decoder session");
+  return session;
 }
 
 /**

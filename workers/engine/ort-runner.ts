@@ -1,4 +1,5 @@
 // Drives a decoder-only ONNX graph (transformers.js I/O names) directly through its ONNX Runtime session.
+import { runsSmall, type SmallStepFormat } from "../../src/models/step-formats.ts";
 import type { StepInputs } from "./batch-inputs.ts";
 import type { BatchKv, KvData, KvTensor } from "./kv-cache.ts";
 import type { ForwardResult, ModelRunner } from "./model-runner.ts";
@@ -125,16 +126,23 @@ export class OrtRunner implements ModelRunner {
   readonly maxContext: number;
   /** Milliseconds spent inside session.run, summed (for overhead measurements). */
   runMs = 0;
+  /** Passes run on the small-step session. */
+  smallRuns = 0;
 
+  /** `small`: a second session of the same graph in another weight format, for passes its format covers. */
   constructor(
     private readonly session: OrtSessionLike,
     config: ModelConfig,
     private readonly makeTensor: MakeTensor,
     readonly vocabSize: number,
     readonly padId: number,
+    private readonly small?: { session: OrtSessionLike; format: SmallStepFormat },
   ) {
     this.layout = graphLayout(session, config);
     this.maxContext = config.max_position_embeddings ?? 2048;
+    if (small && JSON.stringify(graphLayout(small.session, config)) !== JSON.stringify(this.layout)) {
+      throw new Error(`the ${small.format.dtype} graph's inputs and outputs differ from the default graph's`);
+    }
   }
 
   async forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult> {
@@ -154,8 +162,10 @@ export class OrtRunner implements ModelRunner {
         ? this.makeTensor(L.kvType, t.data, [...t.dims])
         : this.makeTensor(L.kvType, empty, [batch, L.kvHeads, 0, L.headDim]);
     });
+    const onSmall = runsSmall(this.small?.format, batch, seqLen);
+    if (onSmall) this.smallRuns++;
     const started = performance.now();
-    const out = await this.session.run(feeds);
+    const out = await (onSmall ? this.small!.session : this.session).run(feeds);
     this.runMs += performance.now() - started;
     const present: KvTensor[] = L.presentNames.map((name) => {
       const v = out[name];

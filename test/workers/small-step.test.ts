@@ -1,0 +1,56 @@
+// A worker loaded with int8 plus q4 for small passes: each pass runs on exactly the session its size picks.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildModel, PRESETS } from "../../build/model/index.ts";
+import { prefillInputs } from "../../workers/engine/batch-inputs.ts";
+import { type LoadedModel, loadModel } from "../../workers/engine/load-model.ts";
+
+const root = mkdtempSync(join(tmpdir(), "kiln-small-step-"));
+const dir = join(root, "kiln-tiny-v1");
+let mixed: LoadedModel, q4: LoadedModel, int8: LoadedModel;
+
+beforeAll(async () => {
+  await buildModel({ spec: PRESETS.tiny!, dtypes: ["int8", "q4"], outDir: dir });
+  const base = { id: "kiln-tiny-v1", dir, threads: 1, maxBatch: 4 };
+  mixed = await loadModel({ ...base, dtype: "int8", small: { dtype: "q4", maxTokens: 2 } });
+  q4 = await loadModel({ ...base, dtype: "q4" });
+  int8 = await loadModel({ ...base, dtype: "int8" });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([mixed, q4, int8].map((m) => m?.dispose()));
+  rmSync(root, { recursive: true, force: true });
+});
+
+const logitsOf = async (m: LoadedModel, prompts: number[][]) => (await m.runner.forward(prefillInputs(prompts, m.runner.padId), null)).logits;
+
+describe("small-step format", () => {
+  test("passes of ≤ maxTokens tokens give q4's logits bit for bit, larger ones int8's", async () => {
+    const cases = [[[17]], [[17, 300]], [[17], [42]], [[17, 300, 5]], [[17], [42], [99]]];
+    for (const prompts of cases) {
+      const tokens = prompts.length * Math.max(...prompts.map((p) => p.length));
+      const want = await logitsOf(tokens <= 2 ? q4 : int8, prompts);
+      const other = await logitsOf(tokens <= 2 ? int8 : q4, prompts);
+      const got = await logitsOf(mixed, prompts);
+      expect(Array.from(got)).toEqual(Array.from(want));
+      // The two formats really differ, so the equality above tells which session ran.
+      expect(Array.from(got)).not.toEqual(Array.from(other));
+    }
+    expect(mixed.runner.smallRuns).toBe(3);
+  });
+
+  test("a decode step after a large prefill runs on q4 over the int8 prefill's cache", async () => {
+    const prompt = [[5, 6, 7, 8, 9]];
+    const first = await mixed.runner.forward(prefillInputs(prompt, mixed.runner.padId), null);
+    const past = { tensors: first.present, lens: [5], length: 5 };
+    const step = { batch: 1, seqLen: 1, pastLen: 5, inputIds: BigInt64Array.of(11n), attentionMask: new BigInt64Array(6).fill(1n), positionIds: BigInt64Array.of(5n) };
+    const before = mixed.runner.smallRuns;
+    const got = await mixed.runner.forward(step, past);
+    const want = await q4.runner.forward(step, past);
+    expect(mixed.runner.smallRuns).toBe(before + 1);
+    expect(Array.from(got.logits)).toEqual(Array.from(want.logits));
+    expect(got.present[0]!.dims).toEqual([1, 2, 6, 32]);
+  });
+});
