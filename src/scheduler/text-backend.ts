@@ -1,7 +1,7 @@
 // The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
 import type { Logger } from "../log/logger.ts";
 import type { Health, ModelEntry } from "../models/registry.ts";
-import { smallStepFormat } from "../models/step-formats.ts";
+import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
 import type { ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
@@ -43,6 +43,7 @@ export class TextBackend implements SequenceBackend {
   readonly workers: TextWorkers;
 
   constructor(models: ModelEntry[], opts: TextBackendOptions) {
+    for (const m of models) opts.logger.info("model weights", { model: m.id, formats: formatsLabel(m.defaultDtype, smallStepFormat(m, opts.smallStepTokens ?? 0)) });
     this.workers = new WorkerSupervisor(models, {
       kind: "text",
       workerUrl: opts.workerUrl,

@@ -1,5 +1,7 @@
 // Every command the README shows, run the way a user types it after the Quick start: through npm, from this
 // checkout, with no Bun on PATH. A command added to the README without a row here fails the first test.
+import { smallStepTokensFor } from "../../src/models/step-formats.ts";
+import { readCpuInfo } from "../../src/native/cpu.ts";
 import { afterAll, describe, expect, test } from "bun:test";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -250,6 +252,14 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(r.out).toMatch(/^cpu: .+int8 kernels: /m);
     expect(r.out).toMatch(/^accuracy: int8 vs fp32 next-token logits over a 32-token teacher-forced run, correlation min 0\.9\d+/m);
     expect(r.out).toContain("| clients/batch | direct tok/s |");
+    // Passes of a few tokens run on q4 beside int8 wherever the CPU has AVX2 (src/models/step-formats.ts).
+    if (smallStepTokensFor(readCpuInfo()) > 0) {
+      expect(r.out).toMatch(/^model kiln-tiny-bench-v1, int8 \(q4 for passes of ≤ \d+ tokens\)/m);
+      expect(r.out).toMatch(/^accuracy: q4 vs fp32 next-token logits/m);
+    }
+    // llama.cpp runs right after each kiln level, and the versus table has a row per level.
+    expect(r.out).toMatch(/^direct batch 2: .+\nllama\.cpp q4_0 batch 2: /m);
+    expect(r.out).toMatch(/^\| +2 \| +\d+\.\d \| .+ Q4_0 \|/m);
     expect(r.out).toMatch(/^constrained \/ unconstrained throughput: \d+\.\d\d×/m);
     expect(r.out).toMatch(/^ {2}1 client, 1 rows: ORT run \d+\.\d \+ engine host work \d+\.\d\d .+ = worker step interval \d+\.\d; client TPOT p50/m);
     expect(r.out).toMatch(/^ {4}\d+ decode steps, \d+ with prefill .+CPU ms per step: .*main thread \d+\.\d/m);

@@ -11,7 +11,7 @@ import { tempDir } from "../helpers/kiln.ts";
 import { logitsAgreement } from "./accuracy.ts";
 import { directDecodeBench, type DirectBenchResult } from "./direct-ort.ts";
 import { engineDecodeBench, loadEngineModel } from "./engine-inproc.ts";
-import { llamaCppSection } from "./llama-cpp-section.ts";
+import { llamaCppSection, llamaLevelForBench, openLlamaForBench } from "./llama-cpp-section.ts";
 import { medianBy, renderTable, summarize, targetLines, type LevelSummary } from "./metrics.ts";
 import { breakdown, cpuBetween, parseRecords, type ProfileLevel, readThreadCpu, renderProfile } from "./profile.ts";
 import { startServerProcess } from "./server-process.ts";
@@ -129,8 +129,11 @@ test(
     const promptIds = await tokenizer.encodePrompt(tokenizer.renderChat([{ role: "user", parts: [{ type: "text", text: PROMPT }] }], null));
     const promptTokens = promptIds.length;
 
-    // kiln over HTTP and the direct loop level by level (the server idles while the direct loop runs); kiln's engine
-    // in process comes after the server stops.
+    // kiln over HTTP, then the direct loop and llama.cpp (on the same weights and prompt ids), level by level: the
+    // server idles while the other two run, and all three see the same load on a shared box. kiln's engine in process
+    // comes after the server stops.
+    const gguf = { spec: SPEC, ggufDir: join(MODELS_BASE, "gguf"), promptIds, levels: LEVELS, newTokens: NEW_TOKENS, rounds: ROUNDS, threads };
+    const llama = await openLlamaForBench(gguf);
     const direct: number[] = [];
     const directRuns: DirectBenchResult[] = [];
     const kiln = await kilnLevels(MODELS_DIR, threads, async (batch) => {
@@ -138,6 +141,7 @@ test(
       direct.push(r.tokPerSec);
       directRuns.push(r);
       console.log(`direct batch ${batch}: ${r.tokPerSec.toFixed(1)} tok/s (step p50 ${r.stepMsP50.toFixed(1)} ms)`);
+      await llamaLevelForBench(llama, gguf, batch);
     });
 
     const engineModel = await loadEngineModel(modelDir, DTYPE, threads, SMALL);
@@ -159,10 +163,9 @@ test(
     console.log(`\n${kiln.structured}`);
     if (PROFILE) console.log(`\n${renderProfile(kiln.profile.map((p, k) => ({ ...p, directStepMs: directRuns[k]?.stepMsP50 })))}`);
 
-    // llama.cpp on the same weights and prompt ids, one table of everyone's wall and decode rates, and the long-prompt
-    // scenario (test/load/llama-cpp-section.ts); its rows are skipped, with the reason, when node-llama-cpp cannot load.
-    const gguf = { spec: SPEC, ggufDir: join(MODELS_BASE, "gguf"), promptIds, levels: LEVELS, newTokens: NEW_TOKENS, rounds: ROUNDS, threads };
-    console.log(await llamaCppSection({ ...gguf, kiln: kiln.levels, direct: directRuns, modelDir, dtype: DTYPE, small: SMALL }));
+    // One table of everyone's wall and decode rates, and the long-prompt scenario (test/load/llama-cpp-section.ts);
+    // llama.cpp's rows are skipped, with the reason, when node-llama-cpp cannot load.
+    console.log(await llamaCppSection({ ...gguf, kiln: kiln.levels, direct: directRuns, llama, modelDir, dtype: DTYPE, small: SMALL }));
   },
   3_600_000,
 );

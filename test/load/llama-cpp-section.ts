@@ -8,7 +8,7 @@ import type { GgufFormat } from "../../build/model/gguf-model.ts";
 import type { ModelSpec } from "../../build/model/index.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import type { DirectBenchResult } from "./direct-ort.ts";
-import { llamaCppLevels, PREFILL_CHUNK, type LlamaCppBench } from "./llama-cpp.ts";
+import { llamaCppBench, llamaCppLevel, openLlamaCpp, PREFILL_CHUNK, type LlamaCppBench, type LlamaCppModel, type LlamaLevel } from "./llama-cpp.ts";
 import { llamaAccuracyLines } from "./llama-cpp-accuracy.ts";
 import { longPromptRows, longTargetLines, renderLongTable } from "./llama-cpp-long.ts";
 import { directRates, kilnRates, llamaFormatsLine, renderVersusTable, versusTargetLines, type VersusRow } from "./llama-cpp-report.ts";
@@ -34,6 +34,8 @@ export interface SectionInput {
   threads: number;
   kiln: LevelSummary[];
   direct: DirectBenchResult[];
+  /** llama.cpp's levels, run right after kiln's (openLlamaForBench, llamaLevelForBench). */
+  llama: LlamaRuns;
   /** The direct loop's model folder and dtype, for the long-prompt scenario. */
   modelDir: string;
   dtype: string;
@@ -48,17 +50,30 @@ function nodeLlamaCppVersion(): string {
   }
 }
 
-/** Runs llama.cpp and the long-prompt scenario; returns the text to print. */
+/** llama.cpp's models and the levels run so far, or why it is left out. */
+export type LlamaRuns = { models: LlamaCppModel[]; levels: LlamaLevel[] } | { skipped: string };
+
+/** Opens llama.cpp's formats for the bench (before kiln's levels, so each level can run right after kiln's). */
+export async function openLlamaForBench(i: Pick<SectionInput, "spec" | "ggufDir" | "threads">): Promise<LlamaRuns> {
+  if (!ENABLED) return { skipped: "llama.cpp left out (KILN_BENCH_LLAMA=0)" };
+  const models = await openLlamaCpp({ spec: i.spec, ggufDir: i.ggufDir, formats: FORMATS, threads: i.threads });
+  return "skipped" in models ? models : { models, levels: [] };
+}
+
+/** Runs llama.cpp at one level, if it is in the bench. */
+export async function llamaLevelForBench(runs: LlamaRuns, i: Pick<SectionInput, "promptIds" | "newTokens" | "rounds">, batch: number): Promise<void> {
+  if ("skipped" in runs) return;
+  runs.levels.push(...(await llamaCppLevel(runs.models, i.promptIds, batch, i.newTokens, i.rounds)));
+}
+
+/** The versus table from the levels run, then the long-prompt scenario; returns the text to print. */
 export async function llamaCppSection(i: SectionInput): Promise<string> {
   // llama.cpp's threads meet at a barrier after every op, so other processes on the box slow it far more than ONNX
   // Runtime (tens of times at a load of 7 on 2 cores, against about 3×): the load average says whether to trust a run.
   const cpu = readCpuInfo();
   const load = `load average ${loadavg()[0]!.toFixed(1)} on ${cpu.logicalCores} cores${loadavg()[0]! > cpu.logicalCores ? " (other processes are running: figures are unreliable, llama.cpp's most)" : ""}`;
   const out: string[] = ["", `cpu: ${describeCpu(cpu)}; ${load}`];
-  let bench: LlamaCppBench | { skipped: string } = { skipped: "llama.cpp left out (KILN_BENCH_LLAMA=0)" };
-  if (ENABLED) {
-    bench = await llamaCppLevels({ spec: i.spec, ggufDir: i.ggufDir, formats: FORMATS, threads: i.threads, prompt: i.promptIds, levels: i.levels, newTokens: i.newTokens, rounds: i.rounds });
-  }
+  const bench: LlamaCppBench | { skipped: string } = "skipped" in i.llama ? i.llama : llamaCppBench(i.llama.models, i.llama.levels, i.levels);
   const ran = "best" in bench ? bench : undefined;
   out.push(
     ran

@@ -124,29 +124,37 @@ export interface LlamaCppBench {
   models: LlamaCppModel[];
 }
 
-/** Runs every format at every level; `{skipped}` when node-llama-cpp is missing or fails, so the bench goes on without it. */
-export async function llamaCppLevels(
-  opts: LlamaCppOptions & { prompt: readonly number[]; levels: number[]; newTokens: number; rounds: number },
-): Promise<LlamaCppBench | { skipped: string }> {
+/** Opens every format's model; `{skipped}` when node-llama-cpp is missing or fails, so the bench goes on without it. */
+export async function openLlamaCpp(opts: LlamaCppOptions): Promise<LlamaCppModel[] | { skipped: string }> {
   const rt = await loadLlamaCpp();
   if ("error" in rt) return { skipped: rt.error };
-  const all: LlamaLevel[] = [];
   const models: LlamaCppModel[] = [];
   try {
-    for (const format of opts.formats) {
-      const m = await LlamaCppModel.open(rt.llama, opts, format);
-      models.push(m);
-      for (const batch of opts.levels) {
-        const t = await m.run(opts.prompt, batch, opts.newTokens, opts.rounds);
-        const level = { format, batch, prefillMs: t.prefillMs, stepMsP50: t.stepMs.length ? percentile(t.stepMs, 50) : NaN, ...ratesOf(t) };
-        all.push(level);
-        console.log(`llama.cpp ${format} batch ${batch}: ${level.wall.toFixed(1)} tok/s wall, ${level.decode.toFixed(1)} decode (prefill ${t.prefillMs.toFixed(0)} ms, step p50 ${level.stepMsP50.toFixed(1)} ms)`);
-      }
-    }
+    for (const format of opts.formats) models.push(await LlamaCppModel.open(rt.llama, opts, format));
+    return models;
   } catch (e) {
     for (const m of models) await m.dispose();
     return { skipped: `llama.cpp failed: ${(e as Error).message.split("\n")[0]}` };
   }
-  const best = opts.levels.map((batch) => all.filter((l) => l.batch === batch).reduce((a, b) => (b.wall > a.wall ? b : a)));
+}
+
+/**
+ * Every format at one level. The bench runs it right after kiln's level of the same size, as it does the direct loop,
+ * so both sides of kiln/llama.cpp see the same load on a shared box.
+ */
+export async function llamaCppLevel(models: LlamaCppModel[], prompt: readonly number[], batch: number, newTokens: number, rounds: number): Promise<LlamaLevel[]> {
+  const out: LlamaLevel[] = [];
+  for (const m of models) {
+    const t = await m.run(prompt, batch, newTokens, rounds);
+    const level = { format: m.format, batch, prefillMs: t.prefillMs, stepMsP50: t.stepMs.length ? percentile(t.stepMs, 50) : NaN, ...ratesOf(t) };
+    out.push(level);
+    console.log(`llama.cpp ${m.format} batch ${batch}: ${level.wall.toFixed(1)} tok/s wall, ${level.decode.toFixed(1)} decode (prefill ${t.prefillMs.toFixed(0)} ms, step p50 ${level.stepMsP50.toFixed(1)} ms)`);
+  }
+  return out;
+}
+
+/** The levels' results with each level's best format (the higher wall-clock rate). */
+export function llamaCppBench(models: LlamaCppModel[], all: LlamaLevel[], levels: number[]): LlamaCppBench {
+  const best = levels.map((batch) => all.filter((l) => l.batch === batch).reduce((a, b) => (b.wall > a.wall ? b : a)));
   return { best, all, flashAttention: models[0]?.flashAttention ?? "?", models };
 }
