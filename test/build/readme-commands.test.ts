@@ -259,7 +259,7 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     }
     // llama.cpp runs right after each kiln level, and the versus table has a row per level.
     expect(r.out).toMatch(/^direct batch 2: .+\nllama\.cpp q4_0 batch 2: /m);
-    expect(r.out).toMatch(/^\| +2 \| +\d+\.\d \| .+ Q4_0 \|/m);
+    expect(r.out).toMatch(/^\| +2 \| +\d+\.\d \| .+ Q[48]_0 \|/m);
     expect(r.out).toMatch(/^constrained \/ unconstrained throughput: \d+\.\d\d×/m);
     expect(r.out).toMatch(/^ {2}1 client, 1 rows: ORT run \d+\.\d \+ engine host work \d+\.\d\d .+ = worker step interval \d+\.\d; client TPOT p50/m);
     expect(r.out).toMatch(/^ {4}\d+ decode steps, \d+ with prefill .+CPU ms per step: .*main thread \d+\.\d/m);
