@@ -53,7 +53,8 @@ export function readModelFolder(dir: string, folderName: string): ModelEntry {
         config,
         present,
         typeof tokCfg.chat_template === "string",
-        present.length > 0 && usesGroupQueryAttention(join(onnxDir, onnxFileForDtype(present[0]!)!)),
+        // Any graph with GroupQueryAttention makes batching unsafe: a worker may run two of them (small-step q4).
+        present.some((d) => usesGroupQueryAttention(join(onnxDir, onnxFileForDtype(d)!))),
       );
   return { ...info, dir };
 }

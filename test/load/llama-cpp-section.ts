@@ -1,5 +1,5 @@
-// The bench's llama.cpp section: runs llama.cpp on the bench model's weights after kiln's own yardsticks, then prints one
-// table of every runtime's rates and the long-prompt scenario. Without node-llama-cpp it says why and skips its rows.
+// The bench's llama.cpp section: runs llama.cpp on the bench model's weights right after each of kiln's levels, then
+// prints one table of every runtime's rates and the long-prompt scenario. Without node-llama-cpp it says why and skips its rows.
 import type { SmallStepFormat } from "../../src/models/step-formats.ts";
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -50,20 +50,30 @@ function nodeLlamaCppVersion(): string {
   }
 }
 
-/** llama.cpp's models and the levels run so far, or why it is left out. */
-export type LlamaRuns = { models: LlamaCppModel[]; levels: LlamaLevel[] } | { skipped: string };
+/** llama.cpp's models and the levels run so far, or why it is left out (then `models` is empty). */
+export interface LlamaRuns {
+  models: LlamaCppModel[];
+  levels: LlamaLevel[];
+  skipped?: string;
+}
 
 /** Opens llama.cpp's formats for the bench (before kiln's levels, so each level can run right after kiln's). */
 export async function openLlamaForBench(i: Pick<SectionInput, "spec" | "ggufDir" | "threads">): Promise<LlamaRuns> {
-  if (!ENABLED) return { skipped: "llama.cpp left out (KILN_BENCH_LLAMA=0)" };
+  if (!ENABLED) return { models: [], levels: [], skipped: "llama.cpp left out (KILN_BENCH_LLAMA=0)" };
   const models = await openLlamaCpp({ spec: i.spec, ggufDir: i.ggufDir, formats: FORMATS, threads: i.threads });
-  return "skipped" in models ? models : { models, levels: [] };
+  return "skipped" in models ? { models: [], levels: [], ...models } : { models, levels: [] };
 }
 
-/** Runs llama.cpp at one level, if it is in the bench. */
+/** Runs llama.cpp at one level, if it is in the bench; a failure leaves it out of the rest (kiln's rows go on). */
 export async function llamaLevelForBench(runs: LlamaRuns, i: Pick<SectionInput, "promptIds" | "newTokens" | "rounds">, batch: number): Promise<void> {
-  if ("skipped" in runs) return;
-  runs.levels.push(...(await llamaCppLevel(runs.models, i.promptIds, batch, i.newTokens, i.rounds)));
+  if (runs.skipped) return;
+  try {
+    runs.levels.push(...(await llamaCppLevel(runs.models, i.promptIds, batch, i.newTokens, i.rounds)));
+  } catch (e) {
+    for (const m of runs.models) await m.dispose();
+    runs.models = [];
+    runs.skipped = `llama.cpp failed at ${batch} rows: ${(e as Error).message.split("\n")[0]}`;
+  }
 }
 
 /** The versus table from the levels run, then the long-prompt scenario; returns the text to print. */
@@ -73,7 +83,7 @@ export async function llamaCppSection(i: SectionInput): Promise<string> {
   const cpu = readCpuInfo();
   const load = `load average ${loadavg()[0]!.toFixed(1)} on ${cpu.logicalCores} cores${loadavg()[0]! > cpu.logicalCores ? " (other processes are running: figures are unreliable, llama.cpp's most)" : ""}`;
   const out: string[] = ["", `cpu: ${describeCpu(cpu)}; ${load}`];
-  const bench: LlamaCppBench | { skipped: string } = "skipped" in i.llama ? i.llama : llamaCppBench(i.llama.models, i.llama.levels, i.levels);
+  const bench: LlamaCppBench | { skipped: string } = i.llama.skipped ? { skipped: i.llama.skipped } : llamaCppBench(i.llama.models, i.llama.levels, i.levels);
   const ran = "best" in bench ? bench : undefined;
   out.push(
     ran

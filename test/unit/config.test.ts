@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig, stripConfigFlags } from "../../src/config.ts";
+import { smallStepTokensFor } from "../../src/models/step-formats.ts";
+import { readCpuInfo } from "../../src/native/cpu.ts";
 
 describe("loadConfig", () => {
   test("defaults", () => {
@@ -33,6 +35,13 @@ describe("loadConfig", () => {
     expect([o.maxBodyBytes, o.shutdownGraceMs, o.idleTimeoutS, o.firstKeyFile]).toEqual([1048576, 0, 30, "/tmp/k"]);
     expect(() => loadConfig({ KILN_IDLE_TIMEOUT_S: "256" }, [])).toThrow("KILN_IDLE_TIMEOUT_S must be between 1 and 255");
     expect(() => loadConfig({ KILN_MAX_BODY_BYTES: "10" }, [])).toThrow("KILN_MAX_BODY_BYTES must be between 1024");
+  });
+
+  test("small-step tokens: the CPU's default, 0 turns it off, the flag wins, bounded", () => {
+    expect(loadConfig({}, []).smallStepTokens).toBe(smallStepTokensFor(readCpuInfo()));
+    expect(loadConfig({ KILN_SMALL_STEP_TOKENS: "0" }, []).smallStepTokens).toBe(0);
+    expect(loadConfig({ KILN_SMALL_STEP_TOKENS: "0" }, ["--small-step-tokens", "2"]).smallStepTokens).toBe(2);
+    expect(() => loadConfig({ KILN_SMALL_STEP_TOKENS: "5000" }, [])).toThrow("KILN_SMALL_STEP_TOKENS must be between 0 and 4096");
   });
 
   test("the worker load timeout: 300 s by default, 1 s to an hour", () => {

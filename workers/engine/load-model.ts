@@ -12,7 +12,7 @@ export interface LoadedModel {
   tokenizerJson: TokenizerJson;
   /** The model's end-of-sequence ids (config.json and generation_config.json). */
   eosIds: number[];
-  /** Releases the ONNX Runtime session. */
+  /** Releases the ONNX Runtime sessions. */
   dispose(): Promise<void>;
 }
 
@@ -40,20 +40,27 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
       session_options: sessionOptions(threads, navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING),
     });
   const model = await load(spec.dtype);
-  const smallModel = spec.small ? await load(spec.small.dtype).catch(async (e: unknown) => { await model.dispose(); throw e; }) : null;
-  const session = decoderSession(model);
-  const config = model.config as unknown as LoadedConfig;
-  const tokenizerJson = (await Bun.file(join(spec.dir, "tokenizer.json")).json()) as TokenizerJson;
-  const vocabSize = config.vocab_size ?? tokenizer.get_vocab().size ?? 0;
-  if (!(vocabSize > 0)) throw new Error("cannot tell the vocabulary size (config.json has no vocab_size)");
-  const eos = Array.isArray(config.eos_token_id) ? config.eos_token_id[0] : config.eos_token_id;
-  const eosIds = await endIds(spec.dir, config.eos_token_id, vocabSize);
-  const padId = config.pad_token_id ?? tokenizer.pad_token_id ?? eos ?? 0;
-  const small = smallModel && spec.small ? { session: decoderSession(smallModel), format: spec.small } : undefined;
-  const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId, small);
-  const tokenBytes = tokenBytesLookup(tokenizerJson, (id) => tokenizer.decode([id], { skip_special_tokens: false }));
+  let smallModel: Awaited<ReturnType<typeof load>> | null = null;
   const dispose = async () => void (await Promise.all([model.dispose(), smallModel?.dispose()]));
-  return { runner, tokenBytes, tokenizerJson, eosIds, dispose };
+  try {
+    smallModel = spec.small ? await load(spec.small.dtype) : null;
+    const session = decoderSession(model);
+    const config = model.config as unknown as LoadedConfig;
+    const tokenizerJson = (await Bun.file(join(spec.dir, "tokenizer.json")).json()) as TokenizerJson;
+    const vocabSize = config.vocab_size ?? tokenizer.get_vocab().size ?? 0;
+    if (!(vocabSize > 0)) throw new Error("cannot tell the vocabulary size (config.json has no vocab_size)");
+    const eos = Array.isArray(config.eos_token_id) ? config.eos_token_id[0] : config.eos_token_id;
+    const eosIds = await endIds(spec.dir, config.eos_token_id, vocabSize);
+    const padId = config.pad_token_id ?? tokenizer.pad_token_id ?? eos ?? 0;
+    const small = smallModel && spec.small ? { session: decoderSession(smallModel), format: spec.small } : undefined;
+    const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId, small);
+    const tokenBytes = tokenBytesLookup(tokenizerJson, (id) => tokenizer.decode([id], { skip_special_tokens: false }));
+    return { runner, tokenBytes, tokenizerJson, eosIds, dispose };
+  } catch (e) {
+    // Both sessions go with a failed load, whichever step failed.
+    await dispose();
+    throw e;
+  }
 }
 
 function decoderSession(model: unknown): OrtSessionLike {
