@@ -1,4 +1,4 @@
-// The Llama/Qwen2 decoder as an ONNX graph of plain ops, exact under left padding (no GroupQueryAttention).
+// The Llama/Qwen2 decoder as an ONNX graph of standard and com.microsoft ops, exact under left padding (no GroupQueryAttention).
 import { float, GraphBuilder, int, T } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames } from "./weights.ts";
@@ -99,7 +99,6 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   const embedded = g.node("Gather", [names.embed, inputIds], { axis: int(0) });
   let residual = embedded;
   let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
-  let final = "";
   for (let l = 0; l < L; l++) {
     const w = names.layers[l]!;
     const [qp, kp, v] = g.nodeN("Split", [linear(x, w.qkv, w.qkvBias?.name), g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, { count: 3 });
@@ -115,7 +114,6 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
     const next = addNorm(post.residual, linear(act, w.down), last ? names.finalNorm : names.layers[l + 1]!.inputNorm, last);
     residual = next.residual;
     x = next.normed;
-    final = next.normed;
   }
 
   // num_logits_to_keep: 0 → every position, k > 0 → the last k (clamped to S).
@@ -123,7 +121,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   const zero = g.int64([0], []);
   const fromEnd = g.node("Max", [g.node("Sub", [s, keep]), zero]);
   const start = g.node("Where", [g.node("Greater", [keep, zero]), fromEnd, zero]);
-  const kept = g.node("Slice", [final, g.node("Unsqueeze", [start, g.int64([0])]), g.int64([INT64_MAX]), one]);
+  const kept = g.node("Slice", [x, g.node("Unsqueeze", [start, g.int64([0])]), g.int64([INT64_MAX]), one]);
   const logitsName = "logits";
   if (dtype === "fp32") {
     g.node("FusedMatMul", [kept, names.head.name], { transB: int(1) }, { domain: "com.microsoft", output: logitsName });

@@ -43,7 +43,8 @@ export class TextBackend implements SequenceBackend {
   readonly workers: TextWorkers;
 
   constructor(models: ModelEntry[], opts: TextBackendOptions) {
-    for (const m of models) opts.logger.info("model weights", { model: m.id, formats: formatsLabel(m.defaultDtype, smallStepFormat(m, opts.smallStepTokens ?? 0)) });
+    const smallOf = (m: ModelEntry) => smallStepFormat(m, opts.smallStepTokens ?? 0);
+    for (const m of models) opts.logger.info("model weights", { model: m.id, formats: formatsLabel(m.defaultDtype, smallOf(m)) });
     this.workers = new WorkerSupervisor(models, {
       kind: "text",
       workerUrl: opts.workerUrl,
@@ -57,7 +58,7 @@ export class TextBackend implements SequenceBackend {
         id: model.id,
         dir: model.dir,
         dtype: model.defaultDtype,
-        small: smallStepFormat(model, opts.smallStepTokens ?? 0),
+        small: smallOf(model),
         threads: opts.threads,
         maxBatch: maxBatchOf(model),
       }),
