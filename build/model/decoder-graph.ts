@@ -53,7 +53,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
     if (dtype === "q4") {
       return g.node(
         "MatMulNBits",
-        [x, `${w.name}_Q4`, `${w.name}_scales`, `${w.name}_zp`, ...(bias ? ["", bias] : [])],
+        [x, `${w.name}_Q4`, `${w.name}_scales`, ...(bias ? ["", "", bias] : [])],
         { K: int(w.in), N: int(w.out), bits: int(4), block_size: int(Q4_BLOCK), accuracy_level: int(Q4_ACCURACY_LEVEL) },
         { domain: "com.microsoft", output },
       );

@@ -1,4 +1,4 @@
-// Weight quantizers: 4-bit blockwise with zero points in MatMulNBits layout, and per-column symmetric int8.
+// Weight quantizers: 4-bit blockwise (symmetric, MatMulNBits layout without zero points) and per-column symmetric int8.
 
 export const Q4_BLOB = 16; // bytes per block of 32 four-bit values
 
@@ -6,56 +6,49 @@ export interface Q4Layout {
   blocks: number;
   qBytes: number;
   scaleCount: number;
-  zpBytes: number;
 }
 
-/** Sizes of the three MatMulNBits tensors for an [N, K] weight (N output rows, K inputs) with 32-value blocks. */
+/** Sizes of MatMulNBits' two tensors (packed levels, scales) for an [N, K] weight (N output rows, K inputs). */
 export function q4Layout(n: number, k: number, block = 32): Q4Layout {
   const blocks = Math.ceil(k / block);
-  return { blocks, qBytes: n * blocks * (block / 2), scaleCount: n * blocks, zpBytes: n * Math.ceil(blocks / 2) };
+  return { blocks, qBytes: n * blocks * (block / 2), scaleCount: n * blocks };
 }
 
 /**
  * Quantizes `rows` rows of length `k` (row-major) into MatMulNBits layout, written from row 0 of the given views:
- * q[row][block][16] (element 2j in the low nibble of byte j, 2j+1 in the high one), scales[row·blocks + block],
- * zero points two per byte (even block in the low nibble). Each block is asymmetric over [min(0, lo), max(0, hi)],
- * so zero stays exactly representable; values past k (a partial last block) quantize to the zero point.
+ * q[row][block][16] (element 2j in the low nibble of byte j, 2j+1 in the high one) and scales[row·blocks + block].
+ * Each block is symmetric, as ggml's Q4_0: m is its value of largest magnitude (sign kept) and d = m / −8, so m encodes
+ * exactly as level 0 and x ≈ (level − 8) · d, MatMulNBits' default zero point. The error per value is at most |d|/2
+ * (the top level 16 is clipped to 15, still within |d|). Values past k (a partial last block) get level 8, i.e. 0.
+ * Without zero points MatMulNBits' int8 kernels ran 12–17% faster at one row on AVX2, and the format is llama.cpp's
+ * Q4_0 with an f32 scale.
  */
-export function quantizeQ4Rows(w: Float32Array, rows: number, k: number, q: Uint8Array, scales: Float32Array, zp: Uint8Array, block = 32): void {
+export function quantizeQ4Rows(w: Float32Array, rows: number, k: number, q: Uint8Array, scales: Float32Array, block = 32): void {
   const blocks = Math.ceil(k / block);
-  const zpRow = Math.ceil(blocks / 2);
   const levels = new Uint8Array(block);
   for (let r = 0; r < rows; r++) {
     const base = r * k;
     for (let b = 0; b < blocks; b++) {
       const start = b * block;
       const end = Math.min(start + block, k);
-      let lo = 0, hi = 0;
-      for (let i = start; i < end; i++) {
-        const v = w[base + i]!;
-        if (v < lo) lo = v;
-        if (v > hi) hi = v;
-      }
-      const scale = hi > lo ? Math.fround((hi - lo) / 15) : 1;
-      const z = Math.min(15, Math.max(0, Math.round(-lo / scale)));
-      const inv = 1 / scale;
+      let m = 0;
+      for (let i = start; i < end; i++) if (Math.abs(w[base + i]!) > Math.abs(m)) m = w[base + i]!;
+      const d = Math.fround(m / -8);
+      const inv = d ? 1 / d : 0;
       for (let i = 0; i < block; i++) {
         const idx = start + i;
-        levels[i] = idx < end ? Math.min(15, Math.max(0, Math.round(w[base + idx]! * inv) + z)) : z;
+        levels[i] = idx < end ? Math.min(15, Math.max(0, Math.round(w[base + idx]! * inv) + 8)) : 8;
       }
       const qBase = (r * blocks + b) * (block / 2);
       for (let j = 0; j < block / 2; j++) q[qBase + j] = levels[2 * j]! | (levels[2 * j + 1]! << 4);
-      scales[r * blocks + b] = scale;
-      const zi = r * zpRow + (b >> 1);
-      zp[zi] = b & 1 ? (zp[zi]! & 0x0f) | (z << 4) : (zp[zi]! & 0xf0) | z;
+      scales[r * blocks + b] = d;
     }
   }
 }
 
-/** The inverse of quantizeQ4Rows, as MatMulNBits computes it: (level − zero point) · scale. */
-export function dequantizeQ4(n: number, k: number, q: Uint8Array, scales: Float32Array, zp: Uint8Array, block = 32): Float32Array {
+/** The inverse of quantizeQ4Rows, as MatMulNBits computes it: (level − 8) · scale. */
+export function dequantizeQ4(n: number, k: number, q: Uint8Array, scales: Float32Array, block = 32): Float32Array {
   const blocks = Math.ceil(k / block);
-  const zpRow = Math.ceil(blocks / 2);
   const out = new Float32Array(n * k);
   for (let r = 0; r < n; r++) {
     for (let i = 0; i < k; i++) {
@@ -63,9 +56,7 @@ export function dequantizeQ4(n: number, k: number, q: Uint8Array, scales: Float3
       const within = i % block;
       const byte = q[(r * blocks + b) * (block / 2) + (within >> 1)]!;
       const level = within & 1 ? byte >> 4 : byte & 0x0f;
-      const zByte = zp[r * zpRow + (b >> 1)]!;
-      const z = b & 1 ? zByte >> 4 : zByte & 0x0f;
-      out[r * k + i] = (level - z) * scales[r * blocks + b]!;
+      out[r * k + i] = (level - 8) * scales[r * blocks + b]!;
     }
   }
   return out;

@@ -14,7 +14,7 @@ interface PendingHead {
   name: string;
   n: number;
   k: number;
-  q4?: { q: Uint8Array; scales: Float32Array; zp: Uint8Array };
+  q4?: { q: Uint8Array; scales: Float32Array };
   int8?: { qT: Int8Array; scales: Float32Array };
 }
 
@@ -44,7 +44,7 @@ export class WeightSink {
       const n = e.rows, k = e.cols;
       if (this.dtype === "q4") {
         const l = q4Layout(n, k, Q4_BLOCK);
-        this.pending = { name: e.name, n, k, q4: { q: new Uint8Array(l.qBytes), scales: new Float32Array(l.scaleCount), zp: new Uint8Array(l.zpBytes) } };
+        this.pending = { name: e.name, n, k, q4: { q: new Uint8Array(l.qBytes), scales: new Float32Array(l.scaleCount) } };
       } else {
         this.pending = { name: e.name, n, k, int8: { qT: new Int8Array(n * k), scales: new Float32Array(n) } };
       }
@@ -60,8 +60,7 @@ export class WeightSink {
     if (!p) return;
     if (p.q4) {
       const l = q4Layout(c.rowStart, p.k, Q4_BLOCK);
-      const rowQ = l.qBytes, rowS = l.scaleCount, rowZ = l.zpBytes;
-      quantizeQ4Rows(c.data, c.rows, p.k, p.q4.q.subarray(rowQ), p.q4.scales.subarray(rowS), p.q4.zp.subarray(rowZ), Q4_BLOCK);
+      quantizeQ4Rows(c.data, c.rows, p.k, p.q4.q.subarray(l.qBytes), p.q4.scales.subarray(l.scaleCount), Q4_BLOCK);
     } else if (p.int8) {
       quantizeInt8Rows(c.data, c.rows, p.k, p.n, c.rowStart, p.int8.qT, p.int8.scales);
     }
@@ -85,8 +84,8 @@ export class WeightSink {
     }
     if (this.dtype === "q4") {
       const l = q4Layout(n, k, Q4_BLOCK);
-      const q4 = { q: new Uint8Array(l.qBytes), scales: new Float32Array(l.scaleCount), zp: new Uint8Array(l.zpBytes) };
-      quantizeQ4Rows(w, n, k, q4.q, q4.scales, q4.zp, Q4_BLOCK);
+      const q4 = { q: new Uint8Array(l.qBytes), scales: new Float32Array(l.scaleCount) };
+      quantizeQ4Rows(w, n, k, q4.q, q4.scales, Q4_BLOCK);
       this.writeQuantized(e.name, n, k, { q4 });
     } else {
       const int8 = { qT: new Int8Array(n * k), scales: new Float32Array(n) };
@@ -102,7 +101,6 @@ export class WeightSink {
       const l = q4Layout(n, k, Q4_BLOCK);
       ext("_Q4", T.UINT8, [n, l.blocks, Q4_BLOCK / 2], p.q4.q);
       ext("_scales", T.FLOAT, [l.scaleCount], bytesOf(p.q4.scales));
-      ext("_zp", T.UINT8, [l.zpBytes], p.q4.zp);
     } else if (p.int8) {
       ext("_int8", T.INT8, [k, n], bytesOf(p.int8.qT));
       ext("_scale", T.FLOAT, [n], bytesOf(p.int8.scales));

@@ -1,7 +1,8 @@
-// Quantizers: exact nibble/scale/zero-point layout, checked by hand and against onnxruntime's MatMulNBits and
+// Quantizers: exact nibble/scale layout, checked by hand and against onnxruntime's MatMulNBits and
 // DynamicQuantizeMatMul, with tolerances from each format's error bound (never from one CPU's results).
 import { describe, expect, test } from "bun:test";
 import * as ort from "onnxruntime-node";
+import { decodeBlocks, encodeQ4_0, GGML_TYPE } from "../../../build/model/gguf-blocks.ts";
 import { GraphBuilder, int, T } from "../../../build/model/onnx-builder.ts";
 import { dequantizeQ4, INT8_MAX_LEVEL, q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "../../../build/model/quantize.ts";
 import { Rng } from "../../../build/model/rng.ts";
@@ -13,50 +14,70 @@ const randomMatrix = (n: number, k: number, seed: number) => {
 };
 
 describe("q4 quantization", () => {
-  test("packs levels low nibble first, with per-block scale and zero point", () => {
-    // One row, one block: values 0..15 × 0.1 → lo 0, hi 1.5, scale 0.1, zero point 0, level i at element i.
-    const w = Float32Array.from({ length: 32 }, (_, i) => (i % 16) * 0.1);
-    const q = new Uint8Array(16), s = new Float32Array(1), zp = new Uint8Array(1);
-    quantizeQ4Rows(w, 1, 32, q, s, zp);
+  test("packs levels low nibble first, symmetric per block: d = m / −8 for m the value of largest magnitude", () => {
+    // One row, one block: values (i − 8) × 0.1 → m = −0.8, d = 0.1, level i at element i.
+    const w = Float32Array.from({ length: 32 }, (_, i) => ((i % 16) - 8) * 0.1);
+    const q = new Uint8Array(16), s = new Float32Array(1);
+    quantizeQ4Rows(w, 1, 32, q, s);
     expect(s[0]).toBeCloseTo(0.1, 6);
-    expect(zp[0]).toBe(0);
     expect(Array.from(q.subarray(0, 8))).toEqual([0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe]);
-    // All-negative block: hi is clamped to 0, so the zero point is 15 and 0 stays exact.
-    const neg = Float32Array.from({ length: 32 }, (_, i) => -i * 0.05);
-    quantizeQ4Rows(neg, 1, 32, q, s, zp);
-    expect(zp[0]! & 0x0f).toBe(15);
-    expect(dequantizeQ4(1, 32, q, s, zp)[0]).toBe(0);
+    // Positive extreme: d is negative, so the extreme is level 0 and exact, and 0 is level 8 and exact.
+    const pos = Float32Array.from({ length: 32 }, (_, i) => i * 0.05);
+    quantizeQ4Rows(pos, 1, 32, q, s);
+    expect(s[0]).toBeLessThan(0);
+    expect(q[15]! >> 4).toBe(0);
+    expect(q[0]! & 0x0f).toBe(8);
+    const back = dequantizeQ4(1, 32, q, s);
+    expect(Math.abs(back[0]!)).toBe(0);
+    expect(back[31]).toBeCloseTo(31 * 0.05, 6);
   });
 
-  test("round trip error is at most half a step, including a partial last block", () => {
+  test("round trip error is at most half a step (a whole one where level 16 clips to 15), including a partial last block (padded with level 8, i.e. 0)", () => {
     const n = 3, k = 80; // 3 blocks per row, the last one 16 wide
     const w = randomMatrix(n, k, 3);
     const l = q4Layout(n, k);
-    expect(l).toEqual({ blocks: 3, qBytes: 3 * 3 * 16, scaleCount: 9, zpBytes: 6 });
-    const q = new Uint8Array(l.qBytes), s = new Float32Array(l.scaleCount), zp = new Uint8Array(l.zpBytes);
-    quantizeQ4Rows(w, n, k, q, s, zp);
-    const back = dequantizeQ4(n, k, q, s, zp);
+    expect(l).toEqual({ blocks: 3, qBytes: 3 * 3 * 16, scaleCount: 9 });
+    const q = new Uint8Array(l.qBytes), s = new Float32Array(l.scaleCount);
+    quantizeQ4Rows(w, n, k, q, s);
+    const back = dequantizeQ4(n, k, q, s);
     for (let r = 0; r < n; r++)
-      for (let i = 0; i < k; i++) expect(Math.abs(back[r * k + i]! - w[r * k + i]!)).toBeLessThanOrEqual(s[r * 3 + Math.floor(i / 32)]! / 2 + 1e-6);
+      for (let i = 0; i < k; i++) {
+        const d = Math.abs(s[r * 3 + Math.floor(i / 32)]!);
+        const clipped = Math.abs(w[r * k + i]!) > 7.5 * d; // only the side opposite m reaches past level 15
+        expect(Math.abs(back[r * k + i]! - w[r * k + i]!)).toBeLessThanOrEqual((clipped ? d : d / 2) + 1e-6);
+      }
+    // The padding of each row's last block: bytes 8..15 of block 2 hold level 8 twice.
+    for (let r = 0; r < n; r++) expect(Array.from(q.subarray((r * 3 + 2) * 16 + 8, (r * 3 + 3) * 16))).toEqual(new Array(8).fill(0x88));
   });
 
-  test("onnxruntime's MatMulNBits (accuracy level 0) computes A · dequant(W)ᵀ", async () => {
+  test("gives llama.cpp's Q4_0 levels: the same values as ggml's encoding, up to Q4_0's f16 scale", () => {
+    const k = 256;
+    const w = randomMatrix(1, k, 21);
+    const l = q4Layout(1, k);
+    const q = new Uint8Array(l.qBytes), s = new Float32Array(l.scaleCount);
+    quantizeQ4Rows(w, 1, k, q, s);
+    const ours = dequantizeQ4(1, k, q, s);
+    const ggml = decodeBlocks(GGML_TYPE.Q4_0, encodeQ4_0(w), k);
+    // Same level; only the scale differs, by f16 rounding (relative 2⁻¹¹) times at most 8 steps.
+    for (let i = 0; i < k; i++) expect(Math.abs(ours[i]! - ggml[i]!)).toBeLessThanOrEqual(8 * Math.abs(s[i >> 5]!) * 2 ** -11 + 1e-7);
+  });
+
+  test("onnxruntime's MatMulNBits (accuracy level 0, no zero points) computes A · dequant(W)ᵀ", async () => {
     const m = 4, n = 5, k = 80;
     const w = randomMatrix(n, k, 11);
     const a = randomMatrix(m, k, 12);
     const l = q4Layout(n, k);
-    const q = new Uint8Array(l.qBytes), s = new Float32Array(l.scaleCount), zp = new Uint8Array(l.zpBytes);
-    quantizeQ4Rows(w, n, k, q, s, zp);
+    const q = new Uint8Array(l.qBytes), s = new Float32Array(l.scaleCount);
+    quantizeQ4Rows(w, n, k, q, s);
     const g = new GraphBuilder();
     g.input("a", T.FLOAT, [m, k]);
     g.inline("q", T.UINT8, [n, l.blocks, 16], q);
     g.inline("s", T.FLOAT, [l.scaleCount], new Uint8Array(s.buffer));
-    g.inline("z", T.UINT8, [l.zpBytes], zp);
-    g.node("MatMulNBits", ["a", "q", "s", "z"], { K: int(k), N: int(n), bits: int(4), block_size: int(32), accuracy_level: int(0) }, { domain: "com.microsoft", output: "y" });
+    g.node("MatMulNBits", ["a", "q", "s"], { K: int(k), N: int(n), bits: int(4), block_size: int(32), accuracy_level: int(0) }, { domain: "com.microsoft", output: "y" });
     g.output("y", T.FLOAT, [m, n]);
     const session = await ort.InferenceSession.create(g.encode("q4-check"));
     const y = (await session.run({ a: new ort.Tensor("float32", a, [m, k]) })).y!.data as Float32Array;
-    const deq = dequantizeQ4(n, k, q, s, zp);
+    const deq = dequantizeQ4(n, k, q, s);
     for (let i = 0; i < m; i++)
       for (let j = 0; j < n; j++) {
         let ref = 0;
