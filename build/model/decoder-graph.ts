@@ -101,10 +101,16 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
   for (let l = 0; l < L; l++) {
     const w = names.layers[l]!;
-    const [qp, kp, v] = g.nodeN("Split", [linear(x, w.qkv, w.qkvBias?.name), g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, { count: 3 });
+    // The new keys (rotated) and values are outputs too, `present_step.*`: a caller that keeps its cache in place
+    // fetches only those and appends them, instead of the concatenated `present.*`.
+    const stepKey = `present_step.${l}.key`, stepValue = `present_step.${l}.value`;
+    const [qp, kp] = g.nodeN("Split", [linear(x, w.qkv, w.qkvBias?.name), g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, {
+      outputs: [`/split_qkv_${l}/q`, `/split_qkv_${l}/k`, stepValue],
+    });
+    g.node("RotaryEmbedding", [kp!, positions, cosCache, sinCache], { interleaved: int(0), num_heads: int(KV) }, { domain: "com.microsoft", output: stepKey });
     // Grouped-query attention over [B, S, heads·D] inputs; the cache is concatenated inside ([B, KV, T, D] outputs) and
-    // the additive mask keeps it exact under left padding.
-    const [attn] = g.nodeN("Attention", [rotary(qp!, NH), rotary(kp!, KV), v!, mask, past[l]!.key, past[l]!.value], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {
+    // the additive mask keeps it exact under left padding (and over a cache's unused, masked columns).
+    const [attn] = g.nodeN("Attention", [rotary(qp!, NH), stepKey, stepValue, mask, past[l]!.key, past[l]!.value], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {
       outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`],
     });
     const post = addNorm(residual, linear(attn!, w.o), w.postNorm);
@@ -133,6 +139,10 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   for (let l = 0; l < L; l++) {
     g.output(`present.${l}.key`, T.FLOAT, ["batch_size", KV, "total_sequence_length", D]);
     g.output(`present.${l}.value`, T.FLOAT, ["batch_size", KV, "total_sequence_length", D]);
+  }
+  for (let l = 0; l < L; l++) {
+    g.output(`present_step.${l}.key`, T.FLOAT, ["batch_size", "sequence_length", KV * D]);
+    g.output(`present_step.${l}.value`, T.FLOAT, ["batch_size", "sequence_length", KV * D]);
   }
   return g;
 }

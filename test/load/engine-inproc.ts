@@ -42,3 +42,29 @@ export async function engineDecodeBench(model: LoadedModel, opts: EngineBenchOpt
   for (let r = 0; r < opts.rounds; r++) rates.push(await once(r));
   return medianBy(rates, (x) => x);
 }
+
+/**
+ * kiln's engine on `batch` copies of a long prompt: the prompts go through its chunked prefill lane as a server's
+ * would. prefillMs runs until every row has its first token; steps are the decode-only steps after that.
+ */
+export async function engineLongRun(model: LoadedModel, prompt: number[], batch: number, newTokens: number): Promise<{ prefillMs: number; stepMsP50: number }> {
+  const started = new Set<string>();
+  const engine = new Engine(model.runner, {
+    maxBatch: batch,
+    tokenBytes: model.tokenBytes,
+    emit: (deltas) => {
+      for (const d of deltas) if (d.tokens > 0) started.add(d.seqId);
+    },
+  });
+  for (let i = 0; i < batch; i++) engine.add(`long-${i}`, prompt, greedyParams(newTokens));
+  const t0 = performance.now();
+  let prefillMs = 0;
+  const steps: number[] = [];
+  while (engine.hasWork()) {
+    const s0 = performance.now();
+    await engine.step();
+    if (prefillMs === 0 && started.size === batch) prefillMs = performance.now() - t0;
+    else if (prefillMs > 0 && engine.lastStep.prefillTokens === 0 && engine.lastStep.decodeRows === batch) steps.push(performance.now() - s0);
+  }
+  return { prefillMs, stepMsP50: medianBy(steps, (x) => x) };
+}

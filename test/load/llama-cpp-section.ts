@@ -118,6 +118,7 @@ export async function llamaCppSection(i: SectionInput): Promise<string> {
     try {
       const longRows = await longPromptRows({
         promptTokens: Math.min(LONG_PROMPT, i.spec.contextLength - LONG_TOKENS - 8),
+        shortPromptTokens: i.promptIds.length,
         levels: LONG_LEVELS,
         newTokens: LONG_TOKENS,
         threads: i.threads,

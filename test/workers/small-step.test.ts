@@ -51,6 +51,8 @@ describe("small-step format", () => {
     const want = await q4.runner.forward(step, past);
     expect(mixed.runner.smallRuns).toBe(before + 1);
     expect(Array.from(got.logits)).toEqual(Array.from(want.logits));
-    expect(got.present[0]!.dims).toEqual([1, 2, 6, 32]);
+    // kiln's graphs keep the cache in place: the step's column went into the prefill's spare capacity.
+    expect(got.present[0]).toBe(first.present[0]!);
+    expect(got.present[0]!.dims[2]).toBeGreaterThanOrEqual(6);
   });
 });

@@ -61,3 +61,22 @@ export function chunkInputs(tokens: number[], pastLen: number): StepInputs {
   const positionIds = BigInt64Array.from(tokens, (_, j) => BigInt(pastLen + j));
   return { batch: 1, seqLen, pastLen, inputIds, attentionMask, positionIds };
 }
+
+/**
+ * The same inputs over a cache of `capacity` columns of which the first `pastLen` are in use: the attention mask gets
+ * zero columns for the unused ones, between the past and the new tokens (they are masked, whatever they hold).
+ */
+export function overCapacity(inputs: StepInputs, capacity: number): StepInputs {
+  const { batch, seqLen, pastLen } = inputs;
+  if (capacity < pastLen) throw new Error(`capacity ${capacity} is below the ${pastLen} columns in use`);
+  if (capacity === pastLen) return inputs;
+  const width = pastLen + seqLen;
+  const wide = capacity + seqLen;
+  const attentionMask = new BigInt64Array(batch * wide);
+  for (let r = 0; r < batch; r++) {
+    const row = inputs.attentionMask.subarray(r * width, (r + 1) * width);
+    attentionMask.set(row.subarray(0, pastLen), r * wide);
+    attentionMask.set(row.subarray(pastLen), r * wide + capacity);
+  }
+  return { ...inputs, pastLen: capacity, attentionMask };
+}

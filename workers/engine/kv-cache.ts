@@ -1,4 +1,5 @@
-// Pure KV-cache reshaping for a continuous batch: rows keep their true content right-aligned, shorter rows left-padded.
+// Pure KV-cache reshaping for a continuous batch: rows keep their true content right-aligned at the batch's used
+// length, shorter rows left-padded. Tensors may hold spare columns past that length (a cache written in place).
 
 /** float32 caches, or float16 ones carried as raw 16-bit words (they are only copied, never read as numbers). */
 export type KvData = Float32Array | Uint16Array;
@@ -12,17 +13,19 @@ export interface KvTensor {
 /** Every layer's key and value tensors for one batch, plus each row's true (unpadded) length. */
 export interface BatchKv {
   tensors: KvTensor[];
-  /** lens[r] ≤ length; the row's content is its last lens[r] columns, earlier columns are masked padding. */
+  /** lens[r] ≤ length; the row's content is the lens[r] columns before `length`, earlier columns are masked padding. */
   lens: number[];
-  /** Shared column count of every tensor. */
+  /** Columns in use, shared by every row; each tensor's dims[2] is at least this (the rest is spare capacity). */
   length: number;
 }
 
 export interface RowRef {
   tensor: KvTensor;
   row: number;
-  /** True length of the row: its last `len` columns are copied, the rest is dropped. */
+  /** True length of the row: its `len` columns before `end` are copied, the rest is dropped. */
   len: number;
+  /** Columns in use in the source tensor (its batch's length); dims[2] when omitted. */
+  end?: number;
 }
 
 /** Builds a new tensor from rows of possibly different tensors, each right-aligned in `targetLen` columns, zero-padded on the left. */
@@ -33,11 +36,12 @@ export function gatherRows(rows: RowRef[], targetLen: number, heads: number, hea
     const [batch, h, srcLen, d] = ref.tensor.dims;
     if (h !== heads || d !== headDim) throw new Error(`kv shape mismatch: [${ref.tensor.dims}] vs heads ${heads}, head_dim ${headDim}`);
     if (ref.row < 0 || ref.row >= batch) throw new Error(`kv row ${ref.row} out of range for batch ${batch}`);
-    if (ref.len > srcLen || ref.len > targetLen || ref.len < 0) throw new Error(`kv row length ${ref.len} does not fit (${srcLen} → ${targetLen})`);
+    const end = ref.end ?? srcLen;
+    if (end > srcLen || ref.len > end || ref.len > targetLen || ref.len < 0) throw new Error(`kv row length ${ref.len} does not fit (${end} of ${srcLen} → ${targetLen})`);
     const span = ref.len * headDim;
     for (let head = 0; head < heads; head++) {
       // Within one (row, head) the columns are contiguous, so each row-head is a single block copy.
-      const from = ((ref.row * heads + head) * srcLen + (srcLen - ref.len)) * headDim;
+      const from = ((ref.row * heads + head) * srcLen + (end - ref.len)) * headDim;
       const to = ((r * heads + head) * targetLen + (targetLen - ref.len)) * headDim;
       const block = ref.tensor.data.subarray(from, from + span);
       if (block.constructor !== out.constructor) throw new Error("kv tensors of different element types cannot merge");
@@ -74,7 +78,7 @@ export function rebuildBatch(rows: BatchRow[]): BatchKv | null {
   const tensors: KvTensor[] = [];
   for (let j = 0; j < layers; j++) {
     const [, heads, , headDim] = first.tensors[j]!.dims;
-    tensors.push(gatherRows(rows.map(({ kv, row }, r) => ({ tensor: kv.tensors[j]!, row, len: lens[r]! })), length, heads, headDim));
+    tensors.push(gatherRows(rows.map(({ kv, row }, r) => ({ tensor: kv.tensors[j]!, row, len: lens[r]!, end: kv.length })), length, heads, headDim));
   }
   return { tensors, lens, length };
 }
@@ -118,4 +122,41 @@ export function compactRows(kv: BatchKv, keep: readonly number[]): { kv: BatchKv
     return { data: t.data.subarray(0, size * rowSize), dims: [size, heads, len, dim] as KvTensor["dims"] };
   });
   return { kv: { tensors, lens: from.map((r) => kv.lens[r]!), length: kv.length }, from };
+}
+
+/**
+ * The same batch with room for at least `columns` in-use columns: the tensors themselves when they already have it,
+ * otherwise copies with `columns` plus max(32, columns / 8) spare columns (the used ones kept at the same indices), so
+ * a cache written in place is copied once every few dozen steps and never carries more than 1/8 unused attention work
+ * beyond the last growth.
+ */
+export function withCapacity(kv: BatchKv, columns: number): BatchKv {
+  const cap = kv.tensors[0]?.dims[2] ?? 0;
+  if (cap >= columns) return kv;
+  const target = columns + Math.max(32, Math.ceil(columns / 8));
+  const tensors = kv.tensors.map((t) => {
+    const [batch, heads, len, dim] = t.dims;
+    const out: KvData = t.data instanceof Uint16Array ? new Uint16Array(batch * heads * target * dim) : new Float32Array(batch * heads * target * dim);
+    const used = kv.length * dim;
+    for (let bh = 0; bh < batch * heads; bh++) out.set(t.data.subarray(bh * len * dim, bh * len * dim + used), bh * target * dim);
+    return { data: out, dims: [batch, heads, target, dim] as KvTensor["dims"] };
+  });
+  return { tensors, lens: kv.lens, length: kv.length };
+}
+
+/**
+ * Writes a pass's new keys or values, [batch, seqLen, heads · headDim] as the graph's attention inputs hold them,
+ * into columns [at, at + seqLen) of `into` ([batch, heads, capacity, headDim]), in place.
+ */
+export function writeColumns(into: KvTensor, fresh: KvData, seqLen: number, at: number): void {
+  const [batch, heads, cap, dim] = into.dims;
+  if (at + seqLen > cap) throw new Error(`kv columns ${at}..${at + seqLen} exceed capacity ${cap}`);
+  if (fresh.length !== batch * seqLen * heads * dim) throw new Error(`new kv holds ${fresh.length} values, expected ${batch * seqLen * heads * dim}`);
+  if (fresh.constructor !== into.data.constructor) throw new Error("new kv and cache differ in element type");
+  for (let b = 0; b < batch; b++)
+    for (let s = 0; s < seqLen; s++)
+      for (let h = 0; h < heads; h++) {
+        const from = ((b * seqLen + s) * heads + h) * dim;
+        into.data.set(fresh.subarray(from, from + dim), ((b * heads + h) * cap + at + s) * dim);
+      }
 }

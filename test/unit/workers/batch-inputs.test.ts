@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chunkInputs, decodeInputs, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
+import { chunkInputs, decodeInputs, overCapacity, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
 
 const nums = (a: BigInt64Array) => Array.from(a, Number);
 
@@ -38,5 +38,23 @@ describe("chunkInputs", () => {
     expect(nums(x.inputIds)).toEqual([7, 8, 9]);
     expect(nums(x.attentionMask)).toEqual([1, 1, 1, 1, 1, 1, 1]);
     expect(nums(x.positionIds)).toEqual([4, 5, 6]);
+  });
+});
+
+describe("overCapacity", () => {
+  test("masks the spare columns between the used past and the new tokens", () => {
+    const step = decodeInputs([7, 8], [2, 1], 2);
+    const wide = overCapacity(step, 4);
+    expect(wide.pastLen).toBe(4);
+    expect(Array.from(wide.attentionMask, Number)).toEqual([1, 1, 0, 0, 1, 0, 1, 0, 0, 1]);
+    expect(wide.inputIds).toBe(step.inputIds);
+    expect(wide.positionIds).toBe(step.positionIds);
+    expect(overCapacity(step, 2)).toBe(step);
+    expect(() => overCapacity(step, 1)).toThrow("below");
+  });
+
+  test("a prefill chunk over a cache with room: past ones, spare zeros, then the chunk's ones", () => {
+    const wide = overCapacity(chunkInputs([4, 5], 3), 5);
+    expect(Array.from(wide.attentionMask, Number)).toEqual([1, 1, 1, 0, 0, 1, 1]);
   });
 });

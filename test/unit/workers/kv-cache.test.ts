@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type BatchKv, compactRows, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, trimBatch } from "../../../workers/engine/kv-cache.ts";
+import { type BatchKv, compactRows, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, trimBatch, withCapacity, writeColumns } from "../../../workers/engine/kv-cache.ts";
 
 /** A [B, H, T, D] tensor whose value at (b, h, t, d) is b*1000 + h*100 + t*10 + d, so every copy is traceable. */
 function tensor(B: number, H: number, T: number, D: number, base = 0): KvTensor {
@@ -127,5 +127,49 @@ describe("compactRows", () => {
     const { kv: out, from } = compactRows(kv, [5, 2, 4]);
     expect(from).toEqual([5, 4, 2]);
     expect(Array.from(out.tensors[0]!.data)).toEqual([5000, 4000, 2000]);
+  });
+});
+
+describe("a cache with spare columns (kept in place)", () => {
+  test("withCapacity keeps the used columns at their indices and adds max(32, n/8) spare ones, only when short", () => {
+    const kv: BatchKv = { tensors: [tensor(2, 2, 3, 2)], lens: [3, 2], length: 3 };
+    expect(withCapacity(kv, 3)).toBe(kv);
+    const grown = withCapacity(kv, 4);
+    expect(grown.tensors[0]!.dims).toEqual([2, 2, 4 + 32, 2]);
+    expect(grown.lens).toEqual([3, 2]);
+    expect(grown.length).toBe(3);
+    for (const [b, h] of [[0, 0], [1, 1]] as const) {
+      expect(columns(grown.tensors[0]!, b, h).slice(0, 3)).toEqual(columns(kv.tensors[0]!, b, h));
+      expect(columns(grown.tensors[0]!, b, h)[3]).toEqual([0, 0]);
+    }
+    expect(withCapacity({ tensors: [tensor(1, 1, 0, 1)], lens: [], length: 0 }, 400).tensors[0]!.dims[2]).toBe(450);
+    // Columns past `length` are spare even when the tensor holds data there: only the used ones are carried over.
+    const partly: BatchKv = { tensors: [tensor(1, 1, 3, 1)], lens: [2], length: 2 };
+    expect(Array.from(withCapacity(partly, 4).tensors[0]!.data.subarray(0, 3))).toEqual([0, 10, 0]);
+  });
+
+  test("writeColumns puts [batch, seqLen, heads·dim] values at columns at..at+seqLen of every row and head", () => {
+    const into: KvTensor = { data: new Float32Array(2 * 2 * 5 * 2), dims: [2, 2, 5, 2] };
+    // value = b·1000 + s·100 + h·10 + d
+    const fresh = Float32Array.from({ length: 2 * 2 * 2 * 2 }, (_, i) => {
+      const d = i % 2, h = (i >> 1) % 2, s = (i >> 2) % 2, b = i >> 3;
+      return b * 1000 + s * 100 + h * 10 + d;
+    });
+    writeColumns(into, fresh, 2, 3);
+    expect(columns(into, 1, 1)).toEqual([[0, 0], [0, 0], [0, 0], [1010, 1011], [1110, 1111]]);
+    expect(columns(into, 0, 0)).toEqual([[0, 0], [0, 0], [0, 0], [0, 1], [100, 101]]);
+    expect(() => writeColumns(into, fresh, 2, 4)).toThrow("exceed capacity");
+    expect(() => writeColumns(into, fresh.subarray(1), 2, 0)).toThrow("expected 16");
+    expect(() => writeColumns(into, new Uint16Array(16), 2, 0)).toThrow("element type");
+  });
+
+  test("rebuilding reads each row's columns before the batch's length, not before the tensor's end", () => {
+    const kv: BatchKv = { tensors: [tensor(2, 1, 6, 1)], lens: [3, 1], length: 4 };
+    const out = rebuildBatch([{ kv, row: 1 }, { kv, row: 0 }])!;
+    expect(out.length).toBe(3);
+    expect(out.tensors[0]!.dims).toEqual([2, 1, 3, 1]);
+    expect(columns(out.tensors[0]!, 0, 0)).toEqual([[0], [0], [1030]]);
+    expect(columns(out.tensors[0]!, 1, 0)).toEqual([[10], [20], [30]]);
+    expect(() => gatherRows([{ tensor: tensor(1, 1, 2, 1), row: 0, len: 1, end: 3 }], 2, 1, 1)).toThrow("does not fit");
   });
 });
