@@ -23,7 +23,7 @@ export interface ModelSpec {
 }
 
 /** Bumped whenever the builder's output for a given spec changes, so cached and installed builds are redone. */
-export const BUILDER_VERSION = 8;
+export const BUILDER_VERSION = 9;
 
 export const DEFAULT_MODEL_ID = "kiln-tiny-v1";
 

@@ -44,19 +44,23 @@ export async function engineDecodeBench(model: LoadedModel, opts: EngineBenchOpt
 }
 
 /**
- * kiln's engine on `batch` copies of a long prompt: the prompts go through its chunked prefill lane as a server's
- * would. prefillMs runs until every row has its first token; steps are the decode-only steps after that.
+ * kiln's engine on `batch` copies of a long prompt, as a server would run them: its chunked lane prefills one long
+ * prompt at a time (`budget` tokens a step) while the rows already started decode. prefillMs runs until every row has
+ * its first token (so it includes those decode steps); steps are those that decode every row and prefill nothing.
+ * Row i asks for enough tokens to still be running when the last row starts.
  */
-export async function engineLongRun(model: LoadedModel, prompt: number[], batch: number, newTokens: number): Promise<{ prefillMs: number; stepMsP50: number }> {
+export async function engineLongRun(model: LoadedModel, prompt: number[], batch: number, newTokens: number, budget = 512): Promise<{ prefillMs: number; stepMsP50: number }> {
   const started = new Set<string>();
   const engine = new Engine(model.runner, {
     maxBatch: batch,
     tokenBytes: model.tokenBytes,
+    prefillTokenBudget: budget,
     emit: (deltas) => {
       for (const d of deltas) if (d.tokens > 0) started.add(d.seqId);
     },
   });
-  for (let i = 0; i < batch; i++) engine.add(`long-${i}`, prompt, greedyParams(newTokens));
+  const chunks = Math.ceil(prompt.length / budget);
+  for (let i = 0; i < batch; i++) engine.add(`long-${i}`, prompt, greedyParams(newTokens + (batch - 1 - i) * chunks));
   const t0 = performance.now();
   let prefillMs = 0;
   const steps: number[] = [];
@@ -66,5 +70,6 @@ export async function engineLongRun(model: LoadedModel, prompt: number[], batch:
     if (prefillMs === 0 && started.size === batch) prefillMs = performance.now() - t0;
     else if (prefillMs > 0 && engine.lastStep.prefillTokens === 0 && engine.lastStep.decodeRows === batch) steps.push(performance.now() - s0);
   }
+  if (steps.length === 0) throw new Error(`no step decoded all ${batch} rows`);
   return { prefillMs, stepMsP50: medianBy(steps, (x) => x) };
 }

@@ -126,7 +126,9 @@ export async function llamaCppSection(i: SectionInput): Promise<string> {
         direct: { modelDir: i.modelDir, dtype: i.dtype, small: i.small, shortStepMs: direct },
         llama: model ? { model, shortStepMs: llamaShort } : undefined,
       });
-      out.push("", `long prompts (${LONG_TOKENS} new tokens per row, one run each):`, renderLongTable(longRows, i.promptIds.length), ...longTargetLines(longRows));
+      out.push("", `long prompts (${LONG_TOKENS} new tokens per row, one run each):`, renderLongTable(longRows, i.promptIds.length),
+        "kiln engine: prefill ms runs until every row has its first token, through the server's chunked lane (one long prompt at a time, 512 tokens a step, started rows decoding meanwhile)",
+        ...longTargetLines(longRows));
     } catch (e) {
       out.push(`long-prompt scenario failed: ${(e as Error).message.split("\n")[0]}`);
     }

@@ -26,7 +26,7 @@ beforeAll(async () => {
   const classic: OrtSessionLike = {
     inputNames: session.inputNames,
     inputMetadata: session.inputMetadata,
-    outputNames: session.outputNames.filter((n) => !n.startsWith("present_step.")),
+    outputNames: session.outputNames.filter((n) => !n.startsWith("step_key_values.")),
     run: (feeds, fetches) => session.run(feeds, fetches),
   };
   inPlace = new OrtRunner(session, config, makeTensor, config.vocab_size, 0);
@@ -38,7 +38,7 @@ const argmax = (x: Float32Array) => x.reduce((best, v, i) => (v > x[best]! ? i :
 
 describe("KV cache kept in place", () => {
   test("kiln's graph is driven in place, the classic one by copies", () => {
-    expect(inPlace.layout.stepNames?.[0]).toBe("present_step.0.key");
+    expect(inPlace.layout.stepNames?.[0]).toBe("step_key_values.0.key");
     expect(copying.layout.stepNames).toBeNull();
   });
 

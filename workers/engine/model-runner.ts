@@ -6,7 +6,12 @@ export interface ForwardResult {
   /** [batch, vocab] float32: logits at each row's last position. */
   logits: Float32Array;
   vocab: number;
-  /** Every layer's present key/value (same order as BatchKv.tensors), `past + seqLen` columns long. */
+  /**
+   * Every layer's present key/value (same order as BatchKv.tensors), holding at least `past + seqLen` columns: the new
+   * ones follow the past's used columns. A runner that keeps the cache in place writes them into the past's own spare
+   * columns and may return the past's tensors themselves, so a past must not be forwarded twice (the second pass
+   * would overwrite the first one's columns).
+   */
   present: KvTensor[];
 }
 

@@ -43,7 +43,7 @@ export interface GraphLayout {
   presentNames: string[];
   /**
    * Outputs holding only the pass's new keys and values ([batch, seqLen, kvHeads · headDim], the attention's own
-   * inputs), in pastNames order, when the graph has them (kiln's builder writes `present_step.{l}.{key,value}`).
+   * inputs), in pastNames order, when the graph has them (kiln's builder writes `step_key_values.{l}.{key,value}`).
    * The cache is then kept in place: fed with spare columns and appended to, instead of copied out whole each pass.
    */
   stepNames: string[] | null;
@@ -73,7 +73,7 @@ export function graphLayout(session: Pick<OrtSessionLike, "inputNames" | "output
   const presentNames = past.map(({ m }) => `present.${m[1]}.${m[2]}`);
   const missing = presentNames.filter((n) => !session.outputNames.includes(n));
   if (missing.length > 0) throw new Error(`graph lacks outputs ${missing.join(", ")}`);
-  const stepNames = past.map(({ m }) => `present_step.${m[1]}.${m[2]}`);
+  const stepNames = past.map(({ m }) => `step_key_values.${m[1]}.${m[2]}`);
   const inPlace = stepNames.every((n) => session.outputNames.includes(n));
   const meta = session.inputMetadata?.find((v) => v.name === past[0]!.name);
   const shape = meta?.shape ?? [];
@@ -189,11 +189,13 @@ export class OrtRunner implements ModelRunner {
     const used = past?.length ?? 0;
     if (used !== inputs.pastLen) throw new Error(`inputs expect ${inputs.pastLen} cached columns, the cache holds ${used}`);
     const empty: BatchKv = { tensors: L.pastNames.map(() => ({ data: this.emptyData(), dims: [inputs.batch, L.kvHeads, 0, L.headDim] })), lens: [], length: 0 };
-    const kv = withCapacity(past ?? empty, used + inputs.seqLen);
-    const capacity = kv.tensors[0]!.dims[2];
-    const feeds = this.feeds(overCapacity(inputs, capacity));
-    L.pastNames.forEach((name, j) => (feeds[name] = this.makeTensor(L.kvType, kv.tensors[j]!.data, [...kv.tensors[j]!.dims])));
+    // The pass sees the cache as it is (spare columns masked); a cache without room for the new columns is grown
+    // after the pass, so the attention never covers the new spare columns of a growing prefill.
+    const fed = past ?? empty;
+    const feeds = this.feeds(overCapacity(inputs, fed.tensors[0]!.dims[2]));
+    L.pastNames.forEach((name, j) => (feeds[name] = this.makeTensor(L.kvType, fed.tensors[j]!.data, [...fed.tensors[j]!.dims])));
     const out = await this.timedRun(session, feeds, ["logits", ...stepNames]);
+    const kv = withCapacity(fed, used + inputs.seqLen);
     stepNames.forEach((name, j) => {
       const v = out[name];
       if (!v) throw new Error(`graph did not return ${name}`);
