@@ -101,10 +101,10 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
   for (let l = 0; l < L; l++) {
     const w = names.layers[l]!;
-    // The new keys (rotated) and values are outputs too, `step_key_values.*`: a caller that keeps its cache in place
-    // fetches only those and appends them, instead of the concatenated `present.*`. (Not named present*: transformers.js
-    // would feed those back as past inputs.) The latter stay graph outputs for
-    // transformers.js; unfetched, they still cost 3–6% of a step here (A/B against a graph without them).
+    // The new keys (rotated) and values are outputs too, `step_key_values.*` (not named present*: transformers.js would
+    // feed those back as past inputs). A caller that keeps its cache in place fetches only those and appends them. The
+    // concatenated `present.*` stay graph outputs for transformers.js; unfetched, they still cost 3–6% of a step here
+    // (A/B against a graph without them).
     const stepKey = `step_key_values.${l}.key`, stepValue = `step_key_values.${l}.value`;
     const [qp, kp] = g.nodeN("Split", [linear(x, w.qkv, w.qkvBias?.name), g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, {
       outputs: [`/split_qkv_${l}/q`, `/split_qkv_${l}/k`, stepValue],
@@ -138,13 +138,9 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   }
 
   g.output("logits", T.FLOAT, ["batch_size", "logits_length", V]);
-  for (let l = 0; l < L; l++) {
-    g.output(`present.${l}.key`, T.FLOAT, ["batch_size", KV, "total_sequence_length", D]);
-    g.output(`present.${l}.value`, T.FLOAT, ["batch_size", KV, "total_sequence_length", D]);
-  }
-  for (let l = 0; l < L; l++) {
-    g.output(`step_key_values.${l}.key`, T.FLOAT, ["batch_size", "sequence_length", KV * D]);
-    g.output(`step_key_values.${l}.value`, T.FLOAT, ["batch_size", "sequence_length", KV * D]);
+  for (const kind of ["present", "step_key_values"] as const) {
+    const dims = kind === "present" ? ["batch_size", KV, "total_sequence_length", D] : ["batch_size", "sequence_length", KV * D];
+    for (let l = 0; l < L; l++) for (const kv of ["key", "value"]) g.output(`${kind}.${l}.${kv}`, T.FLOAT, dims);
   }
   return g;
 }

@@ -38,19 +38,19 @@ export interface LongOptions {
 /** One run per runtime and level (after its warm-up): long prefills are slow and vary far less than short runs. */
 export async function longPromptRows(o: LongOptions): Promise<LongRow[]> {
   const rows: LongRow[] = [];
+  const { modelDir, dtype, small } = o.direct;
+  const formats = small ? `${dtype}+${small.dtype}` : dtype;
   for (const batch of o.levels) {
-    const { modelDir, dtype, small } = o.direct;
     const d = await directDecodeBench({ modelDir, dtype, small, batch, promptTokens: o.promptTokens, newTokens: o.newTokens, threads: o.threads, rounds: 1 });
-    rows.push({ who: `kiln direct (${small ? `${dtype}+${small.dtype}` : dtype})`, batch, promptTokens: o.promptTokens, prefillMs: d.prefillMs, stepMsP50: d.stepMsP50, shortStepMsP50: o.direct.shortStepMs.get(batch) });
+    rows.push({ who: `kiln direct (${formats})`, batch, promptTokens: o.promptTokens, prefillMs: d.prefillMs, stepMsP50: d.stepMsP50, shortStepMsP50: o.direct.shortStepMs.get(batch) });
     console.log(`long prompt: direct batch ${batch}: prefill ${d.prefillMs.toFixed(0)} ms, step p50 ${d.stepMsP50.toFixed(1)} ms`);
   }
-  const { modelDir, dtype, small } = o.direct;
   const engine = await loadEngineModel(modelDir, dtype, o.threads, small);
   try {
     for (const batch of o.levels) {
       const short = await engineLongRun(engine, syntheticPrompt(o.shortPromptTokens, o.vocab), batch, o.newTokens);
       const long = await engineLongRun(engine, syntheticPrompt(o.promptTokens, o.vocab), batch, o.newTokens);
-      rows.push({ who: `kiln engine (${small ? `${dtype}+${small.dtype}` : dtype})`, batch, promptTokens: o.promptTokens, prefillMs: long.prefillMs, stepMsP50: long.stepMsP50, shortStepMsP50: short.stepMsP50 });
+      rows.push({ who: `kiln engine (${formats})`, batch, promptTokens: o.promptTokens, prefillMs: long.prefillMs, stepMsP50: long.stepMsP50, shortStepMsP50: short.stepMsP50 });
       console.log(`long prompt: engine batch ${batch}: prefill ${long.prefillMs.toFixed(0)} ms, step p50 ${long.stepMsP50.toFixed(1)} ms (${short.stepMsP50.toFixed(1)} ms at ${o.shortPromptTokens})`);
     }
   } finally {

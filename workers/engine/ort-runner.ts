@@ -164,14 +164,9 @@ export class OrtRunner implements ModelRunner {
 
   /** Graphs that return the whole present cache: it comes back as new tensors, past + seqLen columns long. */
   private async forwardCopying(session: OrtSessionLike, inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult> {
-    const L = this.layout;
-    const feeds = this.feeds(inputs);
-    L.pastNames.forEach((name, j) => {
-      const t = past?.tensors[j];
-      feeds[name] = t ? this.makeTensor(L.kvType, t.data, [...t.dims]) : this.emptyPast(inputs.batch);
-    });
+    const feeds = this.feeds(inputs, past ?? this.emptyKv(inputs.batch));
     const out = await this.timedRun(session, feeds);
-    const present: KvTensor[] = L.presentNames.map((name) => {
+    const present: KvTensor[] = this.layout.presentNames.map((name) => {
       const v = out[name];
       if (!v) throw new Error(`graph did not return ${name}`);
       return { data: asKvData(v.data), dims: v.dims as KvTensor["dims"] };
@@ -185,15 +180,12 @@ export class OrtRunner implements ModelRunner {
    * and the binding's copy of every present tensor cost a fifth of a 16-row step here).
    */
   private async forwardInPlace(session: OrtSessionLike, inputs: StepInputs, past: BatchKv | null, stepNames: string[]): Promise<ForwardResult> {
-    const L = this.layout;
     const used = past?.length ?? 0;
     if (used !== inputs.pastLen) throw new Error(`inputs expect ${inputs.pastLen} cached columns, the cache holds ${used}`);
-    const empty: BatchKv = { tensors: L.pastNames.map(() => ({ data: this.emptyData(), dims: [inputs.batch, L.kvHeads, 0, L.headDim] })), lens: [], length: 0 };
     // The pass sees the cache as it is (spare columns masked); a cache without room for the new columns is grown
     // after the pass, so the attention never covers the new spare columns of a growing prefill.
-    const fed = past ?? empty;
-    const feeds = this.feeds(overCapacity(inputs, fed.tensors[0]!.dims[2]));
-    L.pastNames.forEach((name, j) => (feeds[name] = this.makeTensor(L.kvType, fed.tensors[j]!.data, [...fed.tensors[j]!.dims])));
+    const fed = past ?? this.emptyKv(inputs.batch);
+    const feeds = this.feeds(overCapacity(inputs, fed.tensors[0]!.dims[2]), fed);
     const out = await this.timedRun(session, feeds, ["logits", ...stepNames]);
     const kv = withCapacity(fed, used + inputs.seqLen);
     stepNames.forEach((name, j) => {
@@ -204,7 +196,8 @@ export class OrtRunner implements ModelRunner {
     return { ...lastPositionLogits(requireLogits(out)), present: kv.tensors };
   }
 
-  private feeds(inputs: StepInputs): Record<string, unknown> {
+  /** The graph inputs of a pass over `kv` (every cache tensor fed whole, spare columns included). */
+  private feeds(inputs: StepInputs, kv: BatchKv): Record<string, unknown> {
     const { batch, seqLen, pastLen } = inputs;
     const L = this.layout;
     const feeds: Record<string, unknown> = {
@@ -214,15 +207,15 @@ export class OrtRunner implements ModelRunner {
     if (L.hasPositionIds) feeds.position_ids = this.makeTensor("int64", inputs.positionIds, [batch, seqLen]);
     if (L.hasLogitsToKeep) feeds.num_logits_to_keep = this.makeTensor("int64", BigInt64Array.of(1n), []);
     if (L.hasUseCacheBranch) feeds.use_cache_branch = this.makeTensor("bool", Uint8Array.of(pastLen > 0 ? 1 : 0), [1]);
+    L.pastNames.forEach((name, j) => (feeds[name] = this.makeTensor(L.kvType, kv.tensors[j]!.data, [...kv.tensors[j]!.dims])));
     return feeds;
   }
 
-  private emptyData(): KvData {
-    return this.layout.kvType === "float16" ? new Uint16Array(0) : new Float32Array(0);
-  }
-
-  private emptyPast(batch: number): unknown {
-    return this.makeTensor(this.layout.kvType, this.emptyData(), [batch, this.layout.kvHeads, 0, this.layout.headDim]);
+  /** The cache of a prefill from nothing: every tensor [batch, kvHeads, 0, headDim]. */
+  private emptyKv(batch: number): BatchKv {
+    const L = this.layout;
+    const tensors = L.pastNames.map((): KvTensor => ({ data: L.kvType === "float16" ? new Uint16Array(0) : new Float32Array(0), dims: [batch, L.kvHeads, 0, L.headDim] }));
+    return { tensors, lens: [], length: 0 };
   }
 
   private async timedRun(session: OrtSessionLike, feeds: Record<string, unknown>, fetches?: readonly string[]): Promise<Record<string, OrtValue>> {
