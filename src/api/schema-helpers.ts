@@ -8,3 +8,8 @@ export const Int = (options: Parameters<typeof Type.Integer>[0] = {}) => Type.In
 /** An optional field that may also be null; `error` replaces typebox's union message with one a client can act on. */
 export const nullable = <T extends Parameters<typeof t.Optional>[0]>(s: T, error?: string) =>
   t.Optional(t.Union([s, t.Null()], error ? { error } : {}));
+
+/** Reasoning effort, as chat's reasoning_effort and Responses' reasoning.effort take it. */
+export const EffortSchema = t.Union([t.Literal("none"), t.Literal("minimal"), t.Literal("low"), t.Literal("medium"), t.Literal("high")], {
+  error: "reasoning effort must be one of none, minimal, low, medium, high",
+});

@@ -10,7 +10,7 @@ import type { Config } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
-import { newRequestId } from "../inference/ids.ts";
+import { newRequestId } from "../http/request-id.ts";
 import { createSealer } from "../crypto/sealing.ts";
 import { loadServerSecret } from "../crypto/server-secret.ts";
 import { startRuntime, type Runtime } from "../inference/runtime.ts";

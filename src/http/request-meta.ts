@@ -1,7 +1,7 @@
 // Per-request facts shared by the HTTP wrapper (logging, x-request-id) and the routes (auth, usage rows).
 import type { AuthContext } from "../auth/authenticate.ts";
-import { newRequestId } from "../inference/ids.ts";
 import type { LimitSnapshot } from "../ratelimit/headers.ts";
+import { newRequestId } from "./request-id.ts";
 import type { StreamEnd } from "./sse-writer.ts";
 
 export interface RequestMeta {

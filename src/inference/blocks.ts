@@ -1,23 +1,20 @@
 // Block-structured generation events: the core yields ordered blocks (reasoning, text, tool call) with explicit start
 // and end and an index, so "reasoning, then a call, then text" is kept in order; every family only encodes them.
 import type { ApiError } from "../errors/api-error.ts";
-import type { NumberedSource } from "../tools/web-search.ts";
+import type { BuiltinResult } from "./builtin-tool.ts";
 
 /** Why a choice ended, as every family sees it (the worker's own reasons are mapped onto these). */
 export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled";
 
 /**
- * A web_search_call block is a search kiln ran itself (src/inference/tool-loop.ts): it starts with the model's
- * query and ends with the search's outcome. Only a request with built-in tools (Responses) ever sees one.
+ * A builtin_call block is a call of a tool kiln ran itself (builtin-tool.ts): it starts with the model's arguments
+ * and ends with the result. Only a request with built-in tools ever sees one.
  */
 export type BlockHead =
   | { kind: "text" }
   | { kind: "reasoning" }
   | { kind: "tool_call"; id: string; name: string }
-  | { kind: "web_search_call"; id: string; name: string; query: string };
-
-/** How a search ended: the sources it gave (numbered across the response), or why it failed. */
-export type SearchOutcome = { status: "completed"; sources: NumberedSource[] } | { status: "failed"; reason: string };
+  | { kind: "builtin_call"; id: string; name: string; arguments: string };
 
 export interface Usage {
   inputTokens: number;
@@ -32,8 +29,8 @@ export type CoreEvent =
   | { type: "block_start"; index: number; block: BlockHead }
   /** Text of a text or reasoning block, or a piece of a tool call's JSON arguments. */
   | { type: "block_delta"; index: number; delta: string }
-  /** `search` is set on the end of a web_search_call block. */
-  | { type: "block_end"; index: number; search?: SearchOutcome }
+  /** `cut`: a tool call the output ended inside; `result` ends a builtin_call block. */
+  | { type: "block_end"; index: number; cut?: boolean; result?: BuiltinResult }
   | { type: "usage"; usage: Usage }
   | { type: "finish"; reason: FinishReason; stopSequence: string | null }
   | { type: "error"; error: ApiError };
@@ -44,7 +41,8 @@ export type ParsedEvent =
   | { type: "reasoning"; text: string }
   | { type: "tool_call_start"; id: string; name: string }
   | { type: "tool_call_delta"; arguments: string }
-  | { type: "tool_call_end" };
+  /** `cut`: the output ended inside the call (a token limit), so its arguments are a prefix of what was meant. */
+  | { type: "tool_call_end"; cut?: boolean };
 
 /** Frames parsed events into blocks: a block opens at the first piece of a new kind and closes when another begins. */
 export class BlockFramer {
@@ -59,7 +57,7 @@ export class BlockFramer {
     } else if (ev.type === "tool_call_delta") {
       if (this.open?.kind === "tool_call" && ev.arguments) out.push({ type: "block_delta", index: this.open.index, delta: ev.arguments });
     } else if (ev.type === "tool_call_end") {
-      this.close(out);
+      this.close(out, ev.cut);
     } else if (ev.text) {
       const kind = ev.type;
       if (this.open?.kind !== kind) {
@@ -88,9 +86,9 @@ export class BlockFramer {
     out.push({ type: "block_start", index: this.open.index, block });
   }
 
-  private close(out: CoreEvent[]): void {
+  private close(out: CoreEvent[], cut?: boolean): void {
     if (!this.open) return;
-    out.push({ type: "block_end", index: this.open.index });
+    out.push({ type: "block_end", index: this.open.index, ...(cut ? { cut } : {}) });
     this.open = null;
   }
 }
@@ -98,8 +96,9 @@ export class BlockFramer {
 export type Block =
   | { kind: "text"; text: string }
   | { kind: "reasoning"; text: string }
-  | { kind: "tool_call"; id: string; name: string; arguments: string }
-  | { kind: "web_search_call"; id: string; query: string; outcome: SearchOutcome | null };
+  /** `cut`: the output ended inside the call, so `arguments` is only its beginning. */
+  | { kind: "tool_call"; id: string; name: string; arguments: string; cut?: boolean }
+  | { kind: "builtin_call"; id: string; name: string; arguments: string; result: BuiltinResult | null };
 
 /** A whole choice: the ordered blocks, how it ended, and its usage (for non-streaming answers and storage). */
 export interface ChoiceResult {
@@ -118,19 +117,20 @@ export function foldEvent(r: ChoiceResult, ev: CoreEvent): void {
       const h = ev.block;
       r.blocks[ev.index] =
         h.kind === "tool_call" ? { ...h, arguments: "" }
-        : h.kind === "web_search_call" ? { kind: h.kind, id: h.id, query: h.query, outcome: null }
+        : h.kind === "builtin_call" ? { ...h, result: null }
         : { kind: h.kind, text: "" };
       break;
     }
     case "block_delta": {
       const b = r.blocks[ev.index]!;
       if (b.kind === "tool_call") b.arguments += ev.delta;
-      else if (b.kind !== "web_search_call") b.text += ev.delta;
+      else if (b.kind !== "builtin_call") b.text += ev.delta;
       break;
     }
     case "block_end": {
       const b = r.blocks[ev.index];
-      if (b?.kind === "web_search_call" && ev.search) b.outcome = ev.search;
+      if (b?.kind === "builtin_call" && ev.result) b.result = ev.result;
+      if (b?.kind === "tool_call" && ev.cut) b.cut = true;
       break;
     }
     case "usage":

@@ -1,11 +1,12 @@
-// Which output constraint a request gets (forced tool calls, json_schema and json_object formats), the text a
+// Which output constraint a request gets (forced tool calls, JSON and JSON-schema answer formats), the text a
 // forced call opens with and the worker-written close after its JSON; and the 400 for strict schemas kiln cannot
 // enforce, checked before anything is queued.
 import { checkSchemaSubset, UnsupportedSchemaError } from "../../workers/engine/grammar/schema-subset.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { ConstraintSpec, OutputConstraint } from "../scheduler/protocol.ts";
 import { forcedPrefixFor, type PromptFormat } from "./prompt-format.ts";
-import type { ResponseFormat, ToolChoice, ToolDef } from "./request.ts";
+import type { AnswerFormat } from "./request.ts";
+import type { ToolChoice, ToolDef } from "./tool-def.ts";
 import type { ModelTokenizer } from "./tokenizer.ts";
 
 type Schema = Record<string, unknown>;
@@ -36,10 +37,10 @@ function enforceable(schema: Schema): Schema | null {
 const argsSchema = (tool: ToolDef): Schema | null => enforceable(tool.function.parameters ?? NO_PARAMETERS);
 
 /**
- * The forced call for a tool choice, or null when none is forced: a named tool or `required` with one tool start
- * the turn inside the call (`<tool_call>\n{"name": "x", "arguments": `) and constrain the arguments; `required`
- * with several opens the call and constrains the whole call object, so the name is one of the tools too (a 400
- * when the model's call format is not Hermes-style, as the call object could not be written).
+ * The forced call for a tool choice, or null when none is forced: a named tool, or `any` with one tool, start the
+ * turn inside the call (`<tool_call>\n{"name": "x", "arguments": `) and constrain the arguments; `any` with several
+ * opens the call and constrains the whole call object, so the name is one of the tools too (a 400 when the model's
+ * call format is not Hermes-style, as the call object could not be written).
  */
 export function forcedCall(format: PromptFormat, choice: ToolChoice, tools: ToolDef[] | null): ForcedCall | null {
   if (!tools?.length || choice === "auto" || choice === "none") return null;
@@ -54,7 +55,7 @@ export function forcedCall(format: PromptFormat, choice: ToolChoice, tools: Tool
   // Several tools: the call object is constrained, so the name is one of them too.
   const open = hermesOpen(format);
   if (open === null) {
-    throw ApiError.badRequest("tool_choice 'required' with several tools needs a Hermes-style tool-call format, which this model does not declare; name the function in tool_choice.", "tool_choice");
+    throw ApiError.badRequest("A tool_choice that makes the model call one of several tools needs a Hermes-style tool-call format, which this model does not declare; name the function in tool_choice.", "tool_choice");
   }
   return { prefix: `${open}\n`, spec: callObjectSpec(tools) ?? { kind: "json_object" }, close: `\n${format.toolCall!.close}` };
 }
@@ -119,9 +120,9 @@ function embed(schema: Schema, key: string, defs: Record<string, Schema>): Schem
 }
 
 /** The constraint of an answer format, or null for text. A schema kiln cannot enforce (not strict) gets "any object". */
-export function formatSpec(format: ResponseFormat): ConstraintSpec | null {
-  if (format.type === "text") return null;
-  if (format.type === "json_object" || !format.schema) return { kind: "json_object" };
+export function formatSpec(format: AnswerFormat): ConstraintSpec | null {
+  if (format.kind === "text") return null;
+  if (format.kind === "json" || !format.schema) return { kind: "json_object" };
   const schema = enforceable(format.schema);
   return schema ? { kind: "json_schema", schema } : { kind: "json_object" };
 }
@@ -139,28 +140,29 @@ export function checkStrictSchema(schema: Schema | null | undefined, param: stri
 /**
  * The worker's constraint for a prepared request, or undefined: a forced call's JSON; else, with tools, the calls
  * the model opens when a tool is strict (the answer format is then not constrained: a JSON-only answer could
- * never open a call); else the answer format's, unless a client prefill already began the answer. After an
- * opened thinking block the constraint starts once the block closes.
+ * never open a call); else the answer format's, unless a client prefill already began the answer. `startAfter`
+ * (an opened thinking block's close) delays the constraint until the block closes; for a forced call its framing
+ * carries the call's opening, which the worker writes.
  */
 export function outputConstraint(
   tok: Pick<ModelTokenizer, "encodeText" | "stopTokenIds" | "format">,
-  o: { call: ForcedCall | null; format: ResponseFormat; tools: ToolDef[] | null; prefilled: boolean; startInThinking: boolean; ignoreEos: boolean },
+  o: { call: ForcedCall | null; format: AnswerFormat; tools: ToolDef[] | null; prefilled: boolean; startAfter?: OutputConstraint["startAfter"]; ignoreEos: boolean },
 ): OutputConstraint | undefined {
   const stopIds = tok.stopTokenIds;
   if (!stopIds.length) return undefined;
+  const after = o.startAfter ? { startAfter: o.startAfter } : {};
   if (o.call) {
     if (!o.call.spec) return undefined;
     // The close ends the turn too, so the call is the whole answer (unless the client asked to ignore end ids).
     const closeIds = [...tok.encodeText(o.call.close), ...(o.ignoreEos ? [] : [stopIds[0]!])];
-    return { spec: o.call.spec, stopIds, closeIds };
+    return { spec: o.call.spec, stopIds, closeIds, ...after };
   }
-  const startAfter = o.startInThinking ? thinkingStart(tok) : undefined;
   if (o.tools?.length) {
     const calls = unforcedCalls(tok, o.tools);
-    return calls ? { ...calls, stopIds, ...(startAfter ? { startAfter } : {}) } : undefined;
+    return calls ? { ...calls, stopIds, ...after } : undefined;
   }
   const spec = o.prefilled ? null : formatSpec(o.format);
-  return spec ? { spec, stopIds, ...(startAfter ? { startAfter } : {}) } : undefined;
+  return spec ? { spec, stopIds, ...after } : undefined;
 }
 
 /**
@@ -175,14 +177,4 @@ function unforcedCalls(tok: Pick<ModelTokenizer, "encodeText" | "format">, tools
   const marker = tok.encodeText(open);
   if (!spec || marker.length !== 1) return null;
   return { spec, closeIds: tok.encodeText(`\n${tok.format.toolCall!.close}`), trigger: { tokenId: marker[0]!, framingIds: tok.encodeText("\n") } };
-}
-
-/** The thinking close marker's id and the template's framing after it, when the marker is one token. */
-function thinkingStart(tok: Pick<ModelTokenizer, "encodeText" | "format">): OutputConstraint["startAfter"] {
-  const close = tok.format.thinking?.close;
-  const ids = close ? tok.encodeText(close) : [];
-  if (ids.length !== 1) return undefined;
-  const framed = tok.encodeText(`\n${close}\n\n`);
-  const at = framed.indexOf(ids[0]!);
-  return { tokenId: ids[0]!, framingIds: at < 0 ? [] : framed.slice(at + 1) };
 }

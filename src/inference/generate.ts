@@ -10,8 +10,9 @@ import { checkPromptBound, fitContext } from "./context.ts";
 import type { Conversation } from "./conversation.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
-import type { CoreRequest, ResponseFormat } from "./request.ts";
-import { type ModelTokenizer, OFF_THREAD_BYTES, type Tokenizers } from "./tokenizer.ts";
+import { budgetOf, opensThinking, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
+import type { AnswerFormat, CoreRequest } from "./request.ts";
+import { OFF_THREAD_BYTES, type Tokenizers } from "./tokenizer.ts";
 
 export interface CoreDeps {
   scheduler: Scheduler;
@@ -31,32 +32,23 @@ export interface Prepared {
   forcedCall: boolean;
   parser: Omit<ParserOptions, "newCallId">;
   stopTokenIds: number[];
+  /** Special tokens the parser gives no meaning to in this request: template markup, never answer text. */
+  silentTokenIds: number[];
   thinking?: ThinkingBudget;
   /** The output is held to a JSON grammar (src/inference/constraint.ts). */
   constraint?: OutputConstraint;
 }
 
-function withFormatInstruction(conv: Conversation, format: ResponseFormat, prompt: PromptFormat): Conversation {
-  if (format.type === "text") return conv;
-  const note = jsonInstructionFor(prompt, format.type === "json_schema" ? format.schema : null);
+function withFormatInstruction(conv: Conversation, format: AnswerFormat, prompt: PromptFormat): Conversation {
+  if (format.kind === "text") return conv;
+  const note = jsonInstructionFor(prompt, format.kind === "json_schema" ? format.schema : null);
   return [{ role: "system", parts: [{ type: "text", text: note }] }, ...conv];
 }
 
-/** True when the rendered prompt ends inside an opened thinking block (a template's enable_thinking did that). */
-export function opensThinking(rendered: string, thinking: PromptFormat["thinking"]): boolean {
-  return !!thinking && rendered.trimEnd().endsWith(thinking.open);
-}
-
-/**
- * The worker's thinking budget for a prompt that opened a thinking block: the close marker must be one token (so
- * the worker can see the model close it), and what the worker forces is the marker with the template's framing.
- */
-export function thinkingBudget(tokenizer: ModelTokenizer, opened: boolean, budget: number | undefined): ThinkingBudget | undefined {
-  const close = tokenizer.format.thinking?.close;
-  if (!opened || budget === undefined || !close) return undefined;
-  const ids = tokenizer.encodeText(close);
-  if (ids.length !== 1) return undefined;
-  return { budget, closeTokenId: ids[0]!, forceIds: tokenizer.encodeText(`\n${close}\n\n`) };
+/** Every special token but the markers the parser reads (with ignoreEos the end-of-turn tokens are text otherwise). */
+function silentIds(special: ReadonlyMap<string, number>, parser: Omit<ParserOptions, "newCallId">): number[] {
+  const read = new Set([parser.thinking?.open, parser.thinking?.close, parser.toolCall?.open, parser.toolCall?.close]);
+  return [...special].flatMap(([text, id]) => (read.has(text) ? [] : [id]));
 }
 
 /** Renders, bounds, tokenizes and fits the prompt; throws the family-neutral 400/503 errors. */
@@ -66,29 +58,37 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const format = tokenizer.format;
   const tools = request.toolChoice === "none" ? null : request.tools;
   const call = forcedCall(format, request.toolChoice, tools);
-  const forced = call?.prefix ?? null;
-  const prefill = request.assistantPrefill || forced ? `${request.assistantPrefill ?? ""}${forced ?? ""}` : null;
-  const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.responseFormat, format), tools, request.templateOptions);
+  const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.answerFormat, format), tools, request.templateOptions);
+  const thinking = model.capabilities.reasoning ? format.thinking : null;
+  const startInThinking = opensThinking(rendered, thinking);
+  // After an opened thinking block the model thinks first: the worker writes a forced call's opening once the block
+  // closes. Without a one-token close marker or a constrained call it cannot, so the prompt closes the block itself.
+  const close = startInThinking ? thinkingClose(tokenizer, call?.spec ? call.prefix : "") : null;
+  const callInPrompt = call !== null && !(close && call.spec);
+  const opening = callInPrompt ? `${startInThinking ? `\n${thinking!.close}\n\n` : ""}${call.prefix}` : "";
+  const prefill = request.assistantPrefill || opening ? `${request.assistantPrefill ?? ""}${opening}` : null;
   // A huge prompt that cannot fit is refused from its byte count, without tokenizing; a smaller one is counted, so
   // its 400 carries the exact figures the spec asks for.
   if (rendered.length > OFF_THREAD_BYTES) checkPromptBound(tokenizer.minTokens(rendered), request.maxTokens, model.contextLength);
   const promptIds = await tokenizer.encodePrompt(rendered, prefill ?? undefined);
-  const thinking = model.capabilities.reasoning ? format.thinking : null;
-  const startInThinking = opensThinking(rendered, thinking);
-  const budget = thinkingBudget(tokenizer, startInThinking, request.thinkingBudget);
+  const maxTokens = fitContext(promptIds.length, request.maxTokens, model.contextLength);
+  const thinks = close !== null && !callInPrompt;
+  const budget = thinks ? thinkingTokens(request.thinkingBudget, maxTokens, call !== null || request.answerFormat.kind !== "text") : undefined;
   const constraint = outputConstraint(tokenizer, {
-    call, format: request.responseFormat, tools, prefilled: !!request.assistantPrefill, startInThinking, ignoreEos: request.ignoreEos,
+    call, format: request.answerFormat, tools, prefilled: !!request.assistantPrefill, ignoreEos: request.ignoreEos, ...(thinks ? { startAfter: startAfterOf(close) } : {}),
   });
+  const parser = { thinking, toolCall: tools?.length ? format.toolCall : null, startInThinking };
   return {
     model,
     request,
     promptIds,
-    maxTokens: fitContext(promptIds.length, request.maxTokens, model.contextLength),
+    maxTokens,
     prefill,
-    forcedCall: forced !== null,
-    parser: { thinking, toolCall: tools?.length ? format.toolCall : null, startInThinking },
+    forcedCall: call !== null,
+    parser,
     stopTokenIds: request.ignoreEos ? [] : tokenizer.stopTokenIds,
-    ...(budget ? { thinking: budget } : {}),
+    silentTokenIds: silentIds(tokenizer.specialTokens, parser),
+    ...(budget !== undefined && close ? { thinking: budgetOf(close, budget) } : {}),
     ...(constraint ? { constraint } : {}),
   };
 }
@@ -108,16 +108,17 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
       onStart,
       params: {
         maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds,
+        ...(p.silentTokenIds.length ? { silentTokenIds: p.silentTokenIds } : {}),
         ...(r.topK ? { topK: r.topK } : {}),
         ...(p.thinking ? { thinking: p.thinking } : {}),
         ...(p.constraint ? { constraint: p.constraint } : {}),
       },
     })),
   );
-  return streams.map((s) => choiceEvents(s, new OutputParser(p.parser), p, r.responseFormat));
+  return streams.map((s) => choiceEvents(s, new OutputParser(p.parser), p, r.answerFormat));
 }
 
-async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser, p: Prepared, format: ResponseFormat): AsyncIterable<CoreEvent> {
+async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser, p: Prepared, format: AnswerFormat): AsyncIterable<CoreEvent> {
   const { prefill, forcedCall } = p;
   const inputTokens = p.promptIds.length;
   const framer = new BlockFramer();
@@ -146,17 +147,22 @@ async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser,
         yield { type: "error", error: new ApiError(500, "server_error", "The model failed while generating; retry the request") };
         return;
       }
-      yield* frame(parser.end());
-      yield* framer.end();
+      const last = [...frame(parser.end()), ...framer.end()];
+      yield* last;
       yield { type: "usage", usage };
+      // The model ending its turn inside a call (not the token limit) wrote a call that cannot be used.
+      if (f.reason === "stop" && last.some((e) => e.type === "block_end" && e.cut)) {
+        yield { type: "error", error: malformed("the model ended its turn inside a tool call") };
+        return;
+      }
       // A constrained answer cut by max_tokens is a length finish, not malformed output.
       const cut = !!p.constraint && f.reason === "length";
       if (forcedCall && parser.toolCalls === 0 && f.reason !== "cancelled" && !cut) {
-        yield { type: "error", error: malformed("the required tool call's arguments were not valid JSON") };
+        yield { type: "error", error: malformed("the forced tool call was not written") };
         return;
       }
-      if (format.type !== "text" && f.reason === "stop" && !(p.constraint ? isJson(text) : isJsonObject(text))) {
-        yield { type: "error", error: malformed("its output was not the JSON object response_format asked for") };
+      if (format.kind !== "text" && f.reason === "stop" && !(p.constraint ? isJson(text) : isJsonObject(text))) {
+        yield { type: "error", error: malformed("its output was not the JSON the answer format asked for") };
         return;
       }
       const reason: FinishReason = f.reason === "length" ? "length" : f.reason === "cancelled" ? "cancelled" : parser.toolCalls > 0 ? "tool_calls" : "stop";

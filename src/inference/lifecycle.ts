@@ -143,7 +143,7 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
       dispatched = true;
       opts.onStarted?.();
     };
-    streams = opts.request.webSearch ? [toolLoop(deps, prepared, controller.signal, onStart)] : submitGeneration(deps, prepared, controller.signal, onStart);
+    streams = opts.request.builtins?.length ? [toolLoop(deps, prepared, controller.signal, onStart)] : submitGeneration(deps, prepared, controller.signal, onStart);
   } catch (e) {
     cleanup();
     ticket?.release(null);

@@ -1,7 +1,9 @@
 // Splits a model's raw streamed text into answer text, reasoning and tool calls, with the markers of the model's
-// prompt format (e.g. <think>…</think> and <tool_call>{json}</tool_call>).
+// prompt format (e.g. <think>…</think> and <tool_call>{json}</tool_call>). Markers are structure, never answer
+// text: one that means nothing where it stands (a stray close, an open inside a block) is dropped.
 import type { ParsedEvent } from "./blocks.ts";
-import { newCallId as randomCallId } from "./ids.ts";
+import { type CallBody, parseToolCallBody, readPartialCall } from "./call-body.ts";
+import { newCallId as randomCallId } from "./call-id.ts";
 import type { Markers } from "./prompt-format.ts";
 
 export interface ParserOptions {
@@ -34,18 +36,17 @@ export function heldSuffix(s: string, markers: string[]): number {
 export class OutputParser {
   private state: State = "text";
   private buf = "";
+  /** The body of the tool call being read (markers that stood inside it left out). */
+  private body = "";
   private pendingWs = "";
   private toolCount = 0;
   private atThinkStart = false;
   private afterThink = false;
-
-  private readonly think: Markers;
-  private readonly tool: Markers;
+  /** Every marker this request's format gives meaning to. */
+  private readonly markers: string[];
 
   constructor(private readonly opts: ParserOptions) {
-    // Unused markers are never searched for (see markersFor), so any placeholder will do.
-    this.think = opts.thinking ?? { open: "\u0000think", close: "\u0000/think" };
-    this.tool = opts.toolCall ?? { open: "\u0000tool", close: "\u0000/tool" };
+    this.markers = [opts.thinking?.open, opts.thinking?.close, opts.toolCall?.open, opts.toolCall?.close].filter((m): m is string => !!m);
     if (opts.startInThinking && opts.thinking) {
       this.state = "think";
       this.atThinkStart = true;
@@ -64,41 +65,29 @@ export class OutputParser {
   push(delta: string): ParsedEvent[] {
     this.buf += delta;
     const out: ParsedEvent[] = [];
-    for (;;) {
-      const before = this.buf.length + this.state;
-      this.step(out, false);
-      if (this.buf.length + this.state === before) break;
-    }
+    while (this.step(out, false));
     return out;
   }
 
-  /** Flushes what is held back; an unterminated tool call is returned as plain text. */
+  /** Flushes what is held back; a tool call the output ended inside is reported as a cut call. */
   end(): ParsedEvent[] {
     const out: ParsedEvent[] = [];
-    this.step(out, true);
-    if (this.state === "tool") this.emitText(out, this.tool.open + this.buf);
+    while (this.step(out, true));
+    if (this.state === "tool") this.cutTool(out, this.body + this.buf);
     else if (this.state === "think") this.emitReasoning(out, this.buf);
     else this.emitText(out, this.buf);
     this.buf = "";
+    this.body = "";
     if (this.pendingWs && this.toolCount === 0) out.push({ type: "text", text: this.pendingWs });
     this.pendingWs = "";
     return out;
   }
 
-  private markersFor(state: State): string[] {
-    if (state === "think") return [this.think.close];
-    if (state === "tool") return [this.tool.close];
-    const m: string[] = [];
-    if (this.opts.thinking) m.push(this.think.open);
-    if (this.opts.toolCall) m.push(this.tool.open);
-    return m;
-  }
-
-  private step(out: ParsedEvent[], final: boolean): void {
-    const markers = this.markersFor(this.state);
+  /** Handles the first marker in the buffer, or emits what is safe when there is none; true when a marker was handled. */
+  private step(out: ParsedEvent[], final: boolean): boolean {
     let hit = -1;
     let marker = "";
-    for (const m of markers) {
+    for (const m of this.markers) {
       const i = this.buf.indexOf(m);
       if (i >= 0 && (hit < 0 || i < hit)) {
         hit = i;
@@ -106,33 +95,46 @@ export class OutputParser {
       }
     }
     if (hit < 0) {
-      if (this.state === "tool") return; // keep buffering the call body
-      let keep = final ? 0 : heldSuffix(this.buf, markers);
-      // In reasoning, a newline right before a possible </think> belongs to the marker's framing: hold it too.
-      if (!final && this.state === "think" && this.buf[this.buf.length - keep - 1] === "\n") keep++;
-      const ready = this.buf.slice(0, this.buf.length - keep);
-      this.buf = this.buf.slice(ready.length);
-      if (this.state === "think") this.emitReasoning(out, ready);
-      else this.emitText(out, ready);
-      return;
+      this.flushSafe(out, final);
+      return false;
     }
     const before = this.buf.slice(0, hit);
     this.buf = this.buf.slice(hit + marker.length);
-    if (marker === this.think.open) {
-      this.emitText(out, before);
-      this.state = "think";
-      this.atThinkStart = true;
-    } else if (marker === this.think.close) {
-      this.emitReasoning(out, before.replace(/\n$/, ""));
-      this.state = "text";
-      this.afterThink = true;
-    } else if (marker === this.tool.open) {
-      this.emitText(out, before);
-      this.state = "tool";
+    const think = this.opts.thinking;
+    const tool = this.opts.toolCall;
+    if (this.state === "tool") {
+      this.body += before;
+      if (marker === tool!.close) {
+        this.finishTool(out, this.body);
+        this.body = "";
+        this.state = "text";
+      }
+    } else if (this.state === "think") {
+      if (marker === think!.close) {
+        this.emitReasoning(out, before.replace(/\n$/, ""));
+        this.state = "text";
+        this.afterThink = true;
+      } else this.emitReasoning(out, before);
     } else {
-      this.finishTool(out, before);
-      this.state = "text";
+      this.emitText(out, before);
+      if (marker === think?.open) {
+        this.state = "think";
+        this.atThinkStart = true;
+      } else if (marker === tool?.open) this.state = "tool";
     }
+    return true;
+  }
+
+  /** Without a marker in the buffer: emits all but a possible marker's beginning (a call's body is kept whole). */
+  private flushSafe(out: ParsedEvent[], final: boolean): void {
+    if (this.state === "tool") return;
+    let keep = final ? 0 : heldSuffix(this.buf, this.markers);
+    // In reasoning, a newline right before a possible </think> belongs to the marker's framing: hold it too.
+    if (!final && this.state === "think" && this.buf[this.buf.length - keep - 1] === "\n") keep++;
+    const ready = this.buf.slice(0, this.buf.length - keep);
+    this.buf = this.buf.slice(ready.length);
+    if (this.state === "think") this.emitReasoning(out, ready);
+    else this.emitText(out, ready);
   }
 
   private emitText(out: ParsedEvent[], text: string): void {
@@ -157,76 +159,24 @@ export class OutputParser {
     if (text) out.push({ type: "reasoning", text });
   }
 
+  /** A closed call: a call when its name can be read (its arguments as written if malformed), else its text. */
   private finishTool(out: ParsedEvent[], body: string): void {
-    const call = parseToolCallBody(body);
-    if (!call) {
-      this.emitText(out, this.tool.open + body + this.tool.close);
-      return;
-    }
+    const call = parseToolCallBody(body) ?? readPartialCall(body, true);
+    if (call) this.emitCall(out, call, false);
+    else this.emitText(out, body.trim());
+  }
+
+  /** The output ended inside a call: a cut call when its name was written whole, else nothing worth reporting. */
+  private cutTool(out: ParsedEvent[], body: string): void {
+    const call = readPartialCall(body, false);
+    if (call) this.emitCall(out, call, true);
+  }
+
+  private emitCall(out: ParsedEvent[], call: CallBody, cut: boolean): void {
     this.pendingWs = "";
     this.toolCount++;
     out.push({ type: "tool_call_start", id: (this.opts.newCallId ?? randomCallId)(), name: call.name });
-    out.push({ type: "tool_call_delta", arguments: call.arguments });
-    out.push({ type: "tool_call_end" });
+    if (call.arguments) out.push({ type: "tool_call_delta", arguments: call.arguments });
+    out.push({ type: "tool_call_end", ...(cut ? { cut: true } : {}) });
   }
-}
-
-/** `{"name": "...", "arguments": {...}}` → name and arguments as a JSON string; null when malformed. */
-export function parseToolCallBody(body: string): { name: string; arguments: string } | null {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.trim());
-  } catch {
-    return null;
-  }
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return null;
-  const { name, arguments: args } = parsed as { name?: unknown; arguments?: unknown };
-  if (typeof name !== "string" || !name) return null;
-  if (args === undefined) return { name, arguments: "{}" };
-  if (typeof args === "string") {
-    try {
-      JSON.parse(args);
-      return { name, arguments: args };
-    } catch {
-      return null;
-    }
-  }
-  if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
-  return { name, arguments: rawArguments(body) ?? JSON.stringify(args) };
-}
-
-/**
- * The `arguments` object's own text with insignificant whitespace dropped: numbers keep the digits the model
- * wrote (JSON.stringify would turn one past the double range into null). Null when the body is not one object.
- */
-function rawArguments(body: string): string | null {
-  let depth = 0;
-  let key = "";
-  let out = "";
-  let start = -1;
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i]!;
-    if (ch === '"') {
-      let j = i + 1;
-      while (j < body.length && body[j] !== '"') j += body[j] === "\\" ? 2 : 1;
-      const str = body.slice(i, j + 1);
-      if (start >= 0) out += str;
-      else if (depth === 1) key = str;
-      i = j;
-      continue;
-    }
-    if (/\s/.test(ch)) continue;
-    if (start >= 0) out += ch;
-    if (ch === "{" || ch === "[") {
-      if (depth === 1 && key === '"arguments"' && start < 0 && ch === "{") {
-        start = depth;
-        out = ch;
-      }
-      depth++;
-    } else if (ch === "}" || ch === "]") {
-      depth--;
-      if (start >= 0 && depth === start) return out;
-    } else if (ch === ",") key = "";
-  }
-  return null;
 }

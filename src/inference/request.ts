@@ -1,28 +1,22 @@
 // What every API family's request comes down to: the neutral conversation plus generation controls.
+import type { BuiltinTool } from "./builtin-tool.ts";
 import type { Conversation } from "./conversation.ts";
-import type { WebSearchSetup } from "./tool-loop.ts";
+import type { ToolChoice, ToolDef } from "./tool-def.ts";
 
-/** A function tool, in the shape chat templates receive (`{type: "function", function: {…}}`). */
-export interface ToolDef {
-  type: "function";
-  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
-}
-
-export type ToolChoice = "auto" | "none" | "required" | { name: string };
-
-export type ResponseFormat = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown> | null; strict?: boolean };
+/** What the answer must be: free text, any JSON object, or an instance of a JSON schema. */
+export type AnswerFormat = { kind: "text" } | { kind: "json" } | { kind: "json_schema"; name: string; schema: Record<string, unknown> | null; strict?: boolean };
 
 export interface CoreRequest {
   conversation: Conversation;
   tools: ToolDef[] | null;
   toolChoice: ToolChoice;
-  responseFormat: ResponseFormat;
+  answerFormat: AnswerFormat;
   n: number;
   /** null: whatever room the context window leaves. */
   maxTokens: number | null;
   temperature: number;
   topP: number;
-  /** Only the k most likely tokens may be sampled (Messages' top_k). */
+  /** Only the k most likely tokens may be sampled. */
   topK?: number;
   seed: number | null;
   stop: string[];
@@ -30,10 +24,10 @@ export interface CoreRequest {
   ignoreEos: boolean;
   /** Extra variables for the chat template (e.g. enable_thinking), passed through as given. */
   templateOptions?: Record<string, unknown>;
-  /** Most thinking tokens before kiln closes the thinking block itself (a model that reasons; from the effort). */
+  /** Most thinking tokens before kiln closes the thinking block itself (a model that reasons). */
   thinkingBudget?: number;
-  /** Text the assistant turn already starts with (Messages' final assistant message): the answer continues it. */
+  /** Text the assistant turn already starts with: the answer continues it. */
   assistantPrefill?: string;
-  /** The built-in web_search tool is on (src/inference/tool-loop.ts runs the searches); only Responses sets it. */
-  webSearch?: WebSearchSetup;
+  /** Tools kiln runs itself (tool-loop.ts); their definitions are among `tools` too. */
+  builtins?: BuiltinTool[];
 }

@@ -13,7 +13,7 @@ export interface TokenizerJson {
   normalizer?: NormalizerJson | null;
   pre_tokenizer?: { type?: string; pretokenizers?: { type?: string }[] } | null;
   model?: { type?: string; fuse_unk?: boolean; byte_fallback?: boolean };
-  added_tokens?: { content: string }[];
+  added_tokens?: { id?: number; content: string; special?: boolean }[];
 }
 
 const utf8 = (s: string) => Buffer.byteLength(s, "utf8");

@@ -7,7 +7,7 @@ import type { ModelEntry } from "../models/registry.ts";
 import type { Conversation } from "./conversation.ts";
 import type { OffThreadEncoder } from "./off-thread-encoder.ts";
 import { type PromptFormat, resolvePromptFormat, templateMessages } from "./prompt-format.ts";
-import type { ToolDef } from "./request.ts";
+import type { ToolDef } from "./tool-def.ts";
 import { maxBytesPerToken, minTokens, type TokenizerJson } from "./token-bound.ts";
 
 env.allowRemoteModels = false;
@@ -25,6 +25,8 @@ export interface ModelTokenizer {
   minTokens(text: string): number;
   /** Token ids that end a turn (eos, end-of-turn, generation_config eos ids). */
   stopTokenIds: number[];
+  /** The special tokens (template markup such as `<|im_start|>` and `<think>`), by their text. */
+  specialTokens: ReadonlyMap<string, number>;
 }
 
 function collectStopIds(tok: PreTrainedTokenizer, dir: string): number[] {
@@ -59,10 +61,12 @@ export async function loadTokenizer(model: ModelEntry, offThread?: OffThreadEnco
   const bytesPerToken = maxBytesPerToken(json, vocab.keys());
   const template = (tok as unknown as { chat_template?: unknown }).chat_template;
   const format = resolvePromptFormat(model.promptFormat, typeof template === "string" ? template : "", (t) => vocab.has(t));
+  const specialTokens = new Map((json.added_tokens ?? []).flatMap((t) => (t.special && typeof t.id === "number" ? [[t.content, t.id] as const] : [])));
   warmTemplate(tok);
   return {
     format,
     stopTokenIds,
+    specialTokens,
     encodeText,
     minTokens: (text) => minTokens(text, bytesPerToken),
     renderChat(conversation, tools, options) {

@@ -1,53 +1,44 @@
-// The core's built-in tool loop (web_search): a generation that ends calling web_search gets the search run by
-// kiln, the call and its numbered results appended to the conversation, and another generation, all inside the
-// same response: one event stream whose block indexes keep counting, usage summed over the steps, and one
-// settlement by the lifecycle around it. Families only switch it on (withWebSearch) and encode its blocks.
+// The core's built-in tool loop: a generation that ends calling a tool kiln runs itself (builtin-tool.ts) gets the
+// call run, the call and its result appended to the conversation, and another generation, all inside the same
+// response: one event stream whose block indexes keep counting, usage summed over the steps, and one settlement by
+// the lifecycle around it. Families only switch it on (withBuiltins) and encode its blocks.
 import { ApiError } from "../errors/api-error.ts";
-import type { SearchBackend } from "../tools/search-backend.ts";
-import { SearchError } from "../tools/search-backend.ts";
-import { failureText, type NumberedSource, queryOf, resultText, WEB_SEARCH_FUNCTION, WEB_SEARCH_TOOL } from "../tools/web-search.ts";
-import { type CoreEvent, emptyUsage, type SearchOutcome, type Usage } from "./blocks.ts";
-import { type Conversation, type Part, textOf } from "./conversation.ts";
+import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
+import { builtinName, type BuiltinResult, type BuiltinSession, type BuiltinTool } from "./builtin-tool.ts";
+import { newCallId } from "./call-id.ts";
+import { type Conversation, parseArguments, type Part } from "./conversation.ts";
 import { type CoreDeps, prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
-import { newCallId } from "./ids.ts";
-import type { CoreRequest, ToolChoice } from "./request.ts";
+import type { CoreRequest } from "./request.ts";
+import type { ToolChoice } from "./tool-def.ts";
 
-export interface WebSearchSetup {
-  backend: SearchBackend;
-  /** Most searches one response runs; a call past it fails, and the step after it no longer offers the tool. */
-  maxCalls: number;
-}
-
-/**
- * Most tokens a forced search step may spend on its call: a query is short, and a model that cannot write one
- * (random weights write an endless string) should not burn the answer's budget on it.
- */
-export const FORCED_QUERY_TOKENS = 64;
-
-/** The request with web_search on: the model sees it as one more function tool; `forced` makes the first step call it. */
-export function withWebSearch(request: CoreRequest, setup: WebSearchSetup, forced: boolean): CoreRequest {
+/** The request with built-in tools on: the model sees each as one more function tool; `forced` names one the first step must call. */
+export function withBuiltins(request: CoreRequest, tools: BuiltinTool[], forced: string | null): CoreRequest {
   return {
     ...request,
-    tools: [...(request.tools ?? []), WEB_SEARCH_TOOL],
-    toolChoice: forced ? { name: WEB_SEARCH_FUNCTION } : request.toolChoice,
-    webSearch: setup,
+    tools: [...(request.tools ?? []), ...tools.map((t) => t.definition)],
+    toolChoice: forced ? { name: forced } : request.toolChoice,
+    builtins: tools,
   };
 }
 
-const forcesSearch = (c: ToolChoice) => typeof c === "object" && c.name === WEB_SEARCH_FUNCTION;
+/** The built-in tool a step is forced to call, if any. */
+function forcedBuiltin(p: Prepared): BuiltinTool | undefined {
+  const c = p.request.toolChoice;
+  return p.forcedCall && typeof c === "object" ? p.request.builtins?.find((t) => builtinName(t) === c.name) : undefined;
+}
 
-/** The last user turn's text: the query of a forced search whose model could not write one. */
-function lastUserText(conv: Conversation): string {
-  for (let i = conv.length - 1; i >= 0; i--) if (conv[i]!.role === "user") return textOf(conv[i]!.parts).trim().slice(0, 500);
-  return "";
+interface Call {
+  id: string;
+  name: string;
+  args: string;
 }
 
 interface Step {
   usage: Usage | null;
   finish: Extract<CoreEvent, { type: "finish" }> | null;
   error: ApiError | null;
-  /** web_search calls the model made, in order, with their JSON arguments. */
-  calls: { id: string; args: string }[];
+  /** Built-in calls the model wrote whole, in order. */
+  calls: Call[];
   /** Calls of the client's own function tools: they go back to the client, so the loop stops. */
   clientCalls: number;
   /** The step's reasoning and text, for the assistant turn the next step sees. */
@@ -56,12 +47,12 @@ interface Step {
   shown: CoreEvent[];
 }
 
-/** Reads one step's events: web_search calls are taken out of the stream, everything else passes with its index. */
-function readEvent(s: Step, ev: CoreEvent, calls: Map<number, { id: string; args: string }>, texts: Map<number, Part>): CoreEvent | null {
+/** Reads one step's events: built-in calls are taken out of the stream, everything else passes with its index. */
+function readEvent(s: Step, ev: CoreEvent, builtins: Set<string>, calls: Map<number, Call>, texts: Map<number, Part>): CoreEvent | null {
   switch (ev.type) {
     case "block_start":
-      if (ev.block.kind === "tool_call" && ev.block.name === WEB_SEARCH_FUNCTION) {
-        calls.set(ev.index, { id: ev.block.id, args: "" });
+      if (ev.block.kind === "tool_call" && builtins.has(ev.block.name)) {
+        calls.set(ev.index, { id: ev.block.id, name: ev.block.name, args: "" });
         return null;
       }
       if (ev.block.kind === "tool_call") s.clientCalls++;
@@ -84,7 +75,8 @@ function readEvent(s: Step, ev: CoreEvent, calls: Map<number, { id: string; args
     case "block_end": {
       const call = calls.get(ev.index);
       if (!call) return ev;
-      s.calls.push(call);
+      // A call the token limit cut is not run: its arguments are only a beginning.
+      if (!ev.cut) s.calls.push(call);
       return null;
     }
     case "usage":
@@ -107,52 +99,43 @@ function add(total: Usage, u: Usage): void {
   total.cachedTokens += u.cachedTokens;
 }
 
-/** Runs the search of one call; any failure of the backend becomes a failed outcome the model is told about. */
-async function search(setup: WebSearchSetup, query: string | null, first: number, signal: AbortSignal): Promise<{ outcome: SearchOutcome; text: string }> {
-  if (!query) return failed("the call had no query");
+/** Runs one call; a tool that throws gives a failed result the model is told about. */
+async function runCall(tool: BuiltinTool, session: BuiltinSession, args: string, signal: AbortSignal): Promise<BuiltinResult> {
   try {
-    const results = await setup.backend.search(query, { signal });
-    const sources: NumberedSource[] = results.map((r, i) => ({ n: first + i, title: r.title, url: r.url }));
-    return { outcome: { status: "completed", sources }, text: resultText(query, results, first) };
-  } catch (e) {
-    if (signal.aborted) return failed("the request was stopped");
-    return failed(e instanceof SearchError ? e.message : "the search backend failed");
+    return await session.run(args, signal);
+  } catch {
+    return tool.failed(signal.aborted ? "the request was stopped" : `the ${builtinName(tool)} tool failed`);
   }
 }
 
-function failed(reason: string): { outcome: SearchOutcome; text: string } {
-  return { outcome: { status: "failed", reason }, text: failureText(reason) };
-}
-
-/** True when a step must call web_search: its output is the call alone, and its query gets a small token budget. */
-const forcedStep = (p: Prepared) => forcesSearch(p.request.toolChoice) && p.forcedCall;
-
 function submitStep(deps: CoreDeps, p: Prepared, signal: AbortSignal, onStart?: () => void): AsyncIterable<CoreEvent> {
-  return submitGeneration(deps, forcedStep(p) ? { ...p, maxTokens: Math.min(p.maxTokens, FORCED_QUERY_TOKENS) } : p, signal, onStart)[0]!;
+  const forced = forcedBuiltin(p);
+  return submitGeneration(deps, forced ? { ...p, maxTokens: Math.min(p.maxTokens, forced.forcedCallTokens) } : p, signal, onStart)[0]!;
 }
 
 /**
- * The events of a request with web_search on. The first step is submitted now, so a refusal (queue full, shutting
- * down) is thrown to the caller as it is without built-in tools; later steps report theirs as error events.
- * `onStart` hears when the first step leaves the queue.
+ * The events of a request with built-in tools. The first step is submitted now, so a refusal (queue full, shutting
+ * down) is thrown to the caller as it is without them; later steps report theirs as error events. `onStart` hears
+ * when the first step leaves the queue.
  */
 export function toolLoop(deps: CoreDeps, first: Prepared, signal: AbortSignal, onStart?: () => void): AsyncIterable<CoreEvent> {
   return loop(deps, first, signal, submitStep(deps, first, signal, onStart));
 }
 
 async function* loop(deps: CoreDeps, first: Prepared, signal: AbortSignal, firstStream: AsyncIterable<CoreEvent>): AsyncGenerator<CoreEvent> {
-  const setup = first.request.webSearch!;
+  const builtins = first.request.builtins ?? [];
+  const byName = new Map(builtins.map((t) => [builtinName(t), { tool: t, session: t.session(), runs: 0 }]));
+  const names = new Set(byName.keys());
+  const maxSteps = builtins.reduce((n, t) => n + t.maxCalls, 0);
   const budget = first.request.maxTokens;
   const total = emptyUsage();
   let prepared = first;
   let nextIndex = 0;
-  let attempts = 0;
-  let sources = 0;
   for (let step = 0; ; step++) {
     const request = prepared.request;
-    const forced = forcedStep(prepared);
+    const forced = forcedBuiltin(prepared);
     const s: Step = { usage: null, finish: null, error: null, calls: [], clientCalls: 0, parts: [], shown: [] };
-    const calls = new Map<number, { id: string; args: string }>();
+    const calls = new Map<number, Call>();
     const texts = new Map<number, Part>();
     const indexes = new Map<number, number>();
     const renumber = (ev: CoreEvent): CoreEvent => {
@@ -162,7 +145,7 @@ async function* loop(deps: CoreDeps, first: Prepared, signal: AbortSignal, first
     };
     try {
       for await (const ev of step === 0 ? firstStream : submitStep(deps, prepared, signal)) {
-        const shown = readEvent(s, ev, calls, texts);
+        const shown = readEvent(s, ev, names, calls, texts);
         // A forced step's output is the call alone; it is held back so a call that never came out shows nothing.
         if (shown && forced) s.shown.push(shown);
         else if (shown) yield renumber(shown);
@@ -172,11 +155,13 @@ async function* loop(deps: CoreDeps, first: Prepared, signal: AbortSignal, first
     }
     if (s.usage) add(total, s.usage);
     yield { type: "usage", usage: { ...total } };
-    // A forced search whose model could not write its call (cut by the query budget, or malformed) searches for
-    // the user's last message instead: the client asked for a search, and the question is the best query there is.
-    const fallback = forced && !s.calls.length && !signal.aborted && (s.finish?.reason === "length" || s.error?.status === 500);
-    if (fallback) {
-      s.calls.push({ id: newCallId(), args: JSON.stringify({ query: lastUserText(request.conversation) }) });
+    // A forced call the model could not write (cut by its token cap, or malformed) runs with the tool's fallback
+    // arguments when it has them: the client asked for the call, and the loop can still make it.
+    const fallback = forced && !s.calls.length && !signal.aborted && (s.finish?.reason === "length" || s.error?.status === 500)
+      ? forced.fallbackArguments(request.conversation)
+      : null;
+    if (forced && fallback !== null) {
+      s.calls.push({ id: newCallId(), name: builtinName(forced), args: fallback });
       s.error = null;
       s.parts = [];
     } else {
@@ -194,15 +179,16 @@ async function* loop(deps: CoreDeps, first: Prepared, signal: AbortSignal, first
     const assistant: Part[] = [...s.parts];
     const results: Part[] = [];
     for (const call of s.calls) {
-      const query = queryOf(call.args);
+      const entry = byName.get(call.name)!;
       const index = nextIndex++;
-      yield { type: "block_start", index, block: { kind: "web_search_call", id: call.id, name: WEB_SEARCH_FUNCTION, query: query ?? "" } };
-      const r = attempts < setup.maxCalls ? await search(setup, query, sources + 1, signal) : failed(`at most ${setup.maxCalls} searches may run per response`);
-      attempts++;
-      if (r.outcome.status === "completed") sources += r.outcome.sources.length;
-      yield { type: "block_end", index, search: r.outcome };
-      assistant.push({ type: "tool_call", id: call.id, name: WEB_SEARCH_FUNCTION, arguments: { query: query ?? "" } });
-      results.push({ type: "tool_result", callId: call.id, parts: [{ type: "text", text: r.text }], isError: r.outcome.status === "failed" });
+      yield { type: "block_start", index, block: { kind: "builtin_call", id: call.id, name: call.name, arguments: call.args } };
+      const result = entry.runs < entry.tool.maxCalls
+        ? await runCall(entry.tool, entry.session, call.args, signal)
+        : entry.tool.failed(`at most ${entry.tool.maxCalls} calls of ${call.name} may run per response`);
+      entry.runs++;
+      yield { type: "block_end", index, result };
+      assistant.push({ type: "tool_call", id: call.id, name: call.name, arguments: parseArguments(call.args) ?? {} });
+      results.push({ type: "tool_result", callId: call.id, parts: [{ type: "text", text: result.text }], isError: result.status === "failed" });
     }
     if (signal.aborted) {
       yield { type: "finish", reason: "cancelled", stopSequence: null };
@@ -210,13 +196,14 @@ async function* loop(deps: CoreDeps, first: Prepared, signal: AbortSignal, first
     }
     // The client's own calls end the response (the client runs them); so does the step bound.
     const left = budget === null ? null : budget - total.outputTokens;
-    if (s.clientCalls > 0 || step >= setup.maxCalls || (left !== null && left <= 0)) {
+    if (s.clientCalls > 0 || step >= maxSteps || (left !== null && left <= 0)) {
       const reason = s.clientCalls > 0 ? "tool_calls" : left !== null && left <= 0 ? "length" : (s.finish?.reason ?? "stop");
       yield { type: "finish", reason, stopSequence: null };
       return;
     }
     const conversation: Conversation = [...request.conversation, { role: "assistant", parts: assistant }, { role: "tool", parts: results }];
-    const tools = attempts >= setup.maxCalls ? (request.tools ?? []).filter((t) => t.function.name !== WEB_SEARCH_FUNCTION) : request.tools ?? [];
+    const spent = new Set([...byName.values()].filter((e) => e.runs >= e.tool.maxCalls).map((e) => builtinName(e.tool)));
+    const tools = (request.tools ?? []).filter((t) => !spent.has(t.function.name));
     // A forced or required call was made: the next step may answer in text.
     const toolChoice: ToolChoice = !tools.length || request.toolChoice === "none" ? "none" : "auto";
     try {

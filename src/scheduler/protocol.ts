@@ -18,6 +18,8 @@ export interface SamplingParams {
   stop: string[];
   /** Token ids that end the sequence (eos, end-of-turn); not emitted as text. */
   stopTokenIds: number[];
+  /** Token ids that are template markup this request gives no meaning to (e.g. `<|im_start|>`): they add no text. */
+  silentTokenIds?: number[];
   /** The sequence starts inside a thinking block that may use at most this many tokens (see ThinkingBudget). */
   thinking?: ThinkingBudget;
   /** The output (or the part of it after thinking) is held to a JSON grammar: structured outputs, forced tool calls. */

@@ -1,9 +1,11 @@
-// The built-in web_search tool as the model sees it: the reserved names, the function definition the prompt
-// carries, how a call's query is read, and the tool result (numbered sources) fed back to the model. Also builds
-// the configured backend once per configuration.
+// The built-in web_search tool: the reserved names, the function definition the prompt carries, how a call's query
+// is read, the tool result (numbered sources) fed back to the model, and the BuiltinTool the core's loop runs.
+// Also builds the configured backend once per configuration.
 import type { Config } from "../config.ts";
-import type { ToolDef } from "../inference/request.ts";
-import type { SearchBackend, SearchResult } from "./search-backend.ts";
+import type { BuiltinResult, BuiltinTool } from "../inference/builtin-tool.ts";
+import { type Conversation, textOf } from "../inference/conversation.ts";
+import type { ToolDef } from "../inference/tool-def.ts";
+import { type SearchBackend, SearchError, type SearchResult } from "./search-backend.ts";
 import { SearxngBackend } from "./searxng.ts";
 
 /**
@@ -30,11 +32,23 @@ export const WEB_SEARCH_TOOL: ToolDef = {
   },
 };
 
+/** Most tokens a forced search may spend on its call: a query is short. */
+export const FORCED_QUERY_TOKENS = 64;
+
 /** A source as the model and the citations see it: its number in this response, title and URL. */
 export interface NumberedSource {
   n: number;
   title: string;
   url: string;
+}
+
+/** What a search result shows the client: the sources it gave, or why it failed. */
+export type SearchDetail = { sources: NumberedSource[] } | { reason: string };
+
+/** The sources of a completed search's result (none for a failed one, or another tool's). */
+export function sourcesOf(result: BuiltinResult | undefined): NumberedSource[] {
+  const d = result?.status === "completed" ? (result.detail as SearchDetail | undefined) : undefined;
+  return d && "sources" in d ? d.sources : [];
 }
 
 /** The query of a web_search call's JSON arguments, or null when there is none worth sending. */
@@ -56,6 +70,45 @@ export function resultText(query: string, results: SearchResult[], first: number
 
 export function failureText(reason: string): string {
   return `The web search failed: ${reason}. Answer from what you already know, and say that the search failed.`;
+}
+
+const failed = (reason: string): BuiltinResult => ({ status: "failed", text: failureText(reason), detail: { reason } satisfies SearchDetail });
+
+/** The last user turn's text: the query of a forced search whose model could not write one. */
+function lastUserText(conv: Conversation): string {
+  for (let i = conv.length - 1; i >= 0; i--) if (conv[i]!.role === "user") return textOf(conv[i]!.parts).trim().slice(0, 500);
+  return "";
+}
+
+/** web_search as a built-in tool over `backend`; sources are numbered across one response's searches. */
+export function webSearchTool(backend: SearchBackend, maxCalls: number): BuiltinTool {
+  return {
+    definition: WEB_SEARCH_TOOL,
+    maxCalls,
+    forcedCallTokens: FORCED_QUERY_TOKENS,
+    // The client asked for a search, and the question is the best query there is.
+    fallbackArguments: (conv) => JSON.stringify({ query: lastUserText(conv) }),
+    failed,
+    session() {
+      let sources = 0;
+      return {
+        async run(args, signal) {
+          const query = queryOf(args);
+          if (!query) return failed("the call had no query");
+          try {
+            const results = await backend.search(query, { signal });
+            const numbered: NumberedSource[] = results.map((r, i) => ({ n: sources + 1 + i, title: r.title, url: r.url }));
+            const text = resultText(query, results, sources + 1);
+            sources += results.length;
+            return { status: "completed", text, detail: { sources: numbered } satisfies SearchDetail };
+          } catch (e) {
+            if (signal.aborted) return failed("the request was stopped");
+            return failed(e instanceof SearchError ? e.message : "the search backend failed");
+          }
+        },
+      };
+    },
+  };
 }
 
 const backends = new WeakMap<Config, SearchBackend | null>();

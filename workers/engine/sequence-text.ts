@@ -1,4 +1,5 @@
-// Per-sequence incremental detokenizer: UTF-8-safe text deltas, stop token ids suppressed, stop sequences matched.
+// Per-sequence incremental detokenizer: UTF-8-safe text deltas, stop token ids and silent (markup) ids suppressed,
+// stop sequences matched.
 import { StopMatcher } from "./stop-matcher.ts";
 
 export interface TextStep {
@@ -15,15 +16,18 @@ export class SequenceText {
   private readonly utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
   private readonly stops: StopMatcher;
   private readonly stopIds: Set<number>;
+  private readonly silentIds: Set<number>;
 
-  constructor(private readonly tokenBytes: (id: number) => Uint8Array, stops: readonly string[], stopTokenIds: readonly number[]) {
+  constructor(private readonly tokenBytes: (id: number) => Uint8Array, stops: readonly string[], stopTokenIds: readonly number[], silentTokenIds: readonly number[] = []) {
     this.stops = new StopMatcher(stops);
     this.stopIds = new Set(stopTokenIds);
+    this.silentIds = new Set(silentTokenIds);
   }
 
   /** `matchStops` false: text stop sequences are not looked for (inside constrained JSON they would cut it). */
   push(id: number, matchStops = true): TextStep {
     if (this.stopIds.has(id)) return { text: "", stopToken: true };
+    if (this.silentIds.has(id)) return { text: "" };
     const decoded = this.utf8.decode(this.tokenBytes(id), { stream: true });
     if (!matchStops) return { text: this.stops.flush() + decoded };
     if (decoded === "") return { text: "" };

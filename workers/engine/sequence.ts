@@ -38,7 +38,7 @@ export class Sequence {
   ) {
     this.promptTokens = promptIds.length;
     this.rng = createRng(params.seed);
-    this.text = new SequenceText(tokenBytes, params.stop, params.stopTokenIds);
+    this.text = new SequenceText(tokenBytes, params.stop, params.stopTokenIds, params.silentTokenIds);
     this.thinking = params.thinking ? new ThinkingTracker(params.thinking) : null;
     this.forced.push(...(this.thinking?.takeForced() ?? []));
     if (params.constraint && !constraints) throw new Error("this model's output cannot be constrained");

@@ -26,6 +26,7 @@ export function addProblem(promptIds: unknown, params: unknown, limits: ModelLim
   if (typeof p.seed !== "number" || !Number.isFinite(p.seed)) return "seed must be a finite number";
   if (!Array.isArray(p.stop) || !p.stop.every((s) => typeof s === "string")) return "stop must be a list of strings";
   if (!Array.isArray(p.stopTokenIds) || !p.stopTokenIds.every(isInt)) return "stopTokenIds must be a list of integers";
+  if (p.silentTokenIds !== undefined && !(Array.isArray(p.silentTokenIds) && p.silentTokenIds.every(isInt))) return "silentTokenIds must be a list of integers";
   if (p.thinking !== undefined) {
     const t = p.thinking;
     const inVocab = (id: unknown) => isInt(id) && id >= 0 && id < limits.vocabSize;

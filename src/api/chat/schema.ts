@@ -1,6 +1,6 @@
 // typebox schemas of POST /v1/chat/completions (request, response and stream chunk), OpenAI-compatible.
 import { t } from "elysia";
-import { Int, nullable } from "../schema-helpers.ts";
+import { EffortSchema, Int, nullable } from "../schema-helpers.ts";
 
 const ContentPart = t.Object(
   { type: t.String({ description: "text (or image_url / input_audio / file, which these models do not read)" }), text: t.Optional(t.String()) },
@@ -74,6 +74,7 @@ export const ChatRequest = t.Object(
     tool_choice: nullable(ToolChoice),
     parallel_tool_calls: nullable(t.Boolean()),
     response_format: nullable(ResponseFormat),
+    reasoning_effort: nullable(EffortSchema),
     logprobs: nullable(t.Boolean()),
     top_logprobs: nullable(Int()),
     presence_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "presence_penalty must be between -2 and 2"),

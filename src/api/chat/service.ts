@@ -7,7 +7,7 @@ import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
 import type { StreamEnd } from "../../http/sse-writer.ts";
 import { collectChoice, joinedText, toolCalls } from "../../inference/blocks.ts";
-import { newChatCompletionId } from "../../inference/ids.ts";
+import { chatCallId, newChatCompletionId } from "./ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
 import { chatFinishReason, SYSTEM_FINGERPRINT } from "./finish.ts";
 import type { ChatCompletionBody, ChatRequestBody } from "./schema.ts";
@@ -77,7 +77,7 @@ async function completion(deps: AppDeps, run: Run, head: { id: string; created: 
           content: calls.length && !text ? null : text,
           ...(reasoning ? { reasoning_content: reasoning } : {}),
           refusal: null,
-          ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+          ...(calls.length ? { tool_calls: calls.map((c) => ({ id: chatCallId(c.id), type: "function" as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
         },
         logprobs: null,
         finish_reason: chatFinishReason(r.finish),

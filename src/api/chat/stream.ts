@@ -4,6 +4,7 @@ import { mergeStreams } from "../../inference/merge.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
 import { chatFinishReason, SYSTEM_FINGERPRINT } from "./finish.ts";
+import { chatCallId } from "./ids.ts";
 
 export interface ChunkHead {
   id: string;
@@ -51,7 +52,7 @@ export class ChatChunkEncoder {
         const call = ev.block.kind === "tool_call" ? st.calls++ : -1;
         st.blocks.set(ev.index, { kind: ev.block.kind, call });
         if (ev.block.kind === "tool_call") {
-          out.push(this.chunk(index, { tool_calls: [{ index: call, id: ev.block.id, type: "function", function: { name: ev.block.name, arguments: "" } }] }));
+          out.push(this.chunk(index, { tool_calls: [{ index: call, id: chatCallId(ev.block.id), type: "function", function: { name: ev.block.name, arguments: "" } }] }));
         }
         break;
       }

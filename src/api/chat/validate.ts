@@ -1,7 +1,9 @@
 // Checks a chat request beyond its schema (roles, tool-call pairing, tools) and normalizes it for the core.
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { checkStrictSchema } from "../../inference/constraint.ts";
-import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "../../inference/request.ts";
+import { type Effort, thinkingFor } from "../../inference/effort.ts";
+import type { AnswerFormat, CoreRequest } from "../../inference/request.ts";
+import type { ToolChoice, ToolDef } from "../../inference/tool-def.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import type { ChatRequestBody } from "./schema.ts";
 import { chatToConversation } from "./to-conversation.ts";
@@ -70,7 +72,7 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
       toolChoice = { name: tc.function.name };
     } else {
       if (tc !== "none" && !tools) throw bad(`tool_choice '${clip(tc)}' needs tools.`, "tool_choice");
-      toolChoice = tc;
+      toolChoice = tc === "required" ? "any" : tc;
     }
   }
 
@@ -82,20 +84,22 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
   }
 
   const rf = body.response_format;
-  const responseFormat: ResponseFormat =
-    !rf || rf.type === "text" ? { type: "text" }
-    : rf.type === "json_object" ? { type: "json_object" }
-    : { type: "json_schema", name: rf.json_schema.name, schema: rf.json_schema.schema ?? null, ...(rf.json_schema.strict != null ? { strict: rf.json_schema.strict } : {}) };
-  if (responseFormat.type === "json_schema" && responseFormat.strict) checkStrictSchema(responseFormat.schema, "response_format.json_schema.schema");
-  if (responseFormat.type !== "text" && toolChoice !== "none" && typeof toolChoice === "object") {
+  const answerFormat: AnswerFormat =
+    !rf || rf.type === "text" ? { kind: "text" }
+    : rf.type === "json_object" ? { kind: "json" }
+    : { kind: "json_schema", name: rf.json_schema.name, schema: rf.json_schema.schema ?? null, ...(rf.json_schema.strict != null ? { strict: rf.json_schema.strict } : {}) };
+  if (answerFormat.kind === "json_schema" && answerFormat.strict) checkStrictSchema(answerFormat.schema, "response_format.json_schema.schema");
+  if (answerFormat.kind !== "text" && toolChoice !== "none" && typeof toolChoice === "object") {
     throw bad("response_format and a forced tool_choice cannot be combined.", "response_format");
   }
+  const effort = (body.reasoning_effort ?? null) as Effort | null;
+  if (effort && effort !== "none" && !caps.reasoning) throw bad(`The model '${model.id}' does not reason; leave reasoning_effort out.`, "reasoning_effort");
 
   return {
     conversation,
     tools,
     toolChoice,
-    responseFormat,
+    answerFormat,
     n: body.n ?? 1,
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
     temperature: body.temperature ?? 1,
@@ -103,5 +107,6 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
     seed: body.seed ?? null,
     stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop,
     ignoreEos: body.ignore_eos ?? false,
+    ...thinkingFor(caps.reasoning, effort),
   };
 }

@@ -3,7 +3,8 @@
 import type { Sealer } from "../../crypto/sealing.ts";
 import type { ApiError } from "../../errors/api-error.ts";
 import type { BlockHead, CoreEvent, FinishReason } from "../../inference/blocks.ts";
-import { toolUseId } from "../../inference/ids.ts";
+import { toolUseId } from "./ids.ts";
+import { toolInput } from "./tool-input.ts";
 
 type Json = Record<string, unknown>;
 export type MessagesEvent = Json & { type: string };
@@ -109,7 +110,8 @@ export class MessageAssembler {
       block.thinking = o.text;
       return [{ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: delta } }];
     }
-    return [{ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: delta } }];
+    // A call's arguments are sent whole at its end, once it is known whether they are exact JSON.
+    return [];
   }
 
   private endBlock(index: number): MessagesEvent[] {
@@ -122,7 +124,11 @@ export class MessageAssembler {
       block.signature = this.o.sealer.sign(o.text, this.o.model);
       out.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } });
     } else if (o.head.kind === "tool_call") {
-      block.input = JSON.parse(o.text || "{}");
+      // Arguments that are not a JSON object (a call cut by max_tokens) are sent as the object they begin, so the
+      // streamed buffer and the block's input agree and parse.
+      const { input, exact } = toolInput(o.text);
+      block.input = input;
+      out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: exact && o.text.trim() ? o.text : JSON.stringify(input) } });
     }
     out.push({ type: "content_block_stop", index });
     return out;

@@ -7,7 +7,7 @@ import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
 import { prepareGeneration } from "../../inference/generate.ts";
-import { newAnthropicMessageId } from "../../inference/ids.ts";
+import { newMessageId } from "./ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
 import { MessageAssembler, type MessagesEvent, messagesErrorBody } from "./assembler.ts";
 import type { MessagesRequestBody } from "./schema.ts";
@@ -48,7 +48,7 @@ export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ct
     clientSignal: ctx.signal,
     timeoutMs: body.stream ? null : deps.config.requestTimeoutMs,
   });
-  const asm = new MessageAssembler({ id: newAnthropicMessageId(), model: model.id, inputTokens: run.inputTokens, sealer: deps.sealer });
+  const asm = new MessageAssembler({ id: newMessageId(), model: model.id, inputTokens: run.inputTokens, sealer: deps.sealer });
   if (body.stream) {
     return streamRun(run, {
       frames: messageFrames(run, asm),

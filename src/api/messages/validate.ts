@@ -3,7 +3,8 @@
 import type { Sealer } from "../../crypto/sealing.ts";
 import { SealError } from "../../crypto/sealing.ts";
 import { ApiError, clip } from "../../errors/api-error.ts";
-import type { CoreRequest, ToolChoice, ToolDef } from "../../inference/request.ts";
+import type { CoreRequest } from "../../inference/request.ts";
+import type { ToolChoice, ToolDef } from "../../inference/tool-def.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import type { MessagesRequestBody } from "./schema.ts";
 import { type MessagesBlock, type MessagesMessage, messagesToConversation } from "./to-conversation.ts";
@@ -91,7 +92,7 @@ function toolChoice(body: MessagesRequestBody, defs: ToolDef[] | null): ToolChoi
   if (!defs) throw bad(`tool_choice '${tc.type}' needs tools.`, "tool_choice");
   if (tc.type === "auto") return "auto";
   // `any`: one of the tools must be called; the core constrains the call to one of them.
-  if (tc.type === "any") return "required";
+  if (tc.type === "any") return "any";
   if (!tc.name || !defs.some((d) => d.function.name === tc.name)) throw bad(`tool_choice names '${clip(String(tc.name ?? ""))}', which is not among tools.`, "tool_choice.name");
   return { name: tc.name };
 }
@@ -126,7 +127,7 @@ export function messagesRequest(body: MessagesRequestBody, model: ModelInfo, sea
       conversation: messagesToConversation(body.system, messages),
       tools: defs,
       toolChoice: toolChoice(body, defs),
-      responseFormat: { type: "text" },
+      answerFormat: { kind: "text" },
       n: 1,
       maxTokens: body.max_tokens,
       temperature: body.temperature ?? 1,

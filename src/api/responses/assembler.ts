@@ -3,10 +3,11 @@
 // keep exactly what was streamed).
 import type { Sealer } from "../../crypto/sealing.ts";
 import type { ApiError } from "../../errors/api-error.ts";
-import type { BlockHead, CoreEvent, SearchOutcome, Usage } from "../../inference/blocks.ts";
-import { newFunctionCallItemId, newMessageItemId, newReasoningId } from "../../inference/ids.ts";
-import type { NumberedSource } from "../../tools/web-search.ts";
-import { annotate, searchEnded, searchStarted, sourcesOf, webSearchItem } from "./web-search-items.ts";
+import type { BlockHead, CoreEvent, Usage } from "../../inference/blocks.ts";
+import type { BuiltinResult } from "../../inference/builtin-tool.ts";
+import { callIdOf, newFunctionCallItemId, newMessageItemId, newReasoningId } from "./ids.ts";
+import { type NumberedSource, sourcesOf } from "../../tools/web-search.ts";
+import { annotate, builtinItem, searchEnded, searchStarted } from "./web-search-items.ts";
 
 type Json = Record<string, unknown>;
 /** A stream event before it is given its sequence number. */
@@ -118,7 +119,7 @@ export class ResponseAssembler {
         this.delta(this.open.get(ev.index)!, ev.delta, out);
         break;
       case "block_end":
-        this.endBlock(this.open.get(ev.index)!, out, ev.search);
+        this.endBlock(this.open.get(ev.index)!, out, ev);
         this.open.delete(ev.index);
         break;
       case "usage":
@@ -143,17 +144,17 @@ export class ResponseAssembler {
   }
 
   private startBlock(index: number, head: BlockHead, out: ResponseEvent[]): void {
-    this.flushMessage(out, head.kind === "tool_call" || head.kind === "web_search_call");
+    this.flushMessage(out, head.kind === "tool_call" || head.kind === "builtin_call");
     let item: Json;
-    if (head.kind === "web_search_call") item = webSearchItem(head.query);
+    if (head.kind === "builtin_call") item = builtinItem(head);
     else if (head.kind === "text") item = { id: newMessageItemId(), type: "message", role: "assistant", status: "in_progress", content: [] };
-    else if (head.kind === "tool_call") item = { id: newFunctionCallItemId(), type: "function_call", status: "in_progress", call_id: head.id, name: head.name, arguments: "" };
+    else if (head.kind === "tool_call") item = { id: newFunctionCallItemId(), type: "function_call", status: "in_progress", call_id: callIdOf(head.id), name: head.name, arguments: "" };
     else item = { id: newReasoningId(), type: "reasoning", summary: [], ...(this.o.summary ? {} : { content: [] }) };
     const o: Open = { head, item, outputIndex: this.output.length, text: "", sources: head.kind === "text" ? [...this.sources] : [] };
     this.output.push(item);
     this.open.set(index, o);
     out.push({ type: "response.output_item.added", output_index: o.outputIndex, item: structuredClone(item) });
-    if (head.kind === "web_search_call") {
+    if (head.kind === "builtin_call") {
       out.push(...searchStarted(this.ref(o)));
     } else if (head.kind === "text") {
       (item.content as Json[]).push({ type: "output_text", text: "", annotations: [] });
@@ -181,10 +182,10 @@ export class ResponseAssembler {
     else out.push({ type: "response.reasoning_text.delta", ...this.ref(o), content_index: 0, delta });
   }
 
-  private endBlock(o: Open, out: ResponseEvent[], search?: SearchOutcome): void {
-    if (o.head.kind === "web_search_call") {
-      out.push(...searchEnded(o.item, search, this.ref(o)));
-      this.sources.push(...sourcesOf(search));
+  private endBlock(o: Open, out: ResponseEvent[], end: { cut?: boolean; result?: BuiltinResult }): void {
+    if (o.head.kind === "builtin_call") {
+      out.push(...searchEnded(o.item, end.result, this.ref(o)));
+      this.sources.push(...sourcesOf(end.result));
       out.push({ type: "response.output_item.done", output_index: o.outputIndex, item: structuredClone(o.item) });
       return;
     }
@@ -207,7 +208,8 @@ export class ResponseAssembler {
       out.push({ type: "response.content_part.done", ...this.ref(o), content_index: 0, part: { type: "reasoning_text", text: o.text } });
     }
     if (o.head.kind === "reasoning" && this.o.includeEncrypted) o.item.encrypted_content = this.o.sealer.seal(o.text, this.o.model);
-    if (o.head.kind !== "reasoning") o.item.status = "completed";
+    // A call the token limit cut keeps the arguments written so far, as an incomplete item.
+    if (o.head.kind !== "reasoning") o.item.status = end.cut ? "incomplete" : "completed";
     out.push({ type: "response.output_item.done", output_index: o.outputIndex, item: structuredClone(o.item) });
   }
 

@@ -1,6 +1,6 @@
 // Input items as kiln stores them, and a stored response's output turned back into input: the pure half of
 // storage and of previous_response_id.
-import { newFunctionCallItemId, newFunctionCallOutputItemId, newMessageItemId, newReasoningId } from "../../inference/ids.ts";
+import { newFunctionCallItemId, newFunctionCallOutputItemId, newMessageItemId, newReasoningId } from "./ids.ts";
 import type { StoredItem } from "../../db/responses-repo.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 

@@ -2,7 +2,7 @@
 // Input items are checked loosely here and exactly in validate.ts, so each violation names the spec's param.
 import { t } from "elysia";
 import { WEB_SEARCH_NAMES } from "../../tools/web-search.ts";
-import { Int, nullable } from "../schema-helpers.ts";
+import { EffortSchema, Int, nullable } from "../schema-helpers.ts";
 
 const Part = t.Object(
   {
@@ -60,10 +60,6 @@ const TextFormat = t.Object(
   { additionalProperties: true },
 );
 
-const Effort = t.Union([t.Literal("none"), t.Literal("minimal"), t.Literal("low"), t.Literal("medium"), t.Literal("high")], {
-  error: "reasoning effort must be one of none, minimal, low, medium, high",
-});
-
 export const ResponsesRequest = t.Object(
   {
     model: t.String({ minLength: 1, description: "A model id from GET /v1/models." }),
@@ -80,8 +76,8 @@ export const ResponsesRequest = t.Object(
     ),
     parallel_tool_calls: nullable(t.Boolean()),
     text: nullable(t.Object({ format: t.Optional(TextFormat), verbosity: nullable(t.String()) }, { additionalProperties: true })),
-    reasoning: nullable(t.Object({ effort: nullable(Effort), summary: nullable(t.String({ description: "auto | concise | detailed" })) }, { additionalProperties: true })),
-    reasoning_effort: nullable(Effort),
+    reasoning: nullable(t.Object({ effort: nullable(EffortSchema), summary: nullable(t.String({ description: "auto | concise | detailed" })) }, { additionalProperties: true })),
+    reasoning_effort: nullable(EffortSchema),
     include: nullable(t.Array(t.String({ description: "reasoning.encrypted_content" }))),
     metadata: nullable(t.Record(t.String(), t.String())),
     store: nullable(t.Boolean(), "store must be true or false"),

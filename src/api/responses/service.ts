@@ -8,7 +8,7 @@ import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { StreamEnd } from "../../http/sse-writer.ts";
 import { prepareGeneration } from "../../inference/generate.ts";
-import { newResponseId } from "../../inference/ids.ts";
+import { newResponseId } from "./ids.ts";
 import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
 import { textModel } from "../text-model.ts";
 import type { ResponseAssembler } from "./assembler.ts";
@@ -19,7 +19,7 @@ import type { ResponsesRequestBody } from "./schema.ts";
 import { launch, newAssembler, responseRow } from "./stored.ts";
 import { responseFrames, SequencedFrames } from "./stream.ts";
 import { checkOptions, responsesRequest } from "./validate.ts";
-import { webSearchSetup } from "./web-search.ts";
+import { webSearchBuiltin } from "./web-search.ts";
 
 export interface CallContext {
   auth: AuthContext;
@@ -55,7 +55,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   }
   checkOptions(body);
   const model = textModel(deps, body.model);
-  const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), historyOf(deps.db, ctx.auth.teamId, body.previous_response_id));
+  const plan = responsesRequest(body, model, deps.sealer, webSearchBuiltin(deps.config), historyOf(deps.db, ctx.auth.teamId, body.previous_response_id));
   const scope: RequestScope = { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "responses" };
   const id = newResponseId();
   const createdAt = Math.floor(Date.now() / 1000);
@@ -116,7 +116,7 @@ function streamPlain(deps: AppDeps, run: Awaited<ReturnType<typeof startRun>>, a
  */
 export async function countInputTokens(deps: AppDeps, body: ResponsesRequestBody, teamId: number): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
   const model = textModel(deps, body.model);
-  const plan = responsesRequest({ ...body, stream: false, background: false }, model, deps.sealer, webSearchSetup(deps.config), historyOf(deps.db, teamId, body.previous_response_id));
+  const plan = responsesRequest({ ...body, stream: false, background: false }, model, deps.sealer, webSearchBuiltin(deps.config), historyOf(deps.db, teamId, body.previous_response_id));
   const prepared = await prepareGeneration(deps, model, plan.request);
   return { object: "response.input_tokens", input_tokens: prepared.promptIds.length };
 }

@@ -2,8 +2,12 @@
 import { SealError, type Sealer } from "../../crypto/sealing.ts";
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { checkStrictSchema } from "../../inference/constraint.ts";
-import type { CoreRequest, ResponseFormat, ToolChoice, ToolDef } from "../../inference/request.ts";
-import { type WebSearchSetup, withWebSearch } from "../../inference/tool-loop.ts";
+import type { BuiltinTool } from "../../inference/builtin-tool.ts";
+import { type Effort, thinkingFor } from "../../inference/effort.ts";
+import type { AnswerFormat, CoreRequest } from "../../inference/request.ts";
+import type { ToolChoice, ToolDef } from "../../inference/tool-def.ts";
+import { withBuiltins } from "../../inference/tool-loop.ts";
+import { WEB_SEARCH_FUNCTION } from "../../tools/web-search.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import { checkInputStructure } from "./input-rules.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
@@ -16,11 +20,6 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const ENCRYPTED_REASONING = "reasoning.encrypted_content";
 // A web_search_call's action always carries its sources, so asking for them is accepted and changes nothing.
 const INCLUDABLE = new Set([ENCRYPTED_REASONING, "web_search_call.action.sources"]);
-
-export type Effort = "none" | "minimal" | "low" | "medium" | "high";
-
-/** Thinking tokens each effort may spend before kiln closes the thinking block. */
-export const EFFORT_BUDGET: Record<Effort, number> = { none: 0, minimal: 0, low: 256, medium: 1024, high: 4096 };
 
 export interface ResponsesPlan {
   request: CoreRequest;
@@ -56,7 +55,7 @@ function toolChoice(body: ResponsesRequestBody, defs: ToolDef[] | null, web: boo
     if (tc !== "none" && !defs && !web) throw bad(`tool_choice '${tc}' needs tools.`, "tool_choice");
     // "required" with web_search alone forces the search (the core sees a named call).
     if (tc === "required" && !defs) return "auto";
-    return tc;
+    return tc === "required" ? "any" : tc;
   }
   if (isWebSearchType(tc.type)) {
     if (!web) throw bad(`tool_choice '${clip(tc.type)}' needs the web_search tool in tools.`, "tool_choice");
@@ -67,15 +66,15 @@ function toolChoice(body: ResponsesRequestBody, defs: ToolDef[] | null, web: boo
   return { name: tc.name };
 }
 
-function responseFormat(body: ResponsesRequestBody): ResponseFormat {
+function answerFormat(body: ResponsesRequestBody): AnswerFormat {
   const f = body.text?.format;
-  if (!f || f.type === "text") return { type: "text" };
-  if (f.type === "json_object") return { type: "json_object" };
+  if (!f || f.type === "text") return { kind: "text" };
+  if (f.type === "json_object") return { kind: "json" };
   if (f.type === "json_schema") {
     if (!f.name) throw bad("text.format of type json_schema needs a name.", "text.format.name");
     if (!f.schema) throw bad("text.format of type json_schema needs a schema.", "text.format.schema");
     if (f.strict) checkStrictSchema(f.schema, "text.format.schema");
-    return { type: "json_schema", name: f.name, schema: f.schema, ...(f.strict != null ? { strict: f.strict } : {}) };
+    return { kind: "json_schema", name: f.name, schema: f.schema, ...(f.strict != null ? { strict: f.strict } : {}) };
   }
   throw bad(`text.format.type '${clip(f.type)}' is not supported; use text, json_object or json_schema.`, "text.format.type");
 }
@@ -110,7 +109,7 @@ export function checkOptions(body: ResponsesRequestBody): void {
  * `search` is the server's web search backend and limit (null: none configured); `history` is the
  * previous_response_id chain's items (loaded by the caller), which come before the input.
  */
-export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, sealer: Sealer, search: WebSearchSetup | null = null, history: History | null = null): ResponsesPlan {
+export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, sealer: Sealer, search: BuiltinTool | null = null, history: History | null = null): ResponsesPlan {
   checkOptions(body);
   checkInputStructure(body.input, { earlierCalls: history?.callIds });
   const effort = (body.reasoning?.effort ?? body.reasoning_effort ?? null) as Effort | null;
@@ -120,13 +119,11 @@ export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, s
   const input = typeof items === "string" ? items : openReasoning(items, model.id, sealer);
   const web = webSearchRequested(body, search);
   const defs = tools(body, model);
-  // Without an effort the model's own template decides (as chat does); an effort opens or skips the thinking block.
-  const thinks = model.capabilities.reasoning && effort !== null && effort !== "none" && effort !== "minimal";
   const request: CoreRequest = {
     conversation: responsesToConversation(input, body.instructions ?? null),
     tools: defs,
     toolChoice: toolChoice(body, defs, web),
-    responseFormat: responseFormat(body),
+    answerFormat: answerFormat(body),
     n: 1,
     maxTokens: body.max_output_tokens ?? null,
     temperature: body.temperature ?? 1,
@@ -134,11 +131,10 @@ export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, s
     seed: body.seed ?? null,
     stop: [],
     ignoreEos: false,
-    ...(model.capabilities.reasoning && effort ? { templateOptions: { enable_thinking: thinks } } : {}),
-    ...(thinks ? { thinkingBudget: EFFORT_BUDGET[effort] } : {}),
+    ...thinkingFor(model.capabilities.reasoning, effort),
   };
   return {
-    request: web && search ? withWebSearch(request, search, forcesWebSearch(body, defs?.length ?? 0)) : request,
+    request: web && search ? withBuiltins(request, [search], forcesWebSearch(body, defs?.length ?? 0) ? WEB_SEARCH_FUNCTION : null) : request,
     effort,
     includeEncrypted: (body.include ?? []).includes(ENCRYPTED_REASONING),
     summary: body.reasoning?.summary != null,

@@ -1,17 +1,21 @@
-// The Responses side of the built-in web_search tool, answer half: a core web_search_call block as a
+// The Responses side of the built-in web_search tool, answer half: a core builtin_call block of web_search as a
 // web_search_call item (ws_ id, action {type: "search", query, sources}) with its stream events, and the
 // url_citation annotations of the answer written after the searches.
-import type { SearchOutcome } from "../../inference/blocks.ts";
-import { newWebSearchCallId } from "../../inference/ids.ts";
+import type { BlockHead } from "../../inference/blocks.ts";
+import type { BuiltinResult } from "../../inference/builtin-tool.ts";
+import { ApiError } from "../../errors/api-error.ts";
 import { citationsFor } from "../../tools/citations.ts";
-import type { NumberedSource } from "../../tools/web-search.ts";
+import { type NumberedSource, queryOf, sourcesOf, WEB_SEARCH_FUNCTION } from "../../tools/web-search.ts";
 import type { ResponseEvent } from "./assembler.ts";
+import { newWebSearchCallId } from "./ids.ts";
 
 type Json = Record<string, unknown>;
 type Ref = { item_id: unknown; output_index: number };
 
-export function webSearchItem(query: string): Json {
-  return { id: newWebSearchCallId(), type: "web_search_call", status: "in_progress", action: { type: "search", query } };
+/** The output item of a built-in call; web_search is the only built-in tool Responses offers. */
+export function builtinItem(head: Extract<BlockHead, { kind: "builtin_call" }>): Json {
+  if (head.name !== WEB_SEARCH_FUNCTION) throw ApiError.internal();
+  return { id: newWebSearchCallId(), type: "web_search_call", status: "in_progress", action: { type: "search", query: queryOf(head.arguments) ?? "" } };
 }
 
 /** The events of a search being run: it is in progress, then searching (kiln has no queueing step between). */
@@ -20,18 +24,15 @@ export function searchStarted(ref: Ref): ResponseEvent[] {
 }
 
 /** Sets the item's final status and sources; a search that failed has no completed event, only its item done. */
-export function searchEnded(item: Json, outcome: SearchOutcome | undefined, ref: Ref): ResponseEvent[] {
-  if (outcome?.status !== "completed") {
+export function searchEnded(item: Json, result: BuiltinResult | undefined, ref: Ref): ResponseEvent[] {
+  if (result?.status !== "completed") {
     item.status = "failed";
     return [];
   }
   item.status = "completed";
-  (item.action as Json).sources = outcome.sources.map((s) => ({ type: "url", url: s.url }));
+  (item.action as Json).sources = sourcesOf(result).map((s) => ({ type: "url", url: s.url }));
   return [{ type: "response.web_search_call.completed", ...ref }];
 }
-
-/** The sources a search gave, to be cited by the text that follows. */
-export const sourcesOf = (outcome: SearchOutcome | undefined): NumberedSource[] => (outcome?.status === "completed" ? outcome.sources : []);
 
 /**
  * Annotates a finished output_text part with citations of `sources` and returns the annotation.added events;

@@ -1,10 +1,10 @@
 // The Responses side of the built-in web_search tool, request half: which tool types ask for it, the 400s (no
 // backend configured, a function tool taking a reserved name), whether tool_choice forces a search, and the
-// server's setup (backend and per-response limit) from its configuration.
+// server's built-in tool (backend and per-response limit) from its configuration.
 import type { Config } from "../../config.ts";
 import { ApiError, clip } from "../../errors/api-error.ts";
-import type { WebSearchSetup } from "../../inference/tool-loop.ts";
-import { searchBackendFor, WEB_SEARCH_NAMES } from "../../tools/web-search.ts";
+import type { BuiltinTool } from "../../inference/builtin-tool.ts";
+import { searchBackendFor, WEB_SEARCH_NAMES, webSearchTool } from "../../tools/web-search.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 
 export const isWebSearchType = (type: string) => WEB_SEARCH_NAMES.includes(type);
@@ -13,10 +13,10 @@ export const isWebSearchType = (type: string) => WEB_SEARCH_NAMES.includes(type)
  * Whether the request turns web_search on; throws the 400s (param "tools") for a server without a search backend
  * and for a function tool named like the built-in tool while it is on (the model could not tell them apart).
  */
-export function webSearchRequested(body: ResponsesRequestBody, setup: WebSearchSetup | null): boolean {
+export function webSearchRequested(body: ResponsesRequestBody, tool: BuiltinTool | null): boolean {
   const tools = body.tools ?? [];
   if (!tools.some((t) => isWebSearchType(t.type))) return false;
-  if (!setup) throw ApiError.badRequest("The web_search tool needs a search backend, and this server has none configured (KILN_WEB_SEARCH_URL).", "tools");
+  if (!tool) throw ApiError.badRequest("The web_search tool needs a search backend, and this server has none configured (KILN_WEB_SEARCH_URL).", "tools");
   tools.forEach((t, i) => {
     if (t.type === "function" && WEB_SEARCH_NAMES.includes(t.name ?? "")) {
       throw ApiError.badRequest(`tools.${i}.name '${clip(t.name ?? "")}' is reserved by the web_search tool (reserved: ${WEB_SEARCH_NAMES.join(", ")}); rename the function.`, "tools");
@@ -32,8 +32,8 @@ export function forcesWebSearch(body: ResponsesRequestBody, functionTools: numbe
   return typeof tc === "object" && tc !== null && isWebSearchType(tc.type);
 }
 
-/** The server's web search setup from its configuration, or null when no backend is configured. */
-export function webSearchSetup(config: Config): WebSearchSetup | null {
+/** The server's web_search tool from its configuration, or null when no backend is configured. */
+export function webSearchBuiltin(config: Config): BuiltinTool | null {
   const backend = searchBackendFor(config);
-  return backend ? { backend, maxCalls: config.webSearchMaxCalls } : null;
+  return backend ? webSearchTool(backend, config.webSearchMaxCalls) : null;
 }

@@ -21,11 +21,11 @@ describe("chat chunk encoding", () => {
     const e = enc();
     e.encode(1, { type: "block_start", index: 0, block: { kind: "reasoning" } });
     expect((e.encode(1, { type: "block_delta", index: 0, delta: "hmm" })[0] as any).choices[0].delta).toEqual({ reasoning_content: "hmm" });
-    const start = e.encode(1, { type: "block_start", index: 1, block: { kind: "tool_call", id: "call_1", name: "f" } })[0] as any;
+    const start = e.encode(1, { type: "block_start", index: 1, block: { kind: "tool_call", id: "1", name: "f" } })[0] as any;
     const args = e.encode(1, { type: "block_delta", index: 1, delta: '{"a":1}' })[0] as any;
     expect(start.choices[0]).toMatchObject({ index: 1, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } }] } });
     expect(args.choices[0].delta).toEqual({ tool_calls: [{ index: 0, function: { arguments: '{"a":1}' } }] });
-    const second = e.encode(1, { type: "block_start", index: 2, block: { kind: "tool_call", id: "call_2", name: "g" } })[0] as any;
+    const second = e.encode(1, { type: "block_start", index: 2, block: { kind: "tool_call", id: "2", name: "g" } })[0] as any;
     expect(second.choices[0].delta.tool_calls[0].index).toBe(1);
   });
 

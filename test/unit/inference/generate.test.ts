@@ -18,6 +18,7 @@ function fakeTokenizer(rendered: string[]): ModelTokenizer {
   return {
     format: resolvePromptFormat(undefined, "<tool_call> <think></think>", () => false),
     stopTokenIds: [9],
+    specialTokens: new Map(),
     encodeText: (t) => [...t].map((c) => c.charCodeAt(0)),
     renderChat(conv, tools) {
       const text = conv.map((t) => `${t.role}: ${t.parts.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join("")}\n`).join("") + (tools ? `tools: ${tools.length}\n` : "");
@@ -47,7 +48,7 @@ function fakeScheduler(script: (i: number) => (SeqEvent | Error)[], submitted: S
 
 const request = (over: Partial<CoreRequest> = {}): CoreRequest => ({
   conversation: [{ role: "user", parts: [{ type: "text", text: "hi" }] }],
-  tools: null, toolChoice: "none", responseFormat: { type: "text" }, n: 1, maxTokens: 8,
+  tools: null, toolChoice: "none", answerFormat: { kind: "text" }, n: 1, maxTokens: 8,
   temperature: 0, topP: 1, seed: 5, stop: [], ignoreEos: false, ...over,
 });
 
@@ -66,7 +67,7 @@ describe("prepareGeneration", () => {
   test("the JSON instruction leads as its own system turn; the budget fits the context; seeds and stop ids reach the scheduler", async () => {
     const rendered: string[] = [];
     const submitted: SeqRequest[] = [];
-    const { prepared } = await run([finish("stop", 0)], request({ responseFormat: { type: "json_object" }, n: 1 }), rendered, submitted);
+    const { prepared } = await run([finish("stop", 0)], request({ answerFormat: { kind: "json" }, n: 1 }), rendered, submitted);
     expect(rendered[0]).toBe("system: Respond with a single JSON object, and nothing else.\nuser: hi\n");
     expect(prepared.maxTokens).toBe(8);
     expect(submitted[0]!.params).toMatchObject({ seed: 5, maxTokens: 8, stopTokenIds: [9] });
@@ -112,9 +113,9 @@ describe("choice events", () => {
 
   test("a worker error is a retryable 500; a forced call that never came is malformed output; a length cut is not an error", async () => {
     expect((await run([finish("error", 3)])).events.at(-1)).toMatchObject({ type: "error", error: { status: 500 } });
-    const forced = await run([delta("plain"), finish("stop", 1)], request({ tools: [{ type: "function", function: { name: "f" } }], toolChoice: "required" }));
+    const forced = await run([delta("plain"), finish("stop", 1)], request({ tools: [{ type: "function", function: { name: "f" } }], toolChoice: "any" }));
     expect(forced.events.at(-1)).toMatchObject({ type: "error", error: { message: expect.stringContaining("malformed output") } });
-    const cut = await run([delta('{"a": '), finish("length", 2)], request({ responseFormat: { type: "json_object" } }));
+    const cut = await run([delta('{"a": '), finish("length", 2)], request({ answerFormat: { kind: "json" } }));
     expect(cut.events.at(-1)).toEqual({ type: "finish", reason: "length", stopSequence: null });
   });
 
@@ -126,5 +127,81 @@ describe("choice events", () => {
     const r = await collectChoice(submitGeneration(deps, p, new AbortController().signal)[0]!);
     expect(r.blocks).toEqual([{ kind: "text", text: "<think>x</think>" }]);
     expect(THINK.open).toBe("<think>");
+  });
+});
+
+/** A tokenizer whose markers are single tokens (ids from 1000), as kiln's own tokenizers have them. */
+function markerTokenizer(): ModelTokenizer {
+  const markers = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_start|>"];
+  const encodeText = (t: string) => t.split(/(<think>|<\/think>|<tool_call>|<\/tool_call>|<\|im_start\|>)/).filter(Boolean)
+    .flatMap((piece) => (markers.includes(piece) ? [1000 + markers.indexOf(piece)] : [...piece].map((c) => c.charCodeAt(0))));
+  return {
+    ...fakeTokenizer([]),
+    specialTokens: new Map(markers.map((m, i) => [m, 1000 + i])),
+    encodeText,
+    renderChat: (conv, _tools, options) => `user: ${conv.length}\nassistant: ${options?.enable_thinking ? "<think>\n" : ""}`,
+    encodePrompt: async (r, prefill) => encodeText(r + (prefill ?? "")),
+  };
+}
+
+describe("a forced call after thinking", () => {
+  const tools = [{ type: "function" as const, function: { name: "f", parameters: { type: "object", properties: { a: { type: "integer" } }, required: ["a"], additionalProperties: false } } }];
+  const thinkingRequest = (over: Partial<CoreRequest> = {}) =>
+    request({ tools, toolChoice: "any", maxTokens: 100, templateOptions: { enable_thinking: true }, thinkingBudget: 256, ...over });
+  const prepare = async (req: CoreRequest) => {
+    const tok = markerTokenizer();
+    const deps = { scheduler: fakeScheduler(() => []), tokenizers: { get: async () => tok } } as unknown as CoreDeps;
+    return { p: await prepareGeneration(deps, model, req), tok };
+  };
+
+  test("the model thinks first: the prompt ends in the open block, and the call's opening is written by the worker after the close", async () => {
+    const { p, tok } = await prepare(thinkingRequest());
+    const opening = '<tool_call>\n{"name": "f", "arguments": ';
+    expect(p.prefill).toBeNull();
+    expect(p.promptIds.at(-1)).toBe("\n".charCodeAt(0));
+    expect(p.promptIds.at(-2)).toBe(1000);
+    // Closed by the model: the framing and the opening are forced; closed by the budget: the whole close is.
+    expect(p.constraint?.startAfter).toEqual({ tokenId: 1001, framingIds: tok.encodeText(`\n\n${opening}`) });
+    expect(p.thinking).toEqual({ budget: 50, closeTokenId: 1001, forceIds: tok.encodeText(`\n</think>\n\n${opening}`) });
+    expect(p.constraint?.closeIds).toEqual(tok.encodeText("}\n</tool_call>").concat([9]));
+  });
+
+  test("thinking gets at most half the output when the answer must be a call or JSON; a free answer keeps the asked budget", async () => {
+    expect((await prepare(thinkingRequest({ thinkingBudget: 30 }))).p.thinking?.budget).toBe(30);
+    expect((await prepare(thinkingRequest({ thinkingBudget: undefined }))).p.thinking?.budget).toBe(50);
+    expect((await prepare(thinkingRequest({ tools: null, toolChoice: "none", answerFormat: { kind: "json" } }))).p.thinking?.budget).toBe(50);
+    expect((await prepare(thinkingRequest({ tools: null, toolChoice: "none" }))).p.thinking?.budget).toBe(256);
+  });
+
+  test("the thinking, then the call the worker opened, come out as a reasoning block and a tool call", async () => {
+    const tok = markerTokenizer();
+    const script = [delta("plan it"), delta("\n</think>\n\n"), delta('<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>'), finish("stop", 9)];
+    const deps = { scheduler: fakeScheduler(() => script), tokenizers: { get: async () => tok } } as unknown as CoreDeps;
+    const p = await prepareGeneration(deps, model, thinkingRequest());
+    const r = await collectChoice(submitGeneration(deps, p, new AbortController().signal)[0]!);
+    expect(r.blocks).toEqual([{ kind: "reasoning", text: "plan it" }, { kind: "tool_call", id: expect.any(String), name: "f", arguments: '{"a":1}' }]);
+    expect(r.finish).toBe("tool_calls");
+  });
+
+  test("special tokens the request gives no meaning to are silent; the markers the parser reads are not", async () => {
+    const { p } = await prepare(thinkingRequest());
+    expect(p.silentTokenIds).toEqual([1004]);
+    const { p: plain } = await prepare(request());
+    expect(plain.silentTokenIds.sort()).toEqual([1002, 1003, 1004]);
+  });
+});
+
+describe("cut and malformed calls", () => {
+  const tools = [{ type: "function" as const, function: { name: "f" } }];
+  test("a call the token limit cut stays a call, marked cut, and the choice ends with length", async () => {
+    const { events } = await run([delta('<tool_call>\n{"name": "f", "arguments": {"a": "x'), finish("length", 8)], request({ tools, toolChoice: "auto" }));
+    const r = await collectChoice((async function* () { yield* events; })());
+    expect(r.blocks).toEqual([{ kind: "tool_call", id: expect.any(String), name: "f", arguments: '{"a": "x', cut: true }]);
+    expect(r.finish).toBe("length");
+  });
+
+  test("a model that ends its turn inside a call wrote malformed output", async () => {
+    const { events } = await run([delta('<tool_call>\n{"name": "f", "arguments": {"a"'), finish("stop", 8)], request({ tools, toolChoice: "auto" }));
+    expect(events.at(-1)).toMatchObject({ type: "error", error: { status: 500, message: expect.stringContaining("inside a tool call") } });
   });
 });

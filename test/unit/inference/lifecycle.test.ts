@@ -66,7 +66,7 @@ function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admission) => 
     scheduler: tickingScheduler(limit, submitted) as unknown as LifecycleDeps["scheduler"],
     tokenizers: {
       get: async () => ({
-        format: resolvePromptFormat(undefined, "", () => false), stopTokenIds: [], encodeText: () => [], minTokens: () => 0,
+        format: resolvePromptFormat(undefined, "", () => false), stopTokenIds: [], specialTokens: new Map(), encodeText: () => [], minTokens: () => 0,
         renderChat: () => "prompt", encodePrompt: async () => [1, 2, 3, 4, 5, 6, 7],
       }),
     } as unknown as LifecycleDeps["tokenizers"],
@@ -76,7 +76,7 @@ function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admission) => 
 
 const request = (n = 1) => ({
   conversation: [{ role: "user" as const, parts: [{ type: "text" as const, text: "hi" }] }],
-  tools: null, toolChoice: "none" as const, responseFormat: { type: "text" as const }, n, maxTokens: 50,
+  tools: null, toolChoice: "none" as const, answerFormat: { kind: "text" as const }, n, maxTokens: 50,
   temperature: 0, topP: 1, seed: 1, stop: [], ignoreEos: false,
 });
 

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { ParsedEvent as CoreEvent } from "../../../src/inference/blocks.ts";
 import { HERMES_TOOL_CALL, THINK } from "../../../src/inference/prompt-format.ts";
-import { heldSuffix, OutputParser, parseToolCallBody } from "../../../src/inference/output-parser.ts";
+import { parseToolCallBody, readPartialCall } from "../../../src/inference/call-body.ts";
+import { heldSuffix, OutputParser } from "../../../src/inference/output-parser.ts";
 
 const BOTH = { thinking: THINK, toolCall: HERMES_TOOL_CALL };
 
@@ -55,9 +56,42 @@ describe("OutputParser", () => {
     }
   });
 
-  test("a malformed or unterminated tool call is returned as text", () => {
-    expect(squash(run(["<tool_call>not json</tool_call>"]))).toEqual([{ type: "text", text: "<tool_call>not json</tool_call>" }]);
-    expect(squash(run(['<tool_call>{"name": "x"']))).toEqual([{ type: "text", text: '<tool_call>{"name": "x"' }]);
+  test("a call the output ended inside is a cut call with the arguments written so far, across any chunking", () => {
+    const text = 'Sure.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par';
+    for (const chunks of [[text], text.split("")]) {
+      expect(squash(run(chunks))).toEqual([
+        { type: "text", text: "Sure." },
+        { type: "tool_call_start", id: "call_1", name: "get_weather" },
+        { type: "tool_call_delta", arguments: '{"city": "Par' },
+        { type: "tool_call_end", cut: true },
+      ]);
+    }
+    // Cut before its name was whole: nothing to report, and no markup either.
+    expect(squash(run(['Sure.<tool_call>\n{"name": "get_w']))).toEqual([{ type: "text", text: "Sure." }]);
+    // Cut right after the name: a call with no arguments yet.
+    expect(squash(run(['<tool_call>{"name": "f", "arguments": ']))).toEqual([
+      { type: "tool_call_start", id: "call_1", name: "f" },
+      { type: "tool_call_end", cut: true },
+    ]);
+  });
+
+  test("a closed but malformed call is still a call when its name can be read; otherwise its body is text without markers", () => {
+    expect(squash(run(['<tool_call>{"name": "f", "arguments": {"city": Paris}}</tool_call>']))).toEqual([
+      { type: "tool_call_start", id: "call_1", name: "f" },
+      { type: "tool_call_delta", arguments: '{"city": Paris}' },
+      { type: "tool_call_end" },
+    ]);
+    expect(squash(run(["<tool_call>not json</tool_call>"]))).toEqual([{ type: "text", text: "not json" }]);
+  });
+
+  test("markers never reach the answer: stray closes and opens inside a block are dropped", () => {
+    expect(squash(run(["a</tool_call>b</think>c"]))).toEqual([{ type: "text", text: "abc" }]);
+    expect(squash(run(["<think>x<tool_call>y</tool_call><think>z</think>w"]))).toEqual([
+      { type: "reasoning", text: "xyz" },
+      { type: "text", text: "w" },
+    ]);
+    const call = run(['<tool_call>{"name": "f", <think>"arguments": {}}</tool_call>']);
+    expect(squash(call)).toEqual([{ type: "tool_call_start", id: "call_1", name: "f" }, { type: "tool_call_delta", arguments: "{}" }, { type: "tool_call_end" }]);
   });
 
   test("markers are plain text when the feature is off", () => {
@@ -73,5 +107,11 @@ describe("OutputParser", () => {
     expect(parseToolCallBody('{"name":"f"}')).toEqual({ name: "f", arguments: "{}" });
     expect(parseToolCallBody('{"name":"","arguments":{}}')).toBeNull();
     expect(parseToolCallBody('{"name":"f","arguments":[1]}')).toBeNull();
+    expect(readPartialCall('{"name": "f", "arguments": {"a": [1, 2', false)).toEqual({ name: "f", arguments: '{"a": [1, 2' });
+    expect(readPartialCall('{"name": "f\\"q", "arguments": {"a": 1}', true)).toEqual({ name: 'f"q', arguments: '{"a": 1}' });
+    expect(readPartialCall('{"name": "f", "arguments": {"a": x}}', true)).toEqual({ name: "f", arguments: '{"a": x}' });
+    expect(readPartialCall('{"name": "f"}', true)).toEqual({ name: "f", arguments: "{}" });
+    expect(readPartialCall('{"arguments": {}, "name": "f"}', true)).toBeNull();
+    expect(readPartialCall('{"name": "", "arguments": {}}', true)).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
-// The built-in tool loop over a scripted core: searches run between steps, block indexes keep counting, usage
-// is summed over the steps and settled once, the number of searches is bounded, and a forced search whose model
-// cannot write its query searches for the user's last message.
+// The built-in tool loop over a scripted core, with web_search as the built-in tool: searches run between steps,
+// block indexes keep counting, usage is summed over the steps and settled once, the number of searches is bounded,
+// a forced search whose model cannot write its query searches for the user's last message, and a call cut by the
+// token limit is not run.
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { openDatabase } from "../../../src/db/client.ts";
@@ -11,13 +12,15 @@ import type { CoreEvent } from "../../../src/inference/blocks.ts";
 import type { Conversation } from "../../../src/inference/conversation.ts";
 import { type LifecycleDeps, startRun } from "../../../src/inference/lifecycle.ts";
 import { resolvePromptFormat } from "../../../src/inference/prompt-format.ts";
-import type { CoreRequest, ToolDef } from "../../../src/inference/request.ts";
-import { FORCED_QUERY_TOKENS, withWebSearch } from "../../../src/inference/tool-loop.ts";
+import type { CoreRequest } from "../../../src/inference/request.ts";
+import type { ToolDef } from "../../../src/inference/tool-def.ts";
+import { withBuiltins } from "../../../src/inference/tool-loop.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import type { ModelEntry } from "../../../src/models/registry.ts";
 import type { SeqEvent, SeqRequest } from "../../../src/scheduler/scheduler.ts";
 import { type SearchBackend, SearchError } from "../../../src/tools/search-backend.ts";
+import { FORCED_QUERY_TOKENS, WEB_SEARCH_FUNCTION, webSearchTool } from "../../../src/tools/web-search.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
@@ -48,7 +51,7 @@ function setup(script: { text: string; reason?: "stop" | "length" }[]) {
     } as unknown as LifecycleDeps["scheduler"],
     tokenizers: {
       get: async () => ({
-        format: resolvePromptFormat(undefined, "<tool_call></tool_call>", () => false), stopTokenIds: [], encodeText: () => [], minTokens: () => 0,
+        format: resolvePromptFormat(undefined, "<tool_call></tool_call>", () => false), stopTokenIds: [], specialTokens: new Map(), encodeText: () => [], minTokens: () => 0,
         renderChat: (conv: Conversation, tools: ToolDef[] | null) => (renders.push({ conv: structuredClone(conv), tools }), "prompt"),
         encodePrompt: async () => new Array(10 * renders.length).fill(1),
       }),
@@ -60,7 +63,7 @@ function setup(script: { text: string; reason?: "stop" | "length" }[]) {
 
 const base = (maxTokens: number | null = null): CoreRequest => ({
   conversation: [{ role: "user", parts: [{ type: "text", text: "hi there" }] }],
-  tools: null, toolChoice: "auto", responseFormat: { type: "text" }, n: 1, maxTokens, temperature: 0, topP: 1, seed: 1, stop: [], ignoreEos: false,
+  tools: null, toolChoice: "auto", answerFormat: { kind: "text" }, n: 1, maxTokens, temperature: 0, topP: 1, seed: 1, stop: [], ignoreEos: false,
 });
 
 function backend(fail = false) {
@@ -86,13 +89,13 @@ describe("tool loop", () => {
   test("a call to web_search runs the search and a second step in the same stream: indexes continue, usage is summed and settled once", async () => {
     const s = setup([{ text: `Let me look. ${CALL}` }, { text: "Paris [1] is the capital." }]);
     const { b, queries } = backend();
-    const { events, settlement } = await run(s, withWebSearch(base(), { backend: b, maxCalls: 3 }, false));
+    const { events, settlement } = await run(s, withBuiltins(base(), [webSearchTool(b, 3)], null));
     expect(queries).toEqual(["paris"]);
     const starts = events.filter((e) => e.type === "block_start");
-    expect(starts.map((e) => [e.index, e.block.kind])).toEqual([[0, "text"], [1, "web_search_call"], [2, "text"]]);
-    expect(starts[1]!.block).toMatchObject({ kind: "web_search_call", query: "paris" });
+    expect(starts.map((e) => [e.index, e.block.kind])).toEqual([[0, "text"], [1, "builtin_call"], [2, "text"]]);
+    expect(starts[1]!.block).toMatchObject({ kind: "builtin_call", name: "web_search", arguments: '{"query":"paris"}' });
     const end = events.find((e) => e.type === "block_end" && e.index === 1);
-    expect(end).toMatchObject({ search: { status: "completed", sources: [{ n: 1, url: "https://paris.example" }, { n: 2, url: "https://france.example" }] } });
+    expect(end).toMatchObject({ result: { status: "completed", detail: { sources: [{ n: 1, url: "https://paris.example" }, { n: 2, url: "https://france.example" }] } } });
     expect(events.filter((e) => e.type === "finish")).toEqual([{ type: "finish", reason: "stop", stopSequence: null }]);
     // Prompts of 10 and 20 tokens, 5 output tokens per step.
     expect(settlement.usage).toMatchObject({ inputTokens: 30, outputTokens: 10 });
@@ -111,30 +114,39 @@ describe("tool loop", () => {
   test("searches per response are bounded: past the limit the tool is no longer offered and the loop ends", async () => {
     const s = setup([{ text: CALL }]);
     const { b, queries } = backend();
-    const { events } = await run(s, withWebSearch(base(), { backend: b, maxCalls: 2 }, false));
+    const { events } = await run(s, withBuiltins(base(), [webSearchTool(b, 2)], null));
     expect(queries.length).toBe(2);
     expect(s.renders.length).toBe(3);
     expect(s.renders[2]!.tools).toBeNull();
     // Sources are numbered across the response: the second search's start at 3.
-    const second = events.filter((e) => e.type === "block_end" && e.search)[1];
-    expect(second).toMatchObject({ search: { sources: [{ n: 3 }, { n: 4 }] } });
+    const second = events.filter((e) => e.type === "block_end" && e.result)[1];
+    expect(second).toMatchObject({ result: { detail: { sources: [{ n: 3 }, { n: 4 }] } } });
     expect(events.at(-1)).toMatchObject({ type: "finish" });
   });
 
   test("a forced search: its call gets a small budget, a model that cannot write it searches for the last user message; a failed search is told to the model", async () => {
     const s = setup([{ text: '{"query": "unterminated', reason: "length" }, { text: "I could not search." }]);
     const { b, queries } = backend(true);
-    const { events, settlement } = await run(s, withWebSearch(base(200), { backend: b, maxCalls: 3 }, true));
+    const { events, settlement } = await run(s, withBuiltins(base(200), [webSearchTool(b, 3)], WEB_SEARCH_FUNCTION));
     expect(s.submitted[0]!.params.maxTokens).toBe(FORCED_QUERY_TOKENS);
     expect(s.submitted[1]!.params.maxTokens).toBe(195);
     expect(queries).toEqual(["hi there"]);
     // The unfinished call text is not shown: the search block comes first.
     const starts = events.filter((e) => e.type === "block_start");
-    expect(starts.map((e) => [e.index, e.block.kind])).toEqual([[0, "web_search_call"], [1, "text"]]);
-    expect(events.find((e) => e.type === "block_end" && e.index === 0)).toMatchObject({ search: { status: "failed", reason: "the search backend answered HTTP 502" } });
+    expect(starts.map((e) => [e.index, e.block.kind])).toEqual([[0, "builtin_call"], [1, "text"]]);
+    expect(events.find((e) => e.type === "block_end" && e.index === 0)).toMatchObject({ result: { status: "failed", detail: { reason: "the search backend answered HTTP 502" } } });
     const result = s.renders[1]!.conv.at(-1)!.parts[0]!;
     expect(result).toMatchObject({ type: "tool_result", isError: true });
     expect(JSON.stringify(result)).toContain("The web search failed: the search backend answered HTTP 502");
     expect(settlement).toMatchObject({ status: "completed", usage: { inputTokens: 30, outputTokens: 10 } });
+  });
+
+  test("a web_search call the token limit cut is not run: the response ends with length and shows no call", async () => {
+    const s = setup([{ text: '<tool_call>\n{"name": "web_search", "arguments": {"query": "par', reason: "length" }]);
+    const { b, queries } = backend();
+    const { events } = await run(s, withBuiltins(base(), [webSearchTool(b, 3)], null));
+    expect(queries).toEqual([]);
+    expect(events.filter((e) => e.type === "block_start")).toEqual([]);
+    expect(events.at(-1)).toEqual({ type: "finish", reason: "length", stopSequence: null });
   });
 });
