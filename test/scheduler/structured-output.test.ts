@@ -122,10 +122,12 @@ describe("unforced calls of strict tools", () => {
       const r = await post("/v1/chat/completions", { messages: [{ role: "user", content: "go" }], tools, max_tokens: 300, seed });
       if (r.status !== 200) return `seed ${seed}: ${r.status} ${r.text.slice(0, 200)}`;
       const m = r.body.choices[0].message;
-      // An opened call left unparsed would come back as text; only a max_tokens cut may leave one open.
-      if (r.body.choices[0].finish_reason !== "length" && m.content?.includes("<tool_call>")) return `seed ${seed}: unparsed call in ${JSON.stringify(m.content).slice(0, 200)}`;
-      for (const c of m.tool_calls ?? []) {
+      if (m.content?.includes("<tool_call>")) return `seed ${seed}: markup in ${JSON.stringify(m.content).slice(0, 200)}`;
+      const cut = r.body.choices[0].finish_reason === "length";
+      for (const [i, c] of (m.tool_calls ?? []).entries()) {
         calls++;
+        // Only the last call of a max_tokens cut may be unfinished (it comes back as a call with its beginning).
+        if (cut && i === m.tool_calls.length - 1) continue;
         const p = callProblem(c.function.name, c.function.arguments);
         if (p) return `seed ${seed}: ${p}`;
       }

@@ -263,7 +263,7 @@ export class Engine {
       const logits = out.logits.subarray(row * out.vocab, (row + 1) * out.vocab);
       const forced = seq.forcedToken();
       // The grammar's mask comes first, so top-k and top-p choose among allowed tokens only.
-      if (forced === null && seq.constraint?.masking) seq.constraint.restrict(logits);
+      if (forced === null) seq.constraint?.restrict(logits);
       if (forced === null && seq.params.topK && seq.params.temperature > 0) this.topK.apply(logits, seq.params.topK);
       const token = forced ?? this.sampler.sample(logits, seq.params, seq.rng);
       const outcome = seq.accept(token, this.runner.maxContext);

@@ -69,8 +69,17 @@ export class RowConstraint {
     }
   }
 
-  /** Sets every token the grammar refuses to -Infinity in this row's logits; throws when the constraint failed. */
+  /**
+   * Sets every token the grammar refuses to -Infinity in this row's logits; throws when the constraint failed. Before
+   * a thinking block closes, an answer that must follow it (not a triggered span, which is optional) may not be
+   * skipped: the end ids are refused, so the model thinks on until it closes the block or its budget does.
+   */
   restrict(logits: Float32Array): void {
+    if (this.state === "waiting" && !this.c.trigger) {
+      for (const id of this.c.stopIds) if (id < logits.length) logits[id] = -Infinity;
+      return;
+    }
+    if (this.state !== "active") return;
     if (this.problem !== null) throw new Error(this.problem);
     if (!this.mask) throw new Error("output constraint: no mask was prepared for this step");
     applyMask(logits, this.mask);

@@ -118,6 +118,21 @@ describe("constrained rows in the engine", () => {
     expect(src.live.size).toBe(0);
   });
 
+  test("before the block closes, end ids are refused when an answer must follow; a triggered (optional) span leaves them", async () => {
+    const logits = () => new Float32Array(VOCAB).fill(1);
+    const required = new RowConstraint(constraint({ startAfter: { tokenId: THINK_CLOSE, framingIds: [] } }), source());
+    const l = logits();
+    required.restrict(l);
+    expect(l[EOS]).toBe(-Infinity);
+    expect(l[idOf("a")]).toBe(1);
+    const optional = new RowConstraint(constraint({ startAfter: { tokenId: THINK_CLOSE, framingIds: [] }, trigger: { tokenId: 62, framingIds: [] } }), source());
+    const m = logits();
+    optional.restrict(m);
+    expect(m[EOS]).toBe(1);
+    required.dispose();
+    optional.dispose();
+  });
+
   test("a trigger constrains only the spans the model opens: free text, marker, framing, JSON, close, free again", async () => {
     const src = source();
     const OPEN = 62;
