@@ -203,7 +203,7 @@ describe("calls cut by the token limit stay calls, and markup never reaches an a
       if (json !== null && JSON.stringify(JSON.parse(json)) !== JSON.stringify(content[0].input)) return `the streamed buffer ${json} is not the input`;
       return markupIn(content[0].input.city);
     };
-    const results = await seeded(async (run) => {
+    const results = await seeded(async () => {
       const r = await post("/v1/messages", body);
       const whole = check(r.body.stop_reason, r.body.content, null);
       const events = sseEvents((await post("/v1/messages", { ...body, stream: true })).text);
