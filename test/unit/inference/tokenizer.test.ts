@@ -3,14 +3,17 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { OffThreadEncoder } from "../../../src/inference/off-thread-encoder.ts";
 import { Tokenizers } from "../../../src/inference/tokenizer.ts";
+import { memoryLogger } from "../../../src/log/logger.ts";
 import { scanModels } from "../../../src/models/registry.ts";
 import { tokenizerWorkerUrl } from "../../../src/native/worker-url.ts";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
+import { fakeManifest, writeFakeModel } from "../../helpers/fake-model.ts";
+import { tempDir } from "../../helpers/kiln.ts";
 import { tinyModelDir } from "../../helpers/tiny-model.ts";
 
 const model = scanModels(dirname(await tinyModelDir())).models[0]!;
 const encoder = new OffThreadEncoder(tokenizerWorkerUrl());
-const tokenizers = new Tokenizers(encoder);
+const tokenizers = new Tokenizers({ offThread: encoder });
 const tok = await tokenizers.get(model);
 afterAll(() => tokenizers.close());
 
@@ -54,5 +57,16 @@ describe("prompt tokenizing", () => {
     expect(ids.length).toBeGreaterThan(800_000);
     // The same ids as the main thread gives (which takes over a second for this text).
     expect(ids).toEqual(tok.encodeText(text));
+  });
+
+  test("a tokenizer that cannot load answers 503 with a fixed text; the log has the loader's own words", async () => {
+    const models = tempDir();
+    writeFakeModel(models, "broken", fakeManifest("broken-tok-v1"));
+    const broken = scanModels(models).models[0]!;
+    expect(broken.dir).toBe(join(models, "broken"));
+    const logger = memoryLogger();
+    const err = await new Tokenizers({ logger }).get(broken).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 503, code: "backend_unavailable", message: "The tokenizer of 'broken-tok-v1' could not be loaded; retry later" });
+    expect(logger.lines).toEqual([expect.objectContaining({ msg: "tokenizer failed to load", model: "broken-tok-v1", reason: expect.stringContaining('Tokenizer must contain a "model" property') })]);
   });
 });
