@@ -7,7 +7,7 @@ import type { Logger } from "../log/logger.ts";
 import { errorDetail, failureError } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { Conversation } from "./conversation.ts";
-import type { OffThreadEncoder } from "./off-thread-encoder.ts";
+import { EncodeTimeout, type OffThreadEncoder } from "./off-thread-encoder.ts";
 import { type PromptFormat, resolvePromptFormat, templateMessages } from "./prompt-format.ts";
 import type { ToolDef } from "./request.ts";
 import { maxBytesPerToken, minTokens, type TokenizerJson } from "./token-bound.ts";
@@ -90,6 +90,11 @@ export async function loadTokenizer(model: ModelEntry, opts: TokenizersOptions =
         try {
           ids = await offThread.encode(model.dir, rendered);
         } catch (e) {
+          // A text the worker hung on would hang the main thread too: it fails instead of being encoded here.
+          if (e instanceof EncodeTimeout) {
+            logger?.error("prompt tokenizing timed out", { model: model.id, reason: e.message });
+            throw failureError({ cause: "tokenizer_timeout", detail: e.message }, model.id);
+          }
           // The worker failed (it is replaced on the next request); the answer still comes from here.
           logger?.warn("tokenizer worker failed; tokenizing on the main thread", { model: model.id, reason: errorDetail(e) });
           ids = encodeText(rendered);

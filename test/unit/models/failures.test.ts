@@ -1,5 +1,7 @@
 // The fixed public texts of backend failures: status and code per cause, the detail kept off the error, one log line.
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { ApiError } from "../../../src/errors/api-error.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { errorDetail, type FailureCause, failureError, failureOf, healthText, logRequestFailure } from "../../../src/models/failures.ts";
@@ -50,5 +52,17 @@ describe("backend failures", () => {
     const e = new Error("boom");
     expect(errorDetail(e)).toStartWith("Error: boom\n    at ");
     expect(errorDetail("plain")).toBe("plain");
+  });
+
+  test("the README's table lists every cause with the very text a request gets", () => {
+    const readme = readFileSync(join(import.meta.dir, "..", "..", "..", "README.md"), "utf8");
+    const causes: FailureCause[] = ["load_failed", "load_timeout", "worker_lost", "worker_hung", "worker_restarted", "generation_failed", "tokenizer_unavailable", "tokenizer_timeout"];
+    for (const cause of causes) {
+      const row = readme.split("\n").find((l) => l.startsWith(`| \`${cause}\` |`));
+      expect(row).toContain(`| ${failureError({ cause, detail: "" }, "…").message}`);
+    }
+    for (const cause of ["load_failed", "load_timeout", "worker_lost", "worker_hung", "worker_restarted", "tokenizer_unavailable"] as const) {
+      expect(readme.split("\n").find((l) => l.startsWith(`| \`${cause}\` |`))).toContain(`: ${healthText(cause)} |`);
+    }
   });
 });
