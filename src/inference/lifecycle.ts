@@ -9,6 +9,7 @@ import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { TokenTiming } from "../metrics/token-timing.ts";
+import { logRequestFailure } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import { Channel } from "../scheduler/channel.ts";
 import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
@@ -159,7 +160,10 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
       for await (const ev of stream) {
         if (ev.type === "block_delta") timing?.output(performance.now());
         if (ev.type === "usage") perChoice[i] = ev.usage;
-        if (ev.type === "error") failed = true;
+        if (ev.type === "error") {
+          failed = true;
+          logRequestFailure(deps.logger, ev.error, opts.scope.requestId, opts.model.id);
+        }
         channels[i]!.push(ev);
       }
     } catch (e) {

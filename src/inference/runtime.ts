@@ -4,6 +4,7 @@ import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ModelRegistry } from "../models/registry.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
+import type { WorkerFailure } from "../scheduler/supervisor.ts";
 import { TextBackend, type TextWorkers } from "../scheduler/text-backend.ts";
 import { OffThreadEncoder } from "./off-thread-encoder.ts";
 import { Tokenizers } from "./tokenizer.ts";
@@ -26,7 +27,7 @@ export async function startRuntime(opts: {
   hangTimeoutMs?: number;
   spawnWorker?: (url: string | URL) => Worker;
   /** A worker was replaced after a crash, hang or failure. */
-  onWorkerRestart?: (model: string, reason: string) => void;
+  onWorkerRestart?: (model: string, failure: WorkerFailure) => void;
 }): Promise<Runtime> {
   const { registry, logger } = opts;
   const scheduler = new Scheduler(opts.config.maxQueue);
@@ -41,19 +42,19 @@ export async function startRuntime(opts: {
     loadTimeoutMs: opts.config.loadTimeoutS * 1000,
     spawnWorker: opts.spawnWorker,
     onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
-    onLost: (ids, reason) => scheduler.onWorkerLost(ids, reason),
-    onHealth: (model, status, message) => registry.setHealth(model, status, message),
+    onLost: (ids, failure) => scheduler.onWorkerLost(ids, failure),
+    onHealth: (model, status, cause) => registry.setHealth(model, status, cause),
     onReady: () => scheduler.pump(),
-    onUnservable: (model, reason) => scheduler.onUnservable(model, reason),
+    onUnservable: (model, failure) => scheduler.onUnservable(model, failure),
     onRestart: opts.onWorkerRestart,
   });
   scheduler.attach(text);
   const pool = text.workers;
-  const tokenizers = new Tokenizers(opts.tokenizerWorkerUrl ? new OffThreadEncoder(opts.tokenizerWorkerUrl) : undefined);
-  await Promise.all([pool.start(), ...chatModels.map((m) => tokenizers.get(m).catch((e) => {
-    logger.error("tokenizer failed to load", { model: m.id, reason: String(e) });
-    registry.setHealth(m.id, "outage", `tokenizer failed to load: ${(e as Error).message}`);
-  }))]);
+  const tokenizers = new Tokenizers({ logger, offThread: opts.tokenizerWorkerUrl ? new OffThreadEncoder(opts.tokenizerWorkerUrl) : undefined });
+  const noTokenizer: string[] = [];
+  await Promise.all([pool.start(), ...chatModels.map((m) => tokenizers.get(m).catch(() => noTokenizer.push(m.id)))]);
+  // Set after the workers' own reports, so a worker that loaded does not read the model back as operational.
+  for (const id of noTokenizer) registry.setHealth(id, "outage", "tokenizer_unavailable");
   return {
     scheduler,
     pool,

@@ -3,9 +3,11 @@
 import { AutoTokenizer, env, type PreTrainedTokenizer } from "@huggingface/transformers";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Logger } from "../log/logger.ts";
+import { errorDetail, failureError } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { Conversation } from "./conversation.ts";
-import type { OffThreadEncoder } from "./off-thread-encoder.ts";
+import { EncodeTimeout, type OffThreadEncoder } from "./off-thread-encoder.ts";
 import { type PromptFormat, resolvePromptFormat, templateMessages } from "./prompt-format.ts";
 import type { ToolDef } from "./tool-def.ts";
 import { maxBytesPerToken, minTokens, type TokenizerJson } from "./token-bound.ts";
@@ -52,7 +54,15 @@ function collectStopIds(tok: PreTrainedTokenizer, dir: string): number[] {
 /** Texts longer than this (UTF-8 bytes, roughly) are tokenized in the worker: about 10 ms of main-thread time. */
 export const OFF_THREAD_BYTES = 32 * 1024;
 
-export async function loadTokenizer(model: ModelEntry, offThread?: OffThreadEncoder): Promise<ModelTokenizer> {
+export interface TokenizersOptions {
+  /** Large prompts are tokenized in its worker. */
+  offThread?: OffThreadEncoder;
+  /** Where a tokenizer's failures are logged in full (clients get fixed texts). */
+  logger?: Logger;
+}
+
+export async function loadTokenizer(model: ModelEntry, opts: TokenizersOptions = {}): Promise<ModelTokenizer> {
+  const { offThread, logger } = opts;
   const tok = await AutoTokenizer.from_pretrained(model.dir, { local_files_only: true });
   const stopTokenIds = collectStopIds(tok, model.dir);
   const encodeText = (text: string) => tok.encode(text, { add_special_tokens: false });
@@ -83,8 +93,14 @@ export async function loadTokenizer(model: ModelEntry, offThread?: OffThreadEnco
       if (offThread && rendered.length > OFF_THREAD_BYTES) {
         try {
           ids = await offThread.encode(model.dir, rendered);
-        } catch {
+        } catch (e) {
+          // A text the worker hung on would hang the main thread too: it fails instead of being encoded here.
+          if (e instanceof EncodeTimeout) {
+            logger?.error("prompt tokenizing timed out", { model: model.id, reason: e.message });
+            throw failureError({ cause: "tokenizer_timeout", detail: e.message }, model.id);
+          }
           // The worker failed (it is replaced on the next request); the answer still comes from here.
+          logger?.warn("tokenizer worker failed; tokenizing on the main thread", { model: model.id, reason: errorDetail(e) });
           ids = encodeText(rendered);
         }
       } else ids = encodeText(rendered);
@@ -102,20 +118,24 @@ function warmTemplate(tok: PreTrainedTokenizer): void {
   }
 }
 
-/** Loads each model's tokenizer once; with an OffThreadEncoder, large prompts are tokenized in its worker. */
+/**
+ * Loads each model's tokenizer once; with an OffThreadEncoder, large prompts are tokenized in its worker. A load that
+ * fails is logged in full and answered 503 with a fixed text; the next request tries again.
+ */
 export class Tokenizers {
   private cache = new Map<string, Promise<ModelTokenizer>>();
 
-  constructor(private readonly offThread?: OffThreadEncoder) {}
+  constructor(private readonly opts: TokenizersOptions = {}) {}
 
   get(model: ModelEntry): Promise<ModelTokenizer> {
     let t = this.cache.get(model.id);
     if (!t) {
-      t = loadTokenizer(model, this.offThread);
-      if (this.offThread) {
-        const offThread = this.offThread;
-        t.then(() => offThread.warm(model.dir), () => {});
-      }
+      t = loadTokenizer(model, this.opts).catch((e: unknown) => {
+        this.opts.logger?.error("tokenizer failed to load", { model: model.id, reason: errorDetail(e) });
+        throw failureError({ cause: "tokenizer_unavailable", detail: errorDetail(e) }, model.id);
+      });
+      const offThread = this.opts.offThread;
+      if (offThread) t.then(() => offThread.warm(model.dir), () => {});
       this.cache.set(model.id, t);
       t.catch(() => this.cache.delete(model.id));
     }
@@ -123,6 +143,6 @@ export class Tokenizers {
   }
 
   close(): void {
-    this.offThread?.close();
+    this.opts.offThread?.close();
   }
 }

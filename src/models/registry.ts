@@ -1,6 +1,7 @@
 // The model registry: scans the models dir, one folder per model, and tracks each model's health.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { type HealthCause, healthText } from "./failures.ts";
 import { dtypesFromFiles, infoFromConfig, onnxFileForDtype, parseManifest, type ModelInfo } from "./manifest.ts";
 
 export type Health = "operational" | "degraded" | "outage";
@@ -12,6 +13,7 @@ export interface ModelEntry extends ModelInfo {
 
 export interface ModelHealth {
   status: Health;
+  /** One of the fixed texts of src/models/failures.ts: GET /v1/status shows it to anyone. */
   message: string | null;
 }
 
@@ -103,8 +105,10 @@ export class ModelRegistry {
     return this.health.get(id) ?? { status: "outage", message: "unknown model" };
   }
 
-  setHealth(id: string, status: Health, message: string | null = null): void {
+  /** Takes a cause, not text, so no error detail can reach the public status page. */
+  setHealth(id: string, status: Health, cause: HealthCause | null = null): void {
     if (!this.byId.has(id)) return;
+    const message = cause ? healthText(cause) : null;
     const before = this.health.get(id);
     if (before?.status === status && before.message === message) return;
     this.health.set(id, { status, message });

@@ -1,5 +1,7 @@
 // Admission, queueing and dispatch of generation sequences onto a backend's workers; one stream of deltas per sequence.
+// Worker failures reach a sequence as fixed-text errors (src/models/failures.ts); their detail rides along for the log.
 import { ApiError } from "../errors/api-error.ts";
+import { type Failure, failureError } from "../models/failures.ts";
 import { Channel } from "./channel.ts";
 import type { SamplingParams, SeqDelta, SeqFinish } from "./protocol.ts";
 import { type NewEntry, RequestQueue, type SlotView } from "./queue.ts";
@@ -14,6 +16,7 @@ export interface SequenceBackend {
   cancel(workerId: number, seqId: string): void;
 }
 
+/** A sequence's stream; a sequence the worker ended with an error fails the stream instead of finishing it. */
 export type SeqEvent = { type: "delta"; text: string; tokens: number } | { type: "finish"; finish: SeqFinish };
 
 export interface SeqRequest {
@@ -96,33 +99,37 @@ export class Scheduler {
       if (d.text || d.tokens) this.sinks.get(d.seqId)?.push({ type: "delta", text: d.text, tokens: d.tokens });
     }
     for (const f of finished) {
-      this.queue.finish(f.seqId);
+      const entry = this.queue.finish(f.seqId);
       const sink = this.sinks.get(f.seqId);
       this.sinks.delete(f.seqId);
       if (!sink) continue;
-      sink.push({ type: "finish", finish: f });
-      sink.close();
+      // The worker's message (engine, ONNX Runtime or constraint text) is detail for the log, never a client's answer.
+      if (f.reason === "error") sink.fail(failureError({ cause: "generation_failed", detail: f.message ?? "no message" }, entry?.model ?? ""));
+      else {
+        sink.push({ type: "finish", finish: f });
+        sink.close();
+      }
     }
     if (finished.length) this.pump();
   }
 
-  onWorkerLost(seqIds: string[], reason: string): void {
+  onWorkerLost(seqIds: string[], failure: Failure): void {
     for (const id of seqIds) {
-      this.queue.finish(id);
+      const entry = this.queue.finish(id);
       const sink = this.sinks.get(id);
       this.sinks.delete(id);
-      sink?.fail(ApiError.backendUnavailable(`The model worker serving this request stopped (${reason}); retry the request`));
+      sink?.fail(failureError(failure, entry?.model ?? ""));
     }
     this.pump();
   }
 
   /** No worker is left for the model: its waiting sequences fail retryably instead of waiting for ever. */
-  onUnservable(model: string, reason: string): void {
+  onUnservable(model: string, failure: Failure): void {
     for (const id of this.queue.waitingFor(model)) {
       this.queue.cancel(id);
       const sink = this.sinks.get(id);
       this.sinks.delete(id);
-      sink?.fail(ApiError.backendUnavailable(`No worker can serve '${model}' (${reason}); retry shortly`));
+      sink?.fail(failureError(failure, model));
     }
   }
 

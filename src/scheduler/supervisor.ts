@@ -4,8 +4,10 @@
 // The supervisor knows only lifecycle messages (supervisor-protocol.ts) and opaque work ids held per worker: the
 // backend supplies the load spec, posts its own messages through `assign`/`send`, receives every non-lifecycle
 // message in `onMessage`, and calls `release` when its work ends. When a worker dies or hangs, the ids it held
-// are handed back through `onLost` so the backend's caller can fail them retryably.
+// are handed back through `onLost` so the backend's caller can fail them retryably. Every failure is reported as a
+// fixed cause plus the raw detail (src/models/failures.ts): the detail is logged here, never shown to clients.
 import type { Logger } from "../log/logger.ts";
+import type { Failure, HealthCause, WorkerCause } from "../models/failures.ts";
 import type { Health, ModelEntry } from "../models/registry.ts";
 import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor-protocol.ts";
 
@@ -16,6 +18,8 @@ export interface WorkerView {
   /** Work ids the worker holds right now. */
   held: number;
 }
+
+export type WorkerFailure = Failure<WorkerCause>;
 
 export interface SupervisorOptions<Spec, In> {
   /** Names the kind in log lines ("text", "image", ...). */
@@ -33,14 +37,14 @@ export interface SupervisorOptions<Spec, In> {
   /** Every message that is not part of the lifecycle (the kind's own protocol). */
   onMessage(workerId: number, msg: In): void;
   /** The worker died or hung: these work ids are lost (the caller fails them as retryable). */
-  onLost(ids: string[], reason: string): void;
-  onHealth(model: string, status: Health, message: string | null): void;
+  onLost(ids: string[], failure: WorkerFailure): void;
+  onHealth(model: string, status: Health, cause: HealthCause | null): void;
   /** A worker became ready, so waiting work can be dispatched. */
   onReady(): void;
   /** No worker is left for the model, none loading: work still waiting for it can never run. */
-  onUnservable?(model: string, reason: string): void;
+  onUnservable?(model: string, failure: WorkerFailure): void;
   /** A ready worker was lost and a replacement is loading (the worker-restarts metric). */
-  onRestart?(model: string, reason: string): void;
+  onRestart?(model: string, failure: WorkerFailure): void;
   /** Creates the worker thread; tests pass one that keeps a handle for fault injection. */
   spawnWorker?: (url: string | URL) => Worker;
 }
@@ -93,7 +97,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
   assign(workerId: number, workId: string, msg: Out): void {
     const h = this.handles.get(workerId);
     if (!h || h.state !== "ready") {
-      this.opts.onLost([workId], "worker is not available");
+      this.opts.onLost([workId], { cause: "worker_lost", detail: "worker is not available" });
       return;
     }
     h.held.add(workId);
@@ -118,7 +122,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
   /** Replaces a worker: its work is lost (retryable), a new one loads, the old one is asked to stop. */
   restart(workerId: number, reason = "restarted"): void {
     const h = this.handles.get(workerId);
-    if (h) this.lose(h, reason, true);
+    if (h) this.lose(h, { cause: "worker_restarted", detail: reason }, true);
   }
 
   /** Asks every worker to stop and waits for them (terminating stragglers after `graceMs`). */
@@ -165,7 +169,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
         log.error("model did not load in time", { kind: this.opts.kind, worker: id, model: model.id, timeout_ms: loadMs });
         this.handles.delete(id);
         void this.retire(h, RETIRE_GRACE_MS);
-        this.gone(model.id, `did not load within ${loadMs / 1000} s`);
+        this.gone(model.id, { cause: "load_timeout", detail: `did not load within ${loadMs / 1000} s` });
         resolve();
       }, loadMs);
       loadTimer.unref?.();
@@ -188,14 +192,14 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
             log.error("model failed to load", { kind: this.opts.kind, worker: id, model: model.id, reason: msg.message });
             this.handles.delete(id);
             void this.retire(h, RETIRE_GRACE_MS);
-            this.gone(model.id, `failed to load: ${msg.message}`);
+            this.gone(model.id, { cause: "load_failed", detail: msg.message });
             resolve();
             break;
           case "pong":
             h.rssBytes = msg.rssBytes;
             break;
           case "fatal":
-            this.lose(h, `worker failed: ${msg.message}`, true);
+            this.lose(h, { cause: "worker_lost", detail: `worker failed: ${msg.message}` }, true);
             break;
           default:
             // A dead worker's last messages are ignored: its work was already handed back as lost.
@@ -204,12 +208,12 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
       };
       worker.onerror = (ev) => {
         clearTimeout(loadTimer);
-        this.lose(h, `worker crashed: ${firstLine((ev as ErrorEvent).message)}`, false);
+        this.lose(h, { cause: "worker_lost", detail: `worker crashed: ${(ev as ErrorEvent).message}` }, false);
         resolve();
       };
       worker.addEventListener("close", () => {
         clearTimeout(loadTimer);
-        this.lose(h, "worker exited", false);
+        this.lose(h, { cause: "worker_lost", detail: "worker exited" }, false);
         resolve();
       });
       this.post(h, { type: "load", model: this.opts.loadSpec(model) });
@@ -217,7 +221,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
   }
 
   /** Hands back the worker's work and starts a replacement (unless closing); a still-running worker is retired. */
-  private lose(h: Handle, reason: string, alive: boolean): void {
+  private lose(h: Handle, failure: WorkerFailure, alive: boolean): void {
     if (h.state === "dead" || this.closing) return;
     const wasReady = h.state === "ready";
     this.handles.delete(h.id);
@@ -225,33 +229,35 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
     else h.state = "dead";
     const lost = [...h.held];
     h.held.clear();
-    this.opts.logger.error("worker lost", { kind: this.opts.kind, worker: h.id, model: h.model.id, reason, failed_work: lost.length });
-    if (lost.length) this.opts.onLost(lost, reason);
+    this.opts.logger.error("worker lost", {
+      kind: this.opts.kind, worker: h.id, model: h.model.id, cause: failure.cause, reason: failure.detail, failed_work: lost.length,
+    });
+    if (lost.length) this.opts.onLost(lost, failure);
     // One that never loaded is not replaced: the same load would likely fail again, in a loop.
     if (!wasReady) {
-      this.gone(h.model.id, reason);
+      this.gone(h.model.id, failure);
       return;
     }
     // The replacement is counted first, so the model reads degraded while it loads, not down.
     void this.spawn(h.model);
-    this.opts.onRestart?.(h.model.id, reason);
-    this.refreshHealth(h.model.id, reason);
+    this.opts.onRestart?.(h.model.id, failure);
+    this.refreshHealth(h.model.id, failure);
   }
 
   /** A worker left without a replacement: report the model's health, and whether anything can still serve it. */
-  private gone(model: string, reason: string): void {
-    this.refreshHealth(model, reason);
+  private gone(model: string, failure: WorkerFailure): void {
+    this.refreshHealth(model, failure);
     if (this.closing) return;
     for (const h of this.handles.values()) if (h.model.id === model) return;
-    this.opts.onUnservable?.(model, reason);
+    this.opts.onUnservable?.(model, failure);
   }
 
-  private refreshHealth(model: string, reason: string | null = null): void {
+  private refreshHealth(model: string, failure: WorkerFailure | null = null): void {
     const mine = [...this.handles.values()].filter((h) => h.model.id === model);
     const ready = mine.filter((h) => h.state === "ready").length;
     if (ready === this.opts.workersPerModel) this.opts.onHealth(model, "operational", null);
-    else if (mine.length > 0) this.opts.onHealth(model, "degraded", reason ?? "a worker is restarting");
-    else this.opts.onHealth(model, "outage", reason ?? "no worker is running");
+    else if (mine.length > 0) this.opts.onHealth(model, "degraded", failure?.cause ?? "worker_starting");
+    else this.opts.onHealth(model, "outage", failure?.cause ?? "no_worker");
   }
 
   private checkHealth(): void {
@@ -260,16 +266,10 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
     for (const h of [...this.handles.values()]) {
       if (h.state !== "ready") continue;
       if (h.held.size > 0 && now - h.lastHeard > hang) {
-        this.lose(h, `worker stopped responding for ${Math.round((now - h.lastHeard) / 1000)} s`, true);
+        this.lose(h, { cause: "worker_hung", detail: `worker stopped responding for ${Math.round((now - h.lastHeard) / 1000)} s` }, true);
         continue;
       }
       this.post(h, { type: "ping", nonce: now });
     }
   }
-}
-
-/** Bun's worker error text carries a code frame; keep the line that names the error. */
-function firstLine(text: string | undefined): string {
-  const lines = (text ?? "").split("\n").map((l) => l.trim()).filter(Boolean);
-  return lines.find((l) => /^\w*Error\b/.test(l)) ?? lines[0] ?? "unknown error";
 }

@@ -1,11 +1,12 @@
 // The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
 import type { Logger } from "../log/logger.ts";
+import type { HealthCause } from "../models/failures.ts";
 import type { Health, ModelEntry } from "../models/registry.ts";
 import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
 import type { ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
-import { WorkerSupervisor } from "./supervisor.ts";
+import { type WorkerFailure, WorkerSupervisor } from "./supervisor.ts";
 
 export type TextWorkers = WorkerSupervisor<ModelLoadSpec, TextFromWorker, TextToWorker>;
 
@@ -23,13 +24,13 @@ export interface TextBackendOptions {
   spawnWorker?: (url: string | URL) => Worker;
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
   /** A worker died or hung: these sequences are lost (the caller fails them as retryable). */
-  onLost(seqIds: string[], reason: string): void;
-  onHealth(model: string, status: Health, message: string | null): void;
+  onLost(seqIds: string[], failure: WorkerFailure): void;
+  onHealth(model: string, status: Health, cause: HealthCause | null): void;
   onReady(): void;
   /** No worker is left for the model: sequences waiting for it can never run. */
-  onUnservable(model: string, reason: string): void;
+  onUnservable(model: string, failure: WorkerFailure): void;
   /** A worker was replaced after a crash, hang or failure. */
-  onRestart?(model: string, reason: string): void;
+  onRestart?(model: string, failure: WorkerFailure): void;
 }
 
 /** Most sequences one worker decodes together: a model whose left padding is not exact runs one at a time. */

@@ -40,9 +40,9 @@ describe("GET /v1/status", () => {
   });
 
   test("a model's health shows in model_statuses and degrades the service", async () => {
-    k.deps.registry.setHealth("status-model-v1", "degraded", "worker restarting");
+    k.deps.registry.setHealth("status-model-v1", "degraded", "worker_hung");
     const body: any = await (await k.req("/v1/status", { key: null })).json();
-    expect(body.model_statuses).toEqual([{ id: "status-model-v1", status: "degraded", message: "worker restarting" }]);
+    expect(body.model_statuses).toEqual([{ id: "status-model-v1", status: "degraded", message: "a worker stopped responding" }]);
     expect(body.service_status).toBe("degraded");
     k.deps.registry.setHealth("status-model-v1", "operational");
   });

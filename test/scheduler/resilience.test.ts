@@ -91,7 +91,9 @@ describe("admission, disconnects and worker failure", () => {
     s.runtime.pool.restart(busy[0]!.workerId, "restarted by test");
     const res = await held;
     expect(res.status).toBe(503);
-    expect(((await res.json()) as any).error.message).toContain("restarted by test");
+    // The client gets the fixed text; the operator's reason is in the log line of the request.
+    expect(((await res.json()) as any).error.message).toBe("The model's worker was restarted; retry the request");
+    expect(s.logs.find((l) => l.msg === "request failed" && l.cause === "worker_restarted")).toMatchObject({ model: s.modelId, detail: "restarted by test" });
     const twoReady = () => s.runtime.pool.stats().filter((w) => w.state === "ready").length === 2;
     expect(await waitFor(async () => twoReady(), 15000)).toBe(true);
     // The restarted worker was replaced by a new one, not revived.

@@ -2,15 +2,19 @@
 // the real count, and large prompts are tokenized off the main thread.
 import { afterAll, describe, expect, test } from "bun:test";
 import { OffThreadEncoder } from "../../../src/inference/off-thread-encoder.ts";
-import { Tokenizers } from "../../../src/inference/tokenizer.ts";
+import { OFF_THREAD_BYTES, Tokenizers } from "../../../src/inference/tokenizer.ts";
+import { memoryLogger } from "../../../src/log/logger.ts";
+import { failureOf } from "../../../src/models/failures.ts";
 import { scanModels } from "../../../src/models/registry.ts";
 import { tokenizerWorkerUrl } from "../../../src/native/worker-url.ts";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
+import { fakeManifest, writeFakeModel } from "../../helpers/fake-model.ts";
+import { tempDir } from "../../helpers/kiln.ts";
 import { tinyModelDir } from "../../helpers/tiny-model.ts";
 
 const model = scanModels(dirname(await tinyModelDir())).models[0]!;
 const encoder = new OffThreadEncoder(tokenizerWorkerUrl());
-const tokenizers = new Tokenizers(encoder);
+const tokenizers = new Tokenizers({ offThread: encoder });
 const tok = await tokenizers.get(model);
 afterAll(() => tokenizers.close());
 
@@ -54,5 +58,51 @@ describe("prompt tokenizing", () => {
     expect(ids.length).toBeGreaterThan(800_000);
     // The same ids as the main thread gives (which takes over a second for this text).
     expect(ids).toEqual(tok.encodeText(text));
+  });
+
+  test("a large prompt the worker hangs on fails with 503 (not tokenized here instead) and the worker is replaced", async () => {
+    const logger = memoryLogger();
+    const spawned: { terminated: boolean }[] = [];
+    // The first worker answers the warm-up (an empty text) and then nothing; a real one takes over after it.
+    const hung = new OffThreadEncoder(tokenizerWorkerUrl(), {
+      budgetMs: () => (spawned.length > 1 ? 60_000 : 50),
+      spawn: (url) => {
+        spawned.push({ terminated: false });
+        if (spawned.length > 1) return new Worker(url);
+        const w = {
+          onmessage: null as ((ev: MessageEvent) => void) | null, onerror: null, unref() {},
+          postMessage(m: { id: number; text: string }) {
+            if (!m.text) queueMicrotask(() => w.onmessage?.({ data: { id: m.id, ids: new Int32Array(0) } } as MessageEvent));
+          },
+          terminate() {
+            spawned[0]!.terminated = true;
+          },
+        };
+        return w as unknown as Worker;
+      },
+    });
+    const hanging = new Tokenizers({ offThread: hung, logger });
+    const t = await hanging.get(model);
+    const big = turn("word ".repeat(OFF_THREAD_BYTES / 4));
+    const err = await t.encodePrompt(big).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 503, code: "backend_unavailable", message: "Tokenizing the prompt took too long; retry the request" });
+    expect(failureOf(err)?.cause).toBe("tokenizer_timeout");
+    expect(spawned[0]!.terminated).toBe(true);
+    expect(logger.lines.find((l) => l.msg === "prompt tokenizing timed out")).toMatchObject({ model: model.id, reason: expect.stringContaining("no answer within 50 ms") });
+    // The next large prompt goes to a fresh (real) worker and gets the right ids.
+    expect(await t.encodePrompt(big)).toEqual(t.encodeText(big));
+    expect(spawned).toHaveLength(2);
+    hanging.close();
+  });
+
+  test("a tokenizer that cannot load answers 503 with a fixed text; the log has the loader's own words", async () => {
+    const models = tempDir();
+    writeFakeModel(models, "broken", fakeManifest("broken-tok-v1"));
+    const broken = scanModels(models).models[0]!;
+    expect(broken.dir).toBe(join(models, "broken"));
+    const logger = memoryLogger();
+    const err = await new Tokenizers({ logger }).get(broken).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 503, code: "backend_unavailable", message: "The tokenizer of 'broken-tok-v1' could not be loaded; retry later" });
+    expect(logger.lines).toEqual([expect.objectContaining({ msg: "tokenizer failed to load", model: "broken-tok-v1", reason: expect.stringContaining('Tokenizer must contain a "model" property') })]);
   });
 });

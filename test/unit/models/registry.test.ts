@@ -36,8 +36,9 @@ describe("registry scan", () => {
     const reg = new ModelRegistry(scanModels(dir).models);
     expect(reg.healthOf("m-model-v1").status).toBe("operational");
     expect(reg.healthChangedAt).toBeNull();
-    reg.setHealth("m-model-v1", "degraded", "worker restarting");
-    expect(reg.healthOf("m-model-v1")).toEqual({ status: "degraded", message: "worker restarting" });
+    // A cause, never free text: the message is one of the fixed public texts.
+    reg.setHealth("m-model-v1", "degraded", "worker_restarted");
+    expect(reg.healthOf("m-model-v1")).toEqual({ status: "degraded", message: "a worker was restarted" });
     expect(reg.healthChangedAt).not.toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 // The scheduler over a fake backend: atomic admission by cost, dispatch, streaming, cancel, lost and unservable sequences.
 import { describe, expect, test } from "bun:test";
 import { ApiError } from "../../../src/errors/api-error.ts";
+import { failureOf } from "../../../src/models/failures.ts";
 import type { SamplingParams } from "../../../src/scheduler/protocol.ts";
 import type { SlotView } from "../../../src/scheduler/queue.ts";
 import { Scheduler, type SeqEvent, type SequenceBackend } from "../../../src/scheduler/scheduler.ts";
@@ -111,15 +112,41 @@ describe("Scheduler", () => {
     const { scheduler, backend, submit } = setup(4, 1, 1);
     const [running, queued] = submit(2);
     backend.held.clear();
-    scheduler.onWorkerLost([backend.added[0]!.seqId], "worker crashed: TypeError");
-    expect(await failure(running!)).toMatchObject({ status: 503, code: "backend_unavailable", message: expect.stringContaining("worker crashed: TypeError") });
+    const crashed = { cause: "worker_lost" as const, detail: "worker crashed: TypeError at /srv/kiln/workers/engine.ts:12:3" };
+    scheduler.onWorkerLost([backend.added[0]!.seqId], crashed);
+    const lost = await failure(running!);
+    expect(lost).toMatchObject({ status: 503, code: "backend_unavailable", message: "The model's worker failed; retry the request" });
+    expect(lost.headers["retry-after"]).toBe("60");
+    expect(failureOf(lost)).toEqual(crashed);
     // The freed slot went to the waiting sequence; a new one waits behind it.
     expect(backend.added).toHaveLength(2);
     const [later] = submit(1);
-    scheduler.onUnservable(MODEL, "failed to load: bad weights");
-    expect(await failure(later!)).toMatchObject({ status: 503, code: "backend_unavailable", message: expect.stringContaining("failed to load: bad weights") });
+    scheduler.onUnservable(MODEL, { cause: "load_failed", detail: "/models/m/onnx/model.onnx: protobuf parsing failed" });
+    expect(await failure(later!)).toMatchObject({ status: 503, code: "backend_unavailable", message: `The model '${MODEL}' could not be loaded; retry later` });
     expect(scheduler.load()).toEqual({ waiting: 0, active: 1 });
     scheduler.onStep([], [{ seqId: backend.added[1]!.seqId, reason: "stop", promptTokens: 2, outputTokens: 0 }]);
     expect(await drain(queued!)).toHaveLength(1);
+  });
+
+  test("a sequence the worker ended with an error fails with the fixed 500; the worker's text is only the failure's detail", async () => {
+    const { scheduler, backend, submit } = setup(2, 1, 1);
+    const [stream] = submit(1);
+    const seqId = backend.added[0]!.seqId;
+    backend.held.clear();
+    const detail = "inference failed: /srv/models/m/onnx/model.onnx: Non-zero status code returned while running MatMul node";
+    scheduler.onStep([{ seqId, text: "hi", tokens: 1 }], [{ seqId, reason: "error", promptTokens: 2, outputTokens: 1, message: detail }]);
+    const events: SeqEvent[] = [];
+    const err = await (async () => {
+      try {
+        for await (const ev of stream!) events.push(ev);
+      } catch (e) {
+        return e as ApiError;
+      }
+    })();
+    // What was generated still arrives (it is counted); the end is the failure, not a finish.
+    expect(events).toEqual([{ type: "delta", text: "hi", tokens: 1 }]);
+    expect(err).toMatchObject({ status: 500, type: "server_error", message: "The model failed while generating; retry the request" });
+    expect(failureOf(err)).toEqual({ cause: "generation_failed", detail });
+    expect(scheduler.load()).toEqual({ waiting: 0, active: 0 });
   });
 });

@@ -2,8 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
+import type { HealthCause } from "../../../src/models/failures.ts";
 import type { Health, ModelEntry } from "../../../src/models/registry.ts";
-import { WorkerSupervisor } from "../../../src/scheduler/supervisor.ts";
+import { type WorkerFailure, WorkerSupervisor } from "../../../src/scheduler/supervisor.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 import { FakeWorker } from "./fake-worker.ts";
 
@@ -17,8 +18,8 @@ function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingI
   const workers: FakeWorker[] = [];
   const logger = memoryLogger();
   const seen = {
-    lost: [] as [string[], string][], health: [] as [Health, string | null][], ready: 0, unservable: [] as string[], messages: [] as [number, ImageIn][],
-    restarts: [] as [string, string][],
+    lost: [] as [string[], WorkerFailure][], health: [] as [Health, HealthCause | null][], ready: 0, unservable: [] as WorkerFailure[],
+    messages: [] as [number, ImageIn][], restarts: [] as [string, WorkerFailure][],
   };
   const sup: WorkerSupervisor<ImageSpec, ImageIn, ImageOut> = new WorkerSupervisor([model], {
     kind: "image",
@@ -80,17 +81,18 @@ describe("WorkerSupervisor", () => {
     h.sup.assign(1, "a", { type: "render", jobId: "a" });
     h.sup.assign(1, "b", { type: "render", jobId: "b" });
     h.workers[0]!.crash("worker.ts:3\nTypeError: x is not a function\n  at step");
-    expect(h.seen.lost).toEqual([[["a", "b"], "worker crashed: TypeError: x is not a function"]]);
-    expect(h.lastHealth()).toEqual(["degraded", "worker crashed: TypeError: x is not a function"]);
-    expect(h.logger.lines.find((l) => l.msg === "worker lost")).toMatchObject({ kind: "image", worker: 1, failed_work: 2 });
+    const crashed: WorkerFailure = { cause: "worker_lost", detail: "worker crashed: worker.ts:3\nTypeError: x is not a function\n  at step" };
+    expect(h.seen.lost).toEqual([[["a", "b"], crashed]]);
+    expect(h.lastHealth()).toEqual(["degraded", "worker_lost"]);
+    expect(h.logger.lines.find((l) => l.msg === "worker lost")).toMatchObject({ kind: "image", worker: 1, failed_work: 2, cause: "worker_lost", reason: crashed.detail });
     // Work handed to the dead worker is lost at once rather than sent nowhere.
     h.sup.assign(1, "c", { type: "render", jobId: "c" });
-    expect(h.seen.lost[1]).toEqual([["c"], "worker is not available"]);
+    expect(h.seen.lost[1]).toEqual([["c"], { cause: "worker_lost", detail: "worker is not available" }]);
     expect(h.workers).toHaveLength(2);
     h.loaded(h.workers[1]!);
     expect(h.lastHealth()).toEqual(["operational", null]);
     expect(h.sup.ready().map((w) => w.workerId)).toEqual([2]);
-    expect(h.seen.restarts).toEqual([[model.id, "worker crashed: TypeError: x is not a function"]]);
+    expect(h.seen.restarts).toEqual([[model.id, crashed]]);
     await h.sup.shutdown(5);
   });
 
@@ -101,7 +103,7 @@ describe("WorkerSupervisor", () => {
     await Bun.sleep(120);
     expect(h.seen.lost).toHaveLength(1);
     expect(h.seen.lost[0]![0]).toEqual(["stuck"]);
-    expect(h.seen.lost[0]![1]).toMatch(/^worker stopped responding for \d+ s$/);
+    expect(h.seen.lost[0]![1]).toMatchObject({ cause: "worker_hung", detail: expect.stringMatching(/^worker stopped responding for \d+ s$/) });
     // Retired from inside (a shutdown message), not terminated.
     expect(h.workers[0]!.types().at(-1)).toBe("shutdown");
     expect(h.workers[0]!.terminated).toBe(false);
@@ -120,18 +122,18 @@ describe("WorkerSupervisor", () => {
     h.loaded(h.workers[0]!);
     h.workers[1]!.reply({ type: "load_error", modelId: model.id, message: "bad weights" });
     await started;
-    expect(h.lastHealth()).toEqual(["degraded", "failed to load: bad weights"]);
+    expect(h.lastHealth()).toEqual(["degraded", "load_failed"]);
     expect(h.workers[1]!.types()).toEqual(["load", "shutdown"]);
     expect(h.seen.unservable).toEqual([]);
     h.workers[0]!.close();
     expect(h.seen.unservable).toEqual([]);
     // The worker that had been ready is replaced; the replacement failing leaves nothing to serve the model.
     h.workers[2]!.reply({ type: "load_error", modelId: model.id, message: "bad weights" });
-    expect(h.lastHealth()).toEqual(["outage", "failed to load: bad weights"]);
-    expect(h.seen.unservable).toEqual(["failed to load: bad weights"]);
+    expect(h.lastHealth()).toEqual(["outage", "load_failed"]);
+    expect(h.seen.unservable).toEqual([{ cause: "load_failed", detail: "bad weights" }]);
     expect(h.workers).toHaveLength(3);
     // Only the ready worker that closed was replaced (a restart); failed loads are not retried.
-    expect(h.seen.restarts).toEqual([[model.id, "worker exited"]]);
+    expect(h.seen.restarts).toEqual([[model.id, { cause: "worker_lost", detail: "worker exited" }]]);
     await h.sup.shutdown(5);
   });
 
@@ -140,8 +142,8 @@ describe("WorkerSupervisor", () => {
     const t0 = performance.now();
     await h.sup.start();
     expect(performance.now() - t0).toBeLessThan(1000);
-    expect(h.seen.unservable).toEqual(["did not load within 0.05 s"]);
-    expect(h.lastHealth()).toEqual(["outage", "did not load within 0.05 s"]);
+    expect(h.seen.unservable).toEqual([{ cause: "load_timeout", detail: "did not load within 0.05 s" }]);
+    expect(h.lastHealth()).toEqual(["outage", "load_timeout"]);
     expect(h.sup.hasReadyWorker(model.id)).toBe(false);
     expect(h.workers[0]!.types()).toEqual(["load", "shutdown"]);
     expect(h.logger.lines.find((l) => l.msg === "model did not load in time")).toMatchObject({ worker: 1, timeout_ms: 50 });
@@ -158,7 +160,7 @@ describe("WorkerSupervisor", () => {
     await h.start();
     h.sup.assign(2, "x", { type: "render", jobId: "x" });
     h.sup.restart(2, "restarted by test");
-    expect(h.seen.lost).toEqual([[["x"], "restarted by test"]]);
+    expect(h.seen.lost).toEqual([[["x"], { cause: "worker_restarted", detail: "restarted by test" }]]);
     expect(h.workers[1]!.types().at(-1)).toBe("shutdown");
     h.workers[1]!.close();
     h.loaded(h.workers[2]!);
