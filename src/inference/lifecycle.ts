@@ -33,8 +33,8 @@ export interface Admission {
   maxOutputTokens: number;
   choices: number;
   /**
-   * A request acknowledged before a restart (a recovered background job): admitted again without refusals, since the
-   * client was already told it would run; it still reserves and holds what it may use.
+   * A request acknowledged before a restart (a recovered background job): no rate limit refuses it, since the client
+   * was already told it would run; its key, permissions and balance are checked again, and it reserves and holds.
    */
   resumed?: boolean;
 }
