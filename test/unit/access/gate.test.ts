@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Gate } from "../../../src/access/gate.ts";
 import { authenticate } from "../../../src/auth/authenticate.ts";
 import { credit, setBillingEnabled, setLapsed } from "../../../src/db/billing-repo.ts";
@@ -190,4 +192,10 @@ describe("Gate, a job recovered after a restart (admitted without the edge)", ()
     // Up to 10 × 1 + 300 × 4 = 1210 micro-units: more than the 1000 left.
     await expect(resumed(s, 10, 300)).rejects.toMatchObject({ status: 402, message: expect.stringContaining("balance cannot cover") });
   });
+});
+
+test("access/ takes plain data: no file in it imports the HTTP layer", () => {
+  const dir = join(import.meta.dir, "../../../src/access");
+  const offenders = readdirSync(dir).filter((f) => /from "\.\.\/http\//.test(readFileSync(join(dir, f), "utf8")));
+  expect(offenders).toEqual([]);
 });
