@@ -49,14 +49,27 @@ describe("route policies", () => {
     expect(entered).toEqual([]);
   });
 
-  test("keyed routes with a key: the gate runs once for the path, and the route sees the edge's key (no 401, no 500)", async () => {
+  test("keyed routes with a key: the gate runs once for the path, the body is read only where the policy says, and the route sees the edge's key", async () => {
     for (const r of routes.filter((r) => r.policy.auth)) {
       entered.length = 0;
-      const json = r.policy.body === "json" ? { json: {} } : {};
-      const res = await k.req(concrete(r.path), { method: r.method, ...json });
+      const { body, seen } = watchedBody();
+      const res = await k.req(concrete(r.path), { method: r.method, headers: { "content-type": "application/json" }, ...(r.method !== "GET" ? { body } : {}) });
       expect([r.method, r.path, entered]).toEqual([r.method, r.path, [concrete(r.path)]]);
-      // An empty body is a 400, an unknown id a 404, the model list a 200: the route ran with its key.
+      expect([r.method, r.path, seen.pulled]).toEqual([r.method, r.path, r.policy.body === "json"]);
+      // An empty body is a 400, an unknown id a 404, the model list a 200: the route ran with its key (no 401, no 500).
       expect([r.method, r.path, [200, 400, 404].includes(res.status)]).toEqual([r.method, r.path, true]);
+    }
+  });
+
+  test("while draining, only the routes whose policy says so still answer", async () => {
+    k.deps.lifecycle.draining = true;
+    try {
+      for (const r of routes) {
+        const res = await k.handle(new Request(`http://127.0.0.1${concrete(r.path)}`, { method: r.method, headers: { authorization: `Bearer ${k.key}` } }), { timeout: () => {}, requestIP: () => ({ address: "127.0.0.1" }) });
+        expect([r.method, r.path, res.status === 503]).toEqual([r.method, r.path, !r.policy.drainExempt]);
+      }
+    } finally {
+      k.deps.lifecycle.draining = false;
     }
   });
 
