@@ -24,8 +24,8 @@ export interface SettleDeps {
 }
 
 /**
- * Writes the usage row and its charge, unless a row with the same request id exists (a write that went through
- * before it seemed to fail, or a journal replayed twice): true when written.
+ * Writes the usage row and its charge, unless a row with the same request id exists (a journal replayed again after
+ * a crash mid-replay): true when written.
  */
 export function recordSettlement(db: Db, r: SettlementRecord): boolean {
   return db.transaction((tx) => {
