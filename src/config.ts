@@ -47,6 +47,8 @@ export interface Config {
   readonly webSearchMaxCalls: number;
   /** Bearer token that lets a non-loopback scraper read /metrics; unset: loopback peers only. */
   readonly metricsToken?: string;
+  /** Metrics carry a team label (one series per team ever served); off: series summed over teams. */
+  readonly metricsTeamLabels: boolean;
   /** Pricing tiers defined in config (the tiers table may add more, and wins on a name both define). */
   readonly tiers: readonly Tier[];
   /** The tier of teams that name none; unset: such teams have only their own limits. */
@@ -101,6 +103,14 @@ function secret(raw: string, name: string) {
   return raw;
 }
 
+/** A switch: 1/true/yes/on or 0/false/no/off. */
+function flag(raw: string, name: string) {
+  const t = raw.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(t)) return true;
+  if (["0", "false", "no", "off"].includes(t)) return false;
+  throw new ConfigError(`${name} must be 1 or 0 (true/false, yes/no, on/off), got "${raw}"`);
+}
+
 function tierList(raw: string, name: string) {
   try {
     return Object.freeze(parseTiers(raw));
@@ -148,6 +158,7 @@ export const OPTIONS: Option[] = [
   { key: "webSearchMaxBytes", env: "KILN_WEB_SEARCH_MAX_BYTES", flag: "--web-search-max-bytes", help: "largest search answer read", parse: int(1024, 64 * 1024 * 1024) },
   { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
   { key: "metricsToken", env: "KILN_METRICS_TOKEN", flag: "--metrics-token", help: "bearer token for /metrics from non-loopback peers", parse: secret },
+  { key: "metricsTeamLabels", env: "KILN_METRICS_TEAM_LABELS", flag: "--metrics-team-labels", help: "1: per-team metric series (one per team served)", parse: flag },
   { key: "tiers", env: "KILN_TIERS", flag: "--tiers", help: "pricing tiers, name:rpm:tpm,… (- = unlimited)", parse: tierList },
   { key: "defaultTier", env: "KILN_DEFAULT_TIER", flag: "--default-tier", help: "tier of teams that have none", parse: tierName },
   { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
@@ -179,6 +190,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     webSearchMaxResults: 5,
     webSearchMaxBytes: 1024 * 1024,
     webSearchMaxCalls: 3,
+    metricsTeamLabels: false,
     tiers: [],
     responseRetentionDays: 30,
     maxStoredResponseBytes: 16 * 1024 * 1024,

@@ -1,24 +1,34 @@
-// The one mechanism every keyed request passes: permissions (403), billing (402) and per-team rate limits (429).
-// The edge calls `enter` right after the key is checked (endpoint family, billing account, one request off the
-// team's RPM) and `checkModel` once a JSON body names its model; generation calls `admit` once the prompt is counted
-// (tokens reserved off the TPM, the worst-case price held against the balance) and the ticket's `release` when it
-// settles. Everything is read from the database per request, so a change applies on the very next one.
+// The one mechanism every keyed request passes, composed of its parts: permissions (rules.ts, 403), billing holds
+// (billing-holds.ts, 402) and per-team rate limits (team-limits.ts, 429). The edge calls `enter` right after the key
+// is checked and `checkModel` once a JSON body names its model; generation calls `admit` once the prompt is counted
+// and the ticket's `release` when it settles. Everything is read from the database per request, so a change applies
+// on the very next one, and a background job recovered after a restart is checked again when it is admitted.
 import type { AuthContext } from "../auth/authenticate.ts";
+import { costMicros } from "../billing/cost.ts";
 import type { Config } from "../config.ts";
-import { findAccount } from "../db/billing-repo.ts";
 import type { Db } from "../db/client.ts";
 import { findActiveKeyWithTeam } from "../db/keys-repo.ts";
-import { findDbTier } from "../db/tiers-repo.ts";
-import { costMicros } from "../billing/cost.ts";
-import { formatMicros } from "../billing/money.ts";
 import { ApiError } from "../errors/api-error.ts";
-import type { RequestMeta } from "../http/request-meta.ts";
 import type { Admission, AdmissionTicket } from "../inference/lifecycle.ts";
+import type { LimitSnapshot } from "../ratelimit/headers.ts";
 import type { RateLimiter } from "../ratelimit/limiter.ts";
-import { type LimitSnapshot, retryHeaders } from "../ratelimit/headers.ts";
-import { type TeamLimits, teamLimits, type Tier } from "../ratelimit/tiers.ts";
-import { endpointRefusal, modelRefusal, restrictionOf } from "./rules.ts";
+import type { TeamLimits, Tier } from "../ratelimit/tiers.ts";
+import { BillingHolds } from "./billing-holds.ts";
+import { endpointRefusal, familyRefusal, modelRefusal, restrictionOf } from "./rules.ts";
+import { TeamRateLimits } from "./team-limits.ts";
 
+/** What the edge hands the gate for one request: plain data, no HTTP objects. */
+export interface EdgeVisit {
+  requestId: string;
+  /** The key the edge checked, with its team and restrictions. */
+  auth: AuthContext;
+  /** The request path, for its endpoint family. */
+  path: string;
+  /** Filled with where the team stands against its limits (the answer's headers), before any refusal. */
+  snapshot: LimitSnapshot;
+}
+
+/** A request between the edge and its answer, as admission needs it. */
 interface Entry {
   auth: AuthContext;
   limits: TeamLimits;
@@ -27,53 +37,33 @@ interface Entry {
   tookRequest: boolean;
 }
 
-const rpmKey = (teamId: number) => `team:${teamId}:rpm`;
-const tpmKey = (teamId: number) => `team:${teamId}:tpm`;
-
 export class Gate {
   /** Requests between the edge and their answer, by request id: admission finds its request's limits here. */
   private readonly live = new Map<string, Entry>();
-  /** Worst-case prices of running requests, per team, held against the balance so racing requests cannot overspend. */
-  private readonly held = new Map<number, number>();
+  private readonly limits: TeamRateLimits;
+  private readonly holds: BillingHolds;
 
-  constructor(
-    private readonly deps: { db: Db; config: Pick<Config, "tiers" | "defaultTier">; limiter: RateLimiter },
-  ) {}
-
-  /** Config tiers, with the database's definition winning for a name both define. */
-  findTier(name: string): Tier | undefined {
-    return findDbTier(this.deps.db, name) ?? this.deps.config.tiers.find((t) => t.name === name);
+  constructor(private readonly deps: { db: Db; config: Pick<Config, "tiers" | "defaultTier">; limiter: RateLimiter }) {
+    this.limits = new TeamRateLimits(deps);
+    this.holds = new BillingHolds(deps.db);
   }
 
-  limitsOf(team: AuthContext["team"]): TeamLimits {
-    return teamLimits(team, (n) => this.findTier(n), this.deps.config.defaultTier);
+  findTier(name: string): Tier | undefined {
+    return this.limits.findTier(name);
   }
 
   /** At the edge, after the key: 403 for a family the key may not call, 402 for a lapsed account, 429 past the RPM. */
-  async enter(meta: RequestMeta, path: string): Promise<void> {
-    const auth = meta.auth!;
-    const limits = this.limitsOf(auth.team);
-    const snapshot: LimitSnapshot = {};
-    meta.rateLimit = snapshot;
+  async enter(v: EdgeVisit): Promise<void> {
+    const team = v.auth.team;
+    const limits = this.limits.limitsOf(team);
     // The snapshot comes first, so a 403 or 402 below carries the rate-limit headers like every keyed answer.
-    if (limits.tpm !== null) snapshot.tokens = await this.deps.limiter.peek(tpmKey(auth.teamId), limits.tpm);
-    if (limits.rpm !== null) snapshot.requests = await this.deps.limiter.peek(rpmKey(auth.teamId), limits.rpm);
-    const refusal = endpointRefusal(auth.rules, path);
+    await this.limits.look(team.id, limits, v.snapshot);
+    const refusal = endpointRefusal(v.auth.rules, v.path);
     if (refusal) throw refusal;
-    if (auth.team.billingEnabled) this.checkAccount(auth.teamId);
-    const entry: Entry = { auth, limits, snapshot, tookRequest: false };
-    this.live.set(meta.id, entry);
-    if (limits.rpm === null) return;
-    const took = await this.deps.limiter.take(rpmKey(auth.teamId), limits.rpm, 1);
-    snapshot.requests = took;
-    entry.tookRequest = took.ok;
-    if (!took.ok) {
-      throw new ApiError(
-        429, "rate_limit_error",
-        `Rate limit reached for requests per minute (RPM) of team '${auth.team.name}': limit ${limits.rpm}. Retry in ${seconds(took.retryAfterMs)}.`,
-        "rate_limit_exceeded", null, retryHeaders(took.retryAfterMs),
-      );
-    }
+    if (team.billingEnabled) this.holds.checkAccount(team.id);
+    const entry: Entry = { auth: v.auth, limits, snapshot: v.snapshot, tookRequest: false };
+    this.live.set(v.requestId, entry);
+    entry.tookRequest = await this.limits.takeRequest(team, limits, v.snapshot);
   }
 
   /** The request is over (its answer, or a stream's first byte, is out). */
@@ -88,99 +78,51 @@ export class Gate {
   }
 
   /**
-   * Before anything is queued: reserves input + max output × choices off the team's TPM (429 when they do not fit)
-   * and, for a billed team, holds the worst-case price against its balance (402 when the balance cannot cover it).
+   * Before anything is queued: for a billed team, holds the worst-case price against its balance (402 when the
+   * account lapsed or the balance cannot cover it), then reserves input + max output × choices off the team's TPM
+   * (429 when they do not fit; a resumed job takes them without refusal, since waiting is all a limit asks).
    */
   async admit(a: Admission): Promise<AdmissionTicket> {
-    const entry = this.live.get(a.scope.requestId) ?? this.fresh(a.scope.keyId);
-    const teamId = a.scope.teamId;
-    const reserved = a.inputTokens + a.maxOutputTokens * a.choices;
-    const worst = entry.auth.team.billingEnabled ? costMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: a.maxOutputTokens * a.choices }) : 0;
-    // The balance is checked and the hold placed in one synchronous step, so racing requests see each other's holds.
-    // A resumed request (acknowledged before a restart) is not refused: it holds all the same.
-    if (entry.auth.team.billingEnabled) {
-      if (!a.resumed) {
-        const account = this.checkAccount(teamId);
-        const available = account.balanceMicros - (this.held.get(teamId) ?? 0);
-        if (worst > available) {
-          throw billingError(
-            `This team's balance cannot cover this request: it may cost up to ${formatMicros(worst)} (${a.inputTokens} input + up to ${a.maxOutputTokens * a.choices} output tokens of ${a.model.id}), ` +
-              `and ${formatMicros(Math.max(0, available))} is available. Add credit, or lower the maximum output tokens.`,
-          );
-        }
+    const entry = this.live.get(a.scope.requestId) ?? this.outsideEdge(a);
+    const team = entry.auth.team;
+    const output = a.maxOutputTokens * a.choices;
+    const reserved = a.inputTokens + output;
+    const releaseHold = team.billingEnabled
+      ? this.holds.hold(team.id, costMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: output }), `${a.inputTokens} input + up to ${output} output tokens of ${a.model.id}`)
+      : () => {};
+    try {
+      await this.limits.reserveTokens(team, entry.limits, reserved, entry.snapshot, a.resumed === true);
+    } catch (e) {
+      // A refusal, or a shared store that fails, must not leave the hold behind.
+      releaseHold();
+      if (e instanceof ApiError && entry.tookRequest) {
+        await this.limits.giveBackRequest(team.id, entry.limits);
+        entry.tookRequest = false;
       }
-      this.hold(teamId, worst);
-    }
-    const tpm = entry.limits.tpm;
-    if (tpm !== null && a.resumed) await this.deps.limiter.adjust(tpmKey(teamId), tpm, -reserved);
-    else if (tpm !== null) {
-      let took: Awaited<ReturnType<RateLimiter["take"]>>;
-      try {
-        took = await this.deps.limiter.take(tpmKey(teamId), tpm, reserved);
-      } catch (e) {
-        // A shared store that fails must not leave the hold behind.
-        this.hold(teamId, -worst);
-        throw e;
-      }
-      entry.snapshot.tokens = took;
-      if (!took.ok) {
-        this.hold(teamId, -worst);
-        // A request refused for its tokens gives its request back, so the wait it is told is the whole wait.
-        if (entry.tookRequest && entry.limits.rpm !== null) {
-          await this.deps.limiter.adjust(rpmKey(teamId), entry.limits.rpm, 1);
-          entry.tookRequest = false;
-        }
-        throw tokensError(entry.auth.team.name, tpm, reserved, took.retryAfterMs);
-      }
+      throw e;
     }
     let released = false;
     return {
       release: (used) => {
         if (released) return;
         released = true;
-        this.hold(teamId, -worst);
-        // Reconcile: what was reserved and not used goes back; a tool loop that used more takes the rest.
-        const actual = used ? used.inputTokens + used.outputTokens : 0;
-        // A store that fails to reconcile leaves the whole reservation taken: the team waits longer, never less.
-        if (tpm !== null && actual !== reserved) this.deps.limiter.adjust(tpmKey(teamId), tpm, reserved - actual).catch(() => {});
+        releaseHold();
+        this.limits.reconcile(team.id, entry.limits, reserved, used ? used.inputTokens + used.outputTokens : 0);
       },
     };
   }
 
-  private hold(teamId: number, micros: number): void {
-    const left = (this.held.get(teamId) ?? 0) + micros;
-    if (left > 0) this.held.set(teamId, left);
-    else this.held.delete(teamId);
-  }
-
-  /** The account of a billed team, or the 402 for a missing or lapsed one. */
-  private checkAccount(teamId: number) {
-    const account = findAccount(this.deps.db, teamId);
-    if (!account) throw billingError("Billing is on for this team, but it has no billing account.");
-    if (account.lapsedAt !== null) throw billingError("This team's billing account has lapsed: requests are refused until the operator reinstates it.");
-    return account;
-  }
-
-  /** A request that did not pass the edge (a background job): its key and team as they are now. */
-  private fresh(keyId: number): Entry {
-    const found = findActiveKeyWithTeam(this.deps.db, keyId);
-    if (!found) throw ApiError.unauthorized();
-    const auth = { keyId, teamId: found.team.id, team: found.team, rules: { key: restrictionOf(found.key), team: restrictionOf(found.team) } };
-    return { auth, limits: this.limitsOf(found.team), snapshot: {}, tookRequest: false };
+  /**
+   * A request that did not pass the edge (a background job recovered after a restart): its key, team and
+   * permissions as they are now, so a key revoked or restricted since the job was accepted refuses it.
+   */
+  private outsideEdge(a: Admission): Entry {
+    const found = findActiveKeyWithTeam(this.deps.db, a.scope.keyId);
+    if (!found) throw new ApiError(401, "authentication_error", "The API key this request was made with is no longer active.", "invalid_api_key");
+    const rules = { key: restrictionOf(found.key), team: restrictionOf(found.team) };
+    const refusal = familyRefusal(rules, a.scope.endpoint) ?? modelRefusal(rules, a.model.id);
+    if (refusal) throw refusal;
+    const auth: AuthContext = { keyId: found.key.id, teamId: found.team.id, team: found.team, rules };
+    return { auth, limits: this.limits.limitsOf(found.team), snapshot: {}, tookRequest: false };
   }
 }
-
-function billingError(message: string): ApiError {
-  return new ApiError(402, "billing_error", message, "billing_not_configured");
-}
-
-function tokensError(team: string, limit: number, requested: number, retryAfterMs: number): ApiError {
-  const what = `tokens per minute (TPM) of team '${team}': limit ${limit}, requested ${requested} (input plus the maximum output)`;
-  if (!Number.isFinite(retryAfterMs)) {
-    // Waiting never helps: the request alone is over the limit. The official clients do not retry on x-should-retry: false.
-    return new ApiError(429, "rate_limit_error", `Request too large for the ${what}. Reduce the input or the maximum output tokens.`, "rate_limit_exceeded", null, { "x-should-retry": "false" });
-  }
-  return new ApiError(429, "rate_limit_error", `Rate limit reached for the ${what}. Retry in ${seconds(retryAfterMs)}.`, "rate_limit_exceeded", null, retryHeaders(retryAfterMs));
-}
-
-const seconds = (ms: number) => `${(Math.ceil(ms) / 1000).toFixed(3).replace(/\.?0+$/, "")} s`;

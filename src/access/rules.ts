@@ -57,10 +57,15 @@ export function mayUseModel(rules: AccessRules, model: string): boolean {
 /** The 403 for a path the key or its team may not call, or null. */
 export function endpointRefusal(rules: AccessRules, path: string): ApiError | null {
   const family = familyOf(path);
-  if (family === null || ALWAYS_ALLOWED.has(family)) return null;
+  return family === null ? null : familyRefusal(rules, family, ` (${clip(path, 80)})`);
+}
+
+/** The 403 for an endpoint family the key or its team may not use, or null; `where` ends the message. */
+export function familyRefusal(rules: AccessRules, family: string, where = ""): ApiError | null {
+  if (ALWAYS_ALLOWED.has(family)) return null;
   const who = !allows(rules.team.endpoints, family) ? "Your team" : !allows(rules.key.endpoints, family) ? "This API key" : null;
   if (!who) return null;
-  return new ApiError(403, "permission_error", `${who} may not use the ${family} endpoints (${clip(path, 80)}).`);
+  return new ApiError(403, "permission_error", `${who} may not use the ${family} endpoints${where}.`);
 }
 
 /** The 403 for a model the key or its team may not use, or null. */

@@ -1,16 +1,11 @@
-// Elysia derive hook for keyed routes: the key the edge already checked (or, for a request that bypassed the
-// edge, a check now), with the team recorded on the request.
-import type { Db } from "../db/client.ts";
+// Elysia derive hook for keyed routes: the key the edge checked (and the gate passed) before the router ran. A keyed
+// route reached without that check (its edge policy is not keyed, or the request bypassed the edge) is a server
+// fault: it answers 500 rather than authenticating here without the gate.
 import { metaOf } from "../http/request-meta.ts";
-import { authenticate, type AuthContext } from "./authenticate.ts";
+import type { AuthContext } from "./authenticate.ts";
 
-export function authDerive(db: Db) {
-  return ({ request }: { request: Request }): { auth: AuthContext } => {
-    const meta = metaOf(request);
-    const auth = meta.auth ?? authenticate(db, request.headers);
-    meta.teamId = auth.teamId;
-    meta.keyId = auth.keyId;
-    meta.auth = auth;
-    return { auth };
-  };
+export function requireEdgeAuth({ request }: { request: Request }): { auth: AuthContext } {
+  const auth = metaOf(request).auth;
+  if (!auth) throw new Error(`keyed route ${request.method} ${new URL(request.url).pathname} was reached without the edge's key check (its edge policy is not keyed)`);
+  return { auth };
 }

@@ -7,6 +7,7 @@ import { createApp } from "../app.ts";
 import { MemoryRateLimiter } from "../ratelimit/limiter.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
+import { replaySettlements } from "../billing/settle.ts";
 import { openDatabase } from "../db/client.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
@@ -50,12 +51,16 @@ export async function startKiln(
 ): Promise<RunningKiln> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const db = openDatabase(config.dataDir);
+  // Usage the database refused last time (kept in the settlement journal) is written before anything new.
+  const replay = replaySettlements(db, logger);
+  if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
   ensureFirstKey(db, opts.print, config.firstKeyFile);
   if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir);
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
   const registry = new ModelRegistry(models);
-  const metrics = new Metrics({ processMetrics: true });
+  const metrics = new Metrics({ processMetrics: true, teamLabels: config.metricsTeamLabels });
+  metrics.settlementsReplayed(replay.replayed);
   const runtime = await startRuntime({
     registry, config, logger, workerUrl: inferenceWorkerUrl(), tokenizerWorkerUrl: tokenizerWorkerUrl(), spawnWorker: opts.spawnWorker,
     onWorkerRestart: (model) => metrics.workerRestarted(model),

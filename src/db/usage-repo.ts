@@ -29,6 +29,8 @@ export interface NewUsage {
   reasoningTokens: number;
   cachedTokens: number;
   costMicros: number;
+  /** When the request ended (unix seconds); unset: now. A settlement replayed from the journal keeps its own. */
+  createdAt?: number;
 }
 
 export function recordUsage(db: Pick<Db, "insert">, row: NewUsage): void {

@@ -60,8 +60,9 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     meta.teamId = auth.teamId;
     meta.keyId = auth.keyId;
     meta.auth = auth;
+    meta.rateLimit = {};
     // Permissions, a lapsed billing account and the team's RPM: before any byte of the body is read.
-    await deps.gate.enter(meta, target.path);
+    await deps.gate.enter({ requestId: meta.id, auth, path: target.path, snapshot: meta.rateLimit });
   }
   const init: RequestInit = { method: raw.method, headers: raw.headers, signal: raw.signal };
   let body: unknown;

@@ -2,9 +2,9 @@
 // submit → run, aborted when the client leaves or the time limit passes (or detached, for background work) →
 // settle exactly once, writing usage from the core's own count of generated tokens, whoever reads the stream.
 import { costMicros } from "../billing/cost.ts";
-import { chargeUsage } from "../db/billing-repo.ts";
+import { settle as settleUsage } from "../billing/settle.ts";
 import type { Db } from "../db/client.ts";
-import { recordUsage, type UsageStatus } from "../db/usage-repo.ts";
+import type { UsageStatus } from "../db/usage-repo.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../metrics/metrics.ts";
@@ -34,8 +34,8 @@ export interface Admission {
   maxOutputTokens: number;
   choices: number;
   /**
-   * A request acknowledged before a restart (a recovered background job): admitted again without refusals, since the
-   * client was already told it would run; it still reserves and holds what it may use.
+   * A request acknowledged before a restart (a recovered background job): no rate limit refuses it, since the client
+   * was already told it would run; its key, permissions and balance are checked again, and it reserves and holds.
    */
   resumed?: boolean;
 }
@@ -52,8 +52,8 @@ export interface LifecycleDeps extends CoreDeps {
   lifecycle: { draining: boolean };
   /** Admission (rate limits, billing): runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
   gate?: { admit(a: Admission): Promise<AdmissionTicket> };
-  /** TTFT, inter-token latency and token counters. */
-  metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken">;
+  /** TTFT, inter-token latency and token counters, and settlements the database refused. */
+  metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken" | "settlementFailed">;
 }
 
 /** Why a run was stopped early: its client left, the time limit, a cancel, or a failure in a sibling choice or the encoder. */
@@ -65,7 +65,7 @@ export interface RunOptions {
   request: CoreRequest;
   /** The client's connection; null runs detached (background work no client connection can stop). */
   clientSignal: AbortSignal | null;
-  /** Non-streaming time limit; past it the generation stops and `timedOut` is true. */
+  /** Non-streaming time limit, counted from the start of the run (prompt preparation included); past it the generation stops. */
   timeoutMs: number | null;
   /** Called once, synchronously, when the generation leaves the scheduler's queue (a background job's in_progress). */
   onStarted?: () => void;
@@ -112,11 +112,6 @@ export function settleStatus(abort: AbortReason | null, failed: boolean): UsageS
 export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<Run> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
   const startedAt = performance.now();
-  const prepared: Prepared = await prepareGeneration(deps, opts.model, opts.request);
-  const ticket = await deps.gate?.admit({
-    scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n, resumed: opts.resumed,
-  });
-
   const controller = new AbortController();
   let abortReason: AbortReason | null = null;
   const abort = (reason: AbortReason) => {
@@ -124,10 +119,23 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     abortReason = reason;
     controller.abort(reason);
   };
+  // The time limit runs from here, so a slow tokenize or prepare counts against it.
+  const timer = opts.timeoutMs ? setTimeout(() => abort("timed_out"), opts.timeoutMs) : null;
+  let prepared: Prepared;
+  let ticket: AdmissionTicket | undefined;
+  try {
+    prepared = await prepareGeneration(deps, opts.model, opts.request);
+    ticket = await deps.gate?.admit({
+      scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n, resumed: opts.resumed,
+    });
+  } catch (e) {
+    if (timer) clearTimeout(timer);
+    throw e;
+  }
+
   const onClientGone = () => abort("client_gone");
   if (opts.clientSignal?.aborted) abort("client_gone");
   opts.clientSignal?.addEventListener("abort", onClientGone, { once: true });
-  const timer = opts.timeoutMs ? setTimeout(() => abort("timed_out"), opts.timeoutMs) : null;
   const cleanup = () => {
     if (timer) clearTimeout(timer);
     opts.clientSignal?.removeEventListener("abort", onClientGone);
@@ -174,10 +182,10 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     channels[i]!.close();
   });
 
-  const settled = Promise.all(pumps).then(() => {
+  const settled = Promise.all(pumps).then(async () => {
     cleanup();
     const settlement: Settlement = { status: settleStatus(abortReason, failed), usage: dispatched ? totalUsage(perChoice, inputTokens) : emptyUsage() };
-    settle(deps, opts, settlement);
+    await settle(deps, opts, settlement);
     ticket?.release(settlement.usage);
     return settlement;
   });
@@ -192,22 +200,13 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   };
 }
 
-/** Writes the usage row and, for a billed team, its ledger charge in the same transaction, and counts the tokens; never throws. */
-function settle(deps: LifecycleDeps, opts: RunOptions, s: Settlement): void {
+/** Counts the tokens and settles the usage row with its charge (src/billing/settle.ts: retried, else journaled); never throws. */
+function settle(deps: LifecycleDeps, opts: RunOptions, s: Settlement): Promise<void> {
   const u = s.usage;
   deps.metrics?.observeUsage({ model: opts.model.id, endpoint: opts.scope.endpoint, team: String(opts.scope.teamId) }, u);
-  try {
-    const cost = costMicros(opts.model.pricing, u);
-    deps.db.transaction((tx) => {
-      recordUsage(tx, {
-        requestId: opts.scope.requestId, teamId: opts.scope.teamId, keyId: opts.scope.keyId, model: opts.model.id, endpoint: opts.scope.endpoint,
-        status: s.status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens,
-        costMicros: cost,
-      });
-      chargeUsage(tx, opts.scope.teamId, opts.scope.requestId, cost);
-    });
-  } catch (e) {
-    // A failed usage write must not replace the answer (or the real error) the client is owed.
-    deps.logger.error("usage not recorded", { request_id: opts.scope.requestId, error: String(e) });
-  }
+  return settleUsage(deps, {
+    requestId: opts.scope.requestId, teamId: opts.scope.teamId, keyId: opts.scope.keyId, model: opts.model.id, endpoint: opts.scope.endpoint,
+    status: s.status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens,
+    costMicros: costMicros(opts.model.pricing, u), createdAt: Math.floor(Date.now() / 1000),
+  });
 }

@@ -23,7 +23,7 @@ export interface RequestObservation {
   /** The route's pattern (`/v1/models/:model`), never the raw path; "unmatched" for paths no route serves. */
   route: string;
   status: number;
-  /** The team id, or "" when no key was checked (or it was refused). */
+  /** The team id, or "" when no key was checked (or it was refused); a label only with per-team series on. */
   team: string;
   seconds: number;
 }
@@ -41,8 +41,13 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 
 export class Metrics {
   readonly registry = new Registry();
+  /**
+   * Per-team series (KILN_METRICS_TEAM_LABELS): off by default, since every team ever served would add series for
+   * the life of the process; per-team accounting is in the usage table (`kiln usage`).
+   */
+  private readonly teamLabels: boolean;
   private readonly requests = new Counter({
-    name: "kiln_http_requests_total", help: "HTTP requests answered, by method, route pattern, status and team id",
+    name: "kiln_http_requests_total", help: "HTTP requests answered, by method, route pattern, status (and team id, with per-team series on)",
     labelNames: ["method", "route", "status", "team"] as const, registers: [this.registry],
   });
   private readonly duration = new Histogram({
@@ -50,15 +55,15 @@ export class Metrics {
     labelNames: ["method", "route", "status"] as const, buckets: DURATION_BUCKETS, registers: [this.registry],
   });
   private readonly refusals = new Counter({
-    name: "kiln_refusals_total", help: "Requests refused before any work: reason rate_limit (429) or billing (402), by team id",
+    name: "kiln_refusals_total", help: "Requests refused before any work: reason rate_limit (429) or billing (402) (and team id, with per-team series on)",
     labelNames: ["reason", "team"] as const, registers: [this.registry],
   });
   private readonly inputTokens = new Counter({
-    name: "kiln_input_tokens_total", help: "Prompt tokens of finished generations (as billed), by model, endpoint family and team id",
+    name: "kiln_input_tokens_total", help: "Prompt tokens of finished generations (as billed), by model and endpoint family (and team id, with per-team series on)",
     labelNames: ["model", "endpoint", "team"] as const, registers: [this.registry],
   });
   private readonly outputTokens = new Counter({
-    name: "kiln_output_tokens_total", help: "Generated tokens (reasoning included, as billed), by model, endpoint family and team id",
+    name: "kiln_output_tokens_total", help: "Generated tokens (reasoning included, as billed), by model and endpoint family (and team id, with per-team series on)",
     labelNames: ["model", "endpoint", "team"] as const, registers: [this.registry],
   });
   private readonly ttft = new Histogram({
@@ -73,9 +78,22 @@ export class Metrics {
     name: "kiln_worker_restarts_total", help: "Inference workers replaced after they crashed, hung or failed, by model",
     labelNames: ["model"] as const, registers: [this.registry],
   });
+  private readonly settlementFailures = new Counter({
+    name: "kiln_settlement_failures_total", help: "Finished requests whose usage row and charge the database refused after every retry",
+    registers: [this.registry],
+  });
+  private readonly settlementsJournaled = new Counter({
+    name: "kiln_settlements_journaled_total", help: "Refused settlements kept in the settlement journal (data dir), written to the database at the next start",
+    registers: [this.registry],
+  });
+  private readonly settlementsReplayedTotal = new Counter({
+    name: "kiln_settlements_replayed_total", help: "Journaled settlements written to the database when this process started",
+    registers: [this.registry],
+  });
   private sources: RuntimeSources | null = null;
 
-  constructor(opts: { processMetrics?: boolean } = {}) {
+  constructor(opts: { processMetrics?: boolean; teamLabels?: boolean } = {}) {
+    this.teamLabels = opts.teamLabels ?? false;
     // Read at scrape time, so they are always current and cost nothing between scrapes.
     const sources = () => this.sources;
     new Gauge({
@@ -120,15 +138,31 @@ export class Metrics {
     const status = String(r.status);
     // A client may send any token as its method: only the standard ones become label values.
     const method = METHODS.has(r.method) ? r.method : "other";
-    this.requests.inc({ method, route: r.route, status, team: r.team });
+    this.requests.inc({ method, route: r.route, status, ...this.team(r.team) });
     this.duration.observe({ method, route: r.route, status }, r.seconds);
     const reason = refusalReason(r.status);
-    if (reason) this.refusals.inc({ reason, team: r.team });
+    if (reason) this.refusals.inc({ reason, ...this.team(r.team) });
   }
 
   observeUsage(labels: { model: string; endpoint: string; team: string }, usage: { inputTokens: number; outputTokens: number }): void {
-    this.inputTokens.inc(labels, usage.inputTokens);
-    this.outputTokens.inc(labels, usage.outputTokens);
+    const series = { model: labels.model, endpoint: labels.endpoint, ...this.team(labels.team) };
+    this.inputTokens.inc(series, usage.inputTokens);
+    this.outputTokens.inc(series, usage.outputTokens);
+  }
+
+  /** A settlement the database refused after every retry; `journaled`: kept for the next start (else only logged). */
+  settlementFailed(journaled: boolean): void {
+    this.settlementFailures.inc();
+    if (journaled) this.settlementsJournaled.inc();
+  }
+
+  settlementsReplayed(n: number): void {
+    this.settlementsReplayedTotal.inc(n);
+  }
+
+  /** The team label, when per-team series are on. */
+  private team(team: string): { team?: string } {
+    return this.teamLabels ? { team } : {};
   }
 
   observeFirstToken(labels: { model: string; endpoint: string }, seconds: number): void {

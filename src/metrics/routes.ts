@@ -3,13 +3,14 @@
 // does not reveal that an admin endpoint exists. It is hidden from the OpenAPI document.
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
+import { edgePolicies, POLICY } from "../http/edge-policy.ts";
 import { metaOf } from "../http/request-meta.ts";
 import type { Logger } from "../log/logger.ts";
 import { mayScrape } from "./access.ts";
 import type { Metrics } from "./metrics.ts";
 
 export function metricsRoutes(deps: { metrics: Metrics; config: Pick<Config, "metricsToken">; logger: Logger }) {
-  return new Elysia({ name: "metrics" }).get(
+  return new Elysia({ name: "metrics" }).use(edgePolicies).get(
     "/metrics",
     async ({ request }) => {
       const meta = metaOf(request);
@@ -21,6 +22,7 @@ export function metricsRoutes(deps: { metrics: Metrics; config: Pick<Config, "me
       const { body, contentType } = await deps.metrics.render();
       return new Response(body, { headers: { "content-type": contentType, "cache-control": "no-store" } });
     },
-    { detail: { hide: true } },
+    // Scrapers keep reading a draining instance; the route checks its own access (loopback or the admin token).
+    { edge: POLICY.openWhileDraining, detail: { hide: true } },
   );
 }

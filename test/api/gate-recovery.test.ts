@@ -1,13 +1,16 @@
-// The gate where it meets background responses and refusals: a job acknowledged before a restart is admitted again
-// without refusals and billed for the run that did the work only; refusals at the edge carry the rate-limit headers.
+// The gate where it meets background responses and refusals: a job acknowledged before a restart is not refused by a
+// rate limit, is refused when its key, permissions or account changed since, and is billed for the run that did the
+// work only; refusals at the edge carry the rate-limit headers.
 import { expect, test } from "bun:test";
 import { dirname } from "node:path";
 import { eq } from "drizzle-orm";
 import { startKiln } from "../../src/cli/serve.ts";
+import { openDatabase } from "../../src/db/client.ts";
 import { loadConfig } from "../../src/config.ts";
 import { credit, setBillingEnabled, setLapsed } from "../../src/db/billing-repo.ts";
-import { createKey } from "../../src/db/keys-repo.ts";
-import { ledger, responses, usage } from "../../src/db/schema.ts";
+import { createKey, restrictKey, revokeKey } from "../../src/db/keys-repo.ts";
+import type { Db } from "../../src/db/client.ts";
+import { billingAccounts, ledger, responses, usage } from "../../src/db/schema.ts";
 import { createTeam, updateTeam } from "../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import { tempDir } from "../helpers/kiln.ts";
@@ -31,8 +34,26 @@ async function twoLives() {
     for (let i = 0; i < 16; i++) await post(admin, { model, input: "Hello", temperature: 0, max_output_tokens: 3000, background: true });
   };
   const restart = () => startKiln(config(), { logger: memoryLogger(), print: () => {}, buildDefaultModel: false });
-  return { first, model, post, fill, restart };
+  return { first, model, post, fill, restart, dataDir };
 }
+
+/** A forced call to a function without arguments: the tiny model rarely stops on its own, this ends in a few tokens. */
+const SHORT = { tools: [{ type: "function", name: "done", parameters: { type: "object", properties: {}, additionalProperties: false } }], tool_choice: "required" };
+
+/** Calls `attempt` until `done` holds of its result; fails after `ms`. */
+async function until<T>(attempt: () => T | Promise<T>, done: (v: T) => boolean, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await attempt();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms: ${JSON.stringify(v)}`);
+    await Bun.sleep(20);
+  }
+}
+
+/** The stored response once it has ended (not queued or in progress). */
+const ended = (db: Db, id: string, ms = 90_000) =>
+  until(() => db.select().from(responses).where(eq(responses.id, id)).get()!, (row) => !/^(queued|in_progress)$/.test(row.status), ms);
 
 test("jobs acknowledged under a team's TPM are all run after a restart, not refused by a limiter that starts empty", async () => {
   const k = await twoLives();
@@ -40,17 +61,63 @@ test("jobs acknowledged under a team's TPM are all run after a restart, not refu
   updateTeam(k.first.deps.db, team.id, { tpmLimit: 4000 });
   const key = createKey(k.first.deps.db, team.id, "k").key;
   await k.fill();
-  const a = await k.post(key, { model: k.model, input: "Say A", max_output_tokens: 2000, background: true });
-  await Bun.sleep(1500);
-  const b = await k.post(key, { model: k.model, input: "Say B", max_output_tokens: 2000, background: true });
+  const a = await k.post(key, { model: k.model, input: "Say A", max_output_tokens: 2000, background: true, ...SHORT });
+  // Together they pass the TPM: the second is accepted once the bucket has refilled enough (a 429 takes nothing).
+  const b = await until(() => k.post(key, { model: k.model, input: "Say B", max_output_tokens: 2000, background: true, ...SHORT }), (r) => r.status !== 429);
   expect([a.status, b.status, a.body.status, b.body.status]).toEqual([200, 200, "queued", "queued"]);
   await k.first.stop(300);
   const second = await k.restart();
   try {
-    for (const id of [a.body.id, b.body.id]) {
-      const row = second.deps.db.select().from(responses).where(eq(responses.id, id)).get()!;
-      expect(row.status).not.toBe("failed");
+    // The limiter starts empty after the restart and the two together are over the TPM: both run to their end all the same.
+    for (const id of [a.body.id, b.body.id]) expect((await ended(second.deps.db, id)).status).toBe("completed");
+  } finally {
+    await second.stop(300);
+  }
+}, 120_000);
+
+test("a job whose key was revoked or restricted, or whose account lapsed or was spent, since it was accepted ends failed with the refusal", async () => {
+  const k = await twoLives();
+  const db = k.first.deps.db;
+  const team = (name: string, billed = false) => {
+    const t = createTeam(db, name);
+    if (billed) {
+      setBillingEnabled(db, t.id, true);
+      credit(db, t.id, 1_000_000, "start");
     }
+    return { team: t, key: createKey(db, t.id, "k") };
+  };
+  const cases = { unchanged: team("unchanged", true), revoked: team("revoked"), restricted: team("restricted"), family: team("family"), lapsed: team("lapsed", true), spent: team("spent", true) };
+  await k.fill();
+  const jobs: Record<string, string> = {};
+  for (const [name, c] of Object.entries(cases)) {
+    const r = await k.post(c.key.key, { model: k.model, input: "Say A", max_output_tokens: 2000, background: true, ...SHORT });
+    expect([name, r.status, r.body.status]).toEqual([name, 200, "queued"]);
+    jobs[name] = r.body.id;
+  }
+  await k.first.stop(300);
+  // While kiln was down, the operator changed things: each job's refusal is what a new request would get now.
+  const reopened = openDatabase(k.dataDir);
+  revokeKey(reopened, cases.revoked.key.id);
+  restrictKey(reopened, cases.restricted.key.id, { models: ["another-model"] });
+  updateTeam(reopened, cases.family.team.id, { allowedEndpoints: ["chat"] });
+  setLapsed(reopened, cases.lapsed.team.id, true);
+  reopened.update(billingAccounts).set({ balanceMicros: 0 }).where(eq(billingAccounts.teamId, cases.spent.team.id)).run();
+  reopened.$client.close();
+  const second = await k.restart();
+  try {
+    const outcome = async (name: string) => {
+      const row = await ended(second.deps.db, jobs[name]!);
+      return { status: row.status, error: (JSON.parse(row.responseJson) as { error: unknown }).error };
+    };
+    expect(await outcome("unchanged")).toEqual({ status: "completed", error: null });
+    expect(await outcome("revoked")).toEqual({ status: "failed", error: { code: "invalid_api_key", message: "The API key this request was made with is no longer active." } });
+    expect(await outcome("restricted")).toEqual({ status: "failed", error: { code: "permission_error", message: `This API key may not use the model '${k.model}'.` } });
+    expect(await outcome("family")).toEqual({ status: "failed", error: { code: "permission_error", message: "Your team may not use the responses endpoints." } });
+    expect(await outcome("lapsed")).toEqual({ status: "failed", error: { code: "billing_not_configured", message: expect.stringContaining("billing account has lapsed") } });
+    expect(await outcome("spent")).toEqual({ status: "failed", error: { code: "billing_not_configured", message: expect.stringContaining("balance cannot cover this request") } });
+    // A refused job ran nothing, so nothing was billed for it after the restart.
+    const charged = second.deps.db.select().from(ledger).where(eq(ledger.teamId, cases.spent.team.id)).all().filter((e) => e.kind === "charge");
+    expect(charged.every((e) => e.amountMicros === 0)).toBe(true);
   } finally {
     await second.stop(300);
   }

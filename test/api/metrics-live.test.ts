@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 let server: TestServer;
 let team: string;
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ KILN_METRICS_TEAM_LABELS: "1" });
   team = String(server.deps.db.$client.query("SELECT team_id FROM api_keys LIMIT 1").get()!["team_id" as never]);
 });
 afterAll(() => server.stop(100));

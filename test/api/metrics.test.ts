@@ -57,8 +57,8 @@ describe("GET /metrics access", () => {
 });
 
 describe("request labels", () => {
-  test("route patterns, not raw paths; team id when the key was checked, empty when not", async () => {
-    const k = testKiln();
+  test("route patterns, not raw paths; with per-team series on, team id when the key was checked, empty when not", async () => {
+    const k = testKiln({ env: { KILN_METRICS_TEAM_LABELS: "1" } });
     for (const id of ["no-such-model-1", "no-such-model-2", "no-such-model-3"]) expect((await k.req(`/v1/models/${id}`)).status).toBe(404);
     expect((await k.req("/v1/models", { key: "LLM|999|nope" })).status).toBe(401);
     expect((await k.req("/v1/no/such/path")).status).toBe(404);

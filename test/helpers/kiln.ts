@@ -58,7 +58,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
     sealer: createSealer(loadServerSecret(config.dataDir)),
-    metrics: new Metrics(),
+    metrics: new Metrics({ teamLabels: config.metricsTeamLabels }),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
     live: new LiveResponses(),
   };

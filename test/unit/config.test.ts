@@ -58,6 +58,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ KILN_METRICS_TOKEN: "has a space in the token" }, [])).toThrow("KILN_METRICS_TOKEN must be at least 16");
   });
 
+  test("per-team metric series: off by default; a switch from the environment or a flag", () => {
+    expect(loadConfig({}, []).metricsTeamLabels).toBe(false);
+    expect(loadConfig({ KILN_METRICS_TEAM_LABELS: "1" }, []).metricsTeamLabels).toBe(true);
+    expect(loadConfig({ KILN_METRICS_TEAM_LABELS: "on" }, ["--metrics-team-labels", "false"]).metricsTeamLabels).toBe(false);
+    expect(() => loadConfig({ KILN_METRICS_TEAM_LABELS: "maybe" }, [])).toThrow('KILN_METRICS_TEAM_LABELS must be 1 or 0 (true/false, yes/no, on/off), got "maybe"');
+  });
+
   test("stripConfigFlags leaves the command and its arguments", () => {
     expect(stripConfigFlags(["--port", "1", "keys", "create", "--team", "a", "--data-dir=/x"])).toEqual(["keys", "create", "--team", "a"]);
   });

@@ -1,6 +1,7 @@
 // POST /v1/chat/completions.
 import { Elysia } from "elysia";
-import { authDerive } from "../../auth/guard.ts";
+import { requireEdgeAuth } from "../../auth/guard.ts";
+import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { metaOf, watchStream } from "../../http/request-meta.ts";
 import { ChatCompletion, ChatRequest } from "./schema.ts";
@@ -9,13 +10,15 @@ import { createChatCompletion } from "./service.ts";
 
 export function chatRoutes(deps: AppDeps) {
   return new Elysia({ name: "chat" })
-    .derive(authDerive(deps.db))
+    .use(edgePolicies)
+    .derive(requireEdgeAuth)
     .post(
       "/v1/chat/completions",
       // A streamed answer is a Response (SSE), which Elysia passes through; the schema describes the JSON answer.
       ({ body, auth, request }) =>
         createChatCompletion(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof ChatCompletion.static>,
       {
+        edge: POLICY.keyedJson,
         body: ChatRequest,
         // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
         parse: "json",

@@ -1,12 +1,16 @@
 // The offline API docs: GET /swagger (Swagger UI served from kiln itself) and GET /swagger/json (the OpenAPI document).
-import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import { type AnyElysia, Elysia } from "elysia";
+import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { docsAssets } from "./assets.ts";
 import { docsPage } from "./page.ts";
 
 const BASE = "/swagger";
 const SPEC = `${BASE}/json`;
 const ASSETS = `${BASE}/assets`;
+
+/** What @elysiajs/openapi writes by default. */
+const OPENAPI_VERSION = "3.1.2";
 
 const KEY_FORMAT = "Keys look like `LLM|<id>|<secret>`; the first one is printed once on kiln's first start.";
 
@@ -29,24 +33,26 @@ export function documentation(opts: { title: string; version: string }) {
   };
 }
 
+/** The OpenAPI document of every route of the app `docs` is mounted in (its own paths left out). */
+function openApiDocument(app: AnyElysia, opts: { title: string; version: string }) {
+  const doc = documentation(opts);
+  const { paths, components } = toOpenAPISchema(app, { paths: [new RegExp(`^${BASE}(/|$)`)] }, undefined, undefined, OPENAPI_VERSION);
+  return { ...doc, openapi: OPENAPI_VERSION, paths, components: { ...doc.components, schemas: components.schemas } };
+}
+
 /** Mount with `app.use(docs({...}))`; the document is built on first request from every route of the whole app. */
 export function docs(opts: { title: string; version: string }) {
   const assets = docsAssets(SPEC);
   const html = docsPage({ ...opts, assetBase: ASSETS });
   const gzipped = new Map<string, Promise<Uint8Array<ArrayBuffer>>>();
+  let document: ReturnType<typeof openApiDocument> | null = null;
 
-  return new Elysia({ name: "kiln-docs" })
-    .use(
-      openapi({
-        path: BASE,
-        specPath: SPEC,
-        // null: no UI from the plugin (its UIs load their scripts from a public CDN); kiln serves its own below.
-        provider: null,
-        documentation: documentation(opts),
-        exclude: { paths: [new RegExp(`^${BASE}(/|$)`)] },
-      }),
-    )
+  // The document route is kiln's own (the plugin's would declare no edge policy); the plugin's builder fills it.
+  const app = new Elysia({ name: "kiln-docs" }).use(edgePolicies);
+  return app
+    .get(SPEC, () => (document ??= openApiDocument(app, opts)), { edge: POLICY.open, detail: { hide: true } })
     .get(BASE, () => new Response(html, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } }), {
+      edge: POLICY.open,
       detail: { hide: true },
     })
     .get(
@@ -63,6 +69,6 @@ export function docs(opts: { title: string; version: string }) {
         }
         return new Response(await asset.load(), { headers });
       },
-      { detail: { hide: true } },
+      { edge: POLICY.open, detail: { hide: true } },
     );
 }

@@ -1,7 +1,8 @@
 // POST /v1/messages and POST /v1/messages/count_tokens (Anthropic Messages-compatible; errors carry `type: "error"`).
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
-import { authDerive } from "../../auth/guard.ts";
+import { requireEdgeAuth } from "../../auth/guard.ts";
+import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { metaOf, watchStream } from "../../http/request-meta.ts";
 import { CountTokensObject, MessageObject, MessagesRequest } from "./schema.ts";
@@ -14,11 +15,13 @@ const CountRequest = t.Composite([t.Omit(MessagesRequest, ["max_tokens"]), t.Obj
 
 export function messagesRoutes(deps: AppDeps) {
   return new Elysia({ name: "messages" })
-    .derive(authDerive(deps.db))
+    .use(edgePolicies)
+    .derive(requireEdgeAuth)
     .post(
       "/v1/messages",
       ({ body, auth, request }) => createMessage(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof MessageObject.static>,
       {
+        edge: POLICY.keyedJson,
         body: MessagesRequest,
         // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
         parse: "json",
@@ -34,6 +37,7 @@ export function messagesRoutes(deps: AppDeps) {
       },
     )
     .post("/v1/messages/count_tokens", ({ body }) => countMessageTokens(deps, body as typeof MessagesRequest.static), {
+      edge: POLICY.keyedJson,
       body: CountRequest,
       // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
       parse: "json",

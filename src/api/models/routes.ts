@@ -1,7 +1,8 @@
 // GET /v1/models and GET /v1/models/{model}: what the registry serves.
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
-import { authDerive } from "../../auth/guard.ts";
+import { requireEdgeAuth } from "../../auth/guard.ts";
+import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { mayUseModel } from "../../access/rules.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { ApiError } from "../../errors/api-error.ts";
@@ -28,12 +29,14 @@ export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof Mo
 
 export function modelsRoutes(deps: AppDeps) {
   return new Elysia({ name: "models" })
-    .derive(authDerive(deps.db))
+    .use(edgePolicies)
+    .derive(requireEdgeAuth)
     // Only the models this key (and its team) may use are listed; one it may not is a 403 like any request naming it.
     .get("/v1/models", ({ auth }) => ({
       object: "list" as const,
       data: deps.registry.list().filter((m) => mayUseModel(auth.rules, m.id)).map((m) => toModelObject(m, deps.registry)),
     }), {
+      edge: POLICY.keyed,
       response: { 200: ModelList, 401: ErrorBody, 402: ErrorBody, 429: ErrorBody },
       detail: { summary: "List models", tags: ["Models"] },
     })
@@ -46,6 +49,7 @@ export function modelsRoutes(deps: AppDeps) {
         return toModelObject(m, deps.registry);
       },
       {
+        edge: POLICY.keyed,
         params: ModelParams,
         response: { 200: ModelObject, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
         detail: { summary: "Retrieve a model", tags: ["Models"] },

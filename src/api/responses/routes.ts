@@ -2,7 +2,8 @@
 // /v1/responses/{id}, POST /v1/responses/{id}/cancel, GET /v1/responses/{id}/input_items.
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
-import { authDerive } from "../../auth/guard.ts";
+import { requireEdgeAuth } from "../../auth/guard.ts";
+import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { metaOf, watchStream } from "../../http/request-meta.ts";
 import { cancelStoredResponse, deleteStoredResponse, listInputItems, retrieveResponse } from "./retrieve.ts";
@@ -21,7 +22,8 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody,
 
 export function responsesRoutes(deps: AppDeps) {
   return new Elysia({ name: "responses" })
-    .derive(authDerive(deps.db))
+    .use(edgePolicies)
+    .derive(requireEdgeAuth)
     .post(
       "/v1/responses",
       // A streamed answer is a Response (SSE), which Elysia passes through; the schema describes the JSON answer.
@@ -30,6 +32,7 @@ export function responsesRoutes(deps: AppDeps) {
           auth, requestId: metaOf(request).id, signal: request.signal, bodyBytes: metaOf(request).bodyBytes ?? 0, onStreamEnd: watchStream(metaOf(request)),
         }) as Promise<typeof ResponseObject.static>,
       {
+        edge: POLICY.keyedJson,
         body: ResponsesRequest,
         // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
         parse: "json",
@@ -45,6 +48,7 @@ export function responsesRoutes(deps: AppDeps) {
       },
     )
     .post("/v1/responses/input_tokens", ({ body, auth }) => countInputTokens(deps, body, auth.teamId), {
+      edge: POLICY.keyedJson,
       body: ResponsesRequest,
       // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
       parse: "json",
@@ -62,6 +66,8 @@ export function responsesRoutes(deps: AppDeps) {
           abortOnLeave: false, requestId: metaOf(request).id, onStreamEnd: watchStream(metaOf(request)),
         }) as typeof ResponseObject.static,
       {
+        // With stream=true it follows a background response, which may wait in the queue for a long time.
+        edge: POLICY.keyedFollow,
         params: Id,
         query: t.Object(
           {
@@ -83,11 +89,14 @@ export function responsesRoutes(deps: AppDeps) {
       },
     )
     .delete("/v1/responses/:id", ({ params, auth }) => deleteStoredResponse(deps, params.id, auth.teamId), {
+      edge: POLICY.keyed,
       params: Id,
       response: { 200: DeletedResponse, ...errors },
       detail: { summary: "Delete a stored response", description: "Deletes the response with its input items and events; a running background response is stopped first.", tags: ["Responses"] },
     })
     .post("/v1/responses/:id/cancel", ({ params, auth }) => cancelStoredResponse(deps, params.id, auth.teamId) as Promise<typeof ResponseObject.static>, {
+      // Clients send it without a body.
+      edge: POLICY.keyed,
       params: Id,
       response: { 200: ResponseObject, ...errors },
       detail: {
@@ -97,6 +106,7 @@ export function responsesRoutes(deps: AppDeps) {
       },
     })
     .get("/v1/responses/:id/input_items", ({ params, query, auth }) => listInputItems(deps, params.id, auth.teamId, query), {
+      edge: POLICY.keyed,
       params: Id,
       query: t.Object({
         order: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")], { error: 'order must be "asc" or "desc"', description: "desc (default): newest first" })),

@@ -21,6 +21,9 @@ import { webSearchBuiltin } from "./web-search.ts";
 /** A background job that was queued when kiln stopped is started again at most this many times in all. */
 export const MAX_ATTEMPTS = 3;
 
+/** Statuses of the gate's refusals (key, billing, permissions) that end a recovered job with their own error. */
+const REFUSALS = new Set([401, 402, 403]);
+
 export interface Launch {
   body: ResponsesRequestBody;
   model: ModelEntry;
@@ -66,7 +69,8 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
   let started = false;
   const run = await startRun(deps, {
     scope: l.scope, model: l.model, request: l.plan.request, clientSignal: l.clientSignal, timeoutMs: null,
-    // A recovered job was acknowledged before the restart: limits and balance that filled up since do not refuse it.
+    // A recovered job was acknowledged before the restart: a rate limit that filled up since does not refuse it
+    // (its key, permissions and balance are checked again all the same).
     resumed: !l.fresh,
     onStarted: () => {
       started = true;
@@ -103,7 +107,7 @@ function bodyOf(deps: AppDeps, row: ResponseRow): ResponsesRequestBody {
  * interrupted), or cancelled (a cancel of a job whose run is gone). Its log gets the closing event; a row whose JSON
  * cannot be read is ended all the same.
  */
-export function endStored(deps: AppDeps, row: ResponseRow, end: { status: "failed"; message: string } | { status: "cancelled" }): void {
+export function endStored(deps: AppDeps, row: ResponseRow, end: { status: "failed"; message: string; code?: string } | { status: "cancelled" }): void {
   const now = Math.floor(Date.now() / 1000);
   let response: Record<string, unknown>;
   try {
@@ -111,7 +115,7 @@ export function endStored(deps: AppDeps, row: ResponseRow, end: { status: "faile
   } catch {
     response = { id: row.id, object: "response", created_at: row.createdAt, model: row.model, output: [], usage: null };
   }
-  Object.assign(response, { status: end.status, completed_at: now, ...(end.status === "failed" ? { error: { code: "server_error", message: end.message } } : {}) });
+  Object.assign(response, { status: end.status, completed_at: now, ...(end.status === "failed" ? { error: { code: end.code ?? "server_error", message: end.message } } : {}) });
   const type = end.status === "failed" ? "response.failed" : "response.incomplete";
   const sequence = lastSequence(deps.db, row.id) + 1;
   const json = JSON.stringify({ type, response, sequence_number: sequence });
@@ -149,8 +153,8 @@ export async function recoverBackground(deps: AppDeps): Promise<Recovery> {
 }
 
 async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promise<void> {
-  const fail = (message: string) => {
-    endStored(deps, row, { status: "failed", message });
+  const fail = (message: string, code?: string) => {
+    endStored(deps, row, { status: "failed", message, code });
     out.failed.push(row.id);
   };
   if (!row.background) return fail("kiln restarted while this response was streaming; create it again.");
@@ -167,6 +171,8 @@ async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promi
     });
     out.restarted.push(row.id);
   } catch (e) {
+    // A key revoked or restricted, or an account lapsed or spent, since the job was accepted: the refusal is its failure.
+    if (e instanceof ApiError && REFUSALS.has(e.status)) return fail(e.message, e.code ?? e.type);
     fail(`kiln restarted before this background response ran, and ${e instanceof ApiError ? e.message : "it could not be started again"}`);
   }
 }

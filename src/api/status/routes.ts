@@ -2,11 +2,12 @@
 import { Elysia } from "elysia";
 import { recentIncidents } from "../../db/incidents-repo.ts";
 import type { AppDeps } from "../../app-deps.ts";
+import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { StatusResponse } from "./schema.ts";
 import { buildStatus } from "./service.ts";
 
 export function statusRoutes(deps: AppDeps) {
-  return new Elysia({ name: "status" }).get(
+  return new Elysia({ name: "status" }).use(edgePolicies).get(
     "/v1/status",
     () =>
       buildStatus({
@@ -16,6 +17,8 @@ export function statusRoutes(deps: AppDeps) {
         healthChangedAt: deps.registry.healthChangedAt,
       }),
     {
+      // Clients check it before retrying, a draining instance included.
+      edge: POLICY.openWhileDraining,
       response: { 200: StatusResponse },
       detail: { summary: "Service health", description: "No API key required. Clients check it before retrying failed requests.", tags: ["Status"], security: [] },
     },

@@ -1,14 +1,16 @@
 import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Gate } from "../../../src/access/gate.ts";
 import { authenticate } from "../../../src/auth/authenticate.ts";
-import { credit, setBillingEnabled } from "../../../src/db/billing-repo.ts";
+import { credit, setBillingEnabled, setLapsed } from "../../../src/db/billing-repo.ts";
 import { openDatabase } from "../../../src/db/client.ts";
-import { createKey } from "../../../src/db/keys-repo.ts";
+import { createKey, restrictKey, revokeKey } from "../../../src/db/keys-repo.ts";
 import { createTeam, updateTeam } from "../../../src/db/teams-repo.ts";
-import { attachMeta } from "../../../src/http/request-meta.ts";
 import { emptyUsage } from "../../../src/inference/blocks.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import type { ModelEntry } from "../../../src/models/registry.ts";
+import type { LimitSnapshot } from "../../../src/ratelimit/headers.ts";
 import { MemoryRateLimiter } from "../../../src/ratelimit/limiter.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
@@ -26,17 +28,16 @@ function setup() {
   let now = 5_000_000;
   const limiter = new MemoryRateLimiter(() => now);
   const gate = new Gate({ db, config: { tiers: [] }, limiter });
-  /** One request through the edge part of the gate; returns its id (for admission) and its meta. */
+  /** One request through the edge part of the gate; returns its id (for admission) and its rate-limit snapshot. */
   const enter = async () => {
-    const meta = attachMeta(new Request("http://x/v1/chat/completions"));
-    meta.auth = authenticate(db, new Headers({ authorization: `Bearer ${key.key}` }));
-    await gate.enter(meta, "/v1/chat/completions");
-    return meta;
+    const v = { requestId: `req_${crypto.randomUUID()}`, auth: authenticate(db, new Headers({ authorization: `Bearer ${key.key}` })), path: "/v1/chat/completions", snapshot: {} as LimitSnapshot };
+    await gate.enter(v);
+    return { id: v.requestId, rateLimit: v.snapshot };
   };
   const admission = (requestId: string, inputTokens: number, maxOutputTokens: number, choices = 1) => ({
     scope: { requestId, teamId: team.id, keyId: key.id, endpoint: "chat" }, model, inputTokens, maxOutputTokens, choices,
   });
-  return { db, team, gate, limiter, enter, admission, tick: (ms: number) => void (now += ms) };
+  return { db, team, key, gate, limiter, enter, admission, tick: (ms: number) => void (now += ms) };
 }
 
 describe("Gate", () => {
@@ -121,17 +122,17 @@ describe("Gate, both limits", () => {
     await expect(s.gate.admit(s.admission(again.id, 100, 1000))).resolves.toBeDefined();
   });
 
-  test("a resumed admission (a job acknowledged before a restart) is not refused, yet reserves and holds", async () => {
+  test("a resumed admission (a job acknowledged before a restart) is not refused by the TPM, yet reserves and holds", async () => {
     const s = setup();
     updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
     setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 100, null);
-    // 900 tokens and up to 900 micro-units: over the balance, and twice over the TPM with the first one.
+    credit(s.db, s.team.id, 7000, null);
+    // 900 tokens and up to 3300 micro-units each: twice over the TPM together, within the balance.
     const first = await s.gate.admit({ ...s.admission("req_resumed_1", 100, 800), resumed: true });
     const second = await s.gate.admit({ ...s.admission("req_resumed_2", 100, 800), resumed: true });
-    // The bucket went into debt, so a fresh request waits for it.
+    // The holds count: 400 of 7000 left, so a fresh request's 410 is refused.
     const meta = await s.enter();
-    await expect(s.gate.admit(s.admission(meta.id, 10, 10))).rejects.toMatchObject({ status: 402 });
+    await expect(s.gate.admit(s.admission(meta.id, 10, 100))).rejects.toMatchObject({ status: 402 });
     first.release(null);
     second.release(null);
     expect((await s.limiter.peek(`team:${s.team.id}:tpm`, 1000)).remaining).toBe(1000);
@@ -151,4 +152,50 @@ describe("Gate, both limits", () => {
     const again = await s.enter();
     (await s.gate.admit(s.admission(again.id, 100, 200))).release(null);
   });
+});
+
+describe("Gate, a job recovered after a restart (admitted without the edge)", () => {
+  const resumed = (s: ReturnType<typeof setup>, inputTokens = 10, maxOutputTokens = 100) => {
+    const a = s.admission(`req_${crypto.randomUUID()}`, inputTokens, maxOutputTokens);
+    return s.gate.admit({ ...a, scope: { ...a.scope, endpoint: "responses" }, resumed: true });
+  };
+
+  test("runs when nothing changed since it was accepted", async () => {
+    const s = setup();
+    setBillingEnabled(s.db, s.team.id, true);
+    credit(s.db, s.team.id, 1000, null);
+    (await resumed(s)).release(null);
+  });
+
+  test("a key revoked since is refused (401)", async () => {
+    const s = setup();
+    revokeKey(s.db, s.key.id);
+    await expect(resumed(s)).rejects.toMatchObject({ status: 401, code: "invalid_api_key", message: "The API key this request was made with is no longer active." });
+  });
+
+  test("a key or team restricted since, to other models or endpoint families, is refused (403)", async () => {
+    const s = setup();
+    restrictKey(s.db, s.key.id, { models: ["another-model"] });
+    await expect(resumed(s)).rejects.toMatchObject({ status: 403, message: "This API key may not use the model 'gate-model-v1'." });
+    restrictKey(s.db, s.key.id, { models: null });
+    updateTeam(s.db, s.team.id, { allowedEndpoints: ["chat"] });
+    await expect(resumed(s)).rejects.toMatchObject({ status: 403, message: "Your team may not use the responses endpoints." });
+  });
+
+  test("a lapsed account, or a balance spent since, is refused (402)", async () => {
+    const s = setup();
+    setBillingEnabled(s.db, s.team.id, true);
+    credit(s.db, s.team.id, 1000, null);
+    setLapsed(s.db, s.team.id, true);
+    await expect(resumed(s)).rejects.toMatchObject({ status: 402, message: expect.stringContaining("has lapsed") });
+    setLapsed(s.db, s.team.id, false);
+    // Up to 10 × 1 + 300 × 4 = 1210 micro-units: more than the 1000 left.
+    await expect(resumed(s, 10, 300)).rejects.toMatchObject({ status: 402, message: expect.stringContaining("balance cannot cover") });
+  });
+});
+
+test("access/ takes plain data: no file in it imports the HTTP layer", () => {
+  const dir = join(import.meta.dir, "../../../src/access");
+  const offenders = readdirSync(dir).filter((f) => /from "\.\.\/http\//.test(readFileSync(join(dir, f), "utf8")));
+  expect(offenders).toEqual([]);
 });

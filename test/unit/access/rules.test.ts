@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type AccessRules, endpointRefusal, familyOf, mayUseModel, modelRefusal, parseList, parseRestrictionArg, UNRESTRICTED } from "../../../src/access/rules.ts";
+import { type AccessRules, endpointRefusal, familyOf, familyRefusal, mayUseModel, modelRefusal, parseList, parseRestrictionArg, UNRESTRICTED } from "../../../src/access/rules.ts";
 
 const rules = (key: Partial<AccessRules["key"]>, team: Partial<AccessRules["team"]> = {}): AccessRules => ({
   key: { ...UNRESTRICTED, ...key }, team: { ...UNRESTRICTED, ...team },
@@ -24,6 +24,13 @@ describe("permissions", () => {
     expect(endpointRefusal(r, "/v1/embeddings")?.status).toBe(403);
     expect(endpointRefusal(rules({}, { endpoints: ["responses"] }), "/v1/chat/completions")?.message).toStartWith("Your team may not");
     expect(endpointRefusal(rules({}), "/v1/anything")).toBeNull();
+  });
+
+  test("a family refused by name (a recovered job has no path): the same 403, and the model list still always allowed", () => {
+    const r = rules({ endpoints: ["chat"] });
+    expect(familyRefusal(r, "responses")?.message).toBe("This API key may not use the responses endpoints.");
+    expect(familyRefusal(r, "chat")).toBeNull();
+    expect(familyRefusal(r, "models")).toBeNull();
   });
 
   test("model restrictions: both must allow it; the 403 names the model and param", () => {

@@ -1,17 +1,18 @@
 import { describe, expect, test } from "bun:test";
-import { policyTable, routeRegex } from "../../../src/http/edge-policy.ts";
+import { Elysia } from "elysia";
+import { declaredPolicy, edgePolicies, POLICY, policyTable, routeRegex } from "../../../src/http/edge-policy.ts";
 
 const routes = [
-  { method: "GET", path: "/swagger" },
-  { method: "GET", path: "/v1/status" },
-  { method: "GET", path: "/v1/models/:model" },
-  { method: "POST", path: "/v1/chat/completions" },
+  { method: "GET", path: "/swagger", hooks: { edge: POLICY.open } },
+  { method: "GET", path: "/v1/status", hooks: { edge: POLICY.openWhileDraining } },
+  { method: "GET", path: "/v1/models/:model", hooks: { edge: POLICY.keyed } },
+  { method: "POST", path: "/v1/chat/completions", hooks: { edge: POLICY.keyedJson } },
 ];
 
 describe("policyTable", () => {
   const policyFor = policyTable(routes);
 
-  test("generation routes are keyed and read a JSON body; the status page is public and answers while draining", () => {
+  test("each path gets the policy its route declared; HEAD is GET's", () => {
     expect(policyFor("POST", "/v1/chat/completions")).toEqual({ auth: true, body: "json", longRunning: true, drainExempt: false });
     expect(policyFor("GET", "/v1/status")).toEqual({ auth: false, body: "none", longRunning: false, drainExempt: true });
     expect(policyFor("HEAD", "/v1/status")?.drainExempt).toBe(true);
@@ -24,6 +25,21 @@ describe("policyTable", () => {
     expect(policyFor("POST", "/v1/status")).toBeNull();
     expect(policyFor("POST", "/v1/nope")).toBeNull();
     expect(policyFor("GET", "/v1/models/a/b")).toBeNull();
+  });
+
+  test("a route that declares no policy (or a malformed one) stops start-up, naming the route", () => {
+    expect(() => policyTable([...routes, { method: "POST", path: "/v1/images/generations", hooks: {} }])).toThrow(
+      "route POST /v1/images/generations declares no edge policy",
+    );
+    expect(() => declaredPolicy({ method: "GET", path: "/x", hooks: { edge: { auth: true } } })).toThrow("declares no edge policy");
+    expect(() => declaredPolicy({ method: "GET", path: "/x" })).toThrow("declares no edge policy");
+  });
+
+  test("a policy declared in a route's options reaches the router's route list, through a plugin too", () => {
+    const family = new Elysia({ name: "fam" }).use(edgePolicies).get("/v1/things", () => "ok", { edge: POLICY.keyed }).post("/v1/things", () => "ok");
+    const app = new Elysia().use(family);
+    expect(declaredPolicy(app.routes.find((r) => r.method === "GET")!)).toBe(POLICY.keyed);
+    expect(() => policyTable(app.routes)).toThrow("route POST /v1/things declares no edge policy");
   });
 
   test("routeRegex", () => {

@@ -12,6 +12,7 @@ import { credit, setBillingEnabled } from "../../../src/db/billing-repo.ts";
 import { billingAccounts, ledger } from "../../../src/db/schema.ts";
 import type { Usage } from "../../../src/inference/blocks.ts";
 import { resolvePromptFormat } from "../../../src/inference/prompt-format.ts";
+import { journalPathFor, readJournal } from "../../../src/billing/settlement-journal.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import type { ModelEntry } from "../../../src/models/registry.ts";
@@ -134,6 +135,7 @@ describe("startRun", () => {
       },
       observeInterToken: (_l, s) => seen.itl.push(s),
       observeUsage: (labels, usage) => seen.usage.push([labels, usage]),
+      settlementFailed: () => {},
     };
     const run = await startRun(d, { scope, model, request: request(2), clientSignal: null, timeoutMs: null });
     await run.settled;
@@ -202,5 +204,37 @@ describe("startRun", () => {
     const { d, scope } = deps(1, []);
     d.lifecycle.draining = true;
     await expect(startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toMatchObject({ code: "server_shutting_down" });
+  });
+});
+
+describe("startRun, the time limit and the settlement", () => {
+  test("the time limit counts from the start of the run: a slow prepare uses it up, and the run ends timed_out", async () => {
+    const slow = deps(3, []);
+    const get = slow.d.tokenizers.get.bind(slow.d.tokenizers);
+    // Tokenizing takes 300 ms (a long prompt on a busy machine); the limit is 100 ms.
+    slow.d.tokenizers = {
+      get: async (m: ModelEntry) => {
+        const tk = await get(m);
+        return { ...tk, encodePrompt: async (...a: Parameters<typeof tk.encodePrompt>) => (await Bun.sleep(300), tk.encodePrompt(...a)) };
+      },
+    } as unknown as LifecycleDeps["tokenizers"];
+    const run = await startRun(slow.d, { scope: slow.scope, model, request: request(), clientSignal: null, timeoutMs: 100 });
+    const s = await run.settled;
+    expect(run.abortReason).toBe("timed_out");
+    expect(s.status).toBe("timed_out");
+    expect(s.usage.outputTokens).toBe(0);
+  });
+
+  test("a usage write the database refuses is journaled and counted, and the answer still settles", async () => {
+    const { d, db, scope } = deps(2, []);
+    const failed: boolean[] = [];
+    d.metrics = { observeFirstToken: () => {}, observeInterToken: () => {}, observeUsage: () => {}, settlementFailed: (j) => void failed.push(j) };
+    db.$client.run("CREATE TRIGGER full_disk BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
+    const run = await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null });
+    expect(await run.settled).toEqual({ status: "completed", usage: { inputTokens: 7, outputTokens: 2, reasoningTokens: 0, cachedTokens: 0 } });
+    expect(db.select().from(usage).all()).toEqual([]);
+    expect(failed).toEqual([true]);
+    const journal = readJournal(journalPathFor(db.$client.filename)!);
+    expect(journal.records.map((r) => [r.requestId, r.status, r.outputTokens])).toEqual([[scope.requestId, "completed", 2]]);
   });
 });

@@ -8,7 +8,7 @@ const scrape = async (m: Metrics) => parsePrometheusText((await m.render()).body
 
 describe("Metrics", () => {
   test("requests by method, route, status and team; refusals from 429 and 402; odd methods collapse to 'other'", async () => {
-    const m = new Metrics();
+    const m = new Metrics({ teamLabels: true });
     const req = { method: "POST", route: "/v1/chat/completions", team: "3", seconds: 0.2 };
     m.observeRequest({ ...req, status: 200 });
     m.observeRequest({ ...req, status: 200 });
@@ -36,7 +36,7 @@ describe("Metrics", () => {
   });
 
   test("tokens in and out add up per model, endpoint and team", async () => {
-    const m = new Metrics();
+    const m = new Metrics({ teamLabels: true });
     const labels = { model: "tiny", endpoint: "chat", team: "1" };
     m.observeUsage(labels, { inputTokens: 12, outputTokens: 5 });
     m.observeUsage(labels, { inputTokens: 8, outputTokens: 0 });
@@ -45,6 +45,36 @@ describe("Metrics", () => {
     expect(sampleValue(f, "kiln_input_tokens_total", labels)).toBe(20);
     expect(sampleValue(f, "kiln_output_tokens_total", labels)).toBe(5);
     expect(sampleValue(f, "kiln_output_tokens_total", { ...labels, endpoint: "messages" })).toBe(2);
+  });
+
+  test("per-team series are opt-in: by default no series carries a team, so a thousand teams add none", async () => {
+    const m = new Metrics();
+    for (let team = 1; team <= 1000; team++) {
+      m.observeRequest({ method: "POST", route: "/v1/chat/completions", status: team % 2 ? 200 : 429, team: String(team), seconds: 0.1 });
+      m.observeUsage({ model: "tiny", endpoint: "chat", team: String(team) }, { inputTokens: 2, outputTokens: 1 });
+    }
+    const f = await scrape(m);
+    for (const name of ["kiln_http_requests_total", "kiln_refusals_total", "kiln_input_tokens_total", "kiln_output_tokens_total"]) {
+      expect(samplesOf(f, name).map((s) => s.labels.team)).toEqual(samplesOf(f, name).map(() => undefined));
+    }
+    expect(samplesOf(f, "kiln_http_requests_total")).toHaveLength(2);
+    expect(sampleValue(f, "kiln_http_requests_total", { method: "POST", route: "/v1/chat/completions", status: "429" })).toBe(500);
+    expect(sampleValue(f, "kiln_refusals_total", { reason: "rate_limit" })).toBe(500);
+    expect(sampleValue(f, "kiln_input_tokens_total", { model: "tiny", endpoint: "chat" })).toBe(2000);
+  });
+
+  test("settlements the database refused: counted, with those journaled; replays at start-up counted", async () => {
+    const m = new Metrics();
+    let f = await scrape(m);
+    // Present at zero from the start, so an alert can watch them.
+    expect(samplesOf(f, "kiln_settlement_failures_total")).toHaveLength(1);
+    m.settlementFailed(true);
+    m.settlementFailed(false);
+    m.settlementsReplayed(3);
+    f = await scrape(m);
+    expect(sampleValue(f, "kiln_settlement_failures_total")).toBe(2);
+    expect(sampleValue(f, "kiln_settlements_journaled_total")).toBe(1);
+    expect(sampleValue(f, "kiln_settlements_replayed_total")).toBe(3);
   });
 
   test("queue depth and per-worker batch size are read from the runtime at scrape time; restarts count", async () => {

@@ -1,0 +1,99 @@
+// The settlement journal: finished requests whose usage row (and charge) the database would not take, one JSON line
+// each in a file beside the database, appended and fsynced so they survive a crash; settle.ts replays them into the
+// database at the next start. Plain files only: it must work when the database is what failed.
+import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { type NewUsage, USAGE_STATUSES, type UsageStatus } from "../db/usage-repo.ts";
+
+export const JOURNAL_FILE = "settlements.jsonl";
+
+/** A usage row as the journal keeps it: when the request ended travels with it. */
+export type SettlementRecord = NewUsage & { createdAt: number };
+
+/** The journal of the database at `databaseFile` (in the same directory: the data dir); null for an in-memory one. */
+export function journalPathFor(databaseFile: string): string | null {
+  if (databaseFile === "" || databaseFile === ":memory:") return null;
+  return join(dirname(databaseFile), JOURNAL_FILE);
+}
+
+/** Makes a new directory entry (a created or renamed file) durable; a filesystem that cannot is left as it is. */
+function fsyncDir(dir: string): void {
+  let fd: number | null = null;
+  try {
+    fd = openSync(dir, "r");
+    fsyncSync(fd);
+  } catch {
+    // Some filesystems refuse to sync a directory; the file's own data is synced all the same.
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+/** Appends one record and fsyncs it before returning; throws when the disk will not take it. */
+export function appendSettlement(path: string, r: SettlementRecord): void {
+  const fresh = !existsSync(path);
+  const fd = openSync(path, "a+", 0o600);
+  try {
+    // A line torn by a crash mid-write must not swallow this one: it starts on a line of its own.
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    const lead = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a ? "\n" : "";
+    writeSync(fd, `${lead}${JSON.stringify(r)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  if (fresh) fsyncDir(dirname(path));
+}
+
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const isText = (v: unknown): v is string => typeof v === "string" && v.length > 0;
+const isStatus = (v: unknown): v is UsageStatus => (USAGE_STATUSES as readonly unknown[]).includes(v);
+
+/** One journal line → its record; null for a line that is not one (torn by a crash, or edited by hand). */
+export function parseSettlement(line: string): SettlementRecord | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (typeof v !== "object" || v === null) return null;
+  const { requestId, teamId, keyId, model, endpoint, status, inputTokens, outputTokens, reasoningTokens, cachedTokens, costMicros, createdAt } = v as Record<string, unknown>;
+  if (!isText(requestId) || !isCount(teamId) || !isCount(keyId) || !isText(model) || !isText(endpoint) || !isStatus(status)) return null;
+  if (!isCount(inputTokens) || !isCount(outputTokens) || !isCount(reasoningTokens) || !isCount(cachedTokens) || !isCount(costMicros) || !isCount(createdAt)) return null;
+  return { requestId, teamId, keyId, model, endpoint, status, inputTokens, outputTokens, reasoningTokens, cachedTokens, costMicros, createdAt };
+}
+
+/** The journal's records in order, and the non-empty lines that are not records. */
+export function readJournal(path: string): { records: SettlementRecord[]; unreadable: string[] } {
+  const records: SettlementRecord[] = [];
+  const unreadable: string[] = [];
+  if (!existsSync(path)) return { records, unreadable };
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    if (!line.trim()) continue;
+    const r = parseSettlement(line);
+    if (r) records.push(r);
+    else unreadable.push(line);
+  }
+  return { records, unreadable };
+}
+
+/** Replaces the journal with `records` (none: removes it); a crash midway leaves the old journal or the new one, whole. */
+export function rewriteJournal(path: string, records: SettlementRecord[]): void {
+  if (!records.length) {
+    rmSync(path, { force: true });
+    fsyncDir(dirname(path));
+    return;
+  }
+  const tmp = `${path}.tmp`;
+  const fd = openSync(tmp, "w", 0o600);
+  try {
+    writeSync(fd, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  fsyncDir(dirname(path));
+}

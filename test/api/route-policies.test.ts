@@ -1,0 +1,94 @@
+// Every route the app serves declares its edge policy, and the edge applies it: keyed routes refuse a missing key
+// before reading a byte of the body and run the gate; a keyed route reached without the edge answers 500.
+import { describe, expect, test } from "bun:test";
+import type { EdgeVisit } from "../../src/access/gate.ts";
+import { declaredPolicy } from "../../src/http/edge-policy.ts";
+import { testKiln } from "../helpers/kiln.ts";
+
+/** A concrete path for a route pattern: every parameter (and wildcard) becomes "x". */
+const concrete = (path: string) => path.replace(/:\w+/g, "x").replace(/\*$/, "x");
+
+/** A body that records whether anyone read it. */
+function watchedBody() {
+  const seen = { pulled: false };
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      seen.pulled = true;
+      c.enqueue(new TextEncoder().encode("{}"));
+      c.close();
+    },
+    // Nothing is pulled until someone reads.
+  }, { highWaterMark: 0 });
+  return { body, seen };
+}
+
+describe("route policies", () => {
+  const k = testKiln();
+  const entered: string[] = [];
+  const enter = k.deps.gate.enter.bind(k.deps.gate);
+  k.deps.gate.enter = (v: EdgeVisit) => {
+    entered.push(v.path);
+    return enter(v);
+  };
+  const routes = k.routes.routes.map((r) => ({ method: r.method, path: r.path, policy: declaredPolicy(r) }));
+
+  test("the app serves the routes this test walks, each with its declared policy", () => {
+    expect(routes.length).toBeGreaterThanOrEqual(16);
+    expect(routes.filter((r) => r.policy.auth).map((r) => `${r.method} ${r.path}`)).toContain("POST /v1/chat/completions");
+    // Everything under /v1 but the status page is keyed; nothing outside it is.
+    for (const r of routes) expect([r.method, r.path, r.policy.auth]).toEqual([r.method, r.path, r.path.startsWith("/v1/") && r.path !== "/v1/status"]);
+  });
+
+  test("keyed routes: a missing key is a 401 before any byte of the body is read, and the gate never runs", async () => {
+    for (const r of routes.filter((r) => r.policy.auth)) {
+      const withBody = r.method !== "GET";
+      const { body, seen } = watchedBody();
+      const res = await k.req(concrete(r.path), { method: r.method, key: null, headers: { "content-type": "application/json" }, ...(withBody ? { body } : {}) });
+      expect([r.method, r.path, res.status, seen.pulled]).toEqual([r.method, r.path, 401, false]);
+    }
+    expect(entered).toEqual([]);
+  });
+
+  test("keyed routes with a key: the gate runs once for the path, the body is read only where the policy says, and the route sees the edge's key", async () => {
+    for (const r of routes.filter((r) => r.policy.auth)) {
+      entered.length = 0;
+      const { body, seen } = watchedBody();
+      const res = await k.req(concrete(r.path), { method: r.method, headers: { "content-type": "application/json" }, ...(r.method !== "GET" ? { body } : {}) });
+      expect([r.method, r.path, entered]).toEqual([r.method, r.path, [concrete(r.path)]]);
+      expect([r.method, r.path, seen.pulled]).toEqual([r.method, r.path, r.policy.body === "json"]);
+      // An empty body is a 400, an unknown id a 404, the model list a 200: the route ran with its key (no 401, no 500).
+      expect([r.method, r.path, [200, 400, 404].includes(res.status)]).toEqual([r.method, r.path, true]);
+    }
+  });
+
+  test("while draining, only the routes whose policy says so still answer", async () => {
+    k.deps.lifecycle.draining = true;
+    try {
+      for (const r of routes) {
+        const res = await k.handle(new Request(`http://127.0.0.1${concrete(r.path)}`, { method: r.method, headers: { authorization: `Bearer ${k.key}` } }), { timeout: () => {}, requestIP: () => ({ address: "127.0.0.1" }) });
+        expect([r.method, r.path, res.status === 503]).toEqual([r.method, r.path, !r.policy.drainExempt]);
+      }
+    } finally {
+      k.deps.lifecycle.draining = false;
+    }
+  });
+
+  test("open routes answer without a key and without the gate", async () => {
+    entered.length = 0;
+    for (const r of routes.filter((r) => !r.policy.auth)) {
+      const res = await k.handle(new Request(`http://127.0.0.1${concrete(r.path)}`), { timeout: () => {}, requestIP: () => ({ address: "127.0.0.1" }) });
+      // An unknown docs asset is the route's own 404; the rest answer.
+      expect([r.method, r.path, res.status]).toEqual([r.method, r.path, r.path.includes(":") ? 404 : 200]);
+    }
+    expect(entered).toEqual([]);
+  });
+
+  test("a keyed route reached without the edge (no key check, no gate) answers 500 rather than authenticating on its own", async () => {
+    const res = await k.routes.handle(new Request("http://kiln.test/v1/models", { headers: { authorization: `Bearer ${k.key}` } }));
+    expect(res.status).toBe(500);
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    expect(body.error).toMatchObject({ type: "server_error", message: "The server had an internal error while processing the request" });
+    const crash = k.logs.find((l) => l.msg === "unhandled exception")!;
+    expect(String(crash.error)).toContain("keyed route GET /v1/models was reached without the edge's key check");
+  });
+});

@@ -1,0 +1,56 @@
+// The settlement journal's file format: one validated JSON line per settlement, appended durably, rewritten whole.
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { appendSettlement, journalPathFor, parseSettlement, readJournal, rewriteJournal, type SettlementRecord } from "../../../src/billing/settlement-journal.ts";
+import { tempDir } from "../../helpers/kiln.ts";
+
+const record = (requestId: string): SettlementRecord => ({
+  requestId, teamId: 1, keyId: 2, model: "m-v1", endpoint: "chat", status: "completed",
+  inputTokens: 10, outputTokens: 5, reasoningTokens: 1, cachedTokens: 0, costMicros: 30, createdAt: 1_767_225_600,
+});
+
+describe("settlement journal", () => {
+  test("it lives beside its database; an in-memory database has none", () => {
+    expect(journalPathFor("/data/kiln.db")).toBe("/data/settlements.jsonl");
+    expect(journalPathFor(":memory:")).toBeNull();
+    expect(journalPathFor("")).toBeNull();
+  });
+
+  test("parseSettlement: a whole record, or null for a torn, foreign or out-of-range line", () => {
+    const line = JSON.stringify(record("req_1"));
+    expect(parseSettlement(line)).toEqual(record("req_1"));
+    // Unknown fields are not carried into the database.
+    expect(parseSettlement(JSON.stringify({ ...record("req_1"), extra: 1 }))).toEqual(record("req_1"));
+    expect(parseSettlement(line.slice(0, 40))).toBeNull();
+    expect(parseSettlement("null")).toBeNull();
+    expect(parseSettlement("[1]")).toBeNull();
+    expect(parseSettlement(JSON.stringify({ ...record("req_1"), status: "maybe" }))).toBeNull();
+    expect(parseSettlement(JSON.stringify({ ...record("req_1"), costMicros: -1 }))).toBeNull();
+    expect(parseSettlement(JSON.stringify({ ...record("req_1"), outputTokens: 1.5 }))).toBeNull();
+    expect(parseSettlement(JSON.stringify({ ...record(""), requestId: "" }))).toBeNull();
+  });
+
+  test("appends one line each (owner-only file); a line torn by a crash neither swallows the next nor is read as a record", () => {
+    const path = join(tempDir("kiln-journal-"), "settlements.jsonl");
+    appendSettlement(path, record("req_1"));
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    appendFileSync(path, '{"requestId":"req_torn","te');
+    appendSettlement(path, record("req_2"));
+    expect(readFileSync(path, "utf8").split("\n").filter(Boolean)).toHaveLength(3);
+    const { records, unreadable } = readJournal(path);
+    expect(records.map((r) => r.requestId)).toEqual(["req_1", "req_2"]);
+    expect(unreadable).toEqual(['{"requestId":"req_torn","te']);
+  });
+
+  test("rewriting keeps exactly the records given; none removes the file", () => {
+    const path = join(tempDir("kiln-journal-"), "settlements.jsonl");
+    for (const id of ["req_1", "req_2", "req_3"]) appendSettlement(path, record(id));
+    rewriteJournal(path, [record("req_2")]);
+    expect(readJournal(path)).toEqual({ records: [record("req_2")], unreadable: [] });
+    expect(existsSync(`${path}.tmp`)).toBe(false);
+    rewriteJournal(path, []);
+    expect(existsSync(path)).toBe(false);
+    expect(readJournal(path)).toEqual({ records: [], unreadable: [] });
+  });
+});
