@@ -6,11 +6,11 @@ import type { ApiError } from "../../errors/api-error.ts";
 import type { BlockHead, CoreEvent, SearchOutcome, Usage } from "../../inference/blocks.ts";
 import { newFunctionCallItemId, newMessageItemId, newReasoningId } from "../../inference/ids.ts";
 import type { NumberedSource } from "../../tools/web-search.ts";
+import type { ResponseEvent } from "./response-event.ts";
 import { annotate, searchEnded, searchStarted, sourcesOf, webSearchItem } from "./web-search-items.ts";
 
 type Json = Record<string, unknown>;
-/** A stream event before it is given its sequence number. */
-export type ResponseEvent = Json & { type: string };
+export type { ResponseEvent } from "./response-event.ts";
 
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
 

@@ -5,7 +5,7 @@ import type { SearchOutcome } from "../../inference/blocks.ts";
 import { newWebSearchCallId } from "../../inference/ids.ts";
 import { citationsFor } from "../../tools/citations.ts";
 import type { NumberedSource } from "../../tools/web-search.ts";
-import type { ResponseEvent } from "./assembler.ts";
+import type { ResponseEvent } from "./response-event.ts";
 
 type Json = Record<string, unknown>;
 type Ref = { item_id: unknown; output_index: number };
