@@ -3,20 +3,19 @@
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { OutputConstraint, ThinkingBudget } from "../scheduler/protocol.ts";
-import type { Scheduler, SeqEvent } from "../scheduler/scheduler.ts";
+import type { SeqEvent } from "../scheduler/scheduler.ts";
 import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
 import { forcedCall, outputConstraint } from "./constraint.ts";
 import { checkPromptBound, fitContext } from "./context.ts";
 import type { Conversation } from "./conversation.ts";
+import type { CoreDeps } from "./core-deps.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { CoreRequest, ResponseFormat } from "./request.ts";
-import { type ModelTokenizer, OFF_THREAD_BYTES, type Tokenizers } from "./tokenizer.ts";
+import { type ModelTokenizer, OFF_THREAD_BYTES } from "./tokenizer.ts";
 
-export interface CoreDeps {
-  scheduler: Scheduler;
-  tokenizers: Tokenizers;
-}
+// The scheduler and tokenizers as the core calls them (small interfaces: tests pass fakes).
+export type { CoreDeps };
 
 /** A request turned into tokens and checked against the context window, not yet submitted. */
 export interface Prepared {

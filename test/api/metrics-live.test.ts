@@ -2,7 +2,6 @@
 // exactly what the answers reported, and the histograms, gauges, restarts and refusals follow the server's state.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiError } from "../../src/errors/api-error.ts";
-import type { LifecycleDeps } from "../../src/inference/lifecycle.ts";
 import { parsePrometheusText, sampleValue, samplesOf, type Family } from "../helpers/prom-text.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -125,12 +124,11 @@ describe("/metrics on a live server", () => {
 
   test("rate-limit (429) and billing (402) refusals are counted per team from the answer rendered", async () => {
     const before = await scrape();
-    const deps = server.deps as unknown as LifecycleDeps;
     const refusals = [
       new ApiError(429, "rate_limit_error", "Rate limit reached", "rate_limit_exceeded", null, { "retry-after": "1" }),
       new ApiError(402, "billing_error", "Insufficient balance", "billing_not_configured"),
     ];
-    const gate = deps.gate!;
+    const gate = server.deps.gate;
     const admit = gate.admit;
     try {
       for (const error of refusals) {

@@ -55,7 +55,7 @@ const delta = (text: string, tokens = 1): SeqEvent => ({ type: "delta", text, to
 const finish = (reason: "stop" | "length" | "cancelled" | "error", outputTokens: number): SeqEvent => ({ type: "finish", finish: { seqId: "s", reason, promptTokens: 0, outputTokens } });
 
 async function run(script: (SeqEvent | Error)[], req = request(), rendered: string[] = [], submitted: SeqRequest[] = []) {
-  const deps = { scheduler: fakeScheduler(() => script, submitted), tokenizers: { get: async () => fakeTokenizer(rendered) } } as unknown as CoreDeps;
+  const deps: CoreDeps = { scheduler: fakeScheduler(() => script, submitted), tokenizers: { get: async () => fakeTokenizer(rendered) } };
   const prepared = await prepareGeneration(deps, model, req);
   const events: CoreEvent[] = [];
   for await (const ev of submitGeneration(deps, prepared, new AbortController().signal)[0]!) events.push(ev);
@@ -120,7 +120,7 @@ describe("choice events", () => {
 
   test("thinking markers are plain text for a model without the reasoning capability", async () => {
     const plain: ModelEntry = { ...model, capabilities: { ...model.capabilities, reasoning: false } };
-    const deps = { scheduler: fakeScheduler(() => [delta("<think>x</think>"), finish("stop", 1)]), tokenizers: { get: async () => fakeTokenizer([]) } } as unknown as CoreDeps;
+    const deps: CoreDeps = { scheduler: fakeScheduler(() => [delta("<think>x</think>"), finish("stop", 1)]), tokenizers: { get: async () => fakeTokenizer([]) } };
     const p = await prepareGeneration(deps, plain, request());
     expect(p.parser.thinking).toBeNull();
     const r = await collectChoice(submitGeneration(deps, p, new AbortController().signal)[0]!);

@@ -63,13 +63,13 @@ function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admission) => 
   const key = createKey(db, team.id, "k");
   const d: LifecycleDeps = {
     db, logger: memoryLogger(), lifecycle: { draining: false }, gate: admit && { admit },
-    scheduler: tickingScheduler(limit, submitted) as unknown as LifecycleDeps["scheduler"],
+    scheduler: tickingScheduler(limit, submitted),
     tokenizers: {
       get: async () => ({
         format: resolvePromptFormat(undefined, "", () => false), stopTokenIds: [], encodeText: () => [], minTokens: () => 0,
         renderChat: () => "prompt", encodePrompt: async () => [1, 2, 3, 4, 5, 6, 7],
       }),
-    } as unknown as LifecycleDeps["tokenizers"],
+    },
   };
   return { d, db, scope: { requestId: `req_${crypto.randomUUID()}`, teamId: team.id, keyId: key.id, endpoint: "chat" } };
 }
@@ -155,7 +155,7 @@ describe("startRun", () => {
     expect(s.usage).toMatchObject({ inputTokens: 7, outputTokens: 4 });
 
     const failing = deps(4, [], ticket);
-    failing.d.scheduler = { assertServing: () => {}, submit: () => { throw ApiError.overloaded(); } } as unknown as LifecycleDeps["scheduler"];
+    failing.d.scheduler = { assertServing: () => {}, submit: () => { throw ApiError.overloaded(); } };
     await expect(startRun(failing.d, { scope: failing.scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toMatchObject({ status: 503 });
     expect(released).toEqual([s.usage, null]);
   });
@@ -191,7 +191,7 @@ describe("startRun", () => {
         await new Promise((resolve) => r.signal!.addEventListener("abort", resolve, { once: true }));
         yield { type: "finish", finish: { seqId: "s", reason: "cancelled", promptTokens: 0, outputTokens: 0 } };
       })()),
-    } as unknown as LifecycleDeps["scheduler"];
+    };
     const run = await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null });
     run.abort("cancelled");
     expect(await run.settled).toEqual({ status: "cancelled", usage: { inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 } });

@@ -41,7 +41,7 @@ function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingI
     spawnWorker: () => {
       const w = new FakeWorker();
       workers.push(w);
-      return w as unknown as Worker;
+      return w;
     },
   });
   const loaded = (w: FakeWorker) => w.reply({ type: "loaded", modelId: model.id, ms: 3 });
