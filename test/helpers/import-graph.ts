@@ -37,9 +37,8 @@ function isImportMetaUrl(node: ts.NewExpression): boolean {
   );
 }
 
-/** Every .ts file under `dir`, recursively. */
+/** Every .ts file under `dir`, recursively (a folder that is not there throws: a misspelt root must not pass). */
 function tsFilesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return tsFilesUnder(path);
