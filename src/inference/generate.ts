@@ -3,21 +3,17 @@
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { OutputConstraint, ThinkingBudget } from "../scheduler/protocol.ts";
-import type { Scheduler, SeqEvent } from "../scheduler/scheduler.ts";
+import type { SeqEvent } from "../scheduler/scheduler.ts";
 import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
 import { forcedCall, outputConstraint } from "./constraint.ts";
 import { checkPromptBound, fitContext } from "./context.ts";
 import type { Conversation } from "./conversation.ts";
+import type { CoreDeps } from "./core-deps.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
-import { budgetOf, opensThinking, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
-import { OFF_THREAD_BYTES, type Tokenizers } from "./tokenizer.ts";
-
-export interface CoreDeps {
-  scheduler: Scheduler;
-  tokenizers: Tokenizers;
-}
+import { budgetOf, opensThinking, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
+import { OFF_THREAD_BYTES } from "./tokenizer.ts";
 
 /** A request turned into tokens and checked against the context window, not yet submitted. */
 export interface Prepared {
@@ -142,11 +138,6 @@ async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser,
       const f = ev.finish;
       // The worker's own count is authoritative (it includes tokens that produced no text).
       usage.outputTokens = f.outputTokens;
-      if (f.reason === "error") {
-        yield { type: "usage", usage };
-        yield { type: "error", error: new ApiError(500, "server_error", "The model failed while generating; retry the request") };
-        return;
-      }
       const last = [...frame(parser.end()), ...framer.end()];
       yield* last;
       yield { type: "usage", usage };

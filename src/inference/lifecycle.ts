@@ -13,7 +13,8 @@ import { logRequestFailure } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import { Channel } from "../scheduler/channel.ts";
 import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
-import { type CoreDeps, prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
+import type { CoreDeps } from "./core-deps.ts";
+import { prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
 import type { CoreRequest } from "./request.ts";
 import { toolLoop } from "./tool-loop.ts";
 

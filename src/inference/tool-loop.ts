@@ -7,7 +7,8 @@ import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
 import { builtinName, type BuiltinResult, type BuiltinSession, type BuiltinTool } from "./builtin-tool.ts";
 import { newCallId } from "./call-id.ts";
 import { type Conversation, parseArguments, type Part } from "./conversation.ts";
-import { type CoreDeps, prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
+import type { CoreDeps } from "./core-deps.ts";
+import { prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
 import type { CoreRequest } from "./request.ts";
 import type { ToolChoice } from "./tool-def.ts";
 

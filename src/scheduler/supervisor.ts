@@ -11,6 +11,15 @@ import type { Failure, HealthCause, WorkerCause } from "../models/failures.ts";
 import type { Health, ModelEntry } from "../models/registry.ts";
 import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor-protocol.ts";
 
+/** The part of a Bun Worker the supervisor uses (a test passes a scripted fake of this shape). */
+export interface SupervisedWorker {
+  postMessage(message: unknown): void;
+  terminate(): void;
+  addEventListener(type: "close", listener: () => void): void;
+  onmessage: ((ev: MessageEvent) => void) | null;
+  onerror: ((ev: ErrorEvent) => void) | null;
+}
+
 /** A worker as a backend sees it. */
 export interface WorkerView {
   workerId: number;
@@ -46,7 +55,7 @@ export interface SupervisorOptions<Spec, In> {
   /** A ready worker was lost and a replacement is loading (the worker-restarts metric). */
   onRestart?(model: string, failure: WorkerFailure): void;
   /** Creates the worker thread; tests pass one that keeps a handle for fault injection. */
-  spawnWorker?: (url: string | URL) => Worker;
+  spawnWorker?: (url: string | URL) => SupervisedWorker;
 }
 
 /** A worker asked to stop that has not closed by then is terminated (terminating one mid-run can take the process down). */
@@ -57,7 +66,7 @@ export const DEFAULT_LOAD_TIMEOUT_MS = 300_000;
 interface Handle {
   id: number;
   model: ModelEntry;
-  worker: Worker;
+  worker: SupervisedWorker;
   state: "loading" | "ready" | "dead";
   held: Set<string>;
   lastHeard: number;

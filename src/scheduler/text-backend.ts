@@ -6,7 +6,7 @@ import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
 import type { ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
-import { type WorkerFailure, WorkerSupervisor } from "./supervisor.ts";
+import { type SupervisedWorker, type WorkerFailure, WorkerSupervisor } from "./supervisor.ts";
 
 export type TextWorkers = WorkerSupervisor<ModelLoadSpec, TextFromWorker, TextToWorker>;
 
@@ -21,7 +21,7 @@ export interface TextBackendOptions {
   hangTimeoutMs?: number;
   loadTimeoutMs?: number;
   pingIntervalMs?: number;
-  spawnWorker?: (url: string | URL) => Worker;
+  spawnWorker?: (url: string | URL) => SupervisedWorker;
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
   /** A worker died or hung: these sequences are lost (the caller fails them as retryable). */
   onLost(seqIds: string[], failure: WorkerFailure): void;

@@ -7,6 +7,7 @@ import { createKey } from "../../src/db/keys-repo.ts";
 import { billingAccounts, ledger, usage } from "../../src/db/schema.ts";
 import { createTeam, updateTeam } from "../../src/db/teams-repo.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 let server: TestServer;
 beforeAll(async () => (server = await startTestServer()));
@@ -86,7 +87,8 @@ describe("rate limits on a real server", () => {
     expect(u.completion_tokens).toBeLessThan(2000);
     // Reserved prompt + 2000 at admission; afterwards only what was used is gone (plus refill while it ran).
     expect(Number(r.headers.get("x-ratelimit-remaining-tokens"))).toBeLessThanOrEqual(100_000 - u.prompt_tokens - 2000 + 100);
-    await Bun.sleep(50);
+    // The reservation is given back in the same step that writes the request's usage row.
+    await waitFor(() => server.deps.db.select().from(usage).where(eq(usage.teamId, t.id)).get(), { what: "the usage row of the refund request" });
     const next = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${t.key}` } });
     expect(Number(next.headers.get("x-ratelimit-remaining-tokens"))).toBeGreaterThanOrEqual(100_000 - u.prompt_tokens - u.completion_tokens);
   }, 60_000);
@@ -132,9 +134,8 @@ describe("billing on a real server", () => {
     await stream.text();
     await (await post("/v1/messages", t.key, { model: server.modelId, max_tokens: 12, messages: [{ role: "user", content: "Hello" }] })).json();
     await (await post("/v1/responses", t.key, { model: server.modelId, input: "Hello", max_output_tokens: 16, stream: true })).text();
-    await Bun.sleep(100);
-
-    const rows = server.deps.db.select().from(usage).where(eq(usage.teamId, t.id)).all();
+    // A stream's usage row is written when its run settles, which may be after the client read the last byte.
+    const rows = await waitFor(() => server.deps.db.select().from(usage).where(eq(usage.teamId, t.id)).all(), { what: "the 4 usage rows of the payers", until: (r) => r.length >= 4 });
     const charges = server.deps.db.select().from(ledger).where(eq(ledger.teamId, t.id)).all().filter((e) => e.kind === "charge");
     expect(rows).toHaveLength(4);
     expect(rows.every((r) => r.costMicros > 0)).toBe(true);

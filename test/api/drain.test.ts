@@ -8,6 +8,7 @@ import { tempDir } from "../helpers/kiln.ts";
 import { parsePrometheusText, samplesOf } from "../helpers/prom-text.ts";
 import { httpRequest, RawConnection, rawRequest, type RawResponse } from "../helpers/raw-http.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 import { startServerProcess, type ServerProcess } from "../load/server-process.ts";
 
 async function start(graceMs: number): Promise<{ server: ServerProcess; port: number; model: string }> {
@@ -37,6 +38,12 @@ async function runningStream(s: { server: ServerProcess; model: string }, maxTok
   };
 }
 
+/** Resolves once the process has taken the signal: its status page (which stays up while it drains) says it is not alive. */
+async function draining(server: ServerProcess): Promise<void> {
+  const alive = async () => ((await (await fetch(`${server.url}/v1/status`)).json()) as { is_alive: boolean }).is_alive;
+  await waitFor(alive, { what: "the status page to say the server is draining", until: (a) => !a });
+}
+
 function expectShuttingDown(res: RawResponse) {
   expect(res.status).toBe(503);
   expect(JSON.parse(res.body)).toEqual({
@@ -58,7 +65,7 @@ describe("SIGTERM drain", () => {
 
     const t0 = performance.now();
     const exited = s.server.stop();
-    await Bun.sleep(200);
+    await draining(s.server);
 
     kept.write(httpRequest("GET", "/v1/models", { headers: keyed }));
     expectShuttingDown(await kept.read());
@@ -156,16 +163,12 @@ describe("SIGTERM during a mix of streaming and non-streaming requests in every 
     const long = send("chat", 4000, false).then(async (res) => ({ status: res.status, headers: res.headers, body: (await res.json()) as any }));
 
     // SIGTERM once all seven are in the worker's batch (the /metrics gauge says so).
-    for (let i = 0; ; i++) {
-      const metrics = parsePrometheusText(await (await fetch(`${s.server.url}/metrics`)).text());
-      if (samplesOf(metrics, "kiln_worker_batch_size").reduce((n, x) => n + x.value, 0) === 7) break;
-      if (i > 200) throw new Error("the requests did not all start");
-      await Bun.sleep(10);
-    }
+    const inBatch = async () => samplesOf(parsePrometheusText(await (await fetch(`${s.server.url}/metrics`)).text()), "kiln_worker_batch_size").reduce((n, x) => n + x.value, 0);
+    await waitFor(inBatch, { what: "all seven requests in the worker's batch", until: (n) => n === 7 });
     const killedAt = performance.now();
     process.kill(s.server.pid, "SIGTERM");
     const exited = s.server.stop().then((code) => ({ code, ms: performance.now() - killedAt }));
-    await Bun.sleep(300);
+    await draining(s.server);
 
     // New requests, in every format: 503 server_shutting_down with a Retry-After of a few seconds.
     for (const format of formats) {

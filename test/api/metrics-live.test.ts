@@ -2,9 +2,9 @@
 // exactly what the answers reported, and the histograms, gauges, restarts and refusals follow the server's state.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiError } from "../../src/errors/api-error.ts";
-import type { LifecycleDeps } from "../../src/inference/lifecycle.ts";
 import { parsePrometheusText, sampleValue, samplesOf, type Family } from "../helpers/prom-text.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 let server: TestServer;
 let team: string;
@@ -96,7 +96,7 @@ describe("/metrics on a live server", () => {
     const busy = await scrape();
     expect(sampleValue(busy, "kiln_worker_batch_size", workers[0]!.labels)).toBe(2);
     for (const c of controllers) c.abort();
-    for (let i = 0; i < 100 && server.runtime.scheduler.load().active > 0; i++) await Bun.sleep(20);
+    await waitFor(() => server.runtime.scheduler.load().active === 0, { what: "the aborted streams to leave the batch" });
     expect(sampleValue(await scrape(), "kiln_worker_batch_size", workers[0]!.labels)).toBe(0);
   });
 
@@ -108,29 +108,26 @@ describe("/metrics on a live server", () => {
       method: "POST", signal: c.signal, headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" }, body: JSON.stringify(body),
     }).catch(() => null));
     try {
-      let depth = -1;
-      for (let i = 0; i < 200 && depth !== 2; i++) {
-        await Bun.sleep(20);
-        if (server.runtime.scheduler.load().active === slots) depth = sampleValue(await scrape(), "kiln_queue_depth", { model: server.modelId });
-      }
+      const depth = await waitFor(async () => (server.runtime.scheduler.load().active === slots ? sampleValue(await scrape(), "kiln_queue_depth", { model: server.modelId }) : -1), {
+        what: "a full batch and 2 waiting in the queue-depth gauge", until: (d) => d === 2,
+      });
       expect(depth).toBe(2);
       expect(sampleValue(await scrape(), "kiln_worker_batch_size", { worker: String(server.runtime.pool.stats()[0]!.workerId), model: server.modelId })).toBe(slots);
     } finally {
       for (const c of controllers) c.abort();
       await Promise.all(streams);
     }
-    for (let i = 0; i < 200 && server.runtime.scheduler.load().active + server.runtime.scheduler.load().waiting > 0; i++) await Bun.sleep(20);
+    await waitFor(() => server.runtime.scheduler.load(), { what: "an empty scheduler", until: (l) => l.active + l.waiting === 0 });
     expect(sampleValue(await scrape(), "kiln_queue_depth", { model: server.modelId })).toBe(0);
   });
 
   test("rate-limit (429) and billing (402) refusals are counted per team from the answer rendered", async () => {
     const before = await scrape();
-    const deps = server.deps as unknown as LifecycleDeps;
     const refusals = [
       new ApiError(429, "rate_limit_error", "Rate limit reached", "rate_limit_exceeded", null, { "retry-after": "1" }),
       new ApiError(402, "billing_error", "Insufficient balance", "billing_not_configured"),
     ];
-    const gate = deps.gate!;
+    const gate = server.deps.gate;
     const admit = gate.admit;
     try {
       for (const error of refusals) {
@@ -155,7 +152,7 @@ describe("/metrics on a live server", () => {
     const before = await scrape();
     const [worker] = server.runtime.pool.stats();
     server.runtime.pool.restart(worker!.workerId, "restarted by test");
-    for (let i = 0; i < 500 && !server.runtime.pool.stats().some((w) => w.state === "ready"); i++) await Bun.sleep(20);
+    await waitFor(() => server.runtime.pool.stats().some((w) => w.state === "ready"), { what: "the replacement worker ready" });
     const after = await scrape();
     expect(grew(before, after, "kiln_worker_restarts_total", { model: server.modelId })).toBe(1);
     // The replacement shows up under its own worker id.

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { dirname } from "node:path";
 import { tempDir } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 import { startServerProcess, type ServerProcess } from "../load/server-process.ts";
 
 const TERMINAL = ["completed", "incomplete", "failed", "cancelled"];
@@ -108,7 +109,7 @@ describe("background responses survive kill -9", () => {
     const job = await call(first, "POST", "/v1/responses", { model, input: "Hello", temperature: 0, max_output_tokens: 3000, background: true });
     const follower = await fetch(`${first.url}/v1/responses/${job.id}?stream=true`, { headers: { authorization: `Bearer ${first.key}` } });
     const reading = follower.text();
-    while ((await call(first, "GET", `/v1/responses/${job.id}`)).status !== "in_progress") await Bun.sleep(20);
+    await waitFor(async () => (await call(first, "GET", `/v1/responses/${job.id}`)).status, { what: `${job.id} in progress`, until: (s) => s === "in_progress" });
     const t0 = performance.now();
     expect(await first.stop()).toBe(0);
     expect(performance.now() - t0).toBeLessThan(300 + 1000 + 500);

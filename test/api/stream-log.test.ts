@@ -1,6 +1,7 @@
 // A stream's request log line says how it really ended (completed, client gone, error code) and its full duration.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -18,12 +19,7 @@ function post(path: string, body: Record<string, unknown>, signal?: AbortSignal)
 }
 
 async function lineOf(requestId: string) {
-  for (let i = 0; i < 200; i++) {
-    const line = s.logs.find((l) => l.msg === "request" && l.request_id === requestId);
-    if (line) return line;
-    await Bun.sleep(10);
-  }
-  throw new Error(`no request line for ${requestId}`);
+  return (await waitFor(() => s.logs.find((l) => l.msg === "request" && l.request_id === requestId), { what: `the request line of ${requestId}` }))!;
 }
 
 test("a stream read to its end logs completed with the whole duration, not the first byte's", async () => {

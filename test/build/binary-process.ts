@@ -6,6 +6,8 @@ export interface RunningBinary {
   proc: Subprocess<"ignore", "pipe", "pipe">;
   /** Everything written to stdout and stderr so far. */
   output(): string;
+  /** Resolves once both stdout and stderr have been read to their end (the process closed them). */
+  drained: Promise<void>;
   /** Resolves with the first match of `re` in the output; rejects after `timeoutMs` or if the process exits. */
   waitFor(re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
 }
@@ -31,11 +33,11 @@ export function runBinary(dir: string, args: string[], home: string): RunningBin
     const decoder = new TextDecoder();
     for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
   };
-  void pump(proc.stdout);
-  void pump(proc.stderr);
+  const drained = Promise.all([pump(proc.stdout), pump(proc.stderr)]).then(() => {});
   return {
     proc,
     output: () => text,
+    drained,
     async waitFor(re, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
@@ -77,6 +79,7 @@ export async function runOnce(dir: string, args: string[], home: string, timeout
   const timer = setTimeout(() => run.proc.kill("SIGKILL"), timeoutMs);
   const code = await run.proc.exited;
   clearTimeout(timer);
-  await Bun.sleep(10);
+  // Exit can be seen before the last output is read.
+  await run.drained;
   return { code, out: run.output() };
 }

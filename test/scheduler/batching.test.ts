@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import { usage } from "../../src/db/schema.ts";
 import { streamChat } from "../load/stream-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -40,7 +41,7 @@ describe("continuous batching", () => {
         endedAt: performance.now(),
       })),
     );
-    while (s.runtime.scheduler.load().active < prompts.length) await Bun.sleep(5);
+    await waitFor(() => s.runtime.scheduler.load().active >= prompts.length, { what: `the ${prompts.length} other streams in the batch` });
     const busy = await chat({ messages: ask("Tell me about rivers"), max_tokens: 24 });
     const busyEnded = performance.now();
     const done = await Promise.all(others);
@@ -52,7 +53,7 @@ describe("continuous batching", () => {
 
   test("a request that joins mid-batch produces tokens before the running one finishes", async () => {
     const long = streamChat(s.url, s.key, { model: s.modelId, messages: ask("long"), max_tokens: 400, temperature: 0, ignore_eos: true });
-    await Bun.sleep(100);
+    await waitFor(() => s.runtime.scheduler.load().active === 1, { what: "the long stream in the batch" });
     const t0 = performance.now();
     const short = await streamChat(s.url, s.key, { model: s.modelId, messages: ask("short"), max_tokens: 3, temperature: 0 });
     const shortDone = performance.now() - t0;
@@ -82,7 +83,8 @@ describe("continuous batching", () => {
   test("the usage row matches the response's usage", async () => {
     const r = await chat({ messages: ask("usage please"), max_tokens: 7 });
     const requestId = r.res.headers.get("x-request-id")!;
-    const rows = s.deps.db.select().from(usage).where(eq(usage.requestId, requestId)).all();
+    // The row is written when the run settles, which may come just after the answer is sent.
+    const rows = await waitFor(() => s.deps.db.select().from(usage).where(eq(usage.requestId, requestId)).all(), { what: `the usage row of ${requestId}`, until: (r) => r.length > 0 });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({
       model: s.modelId, endpoint: "chat", inputTokens: r.body.usage.prompt_tokens, outputTokens: r.body.usage.completion_tokens,

@@ -6,6 +6,7 @@ import { tempDir } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { streamChat } from "../load/stream-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -32,15 +33,6 @@ async function holdSlot(): Promise<AbortController> {
   return ctl;
 }
 
-async function waitFor(cond: () => Promise<boolean>, ms: number) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await cond()) return true;
-    await Bun.sleep(25);
-  }
-  return false;
-}
-
 describe("admission, disconnects and worker failure", () => {
   test("beyond the limit: 503 service_overloaded with Retry-After 60; a disconnect frees the slot", async () => {
     const a = await holdSlot();
@@ -51,9 +43,9 @@ describe("admission, disconnects and worker failure", () => {
     expect(((await over.json()) as any).error).toMatchObject({ type: "server_error", code: "service_overloaded" });
     a.abort();
     // The cancelled sequence leaves within a step; the next request is admitted.
-    expect(await waitFor(async () => (await post({ max_tokens: 2 })).status === 200, 5000)).toBe(true);
+    await waitFor(async () => (await post({ max_tokens: 2 })).status === 200, { what: "a request admitted after the disconnect" });
     b.abort();
-    expect(await waitFor(async () => s.runtime.scheduler.load().active === 0, 5000)).toBe(true);
+    await waitFor(() => s.runtime.scheduler.load().active === 0, { what: "no active sequence" });
   });
 
   test("a crashed worker fails only its own requests, retryably; the next request succeeds", async () => {
@@ -61,7 +53,7 @@ describe("admission, disconnects and worker failure", () => {
     const bystander = post({ max_tokens: 400, ignore_eos: true });
     // One sequence on each of the two workers (a list of two, so `every` cannot hold vacuously).
     const oneEach = () => s.runtime.pool.stats().map((w) => w.held);
-    expect(await waitFor(async () => oneEach().join() === "1,1", 5000)).toBe(true);
+    await waitFor(() => oneEach().join() === "1,1", { what: "one sequence on each worker" });
     // An uncaught exception inside the worker thread kills it, as a real crash would.
     const target = s.runtime.pool.stats()[0]!;
     s.workers[target.workerId - 1]!.postMessage(null);
@@ -76,7 +68,7 @@ describe("admission, disconnects and worker failure", () => {
     expect(lost!.reason).toContain("TypeError");
     // The pool replaces the worker; the model is back to operational and serves again.
     const twoReady = () => s.runtime.pool.stats().filter((w) => w.state === "ready").length === 2;
-    expect(await waitFor(async () => s.deps.registry.healthOf(s.modelId).status === "operational" && twoReady(), 15000)).toBe(true);
+    await waitFor(() => s.deps.registry.healthOf(s.modelId).status === "operational" && twoReady(), { what: "the model operational on two ready workers" });
     const next = await post({ max_tokens: 3 });
     expect(next.status).toBe(200);
     const status = (await (await fetch(`${s.url}/v1/status`)).json()) as any;
@@ -85,7 +77,7 @@ describe("admission, disconnects and worker failure", () => {
 
   test("restarting a busy worker fails its sequences retryably and never takes the process down", async () => {
     const held = post({ max_tokens: 3000, ignore_eos: true });
-    expect(await waitFor(async () => s.runtime.scheduler.load().active === 1, 5000)).toBe(true);
+    await waitFor(() => s.runtime.scheduler.load().active === 1, { what: "the held sequence on a worker" });
     const busy = s.runtime.pool.stats().filter((w) => w.held === 1);
     expect(busy).toHaveLength(1);
     s.runtime.pool.restart(busy[0]!.workerId, "restarted by test");
@@ -95,7 +87,7 @@ describe("admission, disconnects and worker failure", () => {
     expect(((await res.json()) as any).error.message).toBe("The model's worker was restarted; retry the request");
     expect(s.logs.find((l) => l.msg === "request failed" && l.cause === "worker_restarted")).toMatchObject({ model: s.modelId, detail: "restarted by test" });
     const twoReady = () => s.runtime.pool.stats().filter((w) => w.state === "ready").length === 2;
-    expect(await waitFor(async () => twoReady(), 15000)).toBe(true);
+    await waitFor(twoReady, { what: "two ready workers" });
     // The restarted worker was replaced by a new one, not revived.
     expect(s.runtime.pool.stats().map((w) => w.workerId)).not.toContain(busy[0]!.workerId);
     expect((await post({ max_tokens: 3 })).status).toBe(200);

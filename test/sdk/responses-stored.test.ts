@@ -3,9 +3,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { createKey } from "../../src/db/keys-repo.ts";
+import { eventsAfter } from "../../src/db/responses-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { openaiTestServer } from "../helpers/openai-server.ts";
 import type { TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 let server: TestServer;
 let client: OpenAI;
@@ -37,14 +39,8 @@ async function status(p: Promise<unknown>): Promise<number> {
   }
 }
 
-async function pollUntil(id: string, done: (s: string) => boolean, timeoutMs = 60_000): Promise<OpenAI.Responses.Response> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await client.responses.retrieve(id);
-    if (done(r.status!)) return r;
-    if (Date.now() > deadline) throw new Error(`response ${id} still ${r.status}`);
-    await Bun.sleep(50);
-  }
+function pollUntil(id: string, done: (s: string) => boolean, timeoutMs = 60_000): Promise<OpenAI.Responses.Response> {
+  return waitFor(() => client.responses.retrieve(id), { what: `the awaited status of response ${id}`, until: (r) => done(r.status!), timeoutMs, intervalMs: 50 });
 }
 
 describe("store", () => {
@@ -213,7 +209,8 @@ describe("background", () => {
   test("cancel ends a running job cancelled and its sequence leaves the worker's batch", async () => {
     const r = await client.responses.create({ model: server.modelId, ...LONG, background: true });
     await pollUntil(r.id, (s) => s === "in_progress");
-    await Bun.sleep(200);
+    // Cancelled once it has written some text, so the usage below counts real tokens.
+    await waitFor(() => eventsAfter(server.deps.db, r.id, -1).some((e) => e.json.includes('"response.output_text.delta"')), { what: `a text delta stored for ${r.id}` });
     expect(server.deps.scheduler.load().active).toBe(1);
     const cancelled = await client.responses.cancel(r.id);
     expect(cancelled.status).toBe("cancelled");

@@ -4,6 +4,7 @@ import OpenAI from "openai";
 import { openaiTestServer } from "../helpers/openai-server.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { StreamText } from "../helpers/stream-text.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 let server: TestServer;
 let client: OpenAI;
@@ -160,7 +161,7 @@ describe("stream-level failures", () => {
     for await (const ev of await client.responses.retrieve(id, { stream: true })) replay.push(ev);
     expect(replay.at(-1).type).toBe("response.failed");
     // The replacement worker is ready before the next test sends work.
-    for (let i = 0; i < 1000 && !server.runtime.pool.stats().some((w) => w.state === "ready"); i++) await Bun.sleep(20);
+    await waitFor(() => server.runtime.pool.stats().some((w) => w.state === "ready"), { what: "the replacement worker ready" });
   });
 });
 

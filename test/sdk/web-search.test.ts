@@ -6,6 +6,7 @@ import OpenAI from "openai";
 import { usage } from "../../src/db/schema.ts";
 import { FAKE_RESULTS, type FakeMode, type FakeSearxng, startFakeSearxng } from "../helpers/fake-searxng.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 let server: TestServer;
 let client: OpenAI;
@@ -75,8 +76,7 @@ describe("web_search", () => {
     const counted = await client.responses.inputTokens.count({ model: server.modelId, input: ask().input, tools: ask().tools, tool_choice: "required" });
     expect(r.usage!.input_tokens).toBeGreaterThan(2 * counted.input_tokens);
     const rid = response.headers.get("x-request-id")!;
-    let rows: (typeof usage.$inferSelect)[] = [];
-    for (let i = 0; i < 50 && !rows.length; i++, await Bun.sleep(20)) rows = server.deps.db.select().from(usage).where(eq(usage.requestId, rid)).all();
+    const rows = await waitFor(() => server.deps.db.select().from(usage).where(eq(usage.requestId, rid)).all(), { what: `the usage row of ${rid}`, until: (r) => r.length > 0 });
     expect(rows.length).toBe(1);
     expect(rows[0]).toMatchObject({ status: "completed", inputTokens: r.usage!.input_tokens, outputTokens: r.usage!.output_tokens, endpoint: "responses" });
   });

@@ -1,6 +1,7 @@
 // Starts the real inference worker on the tiny model and checks the protocol end to end.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 import { params, WorkerClient } from "./worker-client.ts";
 
 const PROMPTS: Record<string, number[]> = {
@@ -48,7 +49,7 @@ describe("inference worker", () => {
 
   test("a sequence added mid-batch produces tokens before the running one finishes", async () => {
     const long = w.add("runner", PROMPTS.long!, params(400));
-    while (w.textOf("runner").length === 0) await Bun.sleep(1);
+    await waitFor(() => w.textOf("runner").length > 0, { what: "the runner's first text", intervalMs: 1 });
     const late = await w.add("late", PROMPTS.short!, params(5));
     expect(late.finish.reason).toBe("length");
     const runner = await long;
@@ -103,7 +104,7 @@ describe("a second worker", () => {
       expect((await w1.load(dir, 1)).type).toBe("loaded");
       const first = w1.add("first", PROMPTS.long!, params(3000));
       const second = w1.add("second", PROMPTS.short!, params(4));
-      while (w1.textOf("first").length === 0) await Bun.sleep(1);
+      await waitFor(() => w1.textOf("first").length > 0, { what: "the first sequence's first text", intervalMs: 1 });
       const pong = await w1.ping();
       expect([pong.active, pong.queued]).toEqual([1, 1]);
       w1.post({ type: "cancel", seqId: "first" });

@@ -5,13 +5,13 @@ import type { Sealer } from "../../crypto/sealing.ts";
 import type { ApiError } from "../../errors/api-error.ts";
 import type { BlockHead, CoreEvent, Usage } from "../../inference/blocks.ts";
 import type { BuiltinResult } from "../../inference/builtin-tool.ts";
-import { callIdOf, newFunctionCallItemId, newMessageItemId, newReasoningId } from "./ids.ts";
 import { type NumberedSource, sourcesOf } from "../../tools/web-search.ts";
+import { callIdOf, newFunctionCallItemId, newMessageItemId, newReasoningId } from "./ids.ts";
+import type { ResponseEvent } from "./response-event.ts";
 import { annotate, builtinItem, searchEnded, searchStarted } from "./web-search-items.ts";
 
 type Json = Record<string, unknown>;
-/** A stream event before it is given its sequence number. */
-export type ResponseEvent = Json & { type: string };
+export type { ResponseEvent } from "./response-event.ts";
 
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
 

@@ -6,8 +6,8 @@ import type { BuiltinResult } from "../../inference/builtin-tool.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { citationsFor } from "../../tools/citations.ts";
 import { type NumberedSource, queryOf, sourcesOf, WEB_SEARCH_FUNCTION } from "../../tools/web-search.ts";
-import type { ResponseEvent } from "./assembler.ts";
 import { newWebSearchCallId } from "./ids.ts";
+import type { ResponseEvent } from "./response-event.ts";
 
 type Json = Record<string, unknown>;
 type Ref = { item_id: unknown; output_index: number };

@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import { costMicros } from "../../../src/billing/cost.ts";
 import { usage } from "../../../src/db/schema.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import { waitFor } from "../../helpers/wait-for.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -20,14 +21,9 @@ function post(body: Record<string, unknown>, signal?: AbortSignal) {
   });
 }
 
-/** The row for a request id; rows of streams are written when the stream closes, so this waits a little. */
+/** The row for a request id; rows of streams are written when the stream closes, so this waits for it. */
 async function rowOf(requestId: string) {
-  for (let i = 0; i < 200; i++) {
-    const row = s.deps.db.select().from(usage).where(eq(usage.requestId, requestId)).get();
-    if (row) return row;
-    await Bun.sleep(10);
-  }
-  throw new Error(`no usage row for ${requestId}`);
+  return (await waitFor(() => s.deps.db.select().from(usage).where(eq(usage.requestId, requestId)).get(), { what: `the usage row of ${requestId}` }))!;
 }
 
 describe("usage rows written by chat", () => {

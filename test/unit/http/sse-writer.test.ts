@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { encodeFrame, type SseFrame, sseResponse, type StreamEnd } from "../../../src/http/sse-writer.ts";
+import { waitFor } from "../../helpers/wait-for.ts";
 
 const crashFrame = (): SseFrame => ({ data: JSON.stringify({ error: { message: "internal" } }) });
 
@@ -64,8 +65,8 @@ describe("sseResponse", () => {
     await reader.cancel();
     expect(ends).toEqual([{ outcome: "client_gone" }]);
     release();
-    await Bun.sleep(10);
-    expect(finalized).toBe(true);
+    // The generator, released, runs on to its finally: the writer returned it rather than dropping it.
+    expect(await waitFor(() => finalized, { what: "the generator's finally" })).toBe(true);
   });
 
   test("without a heartbeat frame, an idle stream gets a comment line", async () => {

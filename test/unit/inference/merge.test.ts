@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { mergeStreams } from "../../../src/inference/merge.ts";
+import { waitFor } from "../../helpers/wait-for.ts";
 
 async function* timed(items: [string, number][]) {
   for (const [v, ms] of items) {
@@ -28,7 +29,7 @@ describe("mergeStreams", () => {
       }
     }
     for await (const { item } of mergeStreams([endless("x"), endless("y")])) if (item) break;
-    await Bun.sleep(10);
-    expect(closed).toBe(2);
+    // Each stream closes once its pending item arrives; an endless stream left open never would.
+    expect(await waitFor(() => closed, { what: "both streams closed", until: (n) => n === 2 })).toBe(2);
   });
 });

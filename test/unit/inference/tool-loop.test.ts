@@ -48,14 +48,14 @@ function setup(script: { text: string; reason?: "stop" | "length" }[]) {
           yield { type: "finish", finish: { seqId: "s", reason: step.reason ?? "stop", promptTokens: 0, outputTokens: 5 } };
         })());
       },
-    } as unknown as LifecycleDeps["scheduler"],
+    },
     tokenizers: {
       get: async () => ({
         format: resolvePromptFormat(undefined, "<tool_call></tool_call>", () => false), stopTokenIds: [], specialTokens: new Map(), encodeText: () => [], minTokens: () => 0,
         renderChat: (conv: Conversation, tools: ToolDef[] | null) => (renders.push({ conv: structuredClone(conv), tools }), "prompt"),
         encodePrompt: async () => new Array(10 * renders.length).fill(1),
       }),
-    } as unknown as LifecycleDeps["tokenizers"],
+    },
   };
   const scope = { requestId: `req_${crypto.randomUUID()}`, teamId: team.id, keyId: key.id, endpoint: "responses" };
   return { deps, db, scope, submitted, renders };

@@ -27,7 +27,7 @@ async function started() {
     spawnWorker: () => {
       const w = new FakeWorker();
       workers.push(w);
-      return w as unknown as Worker;
+      return w;
     },
     onStep: (_deltas, finished) => steps.push({ finished, freeAtDelivery: text.slots()[0]!.free }),
     onLost: () => {},

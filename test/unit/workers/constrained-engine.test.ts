@@ -9,6 +9,7 @@ import type { ConstraintMatcher } from "../../../workers/engine/grammar/constrai
 import { grammarVocab } from "../../../workers/engine/grammar/grammar-vocab.ts";
 import { type ConstraintSource, RowConstraint } from "../../../workers/engine/row-constraint.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
+import { waitFor } from "../../helpers/wait-for.ts";
 import { FakeRunner, referenceGreedy, VOCAB } from "./fake-runner.ts";
 import { schemaViolation } from "./grammar/subset-validator.ts";
 
@@ -114,8 +115,7 @@ describe("constrained rows in the engine", () => {
     // A token the grammar refuses (the object must open first) fails the row.
     expect(row.accept(idOf("a"), false)).toMatchObject({ kind: "fail" });
     row.dispose();
-    await Bun.sleep(0);
-    expect(src.live.size).toBe(0);
+    expect(await waitFor(() => src.live.size, { what: "every matcher freed", until: (n) => n === 0 })).toBe(0);
   });
 
   test("before the block closes, end ids are refused when an answer must follow; a triggered (optional) span leaves them", async () => {
