@@ -151,7 +151,7 @@ export async function collectChoice(events: AsyncIterable<CoreEvent>): Promise<C
   return r;
 }
 
-/** The text of every block of one kind, joined (chat's `content` and `reasoning_content`). */
+/** The text of every block of one kind, joined (for formats that carry the answer and the reasoning as one string each). */
 export function joinedText(blocks: readonly Block[], kind: "text" | "reasoning"): string {
   let s = "";
   for (const b of blocks) if (b.kind === kind) s += b.text;

@@ -1,4 +1,4 @@
-// The seam for tools kiln runs itself inside one response (web_search is one, in src/tools/): what the model sees,
+// The seam for tools kiln runs itself inside one response (each in its own file in src/tools/): what the model sees,
 // how a call is run, and what a family shows of its result. The core's tool loop (tool-loop.ts) runs them; a new
 // built-in tool is a file in src/tools/ implementing this, not an edit of the core.
 import type { Conversation } from "./conversation.ts";

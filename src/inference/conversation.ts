@@ -1,5 +1,5 @@
-// The neutral conversation every wire format maps onto: turns with a role and ordered parts. Chat messages,
-// Responses items and Messages blocks all become this; the per-model prompt format renders it for the template.
+// The neutral conversation every wire format maps onto: turns with a role and ordered parts. Each family's
+// messages, items or blocks become this; the per-model prompt format renders it for the template.
 
 /** Where an image comes from; the media layer resolves it to bytes. */
 export type ImageSource =
@@ -20,8 +20,8 @@ export interface ImagePart {
 
 /**
  * A model's thinking. `text` is what the prompt replays. A client replays it either sealed (`sealed`: an
- * authenticated ciphertext from a Responses reasoning item's encrypted_content) or signed (`signature`: a MAC from a
- * Messages thinking block); the family checks the seal or signature before the core sees the turn.
+ * authenticated ciphertext kiln made) or signed (`signature`: a MAC kiln made beside the text); the family checks
+ * the seal or signature before the core sees the turn.
  */
 export interface ReasoningPart {
   type: "reasoning";
@@ -68,8 +68,8 @@ export function textOf(parts: readonly Part[]): string {
 
 /**
  * Appends a turn; with `merge`, a turn of the same role as the last one joins it instead. Wire formats split one
- * logical turn differently (a Responses reasoning item, then a message, then function_call items; chat's one tool
- * message per call), and the prompt should not depend on how.
+ * logical turn differently (a reasoning item, then a message, then call items; or one tool message per call), and
+ * the prompt should not depend on how.
  */
 export function pushTurn(conv: Conversation, turn: Turn, merge = false): void {
   const last = conv[conv.length - 1];

@@ -23,7 +23,7 @@ export interface RequestScope {
   requestId: string;
   teamId: number;
   keyId: number;
-  /** The family: "chat", "responses", "messages". */
+  /** The endpoint family the request came through (for usage rows and metrics labels). */
   endpoint: string;
 }
 

@@ -1,4 +1,4 @@
-// Messages between the main thread and the tokenizer worker.
+// What the main thread and the tokenizer worker send each other.
 
 export interface EncodeRequest {
   id: number;
