@@ -107,7 +107,7 @@ describe("reasoning", () => {
   test("store false + encrypted_content: replayed reasoning reaches the prompt; a tampered payload is a 400", async () => {
     const first = await client.responses.create({ ...ask, model: server.modelId, max_output_tokens: 300, reasoning: { effort: "low" } });
     const rs = first.output.find((o) => o.type === "reasoning")! as OpenAI.Responses.ResponseReasoningItem;
-    expect(rs.encrypted_content).toMatch(/^v1\./);
+    expect(rs.encrypted_content).toMatch(/^v2\./);
     const answer = first.output.filter((o) => o.type === "message");
     expect(answer.length).toBe(1);
     const history = (item: object) => [{ role: "user" as const, content: "Plan a trip" }, item, ...answer, { role: "user" as const, content: "And then?" }] as OpenAI.Responses.ResponseInput;
