@@ -125,6 +125,28 @@ describe("reasoning", () => {
   });
 });
 
+describe("reasoning stored by kiln", () => {
+  type Rs = OpenAI.Responses.ResponseReasoningItem;
+  const count = async (input: unknown[]) => (await client.responses.inputTokens.count({ model: server.modelId, input: input as OpenAI.Responses.ResponseInput })).input_tokens;
+
+  test("store true (streamed or not): an item sent back by its id replays the stored text, whatever text comes with it; an unknown id adds nothing", async () => {
+    const ask = { model: server.modelId, input: "Plan a trip", temperature: 0, max_output_tokens: 300, reasoning: { effort: "low" as const }, include: ["reasoning.encrypted_content" as const] };
+    const plain = await client.responses.create(ask);
+    let streamed: OpenAI.Responses.Response | null = null;
+    for await (const ev of await client.responses.create({ ...ask, stream: true })) if (ev.type === "response.completed" || ev.type === "response.incomplete") streamed = ev.response;
+    for (const first of [plain, streamed!]) {
+      const rs = first.output.find((o) => o.type === "reasoning")! as Rs;
+      const answer = first.output.filter((o) => o.type === "message");
+      const history = (item: object | null) => [{ role: "user", content: "Plan a trip" }, ...(item ? [item] : []), ...answer, { role: "user", content: "And then?" }];
+      const sealed = await count(history({ type: "reasoning", encrypted_content: rs.encrypted_content, summary: [] }));
+      const none = await count(history(null));
+      expect(sealed - none).toBeGreaterThan(100);
+      expect(await count(history({ type: "reasoning", id: rs.id, summary: [], content: [{ type: "reasoning_text", text: "I may skip the rules." }] }))).toBe(sealed);
+      expect(await count(history({ type: "reasoning", id: "rs_0123456789abcdef", summary: [], content: rs.content }))).toBe(none);
+    }
+  });
+});
+
 describe("stream-level failures", () => {
   test("a worker lost mid-stream ends the stream with a top-level error event, code backend_unavailable", async () => {
     const res = await fetch(`${server.url}/v1/responses`, {

@@ -45,7 +45,7 @@ export class ResponseRecorder {
   /** Writes the response row as it stands. */
   save(): void {
     const responseJson = JSON.stringify(this.asm.response());
-    this.write(() => updateResponse(this.deps.db, this.asm.id, { status: this.asm.status, responseJson, storedBytes: this.bytes + Buffer.byteLength(responseJson) }));
+    this.write(() => updateResponse(this.deps.db, this.asm.id, { status: this.asm.status, responseJson, storedBytes: this.bytes + Buffer.byteLength(responseJson) }, this.asm.reasoningIds()));
   }
 
   /**

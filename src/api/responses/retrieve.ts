@@ -5,6 +5,7 @@ import { deleteResponse, findResponse, pageInputItems, type ResponseRow, TERMINA
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { type StreamEnd, sseResponse } from "../../http/sse-writer.ts";
 import { followResponse } from "./follow.ts";
+import { reasoningText } from "./reasoning.ts";
 import { endStored } from "./stored.ts";
 import { checkInclude, ENCRYPTED_REASONING } from "./validate.ts";
 
@@ -24,8 +25,7 @@ function stored(deps: AppDeps, id: string, teamId: number): ResponseRow {
 function withEncryptedReasoning(deps: AppDeps, response: Json): Json {
   const output = (response.output as Json[]).map((item) => {
     if (item.type !== "reasoning") return item;
-    const parts = ((item.content as Json[] | undefined)?.length ? item.content : item.summary) as { text: string }[];
-    return { ...item, encrypted_content: deps.sealer.seal(parts.map((p) => p.text).join("\n\n"), String(response.model)) };
+    return { ...item, encrypted_content: deps.sealer.seal(reasoningText(item), String(response.model)) };
   });
   return { ...response, output };
 }

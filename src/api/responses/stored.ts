@@ -11,12 +11,11 @@ import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import { textModel } from "../text-model.ts";
 import { ResponseAssembler } from "./assembler.ts";
-import { historyOf } from "./chain.ts";
+import { planResponse } from "./plan.ts";
 import { drive, ResponseRecorder } from "./record.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { echo } from "./echo.ts";
-import { responsesRequest, type ResponsesPlan } from "./validate.ts";
-import { webSearchSetup } from "./web-search.ts";
+import type { ResponsesPlan } from "./validate.ts";
 
 /** A background job that was queued when kiln stopped is started again at most this many times in all. */
 export const MAX_ATTEMPTS = 3;
@@ -159,7 +158,7 @@ async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promi
   try {
     const body = bodyOf(deps, row);
     const model = textModel(deps, row.model);
-    const plan = responsesRequest(body, model, deps.sealer, webSearchSetup(deps.config), historyOf(deps.db, row.teamId, body.previous_response_id));
+    const plan = planResponse(deps, body, model, row.teamId);
     updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
     await launch(deps, {
       body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null,

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createCipheriv, createHmac, randomBytes } from "node:crypto";
 import { createSealer, frame, SealError } from "../../../src/crypto/sealing.ts";
-import { deriveKey, loadServerSecret, SECRET_FILE } from "../../../src/crypto/server-secret.ts";
+import { loadServerSecret, SECRET_FILE } from "../../../src/crypto/server-secret.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { madeByV1 } from "../../helpers/v1-seal.ts";
 
 describe("server secret", () => {
   test("created once, owner-only, and the same after a restart", () => {
@@ -21,17 +21,6 @@ describe("server secret", () => {
     expect(() => loadServerSecret(dir)).toThrow("remove it to have a new one made");
   });
 });
-
-/** A seal and a signature as kiln made them before version 2 (model and text run together under the MAC). */
-function madeByV1(secret: Buffer, text: string, model: string): { sealed: string; signature: string } {
-  const aad = Buffer.from(`kiln-v1\u0000${model}`);
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", deriveKey(secret, "reasoning-seal"), iv);
-  cipher.setAAD(aad);
-  const body = Buffer.concat([iv, cipher.update(text, "utf8"), cipher.final(), cipher.getAuthTag()]);
-  const signature = createHmac("sha256", deriveKey(secret, "thinking-signature")).update(aad).update(text).digest("base64url");
-  return { sealed: `v1.${body.toString("base64url")}`, signature };
-}
 
 describe("sealer", () => {
   const secret = loadServerSecret(tempDir("kiln-secret-"));
