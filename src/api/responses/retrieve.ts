@@ -81,9 +81,13 @@ export function deleteStoredResponse(deps: AppDeps, id: string, teamId: number):
   return { id, object: "response", deleted: true };
 }
 
+/** How long a cancel waits for its job to stop before answering with the response as it stands. */
+export const CANCEL_WAIT_MS = 5_000;
+
 /**
- * Cancels a background response that is queued or running: it ends cancelled within one generation step (the
- * returned object says cancelled at once). A finished one comes back unchanged; one that is not background is a 400.
+ * Cancels a background response that is queued or running: it ends cancelled within one generation step, and the
+ * returned object says so. A job that has not stopped within CANCEL_WAIT_MS (its worker stuck) comes back as it
+ * stands and ends cancelled once its run stops. A finished one comes back unchanged; one that is not background is a 400.
  */
 export async function cancelStoredResponse(deps: AppDeps, id: string, teamId: number): Promise<Json> {
   const row = stored(deps, id, teamId);
@@ -91,7 +95,7 @@ export async function cancelStoredResponse(deps: AppDeps, id: string, teamId: nu
   if (TERMINAL.has(row.status)) return JSON.parse(row.responseJson) as Json;
   // The job ends within one step; its final row is what the client gets. (A job that ended just now is not live.)
   deps.live.abort(id, "cancelled");
-  await deps.live.ended(id);
+  await deps.live.ended(id, CANCEL_WAIT_MS);
   const after = stored(deps, id, teamId);
   // A row whose run is gone without a final write (a failed write) is ended here.
   if (!TERMINAL.has(after.status) && !deps.live.isLive(id)) endStored(deps, after, { status: "cancelled" });

@@ -3,11 +3,11 @@
 // or a shutdown lives here too, since it launches the same way.
 import type { AppDeps } from "../../app-deps.ts";
 import {
-  appendEvent, inputItems, insertResponse, lastSequence, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses, updateResponse,
+  appendEvent, deleteResponse, inputItems, insertResponse, lastSequence, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses, updateResponse,
 } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { newRequestId } from "../../inference/ids.ts";
-import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
+import { type RequestScope, type Run, startRun } from "../../inference/lifecycle.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import { textModel } from "../text-model.ts";
 import { ResponseAssembler } from "./assembler.ts";
@@ -74,22 +74,42 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
       rec.save();
     },
   });
+  let inserted = false;
   try {
-    if (l.fresh) insertResponse(deps.db, responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes }), l.fresh.items);
+    if (l.fresh) {
+      insertResponse(deps.db, responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes }), l.fresh.items);
+      inserted = true;
+    }
     deps.live.begin(l.id, run.abort);
+    const r = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : lastSequence(deps.db, l.id) + 1, storedBytes: l.fresh?.bytes ?? 0 });
+    // A recovered job's log already holds its created and queued events.
+    r.emit(l.fresh ? asm.start() : []);
+    const created = asm.response();
+    if (started) r.emit(asm.begin());
+    r.save();
+    rec = r;
+    void drive(deps, run, asm, r, l.background);
+    return created;
   } catch (e) {
-    // Nothing was acknowledged: the run stops and the error is the answer.
-    run.abort("failed");
+    undoLaunch(deps, l, run, inserted);
     throw e;
   }
-  rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : lastSequence(deps.db, l.id) + 1, storedBytes: l.fresh?.bytes ?? 0 });
-  // A recovered job's log already holds its created and queued events.
-  rec.emit(l.fresh ? asm.start() : []);
-  const created = asm.response();
-  if (started) rec.emit(asm.begin());
-  rec.save();
-  void drive(deps, run, asm, rec, l.background);
-  return created;
+}
+
+/**
+ * A launch that failed part-way: nothing will drive the run, so it stops, its live entry ends (followers hear the end
+ * instead of waiting for ever), and a new response's row goes, since nothing was acknowledged (the error is the
+ * answer). A recovered job's row stays for recovery to end.
+ */
+function undoLaunch(deps: AppDeps, l: Launch, run: Run, inserted: boolean): void {
+  run.abort("failed");
+  deps.live.end(l.id);
+  if (!inserted) return;
+  try {
+    deleteResponse(deps.db, l.id, l.scope.teamId);
+  } catch (e) {
+    deps.logger.error("stored response not removed after a failed start", { response_id: l.id, error: String(e) });
+  }
 }
 
 /** The stored request of a job, as the body it was created with. */
