@@ -61,15 +61,15 @@ export function responseExists(db: Db, id: string): boolean {
   return db.$client.query("SELECT 1 FROM responses WHERE id = ?").get(id) !== null;
 }
 
-/** Rewrites the response row; `reasoningIds` are reasoning items it has produced so far (see indexReasoning). */
+/**
+ * Rewrites the response row; `reasoningIds` are reasoning items it has produced so far (see indexReasoning). A
+ * stored stream saves at every finished item, so this is one cached statement rather than a query built each time.
+ */
 export function updateResponse(db: Db, id: string, set: { status: string; responseJson: string; storedBytes?: number; attempts?: number }, reasoningIds: readonly string[] = []): void {
-  db.transaction(() => {
-    db.update(responses)
-      .set({ ...set, updatedAt: nowS() })
-      .where(eq(responses.id, id))
-      .run();
-    indexReasoning(db, id, reasoningIds);
-  });
+  db.$client
+    .query("UPDATE responses SET status = ?, response_json = ?, stored_bytes = coalesce(?, stored_bytes), attempts = coalesce(?, attempts), updated_at = ? WHERE id = ?")
+    .run(set.status, set.responseJson, set.storedBytes ?? null, set.attempts ?? null, nowS(), id);
+  indexReasoning(db, id, reasoningIds);
 }
 
 /** Deletes the team's response with its items and events (cascade); false when there was none. */

@@ -60,8 +60,9 @@ export interface FollowOptions {
 export function followStream(deps: AppDeps, id: string, after: number, o: FollowOptions): Response {
   return sseResponse({
     frames: followResponse(deps.db, deps.live, id, after),
-    // A queued job may be silent for a long time: comment lines keep proxies from closing the stream.
-    heartbeatMs: 15_000,
+    // A background job may wait queued, silent, for a long time: comment lines keep proxies from closing the stream.
+    // A stored stream's own client waits as an unstored one does, without them (a timer per frame is not free).
+    heartbeatMs: o.abortOnLeave ? undefined : 15_000,
     crashFrame: (e) => {
       deps.logger.error("unhandled exception", { request_id: o.requestId, error: String(e) });
       return { event: "error", data: JSON.stringify({ type: "error", code: "server_error", message: ApiError.internal().message, param: null }) };
