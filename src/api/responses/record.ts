@@ -19,7 +19,7 @@ export interface RecorderDeps {
 
 export class ResponseRecorder {
   private next: number;
-  /** Set once the response's row is gone (deleted while it ran): later writes are skipped. */
+  /** Set once the response's row is gone (deleted while it ran) or the recorder discarded: later writes are skipped. */
   private gone = false;
   private readonly queue: WriteQueue;
   bytes: number;
@@ -65,6 +65,11 @@ export class ResponseRecorder {
       },
       failed: (e) => this.failed(e),
     });
+  }
+
+  /** Drops this recorder's queued and later writes: its launch failed, and the row is removed or ended elsewhere. */
+  discard(): void {
+    this.gone = true;
   }
 
   /** Stores and publishes what is queued now: before a job's end is announced, its last event is out. */

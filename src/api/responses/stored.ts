@@ -81,16 +81,16 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
       inserted = true;
     }
     deps.live.begin(l.id, run.abort);
-    const r = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : lastSequence(deps.db, l.id) + 1, storedBytes: l.fresh?.bytes ?? 0 });
+    rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : lastSequence(deps.db, l.id) + 1, storedBytes: l.fresh?.bytes ?? 0 });
     // A recovered job's log already holds its created and queued events.
-    r.emit(l.fresh ? asm.start() : []);
+    rec.emit(l.fresh ? asm.start() : []);
     const created = asm.response();
-    if (started) r.emit(asm.begin());
-    r.save();
-    rec = r;
-    void drive(deps, run, asm, r, l.background);
+    if (started) rec.emit(asm.begin());
+    rec.save();
+    void drive(deps, run, asm, rec, l.background);
     return created;
   } catch (e) {
+    rec?.discard();
     undoLaunch(deps, l, run, inserted);
     throw e;
   }

@@ -80,6 +80,17 @@ describe("stored stream writes", () => {
     expect(eventsAfter(db, id, -1).length).toBe(2);
   });
 
+  test("a discarded recorder (its launch failed) drops what it had queued", () => {
+    const { db, team, recorders } = setup();
+    const { id, asm, rec } = recorders[0]!;
+    rec.emit(asm.start());
+    rec.save();
+    rec.discard();
+    rec.flush();
+    expect(eventsAfter(db, id, -1)).toEqual([]);
+    expect(findResponse(db, id, team.id)?.responseJson).toBe("{}");
+  });
+
   test("a response deleted while its events wait costs only its own writes; the others land and nothing is logged", async () => {
     const { db, team, logger, recorders } = setup();
     for (const { asm, rec } of recorders) rec.emit([...asm.start(), ...deltas(2)]);
