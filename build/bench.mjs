@@ -1,10 +1,13 @@
-// `npm run bench [-- --profile]`: runs the load bench (test/load/chat.load.ts) under the project's Bun. `bun test`
-// keeps unknown flags to itself, so the bench's own flags become environment variables here.
+// `npm run bench [-- --profile | --stored | --input-rules]`: runs the load bench (test/load/chat.load.ts), or one of its
+// scenarios, under the project's Bun. `bun test` keeps unknown flags to itself, so the bench's own flags become
+// environment variables or the scenario file here.
 import { spawn } from "node:child_process";
 import { dirname } from "node:path";
 import { localBun, root } from "./bun-path.mjs";
 
 const FLAGS = { "--profile": "KILN_BENCH_PROFILE" };
+/** Scenarios run instead of the throughput bench. */
+const SCENARIOS = { "--stored": "./test/load/stored-stream.load.ts", "--input-rules": "./test/load/input-rules.load.ts" };
 
 const bun = localBun();
 if (!bun) {
@@ -13,10 +16,12 @@ if (!bun) {
 }
 const env = { ...process.env, PATH: `${dirname(bun)}:${process.env.PATH ?? ""}` };
 const rest = [];
+let file = "./test/load/chat.load.ts";
 for (const arg of process.argv.slice(2)) {
   if (arg in FLAGS) env[FLAGS[arg]] = "1";
+  else if (arg in SCENARIOS) file = SCENARIOS[arg];
   else rest.push(arg);
 }
-const child = spawn(bun, ["test", "--timeout", "3600000", "./test/load/chat.load.ts", ...rest], { cwd: root, stdio: "inherit", env });
+const child = spawn(bun, ["test", "--timeout", "3600000", file, ...rest], { cwd: root, stdio: "inherit", env });
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => child.kill(sig));
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 : 1)));

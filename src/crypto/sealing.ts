@@ -4,39 +4,50 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { deriveKey } from "./server-secret.ts";
 
-const VERSION = 1;
+/** v1 (before 2) fed the MAC model and text run together, so ("0x", "m-1") and ("x", "m-10") signed alike: refused now. */
+const VERSION = 2;
+const PREFIX = `v${VERSION}.`;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 export class SealError extends Error {}
 
 export interface Sealer {
-  /** `v1.` + base64url(iv ‖ ciphertext ‖ tag); the model id is authenticated, not stored. */
+  /** `v2.` + base64url(iv ‖ ciphertext ‖ tag); the model id is authenticated, not stored. */
   seal(text: string, model: string): string;
   /** The text, or a SealError when the payload was altered, cut, made for another model or by another server. */
   open(sealed: string, model: string): string;
-  /** base64url HMAC-SHA256 over the model and the text. */
+  /** `v2.` + base64url HMAC-SHA256 over the model and the text, each length-prefixed. */
   sign(text: string, model: string): string;
   verify(text: string, signature: string, model: string): boolean;
+}
+
+/** Each field as its UTF-8 byte length (4 bytes, big-endian) then its bytes: no two field lists encode alike. */
+export function frame(...fields: string[]): Buffer {
+  return Buffer.concat(fields.flatMap((f) => {
+    const bytes = Buffer.from(f, "utf8");
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(bytes.length);
+    return [len, bytes];
+  }));
 }
 
 export function createSealer(secret: Buffer): Sealer {
   const encKey = deriveKey(secret, "reasoning-seal");
   const macKey = deriveKey(secret, "thinking-signature");
-  const aad = (model: string) => Buffer.from(`kiln-v${VERSION}\u0000${model}`);
-  const mac = (text: string, model: string) => createHmac("sha256", macKey).update(aad(model)).update(text).digest();
+  const aad = (model: string) => frame("kiln-reasoning-seal", String(VERSION), model);
+  const mac = (text: string, model: string) => createHmac("sha256", macKey).update(frame("kiln-thinking-signature", String(VERSION), model, text)).digest();
   return {
     seal(text, model) {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv("aes-256-gcm", encKey, iv);
       cipher.setAAD(aad(model));
       const body = Buffer.concat([iv, cipher.update(text, "utf8"), cipher.final(), cipher.getAuthTag()]);
-      return `v${VERSION}.${body.toString("base64url")}`;
+      return PREFIX + body.toString("base64url");
     },
     open(sealed, model) {
-      const m = /^v(\d+)\.([A-Za-z0-9_-]+)$/.exec(sealed);
-      if (!m || Number(m[1]) !== VERSION) throw new SealError("not a kiln-sealed payload");
-      const body = Buffer.from(m[2]!, "base64url");
+      if (!sealed.startsWith(PREFIX) || !/^[A-Za-z0-9_-]+$/.test(sealed.slice(PREFIX.length))) throw new SealError("not a kiln-sealed payload of this version");
+      const body = Buffer.from(sealed.slice(PREFIX.length), "base64url");
       if (body.length < IV_BYTES + TAG_BYTES) throw new SealError("truncated");
       const decipher = createDecipheriv("aes-256-gcm", encKey, body.subarray(0, IV_BYTES));
       decipher.setAAD(aad(model));
@@ -48,11 +59,12 @@ export function createSealer(secret: Buffer): Sealer {
       }
     },
     sign(text, model) {
-      return mac(text, model).toString("base64url");
+      return PREFIX + mac(text, model).toString("base64url");
     },
     verify(text, signature, model) {
+      if (!signature.startsWith(PREFIX)) return false;
       const want = mac(text, model);
-      const got = Buffer.from(signature, "base64url");
+      const got = Buffer.from(signature.slice(PREFIX.length), "base64url");
       return got.length === want.length && timingSafeEqual(got, want);
     },
   };

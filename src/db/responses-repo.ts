@@ -16,8 +16,8 @@ export interface StoredItem {
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
-/** Writes the response and its input items in one transaction. */
-export function insertResponse(db: Db, row: NewResponseRow, items: StoredItem[]): void {
+/** Writes the response, its input items and the ids of the reasoning it produced, in one transaction. */
+export function insertResponse(db: Db, row: NewResponseRow, items: StoredItem[], reasoningIds: readonly string[] = []): void {
   db.transaction((tx) => {
     tx.insert(responses).values(row).run();
     if (items.length) {
@@ -25,7 +25,27 @@ export function insertResponse(db: Db, row: NewResponseRow, items: StoredItem[])
         .values(items.map((it, position) => ({ responseId: row.id, position, itemId: it.itemId, itemJson: JSON.stringify(it.item) })))
         .run();
     }
+    indexReasoning(db, row.id, reasoningIds);
   });
+}
+
+/** Records that the response produced these reasoning items (an id already recorded is left as it is). */
+export function indexReasoning(db: Db, responseId: string, itemIds: readonly string[]): void {
+  if (!itemIds.length) return;
+  const q = db.$client.query("INSERT OR IGNORE INTO response_reasoning_items (item_id, response_id) VALUES (?, ?)");
+  for (const id of itemIds) q.run(id, responseId);
+}
+
+/** For each of these reasoning item ids that one of the team's live responses produced: that response's id, model and JSON. */
+export function reasoningOrigins(db: Db, teamId: number, itemIds: readonly string[], now = nowS()): { itemId: string; responseId: string; model: string; responseJson: string }[] {
+  if (!itemIds.length) return [];
+  return db.$client
+    .query(
+      `SELECT i.item_id AS itemId, r.id AS responseId, r.model AS model, r.response_json AS responseJson
+       FROM response_reasoning_items i JOIN responses r ON r.id = i.response_id
+       WHERE i.item_id IN (SELECT value FROM json_each(?)) AND r.team_id = ? AND r.expires_at > ?`,
+    )
+    .all(JSON.stringify(itemIds), teamId, now) as { itemId: string; responseId: string; model: string; responseJson: string }[];
 }
 
 /** The team's live (unexpired) response, or undefined. */
@@ -41,11 +61,15 @@ export function responseExists(db: Db, id: string): boolean {
   return db.$client.query("SELECT 1 FROM responses WHERE id = ?").get(id) !== null;
 }
 
-export function updateResponse(db: Db, id: string, set: { status: string; responseJson: string; storedBytes?: number; attempts?: number }): void {
-  db.update(responses)
-    .set({ ...set, updatedAt: nowS() })
-    .where(eq(responses.id, id))
-    .run();
+/**
+ * Rewrites the response row; `reasoningIds` are reasoning items it has produced so far (see indexReasoning). A
+ * stored stream saves at every finished item, so this is one cached statement rather than a query built each time.
+ */
+export function updateResponse(db: Db, id: string, set: { status: string; responseJson: string; storedBytes?: number; attempts?: number }, reasoningIds: readonly string[] = []): void {
+  db.$client
+    .query("UPDATE responses SET status = ?, response_json = ?, stored_bytes = coalesce(?, stored_bytes), attempts = coalesce(?, attempts), updated_at = ? WHERE id = ?")
+    .run(set.status, set.responseJson, set.storedBytes ?? null, set.attempts ?? null, nowS(), id);
+  indexReasoning(db, id, reasoningIds);
 }
 
 /** Deletes the team's response with its items and events (cascade); false when there was none. */

@@ -175,6 +175,22 @@ export const responseInputItems = sqliteTable(
   (t) => [primaryKey({ columns: [t.responseId, t.position] }), index("response_input_items_item_idx").on(t.responseId, t.itemId)],
 );
 
+/**
+ * The reasoning items kiln produced in a stored response, by item id: a later request may send one back by its id
+ * alone, and only text found here (or under kiln's seal) reaches the prompt as the model's own thinking.
+ */
+export const responseReasoningItems = sqliteTable(
+  "response_reasoning_items",
+  {
+    /** rs_… */
+    itemId: text("item_id").primaryKey(),
+    responseId: text("response_id")
+      .notNull()
+      .references(() => responses.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("response_reasoning_items_response_idx").on(t.responseId)],
+);
+
 /** The stream events of a streamed or background response, by sequence_number, so a stream can be resumed. */
 export const responseEvents = sqliteTable(
   "response_events",

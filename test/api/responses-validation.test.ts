@@ -1,7 +1,10 @@
 // Responses request checks that answer before any model runs (no worker needed).
 import { describe, expect, test } from "bun:test";
+import { loadServerSecret } from "../../src/crypto/server-secret.ts";
+import { insertResponse } from "../../src/db/responses-repo.ts";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln } from "../helpers/kiln.ts";
+import { madeByV1 } from "../helpers/v1-seal.ts";
 
 describe("POST /v1/responses validation", () => {
   const models = tempDir();
@@ -47,6 +50,26 @@ describe("POST /v1/responses validation", () => {
     await expect400(await post({ input: input(k.deps.sealer.seal("secret thoughts", "other-model-v1")) }), "input.1.encrypted_content");
     // An intact seal passes validation and reaches the worker check (no worker here: 503).
     expect((await post({ input: input(sealed) })).status).toBe(503);
+  });
+
+  test("a seal kiln made before version 2 is refused with the same 400", async () => {
+    const old = madeByV1(loadServerSecret(k.deps.config.dataDir), "secret thoughts", "resp-check-v1").sealed;
+    const input = [{ role: "user", content: "x" }, { type: "reasoning", encrypted_content: old, summary: [] }, { role: "assistant", content: "y" }];
+    await expect400(await post({ input }), "input.1.encrypted_content", /could not be verified/);
+  });
+
+  test("with previous_response_id, errors name the item of the request as sent (input.1), not its place after the chain", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const output = [{ id: "msg_a", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "a", annotations: [] }] }];
+    insertResponse(
+      k.deps.db,
+      { id: "resp_chain_1", teamId: k.teamId, keyId: k.keyId, model: "resp-check-v1", status: "completed", requestJson: "{}", responseJson: JSON.stringify({ output }), createdAt: now, updatedAt: now, expiresAt: now + 3600 },
+      ["one", "two", "three"].map((t, i) => ({ itemId: `msg_in_${i}`, item: { id: `msg_in_${i}`, type: "message", role: "user", content: [{ type: "input_text", text: t }] } })),
+    );
+    const chained = (input: unknown[]) => post({ previous_response_id: "resp_chain_1", input });
+    const tampered = k.deps.sealer.seal("secret thoughts", "resp-check-v1").slice(0, -4);
+    await expect400(await chained([{ role: "user", content: "x" }, { type: "function_call", call_id: "call_1", name: "f", arguments: "not json" }]), "input.1.arguments", /^input\.1\.arguments must be a JSON object/);
+    await expect400(await chained([{ role: "user", content: "x" }, { type: "reasoning", encrypted_content: tampered, summary: [] }, { role: "assistant", content: "y" }]), "input.1.encrypted_content", /^input\.1\.encrypted_content could not be verified/);
   });
 
   test("tools: web_search without a backend, unknown tool types, duplicate names, tools on a model without them", async () => {

@@ -90,6 +90,8 @@ const COVERED = new Set([
   "npm run kiln -- …",
   "npm run bench",
   "npm run bench -- --profile",
+  "npm run bench -- --stored",
+  "npm run bench -- --input-rules",
   "npm run db:generate",
   "kiln [serve]",
   "kiln keys create --team T --name N",
@@ -265,6 +267,26 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(r.out).toMatch(/^constrained \/ unconstrained throughput: \d+\.\d\d×/m);
     expect(r.out).toMatch(/^ {2}1 client, 1 rows: ORT run \d+\.\d \+ engine host work \d+\.\d\d .+ = worker step interval \d+\.\d; client TPOT p50/m);
     expect(r.out).toMatch(/^ {4}\d+ decode steps, \d+ with prefill .+CPU ms per step: .*main thread \d+\.\d/m);
+  }, 300_000);
+
+  test("npm run bench -- --stored (a quick run on the tiny preset) prints both rates, the table and the ratio", () => {
+    const r = sh("npm run bench -- --stored", {
+      KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_TOKENS: "16", KILN_BENCH_STORED_CLIENTS: "4", KILN_BENCH_MODELS: join(work, "bench-models"),
+    });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: .+int8 kernels: /m);
+    expect(r.out).toMatch(/^\| store: false +\| +\d+\.\d \| +16\.0 \|/m);
+    expect(r.out).toMatch(/^\| store: true +\| +\d+\.\d \| +16\.0 \|/m);
+    expect(r.out).toMatch(/^target store: true ≥ 0\.95× store: false at 4 clients: \d+\.\d\d× \((met|MISSED)\)$/m);
+  }, 300_000);
+
+  test("npm run bench -- --input-rules prints /v1/status latency idle and while 4 MiB inputs are checked", () => {
+    const r = sh("npm run bench -- --input-rules", { KILN_BENCH_INPUT_RULES_REQUESTS: "2" });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^bodies of 3\.9\d MiB, \d+ items/m);
+    for (const row of ["nothing \\(idle\\)", "POST /v1/responses, rule 2 broken at the end", "POST /v1/responses/input_tokens, valid"]) {
+      expect(r.out).toMatch(new RegExp(`^\\| ${row} +\\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+\\.\\d \\|`, "m"));
+    }
   }, 300_000);
 
   test("npm run db:generate on an unchanged schema changes nothing", () => {

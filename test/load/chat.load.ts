@@ -1,14 +1,13 @@
 // `bun run bench`: the 0.5B-shape model, direct ONNX Runtime loop, kiln's engine in process and kiln over HTTP at 1/4/8/16, one table.
 import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { installModel, PRESETS, type Dtype } from "../../build/model/index.ts";
 import { loadTokenizer } from "../../src/inference/tokenizer.ts";
 import { onnxFileForDtype } from "../../src/models/manifest.ts";
-import { formatsLabel, smallStepFormat, smallStepTokensFor } from "../../src/models/step-formats.ts";
 import { readModelFolder } from "../../src/models/registry.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { logitsAgreement } from "./accuracy.ts";
+import { BENCH_DTYPES, benchServerEnv, DTYPE, ensureBenchModel, FORMATS, MODELS_BASE, MODELS_DIR, NEW_TOKENS, PROMPT, ROUNDS, SMALL, SPEC } from "./bench-model.ts";
 import { directDecodeBench, type DirectBenchResult } from "./direct-ort.ts";
 import { engineDecodeBench, loadEngineModel } from "./engine-inproc.ts";
 import { llamaCppSection, llamaLevelForBench, openLlamaForBench } from "./llama-cpp-section.ts";
@@ -19,43 +18,10 @@ import { streamChat } from "./stream-client.ts";
 import { structuredRow } from "./structured.ts";
 
 const LEVELS = (process.env.KILN_BENCH_LEVELS ?? "1,4,8,16").split(",").map(Number);
-/** int8 (DynamicQuantizeMatMul) by default: on CPU it gains the most from batching (q4 is faster alone, slower at 16). */
-const DTYPE = (process.env.KILN_BENCH_DTYPE ?? "int8") as Dtype;
-const NEW_TOKENS = Number(process.env.KILN_BENCH_TOKENS ?? 64);
-/** Each level runs this many times and reports its median round: this machine's neighbours make single runs noisy. */
-const ROUNDS = Number(process.env.KILN_BENCH_ROUNDS ?? 3);
-/** One models dir per dtype: both builds carry the same model id. */
-const MODELS_BASE = process.env.KILN_BENCH_MODELS ?? join(import.meta.dir, "..", "..", "data", "bench-models");
-const MODELS_DIR = join(MODELS_BASE, DTYPE);
-/** The 0.5B shape by default; `tiny` makes a quick run that exercises the whole bench (the README test uses it). */
-const PRESET = process.env.KILN_BENCH_PRESET ?? "qwen2-0.5b";
-const PRESET_SPEC = PRESETS[PRESET] ?? (() => { throw new Error(`KILN_BENCH_PRESET: no preset "${PRESET}"`); })();
-/** Its own id: the server builds its default model (the tiny preset's id, fp32) into the same models dir. */
-const SPEC = { ...PRESET_SPEC, id: PRESET_SPEC.id.replace(/-v(\d+)$/, "-bench-v$1") };
-/** The one user message every client sends; the yardsticks run prompts of its templated token count. */
 /** `npm run bench -- --profile` (build/bench.mjs sets it): per-step timings from the server's worker, CPU per thread. */
 const PROFILE = process.env.KILN_BENCH_PROFILE === "1";
 /** KILN_BENCH_STRUCTURED=0 leaves out the constrained-vs-unconstrained row (it takes as long as the levels). */
 const STRUCTURED = process.env.KILN_BENCH_STRUCTURED !== "0";
-/**
- * kiln runs passes of a few tokens on q4 beside an int8 default (src/models/step-formats.ts): the bench's int8 folder
- * carries both, and the server, the engine and the direct loop all follow the same rule. KILN_SMALL_STEP_TOKENS=0
- * measures int8 alone.
- */
-const SMALL_TOKENS = Number(process.env.KILN_SMALL_STEP_TOKENS ?? smallStepTokensFor(readCpuInfo()));
-const BENCH_DTYPES: Dtype[] = DTYPE === "int8" && SMALL_TOKENS > 0 ? ["int8", "q4"] : [DTYPE];
-const SMALL = smallStepFormat({ defaultDtype: DTYPE, dtypes: BENCH_DTYPES }, SMALL_TOKENS);
-const FORMATS = formatsLabel(DTYPE, SMALL);
-const PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle on a quiet winter morning.";
-
-/** Builds the bench model for `dtype` (`dtypes` in its folder) unless an identical build is there. */
-async function ensureBenchModel(dtype: Dtype, dtypes: Dtype[] = [dtype]): Promise<string> {
-  const modelsDir = join(MODELS_BASE, dtype);
-  console.log(`bench model ${SPEC.id} (${dtypes.join(", ")}) in ${modelsDir} …`);
-  const r = await installModel(modelsDir, { spec: SPEC, dtypes, defaultDtype: dtype });
-  console.log(r.built ? `  built` : `  up to date`);
-  return r.dir;
-}
 
 /** The quantized format against fp32: next-token logits over a 32-token teacher-forced run of the fixed prompt. */
 async function accuracyLine(modelDir: string, promptIds: number[]): Promise<string> {
@@ -80,7 +46,7 @@ async function kilnLevels(
   afterLevel: (clients: number) => Promise<void>,
 ): Promise<{ levels: LevelSummary[]; peakRssMb: number; structured: string; profile: Omit<ProfileLevel, "directStepMs">[] }> {
   const profileFile = join(tempDir("kiln-profile-"), "steps.jsonl");
-  const env: Record<string, string> = { KILN_THREADS: String(threads), KILN_SMALL_STEP_TOKENS: String(SMALL?.maxTokens ?? 0), ...(PROFILE ? { KILN_PROFILE_FILE: profileFile } : {}) };
+  const env: Record<string, string> = { ...benchServerEnv(threads), ...(PROFILE ? { KILN_PROFILE_FILE: profileFile } : {}) };
   const server = await startServerProcess({ dataDir: tempDir("kiln-bench-"), modelsDir, env });
   const profile: Omit<ProfileLevel, "directStepMs">[] = [];
   const body = { model: SPEC.id, messages: [{ role: "user", content: PROMPT }], max_tokens: NEW_TOKENS, temperature: 0, ignore_eos: true };

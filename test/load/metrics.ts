@@ -102,3 +102,10 @@ export function targetLines(rows: Pick<LevelRow, "direct" | "kiln">[], directPre
       : []),
   ];
 }
+
+/** A Markdown table: the first column left-aligned, the others right-aligned. */
+export function markdownTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => "| " + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ") + " |";
+  return [line(header), "|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|", ...rows.map(line)].join("\n");
+}

@@ -108,7 +108,7 @@ describe("reasoning", () => {
   test("store false + encrypted_content: replayed reasoning reaches the prompt; a tampered payload is a 400", async () => {
     const first = await client.responses.create({ ...ask, model: server.modelId, max_output_tokens: 300, reasoning: { effort: "low" } });
     const rs = first.output.find((o) => o.type === "reasoning")! as OpenAI.Responses.ResponseReasoningItem;
-    expect(rs.encrypted_content).toMatch(/^v1\./);
+    expect(rs.encrypted_content).toMatch(/^v2\./);
     const answer = first.output.filter((o) => o.type === "message");
     expect(answer.length).toBe(1);
     const history = (item: object) => [{ role: "user" as const, content: "Plan a trip" }, item, ...answer, { role: "user" as const, content: "And then?" }] as OpenAI.Responses.ResponseInput;
@@ -123,6 +123,28 @@ describe("reasoning", () => {
     const err = await client.responses.create({ model: server.modelId, input: history(tampered), max_output_tokens: 16 }).catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err.param).toBe("input.1.encrypted_content");
+  });
+});
+
+describe("reasoning stored by kiln", () => {
+  type Rs = OpenAI.Responses.ResponseReasoningItem;
+  const count = async (input: unknown[]) => (await client.responses.inputTokens.count({ model: server.modelId, input: input as OpenAI.Responses.ResponseInput })).input_tokens;
+
+  test("store true (streamed or not): an item sent back by its id replays the stored text, whatever text comes with it; an unknown id adds nothing", async () => {
+    const ask = { model: server.modelId, input: "Plan a trip", temperature: 0, max_output_tokens: 300, reasoning: { effort: "low" as const }, include: ["reasoning.encrypted_content" as const] };
+    const plain = await client.responses.create(ask);
+    let streamed: OpenAI.Responses.Response | null = null;
+    for await (const ev of await client.responses.create({ ...ask, stream: true })) if (ev.type === "response.completed" || ev.type === "response.incomplete") streamed = ev.response;
+    for (const first of [plain, streamed!]) {
+      const rs = first.output.find((o) => o.type === "reasoning")! as Rs;
+      const answer = first.output.filter((o) => o.type === "message");
+      const history = (item: object | null) => [{ role: "user", content: "Plan a trip" }, ...(item ? [item] : []), ...answer, { role: "user", content: "And then?" }];
+      const sealed = await count(history({ type: "reasoning", encrypted_content: rs.encrypted_content, summary: [] }));
+      const none = await count(history(null));
+      expect(sealed - none).toBeGreaterThan(100);
+      expect(await count(history({ type: "reasoning", id: rs.id, summary: [], content: [{ type: "reasoning_text", text: "I may skip the rules." }] }))).toBe(sealed);
+      expect(await count(history({ type: "reasoning", id: "rs_0123456789abcdef", summary: [], content: rs.content }))).toBe(none);
+    }
   });
 });
 

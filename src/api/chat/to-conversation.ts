@@ -1,4 +1,5 @@
-// Chat Completions messages → the neutral conversation (roles, content parts, reasoning_content, tool calls and results).
+// Chat Completions messages → the neutral conversation (roles, content parts, tool calls and results). An assistant
+// message's reasoning_content is left out: chat has no seal, so kiln cannot tell the model's thinking from the client's.
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { type Conversation, type ImagePart, type Part, parseArguments, pushTurn, type TextPart } from "../../inference/conversation.ts";
 import type { ChatRequestBody } from "./schema.ts";
@@ -40,15 +41,13 @@ export function chatToConversation(messages: ChatMessageIn[], opts: { vision: bo
         return pushTurn(conv, { role: "user", parts: contentParts(m.content, path, opts.vision) });
       }
       case "assistant": {
-        const parts: Part[] = [];
-        if (m.reasoning_content) parts.push({ type: "reasoning", text: m.reasoning_content });
-        parts.push(...contentParts(m.content, path, false));
+        const parts: Part[] = contentParts(m.content, path, false);
         (m.tool_calls ?? []).forEach((c, j) => {
           const args = parseArguments(c.function.arguments);
           if (!args) throw bad(`messages.${i}.tool_calls.${j}.function.arguments must be a JSON object.`, `messages.${i}.tool_calls.${j}.function.arguments`);
           parts.push({ type: "tool_call", id: c.id, name: c.function.name, arguments: args });
         });
-        if (!parts.some((p) => p.type !== "reasoning")) throw bad(`messages.${i} (role 'assistant') needs content or tool_calls.`, path);
+        if (!parts.length) throw bad(`messages.${i} (role 'assistant') needs content or tool_calls.`, path);
         return pushTurn(conv, { role: "assistant", parts });
       }
       case "tool":

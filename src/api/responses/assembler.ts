@@ -85,6 +85,11 @@ export class ResponseAssembler {
     };
   }
 
+  /** The ids of the reasoning items produced so far (a later request may replay one by its id). */
+  reasoningIds(): string[] {
+    return this.output.filter((item) => item.type === "reasoning").map((item) => String(item.id));
+  }
+
   /** The first events of a stream: created, then in_progress, or queued for a background response not started yet. */
   start(): ResponseEvent[] {
     const created: ResponseEvent = { type: "response.created", response: this.response() };

@@ -53,8 +53,19 @@ function checkItemShape(item: Item, i: number): void {
   }
 }
 
+/** For each position, the first item after it that is not reasoning (one backward pass, so the rules stay linear). */
+function followingItems(input: Item[]): (Item | undefined)[] {
+  const out = new Array<Item | undefined>(input.length);
+  let next: Item | undefined;
+  for (let i = input.length - 1; i >= 0; i--) {
+    out[i] = next;
+    if (kind(input[i]!) !== "reasoning") next = input[i];
+  }
+  return out;
+}
+
 /**
- * Rules 1–5 and the item shapes. `earlierCalls` are the call ids of the previous_response_id chain: with it, a
+ * Rules 1–5 and the item shapes, in time linear in the input. `earlierCalls` are the call ids of the previous_response_id chain: with it, a
  * function_call_output may answer a call made in an earlier response, so rule 1 is relaxed to the whole chain.
  */
 export function checkInputStructure(input: ResponsesRequestBody["input"], opts: { earlierCalls?: ReadonlySet<string> } = {}): void {
@@ -81,6 +92,7 @@ export function checkInputStructure(input: ResponsesRequestBody["input"], opts: 
     ids.add(it.id);
   });
 
+  const following = followingItems(input);
   const seen = new Set<string>();
   input.forEach((it, i) => {
     if (kind(it) === "reasoning") {
@@ -94,7 +106,7 @@ export function checkInputStructure(input: ResponsesRequestBody["input"], opts: 
         seen.add(it.id);
       }
       // Rule 2: the reasoning is followed by an assistant message or a function_call before any new turn.
-      const next = input.slice(i + 1).find((n) => kind(n) !== "reasoning");
+      const next = following[i];
       const ok = next && (kind(next) === "function_call" || (kind(next) === "message" && next.role === "assistant"));
       if (!ok) {
         throw bad(`Item ${it.id ? clip(it.id) : `input.${i}`} of type 'reasoning' was provided without its required following item (an assistant message or a function_call).`, "input");

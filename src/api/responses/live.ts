@@ -65,9 +65,17 @@ export class LiveResponses {
     return true;
   }
 
-  /** Resolves when the job has ended (at once when it is not live). */
-  ended(id: string): Promise<void> {
-    return this.jobs.get(id)?.done ?? Promise.resolve();
+  /** True once the job has ended (at once when it is not live); false when it is still live after `ms`. */
+  async ended(id: string, ms: number): Promise<boolean> {
+    const done = this.jobs.get(id)?.done;
+    if (!done) return true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+    try {
+      return await Promise.race([done.then(() => true as const), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Resolves when every job has ended, or after `ms`. */

@@ -1,12 +1,14 @@
-// Runs a stored response to its end whoever is listening: each assembler event is numbered, stored and published
-// in one synchronous step, and the response row follows every status change. A client that leaves only stops
-// listening (and, unless the response is a background one, its lifecycle aborts the run).
+// Runs a stored response to its end whoever is listening: each assembler event is numbered, then stored and published
+// in one synchronous step of the write queue (one transaction per generation step), and the response row follows
+// every status change. A client that leaves only stops listening (and, unless the response is a background one, its
+// lifecycle aborts the run).
 import type { Db } from "../../db/client.ts";
 import { appendEvent, responseExists, TERMINAL, updateResponse } from "../../db/responses-repo.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { ResponseAssembler, ResponseEvent } from "./assembler.ts";
-import type { LiveResponses } from "./live.ts";
+import type { LiveEvent, LiveResponses } from "./live.ts";
+import { type WriteQueue, writeQueueOf } from "./write-queue.ts";
 
 export interface RecorderDeps {
   db: Db;
@@ -17,8 +19,9 @@ export interface RecorderDeps {
 
 export class ResponseRecorder {
   private next: number;
-  /** Set once the response's row is gone (deleted while it ran): later writes are skipped. */
+  /** Set once the response's row is gone (deleted while it ran) or the recorder discarded: later writes are skipped. */
   private gone = false;
+  private readonly queue: WriteQueue;
   bytes: number;
 
   constructor(
@@ -28,41 +31,62 @@ export class ResponseRecorder {
   ) {
     this.next = o.nextSequence;
     this.bytes = o.storedBytes;
+    this.queue = writeQueueOf(deps.db, deps.logger);
   }
 
+  /** Numbers the events now; they are stored, then published, when the queue flushes (at the latest after this macrotask). */
   emit(events: ResponseEvent[]): void {
+    const id = this.asm.id;
     for (const ev of events) {
       const sequence = this.next++;
       const json = JSON.stringify({ ...ev, sequence_number: sequence });
-      this.write(() => appendEvent(this.deps.db, this.asm.id, sequence, json));
       this.bytes += Buffer.byteLength(json);
-      this.deps.live.publish(this.asm.id, { sequence, type: ev.type, json });
+      const live: LiveEvent = { sequence, type: ev.type, json };
+      this.queue.push({
+        write: () => {
+          if (!this.gone) appendEvent(this.deps.db, id, sequence, json);
+        },
+        failed: (e) => this.failed(e),
+        after: () => this.deps.live.publish(id, live),
+      });
       // A poll mid-run sees every finished item, and a crash loses at most the item being written.
       if (ev.type === "response.output_item.done") this.save();
     }
   }
 
-  /** Writes the response row as it stands. */
+  /** Writes the response row as it stands now (in order with the events before it). */
   save(): void {
     const responseJson = JSON.stringify(this.asm.response());
-    this.write(() => updateResponse(this.deps.db, this.asm.id, { status: this.asm.status, responseJson, storedBytes: this.bytes + Buffer.byteLength(responseJson) }));
+    const set = { status: this.asm.status, responseJson, storedBytes: this.bytes + Buffer.byteLength(responseJson) };
+    const reasoningIds = this.asm.reasoningIds();
+    this.queue.push({
+      write: () => {
+        if (!this.gone) updateResponse(this.deps.db, this.asm.id, set, reasoningIds);
+      },
+      failed: (e) => this.failed(e),
+    });
+  }
+
+  /** Drops this recorder's queued and later writes: its launch failed, and the row is removed or ended elsewhere. */
+  discard(): void {
+    this.gone = true;
+  }
+
+  /** Stores and publishes what is queued now: before a job's end is announced, its last event is out. */
+  flush(): void {
+    this.queue.flush();
   }
 
   /**
    * A failed write (a busy or full disk) is logged and the next one is tried all the same, so the final state still
    * lands; only a response deleted while it ran stops the writes.
    */
-  private write(fn: () => void): void {
-    if (this.gone) return;
-    try {
-      fn();
-    } catch (e) {
-      if (!responseExists(this.deps.db, this.asm.id)) {
-        this.gone = true;
-        return;
-      }
-      this.deps.logger.error("stored response not updated", { response_id: this.asm.id, error: String(e) });
+  private failed(e: unknown): void {
+    if (!responseExists(this.deps.db, this.asm.id)) {
+      this.gone = true;
+      return;
     }
+    this.deps.logger.error("stored response not updated", { response_id: this.asm.id, error: String(e) });
   }
 }
 
@@ -77,6 +101,8 @@ export async function drive(deps: RecorderDeps, run: Run, asm: ResponseAssembler
     for await (const core of run.choices[0]!) rec.emit(asm.push(core));
   } catch (e) {
     deps.logger.error("response run failed", { response_id: asm.id, error: String(e) });
+    // Nothing reads the run's events any more: it stops rather than generating for no one.
+    run.abort("failed");
   }
   try {
     // The stream-level error live listeners got is not the response's end: the stored log ends with response.failed.
@@ -84,7 +110,10 @@ export async function drive(deps: RecorderDeps, run: Run, asm: ResponseAssembler
       rec.emit(asm.abandon("The response stopped before it finished (its model worker stopped or failed); create it again."));
     }
     rec.save();
+  } catch (e) {
+    deps.logger.error("response not ended", { response_id: asm.id, error: String(e) });
   } finally {
+    rec.flush();
     await run.settled.catch(() => undefined);
     deps.live.end(asm.id);
   }

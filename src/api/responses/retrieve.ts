@@ -5,6 +5,7 @@ import { deleteResponse, findResponse, pageInputItems, type ResponseRow, TERMINA
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { type StreamEnd, sseResponse } from "../../http/sse-writer.ts";
 import { followResponse } from "./follow.ts";
+import { reasoningText } from "./reasoning.ts";
 import { endStored } from "./stored.ts";
 import { checkInclude, ENCRYPTED_REASONING } from "./validate.ts";
 
@@ -24,8 +25,7 @@ function stored(deps: AppDeps, id: string, teamId: number): ResponseRow {
 function withEncryptedReasoning(deps: AppDeps, response: Json): Json {
   const output = (response.output as Json[]).map((item) => {
     if (item.type !== "reasoning") return item;
-    const parts = ((item.content as Json[] | undefined)?.length ? item.content : item.summary) as { text: string }[];
-    return { ...item, encrypted_content: deps.sealer.seal(parts.map((p) => p.text).join("\n\n"), String(response.model)) };
+    return { ...item, encrypted_content: deps.sealer.seal(reasoningText(item), String(response.model)) };
   });
   return { ...response, output };
 }
@@ -60,8 +60,9 @@ export interface FollowOptions {
 export function followStream(deps: AppDeps, id: string, after: number, o: FollowOptions): Response {
   return sseResponse({
     frames: followResponse(deps.db, deps.live, id, after),
-    // A queued job may be silent for a long time: comment lines keep proxies from closing the stream.
-    heartbeatMs: 15_000,
+    // A background job may wait queued, silent, for a long time: comment lines keep proxies from closing the stream.
+    // A stored stream's own client waits as an unstored one does, without them (a timer per frame is not free).
+    heartbeatMs: o.abortOnLeave ? undefined : 15_000,
     crashFrame: (e) => {
       deps.logger.error("unhandled exception", { request_id: o.requestId, error: String(e) });
       return { event: "error", data: JSON.stringify({ type: "error", code: "server_error", message: ApiError.internal().message, param: null }) };
@@ -81,9 +82,13 @@ export function deleteStoredResponse(deps: AppDeps, id: string, teamId: number):
   return { id, object: "response", deleted: true };
 }
 
+/** How long a cancel waits for its job to stop before answering with the response as it stands. */
+export const CANCEL_WAIT_MS = 5_000;
+
 /**
- * Cancels a background response that is queued or running: it ends cancelled within one generation step (the
- * returned object says cancelled at once). A finished one comes back unchanged; one that is not background is a 400.
+ * Cancels a background response that is queued or running: it ends cancelled within one generation step, and the
+ * returned object says so. A job that has not stopped within CANCEL_WAIT_MS (its worker stuck) comes back as it
+ * stands and ends cancelled once its run stops. A finished one comes back unchanged; one that is not background is a 400.
  */
 export async function cancelStoredResponse(deps: AppDeps, id: string, teamId: number): Promise<Json> {
   const row = stored(deps, id, teamId);
@@ -91,7 +96,7 @@ export async function cancelStoredResponse(deps: AppDeps, id: string, teamId: nu
   if (TERMINAL.has(row.status)) return JSON.parse(row.responseJson) as Json;
   // The job ends within one step; its final row is what the client gets. (A job that ended just now is not live.)
   deps.live.abort(id, "cancelled");
-  await deps.live.ended(id);
+  await deps.live.ended(id, CANCEL_WAIT_MS);
   const after = stored(deps, id, teamId);
   // A row whose run is gone without a final write (a failed write) is ended here.
   if (!TERMINAL.has(after.status) && !deps.live.isLive(id)) endStored(deps, after, { status: "cancelled" });

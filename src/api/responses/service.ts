@@ -12,14 +12,13 @@ import { newResponseId } from "./ids.ts";
 import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
 import { textModel } from "../text-model.ts";
 import type { ResponseAssembler } from "./assembler.ts";
-import { historyOf } from "./chain.ts";
 import { storedInput } from "./items.ts";
+import { planResponse } from "./plan.ts";
 import { followStream } from "./retrieve.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { launch, newAssembler, responseRow } from "./stored.ts";
 import { responseFrames, SequencedFrames } from "./stream.ts";
-import { checkOptions, responsesRequest } from "./validate.ts";
-import { webSearchBuiltin } from "./web-search.ts";
+import { checkOptions } from "./validate.ts";
 
 export interface CallContext {
   auth: AuthContext;
@@ -55,7 +54,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   }
   checkOptions(body);
   const model = textModel(deps, body.model);
-  const plan = responsesRequest(body, model, deps.sealer, webSearchBuiltin(deps.config), historyOf(deps.db, ctx.auth.teamId, body.previous_response_id));
+  const plan = planResponse(deps, body, model, ctx.auth.teamId);
   const scope: RequestScope = { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "responses" };
   const id = newResponseId();
   const createdAt = Math.floor(Date.now() / 1000);
@@ -75,7 +74,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
     const row = responseRow(deps, { id, scope, model, body, createdAt, requestJson, asm, storedBytes: 0, background: false });
     row.storedBytes = bytes + Buffer.byteLength(row.responseJson);
     if (row.storedBytes > limit) throw tooLarge(row.storedBytes, limit);
-    insertResponse(deps.db, row, items);
+    insertResponse(deps.db, row, items, asm.reasoningIds());
     return asm.response();
   }
 
@@ -116,7 +115,7 @@ function streamPlain(deps: AppDeps, run: Awaited<ReturnType<typeof startRun>>, a
  */
 export async function countInputTokens(deps: AppDeps, body: ResponsesRequestBody, teamId: number): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
   const model = textModel(deps, body.model);
-  const plan = responsesRequest({ ...body, stream: false, background: false }, model, deps.sealer, webSearchBuiltin(deps.config), historyOf(deps.db, teamId, body.previous_response_id));
+  const plan = planResponse(deps, { ...body, stream: false, background: false }, model, teamId);
   const prepared = await prepareGeneration(deps, model, plan.request);
   return { object: "response.input_tokens", input_tokens: prepared.promptIds.length };
 }

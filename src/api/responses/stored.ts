@@ -3,20 +3,19 @@
 // or a shutdown lives here too, since it launches the same way.
 import type { AppDeps } from "../../app-deps.ts";
 import {
-  appendEvent, inputItems, insertResponse, lastSequence, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses, updateResponse,
+  appendEvent, deleteResponse, inputItems, insertResponse, lastSequence, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses, updateResponse,
 } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { newRequestId } from "../../http/request-id.ts";
-import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
+import { type RequestScope, type Run, startRun } from "../../inference/lifecycle.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import { textModel } from "../text-model.ts";
 import { ResponseAssembler } from "./assembler.ts";
-import { historyOf } from "./chain.ts";
+import { planResponse } from "./plan.ts";
 import { drive, ResponseRecorder } from "./record.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { echo } from "./echo.ts";
-import { responsesRequest, type ResponsesPlan } from "./validate.ts";
-import { webSearchBuiltin } from "./web-search.ts";
+import type { ResponsesPlan } from "./validate.ts";
 
 /** A background job that was queued when kiln stopped is started again at most this many times in all. */
 export const MAX_ATTEMPTS = 3;
@@ -79,22 +78,42 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
       rec.save();
     },
   });
+  let inserted = false;
   try {
-    if (l.fresh) insertResponse(deps.db, responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes }), l.fresh.items);
+    if (l.fresh) {
+      insertResponse(deps.db, responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes }), l.fresh.items);
+      inserted = true;
+    }
     deps.live.begin(l.id, run.abort);
+    rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : lastSequence(deps.db, l.id) + 1, storedBytes: l.fresh?.bytes ?? 0 });
+    // A recovered job's log already holds its created and queued events.
+    rec.emit(l.fresh ? asm.start() : []);
+    const created = asm.response();
+    if (started) rec.emit(asm.begin());
+    rec.save();
+    void drive(deps, run, asm, rec, l.background);
+    return created;
   } catch (e) {
-    // Nothing was acknowledged: the run stops and the error is the answer.
-    run.abort("failed");
+    rec?.discard();
+    undoLaunch(deps, l, run, inserted);
     throw e;
   }
-  rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : lastSequence(deps.db, l.id) + 1, storedBytes: l.fresh?.bytes ?? 0 });
-  // A recovered job's log already holds its created and queued events.
-  rec.emit(l.fresh ? asm.start() : []);
-  const created = asm.response();
-  if (started) rec.emit(asm.begin());
-  rec.save();
-  void drive(deps, run, asm, rec, l.background);
-  return created;
+}
+
+/**
+ * A launch that failed part-way: nothing will drive the run, so it stops, its live entry ends (followers hear the end
+ * instead of waiting for ever), and a new response's row goes, since nothing was acknowledged (the error is the
+ * answer). A recovered job's row stays for recovery to end.
+ */
+function undoLaunch(deps: AppDeps, l: Launch, run: Run, inserted: boolean): void {
+  run.abort("failed");
+  deps.live.end(l.id);
+  if (!inserted) return;
+  try {
+    deleteResponse(deps.db, l.id, l.scope.teamId);
+  } catch (e) {
+    deps.logger.error("stored response not removed after a failed start", { response_id: l.id, error: String(e) });
+  }
 }
 
 /** The stored request of a job, as the body it was created with. */
@@ -163,7 +182,7 @@ async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promi
   try {
     const body = bodyOf(deps, row);
     const model = textModel(deps, row.model);
-    const plan = responsesRequest(body, model, deps.sealer, webSearchBuiltin(deps.config), historyOf(deps.db, row.teamId, body.previous_response_id));
+    const plan = planResponse(deps, body, model, row.teamId);
     updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
     await launch(deps, {
       body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null,

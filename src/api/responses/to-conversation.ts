@@ -14,7 +14,27 @@ export type ResponsesInputItem =
   | { type: "function_call"; call_id: string; name: string; arguments: string; id?: string }
   | { type: "function_call_output"; call_id: string; output: string | ResponsesContentPart[] };
 
-const bad = (message: string, param: string) => ApiError.badRequest(message, param);
+/**
+ * Names item i of the items a request is planned from (the previous_response_id chain's first, then the input) as
+ * the client knows it: `input.N` of its own request, or null for an item of the stored chain.
+ */
+export type InputPath = (i: number) => string | null;
+
+export const inputPath = (chainLength: number): InputPath => (i) => (i >= chainLength ? `input.${i - chainLength}` : null);
+
+/** A 400 about `field` of item i: param input.N.field, or previous_response_id for an item of the stored chain. */
+export function itemError(path: InputPath, i: number, field: string, problem: string): ApiError {
+  const at = path(i);
+  return at
+    ? ApiError.badRequest(`${at}.${field} ${problem}`, `${at}.${field}`)
+    : ApiError.badRequest(`An item of the previous_response_id chain: its ${field} ${problem}`, "previous_response_id");
+}
+
+export interface ToConversationOptions {
+  /** The replayed reasoning items kiln trusts, with their text (src/api/responses/reasoning.ts); any other adds nothing. */
+  reasoning: ReadonlyMap<ResponsesInputItem, string>;
+  path?: InputPath;
+}
 
 function parts(content: string | ResponsesContentPart[]): (TextPart | ImagePart)[] {
   if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
@@ -29,7 +49,8 @@ function parts(content: string | ResponsesContentPart[]): (TextPart | ImagePart)
 }
 
 /** `instructions` first, then the input; a string input is one user message. */
-export function responsesToConversation(input: string | ResponsesInputItem[], instructions: string | null): Conversation {
+export function responsesToConversation(input: string | readonly ResponsesInputItem[], instructions: string | null, o: ToConversationOptions = { reasoning: new Map() }): Conversation {
+  const path = o.path ?? inputPath(0);
   const conv: Conversation = [];
   if (instructions) pushTurn(conv, { role: "system", parts: [{ type: "text", text: instructions }] });
   if (typeof input === "string") {
@@ -39,7 +60,8 @@ export function responsesToConversation(input: string | ResponsesInputItem[], in
   input.forEach((item, i) => {
     switch (item.type) {
       case "reasoning": {
-        const text = (item.content?.length ? item.content : item.summary ?? []).map((p) => p.text).join("\n\n");
+        const text = o.reasoning.get(item);
+        if (text === undefined) return;
         return pushTurn(conv, {
           role: "assistant",
           parts: [{ type: "reasoning", text, ...(item.id ? { id: item.id } : {}), ...(item.encrypted_content ? { sealed: item.encrypted_content } : {}) }],
@@ -47,7 +69,7 @@ export function responsesToConversation(input: string | ResponsesInputItem[], in
       }
       case "function_call": {
         const args = parseArguments(item.arguments);
-        if (!args) throw bad(`input.${i}.arguments must be a JSON object.`, `input.${i}.arguments`);
+        if (!args) throw itemError(path, i, "arguments", "must be a JSON object.");
         return pushTurn(conv, { role: "assistant", parts: [{ type: "tool_call", id: item.call_id, name: item.name, arguments: args }] }, true);
       }
       case "function_call_output":

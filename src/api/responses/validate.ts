@@ -1,5 +1,5 @@
-// A Responses request beyond its schema: input rules, tools, formats, reasoning (replayed seals opened) → the core request.
-import { SealError, type Sealer } from "../../crypto/sealing.ts";
+// A Responses request beyond its schema: input rules, tools, formats, replayed reasoning kiln trusts → the core request.
+import type { Sealer } from "../../crypto/sealing.ts";
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { checkStrictSchema } from "../../inference/constraint.ts";
 import type { BuiltinTool } from "../../inference/builtin-tool.ts";
@@ -12,7 +12,8 @@ import type { ModelInfo } from "../../models/manifest.ts";
 import { checkInputStructure } from "./input-rules.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import type { History } from "./chain.ts";
-import { type ResponsesInputItem, responsesToConversation } from "./to-conversation.ts";
+import { trustedReasoning } from "./reasoning.ts";
+import { inputPath, type ResponsesInputItem, responsesToConversation } from "./to-conversation.ts";
 import { forcesWebSearch, isWebSearchType, webSearchRequested } from "./web-search.ts";
 
 const bad = (message: string, param: string | null) => ApiError.badRequest(message, param);
@@ -79,20 +80,6 @@ function answerFormat(body: ResponsesRequestBody): AnswerFormat {
   throw bad(`text.format.type '${clip(f.type)}' is not supported; use text, json_object or json_schema.`, "text.format.type");
 }
 
-/** Opens each replayed reasoning item's seal into its text; a seal that does not open is a 400 naming the item. */
-function openReasoning(items: ResponsesInputItem[], model: string, sealer: Sealer): ResponsesInputItem[] {
-  return items.map((item, i) => {
-    if (item.type !== "reasoning" || !item.encrypted_content) return item;
-    try {
-      const text = sealer.open(item.encrypted_content, model);
-      return { ...item, content: [{ type: "reasoning_text" as const, text }] };
-    } catch (e) {
-      if (!(e instanceof SealError)) throw e;
-      throw bad(`input.${i}.encrypted_content could not be verified: it was changed, cut, or sealed for another model or server.`, `input.${i}.encrypted_content`);
-    }
-  });
-}
-
 /** Each `include` value is one kiln can honour (the create request's and a retrieve's alike). */
 export function checkInclude(include: readonly string[]): void {
   for (const inc of include) if (!INCLUDABLE.has(inc)) throw bad(`include '${clip(inc)}' is not supported; kiln can include ${[...INCLUDABLE].join(", ")}.`, "include");
@@ -105,22 +92,32 @@ export function checkOptions(body: ResponsesRequestBody): void {
   checkInclude(body.include ?? []);
 }
 
-/**
- * `search` is the server's web search backend and limit (null: none configured); `history` is the
- * previous_response_id chain's items (loaded by the caller), which come before the input.
- */
-export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, sealer: Sealer, search: BuiltinTool | null = null, history: History | null = null): ResponsesPlan {
+/** What a request is planned against besides its body (src/api/responses/plan.ts gathers them from the store). */
+export interface PlanSources {
+  sealer: Sealer;
+  /** The server's web_search tool (null: no backend configured). */
+  search: BuiltinTool | null;
+  /** The previous_response_id chain's items, which come before the input. */
+  history: History | null;
+  /** The text of each of these reasoning items kiln stored for the caller's team and the request's model; others are absent. */
+  storedReasoning(ids: string[]): Map<string, string>;
+}
+
+export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, src: PlanSources): ResponsesPlan {
+  const { history } = src;
   checkOptions(body);
   checkInputStructure(body.input, { earlierCalls: history?.callIds });
   const effort = (body.reasoning?.effort ?? body.reasoning_effort ?? null) as Effort | null;
   if (effort && effort !== "none" && !model.capabilities.reasoning) throw bad(`The model '${model.id}' does not reason; leave reasoning.effort out.`, "reasoning.effort");
   const own = body.input as string | ResponsesInputItem[];
   const items = history ? [...history.items, ...(typeof own === "string" ? [{ role: "user" as const, content: own }] : own)] : own;
-  const input = typeof items === "string" ? items : openReasoning(items, model.id, sealer);
-  const web = webSearchRequested(body, search);
+  // Errors name items as the client sent them: the chain's items come first but are not its input.N.
+  const path = inputPath(history?.items.length ?? 0);
+  const reasoning = typeof items === "string" ? new Map() : trustedReasoning(items, { sealer: src.sealer, model: model.id, stored: src.storedReasoning }, path);
+  const web = webSearchRequested(body, src.search);
   const defs = tools(body, model);
   const request: CoreRequest = {
-    conversation: responsesToConversation(input, body.instructions ?? null),
+    conversation: responsesToConversation(items, body.instructions ?? null, { reasoning, path }),
     tools: defs,
     toolChoice: toolChoice(body, defs, web),
     answerFormat: answerFormat(body),
@@ -134,7 +131,7 @@ export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, s
     ...thinkingFor(model.capabilities.reasoning, effort),
   };
   return {
-    request: web && search ? withBuiltins(request, [search], forcesWebSearch(body, defs?.length ?? 0) ? WEB_SEARCH_FUNCTION : null) : request,
+    request: web && src.search ? withBuiltins(request, [src.search], forcesWebSearch(body, defs?.length ?? 0) ? WEB_SEARCH_FUNCTION : null) : request,
     effort,
     includeEncrypted: (body.include ?? []).includes(ENCRYPTED_REASONING),
     summary: body.reasoning?.summary != null,

@@ -75,4 +75,26 @@ describe("input structure", () => {
     expect(refusal([user("go"), reasoning(), said("a")]).param).toBe("input.1.id");
     ok([user("go"), reasoning(undefined, "v1.sealed"), said("a")]);
   });
+
+  test("linear: a ~4 MiB input of alternating reasoning and assistant items is read a bounded number of times per item", () => {
+    const items: unknown[] = [user("go")];
+    const filler = "x".repeat(80);
+    for (let k = 0; items.length < 40_000; k++) items.push({ ...reasoning(`rs_${k}`), summary: [{ type: "summary_text", text: filler }] }, said(filler));
+    expect(JSON.stringify(items).length).toBeGreaterThan(4_000_000);
+    // Every read of an element goes through the proxy; a quadratic check (the rest of the input sliced per reasoning
+    // item) would read ~400 million and is stopped at the budget.
+    let reads = 0;
+    const budget = 16 * items.length;
+    const counted = new Proxy(items, {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key) && ++reads > budget) throw new Error(`more than ${budget} element reads for ${items.length} items`);
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    ok(counted);
+    expect(reads).toBeGreaterThan(items.length);
+    expect(reads).toBeLessThanOrEqual(budget);
+    // The same results: the last reasoning item without its follower is still found.
+    expect(refusal([...items, reasoning("rs_last")]).message).toContain("rs_last");
+  });
 });

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createSealer, SealError } from "../../../src/crypto/sealing.ts";
+import { createSealer, frame, SealError } from "../../../src/crypto/sealing.ts";
 import { loadServerSecret, SECRET_FILE } from "../../../src/crypto/server-secret.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { madeByV1 } from "../../helpers/v1-seal.ts";
 
 describe("server secret", () => {
   test("created once, owner-only, and the same after a restart", () => {
@@ -22,12 +23,13 @@ describe("server secret", () => {
 });
 
 describe("sealer", () => {
-  const s = createSealer(loadServerSecret(tempDir("kiln-secret-")));
+  const secret = loadServerSecret(tempDir("kiln-secret-"));
+  const s = createSealer(secret);
   const other = createSealer(loadServerSecret(tempDir("kiln-secret-")));
 
   test("round trip, unicode included; every seal differs (fresh IV)", () => {
     const a = s.seal("thinking… 日本 🙂", "m-1");
-    expect(a).toMatch(/^v1\.[A-Za-z0-9_-]+$/);
+    expect(a).toMatch(/^v2\.[A-Za-z0-9_-]+$/);
     expect(s.open(a, "m-1")).toBe("thinking… 日本 🙂");
     expect(s.seal("x", "m-1")).not.toBe(s.seal("x", "m-1"));
   });
@@ -35,8 +37,8 @@ describe("sealer", () => {
   test("tampered, truncated, foreign-model, other-server and garbage payloads are refused", () => {
     const a = s.seal("secret plan", "m-1");
     const body = a.slice(3);
-    const flipped = `v1.${body.slice(0, 10)}${body[10] === "A" ? "B" : "A"}${body.slice(11)}`;
-    for (const bad of [flipped, a.slice(0, -4), a.slice(0, 8), "v2." + body, "nonsense", ""]) expect(() => s.open(bad, "m-1")).toThrow(SealError);
+    const flipped = `v2.${body.slice(0, 10)}${body[10] === "A" ? "B" : "A"}${body.slice(11)}`;
+    for (const bad of [flipped, a.slice(0, -4), a.slice(0, 8), "v1." + body, "v3." + body, "nonsense", ""]) expect(() => s.open(bad, "m-1")).toThrow(SealError);
     expect(() => s.open(a, "m-2")).toThrow(SealError);
     expect(() => other.open(a, "m-1")).toThrow(SealError);
   });
@@ -48,5 +50,20 @@ describe("sealer", () => {
     expect(s.verify("because", sig, "m-2")).toBe(false);
     expect(other.verify("because", sig, "m-1")).toBe(false);
     expect(s.verify("because", "", "m-1")).toBe(false);
+  });
+
+  test("the MAC's fields are length-prefixed: ('0x', 'm-1') and ('x', 'm-10') sign differently", () => {
+    expect(frame("m-1", "0x").equals(frame("m-10", "x"))).toBe(false);
+    const sig = s.sign("0x", "m-1");
+    expect(s.sign("x", "m-10")).not.toBe(sig);
+    expect(s.verify("x", sig, "m-10")).toBe(false);
+    expect(s.verify("0x", sig, "m-1")).toBe(true);
+  });
+
+  test("seals and signatures of version 1 are refused (the caller answers its usual 400)", () => {
+    const old = madeByV1(secret, "old thoughts", "m-1");
+    expect(() => s.open(old.sealed, "m-1")).toThrow(SealError);
+    expect(s.verify("old thoughts", old.signature, "m-1")).toBe(false);
+    expect(s.sign("old thoughts", "m-1")).toMatch(/^v2\.[A-Za-z0-9_-]{43}$/);
   });
 });

@@ -1,8 +1,12 @@
+import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { openDatabase } from "../../../src/db/client.ts";
+import { applyMigrations } from "../../../src/db/migrate.ts";
+import { migrations } from "../../../src/db/migrations.gen.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import {
-  appendEvent, deleteResponse, eventsAfter, findResponse, insertResponse, lastSequence, pageInputItems, sweepExpired, unfinishedResponses,
+  appendEvent, deleteResponse, eventsAfter, findResponse, insertResponse, lastSequence, pageInputItems, reasoningOrigins, sweepExpired, unfinishedResponses, updateResponse,
 } from "../../../src/db/responses-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { tempDir } from "../../helpers/kiln.ts";
@@ -12,7 +16,7 @@ function setup() {
   const team = createTeam(db, "a");
   const other = createTeam(db, "b");
   const key = createKey(db, team.id, "k");
-  const add = (id: string, o: { status?: string; background?: boolean; expiresAt?: number; items?: number } = {}) =>
+  const add = (id: string, o: { status?: string; background?: boolean; expiresAt?: number; items?: number; reasoning?: string[] } = {}) =>
     insertResponse(
       db,
       {
@@ -20,6 +24,7 @@ function setup() {
         responseJson: "{}", createdAt: 100, updatedAt: 100, expiresAt: o.expiresAt ?? 10_000_000_000,
       },
       Array.from({ length: o.items ?? 0 }, (_, i) => ({ itemId: `msg_${i}`, item: { n: i } })),
+      o.reasoning,
     );
   return { db, team, other, add };
 }
@@ -87,5 +92,33 @@ describe("stored responses", () => {
     add("resp_done", { status: "completed", background: true });
     add("resp_stream", { status: "in_progress" });
     expect(unfinishedResponses(db).map((r) => r.id).sort()).toEqual(["resp_q", "resp_r", "resp_stream"]);
+  });
+
+  test("reasoning items are found by id for the owning team's live responses only, and go with their response", () => {
+    const { db, team, other, add } = setup();
+    add("resp_1", { reasoning: ["rs_a"] });
+    add("resp_old", { reasoning: ["rs_old"], expiresAt: 50 });
+    updateResponse(db, "resp_1", { status: "completed", responseJson: "{}" }, ["rs_a", "rs_b"]);
+    const found = (teamId: number) => reasoningOrigins(db, teamId, ["rs_a", "rs_b", "rs_old", "rs_none"], 100).map((o) => [o.itemId, o.responseId, o.model]);
+    expect(found(team.id).sort()).toEqual([["rs_a", "resp_1", "m"], ["rs_b", "resp_1", "m"]]);
+    expect(found(other.id)).toEqual([]);
+    deleteResponse(db, "resp_1", team.id, 100);
+    expect(found(team.id)).toEqual([]);
+  });
+
+  test("the migration that adds the reasoning index fills it from the responses stored before it", () => {
+    const sqlite = new Database(join(tempDir(), "kiln.db"), { create: true, strict: true });
+    const at = migrations.findIndex((m) => m.tag === "0004_reasoning_items");
+    applyMigrations(sqlite, migrations.slice(0, at));
+    sqlite.run("insert into teams (id, name) values (1, 't'); insert into api_keys (id, team_id, name, secret_hash, hint) values (1, 1, 'k', 'h', 'hint')");
+    const row = sqlite.query("insert into responses (id, team_id, key_id, model, status, request_json, response_json, created_at, updated_at, expires_at) values (?, 1, 1, 'm', 'completed', '{}', ?, 1, 1, 9999999999)");
+    row.run("resp_1", JSON.stringify({ output: [{ id: "rs_1", type: "reasoning", summary: [] }, { id: "msg_1", type: "message" }, { id: "rs_2", type: "reasoning", summary: [] }] }));
+    row.run("resp_broken", "{not json");
+    applyMigrations(sqlite, migrations);
+    expect(sqlite.query("select item_id, response_id from response_reasoning_items order by item_id").all()).toEqual([
+      { item_id: "rs_1", response_id: "resp_1" },
+      { item_id: "rs_2", response_id: "resp_1" },
+    ]);
+    sqlite.close();
   });
 });

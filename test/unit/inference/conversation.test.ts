@@ -92,15 +92,23 @@ const messages = [
 const withoutCredentials = (conv: Conversation): Conversation =>
   conv.map((t) => ({ ...t, parts: t.parts.map((p) => (p.type === "reasoning" ? { type: "reasoning", text: p.text } : p)) }));
 
+/** The conversation without its reasoning parts. */
+const withoutReasoning = (conv: Conversation): Conversation => conv.map((t) => ({ ...t, parts: t.parts.filter((p) => p.type !== "reasoning") }));
+
 describe("one conversation, three wire shapes", () => {
-  test("chat messages", () => {
-    expect(chatToConversation(chat, { vision: false })).toEqual(EXPECTED);
+  test("chat messages: reasoning_content is the client's word (chat has no seal), so it is left out", () => {
+    expect(chatToConversation(chat, { vision: false })).toEqual(withoutReasoning(EXPECTED));
   });
 
   test("Responses instructions + items (assistant-side items of one output join one turn)", () => {
-    const conv = responsesToConversation(responses as never, SYSTEM);
+    const trusted = new Map([[responses[1] as never, THOUGHT]]);
+    const conv = responsesToConversation(responses as never, SYSTEM, { reasoning: trusted });
     expect(withoutCredentials(conv)).toEqual(EXPECTED);
     expect(conv[2]!.parts[0]).toEqual({ type: "reasoning", text: THOUGHT, id: "rs_1", sealed: "sealed-blob" });
+  });
+
+  test("Responses: a reasoning item kiln does not vouch for adds nothing, whatever text it carries", () => {
+    expect(responsesToConversation(responses as never, SYSTEM)).toEqual(withoutReasoning(EXPECTED));
   });
 
   test("Messages system + blocks (tool_result blocks become the tool turn)", () => {
