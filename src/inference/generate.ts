@@ -12,7 +12,7 @@ import type { CoreDeps } from "./core-deps.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
-import { budgetOf, opensThinking, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
+import { budgetOf, closeFraming, opensThinking, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
 import { OFF_THREAD_BYTES } from "./tokenizer.ts";
 
 /** A request turned into tokens and checked against the context window, not yet submitted. */
@@ -61,7 +61,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   // closes. Without a one-token close marker or a constrained call it cannot, so the prompt closes the block itself.
   const close = startInThinking ? thinkingClose(tokenizer, call?.spec ? call.prefix : "") : null;
   const callInPrompt = call !== null && !(close && call.spec);
-  const opening = callInPrompt ? `${startInThinking ? `\n${thinking!.close}\n\n` : ""}${call.prefix}` : "";
+  const opening = callInPrompt ? (startInThinking ? closeFraming(thinking!.close, call.prefix) : call.prefix) : "";
   const prefill = request.assistantPrefill || opening ? `${request.assistantPrefill ?? ""}${opening}` : null;
   // A huge prompt that cannot fit is refused from its byte count, without tokenizing; a smaller one is counted, so
   // its 400 carries the exact figures the spec asks for.
@@ -69,7 +69,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const promptIds = await tokenizer.encodePrompt(rendered, prefill ?? undefined);
   const maxTokens = fitContext(promptIds.length, request.maxTokens, model.contextLength);
   const thinks = close !== null && !callInPrompt;
-  const budget = thinks ? thinkingTokens(request.thinkingBudget, maxTokens, call !== null || request.answerFormat.kind !== "text") : undefined;
+  const budget = thinks ? thinkingTokens(request.thinkingBudget, maxTokens, answerRequired(call !== null, request)) : undefined;
   const constraint = outputConstraint(tokenizer, {
     call, format: request.answerFormat, tools, prefilled: !!request.assistantPrefill, ignoreEos: request.ignoreEos, ...(thinks ? { startAfter: startAfterOf(close) } : {}),
   });
@@ -87,6 +87,17 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     ...(budget !== undefined && close ? { thinking: budgetOf(close, budget) } : {}),
     ...(constraint ? { constraint } : {}),
   };
+}
+
+/** Whether the answer must be a call or JSON (then thinking leaves it room: thinking.ts). */
+const answerRequired = (forcedCall: boolean, r: CoreRequest) => forcedCall || r.answerFormat.kind !== "text";
+
+/** The prepared request with its output capped at `cap` tokens; a thinking budget shrinks with it, as prepare sizes it. */
+export function capOutput(p: Prepared, cap: number): Prepared {
+  const maxTokens = Math.min(p.maxTokens, cap);
+  if (!p.thinking) return { ...p, maxTokens };
+  const budget = thinkingTokens(p.thinking.budget, maxTokens, answerRequired(p.forcedCall, p.request))!;
+  return { ...p, maxTokens, thinking: { ...p.thinking, budget } };
 }
 
 /**

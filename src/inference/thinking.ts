@@ -10,6 +10,9 @@ export function opensThinking(rendered: string, thinking: PromptFormat["thinking
   return !!thinking && rendered.trimEnd().endsWith(thinking.open);
 }
 
+/** A thinking block's close as the template frames it (`\n</think>\n\n`), with `then` after it. */
+export const closeFraming = (close: string, then = "") => `\n${close}\n\n${then}`;
+
 /** The close of a thinking block as the worker writes it: the whole text's ids, and the close marker's one id. */
 export interface ThinkingClose {
   closeTokenId: number;
@@ -27,7 +30,7 @@ export function thinkingClose(tok: Pick<ModelTokenizer, "encodeText" | "format">
   const close = tok.format.thinking?.close;
   const ids = close ? tok.encodeText(close) : [];
   if (ids.length !== 1) return null;
-  const forceIds = tok.encodeText(`\n${close}\n\n${then}`);
+  const forceIds = tok.encodeText(closeFraming(close!, then));
   const at = forceIds.indexOf(ids[0]!);
   return { closeTokenId: ids[0]!, forceIds, framingIds: at < 0 ? [] : forceIds.slice(at + 1) };
 }

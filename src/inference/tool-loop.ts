@@ -8,7 +8,7 @@ import { builtinName, type BuiltinResult, type BuiltinSession, type BuiltinTool 
 import { newCallId } from "./call-id.ts";
 import { type Conversation, parseArguments, type Part } from "./conversation.ts";
 import type { CoreDeps } from "./core-deps.ts";
-import { prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
+import { capOutput, prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
 import type { CoreRequest } from "./request.ts";
 import type { ToolChoice } from "./tool-def.ts";
 
@@ -111,7 +111,7 @@ async function runCall(tool: BuiltinTool, session: BuiltinSession, args: string,
 
 function submitStep(deps: CoreDeps, p: Prepared, signal: AbortSignal, onStart?: () => void): AsyncIterable<CoreEvent> {
   const forced = forcedBuiltin(p);
-  return submitGeneration(deps, forced ? { ...p, maxTokens: Math.min(p.maxTokens, forced.forcedCallTokens) } : p, signal, onStart)[0]!;
+  return submitGeneration(deps, forced ? capOutput(p, forced.forcedCallTokens) : p, signal, onStart)[0]!;
 }
 
 /**
@@ -205,7 +205,7 @@ async function* loop(deps: CoreDeps, first: Prepared, signal: AbortSignal, first
     const conversation: Conversation = [...request.conversation, { role: "assistant", parts: assistant }, { role: "tool", parts: results }];
     const spent = new Set([...byName.values()].filter((e) => e.runs >= e.tool.maxCalls).map((e) => builtinName(e.tool)));
     const tools = (request.tools ?? []).filter((t) => !spent.has(t.function.name));
-    // A forced or required call was made: the next step may answer in text.
+    // The call a step had to make was made: the next step may answer in text.
     const toolChoice: ToolChoice = !tools.length || request.toolChoice === "none" ? "none" : "auto";
     try {
       prepared = await prepareGeneration(deps, prepared.model, { ...request, conversation, tools: tools.length ? tools : null, toolChoice, maxTokens: left });

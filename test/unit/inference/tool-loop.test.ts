@@ -28,7 +28,7 @@ const model: ModelEntry = { ...parseManifest(fakeManifest("loop-model-v1"), ["fp
 const CALL = '<tool_call>\n{"name": "web_search", "arguments": {"query": "paris"}}\n</tool_call>';
 
 /** A core whose k-th submission writes script[k] (the last one repeats) and whose k-th prompt is 10·k tokens. */
-function setup(script: { text: string; reason?: "stop" | "length" }[]) {
+function setup(script: { text: string; reason?: "stop" | "length" }[], opts: { thinking?: boolean } = {}) {
   const db = openDatabase(tempDir("kiln-loop-"));
   const team = createTeam(db, "t");
   const key = createKey(db, team.id, "k");
@@ -51,8 +51,10 @@ function setup(script: { text: string; reason?: "stop" | "length" }[]) {
     },
     tokenizers: {
       get: async () => ({
-        format: resolvePromptFormat(undefined, "<tool_call></tool_call>", () => false), stopTokenIds: [], specialTokens: new Map(), encodeText: () => [], minTokens: () => 0,
-        renderChat: (conv: Conversation, tools: ToolDef[] | null) => (renders.push({ conv: structuredClone(conv), tools }), "prompt"),
+        format: resolvePromptFormat(undefined, "<tool_call></tool_call><think></think>", () => false), stopTokenIds: [], specialTokens: new Map(), minTokens: () => 0,
+        // One token per character, and </think> one token, as the worker needs to see the block close.
+        encodeText: (t: string) => t.split(/(<\/think>)/).filter(Boolean).flatMap((p) => (p === "</think>" ? [1000] : [...p].map((c) => c.charCodeAt(0)))),
+        renderChat: (conv: Conversation, tools: ToolDef[] | null) => (renders.push({ conv: structuredClone(conv), tools }), opts.thinking ? "prompt<think>\n" : "prompt"),
         encodePrompt: async () => new Array(10 * renders.length).fill(1),
       }),
     },
@@ -148,5 +150,14 @@ describe("tool loop", () => {
     expect(queries).toEqual([]);
     expect(events.filter((e) => e.type === "block_start")).toEqual([]);
     expect(events.at(-1)).toEqual({ type: "finish", reason: "length", stopSequence: null });
+  });
+
+  test("a forced search after thinking: the step's token cap shrinks its thinking budget too, so the model can still write its query", async () => {
+    // What the worker gives back: the thinking, its close (by the model or the budget), then the call it opened.
+    const s = setup([{ text: `let me think\n</think>\n\n${CALL}` }, { text: "Paris [1]." }], { thinking: true });
+    const { b, queries } = backend();
+    await run(s, withBuiltins({ ...base(2000), thinkingBudget: 1024 }, [webSearchTool(b, 3)], WEB_SEARCH_FUNCTION));
+    expect(s.submitted[0]!.params).toMatchObject({ maxTokens: FORCED_QUERY_TOKENS, thinking: { budget: FORCED_QUERY_TOKENS / 2, closeTokenId: 1000 } });
+    expect(queries).toEqual(["paris"]);
   });
 });
