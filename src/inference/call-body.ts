@@ -33,13 +33,13 @@ export function parseToolCallBody(body: string): CallBody | null {
 }
 
 /** The body's opening `{"name": "<name>"` and, if present, `, "arguments": `; the name decoded. */
-const HEAD = /^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*(?:,\s*"arguments"\s*:\s*)?/;
+const HEAD = /^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*(,\s*"arguments"\s*:\s*)?/;
 
 /**
  * A call the model did not write whole or well: the name (which must be complete) and the arguments text after
  * `"arguments":`. For a cut body that text is kept as written (a prefix of the arguments); for a whole but malformed
- * one the outer object's closing brace is taken off when the arguments do not already balance without it. Null when
- * not even the name can be read.
+ * one the outer object's closing brace is taken off when the arguments do not already balance without it. A body
+ * whose arguments never began has none ("" when cut, "{}" when whole). Null when not even the name can be read.
  */
 export function readPartialCall(body: string, whole: boolean): CallBody | null {
   const m = HEAD.exec(body);
@@ -51,6 +51,7 @@ export function readPartialCall(body: string, whole: boolean): CallBody | null {
     return null;
   }
   if (!name) return null;
+  if (!m[2]) return { name, arguments: whole ? "{}" : "" };
   let args = body.slice(m[0].length);
   if (!whole) return { name, arguments: args.trimEnd() };
   args = args.trim();

@@ -43,9 +43,12 @@ export class RowConstraint {
     if (this.state === "active") this.start();
   }
 
-  /** True while the output is free text: before the thinking block closes, or outside a triggered span. */
-  get waiting(): boolean {
-    return this.state === "waiting" || this.state === "armed";
+  /**
+   * True while the client's text stop sequences apply: outside a triggered span, the thinking before it included.
+   * Never before a required answer (a forced call, a JSON format): a stop inside the thinking would leave it unwritten.
+   */
+  get stopsApply(): boolean {
+    return this.state === "armed" || (this.state === "waiting" && !!this.c.trigger);
   }
 
   /** Whether the next token the model chooses must come from the mask (the JSON has begun and is not whole). */

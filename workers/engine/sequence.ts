@@ -56,8 +56,8 @@ export class Sequence {
     if (forced) this.forced.shift();
     else this.thinking?.accept(token);
     this.forced.push(...(this.thinking?.takeForced() ?? []));
-    // Text stop sequences are looked for until the constrained JSON begins, not inside it or its close.
-    const matchStops = !this.constraint || this.constraint.waiting;
+    // Text stop sequences are looked for in free output only: not before a required answer, nor inside its JSON.
+    const matchStops = !this.constraint || this.constraint.stopsApply;
     const step = this.constraint?.accept(token, forced) ?? GO;
     this.generated++;
     if (step.kind === "fail") return { text: this.text.end(), finish: this.finish("error", { message: step.message }) };

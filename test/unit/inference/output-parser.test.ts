@@ -111,6 +111,10 @@ describe("OutputParser", () => {
     expect(readPartialCall('{"name": "f\\"q", "arguments": {"a": 1}', true)).toEqual({ name: 'f"q', arguments: '{"a": 1}' });
     expect(readPartialCall('{"name": "f", "arguments": {"a": x}}', true)).toEqual({ name: "f", arguments: '{"a": x}' });
     expect(readPartialCall('{"name": "f"}', true)).toEqual({ name: "f", arguments: "{}" });
+    // Cut before the arguments began: none, not the text that would have led to them.
+    expect(readPartialCall('{"name": "f", "argu', false)).toEqual({ name: "f", arguments: "" });
+    expect(readPartialCall('{"name": "f"', false)).toEqual({ name: "f", arguments: "" });
+    expect(readPartialCall('{"name": "f", "argu}', true)).toEqual({ name: "f", arguments: "{}" });
     expect(readPartialCall('{"arguments": {}, "name": "f"}', true)).toBeNull();
     expect(readPartialCall('{"name": "", "arguments": {}}', true)).toBeNull();
   });

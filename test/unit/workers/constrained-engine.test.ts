@@ -103,10 +103,26 @@ describe("constrained rows in the engine", () => {
     expect(h.finish("think")!.reason).toBe("stop");
   });
 
+  test("a client's stop sequences do not end the thinking before a required answer", async () => {
+    const startAfter = { tokenId: THINK_CLOSE, framingIds: [idOf("\n"), idOf("\n")] };
+    const h = harness();
+    const thinking = { budget: 12, closeTokenId: THINK_CLOSE, forceIds: [idOf("\n"), THINK_CLOSE, idOf("\n"), idOf("\n")] };
+    // Every letter stops plain text at once; the thinking runs to its budget all the same, and the JSON follows.
+    const stop = [..."abtrueflsnxyzokmdw"];
+    h.engine.add("think", [4, 4], sampled(200, { seed: 5, stop, thinking, constraint: constraint({ startAfter }) }));
+    await h.drain();
+    const [before, after] = h.out("think").split("\n</think>\n\n");
+    expect(before!.length).toBeGreaterThan(0);
+    expect(schemaViolation(SCHEMA, JSON.parse(after!))).toBeNull();
+    expect(h.finish("think")!.reason).toBe("stop");
+    expect(h.finish("think")!.stopSequence).toBeUndefined();
+  });
+
   test("a close marker the model writes itself gets the framing forced; forced tokens never reach the grammar", async () => {
     const src = source();
     const row = new RowConstraint(constraint({ startAfter: { tokenId: THINK_CLOSE, framingIds: [idOf("\n"), idOf("\n")] } }), src);
-    expect(row.waiting).toBe(true);
+    // The answer is required, so no stop sequence may end the thinking before it.
+    expect(row.stopsApply).toBe(false);
     expect(row.accept(idOf("a"), false)).toEqual({ kind: "go" });
     expect(row.accept(THINK_CLOSE, false)).toEqual({ kind: "force", ids: [idOf("\n"), idOf("\n")] });
     expect(row.masking).toBe(true);
@@ -137,7 +153,7 @@ describe("constrained rows in the engine", () => {
     const src = source();
     const OPEN = 62;
     const row = new RowConstraint(constraint({ trigger: { tokenId: OPEN, framingIds: [idOf("\n")] }, closeIds: [idOf("\n"), TOOL_CLOSE] }), src);
-    expect(row.waiting).toBe(true);
+    expect(row.stopsApply).toBe(true);
     expect(row.accept(idOf("a"), false)).toEqual({ kind: "go" });
     for (let span = 0; span < 2; span++) {
       expect(row.accept(OPEN, false)).toEqual({ kind: "force", ids: [idOf("\n")] });
@@ -146,7 +162,7 @@ describe("constrained rows in the engine", () => {
       await row.prepare();
       for (const piece of ['{"', "ok", '":', "true", ",", '"mode"', ":", '"', "fast", '"', "}"]) expect(row.accept(idOf(piece), false)).toEqual({ kind: "go" });
       expect(row.accept(EOS, false)).toEqual({ kind: "close", ids: [idOf("\n"), TOOL_CLOSE] });
-      expect(row.waiting).toBe(true);
+      expect(row.stopsApply).toBe(true);
       expect(row.accept(idOf("b"), false)).toEqual({ kind: "go" });
     }
     row.dispose();
