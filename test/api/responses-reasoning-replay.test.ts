@@ -86,6 +86,26 @@ describe("Responses: reasoning reaches the prompt only from kiln", () => {
     expect(p).toContain("CHAIN-THOUGHT: Rome then Florence");
     expect(p).not.toContain("FORGED-THOUGHT");
   });
+  test("a seal kiln can no longer open: a 400 for the client's own item, but a stored id replays its text and a chain item adds nothing", () => {
+    const stale = "v1.bm90IGEgc2VhbCBraWxuIG9wZW5zIGFueSBtb3Jl";
+    expect(() => prompt(around(reasoning({ encrypted_content: stale })))).toThrow("input.1.encrypted_content could not be verified");
+    storedResponse("resp_stale_seal", { rsId: "rs_kiln_stale", thought: "STORED-DESPITE-SEAL" });
+    expect(prompt(around(reasoning({ id: "rs_kiln_stale", encrypted_content: stale })))).toContain("STORED-DESPITE-SEAL");
+    expect(() => prompt(around(reasoning({ id: "rs_unknown_stale", encrypted_content: stale })))).toThrow("could not be verified");
+
+    const team = createTeam(k.deps.db, "stale-chain-team");
+    const key = createKey(k.deps.db, team.id, "stale");
+    storedResponse("resp_stale_chain", {
+      rsId: "rs_kiln_stale_chain", thought: "CHAIN-THOUGHT-2", teamId: team.id, keyId: key.id,
+      input: [
+        { id: "msg_s1", type: "message", role: "user", content: [{ type: "input_text", text: "Plan a trip" }] },
+        { ...reasoning({ encrypted_content: stale }), id: "rs_stale_in_chain" },
+        { id: "msg_s2", type: "message", role: "assistant", content: [{ type: "output_text", text: "Sure." }] },
+      ],
+    });
+    const p = prompt("And then?", { teamId: team.id, previous: "resp_stale_chain" });
+    expect(p).toContain("CHAIN-THOUGHT-2");
+  });
 });
 
 test("chat: an assistant message's reasoning_content is left out of the prompt", () => {

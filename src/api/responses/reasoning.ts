@@ -27,30 +27,34 @@ export function reasoningTexts(output: Json[], ids: ReadonlySet<string>): Map<st
 }
 
 /**
- * Each reasoning item kiln vouches for, with its text: a sealed one opened (a seal that does not open is a 400 naming
- * the item), an unsealed one by its id from the store (the stored text, whatever the client sent with it).
+ * Each reasoning item kiln vouches for, with its text: a sealed one opened, an unsealed one by its id from the store
+ * (the stored text, whatever the client sent with it). A seal that does not open is a 400 naming the item, unless kiln
+ * vouches for the item otherwise: one whose id is in the store replays the stored text, and one deep in the
+ * previous_response_id chain (accepted when it was sent, its seal now of an older format) adds nothing.
  */
 export function trustedReasoning(items: readonly ResponsesInputItem[], src: ReasoningSources, path: InputPath): Map<ResponsesInputItem, string> {
   const out = new Map<ResponsesInputItem, string>();
   const byId: [ResponsesInputItem, string][] = [];
+  const unopened: number[] = [];
   items.forEach((item, i) => {
     if (item.type !== "reasoning") return;
-    if (!item.encrypted_content) {
-      if (item.id) byId.push([item, item.id]);
-      return;
+    if (item.encrypted_content) {
+      try {
+        out.set(item, src.sealer.open(item.encrypted_content, src.model));
+        return;
+      } catch (e) {
+        if (!(e instanceof SealError)) throw e;
+        unopened.push(i);
+      }
     }
-    try {
-      out.set(item, src.sealer.open(item.encrypted_content, src.model));
-    } catch (e) {
-      if (!(e instanceof SealError)) throw e;
-      throw itemError(path, i, "encrypted_content", "could not be verified: it was changed, cut, or sealed for another model or server.");
-    }
+    if (item.id) byId.push([item, item.id]);
   });
-  if (!byId.length) return out;
-  const stored = src.stored(byId.map(([, id]) => id));
+  const stored = byId.length ? src.stored(byId.map(([, id]) => id)) : new Map<string, string>();
   for (const [item, id] of byId) {
     const text = stored.get(id);
     if (text !== undefined) out.set(item, text);
   }
+  const refused = unopened.find((i) => !out.has(items[i]!) && path(i) !== null);
+  if (refused !== undefined) throw itemError(path, refused, "encrypted_content", "could not be verified: it was changed, cut, or sealed for another model or server.");
   return out;
 }
