@@ -21,11 +21,13 @@ afterAll(() => s.stop(1000));
 
 const CITIES = ["Paris", "Rome", "Oslo"];
 const WEATHER = { type: "object", properties: { city: { enum: CITIES } }, required: ["city"], additionalProperties: false };
-// The reported request's room. Thinking gets at most half of it when a call must follow (efforts above low are
-// capped so: medium and high run with 600, the cap being what they exercise, and 100 runs of 1024 thinking tokens
-// would take minutes).
+// The reported request's room. When a call must follow, thinking gets at most half of the room: medium and high run
+// with 600, so what they exercise is that cap (300 thinking tokens), not their own budgets of 1024 and 4096 (100 runs
+// of 1024 thinking tokens would take minutes; the effort → budget table has its own unit test).
 const MAX_TOKENS = 2048;
-const EFFORTS: [string, number][] = [["low", MAX_TOKENS], ["medium", 600], ["high", 600]];
+const EFFORTS: [string, number, number][] = [["low", MAX_TOKENS, 256], ["medium", 600, 300], ["high", 600, 300]];
+/** Thinking tokens beyond the budget: the close the worker writes (`\n</think>`) is counted as reasoning. */
+const CLOSE_TOKENS = 2;
 
 async function post(path: string, body: Record<string, unknown>): Promise<{ status: number; body: any; text: string }> {
   const res = await fetch(`${s.url}${path}`, {
@@ -57,8 +59,8 @@ const problems = (results: (string | null)[]) => results.filter((p) => p !== nul
 
 describe("a forced call after thinking: valid in every seeded run", () => {
   const responsesTools = [{ type: "function", name: "get_weather", parameters: WEATHER }];
-  for (const [effort, maxTokens] of EFFORTS) {
-    test(`Responses, effort ${effort}: the thinking, then one valid function_call, in ${RUNS} of ${RUNS}`, async () => {
+  for (const [effort, maxTokens, thinkingBound] of EFFORTS) {
+    test(`Responses, effort ${effort}, max_output_tokens ${maxTokens}: at most ${thinkingBound} thinking tokens, then one valid function_call, in ${RUNS} of ${RUNS}`, async () => {
       let thought = 0;
       const results = await seeded(async (seed) => {
         const r = await post("/v1/responses", { input: "weather?", reasoning: { effort }, tools: responsesTools, tool_choice: "required", max_output_tokens: maxTokens, seed });
@@ -68,6 +70,8 @@ describe("a forced call after thinking: valid in every seeded run", () => {
         if (out[0]?.type === "reasoning") thought++;
         const calls = out.filter((o: any) => o.type === "function_call");
         if (r.body.status !== "completed" || calls.length !== 1 || out.at(-1) !== calls[0]) return `seed ${seed}: ${r.body.status} ${JSON.stringify(out).slice(0, 200)}`;
+        const thinking = r.body.usage.output_tokens_details.reasoning_tokens;
+        if (thinking > thinkingBound + CLOSE_TOKENS) return `seed ${seed}: ${thinking} thinking tokens`;
         return argsProblem(calls[0].arguments) ?? markupIn(...out.flatMap((o: any) => [o.arguments, ...(o.summary ?? []).map((p: any) => p.text), ...(o.content ?? []).map((p: any) => p.text)]));
       });
       expect(problems(results)).toEqual([]);
@@ -115,7 +119,8 @@ describe("a forced call after thinking: valid in every seeded run", () => {
 
   // The format's least budget is 1024; under max_tokens 1100 the call's room caps the thinking at 550.
   const messagesBody = { max_tokens: 1100, thinking: { type: "enabled", budget_tokens: 1024 }, tools: [{ name: "get_weather", input_schema: WEATHER }], tool_choice: { type: "any" }, messages: [{ role: "user", content: "weather?" }] };
-  test(`Messages, thinking with a budget: a signed thinking block, then one valid tool_use, in ${RUNS} of ${RUNS}`, async () => {
+  // Messages has no seed: these are 100 unseeded runs.
+  test(`Messages, thinking with a budget: a signed thinking block, then one valid tool_use, in ${RUNS} of ${RUNS} runs`, async () => {
     const results = await seeded(async (seed) => {
       const r = await post("/v1/messages", messagesBody);
       if (r.status !== 200) return `run ${seed}: ${r.status} ${r.text.slice(0, 200)}`;
@@ -128,7 +133,7 @@ describe("a forced call after thinking: valid in every seeded run", () => {
     expect(problems(results)).toEqual([]);
   }, 300_000);
 
-  test(`Messages streamed: the input_json_delta buffer is a valid call in ${RUNS} of ${RUNS}`, async () => {
+  test(`Messages streamed: the input_json_delta buffer is a valid call in ${RUNS} of ${RUNS} runs`, async () => {
     const results = await seeded(async (seed) => {
       const r = await post("/v1/messages", { ...messagesBody, stream: true });
       const events = sseEvents(r.text);
