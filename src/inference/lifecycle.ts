@@ -131,6 +131,8 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     });
   } catch (e) {
     if (timer) clearTimeout(timer);
+    // A tokenizer's failure is thrown here, not streamed: its log line still names the request.
+    logRequestFailure(deps.logger, e, opts.scope.requestId, opts.model.id);
     throw e;
   }
 

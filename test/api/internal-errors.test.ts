@@ -191,6 +191,10 @@ describe("internal error text never reaches a client", () => {
     expect(noTokenizer.status).toBe(503);
     expect(JSON.parse(body).error).toMatchObject({ code: "backend_unavailable", message: `The tokenizer of '${NO_TOKENIZER}' could not be loaded; retry later` });
     expect(body).not.toContain("Tokenizer must contain");
+    // The request's own log line names it, with the loader's words the client was not shown.
+    expect(k.logs.filter((l) => l.msg === "request failed" && l.request_id === noTokenizer.headers.get("x-request-id"))).toEqual([
+      expect.objectContaining({ model: NO_TOKENIZER, cause: "tokenizer_unavailable", detail: expect.stringContaining("Tokenizer must contain") }),
+    ]);
     const noLoad = await k.req("/v1/messages", { method: "POST", json: { model: NO_LOAD, messages: [{ role: "user", content: "hi" }], max_tokens: 5 } });
     expect(noLoad.status).toBe(503);
     expectClean(await noLoad.text());
