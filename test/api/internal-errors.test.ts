@@ -11,7 +11,7 @@ import type { ModelLoadSpec, ToWorker } from "../../src/scheduler/protocol.ts";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln, type TestKiln } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
-import { FakeWorker, type Posted } from "../unit/scheduler/fake-worker.ts";
+import { FakeWorker } from "../unit/scheduler/fake-worker.ts";
 
 const SECRET = "/secret/path/model.onnx: bad\n    at foo (/x/y.ts:1:2)";
 const GOOD = "good-model-v1";
@@ -23,9 +23,8 @@ let onAdd: "hold" | "error" | "fatal" = "hold";
 
 /** An inference worker that loads at once (or fails to, for NO_LOAD) and answers each sequence with one delta. */
 class ScriptedWorker extends FakeWorker {
-  override postMessage(msg: Posted): void {
-    super.postMessage(msg);
-    const m = msg as unknown as ToWorker;
+  override postMessage(m: ToWorker): void {
+    super.postMessage(m);
     queueMicrotask(() => {
       if (m.type === "shutdown") this.close();
       if (m.type === "load") this.load(m.model);
@@ -66,7 +65,7 @@ beforeAll(async () => {
     spawnWorker: () => {
       const w = new ScriptedWorker();
       workers.push(w);
-      return w as unknown as Worker;
+      return w;
     },
   });
   k = testKiln({ modelsDir, runtime, registry });

@@ -223,7 +223,7 @@ describe("startRun, the time limit and the settlement", () => {
         const tk = await get(m);
         return { ...tk, encodePrompt: async (...a: Parameters<typeof tk.encodePrompt>) => (await Bun.sleep(300), tk.encodePrompt(...a)) };
       },
-    } as unknown as LifecycleDeps["tokenizers"];
+    };
     const run = await startRun(slow.d, { scope: slow.scope, model, request: request(), clientSignal: null, timeoutMs: 100 });
     const s = await run.settled;
     expect(run.abortReason).toBe("timed_out");
