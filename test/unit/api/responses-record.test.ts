@@ -20,7 +20,7 @@ function setup() {
   const team = createTeam(db, "t");
   const key = createKey(db, team.id, "k");
   const logger = memoryLogger();
-  const live = new LiveResponses();
+  const live = new LiveResponses(logger);
   const sealer = createSealer(randomBytes(32));
   let transactions = 0;
   const transaction = db.$client.transaction.bind(db.$client);
