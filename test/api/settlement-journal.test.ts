@@ -14,6 +14,7 @@ import { memoryLogger } from "../../src/log/logger.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 test("a refused settlement is journaled and counted, and replayed into usage and ledger once at the next start", async () => {
   const dataDir = tempDir();
@@ -38,10 +39,7 @@ test("a refused settlement is journaled and counted, and replayed into usage and
   const answer = (await res.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
   const requestId = res.headers.get("x-request-id")!;
   // The settlement is written after the answer: wait for it to be counted.
-  for (const deadline = Date.now() + 30_000; (await metric(first.url, "kiln_settlements_journaled_total")) < 1; ) {
-    if (Date.now() > deadline) throw new Error("the refused settlement was never journaled");
-    await Bun.sleep(20);
-  }
+  await waitFor(() => metric(first.url, "kiln_settlements_journaled_total"), { what: "the refused settlement journaled", until: (n) => n >= 1, timeoutMs: 30_000, intervalMs: 20 });
   expect(await metric(first.url, "kiln_settlement_failures_total")).toBe(1);
   expect(db.select().from(usage).where(eq(usage.requestId, requestId)).all()).toEqual([]);
   await first.stop(300);
