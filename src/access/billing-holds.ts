@@ -1,15 +1,20 @@
 // Billing holds: a billed team's running requests each hold their worst-case price against its balance, so racing
-// requests cannot together spend more than it has; a missing or lapsed account refuses them all (402).
+// requests cannot together spend more than it has, and so do its charges still in the settlement journal (the
+// database refused them for now); a missing or lapsed account refuses them all (402).
 import { type BillingAccount, findAccount } from "../db/billing-repo.ts";
 import type { Db } from "../db/client.ts";
 import { formatMicros } from "../billing/money.ts";
+import { journaledByTeam, journalPathFor } from "../billing/settlement-journal.ts";
 import { ApiError } from "../errors/api-error.ts";
 
 export class BillingHolds {
   /** Micro-units held per team, by requests admitted and not yet settled. */
   private readonly held = new Map<number, number>();
+  private readonly journal: string | null;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    this.journal = journalPathFor(db.$client.filename);
+  }
 
   /** The team's account, or the 402 for a missing or lapsed one. */
   checkAccount(teamId: number): BillingAccount {
@@ -20,13 +25,13 @@ export class BillingHolds {
   }
 
   /**
-   * Checks the account and holds `micros` if the balance, less what is held already, covers it (402 otherwise);
-   * `what` describes the request for that message. One synchronous step, so racing requests see each other's holds.
-   * Returns the release, which gives the hold back once.
+   * Checks the account and holds `micros` if the balance, less what is held already and the team's journaled charges,
+   * covers it (402 otherwise); `what` describes the request for that message. One synchronous step, so racing
+   * requests see each other's holds. Returns the release, which gives the hold back once.
    */
   hold(teamId: number, micros: number, what: string): () => void {
     const account = this.checkAccount(teamId);
-    const available = account.balanceMicros - this.heldBy(teamId);
+    const available = account.balanceMicros - this.heldBy(teamId) - this.journaledBy(teamId);
     if (micros > available) {
       throw billingError(
         `This team's balance cannot cover this request: it may cost up to ${formatMicros(micros)} (${what}), ` +
@@ -44,6 +49,11 @@ export class BillingHolds {
 
   heldBy(teamId: number): number {
     return this.held.get(teamId) ?? 0;
+  }
+
+  /** The team's charges in the settlement journal: spent already, though not yet in its balance. */
+  journaledBy(teamId: number): number {
+    return this.journal ? journaledByTeam(this.journal).get(teamId) ?? 0 : 0;
   }
 
   private move(teamId: number, micros: number): void {

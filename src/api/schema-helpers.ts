@@ -1,6 +1,7 @@
 // Small typebox helpers every family's schema uses.
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
+import { EFFORTS } from "../inference/effort.ts";
 
 /** typebox's own Integer: Elysia's t.Integer also accepts numeric strings ("2"), while t.Number rejects them. */
 export const Int = (options: Parameters<typeof Type.Integer>[0] = {}) => Type.Integer(options);
@@ -10,6 +11,4 @@ export const nullable = <T extends Parameters<typeof t.Optional>[0]>(s: T, error
   t.Optional(t.Union([s, t.Null()], error ? { error } : {}));
 
 /** Reasoning effort, as chat's reasoning_effort and Responses' reasoning.effort take it. */
-export const EffortSchema = t.Union([t.Literal("none"), t.Literal("minimal"), t.Literal("low"), t.Literal("medium"), t.Literal("high")], {
-  error: "reasoning effort must be one of none, minimal, low, medium, high",
-});
+export const EffortSchema = t.Union(EFFORTS.map((e) => t.Literal(e)), { error: `reasoning effort must be one of ${EFFORTS.join(", ")}` });

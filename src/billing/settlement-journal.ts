@@ -1,7 +1,8 @@
 // The settlement journal: finished requests whose usage row (and charge) the database would not take, one JSON line
 // each in a file beside the database, appended and fsynced so they survive a crash; settle.ts replays them into the
-// database at the next start. Plain files only: it must work when the database is what failed.
-import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+// database once it takes writes again (or at the next start), and billing holds count them until then. Plain files
+// only: it must work when the database is what failed.
+import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type NewUsage, USAGE_STATUSES, type UsageStatus } from "../db/usage-repo.ts";
 
@@ -96,4 +97,27 @@ export function rewriteJournal(path: string, records: SettlementRecord[]): void 
   }
   renameSync(tmp, path);
   fsyncDir(dirname(path));
+}
+
+/** The last sums read per journal, with the file identity they were read at. */
+const sums = new Map<string, { version: string; byTeam: ReadonlyMap<number, number> }>();
+
+/**
+ * The charges still waiting in the journal, summed per team (micro-units); none when there is no journal. One stat
+ * per call while the file is unchanged: billing admission asks this for every request of a billed team.
+ */
+export function journaledByTeam(path: string): ReadonlyMap<number, number> {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (!st?.isFile()) {
+    sums.delete(path);
+    return new Map();
+  }
+  // A rewrite renames a new file into place (a new inode); an append changes the size.
+  const version = `${st.ino}:${st.size}:${st.mtimeMs}`;
+  const cached = sums.get(path);
+  if (cached?.version === version) return cached.byTeam;
+  const byTeam = new Map<number, number>();
+  for (const r of readJournal(path).records) byTeam.set(r.teamId, (byTeam.get(r.teamId) ?? 0) + r.costMicros);
+  sums.set(path, { version, byTeam });
+  return byTeam;
 }

@@ -76,7 +76,7 @@ export async function startKiln(
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     sealer: createSealer(loadServerSecret(config.dataDir)),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
-    live: new LiveResponses(),
+    live: new LiveResponses(logger),
     metrics,
   };
   if (config.defaultTier && !deps.gate.findTier(config.defaultTier)) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });

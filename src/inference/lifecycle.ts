@@ -53,8 +53,8 @@ export interface LifecycleDeps extends CoreDeps {
   lifecycle: { draining: boolean };
   /** Admission (rate limits, billing): runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
   gate?: { admit(a: Admission): Promise<AdmissionTicket> };
-  /** TTFT, inter-token latency and token counters, and settlements the database refused. */
-  metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken" | "settlementFailed">;
+  /** TTFT, inter-token latency and token counters, and settlements the database refused or took from the journal. */
+  metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken" | "settlementFailed" | "settlementsReplayed">;
 }
 
 /** Why a run was stopped early: its client left, the time limit, a cancel, or a failure in a sibling choice or the encoder. */
@@ -131,6 +131,8 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     });
   } catch (e) {
     if (timer) clearTimeout(timer);
+    // A tokenizer's failure is thrown here, not streamed: its log line still names the request.
+    logRequestFailure(deps.logger, e, opts.scope.requestId, opts.model.id);
     throw e;
   }
 

@@ -33,20 +33,29 @@ interface Job {
   reject(e: Error): void;
 }
 
+/** The part of a Bun Worker the encoder uses (a test passes a scripted fake of this shape). */
+export interface EncoderWorker {
+  postMessage(message: EncodeRequest): void;
+  terminate(): void;
+  unref(): void;
+  onmessage: ((ev: MessageEvent<EncodeReply>) => void) | null;
+  onerror: ((ev: ErrorEvent) => void) | null;
+}
+
 export interface OffThreadEncoderOptions {
-  spawn?: (url: string | URL) => Worker;
+  spawn?: (url: string | URL) => EncoderWorker;
   /** The hang bound for a text of this many UTF-16 units (tests shorten it). */
   budgetMs?: (units: number) => number;
 }
 
 export class OffThreadEncoder {
-  private worker: Worker | null = null;
+  private worker: EncoderWorker | null = null;
   /** In the order they were posted, which is the order the worker takes them in. */
   private jobs = new Map<number, Job>();
   private nextId = 1;
   /** The one timer: it bounds the oldest job, from when that job became the oldest. */
   private timer: { jobId: number; handle: ReturnType<typeof setTimeout> } | null = null;
-  private readonly spawn: (url: string | URL) => Worker;
+  private readonly spawn: (url: string | URL) => EncoderWorker;
   private readonly budgetMs: (units: number) => number;
 
   constructor(private readonly url: string | URL, opts: OffThreadEncoderOptions = {}) {
@@ -76,11 +85,11 @@ export class OffThreadEncoder {
     this.worker = null;
   }
 
-  private post(worker: Worker, job: Job): void {
+  private post(worker: EncoderWorker, job: Job): void {
     worker.postMessage({ id: job.id, dir: job.dir, text: job.text } satisfies EncodeRequest);
   }
 
-  private start(): Worker {
+  private start(): EncoderWorker {
     if (this.worker) return this.worker;
     const worker = this.spawn(this.url);
     // An idle tokenizer worker must not keep the process alive.

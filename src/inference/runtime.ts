@@ -4,7 +4,7 @@ import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ModelRegistry } from "../models/registry.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
-import type { WorkerFailure } from "../scheduler/supervisor.ts";
+import type { SupervisedWorker, WorkerFailure } from "../scheduler/supervisor.ts";
 import { TextBackend, type TextWorkers } from "../scheduler/text-backend.ts";
 import { OffThreadEncoder } from "./off-thread-encoder.ts";
 import { Tokenizers } from "./tokenizer.ts";
@@ -25,7 +25,7 @@ export async function startRuntime(opts: {
   /** The tokenizer worker's entry; without it every prompt is tokenized on the main thread. */
   tokenizerWorkerUrl?: string | URL;
   hangTimeoutMs?: number;
-  spawnWorker?: (url: string | URL) => Worker;
+  spawnWorker?: (url: string | URL) => SupervisedWorker;
   /** A worker was replaced after a crash, hang or failure. */
   onWorkerRestart?: (model: string, failure: WorkerFailure) => void;
 }): Promise<Runtime> {

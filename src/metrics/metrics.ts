@@ -83,11 +83,11 @@ export class Metrics {
     registers: [this.registry],
   });
   private readonly settlementsJournaled = new Counter({
-    name: "kiln_settlements_journaled_total", help: "Refused settlements kept in the settlement journal (data dir), written to the database at the next start",
+    name: "kiln_settlements_journaled_total", help: "Refused settlements kept in the settlement journal (data dir) until the database takes them",
     registers: [this.registry],
   });
   private readonly settlementsReplayedTotal = new Counter({
-    name: "kiln_settlements_replayed_total", help: "Journaled settlements written to the database when this process started",
+    name: "kiln_settlements_replayed_total", help: "Journaled settlements written to the database, at start-up or once it took writes again",
     registers: [this.registry],
   });
   private sources: RuntimeSources | null = null;
@@ -150,7 +150,7 @@ export class Metrics {
     this.outputTokens.inc(series, usage.outputTokens);
   }
 
-  /** A settlement the database refused after every retry; `journaled`: kept for the next start (else only logged). */
+  /** A settlement the database refused after every retry; `journaled`: kept in the journal for a replay (else only logged). */
   settlementFailed(journaled: boolean): void {
     this.settlementFailures.inc();
     if (journaled) this.settlementsJournaled.inc();

@@ -16,6 +16,7 @@ import { memoryLogger } from "../../src/log/logger.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 async function twoLives() {
   const dataDir = tempDir();
@@ -40,20 +41,11 @@ async function twoLives() {
 /** A forced call to a function without arguments: the tiny model rarely stops on its own, this ends in a few tokens. */
 const SHORT = { tools: [{ type: "function", name: "done", parameters: { type: "object", properties: {}, additionalProperties: false } }], tool_choice: "required" };
 
-/** Calls `attempt` until `done` holds of its result; fails after `ms`. */
-async function until<T>(attempt: () => T | Promise<T>, done: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await attempt();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms: ${JSON.stringify(v)}`);
-    await Bun.sleep(20);
-  }
-}
-
 /** The stored response once it has ended (not queued or in progress). */
-const ended = (db: Db, id: string, ms = 90_000) =>
-  until(() => db.select().from(responses).where(eq(responses.id, id)).get()!, (row) => !/^(queued|in_progress)$/.test(row.status), ms);
+const ended = (db: Db, id: string) =>
+  waitFor(() => db.select().from(responses).where(eq(responses.id, id)).get()!, {
+    what: `response ${id} to end`, until: (row) => !/^(queued|in_progress)$/.test(row.status), timeoutMs: 90_000, intervalMs: 20,
+  });
 
 test("jobs acknowledged under a team's TPM are all run after a restart, not refused by a limiter that starts empty", async () => {
   const k = await twoLives();
@@ -63,7 +55,9 @@ test("jobs acknowledged under a team's TPM are all run after a restart, not refu
   await k.fill();
   const a = await k.post(key, { model: k.model, input: "Say A", max_output_tokens: 2000, background: true, ...SHORT });
   // Together they pass the TPM: the second is accepted once the bucket has refilled enough (a 429 takes nothing).
-  const b = await until(() => k.post(key, { model: k.model, input: "Say B", max_output_tokens: 2000, background: true, ...SHORT }), (r) => r.status !== 429);
+  const b = await waitFor(() => k.post(key, { model: k.model, input: "Say B", max_output_tokens: 2000, background: true, ...SHORT }), {
+    what: "the second job accepted", until: (r) => r.status !== 429, timeoutMs: 60_000, intervalMs: 20,
+  });
   expect([a.status, b.status, a.body.status, b.body.status]).toEqual([200, 200, "queued", "queued"]);
   await k.first.stop(300);
   const second = await k.restart();
@@ -115,9 +109,14 @@ test("a job whose key was revoked or restricted, or whose account lapsed or was 
     expect(await outcome("family")).toEqual({ status: "failed", error: { code: "permission_error", message: "Your team may not use the responses endpoints." } });
     expect(await outcome("lapsed")).toEqual({ status: "failed", error: { code: "billing_not_configured", message: expect.stringContaining("billing account has lapsed") } });
     expect(await outcome("spent")).toEqual({ status: "failed", error: { code: "billing_not_configured", message: expect.stringContaining("balance cannot cover this request") } });
-    // A refused job ran nothing, so nothing was billed for it after the restart.
-    const charged = second.deps.db.select().from(ledger).where(eq(ledger.teamId, cases.spent.team.id)).all().filter((e) => e.kind === "charge");
-    expect(charged.every((e) => e.amountMicros === 0)).toBe(true);
+    // A refused job ran nothing, so nothing was billed for it after the restart: the team's one usage row and one
+    // charge are the first life's, whose run was drained from the queue before it reached a worker and cost nothing.
+    const spent = cases.spent.team.id;
+    const rows = second.deps.db.select().from(usage).where(eq(usage.teamId, spent)).all();
+    expect(rows.map((r) => [r.outputTokens, r.costMicros])).toEqual([[0, 0]]);
+    const charged = second.deps.db.select().from(ledger).where(eq(ledger.teamId, spent)).all().filter((e) => e.kind === "charge");
+    expect(charged.map((e) => [e.requestId, e.amountMicros])).toEqual([[rows[0]!.requestId, 0]]);
+    expect(second.deps.db.select().from(billingAccounts).where(eq(billingAccounts.teamId, spent)).get()!.balanceMicros).toBe(0);
   } finally {
     await second.stop(300);
   }
@@ -135,7 +134,7 @@ test("a queued job drained by a shutdown and run after the restart is charged on
   await k.first.stop(300);
   const second = await k.restart();
   try {
-    for (let i = 0; i < 500 && second.deps.db.select().from(responses).where(eq(responses.id, job.body.id)).get()!.status.match(/^(queued|in_progress)$/); i++) await Bun.sleep(20);
+    await ended(second.deps.db, job.body.id);
     const rows = second.deps.db.select().from(usage).where(eq(usage.teamId, team.id)).all();
     // The drained run never reached a worker: a row that bills nothing; the re-run bills its real tokens.
     expect(rows.map((r) => [r.inputTokens > 0, r.costMicros > 0])).toEqual([[false, false], [true, true]]);

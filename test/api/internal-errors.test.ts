@@ -11,7 +11,8 @@ import type { ModelLoadSpec, ToWorker } from "../../src/scheduler/protocol.ts";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln, type TestKiln } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
-import { FakeWorker, type Posted } from "../unit/scheduler/fake-worker.ts";
+import { waitFor } from "../helpers/wait-for.ts";
+import { FakeWorker } from "../unit/scheduler/fake-worker.ts";
 
 const SECRET = "/secret/path/model.onnx: bad\n    at foo (/x/y.ts:1:2)";
 const GOOD = "good-model-v1";
@@ -23,9 +24,8 @@ let onAdd: "hold" | "error" | "fatal" = "hold";
 
 /** An inference worker that loads at once (or fails to, for NO_LOAD) and answers each sequence with one delta. */
 class ScriptedWorker extends FakeWorker {
-  override postMessage(msg: Posted): void {
-    super.postMessage(msg);
-    const m = msg as unknown as ToWorker;
+  override postMessage(m: ToWorker): void {
+    super.postMessage(m);
     queueMicrotask(() => {
       if (m.type === "shutdown") this.close();
       if (m.type === "load") this.load(m.model);
@@ -66,7 +66,7 @@ beforeAll(async () => {
     spawnWorker: () => {
       const w = new ScriptedWorker();
       workers.push(w);
-      return w as unknown as Worker;
+      return w;
     },
   });
   k = testKiln({ modelsDir, runtime, registry });
@@ -79,25 +79,19 @@ function expectClean(text: string): void {
   expect(text).not.toContain("/x/y.ts");
 }
 
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await Bun.sleep(5);
-  }
-}
+/** A worker of GOOD is ready to take a sequence. */
+const goodReady = () => waitFor(() => runtime.pool.hasReadyWorker(GOOD), { what: `a ready worker of ${GOOD}` });
 
 /** The live worker of GOOD once it holds a sequence. */
 async function busyWorker(): Promise<ScriptedWorker> {
-  let busy: ScriptedWorker | undefined;
-  await until(() => !!(busy = workers.find((_, i) => runtime.pool.stats().some((s) => s.workerId === i + 1 && s.held > 0))));
+  const busy = await waitFor(() => workers.find((_, i) => runtime.pool.stats().some((s) => s.workerId === i + 1 && s.held > 0)), { what: "a worker holding a sequence" });
   return busy!;
 }
 
 /** Runs `send`, crashes the worker under it with the secret text, and returns the whole answer. */
 async function crashUnder(send: () => Promise<Response>): Promise<{ res: Response; text: string }> {
   onAdd = "hold";
-  await until(() => runtime.pool.hasReadyWorker(GOOD));
+  await goodReady();
   const pending = send();
   (await busyWorker()).crash(SECRET);
   const res = await pending;
@@ -138,13 +132,9 @@ describe("internal error text never reaches a client", () => {
     const { res, text } = await crashUnder(() => k.req("/v1/responses", { method: "POST", json: { model: GOOD, input: "hi", max_output_tokens: 20, background: true } }));
     expect(res.status).toBe(200);
     const id = JSON.parse(text).id as string;
-    let stored = { status: "", error: null as unknown };
-    const end = Date.now() + 5000;
-    while (stored.status !== "failed" && Date.now() < end) {
-      stored = (await (await k.req(`/v1/responses/${id}`)).json()) as typeof stored;
-      await Bun.sleep(5);
-    }
-    expect(stored.status).toBe("failed");
+    const stored = await waitFor(async () => (await (await k.req(`/v1/responses/${id}`)).json()) as { status: string; error: unknown }, {
+      what: `response ${id} failed`, until: (r) => r.status === "failed",
+    });
     expect(stored.error).toMatchObject({ code: "server_error" });
     expectClean(JSON.stringify(stored));
     // Every event kept for replay, the stream's own error event included, holds the fixed text only.
@@ -155,7 +145,7 @@ describe("internal error text never reaches a client", () => {
   });
 
   test("a sequence the worker ends with an error, and a worker's fatal message, answer fixed texts", async () => {
-    await until(() => runtime.pool.hasReadyWorker(GOOD));
+    await goodReady();
     onAdd = "error";
     const failedRun = await k.req("/v1/chat/completions", { method: "POST", json: chat() });
     const failedText = await failedRun.text();
@@ -191,6 +181,10 @@ describe("internal error text never reaches a client", () => {
     expect(noTokenizer.status).toBe(503);
     expect(JSON.parse(body).error).toMatchObject({ code: "backend_unavailable", message: `The tokenizer of '${NO_TOKENIZER}' could not be loaded; retry later` });
     expect(body).not.toContain("Tokenizer must contain");
+    // The request's own log line names it, with the loader's words the client was not shown.
+    expect(k.logs.filter((l) => l.msg === "request failed" && l.request_id === noTokenizer.headers.get("x-request-id"))).toEqual([
+      expect.objectContaining({ model: NO_TOKENIZER, cause: "tokenizer_unavailable", detail: expect.stringContaining("Tokenizer must contain") }),
+    ]);
     const noLoad = await k.req("/v1/messages", { method: "POST", json: { model: NO_LOAD, messages: [{ role: "user", content: "hi" }], max_tokens: 5 } });
     expect(noLoad.status).toBe(503);
     expectClean(await noLoad.text());

@@ -9,6 +9,7 @@ import { createTeam } from "../../src/db/teams-repo.ts";
 import type { Db } from "../../src/db/client.ts";
 import { testKiln } from "../helpers/kiln.ts";
 import { startTestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 /** A background job's row as a crash or a create leaves it: `status`, its request and one user message. */
 function backgroundRow(db: Db, o: { id: string; teamId: number; keyId: number; model: string; status: string }): void {
@@ -53,6 +54,14 @@ describe("the live entry of a stored response", () => {
       const team = createTeam(db, "recovery");
       const key = createKey(db, team.id, "k");
       backgroundRow(db, { id: "resp_broken_log", teamId: team.id, keyId: key.id, model: server.modelId, status: "queued" });
+      // A follower subscribes the moment the job goes live (no entry exists before: listen would find nothing).
+      const heard: (string | null)[] = [];
+      const { live } = server.deps;
+      const begin = live.begin.bind(live);
+      live.begin = (id, abort) => {
+        begin(id, abort);
+        live.listen(id, (ev) => heard.push(ev ? ev.type : null));
+      };
       // The event log cannot be read: the recorder of the recovered job throws right after the job went live.
       db.$client.run("ALTER TABLE response_events RENAME TO response_events_away");
       let recovery;
@@ -60,14 +69,16 @@ describe("the live entry of a stored response", () => {
         recovery = await recoverBackground(server.deps);
       } finally {
         db.$client.run("ALTER TABLE response_events_away RENAME TO response_events");
+        live.begin = begin;
       }
       expect(recovery.failed).toEqual(["resp_broken_log"]);
-      expect(server.deps.live.isLive("resp_broken_log")).toBe(false);
+      // The live follower heard the job's end (the end-of-job signal, nothing before it), so it is not left waiting.
+      expect(heard).toEqual([null]);
+      expect(live.isLive("resp_broken_log")).toBe(false);
       expect(findResponse(db, "resp_broken_log", team.id)?.status).toBe("failed");
       // Its run was stopped, not left generating 3,000 tokens for no one.
-      for (const deadline = Date.now() + 10_000; server.deps.scheduler.load().active > 0; await Bun.sleep(20)) {
-        if (Date.now() > deadline) throw new Error("the run of the failed job kept running");
-      }
+      await waitFor(() => server.deps.scheduler.load().active, { what: "the failed job's run to stop", until: (n) => n === 0, timeoutMs: 10_000 });
+      // A follower that comes after the end replays the store and ends too, rather than waiting on an entry that is gone.
       const follow = fetch(`${server.url}/v1/responses/resp_broken_log?stream=true`, { headers: { authorization: `Bearer ${key.key}` } }).then((r) => r.text());
       expect(await within(follow, 10_000)).not.toBeNull();
     }, 120_000);

@@ -60,7 +60,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     sealer: createSealer(loadServerSecret(config.dataDir)),
     metrics: new Metrics({ teamLabels: config.metricsTeamLabels }),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
-    live: new LiveResponses(),
+    live: new LiveResponses(logger),
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;

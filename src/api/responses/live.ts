@@ -2,6 +2,7 @@
 // A stored stream, a background job and every resumed stream meet here; events are published in the same
 // synchronous step as they are stored, so a listener that subscribes and then reads the store misses none.
 import type { AbortReason } from "../../inference/lifecycle.ts";
+import type { Logger } from "../../log/logger.ts";
 
 export interface LiveEvent {
   sequence: number;
@@ -26,6 +27,8 @@ export const TERMINAL_EVENTS = new Set(["response.completed", "response.incomple
 export class LiveResponses {
   private readonly jobs = new Map<string, Job>();
 
+  constructor(private readonly logger: Logger) {}
+
   /** Registers a job, stopped by `abort`; its events go to listeners until `end`. */
   begin(id: string, abort: (reason: AbortReason) => void): void {
     let finish!: () => void;
@@ -34,15 +37,26 @@ export class LiveResponses {
   }
 
   publish(id: string, ev: LiveEvent): void {
-    for (const l of this.jobs.get(id)?.listeners ?? []) l(ev);
+    this.tell(id, this.jobs.get(id)?.listeners ?? [], ev);
   }
 
   end(id: string): void {
     const job = this.jobs.get(id);
     if (!job) return;
     this.jobs.delete(id);
-    for (const l of job.listeners) l(null);
+    this.tell(id, job.listeners, null);
     job.finish();
+  }
+
+  /** One listener that throws (a follower's stream gone bad) must not keep the others from hearing the event. */
+  private tell(id: string, listeners: Iterable<Listener>, ev: LiveEvent | null): void {
+    for (const l of listeners) {
+      try {
+        l(ev);
+      } catch (e) {
+        this.logger.error("live response listener failed", { response_id: id, error: String(e) });
+      }
+    }
   }
 
   /** Subscribes to a live job; null when the response is not being produced here. Returns the unsubscribe. */

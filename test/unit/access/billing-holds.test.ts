@@ -1,9 +1,14 @@
-// Billing holds: worst-case prices held against the balance, released once; missing and lapsed accounts refused.
+// Billing holds: worst-case prices held against the balance, released once, journaled charges counted until they are
+// written; missing and lapsed accounts refused.
 import { describe, expect, test } from "bun:test";
 import { BillingHolds } from "../../../src/access/billing-holds.ts";
+import { replaySettlements } from "../../../src/billing/settle.ts";
+import { appendSettlement, journalPathFor } from "../../../src/billing/settlement-journal.ts";
 import { credit, setBillingEnabled, setLapsed } from "../../../src/db/billing-repo.ts";
 import { openDatabase } from "../../../src/db/client.ts";
+import { createKey } from "../../../src/db/keys-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
+import { memoryLogger } from "../../../src/log/logger.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
 function setup() {
@@ -36,6 +41,33 @@ describe("BillingHolds", () => {
     first();
     expect(s.holds.heldBy(s.team.id)).toBe(410);
     expect(() => s.holds.hold(s.team.id, 410, "c")).not.toThrow();
+  });
+
+  test("a charge waiting in the settlement journal counts against the balance until it is written, and then once", () => {
+    const s = setup();
+    setBillingEnabled(s.db, s.team.id, true);
+    credit(s.db, s.team.id, 1000, null);
+    const other = createTeam(s.db, "other");
+    const journal = journalPathFor(s.db.$client.filename)!;
+    const charge = (teamId: number, requestId: string, costMicros: number) =>
+      appendSettlement(journal, {
+        requestId, teamId, keyId: createKey(s.db, teamId, requestId).id, model: "m-v1", endpoint: "chat", status: "completed",
+        inputTokens: 1, outputTokens: 1, reasoningTokens: 0, cachedTokens: 0, costMicros, createdAt: 1_767_225_600,
+      });
+    // The database refused two of the team's charges (and one of another team's): 700 of its 1000 is spent already.
+    charge(s.team.id, "req_a", 400);
+    charge(other.id, "req_x", 900);
+    charge(s.team.id, "req_b", 300);
+    expect(s.holds.journaledBy(s.team.id)).toBe(700);
+    expect(() => s.holds.hold(s.team.id, 301, "x")).toThrow("and 0.0003 is available");
+    const release = s.holds.hold(s.team.id, 300, "y");
+    release();
+    // Written to the database: the balance carries the charges, the journal no longer does, so they count once.
+    expect(replaySettlements(s.db, memoryLogger()).replayed).toBe(3);
+    expect(s.holds.journaledBy(s.team.id)).toBe(0);
+    expect(s.holds.checkAccount(s.team.id).balanceMicros).toBe(300);
+    expect(() => s.holds.hold(s.team.id, 301, "x")).toThrow("and 0.0003 is available");
+    expect(() => s.holds.hold(s.team.id, 300, "y")).not.toThrow();
   });
 
   test("no account, or a lapsed one, refuses every hold", () => {

@@ -5,6 +5,7 @@ import { openDatabase } from "../../../src/db/client.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { appendEvent, insertResponse } from "../../../src/db/responses-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
+import { memoryLogger } from "../../../src/log/logger.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
 function setup() {
@@ -12,7 +13,7 @@ function setup() {
   const team = createTeam(db, "a");
   const key = createKey(db, team.id, "k");
   insertResponse(db, { id: "resp_1", teamId: team.id, keyId: key.id, model: "m", status: "in_progress", requestJson: "{}", responseJson: "{}", createdAt: 1, updatedAt: 1, expiresAt: 9e9 }, []);
-  const live = new LiveResponses();
+  const live = new LiveResponses(memoryLogger());
   let seq = 0;
   /** Stores and publishes in one step, as the recorder does. */
   const emit = (type: string) => {

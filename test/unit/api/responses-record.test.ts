@@ -12,6 +12,7 @@ import { deleteResponse, eventsAfter, findResponse, insertResponse } from "../..
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { waitFor } from "../../helpers/wait-for.ts";
 
 const IDS = ["resp_a", "resp_b", "resp_c"];
 
@@ -20,7 +21,7 @@ function setup() {
   const team = createTeam(db, "t");
   const key = createKey(db, team.id, "k");
   const logger = memoryLogger();
-  const live = new LiveResponses();
+  const live = new LiveResponses(logger);
   const sealer = createSealer(randomBytes(32));
   let transactions = 0;
   const transaction = db.$client.transaction.bind(db.$client);
@@ -35,10 +36,6 @@ function setup() {
     return { id, asm, rec: new ResponseRecorder({ db, live, logger, lifecycle: { draining: false } }, asm, { nextSequence: 0, storedBytes: 0 }) };
   });
   return { db, team, live, logger, recorders, transactions: () => transactions };
-}
-
-async function until(ok: () => boolean, what: string): Promise<void> {
-  for (const deadline = Date.now() + 10_000; !ok(); await Bun.sleep(1)) if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
 }
 
 const deltas = (n: number) => Array.from({ length: n }, (_, i) => ({ type: "response.output_text.delta", delta: `t${i}` }));
@@ -61,7 +58,7 @@ describe("stored stream writes", () => {
     // Nothing is out before the macrotask ends: a listener could not yet find it in the store.
     expect(eventsAfter(db, "resp_a", -1)).toEqual([]);
     expect([...heard.values()].flat()).toEqual([]);
-    await until(() => [...heard.values()].every((h) => h.length === 7), "every event published");
+    await waitFor(() => [...heard.values()].every((h) => h.length === 7), { what: "every event published" });
     expect(transactions() - before).toBe(1);
     for (const { id } of recorders) {
       expect(eventsAfter(db, id, -1).map((e) => e.sequence)).toEqual([0, 1, 2, 3, 4, 5, 6]);
@@ -113,7 +110,7 @@ describe("stored stream writes", () => {
     const heardC: number[] = [];
     live.listen("resp_c", (ev) => ev && heardC.push(ev.sequence));
     for (const { asm, rec } of recorders) rec.emit(asm.start());
-    await until(() => heardC.length === 2, "resp_c's events");
+    await waitFor(() => heardC.length === 2, { what: "resp_c's events" });
     expect(eventsAfter(db, "resp_a", -1).length).toBe(2);
     expect(logger.lines.some((l) => l.level === "error" && String(l.error).includes("listener broke"))).toBe(true);
   });

@@ -23,6 +23,7 @@ function setup() {
   credit(db, team.id, 1000, null);
   const key = createKey(db, team.id, "k");
   const failed: boolean[] = [];
+  const replayed: number[] = [];
   const logger = memoryLogger();
   const record = (requestId: string): SettlementRecord => ({
     requestId, teamId: team.id, keyId: key.id, model: "m-v1", endpoint: "chat", status: "completed",
@@ -30,7 +31,7 @@ function setup() {
   });
   const balance = () => db.select().from(billingAccounts).where(eq(billingAccounts.teamId, team.id)).get()!.balanceMicros;
   const charges = () => db.select().from(ledger).where(eq(ledger.kind, "charge")).all();
-  return { dir, db, team, logger, failed, record, balance, charges, deps: { db, logger, metrics: { settlementFailed: (j: boolean) => void failed.push(j) } } };
+  return { dir, db, team, logger, failed, replayed, record, balance, charges, deps: { db, logger, metrics: { settlementFailed: (j: boolean) => void failed.push(j), settlementsReplayed: (n: number) => void replayed.push(n) } } };
 }
 
 describe("settle", () => {
@@ -64,7 +65,7 @@ describe("settle", () => {
     expect(s.balance()).toBe(1000);
     const path = journalPathFor(s.db.$client.filename)!;
     expect(readJournal(path).records.map((r) => r.requestId)).toEqual(["req_c", "req_d"]);
-    expect(s.logger.lines.find((l) => l.msg === "usage not recorded; kept in the settlement journal for the next start")).toMatchObject({ request_id: "req_c" });
+    expect(s.logger.lines.find((l) => l.msg === "usage not recorded; kept in the settlement journal until the database takes it")).toMatchObject({ request_id: "req_c" });
 
     // Still refused at the next start: kept for the one after.
     expect(replaySettlements(s.db, s.logger)).toEqual({ replayed: 0, alreadyRecorded: 0, kept: 2, unreadable: 0 });
@@ -80,6 +81,29 @@ describe("settle", () => {
     expect(s.db.select().from(usage).all().map((r) => r.requestId).sort()).toEqual(["req_c", "req_d"]);
     expect(s.charges().map((c) => [c.requestId, c.amountMicros])).toEqual([["req_c", -30], ["req_d", -30]]);
     expect(s.balance()).toBe(940);
+  });
+
+  test("the first settlement the database takes again replays the journal in this process, no restart needed", async () => {
+    const s = setup();
+    s.db.$client.run(FAIL);
+    await settle(s.deps, s.record("req_c"), [1]);
+    await settle(s.deps, s.record("req_d"), [1]);
+    const path = journalPathFor(s.db.$client.filename)!;
+    expect(readJournal(path).records.map((r) => r.requestId)).toEqual(["req_c", "req_d"]);
+    expect(s.balance()).toBe(1000);
+
+    // The disk has room again: the next request's settlement goes through, and the journal's with it.
+    s.db.$client.run("DROP TRIGGER full_disk");
+    await settle(s.deps, s.record("req_e"), [1]);
+    expect(existsSync(path)).toBe(false);
+    expect(s.db.select().from(usage).all().map((r) => r.requestId).sort()).toEqual(["req_c", "req_d", "req_e"]);
+    expect(s.charges().map((c) => [c.requestId, c.amountMicros])).toEqual([["req_e", -30], ["req_c", -30], ["req_d", -30]]);
+    expect(s.balance()).toBe(910);
+    expect([s.failed, s.replayed]).toEqual([[true, true], [2]]);
+    expect(s.logger.lines.find((l) => l.msg === "settlement journal replayed")).toMatchObject({ replayed: 2, alreadyRecorded: 0, kept: 0, unreadable: 0 });
+    // Nothing left to replay: later settlements only write their own.
+    await settle(s.deps, s.record("req_f"), [1]);
+    expect(s.replayed).toEqual([2]);
   });
 
   test("when the journal cannot be written either, the whole settlement goes to the log and is counted as not journaled", async () => {

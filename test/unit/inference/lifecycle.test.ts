@@ -142,6 +142,7 @@ describe("startRun", () => {
       observeInterToken: (_l, s) => seen.itl.push(s),
       observeUsage: (labels, usage) => seen.usage.push([labels, usage]),
       settlementFailed: () => {},
+      settlementsReplayed: () => {},
     };
     const run = await startRun(d, { scope, model, request: request(2), clientSignal: null, timeoutMs: null });
     await run.settled;
@@ -223,7 +224,7 @@ describe("startRun, the time limit and the settlement", () => {
         const tk = await get(m);
         return { ...tk, encodePrompt: async (...a: Parameters<typeof tk.encodePrompt>) => (await Bun.sleep(300), tk.encodePrompt(...a)) };
       },
-    } as unknown as LifecycleDeps["tokenizers"];
+    };
     const run = await startRun(slow.d, { scope: slow.scope, model, request: request(), clientSignal: null, timeoutMs: 100 });
     const s = await run.settled;
     expect(run.abortReason).toBe("timed_out");
@@ -234,7 +235,7 @@ describe("startRun, the time limit and the settlement", () => {
   test("a usage write the database refuses is journaled and counted, and the answer still settles", async () => {
     const { d, db, scope } = deps(2, []);
     const failed: boolean[] = [];
-    d.metrics = { observeFirstToken: () => {}, observeInterToken: () => {}, observeUsage: () => {}, settlementFailed: (j) => void failed.push(j) };
+    d.metrics = { observeFirstToken: () => {}, observeInterToken: () => {}, observeUsage: () => {}, settlementFailed: (j) => void failed.push(j), settlementsReplayed: () => {} };
     db.$client.run("CREATE TRIGGER full_disk BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
     const run = await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null });
     expect(await run.settled).toEqual({ status: "completed", usage: { inputTokens: 7, outputTokens: 2, reasoningTokens: 0, cachedTokens: 0 } });

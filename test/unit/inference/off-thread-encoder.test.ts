@@ -32,7 +32,7 @@ function encoder(hangs: (text: string) => boolean, budgetMs = 40) {
     spawn: () => {
       const w = new ScriptedWorker(hangs);
       workers.push(w);
-      return w as unknown as Worker;
+      return w;
     },
   });
   return { enc, workers };
@@ -90,7 +90,7 @@ describe("OffThreadEncoder", () => {
             if (queue.length) serve();
           }, 30);
         workers.push(w);
-        return w as unknown as Worker;
+        return w;
       },
     });
     expect(await Promise.all([enc.encode("/m", "a"), enc.encode("/m", "bb"), enc.encode("/m", "ccc")])).toEqual([[1], [2], [3]]);

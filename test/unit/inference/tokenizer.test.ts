@@ -78,7 +78,7 @@ describe("prompt tokenizing", () => {
             spawned[0]!.terminated = true;
           },
         };
-        return w as unknown as Worker;
+        return w;
       },
     });
     const hanging = new Tokenizers({ offThread: hung, logger });
