@@ -1,5 +1,7 @@
-// Seeded runs against a real server for the constrained-decoding tests: 16 at a time (one full batch), and the
-// SSE frames of chat (data-only) and of Responses and Messages (named events) as parsed JSON.
+// Seeded runs against a real server for the constrained-decoding tests: 16 at a time (one full batch), one sampled
+// request (temperature 1) to any format, and the SSE frames of chat (data-only) and of Responses and Messages (named
+// events) as parsed JSON.
+import type { TestServer } from "./server.ts";
 
 export const RUNS = 100;
 
@@ -22,4 +24,15 @@ export function sseEvents(text: string): any[] {
     const data = frame.split("\n").find((l) => l.startsWith("data: "));
     return data ? [JSON.parse(data.slice(6))] : [];
   });
+}
+
+/** POSTs a body for the server's model at temperature 1 (headers for every format); a streamed body is left as text. */
+export async function postSampled(s: TestServer, path: string, body: Record<string, unknown>): Promise<{ status: number; body: any; text: string }> {
+  const res = await fetch(`${s.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json", "anthropic-version": "2023-06-01" },
+    body: JSON.stringify({ model: s.modelId, temperature: 1, ...body }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: body.stream ? null : JSON.parse(text), text };
 }

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { RUNS, seeded, sseData, sseEvents } from "../helpers/seeded.ts";
+import { postSampled, RUNS, seeded, sseData, sseEvents } from "../helpers/seeded.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 let s: TestServer;
@@ -29,15 +29,7 @@ const EFFORTS: [string, number, number][] = [["low", MAX_TOKENS, 256], ["medium"
 /** Thinking tokens beyond the budget: the close the worker writes (`\n</think>`) is counted as reasoning. */
 const CLOSE_TOKENS = 2;
 
-async function post(path: string, body: Record<string, unknown>): Promise<{ status: number; body: any; text: string }> {
-  const res = await fetch(`${s.url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json", "anthropic-version": "2023-06-01" },
-    body: JSON.stringify({ model: s.modelId, temperature: 1, ...body }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: body.stream ? null : JSON.parse(text), text };
-}
+const post = (path: string, body: Record<string, unknown>) => postSampled(s, path, body);
 
 /** Null when `args` is a valid get_weather call, else why not. */
 function argsProblem(args: unknown): string | null {

@@ -2,6 +2,7 @@
 // a named tool among three, `required` among three) and strict json_schema answers are valid in every seeded run,
 // whole or streamed, in chat and Responses; strict schemas kiln cannot enforce are 400s naming the keyword.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { postSampled, RUNS, seeded, sseData } from "../helpers/seeded.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { schemaViolation } from "../unit/workers/grammar/subset-validator.ts";
 
@@ -27,33 +28,11 @@ const NESTED: Schema = {
   ...obj({ size: { enum: ["small", "large"] }, groups: { type: "array", items: obj({ tag: { $ref: "#/$defs/tag" }, ok: { type: "boolean" } }) } }),
 };
 
-const RUNS = 100;
 // Random weights write long strings; the room keeps a length cut out of every seeded run.
 const MAX_TOKENS = 1500;
 const chatTools = (names: string[]) => names.map((name) => ({ type: "function", function: { name, parameters: TOOLS[name] } }));
 
-async function post(path: string, body: Schema): Promise<{ status: number; body: any; text: string }> {
-  const res = await fetch(`${s.url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: s.modelId, temperature: 1, ...body }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: body.stream ? null : JSON.parse(text), text };
-}
-
-/** Runs seeds 1..RUNS, 16 at a time (one full batch), and returns each result. */
-async function seeded<T>(run: (seed: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = [];
-  for (let start = 1; start <= RUNS; start += 16) {
-    const seeds = Array.from({ length: Math.min(16, RUNS - start + 1) }, (_, i) => start + i);
-    out.push(...(await Promise.all(seeds.map(run))));
-  }
-  return out;
-}
-
-/** Every streamed chat chunk's data. */
-const sseData = (text: string) => text.split("\n\n").flatMap((f) => (f.startsWith("data: {") ? [JSON.parse(f.slice(6))] : []));
+const post = (path: string, body: Schema) => postSampled(s, path, body);
 
 /** Null when the call's arguments parse and validate against its tool's schema, else why not. */
 function callProblem(name: string, args: string): string | null {
