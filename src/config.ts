@@ -57,6 +57,12 @@ export interface Config {
   readonly responseRetentionDays: number;
   /** Most bytes one stored response may hold (request, input items, response); above it, 413 payload_too_large. */
   readonly maxStoredResponseBytes: number;
+  /** An inline (base64) medium larger than this, decoded, is a 400 naming the item: the spec's 50 MB. */
+  readonly maxInlineMediaBytes: number;
+  /** Most media items (images, audio, video, files) one request may carry. */
+  readonly maxMediaPerRequest: number;
+  /** The operator's content policy file (src/media/content-policy.ts); unset: nothing is refused. */
+  readonly contentPolicyFile?: string;
 }
 
 export class ConfigError extends Error {}
@@ -164,8 +170,15 @@ export const OPTIONS: Option[] = [
   { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
   {
     key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",
-    help: "largest stored response (413 above)", parse: int(64 * 1024, 1024 * 1024 * 1024),
+    help: "largest stored response (413 above)", parse: int(1024, 1024 * 1024 * 1024),
   },
+  // Media intake (src/media/intake.ts).
+  {
+    key: "maxInlineMediaBytes", env: "KILN_MAX_INLINE_MEDIA_BYTES", flag: "--max-inline-media-bytes",
+    help: "largest inline (base64) medium, decoded bytes (400 above)", parse: int(1024, 1024 * 1024 * 1024),
+  },
+  { key: "maxMediaPerRequest", env: "KILN_MAX_MEDIA_PER_REQUEST", flag: "--max-media-per-request", help: "media items one request may carry", parse: int(1, 1024) },
+  { key: "contentPolicyFile", env: "KILN_CONTENT_POLICY", flag: "--content-policy", help: "JSON file of refused prompt patterns and media hashes", parse: nonEmpty },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -182,7 +195,8 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     loadTimeoutS: 300,
     maxQueue: 256,
     requestTimeoutMs: 300_000,
-    maxBodyBytes: 4 * 1024 * 1024,
+    // Room for the spec's 50 MB of inline media as base64 (4/3 of it) beside the rest of the request.
+    maxBodyBytes: 72 * 1024 * 1024,
     bodyTimeoutMs: 30_000,
     idleTimeoutS: 10,
     shutdownGraceMs: 10_000,
@@ -194,6 +208,8 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     tiers: [],
     responseRetentionDays: 30,
     maxStoredResponseBytes: 16 * 1024 * 1024,
+    maxInlineMediaBytes: 50_000_000,
+    maxMediaPerRequest: 16,
   };
 }
 

@@ -1,21 +1,33 @@
 // The neutral conversation every wire format maps onto: turns with a role and ordered parts. Each family's
 // messages, items or blocks become this; the per-model prompt format renders it for the template.
+import type { DecodedMedia, Medium } from "../media/types.ts";
 
-/** Where an image comes from; the media layer resolves it to bytes. */
-export type ImageSource =
+/** Where a medium's bytes come from; media intake (src/media/intake.ts) reads them. */
+export type MediaSource =
   | { kind: "url"; url: string }
   | { kind: "file"; fileId: string }
-  | { kind: "base64"; mediaType: string; data: string };
+  /** Inline base64; `mediaType` is what the client declared (a data URL's type, a format name), if anything. */
+  | { kind: "base64"; mediaType: string | null; data: string };
 
 export interface TextPart {
   type: "text";
   text: string;
 }
 
-export interface ImagePart {
-  type: "image";
-  source: ImageSource;
+/**
+ * An image, audio clip, video or file in the conversation. `declared` is what the client said it sends ("file": an
+ * input file, whatever its bytes turn out to be); `at` names the item as the client wrote it, for errors. Intake
+ * fills `decoded` before the prompt is built, so the core never sees undecoded media.
+ */
+export interface MediaPart {
+  type: "media";
+  declared: Medium | "file";
+  source: MediaSource;
+  at: string;
   detail?: "auto" | "low" | "high";
+  /** The name a client gave an input file, for the prompt when the file turns out to be text. */
+  filename?: string;
+  decoded?: DecodedMedia;
 }
 
 /**
@@ -42,14 +54,14 @@ export interface ToolCallPart {
 export interface ToolResultPart {
   type: "tool_result";
   callId: string;
-  parts: (TextPart | ImagePart)[];
+  parts: (TextPart | MediaPart)[];
   isError: boolean;
 }
 
-export type Part = TextPart | ImagePart | ReasoningPart | ToolCallPart | ToolResultPart;
+export type Part = TextPart | MediaPart | ReasoningPart | ToolCallPart | ToolResultPart;
 
 /**
- * system: instructions; user: text and images; assistant: reasoning, text and tool calls in the order produced;
+ * system: instructions; user: text and media; assistant: reasoning, text and tool calls in the order produced;
  * tool: the results of the calls of the assistant turn before it, one part per call.
  */
 export interface Turn {
@@ -59,7 +71,7 @@ export interface Turn {
 
 export type Conversation = Turn[];
 
-/** The concatenated text parts of a list of parts (images and other parts are skipped). */
+/** The concatenated text parts of a list of parts (media and other parts are skipped). */
 export function textOf(parts: readonly Part[]): string {
   let out = "";
   for (const p of parts) if (p.type === "text") out += p.text;
@@ -86,4 +98,16 @@ export function parseArguments(json: string): Record<string, unknown> | null {
   } catch {
     return null;
   }
+}
+
+/** Every media part of a conversation, tool results' included, in order. */
+export function mediaParts(conv: Conversation): MediaPart[] {
+  const out: MediaPart[] = [];
+  for (const turn of conv) {
+    for (const p of turn.parts) {
+      if (p.type === "media") out.push(p);
+      else if (p.type === "tool_result") for (const q of p.parts) if (q.type === "media") out.push(q);
+    }
+  }
+  return out;
 }

@@ -1,6 +1,7 @@
 // What the core needs from the scheduler and the tokenizers: only the calls it makes, so a test's fake is type-checked.
 import type { ModelEntry } from "../models/registry.ts";
 import type { SeqEvent, SeqRequest } from "../scheduler/scheduler.ts";
+import type { Conversation } from "./conversation.ts";
 import type { ModelTokenizer } from "./tokenizer.ts";
 
 /** The scheduler as the core uses it (src/scheduler/scheduler.ts). */
@@ -14,6 +15,14 @@ export interface CoreScheduler {
 /** The per-model tokenizers as the core uses them (src/inference/tokenizer.ts). */
 export interface CoreTokenizers {
   get(model: ModelEntry): Promise<ModelTokenizer>;
+}
+
+/**
+ * What reads a request's media and screens its prompt before the prompt is built (src/media/intake.ts): decodes
+ * every media part into place, or throws a 400 naming the item. Without it, a request with media is refused.
+ */
+export interface CoreIntake {
+  prepare(conversation: Conversation, model: ModelEntry, teamId: number, signal: AbortSignal): Promise<void>;
 }
 
 export interface CoreDeps {

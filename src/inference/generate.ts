@@ -7,7 +7,7 @@ import type { SeqEvent } from "../scheduler/scheduler.ts";
 import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
 import { forcedCall, outputConstraint } from "./constraint.ts";
 import { checkPromptBound, fitContext } from "./context.ts";
-import type { Conversation } from "./conversation.ts";
+import { type Conversation, mediaParts } from "./conversation.ts";
 import type { CoreDeps } from "./core-deps.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
@@ -47,9 +47,21 @@ function silentIds(special: ReadonlyMap<string, number>, parser: Omit<ParserOpti
   return [...special].flatMap(([text, id]) => (read.has(text) ? [] : [id]));
 }
 
+/**
+ * The text worker's prompt holds no media: a media part that reached here (intake decoded it for a model whose
+ * manifest declares the medium, or no intake ran) is refused naming the item, never dropped from the prompt.
+ */
+export function refuseUnplacedMedia(conv: Conversation, modelId: string): void {
+  const part = mediaParts(conv)[0];
+  if (!part) return;
+  const medium = part.decoded?.medium ?? (part.declared === "file" ? "file" : part.declared);
+  throw ApiError.badRequest(`${part.at}: the model '${modelId}' cannot place ${medium} input in its prompt on this server.`, part.at);
+}
+
 /** Renders, bounds, tokenizes and fits the prompt; throws the family-neutral 400/503 errors. */
 export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, request: CoreRequest): Promise<Prepared> {
   deps.scheduler.assertServing(model.id);
+  refuseUnplacedMedia(request.conversation, model.id);
   const tokenizer = await deps.tokenizers.get(model);
   const format = tokenizer.format;
   const tools = request.toolChoice === "none" ? null : request.tools;

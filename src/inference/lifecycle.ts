@@ -13,7 +13,7 @@ import { logRequestFailure } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import { Channel } from "../scheduler/channel.ts";
 import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
-import type { CoreDeps } from "./core-deps.ts";
+import type { CoreDeps, CoreIntake } from "./core-deps.ts";
 import { prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
 import type { CoreRequest } from "./request.ts";
 import { toolLoop } from "./tool-loop.ts";
@@ -51,6 +51,8 @@ export interface LifecycleDeps extends CoreDeps {
   db: Db;
   logger: Logger;
   lifecycle: { draining: boolean };
+  /** Media and content-policy intake; absent, a request carrying media is refused. */
+  intake?: CoreIntake;
   /** Admission (rate limits, billing): runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
   gate?: { admit(a: Admission): Promise<AdmissionTicket> };
   /** TTFT, inter-token latency and token counters, and settlements the database refused or took from the journal. */
@@ -125,6 +127,8 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   let prepared: Prepared;
   let ticket: AdmissionTicket | undefined;
   try {
+    await deps.intake?.prepare(opts.request.conversation, opts.model, opts.scope.teamId, controller.signal);
+    if (abortReason === "timed_out") throw ApiError.timeout(opts.timeoutMs!);
     prepared = await prepareGeneration(deps, opts.model, opts.request);
     ticket = await deps.gate?.admit({
       scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n, resumed: opts.resumed,

@@ -7,6 +7,8 @@ export interface Capabilities {
   tools: boolean;
   reasoning: boolean;
   vision: boolean;
+  /** Takes audio input (and a video's audio track); absent in a kiln.json: false. */
+  audio: boolean;
   image_generation: boolean;
 }
 
@@ -129,6 +131,7 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
       tools: bool(caps, "tools"),
       reasoning: bool(caps, "reasoning"),
       vision: bool(caps, "vision"),
+      audio: bool(caps, "audio"),
       image_generation: bool(caps, "image_generation"),
     },
     pricing: {
@@ -175,7 +178,7 @@ export function infoFromConfig(
     contextLength: ctx,
     defaultDtype: preferred ?? (presentDtypes.includes("q4") ? "q4" : presentDtypes[0]!),
     dtypes: presentDtypes,
-    capabilities: { chat: hasChatTemplate, tools: false, reasoning: false, vision: false, image_generation: false },
+    capabilities: { chat: hasChatTemplate, tools: false, reasoning: false, vision: false, audio: false, image_generation: false },
     pricing: { inputPerMillion: 0, outputPerMillion: 0, perImage: null },
     // GroupQueryAttention assumes right padding: such graphs decode one sequence per step.
     batching: usesGroupQueryAttention ? { maxBatch: 1, leftPadding: "unsafe" } : { maxBatch: 8, leftPadding: "exact" },

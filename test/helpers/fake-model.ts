@@ -24,7 +24,7 @@ export function fakeManifest(id: string, extra: Record<string, unknown> = {}) {
     context_length: 4096,
     default_dtype: "fp32",
     dtypes: ["fp32"],
-    capabilities: { chat: true, tools: true, reasoning: true, vision: false, image_generation: false },
+    capabilities: { chat: true, tools: true, reasoning: true, vision: false, audio: false, image_generation: false },
     pricing: { input_per_million: 0.1, output_per_million: 0.4, per_image: null },
     batching: { max_batch: 16, left_padding: "exact" },
     ...extra,

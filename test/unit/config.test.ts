@@ -30,7 +30,7 @@ describe("loadConfig", () => {
 
   test("edge limits and timeouts: defaults, overrides, bounds", () => {
     const c = loadConfig({}, []);
-    expect([c.maxBodyBytes, c.bodyTimeoutMs, c.idleTimeoutS, c.shutdownGraceMs, c.firstKeyFile]).toEqual([4 * 1024 * 1024, 30_000, 10, 10_000, undefined]);
+    expect([c.maxBodyBytes, c.bodyTimeoutMs, c.idleTimeoutS, c.shutdownGraceMs, c.firstKeyFile]).toEqual([72 * 1024 * 1024, 30_000, 10, 10_000, undefined]);
     const o = loadConfig({ KILN_MAX_BODY_BYTES: "1048576", KILN_SHUTDOWN_GRACE_MS: "0" }, ["--idle-timeout-s", "30", "--first-key-file=/tmp/k"]);
     expect([o.maxBodyBytes, o.shutdownGraceMs, o.idleTimeoutS, o.firstKeyFile]).toEqual([1048576, 0, 30, "/tmp/k"]);
     expect(() => loadConfig({ KILN_IDLE_TIMEOUT_S: "256" }, [])).toThrow("KILN_IDLE_TIMEOUT_S must be between 1 and 255");

@@ -47,8 +47,7 @@ export function checkToolPairing(messages: ChatRequestBody["messages"]): void {
 export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreRequest {
   const caps = model.capabilities;
   checkToolPairing(body.messages);
-  // Images are refused until the media layer reads them, whatever the model's capabilities say.
-  const conversation = chatToConversation(body.messages, { vision: false });
+  const conversation = chatToConversation(body.messages);
 
   const tools = body.tools?.length ? (body.tools as ToolDef[]) : null;
   if (tools) {

@@ -1,5 +1,5 @@
 // Messages (Anthropic format) system + messages → the neutral conversation: text, image, thinking, tool_use and tool_result blocks.
-import { type Conversation, type ImagePart, type Part, pushTurn, type TextPart } from "../../inference/conversation.ts";
+import { type Conversation, type MediaPart, type Part, pushTurn, type TextPart } from "../../inference/conversation.ts";
 
 export type MessagesImageSource = { type: "base64"; media_type: string; data: string } | { type: "url"; url: string } | { type: "file"; file_id: string };
 
@@ -17,18 +17,18 @@ export interface MessagesMessage {
   content: string | MessagesBlock[];
 }
 
-function image(source: MessagesImageSource): ImagePart {
-  const s: ImagePart["source"] =
-    source.type === "base64" ? { kind: "base64", mediaType: source.media_type, data: source.data }
+function image(source: MessagesImageSource, at: string): MediaPart {
+  const s: MediaPart["source"] =
+    source.type === "base64" ? { kind: "base64", mediaType: source.media_type ?? null, data: source.data }
     : source.type === "url" ? { kind: "url", url: source.url }
     : { kind: "file", fileId: source.file_id };
-  return { type: "image", source: s };
+  return { type: "media", declared: "image", source: s, at };
 }
 
-function resultParts(content: Extract<MessagesBlock, { type: "tool_result" }>["content"]): (TextPart | ImagePart)[] {
+function resultParts(content: Extract<MessagesBlock, { type: "tool_result" }>["content"], at: string): (TextPart | MediaPart)[] {
   if (content === undefined) return [];
   if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
-  return content.map((b) => (b.type === "text" ? { type: "text", text: b.text } : image(b.source)));
+  return content.map((b, k) => (b.type === "text" ? { type: "text", text: b.text } : image(b.source, `${at}.content.${k}`)));
 }
 
 /** The system prompt first; a user turn's tool_result blocks become a tool turn, its other blocks a user turn. */
@@ -36,18 +36,19 @@ export function messagesToConversation(system: string | { type: "text"; text: st
   const conv: Conversation = [];
   const sys = typeof system === "string" ? system : (system ?? []).map((b) => b.text).join("\n");
   if (sys) pushTurn(conv, { role: "system", parts: [{ type: "text", text: sys }] });
-  for (const m of messages) {
+  messages.forEach((m, i) => {
     const blocks: MessagesBlock[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
     if (m.role === "user") {
       const results: Part[] = [], rest: Part[] = [];
-      for (const b of blocks) {
-        if (b.type === "tool_result") results.push({ type: "tool_result", callId: b.tool_use_id, parts: resultParts(b.content), isError: b.is_error ?? false });
+      blocks.forEach((b, j) => {
+        const at = `messages.${i}.content.${j}`;
+        if (b.type === "tool_result") results.push({ type: "tool_result", callId: b.tool_use_id, parts: resultParts(b.content, at), isError: b.is_error ?? false });
         else if (b.type === "text") rest.push({ type: "text", text: b.text });
-        else if (b.type === "image") rest.push(image(b.source));
-      }
+        else if (b.type === "image") rest.push(image(b.source, at));
+      });
       if (results.length) pushTurn(conv, { role: "tool", parts: results });
       if (rest.length || !results.length) pushTurn(conv, { role: "user", parts: rest });
-      continue;
+      return;
     }
     const parts: Part[] = [];
     for (const b of blocks) {
@@ -57,6 +58,6 @@ export function messagesToConversation(system: string | { type: "text"; text: st
       else if (b.type === "tool_use") parts.push({ type: "tool_call", id: b.id, name: b.name, arguments: b.input });
     }
     pushTurn(conv, { role: "assistant", parts });
-  }
+  });
   return conv;
 }

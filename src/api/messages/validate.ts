@@ -16,6 +16,27 @@ const ASSISTANT_BLOCKS = new Set(["text", "tool_use", "thinking", "redacted_thin
 
 type RawBlock = Exclude<MessagesRequestBody["messages"][number]["content"], string>[number];
 
+/** An image block's source: base64 with data, a url, or a file_id. */
+function checkImageSource(source: unknown, at: string): void {
+  const s = source as { type?: string; data?: unknown; url?: unknown; file_id?: unknown } | undefined;
+  const ok = s?.type === "base64" ? typeof s.data === "string" && s.data.length > 0
+    : s?.type === "url" ? typeof s.url === "string" && s.url.length > 0
+    : s?.type === "file" ? typeof s.file_id === "string" && s.file_id.length > 0
+    : false;
+  if (!ok) throw bad(`${at}.source must be {type:"base64", media_type, data}, {type:"url", url} or {type:"file", file_id}.`, `${at}.source`);
+}
+
+/** A tool_result's content blocks: text or image. */
+function checkResultBlocks(blocks: unknown[], at: string): void {
+  blocks.forEach((raw, k) => {
+    const b = raw as { type?: unknown; text?: unknown; source?: unknown } | null;
+    const here = `${at}.content.${k}`;
+    if (b?.type === "text" && typeof b.text === "string") return;
+    if (b?.type === "image") return checkImageSource(b.source, here);
+    throw bad(`${here} must be a text block or an image block.`, here);
+  });
+}
+
 /** Roles alternate, starting with user; each block has the fields its type needs. */
 export function checkMessages(messages: MessagesRequestBody["messages"]): void {
   messages.forEach((m, i) => {
@@ -31,9 +52,10 @@ export function checkMessages(messages: MessagesRequestBody["messages"]): void {
       if (b.type === "text" && typeof b.text !== "string") throw bad(`${at} needs text.`, `${at}.text`);
       if (b.type === "tool_use" && (!b.id || !b.name || !b.input)) throw bad(`${at} (tool_use) needs id, name and input.`, at);
       if (b.type === "tool_result" && !b.tool_use_id) throw bad(`${at} (tool_result) needs tool_use_id.`, `${at}.tool_use_id`);
+      if (b.type === "tool_result" && Array.isArray(b.content)) checkResultBlocks(b.content, at);
       if (b.type === "thinking" && (typeof b.thinking !== "string" || typeof b.signature !== "string")) throw bad(`${at} (thinking) needs thinking and signature.`, at);
       if (b.type === "redacted_thinking" && typeof b.data !== "string") throw bad(`${at} (redacted_thinking) needs data.`, `${at}.data`);
-      if (b.type === "image") throw bad(`This model does not accept image input (${at}).`, at);
+      if (b.type === "image") checkImageSource(b.source, at);
     });
   });
   // Every tool_result answers a tool_use of the assistant message right before it.

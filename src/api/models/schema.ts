@@ -13,6 +13,7 @@ export const ModelObject = t.Object({
     tools: t.Boolean(),
     reasoning: t.Boolean(),
     vision: t.Boolean(),
+    audio: t.Boolean(),
     image_generation: t.Boolean(),
   }),
   pricing: t.Object({

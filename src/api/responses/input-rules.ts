@@ -8,7 +8,7 @@ type Item = Exclude<ResponsesRequestBody["input"], string>[number];
 const bad = (message: string, param: string | null) => ApiError.badRequest(message, param);
 const ROLES = new Set(["user", "assistant", "system", "developer"]);
 const PART_TYPES: Record<string, Set<string>> = {
-  user: new Set(["input_text", "input_image", "input_file"]),
+  user: new Set(["input_text", "input_image", "input_file", "input_audio"]),
   system: new Set(["input_text"]),
   developer: new Set(["input_text"]),
   assistant: new Set(["output_text", "input_text", "refusal"]),

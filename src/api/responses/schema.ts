@@ -6,10 +6,14 @@ import { EffortSchema, Int, nullable } from "../schema-helpers.ts";
 
 const Part = t.Object(
   {
-    type: t.String({ description: "input_text | output_text | input_image | refusal (input_image needs a vision model)" }),
+    type: t.String({ description: "input_text | output_text | refusal | input_image | input_file | input_audio (media need a model that takes them)" }),
     text: t.Optional(t.String()),
-    image_url: t.Optional(t.String()),
-    file_id: nullable(t.String()),
+    image_url: t.Optional(t.String({ description: "https URL or data URL of an image" })),
+    file_id: nullable(t.String({ description: "an uploaded file's id (file-…), of the caller's team" })),
+    file_data: t.Optional(t.String({ description: "input_file: base64 or a data URL (up to 50 MB)" })),
+    file_url: t.Optional(t.String({ description: "input_file: a URL to fetch under the fetch policy" })),
+    filename: t.Optional(t.String()),
+    input_audio: t.Optional(t.Object({ data: t.String({ description: "base64 audio" }), format: t.Optional(t.String()) }, { additionalProperties: true })),
     detail: t.Optional(t.String()),
     refusal: t.Optional(t.String()),
   },

@@ -15,6 +15,7 @@ import type { ResponseAssembler } from "./assembler.ts";
 import { storedInput } from "./items.ts";
 import { planResponse } from "./plan.ts";
 import { followStream } from "./retrieve.ts";
+import { inlineMediaBytes } from "./inline-media.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { launch, newAssembler, responseRow } from "./stored.ts";
 import { responseFrames, SequencedFrames } from "./stream.ts";
@@ -35,10 +36,13 @@ export const BACKGROUND_BODY_LIMIT = 1_048_576;
 /** Copies of the echoed request a stored stream keeps besides its row: created, queued or in_progress, the terminal event, the response. */
 const ECHO_COPIES = 4;
 
-function tooLarge(bytes: number, limit: number): ApiError {
+function tooLarge(bytes: number, limit: number, inlineMedia: number): ApiError {
+  const advice = inlineMedia
+    ? `${inlineMedia} of them are inline media: upload media through the Files API and reference it by file_id, or set store: false.`
+    : "Send it with store: false, or with less input.";
   return new ApiError(
     413, "invalid_request_error",
-    `This response is ${bytes} bytes stored, above the ${limit}-byte limit for a stored response (KILN_MAX_STORED_RESPONSE_BYTES). Send it with store: false, or with less input.`,
+    `This response is ${bytes} bytes stored, above the ${limit}-byte limit for a stored response (KILN_MAX_STORED_RESPONSE_BYTES). ${advice}`,
     "payload_too_large",
   );
 }
@@ -73,7 +77,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
     const { items, requestJson, bytes } = storedRequest(body);
     const row = responseRow(deps, { id, scope, model, body, createdAt, requestJson, asm, storedBytes: 0, background: false });
     row.storedBytes = bytes + Buffer.byteLength(row.responseJson);
-    if (row.storedBytes > limit) throw tooLarge(row.storedBytes, limit);
+    if (row.storedBytes > limit) throw tooLarge(row.storedBytes, limit, inlineMediaBytes(body.input));
     insertResponse(deps.db, row, items, asm.reasoningIds());
     return asm.response();
   }
@@ -83,7 +87,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   // generated part is bounded by the context window: at most one delta event per token).
   const fresh = storedRequest(body);
   const kept = fresh.bytes + ECHO_COPIES * Buffer.byteLength(fresh.requestJson);
-  if (kept > limit) throw tooLarge(kept, limit);
+  if (kept > limit) throw tooLarge(kept, limit, inlineMediaBytes(body.input));
   const created = await launch(deps, { body, model, plan, scope, id, createdAt, background, clientSignal: background ? null : ctx.signal, fresh });
   if (body.stream) return followStream(deps, id, -1, { abortOnLeave: !background, requestId: ctx.requestId, onStreamEnd: ctx.onStreamEnd });
   return created;

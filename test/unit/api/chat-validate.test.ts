@@ -54,7 +54,7 @@ describe("chatRequest", () => {
 
   test("unsupported things are rejected clearly, never ignored", () => {
     expect(paramOf(() => chatRequest({ ...base, messages: [{ role: "wizard", content: "x" }] }, model))).toBe("messages.0.role");
-    expect(paramOf(() => chatRequest({ ...base, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } } as { type: string }] }] }, model))).toBe("messages.0.content.0");
+    expect(paramOf(() => chatRequest({ ...base, messages: [{ role: "user", content: [{ type: "hologram", hologram: { url: "x" } } as { type: string }] }] }, model))).toBe("messages.0.content.0.type");
     expect(paramOf(() => chatRequest({ ...base, logprobs: true }, model))).toBe("logprobs");
     expect(paramOf(() => chatRequest({ ...base, presence_penalty: 0.5 }, model))).toBe("presence_penalty");
     expect(paramOf(() => chatRequest({ ...base, tool_choice: "required" }, model))).toBe("tool_choice");

@@ -52,7 +52,7 @@ const chat = [
   { role: "tool", tool_call_id: "call_r", content: [{ type: "text", text: "24" }] },
   { role: "assistant", content: "Paris 18, Rome 24." },
   { role: "user", content: [{ type: "text", text: "Thanks" }] },
-] as ChatRequestBody["messages"];
+] as unknown as ChatRequestBody["messages"];
 
 const responses = [
   { role: "user", content: [{ type: "input_text", text: ASK }] },
@@ -97,7 +97,7 @@ const withoutReasoning = (conv: Conversation): Conversation => conv.map((t) => (
 
 describe("one conversation, three wire shapes", () => {
   test("chat messages: reasoning_content is the client's word (chat has no seal), so it is left out", () => {
-    expect(chatToConversation(chat, { vision: false })).toEqual(withoutReasoning(EXPECTED));
+    expect(chatToConversation(chat)).toEqual(withoutReasoning(EXPECTED));
   });
 
   test("Responses instructions + items (assistant-side items of one output join one turn)", () => {
@@ -123,7 +123,7 @@ describe("mapping details", () => {
     const bad = [{ role: "user", content: "x" }, { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "[1]" } }] }];
     const err = (() => {
       try {
-        chatToConversation(bad as ChatRequestBody["messages"], { vision: false });
+        chatToConversation(bad as ChatRequestBody["messages"]);
       } catch (e) {
         return e as ApiError;
       }
@@ -131,10 +131,50 @@ describe("mapping details", () => {
     expect(err?.param).toBe("messages.1.tool_calls.0.function.arguments");
   });
 
-  test("chat: images need a vision model; data URLs become inline bytes", () => {
-    const msgs = [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }, { type: "text", text: "?" }] }] as ChatRequestBody["messages"];
-    expect(() => chatToConversation(msgs, { vision: false })).toThrow("does not accept image input (messages.0.content.0)");
-    expect(chatToConversation(msgs, { vision: true })[0]!.parts[0]).toEqual({ type: "image", source: { kind: "base64", mediaType: "image/png", data: "AAAA" } });
+  test("media parts: the same image, clip and file through the three shapes is one media part each, named by its item", () => {
+    const png = "data:image/png;base64,AAAA";
+    const chatConv = chatToConversation([{ role: "user", content: [
+      { type: "text", text: "?" },
+      { type: "image_url", image_url: { url: png, detail: "low" } },
+      { type: "input_audio", input_audio: { data: "UklG", format: "wav" } },
+      { type: "file", file: { file_id: "file-abc" } },
+    ] }] as unknown as ChatRequestBody["messages"]);
+    const respConv = responsesToConversation([{ role: "user", content: [
+      { type: "input_text", text: "?" },
+      { type: "input_image", image_url: png, detail: "low" },
+      { type: "input_audio", input_audio: { data: "UklG", format: "wav" } },
+      { type: "input_file", file_id: "file-abc" },
+    ] }] as never, null);
+    const msgConv = messagesToConversation(undefined, [{ role: "user", content: [
+      { type: "text", text: "?" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } },
+      { type: "image", source: { type: "file", file_id: "file-abc" } },
+    ] }] as never);
+    const image = { type: "media", declared: "image", source: { kind: "base64", mediaType: "image/png", data: "AAAA" } } as const;
+    expect(chatConv[0]!.parts).toEqual([
+      { type: "text", text: "?" },
+      { ...image, at: "messages.0.content.1", detail: "low" },
+      { type: "media", declared: "audio", source: { kind: "base64", mediaType: "wav", data: "UklG" }, at: "messages.0.content.2" },
+      { type: "media", declared: "file", source: { kind: "file", fileId: "file-abc" }, at: "messages.0.content.3" },
+    ]);
+    expect(respConv[0]!.parts).toEqual([
+      { type: "text", text: "?" },
+      { ...image, at: "input.0.content.1", detail: "low" },
+      { type: "media", declared: "audio", source: { kind: "base64", mediaType: "wav", data: "UklG" }, at: "input.0.content.2" },
+      { type: "media", declared: "file", source: { kind: "file", fileId: "file-abc" }, at: "input.0.content.3" },
+    ]);
+    expect(msgConv[0]!.parts).toEqual([
+      { type: "text", text: "?" },
+      { ...image, at: "messages.0.content.1" },
+      { type: "media", declared: "image", source: { kind: "file", fileId: "file-abc" }, at: "messages.0.content.2" },
+    ]);
+  });
+
+  test("chat: media only in user messages, and each media part needs its payload", () => {
+    const sys = [{ role: "system", content: [{ type: "image_url", image_url: { url: "https://x.test/a.png" } }] }] as unknown as ChatRequestBody["messages"];
+    expect(() => chatToConversation(sys)).toThrow("messages.0.content.0 is image_url, which a system message cannot carry");
+    const empty = [{ role: "user", content: [{ type: "input_audio", input_audio: { format: "wav" } }] }] as unknown as ChatRequestBody["messages"];
+    expect(() => chatToConversation(empty)).toThrow("messages.0.content.0.input_audio.data");
   });
 
   test("Responses: a string input is one user turn; developer messages are system turns; consecutive user turns stay apart", () => {
