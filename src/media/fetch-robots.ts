@@ -5,7 +5,7 @@ import { isAllowed, parseRobots, productToken, type RobotsGroup, rulesFor } from
 import { FetchRefusal } from "./types.ts";
 
 /** RFC 9309 asks crawlers to read at least 500 KiB; anything past this is ignored. */
-export const ROBOTS_MAX_BYTES = 512 * 1024;
+const ROBOTS_MAX_BYTES = 512 * 1024;
 
 /** Parsed robots.txt files by origin, each kept `ttlMs`, the oldest dropped past `maxOrigins`. */
 export class RobotsCache {
