@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { smallStepTokensFor } from "./models/step-formats.ts";
 import { readCpuInfo } from "./native/cpu.ts";
+import { parseHostPatterns } from "./media/host-patterns.ts";
 import { parseTiers, TIER_NAME, type Tier } from "./ratelimit/tiers.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -63,6 +64,16 @@ export interface Config {
   readonly maxMediaPerRequest: number;
   /** The operator's content policy file (src/media/content-policy.ts); unset: nothing is refused. */
   readonly contentPolicyFile?: string;
+  /** Remote media URLs: only hosts matching these patterns are fetched (normalised; empty: any public host). */
+  readonly fetchAllow: readonly string[];
+  /** One remote media fetch (robots.txt, redirects, body) gives up after this long. */
+  readonly fetchTimeoutMs: number;
+  /** A remote medium larger than this is refused (declared) or cut off while read. */
+  readonly fetchMaxBytes: number;
+  /** Redirects one remote media fetch follows, each vetted like the first URL. */
+  readonly fetchMaxRedirects: number;
+  /** Remote media fetches honour robots.txt (RFC 9309) for the user agent "kiln". */
+  readonly fetchRobots: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -115,6 +126,14 @@ function flag(raw: string, name: string) {
   if (["1", "true", "yes", "on"].includes(t)) return true;
   if (["0", "false", "no", "off"].includes(t)) return false;
   throw new ConfigError(`${name} must be 1 or 0 (true/false, yes/no, on/off), got "${raw}"`);
+}
+
+function hostPatterns(raw: string, name: string) {
+  try {
+    return Object.freeze(parseHostPatterns(raw));
+  } catch (e) {
+    throw new ConfigError(`${name} ${(e as Error).message}`);
+  }
 }
 
 function tierList(raw: string, name: string) {
@@ -179,6 +198,11 @@ export const OPTIONS: Option[] = [
   },
   { key: "maxMediaPerRequest", env: "KILN_MAX_MEDIA_PER_REQUEST", flag: "--max-media-per-request", help: "media items one request may carry", parse: int(1, 1024) },
   { key: "contentPolicyFile", env: "KILN_CONTENT_POLICY", flag: "--content-policy", help: "JSON file of refused prompt patterns and media hashes", parse: nonEmpty },
+  { key: "fetchAllow", env: "KILN_FETCH_ALLOW", flag: "--fetch-allow", help: "remote media hosts allowed, a.example.com,*.cdn.example.org (unset = any public host)", parse: hostPatterns },
+  { key: "fetchTimeoutMs", env: "KILN_FETCH_TIMEOUT_MS", flag: "--fetch-timeout-ms", help: "time limit of one remote media fetch", parse: int(100, 300_000) },
+  { key: "fetchMaxBytes", env: "KILN_FETCH_MAX_BYTES", flag: "--fetch-max-bytes", help: "largest remote medium fetched", parse: int(1024, 1024 * 1024 * 1024) },
+  { key: "fetchMaxRedirects", env: "KILN_FETCH_MAX_REDIRECTS", flag: "--fetch-max-redirects", help: "redirects one remote media fetch follows", parse: int(0, 20) },
+  { key: "fetchRobots", env: "KILN_FETCH_ROBOTS", flag: "--fetch-robots", help: "0: remote media fetches ignore robots.txt", parse: flag },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -210,6 +234,12 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     maxStoredResponseBytes: 16 * 1024 * 1024,
     maxInlineMediaBytes: 50_000_000,
     maxMediaPerRequest: 16,
+    fetchAllow: [],
+    fetchTimeoutMs: 10_000,
+    // The spec's limit on inline media: a fetched medium may be as large as one sent inline.
+    fetchMaxBytes: 50_000_000,
+    fetchMaxRedirects: 5,
+    fetchRobots: true,
   };
 }
 
