@@ -57,6 +57,10 @@ export interface Config {
   readonly responseRetentionDays: number;
   /** Most bytes one stored response may hold (request, input items, response); above it, 413 payload_too_large. */
   readonly maxStoredResponseBytes: number;
+  /** Largest file POST /v1/files takes; one byte more is a 400 and nothing is kept. */
+  readonly maxFileBytes: number;
+  /** An upload (the whole multipart body) not received within this gets 408. */
+  readonly uploadTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -166,6 +170,8 @@ export const OPTIONS: Option[] = [
     key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",
     help: "largest stored response (413 above)", parse: int(64 * 1024, 1024 * 1024 * 1024),
   },
+  { key: "maxFileBytes", env: "KILN_MAX_FILE_BYTES", flag: "--max-file-bytes", help: "largest file upload (400 above)", parse: int(1024, 64 * 1024 * 1024 * 1024) },
+  { key: "uploadTimeoutMs", env: "KILN_UPLOAD_TIMEOUT_MS", flag: "--upload-timeout-ms", help: "time to receive a file upload (408 after)", parse: int(1000, 86_400_000) },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -194,6 +200,9 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     tiers: [],
     responseRetentionDays: 30,
     maxStoredResponseBytes: 16 * 1024 * 1024,
+    maxFileBytes: 1024 * 1024 * 1024,
+    // 1 GiB at 20 Mbit/s takes about 7 minutes: an hour leaves room for slow links.
+    uploadTimeoutMs: 3_600_000,
   };
 }
 
