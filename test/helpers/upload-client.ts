@@ -40,10 +40,8 @@ export interface RawUpload {
   /** The purpose field comes after the file part (before it by default). */
   purposeLast?: boolean;
   filename?: string;
-  /** Close the socket once this many file bytes are sent, without waiting for an answer. */
-  stopAfter?: number;
-  /** Called once `stopAfter` bytes (or all) are sent. */
-  onSent?: () => void;
+  /** After `after` file bytes: wait for `until`, then go on sending ("resume") or vanish ("close": status 0). */
+  interrupt?: { after: number; until: () => Promise<unknown>; then: "resume" | "close" };
 }
 
 function formParts(u: RawUpload): { head: Buffer; tail: Buffer } {
@@ -59,7 +57,6 @@ export function rawUpload(url: string, u: RawUpload): Promise<RawResponse> {
   const { hostname, port } = new URL(url);
   const { head, tail } = formParts(u);
   const length = head.length + u.bytes + tail.length;
-  const limit = Math.min(u.stopAfter ?? u.bytes, u.bytes);
   return new Promise((resolve) => {
     const sock = connect(Number(port), hostname);
     let text = "";
@@ -71,15 +68,20 @@ export function rawUpload(url: string, u: RawUpload): Promise<RawResponse> {
       sock.destroy();
       resolve(res);
     };
+    let interrupted = false;
     const pump = () => {
-      while (sent < limit) {
-        const n = Math.min(MiB, limit - sent);
+      const stop = u.interrupt && !interrupted ? u.interrupt.after : u.bytes;
+      while (sent < stop) {
+        const n = Math.min(MiB, stop - sent);
         const ok = sock.write(patternSlice(sent, n));
         sent += n;
         if (!ok) return void sock.once("drain", pump);
       }
-      u.onSent?.();
-      if (u.stopAfter !== undefined && u.stopAfter < u.bytes) return finish({ status: 0, headers: {}, body: "", raw: text });
+      if (u.interrupt && !interrupted) {
+        interrupted = true;
+        const then = u.interrupt.then;
+        return void u.interrupt.until().then(() => (then === "close" ? finish({ status: 0, headers: {}, body: "", raw: text }) : pump()));
+      }
       sock.write(tail);
     };
     sock.setEncoding("latin1");
