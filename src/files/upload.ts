@@ -4,14 +4,14 @@
 import { ApiError, clip, formatBytes } from "../errors/api-error.ts";
 import { LimitedReader } from "../http/body-reader.ts";
 import { boundaryOf, type PartInfo } from "./form-headers.ts";
-import { type MultipartEvent, MultipartParser } from "./multipart.ts";
+import { MAX_PART_HEADER_BYTES, type MultipartEvent, MultipartParser } from "./multipart.ts";
 
 /** Most bytes of one text field (purpose is a word). */
 export const MAX_FIELD_BYTES = 64 * 1024;
 /** Most parts in one form. */
 export const MAX_PARTS = 16;
 /** What a form may carry beside its file: every text field at its cap, and every part's headers. */
-export const FORM_OVERHEAD_BYTES = MAX_PARTS * (MAX_FIELD_BYTES + 16 * 1024 + 256);
+export const FORM_OVERHEAD_BYTES = MAX_PARTS * (MAX_FIELD_BYTES + MAX_PART_HEADER_BYTES + 256);
 
 export interface UploadLimits {
   /** Most bytes of the file; one more is a 400. */
@@ -28,7 +28,7 @@ export interface ReceivedUpload {
 }
 
 /** The 400 for a file past the size limit, naming the limit. */
-export function fileTooLarge(maxBytes: number): ApiError {
+function fileTooLarge(maxBytes: number): ApiError {
   return ApiError.badRequest(`The file is larger than the size limit of ${formatBytes(maxBytes)}.`, "file");
 }
 
@@ -86,16 +86,17 @@ async function fieldText(form: FormEvents, name: string): Promise<string> {
 
 /**
  * Reads the form in `body` (its `contentType` names the boundary). The part named `fileField` is handed to `store`
- * as a stream, which ends only after the rest of the form is read and `check(fields)` passed; a failure anywhere
- * errors that stream instead, so the storage discards what it wrote. A form without a file part is a 400 (after
- * `check`, so a form missing both says what `check` says).
+ * as a stream, which ends only after the rest of the form is read and `check(fields, true)` passed; a failure
+ * anywhere errors that stream instead, so the storage discards what it wrote. `check(fields, false)` runs when the
+ * file part starts, so a bad field sent before the file is refused before the file is read. A form without a file
+ * part is a 400 (after `check`, so a form missing both says what `check` says).
  */
 export async function receiveUpload(
   body: ReadableStream<Uint8Array> | null,
   contentType: string | null,
   opts: UploadLimits & { fileField: string },
   store: (file: ReadableStream<Uint8Array>) => Promise<number>,
-  check: (fields: Map<string, string>) => void,
+  check: (fields: Map<string, string>, complete: boolean) => void,
 ): Promise<ReceivedUpload> {
   const boundary = boundaryOf(contentType);
   if (!body) throw ApiError.badRequest("The upload has no body.");
@@ -105,9 +106,10 @@ export async function receiveUpload(
   try {
     const file = await fieldsUntilFile(form, fields, opts.fileField, parts);
     if (!file) {
-      check(fields);
+      check(fields, true);
       throw ApiError.badRequest(`The form has no ${opts.fileField} field.`, opts.fileField);
     }
+    check(fields, false);
     let size = 0;
     let fileDone = false;
     const stream = new ReadableStream<Uint8Array>(
@@ -124,7 +126,7 @@ export async function receiveUpload(
               } else throw ApiError.badRequest("The multipart/form-data body is malformed: the file part does not end.");
             }
             if (await fieldsUntilFile(form, fields, opts.fileField, parts)) throw ApiError.badRequest(`The form has more than one ${opts.fileField} field.`, opts.fileField);
-            check(fields);
+            check(fields, true);
             controller.close();
           } catch (e) {
             controller.error(e);

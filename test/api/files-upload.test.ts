@@ -45,6 +45,21 @@ describe("uploads that go wrong, over a real socket", () => {
     expect(left(server)).toEqual({ stored: at.stored + 1, temp: 0, rows: at.rows + 1 });
   });
 
+  test("a bad purpose sent before the file is refused at once: the client gets its 400 before sending the file", async () => {
+    const at = left(server);
+    const answer = Promise.withResolvers<void>();
+    const res = await rawUpload(server.url, {
+      key: server.key, bytes: MiB, purpose: "training",
+      // The client sends 1000 bytes of the file, then waits (5 s at most) for an answer before sending the rest.
+      interrupt: { after: 1000, then: "close", until: () => Promise.race([answer.promise, Bun.sleep(5000)]) },
+    }).finally(() => answer.resolve());
+    expect([res.status, JSON.parse(res.body).error]).toEqual([400, {
+      message: "Invalid value for 'purpose': 'training'. Expected one of assistants, batch, fine-tune, vision, user_data, evals.",
+      type: "invalid_request_error", param: "purpose", code: null,
+    }]);
+    expect(left(server)).toEqual(at);
+  });
+
   test("a client that disconnects mid-upload leaves no file, no temp file and no row", async () => {
     const at = left(server);
     const dir = join(server.deps.config.dataDir, "files", "tmp");

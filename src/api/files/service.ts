@@ -12,10 +12,13 @@ import { MAX_LIST_LIMIT, type FileList, type FileObject } from "./schema.ts";
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
-/** The form's fields are complete: purpose must be one of the list. (A missing file part is refused by the reader.) */
-export function checkUploadFields(fields: Map<string, string>): void {
+/** purpose, once sent, must be one of the list, and must have been sent once the form is `complete`. */
+export function checkUploadFields(fields: Map<string, string>, complete: boolean): void {
   const purpose = fields.get("purpose");
-  if (purpose === undefined) throw ApiError.badRequest("Missing required parameter: 'purpose'.", "purpose");
+  if (purpose === undefined) {
+    if (complete) throw ApiError.badRequest("Missing required parameter: 'purpose'.", "purpose");
+    return;
+  }
   if (!(PURPOSES as readonly string[]).includes(purpose)) {
     throw ApiError.badRequest(`Invalid value for 'purpose': '${clip(purpose)}'. Expected one of ${PURPOSES.join(", ")}.`, "purpose");
   }

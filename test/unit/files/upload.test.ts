@@ -31,8 +31,9 @@ function body(pieces: (string | number)[], opts: { failAfter?: number } = {}) {
   return { stream, state };
 }
 
-const checkPurpose = (fields: Map<string, string>) => {
-  if (!fields.get("purpose")) throw ApiError.badRequest("Missing required parameter: 'purpose'.", "purpose");
+const checkPurpose = (fields: Map<string, string>, complete: boolean) => {
+  if (fields.get("purpose") === "bad") throw ApiError.badRequest("Invalid value for 'purpose'.", "purpose");
+  if (complete && !fields.get("purpose")) throw ApiError.badRequest("Missing required parameter: 'purpose'.", "purpose");
 };
 
 function setup() {
@@ -83,6 +84,15 @@ describe("receiveUpload", () => {
     const s = setup();
     const e = await refusal(s.receive(body([fileHead(), 500_000, "\r\n", END]).stream));
     expect([e.message, e.param]).toEqual(["Missing required parameter: 'purpose'.", "purpose"]);
+    expect(s.stored()).toBe(0);
+  });
+
+  test("a bad field sent before the file is refused before the file is read", async () => {
+    const s = setup();
+    const b = body([field("purpose", "bad"), fileHead(), 4 * 1024 * 1024, "\r\n", END]);
+    const e = await refusal(s.receive(b.stream, 8 * 1024 * 1024));
+    expect([e.message, e.param]).toEqual(["Invalid value for 'purpose'.", "purpose"]);
+    expect([b.state.pulled, b.state.cancelled]).toEqual([1, true]);
     expect(s.stored()).toBe(0);
   });
 
