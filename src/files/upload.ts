@@ -118,12 +118,13 @@ export async function receiveUpload(
           try {
             while (!fileDone) {
               const ev = await form.next();
-              if (ev.type === "partEnd") fileDone = true;
-              else if (ev.type === "data") {
+              if (ev.type === "data") {
                 size += ev.bytes.byteLength;
                 if (size > opts.maxFileBytes) throw fileTooLarge(opts.maxFileBytes);
                 return controller.enqueue(ev.bytes);
-              } else throw ApiError.badRequest("The multipart/form-data body is malformed: the file part does not end.");
+              }
+              // The parser ends a part (partEnd) before anything else can follow its data.
+              fileDone = true;
             }
             if (await fieldsUntilFile(form, fields, opts.fileField, parts)) throw ApiError.badRequest(`The form has more than one ${opts.fileField} field.`, opts.fileField);
             check(fields, true);

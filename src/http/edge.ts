@@ -47,7 +47,7 @@ export function parsedBody(request: Request): unknown {
 /** The unread body of a request whose route streams it (policy body "stream"); throws for any other request. */
 export function streamedBody(request: Request): ReadableStream<Uint8Array> | null {
   if (!streams.has(request)) throw new Error("a streamed body was asked of a request whose edge policy does not stream it");
-  return streams.get(request)!;
+  return streams.get(request) ?? null;
 }
 
 function isJsonType(contentType: string | null): boolean {
