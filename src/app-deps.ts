@@ -4,6 +4,7 @@ import type { LiveResponses } from "./api/responses/live.ts";
 import type { Config } from "./config.ts";
 import type { Sealer } from "./crypto/sealing.ts";
 import type { Db } from "./db/client.ts";
+import type { FileStorage } from "./files/storage.ts";
 import type { Logger } from "./log/logger.ts";
 import type { Metrics } from "./metrics/metrics.ts";
 import type { ModelRegistry } from "./models/registry.ts";
@@ -31,4 +32,6 @@ export interface AppDeps {
   gate: Gate;
   /** Responses being produced in this process: stored streams and background jobs, their listeners and cancels. */
   live: LiveResponses;
+  /** The bytes of uploaded files (their rows are in the database). */
+  files: FileStorage;
 }

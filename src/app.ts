@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import pkg from "../package.json" with { type: "json" };
 import { chatRoutes } from "./api/chat/routes.ts";
+import { filesRoutes } from "./api/files/routes.ts";
 import { messagesErrorBody } from "./api/messages/assembler.ts";
 import { messagesRoutes } from "./api/messages/routes.ts";
 import { responsesRoutes } from "./api/responses/routes.ts";
@@ -45,6 +46,7 @@ export function buildRoutes(deps: AppDeps) {
     .use(chatRoutes(deps))
     .use(responsesRoutes(deps))
     .use(messagesRoutes(deps))
+    .use(filesRoutes(deps))
     .use(metricsRoutes(deps));
 }
 

@@ -74,6 +74,10 @@ export interface Config {
   readonly fetchMaxRedirects: number;
   /** Remote media fetches honour robots.txt (RFC 9309) for the user agent "kiln". */
   readonly fetchRobots: boolean;
+  /** Largest file POST /v1/files takes; one byte more is a 400 and nothing is kept. */
+  readonly maxFileBytes: number;
+  /** An upload (the whole multipart body) not received within this gets 408. */
+  readonly uploadTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -203,6 +207,8 @@ export const OPTIONS: Option[] = [
   { key: "fetchMaxBytes", env: "KILN_FETCH_MAX_BYTES", flag: "--fetch-max-bytes", help: "largest remote medium fetched", parse: int(1024, 1024 * 1024 * 1024) },
   { key: "fetchMaxRedirects", env: "KILN_FETCH_MAX_REDIRECTS", flag: "--fetch-max-redirects", help: "redirects one remote media fetch follows", parse: int(0, 20) },
   { key: "fetchRobots", env: "KILN_FETCH_ROBOTS", flag: "--fetch-robots", help: "0: remote media fetches ignore robots.txt", parse: flag },
+  { key: "maxFileBytes", env: "KILN_MAX_FILE_BYTES", flag: "--max-file-bytes", help: "largest file upload (400 above)", parse: int(1024, 64 * 1024 * 1024 * 1024) },
+  { key: "uploadTimeoutMs", env: "KILN_UPLOAD_TIMEOUT_MS", flag: "--upload-timeout-ms", help: "time to receive a file upload (408 after)", parse: int(1000, 86_400_000) },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -240,6 +246,9 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     fetchMaxBytes: 50_000_000,
     fetchMaxRedirects: 5,
     fetchRobots: true,
+    maxFileBytes: 1024 * 1024 * 1024,
+    // 1 GiB at 20 Mbit/s takes about 7 minutes: an hour leaves room for slow links.
+    uploadTimeoutMs: 3_600_000,
   };
 }
 

@@ -9,6 +9,9 @@ import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { replaySettlements } from "../billing/settle.ts";
 import { openDatabase } from "../db/client.ts";
+import { fileExists } from "../db/files-repo.ts";
+import { DiskFileStorage } from "../files/disk-storage.ts";
+import { FORM_OVERHEAD_BYTES } from "../files/upload.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
 import { newRequestId } from "../http/request-id.ts";
@@ -24,9 +27,11 @@ import { ensureFirstKey, FirstKeyFileError } from "./first-run.ts";
 /**
  * Bun's own cap on a request body. The edge enforces each route's limit while reading (and a route without a body
  * policy reads nothing), so this only has to be above every route's limit for those to answer in the spec's shape:
- * the 1 GiB file limit plus multipart overhead.
+ * the file limit plus what a form may carry beside the file.
  */
-const MAX_BODY = 1024 * 1024 * 1024 + 1024 * 1024;
+function maxBody(config: Config): number {
+  return Math.max(config.maxBodyBytes + 1024 * 1024, config.maxFileBytes + FORM_OVERHEAD_BYTES);
+}
 
 /**
  * What a drain may spend after its grace period: failing what is left, letting streams write their last frame,
@@ -78,7 +83,11 @@ export async function startKiln(
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
     live: new LiveResponses(logger),
     metrics,
+    files: new DiskFileStorage(config.dataDir),
   };
+  // Uploads a crash cut short (and bytes stored without their row) are removed before the first upload starts.
+  const swept = await deps.files.sweep((id) => fileExists(db, id));
+  if (swept.partial || swept.orphaned) logger.info("file storage swept", swept);
   if (config.defaultTier && !deps.gate.findTier(config.defaultTier)) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
   const kiln = createApp(deps);
   // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.
@@ -94,7 +103,7 @@ export async function startKiln(
       logger.error("unhandled exception", { request_id: requestId, error: `${e.name}: ${e.message}`, stack: e.stack });
       return errorResponse(ApiError.internal(), requestId);
     },
-    maxRequestBodySize: MAX_BODY,
+    maxRequestBodySize: maxBody(config),
     // Idle keep-alive connections close; generation requests lift it once their body is in (streams may pause).
     idleTimeout: config.idleTimeoutS,
   });

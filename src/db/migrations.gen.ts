@@ -31,5 +31,11 @@ export const migrations: EmbeddedMigration[] = [
     "when": 1795566456195,
     "breakpoints": true,
     "sql": "CREATE TABLE `response_reasoning_items` (\n\t`item_id` text PRIMARY KEY NOT NULL,\n\t`response_id` text NOT NULL,\n\tFOREIGN KEY (`response_id`) REFERENCES `responses`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `response_reasoning_items_response_idx` ON `response_reasoning_items` (`response_id`);--> statement-breakpoint\nINSERT OR IGNORE INTO `response_reasoning_items` (`item_id`, `response_id`) SELECT json_extract(o.value, '$.id'), r.id FROM `responses` r, json_each(CASE WHEN json_valid(r.response_json) THEN r.response_json ELSE '{}' END, '$.output') o WHERE json_extract(o.value, '$.type') = 'reasoning' AND json_extract(o.value, '$.id') IS NOT NULL;\n"
+  },
+  {
+    "tag": "0005_files",
+    "when": 1795575458452,
+    "breakpoints": true,
+    "sql": "CREATE TABLE `files` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`id` text NOT NULL,\n\t`team_id` integer NOT NULL,\n\t`key_id` integer NOT NULL,\n\t`filename` text NOT NULL,\n\t`purpose` text NOT NULL,\n\t`bytes` integer NOT NULL,\n\t`status` text DEFAULT 'processed' NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`team_id`) REFERENCES `teams`(`id`) ON UPDATE no action ON DELETE no action,\n\tFOREIGN KEY (`key_id`) REFERENCES `api_keys`(`id`) ON UPDATE no action ON DELETE no action\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `files_id_unique` ON `files` (`id`);--> statement-breakpoint\nCREATE INDEX `files_team_idx` ON `files` (`team_id`,`created_at`,`seq`);"
   }
 ];

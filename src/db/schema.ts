@@ -203,3 +203,28 @@ export const responseEvents = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.responseId, t.sequence] })],
 );
+
+/**
+ * Uploaded files (POST /v1/files). A row is written only once the file's bytes are durable in the file storage
+ * (src/files/), and deleting one removes its row, then its bytes. `seq` orders uploads within a second.
+ */
+export const files = sqliteTable(
+  "files",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    /** file-… */
+    id: text("id").notNull().unique(),
+    teamId: integer("team_id").notNull().references(() => teams.id),
+    /** The key that uploaded it. */
+    keyId: integer("key_id").notNull().references(() => apiKeys.id),
+    /** The client's name for the file, as sent; never used to name anything on disk. */
+    filename: text("filename").notNull(),
+    /** assistants | batch | fine-tune | vision | user_data | evals */
+    purpose: text("purpose").notNull(),
+    bytes: integer("bytes").notNull(),
+    /** processed: a row exists only for a file stored whole. */
+    status: text("status").notNull().default("processed"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("files_team_idx").on(t.teamId, t.createdAt, t.seq)],
+);

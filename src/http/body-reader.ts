@@ -21,36 +21,76 @@ export async function pumpBody(request: Request, limits: BodyLimits, onChunk: (c
 const YIELD_EVERY = 256 * 1024;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+const readerOf = (body: ReadableStream<Uint8Array>) => body.getReader();
+/** A stream's default reader, as getReader() types it (Bun's and Node's declarations of the name differ). */
+export type StreamReader = ReturnType<typeof readerOf>;
+
+/**
+ * A body read one chunk at a time, for a consumer that sets its own pace (an upload written to disk): `read()` throws
+ * 413 payload_too_large at the first byte past the limit and 408 at the deadline, cancelling the rest of the stream;
+ * `cancel()` ends it early (whatever else went wrong).
+ */
+export class LimitedReader {
+  private readonly reader: StreamReader;
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private timedOut = false;
+  /** Bytes read so far. */
+  total = 0;
+
+  constructor(body: ReadableStream<Uint8Array>, private readonly limits: BodyLimits) {
+    this.reader = readerOf(body);
+    // The deadline cancels the stream, which ends a pending read at once. (Racing each read against one long-lived
+    // deadline promise instead would keep every chunk read reachable from that promise until the body ends.)
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.reader.cancel().catch(() => {});
+    }, limits.timeoutMs);
+  }
+
+  /** The next chunk, or null at the end of the body. */
+  async read(): Promise<Uint8Array | null> {
+    try {
+      const { done, value } = await this.reader.read();
+      if (this.timedOut) throw ApiError.bodyTimeout(this.limits.timeoutMs);
+      if (done) {
+        clearTimeout(this.timer);
+        return null;
+      }
+      this.total += value.byteLength;
+      if (this.total > this.limits.maxBytes) throw ApiError.payloadTooLarge(this.limits.maxBytes);
+      return value;
+    } catch (e) {
+      this.cancel();
+      throw this.timedOut ? ApiError.bodyTimeout(this.limits.timeoutMs) : e;
+    }
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.reader.cancel().catch(() => {});
+  }
+}
+
 /**
  * Reads `body` chunk by chunk; throws 413 payload_too_large at the first byte past the limit, 408 at the deadline,
  * or whatever `onChunk` throws, cancelling the rest of the stream in each case.
  */
 export async function pumpStream(body: ReadableStream<Uint8Array>, limits: BodyLimits, onChunk: (chunk: Uint8Array) => void): Promise<number> {
-  const reader = body.getReader();
-  let total = 0;
+  const reader = new LimitedReader(body, limits);
   let sinceYield = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(ApiError.bodyTimeout(limits.timeoutMs)), limits.timeoutMs);
-  });
   try {
-    for (;;) {
-      const { done, value } = await Promise.race([reader.read(), deadline]);
-      if (done) return total;
-      total += value.byteLength;
-      if (total > limits.maxBytes) throw ApiError.payloadTooLarge(limits.maxBytes);
-      onChunk(value);
-      sinceYield += value.byteLength;
+    for (let chunk = await reader.read(); chunk; chunk = await reader.read()) {
+      onChunk(chunk);
+      sinceYield += chunk.byteLength;
       if (sinceYield >= YIELD_EVERY) {
         sinceYield = 0;
         await nextTurn();
       }
     }
+    return reader.total;
   } catch (e) {
-    reader.cancel().catch(() => {});
+    reader.cancel();
     throw e;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

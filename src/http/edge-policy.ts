@@ -8,8 +8,11 @@ import { Elysia } from "elysia";
 export interface EdgePolicy {
   /** The key is checked from the headers before any byte of the body is read, and the gate runs. */
   auth: boolean;
-  /** "json": the body is read under the JSON limit and parsed here; "none": the body is never read. */
-  body: "none" | "json";
+  /**
+   * "json": the body is read under the JSON limit and parsed here; "none": the body is never read; "stream": the
+   * edge reads none of it and hands it to the route (streamedBody), which reads it under its own limits.
+   */
+  body: "none" | "json" | "stream";
   /** Runs long (generation, counting a large prompt, following a stream): the connection's idle timeout is lifted. */
   longRunning: boolean;
   /** Still answered while the server drains (the status page says it is shutting down). */
@@ -28,6 +31,8 @@ export const POLICY = {
   keyedFollow: { auth: true, body: "none", longRunning: true, drainExempt: false },
   /** A keyed JSON request that runs the model or its tokenizer: generation and token counting. */
   keyedJson: { auth: true, body: "json", longRunning: true, drainExempt: false },
+  /** A keyed upload the route streams to storage itself (a file up to 1 GiB takes minutes on a slow link). */
+  keyedUpload: { auth: true, body: "stream", longRunning: true, drainExempt: false },
 } as const satisfies Record<string, EdgePolicy>;
 
 /** Lets a route's options carry `edge: <policy>` (type-checked); it adds no hook, the edge reads it from the route list. */
@@ -54,7 +59,7 @@ export interface DeclaredRoute {
 
 function isPolicy(v: unknown): v is EdgePolicy {
   const p = v as EdgePolicy | null;
-  return typeof p === "object" && p !== null && typeof p.auth === "boolean" && (p.body === "none" || p.body === "json") &&
+  return typeof p === "object" && p !== null && typeof p.auth === "boolean" && (p.body === "none" || p.body === "json" || p.body === "stream") &&
     typeof p.longRunning === "boolean" && typeof p.drainExempt === "boolean";
 }
 

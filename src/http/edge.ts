@@ -36,11 +36,18 @@ export type EdgeResult =
   | { kind: "refuse"; error: ApiError | null; policy: EdgePolicy | null };
 
 const bodies = new WeakMap<Request, unknown>();
+const streams = new WeakMap<Request, ReadableStream<Uint8Array> | null>();
 
 /** The body the edge parsed for this (rebuilt) request; throws if the edge did not read it (a route without a policy). */
 export function parsedBody(request: Request): unknown {
   if (!bodies.has(request)) throw new Error("request body reached the router without an edge policy");
   return bodies.get(request);
+}
+
+/** The unread body of a request whose route streams it (policy body "stream"); throws for any other request. */
+export function streamedBody(request: Request): ReadableStream<Uint8Array> | null {
+  if (!streams.has(request)) throw new Error("a streamed body was asked of a request whose edge policy does not stream it");
+  return streams.get(request) ?? null;
 }
 
 function isJsonType(contentType: string | null): boolean {
@@ -94,9 +101,12 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     // A long-running route keeps the timeout lifted (it has its own limits; streams may pause); others get it back.
     if (!policy.longRunning) server?.timeout(raw, deps.config.idleTimeoutS);
   }
-  // A long-running route without a body (following a background response) may wait long between writes.
-  if (policy?.longRunning && policy.body === "none") server?.timeout(raw, 0);
+  // A long-running route without a body (following a background response) may wait long between writes; one that
+  // streams its body is bounded by its own body deadline instead (a large upload, then its fsync).
+  if (policy?.longRunning && policy.body !== "json") server?.timeout(raw, 0);
   const request = new Request(target.url, init);
+  // The router never sees a streamed body (the rebuilt request has none, so nothing parses it): the route takes it.
+  if (policy?.body === "stream") streams.set(request, raw.body);
   // A route without a body (GET, DELETE, a body-less POST) parses to null, whatever the client sent.
   if (policy) bodies.set(request, policy.body === "json" ? body : null);
   return { kind: "route", request, policy };

@@ -90,6 +90,18 @@ export class Metrics {
     name: "kiln_settlements_replayed_total", help: "Journaled settlements written to the database, at start-up or once it took writes again",
     registers: [this.registry],
   });
+  private readonly fileUploads = new Counter({
+    name: "kiln_file_uploads_total", help: "Files stored through POST /v1/files (refused and cut uploads are not counted)",
+    registers: [this.registry],
+  });
+  private readonly fileUploadBytes = new Counter({
+    name: "kiln_file_upload_bytes_total", help: "Bytes of the files stored through POST /v1/files",
+    registers: [this.registry],
+  });
+  private readonly fileDeletes = new Counter({
+    name: "kiln_file_deletes_total", help: "Files deleted through DELETE /v1/files/{id}",
+    registers: [this.registry],
+  });
   private sources: RuntimeSources | null = null;
 
   constructor(opts: { processMetrics?: boolean; teamLabels?: boolean } = {}) {
@@ -163,6 +175,15 @@ export class Metrics {
   /** The team label, when per-team series are on. */
   private team(team: string): { team?: string } {
     return this.teamLabels ? { team } : {};
+  }
+
+  fileUploaded(bytes: number): void {
+    this.fileUploads.inc();
+    this.fileUploadBytes.inc(bytes);
+  }
+
+  fileDeleted(): void {
+    this.fileDeletes.inc();
   }
 
   observeFirstToken(labels: { model: string; endpoint: string }, seconds: number): void {

@@ -44,3 +44,21 @@ describe("Responses and Messages in the OpenAPI document", () => {
     expect(ok("/v1/responses/input_tokens").examples[0]).toEqual({ object: "response.input_tokens", input_tokens: 31 });
   });
 });
+
+describe("Files in the OpenAPI document", () => {
+  const k = testKiln();
+
+  test("the upload's multipart form, the list's query, the file object and the download's bytes are described", async () => {
+    const doc = (await (await k.req("/swagger/json", { key: null })).json()) as any;
+    const form = doc.paths["/v1/files"].post.requestBody.content["multipart/form-data"].schema;
+    expect(Object.keys(form.properties)).toEqual(["file", "purpose"]);
+    expect(form.properties.file).toMatchObject({ type: "string", format: "binary" });
+    expect(form.required).toEqual(["file", "purpose"]);
+    expect(doc.paths["/v1/files"].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(["query:order", "query:after", "query:limit", "query:purpose"]);
+    const file = doc.paths["/v1/files/{id}"].get.responses["200"].content["application/json"].schema;
+    expect(Object.keys(file.properties)).toEqual(["id", "object", "bytes", "created_at", "filename", "purpose", "status"]);
+    expect(file.examples[0].id).toStartWith("file-");
+    expect(Object.keys(doc.paths["/v1/files/{id}/content"].get.responses["200"].content)).toEqual(["application/octet-stream"]);
+    expect(doc.paths["/v1/files/{id}"].delete.responses["200"].content["application/json"].schema.properties.deleted).toBeDefined();
+  });
+});

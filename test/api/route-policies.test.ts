@@ -55,10 +55,40 @@ describe("route policies", () => {
       const { body, seen } = watchedBody();
       const res = await k.req(concrete(r.path), { method: r.method, headers: { "content-type": "application/json" }, ...(r.method !== "GET" ? { body } : {}) });
       expect([r.method, r.path, entered]).toEqual([r.method, r.path, [concrete(r.path)]]);
+      // (A streamed upload reads its own body, and refuses a JSON one before reading it.)
       expect([r.method, r.path, seen.pulled]).toEqual([r.method, r.path, r.policy.body === "json"]);
       // An empty body is a 400, an unknown id a 404, the model list a 200: the route ran with its key (no 401, no 500).
       expect([r.method, r.path, [200, 400, 404].includes(res.status)]).toEqual([r.method, r.path, true]);
     }
+  });
+
+  test("a streamed upload: the key before the body, then the edge reads none of it and the route streams it, with the idle timeout lifted until its answer", async () => {
+    expect(routes.filter((r) => r.policy.body === "stream").map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/files"]);
+    const form = () => {
+      const text = '--b\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="x.jsonl"\r\n\r\n{}\r\n--b--\r\n';
+      const seen = { pulled: 0 };
+      const body = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (seen.pulled++) return c.close();
+          c.enqueue(new TextEncoder().encode(text));
+        },
+      }, { highWaterMark: 0 });
+      return { body, seen };
+    };
+    const timeouts: number[] = [];
+    const server = { timeout: (_: Request, s: number) => void timeouts.push(s), requestIP: () => ({ address: "127.0.0.1" }) };
+    const upload = (key: string | null, body: ReadableStream<Uint8Array>) =>
+      k.handle(new Request("http://127.0.0.1/v1/files", {
+        method: "POST", body, headers: { "content-type": "multipart/form-data; boundary=b", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      }), server);
+    const refused = form();
+    expect((await upload(null, refused.body)).status).toBe(401);
+    expect(refused.seen.pulled).toBe(0);
+    const taken = form();
+    const res = await upload(k.key, taken.body);
+    expect([res.status, ((await res.json()) as { bytes: number }).bytes]).toEqual([200, 2]);
+    expect(taken.seen.pulled).toBeGreaterThan(0);
+    expect(timeouts).toEqual([0, k.deps.config.idleTimeoutS]);
   });
 
   test("while draining, only the routes whose policy says so still answer", async () => {

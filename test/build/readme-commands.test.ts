@@ -92,6 +92,7 @@ const COVERED = new Set([
   "npm run bench -- --profile",
   "npm run bench -- --stored",
   "npm run bench -- --input-rules",
+  "npm run bench -- --upload",
   "npm run db:generate",
   "kiln [serve]",
   "kiln keys create --team T --name N",
@@ -287,6 +288,13 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     for (const row of ["nothing \\(idle\\)", "POST /v1/responses, rule 2 broken at the end", "POST /v1/responses/input_tokens, valid"]) {
       expect(r.out).toMatch(new RegExp(`^\\| ${row} +\\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+\\.\\d \\|`, "m"));
     }
+  }, 300_000);
+
+  test("npm run bench -- --upload (a 16 MiB run) prints the server's RSS growth for the upload in its table", () => {
+    const r = sh("npm run bench -- --upload", { KILN_BENCH_UPLOAD_MIB: "16" });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    expect(r.out).toMatch(/^\| 16 MiB +\| +\d+\.\d \| +\d+ \| +\d+ \| +\d+\.\d \| +-?\d+\.\d \| < 64 MiB \|$/m);
   }, 300_000);
 
   test("npm run db:generate on an unchanged schema changes nothing", () => {

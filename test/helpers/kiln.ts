@@ -11,6 +11,7 @@ import { MemoryRateLimiter } from "../../src/ratelimit/limiter.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/client.ts";
+import { DiskFileStorage } from "../../src/files/disk-storage.ts";
 import { createKey } from "../../src/db/keys-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
@@ -61,6 +62,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     metrics: new Metrics({ teamLabels: config.metricsTeamLabels }),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
     live: new LiveResponses(logger),
+    files: new DiskFileStorage(config.dataDir),
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;

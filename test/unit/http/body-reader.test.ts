@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ApiError } from "../../../src/errors/api-error.ts";
-import { readBody, readStream } from "../../../src/http/body-reader.ts";
+import { LimitedReader, readBody, readStream } from "../../../src/http/body-reader.ts";
 
 const MiB = 1024 * 1024;
 
@@ -81,5 +81,28 @@ describe("readBody", () => {
 
   test("no body is an empty body", async () => {
     expect((await readBody(new Request("http://localhost/x", { method: "POST" }), { maxBytes: 10, timeoutMs: 100 })).byteLength).toBe(0);
+  });
+});
+
+describe("LimitedReader", () => {
+  test("chunks it has handed out are not kept reachable while the body is still being read", async () => {
+    const { stream } = source(64, 64 * 1024);
+    const reader = new LimitedReader(stream, { maxBytes: 8 * MiB, timeoutMs: 60_000 });
+    const seen: WeakRef<Uint8Array>[] = [];
+    for (let i = 0; i < 64; i++) seen.push(new WeakRef((await reader.read())!));
+    // The body is not over (its end not read yet): only the reader could still hold the chunks.
+    await Bun.sleep(0);
+    Bun.gc(true);
+    await Bun.sleep(0);
+    Bun.gc(true);
+    expect(seen.filter((r) => r.deref() !== undefined).length).toBeLessThan(8);
+    expect(await reader.read()).toBeNull();
+  });
+
+  test("the deadline ends a read that is waiting, with a 408", async () => {
+    const stalled = new ReadableStream<Uint8Array>({ pull: () => new Promise<void>(() => {}) }, { highWaterMark: 0 });
+    const reader = new LimitedReader(stalled, { maxBytes: MiB, timeoutMs: 100 });
+    const e = await refusal(reader.read());
+    expect([e.status, e.message]).toEqual([408, "The request body was not received within 0.1 s."]);
   });
 });

@@ -7,6 +7,7 @@ const routes = [
   { method: "GET", path: "/v1/status", hooks: { edge: POLICY.openWhileDraining } },
   { method: "GET", path: "/v1/models/:model", hooks: { edge: POLICY.keyed } },
   { method: "POST", path: "/v1/chat/completions", hooks: { edge: POLICY.keyedJson } },
+  { method: "POST", path: "/v1/files", hooks: { edge: POLICY.keyedUpload } },
 ];
 
 describe("policyTable", () => {
@@ -18,6 +19,7 @@ describe("policyTable", () => {
     expect(policyFor("HEAD", "/v1/status")?.drainExempt).toBe(true);
     expect(policyFor("GET", "/v1/models/kiln-tiny-v1")).toEqual({ auth: true, body: "none", longRunning: false, drainExempt: false });
     expect(policyFor("GET", "/swagger")?.auth).toBe(false);
+    expect(policyFor("POST", "/v1/files")).toEqual({ auth: true, body: "stream", longRunning: true, drainExempt: false });
   });
 
   test("no policy (no key check, no body read) for paths and methods no route serves", () => {

@@ -1,0 +1,85 @@
+// The Files API's logic: upload (streamed to the file storage, the row written once the bytes are durable), list,
+// retrieve, download and delete, always scoped to the caller's team.
+import type { AppDeps } from "../../app-deps.ts";
+import type { AuthContext } from "../../auth/authenticate.ts";
+import { deleteFile, insertFile, pageFiles } from "../../db/files-repo.ts";
+import { ApiError, clip } from "../../errors/api-error.ts";
+import { newFileId } from "../../files/file-id.ts";
+import { PURPOSES, toFileObject } from "../../files/file-object.ts";
+import { fileNotFound, openTeamFile, teamFile } from "../../files/team-file.ts";
+import { receiveUpload } from "../../files/upload.ts";
+import { MAX_LIST_LIMIT, type FileList, type FileObject } from "./schema.ts";
+
+const nowS = () => Math.floor(Date.now() / 1000);
+
+/** purpose, once sent, must be one of the list, and must have been sent once the form is `complete`. */
+export function checkUploadFields(fields: Map<string, string>, complete: boolean): void {
+  const purpose = fields.get("purpose");
+  if (purpose === undefined) {
+    if (complete) throw ApiError.badRequest("Missing required parameter: 'purpose'.", "purpose");
+    return;
+  }
+  if (!(PURPOSES as readonly string[]).includes(purpose)) {
+    throw ApiError.badRequest(`Invalid value for 'purpose': '${clip(purpose)}'. Expected one of ${PURPOSES.join(", ")}.`, "purpose");
+  }
+}
+
+/** Stores the uploaded file under a new id, then writes its row; a refusal or a failure leaves neither. */
+export async function uploadFile(deps: AppDeps, body: ReadableStream<Uint8Array> | null, contentType: string | null, auth: AuthContext): Promise<typeof FileObject.static> {
+  const id = newFileId();
+  const upload = await receiveUpload(
+    body, contentType, { maxFileBytes: deps.config.maxFileBytes, timeoutMs: deps.config.uploadTimeoutMs, fileField: "file" },
+    (stream) => deps.files.put(id, stream), checkUploadFields,
+  );
+  try {
+    const row = insertFile(deps.db, {
+      id, teamId: auth.teamId, keyId: auth.keyId, filename: upload.file.filename ?? "file", purpose: upload.fields.get("purpose")!, bytes: upload.bytes, createdAt: nowS(),
+    });
+    deps.metrics.fileUploaded(upload.bytes);
+    return toFileObject(row);
+  } catch (e) {
+    await deps.files.delete(id);
+    throw e;
+  }
+}
+
+/** A text/plain 400: what GET /v1/files answers for an order other than asc or desc (the spec's one exception). */
+function badOrder(order: string): Response {
+  return new Response(`Invalid value for 'order': '${clip(order)}'. Expected 'asc' or 'desc'.`, { status: 400, headers: { "content-type": "text/plain; charset=utf-8" } });
+}
+
+export interface ListQuery {
+  order?: string;
+  after?: string;
+  limit?: number;
+  purpose?: string;
+}
+
+export function listFiles(deps: AppDeps, teamId: number, q: ListQuery): typeof FileList.static | Response {
+  const order = q.order ?? "desc";
+  if (order !== "asc" && order !== "desc") return badOrder(order);
+  const page = pageFiles(deps.db, teamId, { order, after: q.after ?? null, limit: q.limit ?? MAX_LIST_LIMIT, purpose: q.purpose ?? null });
+  if (!page) throw ApiError.badRequest(`No file with id '${clip(q.after!)}' to list after.`, "after");
+  const data = page.rows.map(toFileObject);
+  return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore };
+}
+
+export function retrieveFile(deps: AppDeps, teamId: number, id: string): typeof FileObject.static {
+  return toFileObject(teamFile(deps.db, teamId, id));
+}
+
+/** The file's bytes, streamed from the storage; Bun sends a Blob body with its Content-Length. */
+export async function fileContent(deps: AppDeps, teamId: number, id: string): Promise<Response> {
+  const { stored } = await openTeamFile(deps, teamId, id);
+  return new Response(stored, { headers: { "content-type": "application/octet-stream" } });
+}
+
+/** Deletes the row, then the bytes: a crash between the two leaves bytes no row names, which the start-up sweep removes. */
+export async function removeFile(deps: AppDeps, teamId: number, id: string): Promise<{ id: string; object: "file"; deleted: true }> {
+  const row = teamFile(deps.db, teamId, id);
+  // A delete of the same file that won the race: this one finds nothing to delete.
+  if (!deleteFile(deps.db, row.id, teamId)) throw fileNotFound(id, "file_id");
+  await deps.files.delete(row.id);
+  deps.metrics.fileDeleted();
+  return { id: row.id, object: "file", deleted: true };
+}

@@ -1,0 +1,59 @@
+// Uploaded files' rows. Every read and delete is scoped to the owning team, so another team's id reads exactly like
+// an unknown one. Pages are ordered by created_at, then upload order (seq), with a keyset cursor (`after` a file id).
+import { and, eq } from "drizzle-orm";
+import type { Db } from "./client.ts";
+import { files } from "./schema.ts";
+
+export type FileRow = typeof files.$inferSelect;
+export type NewFileRow = Omit<typeof files.$inferInsert, "seq" | "status">;
+
+export function insertFile(db: Db, row: NewFileRow): FileRow {
+  return db.insert(files).values(row).returning().get();
+}
+
+/** The team's file, or undefined. */
+export function findFile(db: Db, id: string, teamId: number): FileRow | undefined {
+  return db.select().from(files).where(and(eq(files.id, id), eq(files.teamId, teamId))).get();
+}
+
+/** Whether any team has a file with this id (the start-up sweep keeps its bytes). */
+export function fileExists(db: Db, id: string): boolean {
+  return db.$client.query("SELECT 1 FROM files WHERE id = ?").get(id) !== null;
+}
+
+/** Deletes the team's file row; false when there was none. */
+export function deleteFile(db: Db, id: string, teamId: number): boolean {
+  return db.$client.query("DELETE FROM files WHERE id = ? AND team_id = ?").run(id, teamId).changes > 0;
+}
+
+export interface FilePageQuery {
+  order: "asc" | "desc";
+  /** A file id of the team: the page starts after it, in the chosen order. */
+  after: string | null;
+  limit: number;
+  purpose: string | null;
+}
+
+/** One page of the team's files; null when `after` names no file of the team. */
+export function pageFiles(db: Db, teamId: number, q: FilePageQuery): { rows: FileRow[]; hasMore: boolean } | null {
+  const where = ["team_id = ?"];
+  const args: (string | number)[] = [teamId];
+  if (q.after !== null) {
+    const cursor = findFile(db, q.after, teamId);
+    if (!cursor) return null;
+    where.push(`(created_at, seq) ${q.order === "asc" ? ">" : "<"} (?, ?)`);
+    args.push(cursor.createdAt, cursor.seq);
+  }
+  if (q.purpose !== null) {
+    where.push("purpose = ?");
+    args.push(q.purpose);
+  }
+  const dir = q.order === "asc" ? "ASC" : "DESC";
+  const rows = db.$client
+    .query(
+      `SELECT seq, id, team_id AS teamId, key_id AS keyId, filename, purpose, bytes, status, created_at AS createdAt
+       FROM files WHERE ${where.join(" AND ")} ORDER BY created_at ${dir}, seq ${dir} LIMIT ?`,
+    )
+    .all(...args, q.limit + 1) as FileRow[];
+  return { rows: rows.slice(0, q.limit), hasMore: rows.length > q.limit };
+}

@@ -1,0 +1,127 @@
+// FileStorage on the local disk: `<data dir>/files/<id>`, named by the id alone (its shape checked, so no client
+// text reaches a path). An upload is written to `files/tmp/`, fsynced, then renamed into place, so a file is either
+// whole or absent; whatever a crash leaves in `tmp/` is removed by the start-up sweep.
+import { mkdirSync } from "node:fs";
+import { type FileHandle, open, readdir, rename, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import type { StreamReader } from "../http/body-reader.ts";
+import { isFileId } from "./file-id.ts";
+import type { FileStorage, StoredFile } from "./storage.ts";
+
+/** Upload chunks are gathered into writes of this size: fewer system calls than one per network chunk. */
+const WRITE_CHUNK = 1024 * 1024;
+
+const isMissing = (e: unknown) => (e as { code?: string }).code === "ENOENT";
+
+export class DiskFileStorage implements FileStorage {
+  readonly dir: string;
+  readonly tmpDir: string;
+
+  constructor(dataDir: string) {
+    this.dir = join(dataDir, "files");
+    this.tmpDir = join(this.dir, "tmp");
+    mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 });
+  }
+
+  /** The path of a stored file, or null for anything that is not a file id. */
+  private pathOf(id: string): string | null {
+    return isFileId(id) ? join(this.dir, id) : null;
+  }
+
+  async put(id: string, body: ReadableStream<Uint8Array>): Promise<number> {
+    const target = this.pathOf(id);
+    if (!target) throw new Error(`not a file id: ${JSON.stringify(id.slice(0, 80))}`);
+    const temp = join(this.tmpDir, `${id}.${crypto.randomUUID().slice(0, 8)}.part`);
+    const reader = body.getReader();
+    let fh: FileHandle | null = null;
+    try {
+      fh = await open(temp, "wx", 0o600);
+      const bytes = await copyInto(reader, fh);
+      await fh.sync();
+      await fh.close();
+      fh = null;
+      await rename(temp, target);
+      // The rename itself is durable only once the directory is synced.
+      await syncDir(this.dir);
+      return bytes;
+    } catch (e) {
+      // A failed write must stop the upload too (its body would otherwise wait for a reader forever).
+      reader.cancel(e).catch(() => {});
+      await fh?.close().catch(() => {});
+      await unlink(temp).catch(() => {});
+      throw e;
+    }
+  }
+
+  async get(id: string): Promise<StoredFile | null> {
+    const path = this.pathOf(id);
+    if (!path) return null;
+    const file = Bun.file(path);
+    return (await file.exists()) ? file : null;
+  }
+
+  async delete(id: string): Promise<void> {
+    const path = this.pathOf(id);
+    if (!path) return;
+    await unlink(path).catch((e) => {
+      if (!isMissing(e)) throw e;
+    });
+  }
+
+  async sweep(keep: (id: string) => boolean): Promise<{ partial: number; orphaned: number }> {
+    let partial = 0;
+    let orphaned = 0;
+    for (const name of await readdir(this.tmpDir)) {
+      await unlink(join(this.tmpDir, name));
+      partial++;
+    }
+    for (const name of await readdir(this.dir)) {
+      if (isFileId(name) && !keep(name)) {
+        await unlink(join(this.dir, name));
+        orphaned++;
+      }
+    }
+    return { partial, orphaned };
+  }
+}
+
+/** Writes everything `reader` yields to `fh`, in WRITE_CHUNK pieces; returns the byte count. */
+async function copyInto(reader: StreamReader, fh: FileHandle): Promise<number> {
+  const buffer = new Uint8Array(WRITE_CHUNK);
+  let filled = 0;
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    for (let at = 0; at < value.byteLength; ) {
+      const n = Math.min(value.byteLength - at, WRITE_CHUNK - filled);
+      buffer.set(value.subarray(at, at + n), filled);
+      filled += n;
+      at += n;
+      if (filled === WRITE_CHUNK) {
+        await writeAll(fh, buffer);
+        filled = 0;
+      }
+    }
+  }
+  if (filled) await writeAll(fh, buffer.subarray(0, filled));
+  return total;
+}
+
+/** A write may take fewer bytes than given: loop until all are written. */
+async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.byteLength; ) {
+    const { bytesWritten } = await fh.write(bytes, at, bytes.byteLength - at);
+    at += bytesWritten;
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, "r");
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
