@@ -57,6 +57,22 @@ export interface Config {
   readonly responseRetentionDays: number;
   /** Most bytes one stored response may hold (request, input items, response); above it, 413 payload_too_large. */
   readonly maxStoredResponseBytes: number;
+  /** Worker threads decoding images, audio and video off the event loop. */
+  readonly mediaWorkers: number;
+  /** One decode running longer than this fails (the medium is undecodable) and its worker is replaced. */
+  readonly mediaDecodeTimeoutMs: number;
+  /** Images (and video frames) with more pixels are refused from their header, before decoding: decompression bombs. */
+  readonly mediaMaxPixels: number;
+  /** Longest audio decoded, in seconds. */
+  readonly mediaMaxAudioS: number;
+  /** Longest video decoded, in seconds. */
+  readonly mediaMaxVideoS: number;
+  /** Video frames sampled per second... */
+  readonly videoFps: number;
+  /** ...and at most this many per video (a longer video is sampled evenly at a lower rate). */
+  readonly videoMaxFrames: number;
+  /** Sampled frames are scaled down to fit this many pixels on their longer side. */
+  readonly videoFrameSize: number;
 }
 
 export class ConfigError extends Error {}
@@ -101,6 +117,16 @@ function baseUrl(raw: string, name: string) {
 function secret(raw: string, name: string) {
   if (!/^[\x21-\x7e]{16,}$/.test(raw)) throw new ConfigError(`${name} must be at least 16 printable characters without spaces`);
   return raw;
+}
+
+/** A decimal number such as 0.5 or 2. */
+function decimal(min: number, max: number) {
+  return (raw: string, name: string) => {
+    if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(`${name} must be a number, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
 }
 
 /** A switch: 1/true/yes/on or 0/false/no/off. */
@@ -166,6 +192,15 @@ export const OPTIONS: Option[] = [
     key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",
     help: "largest stored response (413 above)", parse: int(64 * 1024, 1024 * 1024 * 1024),
   },
+  { key: "mediaWorkers", env: "KILN_MEDIA_WORKERS", flag: "--media-workers", help: "worker threads decoding images, audio and video", parse: int(1, 16) },
+  { key: "mediaDecodeTimeoutMs", env: "KILN_MEDIA_DECODE_TIMEOUT_MS", flag: "--media-decode-timeout-ms", help: "time limit of one media decode", parse: int(1000, 3_600_000) },
+  // sharp's own ceiling is 0x3FFF × 0x3FFF pixels.
+  { key: "mediaMaxPixels", env: "KILN_MEDIA_MAX_PIXELS", flag: "--media-max-pixels", help: "most pixels an image may have (refused from its header)", parse: int(1, 0x3fff * 0x3fff) },
+  { key: "mediaMaxAudioS", env: "KILN_MEDIA_MAX_AUDIO_S", flag: "--media-max-audio-s", help: "longest audio decoded (seconds)", parse: int(1, 86_400) },
+  { key: "mediaMaxVideoS", env: "KILN_MEDIA_MAX_VIDEO_S", flag: "--media-max-video-s", help: "longest video decoded (seconds)", parse: int(1, 86_400) },
+  { key: "videoFps", env: "KILN_VIDEO_FPS", flag: "--video-fps", help: "video frames sampled per second", parse: decimal(0.01, 60) },
+  { key: "videoMaxFrames", env: "KILN_VIDEO_MAX_FRAMES", flag: "--video-max-frames", help: "most frames sampled from one video", parse: int(1, 1024) },
+  { key: "videoFrameSize", env: "KILN_VIDEO_FRAME_SIZE", flag: "--video-frame-size", help: "longer side of sampled frames (pixels)", parse: int(16, 4096) },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -194,6 +229,16 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     tiers: [],
     responseRetentionDays: 30,
     maxStoredResponseBytes: 16 * 1024 * 1024,
+    mediaWorkers: 1,
+    // Long enough for a 300 s 1080p video in ffmpeg.wasm (about 65 frames a second here).
+    mediaDecodeTimeoutMs: 180_000,
+    // Above any phone photo (48-50 MP); a vision encoder scales far below this anyway.
+    mediaMaxPixels: 50_000_000,
+    mediaMaxAudioS: 1800,
+    mediaMaxVideoS: 300,
+    videoFps: 1,
+    videoMaxFrames: 32,
+    videoFrameSize: 768,
   };
 }
 
