@@ -4,7 +4,7 @@ import { FFmpegSession } from "./ffmpeg.ts";
 import { failures } from "./failures.ts";
 import { fitWithin, samplingRate, type DecodeLimits } from "./limits.ts";
 import { readPpm } from "./ppm.ts";
-import { fellShort, mentionsTruncation, readProbe, type ProbeReport } from "./probe.ts";
+import { fellShort, mentionsTruncation, monoMix, readProbe, type ProbeReport } from "./probe.ts";
 import type { Sniffed } from "./sniff.ts";
 import { endsEarly } from "./truncation.ts";
 
@@ -17,13 +17,14 @@ type Want = "audio" | "video" | "any";
 /** A failure after ffmpeg read the input: truncated when ffmpeg said the data stopped early or too little came out. */
 const brokenOrCut = (s: Sniffed, log: string[], cut: boolean) => (cut || mentionsTruncation(log) ? failures.truncated(s) : failures.corrupt(s));
 
-function decodeAudioTrack(ff: FFmpegSession, s: Sniffed, statedS: number | null, sha256: string): DecodedAudio {
-  const ok = ff.run(["-v", "error", "-i", INPUT, "-map", "0:a:0", "-vn", "-sn", "-dn", "-ac", "1", "-ar", String(AUDIO_RATE), "-f", "f32le", "audio.f32"]);
+function decodeAudioTrack(ff: FFmpegSession, s: Sniffed, track: NonNullable<ProbeReport["audio"]>, sha256: string): DecodedAudio {
+  const mix = ["-af", monoMix(track.channels), "-ac", "1", "-ar", String(AUDIO_RATE)];
+  const ok = ff.run(["-v", "error", "-i", INPUT, "-map", "0:a:0", "-vn", "-sn", "-dn", ...mix, "-f", "f32le", "audio.f32"]);
   const raw = ff.read("audio.f32");
   if (!ok || !raw || raw.length < 4) throw brokenOrCut(s, ff.log, false);
   const samples = new Float32Array(raw.buffer, raw.byteOffset, raw.length >> 2);
   const durationS = samples.length / AUDIO_RATE;
-  if (fellShort(durationS, statedS)) throw failures.truncated(s);
+  if (fellShort(durationS, track.durationS)) throw failures.truncated(s);
   return { medium: "audio", format: s.format, sampleRate: AUDIO_RATE, samples, durationS, sha256 };
 }
 
@@ -57,15 +58,14 @@ export async function decodeAv(bytes: Uint8Array, sniffed: Sniffed, want: Want, 
   if (want === "audio" && !report.audio) throw failures.noAudioTrack(asVideo);
   if (want === "video" && !report.video) throw failures.wrongMedium("video", "audio-only");
   if (want === "audio" || !report.video) {
-    const statedS = report.audio!.durationS;
-    const longestS = statedS ?? report.durationS;
+    const longestS = report.audio!.durationS ?? report.durationS;
     if (longestS !== null && longestS > limits.maxAudioS) throw failures.tooLong(asAudio, longestS, limits.maxAudioS);
-    return decodeAudioTrack(ff, asAudio, statedS, sha256);
+    return decodeAudioTrack(ff, asAudio, report.audio!, sha256);
   }
   const video = report.video;
   if (video.durationS !== null && video.durationS > limits.maxVideoS) throw failures.tooLong(asVideo, video.durationS, limits.maxVideoS);
   if (video.width * video.height > limits.maxPixels) throw failures.tooManyPixels(asVideo, video.width, video.height, limits.maxPixels);
   const frames = decodeFrames(ff, asVideo, video, limits);
-  const audio = report.audio ? decodeAudioTrack(ff, asVideo, report.audio.durationS, sha256) : null;
+  const audio = report.audio ? decodeAudioTrack(ff, asVideo, report.audio, sha256) : null;
   return { medium: "video", format: sniffed.format, width: video.width, height: video.height, durationS: video.durationS ?? frames.length / limits.videoFps, frames, audio, sha256 };
 }

@@ -18,6 +18,8 @@ export interface MediaDecoder {
   decode(bytes: Uint8Array, want: Want, signal?: AbortSignal): Promise<DecodedMedia>;
   /** Fails queued decodes, stops the workers. */
   close(): Promise<void>;
+  /** Workers running, decodes running and waiting, and workers replaced so far (crashed, wedged or aborted under a decode). */
+  stats(): { workers: number; busy: number; queued: number; replaced: number };
 }
 
 /** The config options the decoder reads (src/config.ts). */
@@ -74,6 +76,7 @@ export function createMediaDecoder(config: MediaDecodeConfig, opts: { logger?: L
   const queue: Job[] = [];
   let nextId = 1;
   let closed = false;
+  let replaced = 0;
 
   const settle = (job: Job) => {
     if (job.onAbort) job.signal?.removeEventListener("abort", job.onAbort);
@@ -88,6 +91,7 @@ export function createMediaDecoder(config: MediaDecodeConfig, opts: { logger?: L
     if (kill && slot.worker) {
       const worker = slot.worker;
       slot.worker = null;
+      if (!closed) replaced++;
       worker.terminate();
     }
     pump();
@@ -192,6 +196,10 @@ export function createMediaDecoder(config: MediaDecodeConfig, opts: { logger?: L
         job?.reject(new Error("the media decoder is closed"));
       }
       await Promise.all(stopping);
+    },
+
+    stats() {
+      return { workers: slots.filter((s) => s.worker).length, busy: slots.filter((s) => s.job).length, queued: queue.length, replaced };
     },
   };
 }

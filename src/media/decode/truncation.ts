@@ -3,12 +3,14 @@
 const u32be = (b: Uint8Array, at: number): number => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 const u32le = (b: Uint8Array, at: number): number => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
 
-/** PNG: walking the chunks runs off the end before IEND. */
+/** PNG: walking the chunks (while they look like chunks) runs off the end before IEND. */
 function pngEndsEarly(b: Uint8Array): boolean {
   let at = 8;
   while (at + 8 <= b.length) {
     const length = u32be(b, at);
     const type = String.fromCharCode(b[at + 4]!, b[at + 5]!, b[at + 6]!, b[at + 7]!);
+    // A chunk type that is not four letters is damage, not a cut: its length means nothing.
+    if (!/^[A-Za-z]{4}$/.test(type)) return false;
     const next = at + 12 + length;
     if (next > b.length) return true;
     if (type === "IEND") return false;
