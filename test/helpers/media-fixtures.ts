@@ -115,10 +115,10 @@ export const AV = {
   webmOpus: () => ffmpegFixture([...picture(3), ...tone(3), "-c:v", "libvpx", "-c:a", "libopus", "-shortest"], "clip.webm"),
   webmVorbis: () => ffmpegFixture([...picture(3), ...tone(3), "-c:v", "libvpx", "-c:a", "libvorbis", "-shortest"], "clip-vorbis.webm"),
   mkv: () => ffmpegFixture([...picture(3), ...tone(3), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "flac", "-shortest"], "clip.mkv"),
-  /** 40 s of 720p noise at about 10 Mbit/s: about 50 MB, for the load scenario. */
-  mp4Large: () =>
+  /** `seconds` of 720p noise at about 10 Mbit/s (40 s is about 50 MB), with a tone: for the load scenario. */
+  noisyVideo: (seconds: number) =>
     ffmpegFixture(
-      ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=40", ...tone(40), "-vf", "noise=alls=30:allf=t", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", "10M", "-maxrate", "10M", "-bufsize", "10M", "-c:a", "aac"],
-      "large.mp4",
+      ["-f", "lavfi", "-i", `testsrc2=size=1280x720:rate=30:duration=${seconds}`, ...tone(seconds), "-vf", "noise=alls=30:allf=t", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", "10M", "-maxrate", "10M", "-bufsize", "10M", "-c:a", "aac"],
+      "noisy.mp4",
     ),
 };
