@@ -107,6 +107,8 @@ export const AV = {
   oggVorbis: () => ffmpegFixture([...tone(3), "-c:a", "libvorbis"], "tone.ogg"),
   opus: () => ffmpegFixture([...tone(3), "-c:a", "libopus"], "tone.opus"),
   m4a: () => ffmpegFixture([...tone(3), "-c:a", "aac"], "tone.m4a"),
+  aiff: () => ffmpegFixture([...tone(3)], "tone.aiff"),
+  adts: () => ffmpegFixture([...tone(3), "-c:a", "aac", "-f", "adts"], "tone.aac"),
   webmAudio: () => ffmpegFixture([...tone(3), "-c:a", "libopus", "-f", "webm"], "tone.webm"),
   mp4: () => ffmpegFixture([...picture(3), ...tone(3), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest"], "clip.mp4"),
   mp4Silent: () => ffmpegFixture([...picture(3), "-c:v", "libx264", "-pix_fmt", "yuv420p"], "silent.mp4"),
@@ -114,6 +116,7 @@ export const AV = {
   mp4Wide: () => ffmpegFixture([...picture(2, "1280x720", 5), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"], "wide.mp4"),
   webmOpus: () => ffmpegFixture([...picture(3), ...tone(3), "-c:v", "libvpx", "-c:a", "libopus", "-shortest"], "clip.webm"),
   webmVorbis: () => ffmpegFixture([...picture(3), ...tone(3), "-c:v", "libvpx", "-c:a", "libvorbis", "-shortest"], "clip-vorbis.webm"),
+  avi: () => ffmpegFixture([...picture(3), ...tone(3), "-c:v", "mpeg4", "-c:a", "libmp3lame", "-shortest"], "clip.avi"),
   mkv: () => ffmpegFixture([...picture(3), ...tone(3), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "flac", "-shortest"], "clip.mkv"),
   /** `seconds` of 720p noise at about 10 Mbit/s (40 s is about 50 MB), with a tone: for the load scenario. */
   noisyVideo: (seconds: number) =>

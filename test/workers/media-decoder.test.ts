@@ -124,6 +124,8 @@ describe("audio decodes to mono float PCM at 16 kHz", () => {
     ["ogg opus", AV.opus, "opus"],
     ["m4a (aac)", AV.m4a, "m4a"],
     ["webm (opus, no picture)", AV.webmAudio, "webm"],
+    ["aiff", AV.aiff, "aiff"],
+    ["aac (ADTS)", AV.adts, "aac"],
   ])("%s: 3 s of a 440 Hz tone", async (_name, make, format) => {
     const bytes = await make();
     const sha = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
@@ -144,6 +146,7 @@ describe("video decodes to sampled RGB frames plus its audio track", () => {
     ["webm (VP8 + Opus)", AV.webmOpus, "webm"],
     ["webm (VP8 + Vorbis)", AV.webmVorbis, "webm"],
     ["mkv (H.264 + FLAC)", AV.mkv, "mkv"],
+    ["avi (MPEG-4 part 2 + MP3)", AV.avi, "avi"],
   ])("%s: 3 s at 1 frame a second, 160×120, with 3 s of sound", async (_name, make, format) => {
     const video = (await shared.decode(await make(), "any")) as DecodedVideo;
     expect([video.medium, video.format, video.width, video.height]).toEqual(["video", format, 160, 120]);
