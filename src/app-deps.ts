@@ -5,6 +5,7 @@ import type { Config } from "./config.ts";
 import type { Sealer } from "./crypto/sealing.ts";
 import type { Db } from "./db/client.ts";
 import type { FileStorage } from "./files/storage.ts";
+import type { CoreIntake } from "./inference/core-deps.ts";
 import type { Logger } from "./log/logger.ts";
 import type { Metrics } from "./metrics/metrics.ts";
 import type { ModelRegistry } from "./models/registry.ts";
@@ -34,4 +35,6 @@ export interface AppDeps {
   live: LiveResponses;
   /** The bytes of uploaded files (their rows are in the database). */
   files: FileStorage;
+  /** Reads, screens and decodes a request's media before its prompt is built (src/media/media-intake.ts). */
+  intake: CoreIntake;
 }

@@ -62,6 +62,8 @@ export interface Config {
   readonly maxInlineMediaBytes: number;
   /** Most media items (images, audio, video, files) one request may carry. */
   readonly maxMediaPerRequest: number;
+  /** An uploaded file referenced as media (file_id) larger than this is not decoded: a 400 naming the item. */
+  readonly maxMediaFileBytes: number;
   /** The operator's content policy file (src/media/content-policy.ts); unset: nothing is refused. */
   readonly contentPolicyFile?: string;
   /** Remote media URLs: only hosts matching these patterns are fetched (normalised; empty: any public host). */
@@ -78,6 +80,22 @@ export interface Config {
   readonly maxFileBytes: number;
   /** An upload (the whole multipart body) not received within this gets 408. */
   readonly uploadTimeoutMs: number;
+  /** Worker threads decoding images, audio and video off the event loop. */
+  readonly mediaWorkers: number;
+  /** One decode running longer than this fails (the medium is undecodable) and its worker is replaced. */
+  readonly mediaDecodeTimeoutMs: number;
+  /** Images (and video frames) with more pixels are refused from their header, before decoding: decompression bombs. */
+  readonly mediaMaxPixels: number;
+  /** Longest audio decoded, in seconds. */
+  readonly mediaMaxAudioS: number;
+  /** Longest video decoded, in seconds. */
+  readonly mediaMaxVideoS: number;
+  /** Video frames sampled per second... */
+  readonly videoFps: number;
+  /** ...and at most this many per video (a longer video is sampled evenly at a lower rate). */
+  readonly videoMaxFrames: number;
+  /** Sampled frames are scaled down to fit this many pixels on their longer side. */
+  readonly videoFrameSize: number;
 }
 
 export class ConfigError extends Error {}
@@ -122,6 +140,16 @@ function baseUrl(raw: string, name: string) {
 function secret(raw: string, name: string) {
   if (!/^[\x21-\x7e]{16,}$/.test(raw)) throw new ConfigError(`${name} must be at least 16 printable characters without spaces`);
   return raw;
+}
+
+/** A decimal number such as 0.5 or 2. */
+function decimal(min: number, max: number) {
+  return (raw: string, name: string) => {
+    if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(`${name} must be a number, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
 }
 
 /** A switch: 1/true/yes/on or 0/false/no/off. */
@@ -200,6 +228,10 @@ export const OPTIONS: Option[] = [
     key: "maxInlineMediaBytes", env: "KILN_MAX_INLINE_MEDIA_BYTES", flag: "--max-inline-media-bytes",
     help: "largest inline (base64) medium, decoded bytes (400 above)", parse: int(1024, 1024 * 1024 * 1024),
   },
+  {
+    key: "maxMediaFileBytes", env: "KILN_MAX_MEDIA_FILE_BYTES", flag: "--max-media-file-bytes",
+    help: "largest uploaded file decoded as media (400 above)", parse: int(1024, 4 * 1024 * 1024 * 1024),
+  },
   { key: "maxMediaPerRequest", env: "KILN_MAX_MEDIA_PER_REQUEST", flag: "--max-media-per-request", help: "media items one request may carry", parse: int(1, 1024) },
   { key: "contentPolicyFile", env: "KILN_CONTENT_POLICY", flag: "--content-policy", help: "JSON file of refused prompt patterns and media hashes", parse: nonEmpty },
   { key: "fetchAllow", env: "KILN_FETCH_ALLOW", flag: "--fetch-allow", help: "remote media hosts allowed, a.example.com,*.cdn.example.org (unset = any public host)", parse: hostPatterns },
@@ -209,6 +241,15 @@ export const OPTIONS: Option[] = [
   { key: "fetchRobots", env: "KILN_FETCH_ROBOTS", flag: "--fetch-robots", help: "0: remote media fetches ignore robots.txt", parse: flag },
   { key: "maxFileBytes", env: "KILN_MAX_FILE_BYTES", flag: "--max-file-bytes", help: "largest file upload (400 above)", parse: int(1024, 64 * 1024 * 1024 * 1024) },
   { key: "uploadTimeoutMs", env: "KILN_UPLOAD_TIMEOUT_MS", flag: "--upload-timeout-ms", help: "time to receive a file upload (408 after)", parse: int(1000, 86_400_000) },
+  { key: "mediaWorkers", env: "KILN_MEDIA_WORKERS", flag: "--media-workers", help: "worker threads decoding images, audio and video", parse: int(1, 16) },
+  { key: "mediaDecodeTimeoutMs", env: "KILN_MEDIA_DECODE_TIMEOUT_MS", flag: "--media-decode-timeout-ms", help: "time limit of one media decode", parse: int(1000, 3_600_000) },
+  // sharp's own ceiling is 0x3FFF × 0x3FFF pixels.
+  { key: "mediaMaxPixels", env: "KILN_MEDIA_MAX_PIXELS", flag: "--media-max-pixels", help: "most pixels an image may have (refused from its header)", parse: int(1, 0x3fff * 0x3fff) },
+  { key: "mediaMaxAudioS", env: "KILN_MEDIA_MAX_AUDIO_S", flag: "--media-max-audio-s", help: "longest audio decoded (seconds)", parse: int(1, 86_400) },
+  { key: "mediaMaxVideoS", env: "KILN_MEDIA_MAX_VIDEO_S", flag: "--media-max-video-s", help: "longest video decoded (seconds)", parse: int(1, 86_400) },
+  { key: "videoFps", env: "KILN_VIDEO_FPS", flag: "--video-fps", help: "video frames sampled per second", parse: decimal(0.01, 60) },
+  { key: "videoMaxFrames", env: "KILN_VIDEO_MAX_FRAMES", flag: "--video-max-frames", help: "most frames sampled from one video", parse: int(1, 1024) },
+  { key: "videoFrameSize", env: "KILN_VIDEO_FRAME_SIZE", flag: "--video-frame-size", help: "longer side of sampled frames (pixels)", parse: int(16, 4096) },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -240,6 +281,8 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     maxStoredResponseBytes: 16 * 1024 * 1024,
     maxInlineMediaBytes: 50_000_000,
     maxMediaPerRequest: 16,
+    // The decoder holds a medium twice (kiln's copy and ffmpeg.wasm's): 256 MiB is 300 s of 1080p at about 7 Mbit/s.
+    maxMediaFileBytes: 256 * 1024 * 1024,
     fetchAllow: [],
     fetchTimeoutMs: 10_000,
     // The spec's limit on inline media: a fetched medium may be as large as one sent inline.
@@ -249,6 +292,16 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     maxFileBytes: 1024 * 1024 * 1024,
     // 1 GiB at 20 Mbit/s takes about 7 minutes: an hour leaves room for slow links.
     uploadTimeoutMs: 3_600_000,
+    mediaWorkers: 1,
+    // Long enough for a 300 s 1080p video in ffmpeg.wasm (about 65 frames a second here).
+    mediaDecodeTimeoutMs: 180_000,
+    // Above any phone photo (48-50 MP); a vision encoder scales far below this anyway.
+    mediaMaxPixels: 50_000_000,
+    mediaMaxAudioS: 1800,
+    mediaMaxVideoS: 300,
+    videoFps: 1,
+    videoMaxFrames: 32,
+    videoFrameSize: 768,
   };
 }
 

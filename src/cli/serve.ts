@@ -23,6 +23,9 @@ import { Metrics } from "../metrics/metrics.ts";
 import { ModelRegistry, scanModels } from "../models/registry.ts";
 import { inferenceWorkerUrl, tokenizerWorkerUrl } from "../native/worker-url.ts";
 import { ensureFirstKey, FirstKeyFileError } from "./first-run.ts";
+import { ContentPolicyError, loadContentPolicy } from "../media/content-policy.ts";
+import type { FetchPolicy, Net } from "../media/fetch-policy.ts";
+import { createMediaIntake } from "../media/media-intake.ts";
 
 /**
  * Bun's own cap on a request body. The edge enforces each route's limit while reading (and a route without a body
@@ -52,9 +55,15 @@ export interface RunningKiln {
 
 export async function startKiln(
   config: Config,
-  opts: { logger?: Logger; print?: (text: string) => void; buildDefaultModel?: boolean; spawnWorker?: (url: string | URL) => Worker } = {},
+  opts: {
+    logger?: Logger; print?: (text: string) => void; buildDefaultModel?: boolean; spawnWorker?: (url: string | URL) => Worker;
+    /** Tests only: the network remote media come over, and changes to the fetch policy (src/media/media-intake.ts). */
+    net?: Net; fetchPolicy?: Partial<FetchPolicy>;
+  } = {},
 ): Promise<RunningKiln> {
   const logger = opts.logger ?? createLogger(config.logLevel);
+  // A content policy the operator set must work before anything starts.
+  const policy = loadContentPolicy(config.contentPolicyFile);
   const db = openDatabase(config.dataDir);
   // Usage the database refused last time (kept in the settlement journal) is written before anything new.
   const replay = replaySettlements(db, logger);
@@ -77,13 +86,16 @@ export async function startKiln(
     },
     workers: () => runtime.pool.stats(),
   });
+  const files = new DiskFileStorage(config.dataDir);
+  const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     sealer: createSealer(loadServerSecret(config.dataDir)),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
     live: new LiveResponses(logger),
     metrics,
-    files: new DiskFileStorage(config.dataDir),
+    files,
+    intake: media.intake,
   };
   // Uploads a crash cut short (and bytes stored without their row) are removed before the first upload starts.
   const swept = await deps.files.sweep((id) => fileExists(db, id));
@@ -136,7 +148,7 @@ export async function startKiln(
         await stored;
         await Promise.race([server.stop(false), Bun.sleep(left())]);
         void server.stop(true);
-        await Promise.race([workersStopped, Bun.sleep(left())]);
+        await Promise.race([Promise.all([workersStopped, media.close()]), Bun.sleep(left())]);
         db.$client.close();
       })();
       return stopped;
@@ -149,7 +161,7 @@ export async function serve(config: Config): Promise<number> {
   try {
     kiln = await startKiln(config);
   } catch (e) {
-    if (!(e instanceof FirstKeyFileError)) throw e;
+    if (!(e instanceof FirstKeyFileError || e instanceof ContentPolicyError)) throw e;
     console.error(`kiln: ${e.message}`);
     return 2;
   }

@@ -10,6 +10,9 @@ export interface ContentPolicy {
   refusedMedia: ReadonlySet<string>;
 }
 
+/** The policy file cannot be used: start-up stops with this one line. */
+export class ContentPolicyError extends Error {}
+
 export const EMPTY_POLICY: ContentPolicy = { promptPatterns: [], refusedMedia: new Set() };
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -51,12 +54,12 @@ export function loadContentPolicy(path: string | undefined): ContentPolicy {
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    throw new Error(`the content policy file ${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new ContentPolicyError(`the content policy file ${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   try {
     return parseContentPolicy(text);
   } catch (e) {
-    throw new Error(`the content policy file ${path} ${(e as Error).message}`);
+    throw new ContentPolicyError(`the content policy file ${path} ${(e as Error).message}`);
   }
 }
 

@@ -1,34 +1,52 @@
-// Builds the core's intake from kiln's parts: the media decoder, the fetch policy over the network (injectable for
-// tests), the team's uploaded files, and the operator's content policy, under the configured limits.
+// Builds the core's intake from kiln's parts: the media decoder (worker threads), the fetch policy over the network
+// (injectable for tests), the team's uploaded files, and the operator's content policy, under the configured limits.
 import type { Config } from "../config.ts";
+import type { Db } from "../db/client.ts";
+import { readTeamFile } from "../files/read-team-file.ts";
+import type { FileStorage } from "../files/storage.ts";
 import type { CoreIntake } from "../inference/core-deps.ts";
+import type { Logger } from "../log/logger.ts";
 import type { ContentPolicy } from "./content-policy.ts";
+import { createMediaDecoder } from "./decode/decoder.ts";
 import { defaultNet } from "./fetch-net.ts";
 import { fetchPolicyFromConfig, fetchRemote, type FetchPolicy, type Net } from "./fetch-policy.ts";
 import { type IntakeDeps, takeMedia } from "./intake.ts";
 
-export interface IntakeParts {
+export interface MediaIntakeOptions {
   config: Config;
+  db: Db;
+  files: FileStorage;
+  /** The operator's content policy (loadContentPolicy, before anything else starts). */
   policy: ContentPolicy;
-  decode: IntakeDeps["decode"];
-  readFile: IntakeDeps["readFile"];
+  logger?: Logger;
   /** The network remote media come over (tests inject a guarded one). */
   net?: Net;
   /** Changes to the fetch policy the config gives (tests lift the loopback ban here, and nowhere else). */
   fetchPolicy?: Partial<FetchPolicy>;
 }
 
-export function createIntake(parts: IntakeParts): CoreIntake {
-  const fetchPolicy = { ...fetchPolicyFromConfig(parts.config), ...parts.fetchPolicy };
-  const net = parts.net ?? defaultNet;
+export interface MediaIntake {
+  intake: CoreIntake;
+  /** Stops the decoder's workers. */
+  close(): Promise<void>;
+}
+
+/** The decoder's workers start on first use. */
+export function createMediaIntake(o: MediaIntakeOptions): MediaIntake {
+  const decoder = createMediaDecoder(o.config, o.logger ? { logger: o.logger } : {});
+  const fetchPolicy = { ...fetchPolicyFromConfig(o.config), ...o.fetchPolicy };
+  const net = o.net ?? defaultNet;
   const deps: IntakeDeps = {
-    decode: parts.decode,
+    decode: (bytes, want, signal) => decoder.decode(bytes, want, signal),
     fetch: async (url, signal) => (await fetchRemote(url, fetchPolicy, net, signal)).bytes,
-    readFile: parts.readFile,
-    policy: parts.policy,
-    inlineMaxBytes: parts.config.maxInlineMediaBytes,
-    fileMaxBytes: Math.max(parts.config.maxInlineMediaBytes, parts.config.fetchMaxBytes),
-    maxParts: parts.config.maxMediaPerRequest,
+    readFile: async (teamId, fileId, maxBytes) => (await readTeamFile({ db: o.db, files: o.files }, teamId, fileId, maxBytes)).bytes,
+    policy: o.policy,
+    inlineMaxBytes: o.config.maxInlineMediaBytes,
+    fileMaxBytes: o.config.maxMediaFileBytes,
+    maxParts: o.config.maxMediaPerRequest,
   };
-  return { prepare: (conv, model, teamId, signal) => takeMedia(deps, conv, model, teamId, signal) };
+  return {
+    intake: { prepare: (conv, model, teamId, signal) => takeMedia(deps, conv, model, teamId, signal) },
+    close: () => decoder.close(),
+  };
 }

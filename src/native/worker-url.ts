@@ -5,6 +5,7 @@ export const WORKER_ENTRIES = {
   inference: "workers/inference-worker.ts",
   tokenizer: "workers/tokenizer-worker.ts",
   doctor: "src/native/doctor-worker.ts",
+  media: "workers/media-worker.ts",
 } as const;
 
 /**

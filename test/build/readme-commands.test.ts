@@ -93,6 +93,7 @@ const COVERED = new Set([
   "npm run bench -- --stored",
   "npm run bench -- --input-rules",
   "npm run bench -- --upload",
+  "npm run bench -- --media-decode",
   "npm run db:generate",
   "kiln [serve]",
   "kiln keys create --team T --name N",
@@ -296,6 +297,15 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(r.out).toMatch(/^cpu: /m);
     expect(r.out).toMatch(/^\| 16 MiB +\| +\d+\.\d \| +\d+ \| +\d+ \| +\d+\.\d \| +-?\d+\.\d \| < 64 MiB \|$/m);
   }, 300_000);
+  test("npm run bench -- --media-decode prints /v1/status latency idle, while a video decodes in the worker, and on the event loop", () => {
+    const r = sh("npm run bench -- --media-decode", { KILN_BENCH_MEDIA_SECONDS: "2" });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^video: \d+\.\d MB H\.264 1280×720 30 fps \+ AAC, 2 s → 2 frames 768×432/m);
+    for (const row of ["nothing \\(idle\\)", "decoding the video in the media worker", "control: the same decode on the event loop"]) {
+      expect(r.out).toMatch(new RegExp(`^\\| ${row} +\\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+\\.\\d \\|`, "m"));
+    }
+    expect(r.out).toMatch(/^target: p99 under 50 ms while decoding in the worker: (met|MISSED)/m);
+  }, 600_000);
 
   test("npm run db:generate on an unchanged schema changes nothing", () => {
     const before = hashDir(join(root, "src", "db"));

@@ -12,6 +12,8 @@ import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/client.ts";
 import { DiskFileStorage } from "../../src/files/disk-storage.ts";
+import { EMPTY_POLICY } from "../../src/media/content-policy.ts";
+import { createMediaIntake } from "../../src/media/media-intake.ts";
 import { createKey } from "../../src/db/keys-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
@@ -54,6 +56,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
   const created = createKey(db, team.id, "test key");
   const logger = memoryLogger();
   const registry = opts.registry ?? new ModelRegistry(scanModels(config.modelsDir).models);
+  const files = new DiskFileStorage(config.dataDir);
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false },
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
@@ -62,7 +65,8 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     metrics: new Metrics({ teamLabels: config.metricsTeamLabels }),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
     live: new LiveResponses(logger),
-    files: new DiskFileStorage(config.dataDir),
+    files,
+    intake: createMediaIntake({ config, db, files, policy: EMPTY_POLICY }).intake,
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { startKiln, type RunningKiln } from "../../src/cli/serve.ts";
 import { loadConfig } from "../../src/config.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
+import type { FetchPolicy, Net } from "../../src/media/fetch-policy.ts";
 import { tempDir } from "./kiln.ts";
 import { tinyModelDir } from "./tiny-model.ts";
 
@@ -14,7 +15,8 @@ export interface TestServer extends RunningKiln {
   workers: Worker[];
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/** `media`: the network remote media come over, and fetch-policy changes (tests only). */
+export async function startTestServer(env: Record<string, string> = {}, media: { net?: Net; fetchPolicy?: Partial<FetchPolicy> } = {}): Promise<TestServer> {
   const modelDir = await tinyModelDir();
   const config = loadConfig({ KILN_DATA_DIR: tempDir(), KILN_MODELS_DIR: dirname(modelDir), KILN_PORT: "0", KILN_THREADS: "1", ...env }, []);
   let printed = "";
@@ -25,7 +27,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     workers.push(w);
     return w;
   };
-  const kiln = await startKiln(config, { logger, print: (t) => (printed += t), buildDefaultModel: false, spawnWorker });
+  const kiln = await startKiln(config, { logger, print: (t) => (printed += t), buildDefaultModel: false, spawnWorker, ...media });
   const key = printed.match(/LLM\|\d+\|[A-Za-z0-9]+/)![0];
   const modelId = kiln.deps.registry.list()[0]!.id;
   return { ...kiln, key, modelId, logs: logger.lines, workers };

@@ -68,4 +68,16 @@ describe("loadConfig", () => {
   test("stripConfigFlags leaves the command and its arguments", () => {
     expect(stripConfigFlags(["--port", "1", "keys", "create", "--team", "a", "--data-dir=/x"])).toEqual(["keys", "create", "--team", "a"]);
   });
+
+  test("media decoding: defaults, decimals for the frame rate, bounds", () => {
+    const c = loadConfig({}, []);
+    expect([c.mediaWorkers, c.mediaDecodeTimeoutMs, c.mediaMaxPixels, c.mediaMaxAudioS, c.mediaMaxVideoS, c.videoFps, c.videoMaxFrames, c.videoFrameSize]).toEqual([1, 180_000, 50_000_000, 1800, 300, 1, 32, 768]);
+    const o = loadConfig({ KILN_VIDEO_FPS: "0.5", KILN_MEDIA_WORKERS: "2" }, ["--video-max-frames", "8", "--media-max-pixels=1000000"]);
+    expect([o.videoFps, o.mediaWorkers, o.videoMaxFrames, o.mediaMaxPixels]).toEqual([0.5, 2, 8, 1_000_000]);
+    expect(() => loadConfig({ KILN_VIDEO_FPS: "fast" }, [])).toThrow('KILN_VIDEO_FPS must be a number, got "fast"');
+    expect(() => loadConfig({ KILN_VIDEO_FPS: "0" }, [])).toThrow("KILN_VIDEO_FPS must be between 0.01 and 60");
+    // sharp refuses more than 0x3FFF × 0x3FFF pixels whatever kiln allows.
+    expect(() => loadConfig({ KILN_MEDIA_MAX_PIXELS: "268402690" }, [])).toThrow("KILN_MEDIA_MAX_PIXELS must be between 1 and 268402689");
+    expect(() => loadConfig({}, ["--media-decode-timeout-ms", "10"])).toThrow("--media-decode-timeout-ms must be between 1000");
+  });
 });
