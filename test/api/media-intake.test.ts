@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createKey } from "../../src/db/keys-repo.ts";
+import { createTeam } from "../../src/db/teams-repo.ts";
 import type { Net } from "../../src/media/fetch-net.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { loopbackNet, serveLoopback, type LoopbackServer } from "../helpers/loopback-net.ts";
@@ -52,6 +54,16 @@ const chatWith = (part: unknown) => post("/v1/chat/completions", { model: server
 const image = (url: string) => chatWith({ type: "image_url", image_url: { url } });
 const audio = (bytes: Uint8Array, format: string) => chatWith({ type: "input_audio", input_audio: { data: b64(bytes), format } });
 
+/** Uploads bytes through the Files API; the new file's id. */
+async function upload(bytes: Uint8Array, name: string): Promise<string> {
+  const form = new FormData();
+  form.append("purpose", "user_data");
+  form.append("file", new File([bytes], name));
+  const res = await fetch(`${server.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${server.key}` }, body: form });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { id: string }).id;
+}
+
 async function expect400(res: Response, param: string, message: string | RegExp, code: string | null = null): Promise<void> {
   const body = (await res.json()) as { error: { message: string; param: string | null; code: string | null; type: string } };
   expect({ status: res.status, param: body.error.param, code: body.error.code, type: body.error.type }).toEqual({ status: 400, param, code, type: "invalid_request_error" });
@@ -69,7 +81,7 @@ describe("the bad-input table", () => {
     ["text data URL", () => image("data:text/plain;base64,aGVsbG8="), /is a text\/plain data URL, not an image/],
     ["WAV with a broken header", () => { const w = wavBytes(sine(440, 0.5, 16000), 16000); w.set([0xff, 0xff, 0xff, 0xff], 16); return audio(w, "wav"); }, /: corrupt wav audio/],
     ["mp4 without an audio track sent as audio", async () => audio(await AV.mp4Silent(), "mp4"), /: the mp4 video has no audio track$/],
-    ["empty file", () => audio(new Uint8Array(), "wav"), /: the media is empty \(0 bytes\)$/],
+    ["empty file", async () => chatWith({ type: "file", file: { file_id: await upload(new Uint8Array(), "empty.wav") } }), /: the media is empty \(0 bytes\)$/],
     blocked("http://127.0.0.1/a.png", /127\.0\.0\.1 is a loopback address/),
     blocked("http://10.0.0.1/a.png", /10\.0\.0\.1 is a private address/),
     blocked("http://169.254.169.254/latest/meta-data", /169\.254\.169\.254/),
@@ -114,14 +126,39 @@ describe("what a text model is given", () => {
 
   test("a text file given as input_file is read into the prompt", async () => {
     const withDoc = await post("/v1/responses", {
-      model: server.modelId, max_output_tokens: 4, store: false,
+      model: server.modelId, max_output_tokens: 16, store: false,
       input: [{ role: "user", content: [{ type: "input_text", text: "Summarise." }, { type: "input_file", filename: "notes.txt", file_data: b64(new TextEncoder().encode("kiln reads text files")) }] }],
     });
-    const without = await post("/v1/responses", { model: server.modelId, max_output_tokens: 4, store: false, input: [{ role: "user", content: [{ type: "input_text", text: "Summarise." }] }] });
+    const without = await post("/v1/responses", { model: server.modelId, max_output_tokens: 16, store: false, input: [{ role: "user", content: [{ type: "input_text", text: "Summarise." }] }] });
     expect([withDoc.status, without.status]).toEqual([200, 200]);
     const [a, b] = [(await withDoc.json()) as any, (await without.json()) as any];
     // The document's tokens are in the prompt the model was given.
     expect(a.usage.input_tokens).toBeGreaterThan(b.usage.input_tokens + 5);
+  });
+});
+
+describe("file_id references", () => {
+  test("an uploaded image is read by its id; another team's file is 404 file_not_found naming the item, in each format", async () => {
+    const id = await upload(await noiseImage("png", 16, 16), "a.png");
+    // Read and decoded: what stops it is the text model, not the reference.
+    const own = await post("/v1/responses", { model: server.modelId, input: [{ role: "user", content: [{ type: "input_image", file_id: id }] }] });
+    await expect400(own, "input.0.content.0", /^input\.0\.content\.0 is an image, but the model/);
+    const other = createKey(server.deps.db, createTeam(server.deps.db, "media-other-team").id, "other").key;
+    const asOther = (path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${other}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const requests: [string, unknown, string][] = [
+      ["/v1/responses", { model: server.modelId, input: [{ role: "user", content: [{ type: "input_image", file_id: id }] }] }, "input.0.content.0"],
+      ["/v1/chat/completions", { model: server.modelId, messages: [{ role: "user", content: [{ type: "file", file: { file_id: id } }] }] }, "messages.0.content.0"],
+      ["/v1/messages", { model: server.modelId, max_tokens: 16, messages: [{ role: "user", content: [{ type: "image", source: { type: "file", file_id: id } }] }] }, "messages.0.content.0"],
+    ];
+    for (const [path, body, at] of requests) {
+      const res = await asOther(path, body);
+      const err = ((await res.json()) as any).error;
+      expect([res.status, err.message.startsWith(`${at}: `), err.message.includes(id)]).toEqual([404, true, true]);
+      if (path !== "/v1/messages") expect([err.code, err.param]).toEqual(["file_not_found", at]);
+    }
+    // The owner's file is untouched.
+    expect((await fetch(`${server.url}/v1/files/${id}`, { headers: { authorization: `Bearer ${server.key}` } })).status).toBe(200);
   });
 });
 
@@ -137,7 +174,7 @@ describe("content policy", () => {
 describe("the 413 store rule", () => {
   test("a stored, non-streamed response whose inline media are too large to keep runs, then 413 says to use the Files API", async () => {
     const doc = b64(new TextEncoder().encode("short notes. ".repeat(300)));
-    const body = { model: server.modelId, max_output_tokens: 4, input: [{ role: "user", content: [{ type: "input_text", text: "Read." }, { type: "input_file", filename: "n.txt", file_data: doc }] }] };
+    const body = { model: server.modelId, max_output_tokens: 16, input: [{ role: "user", content: [{ type: "input_text", text: "Read." }, { type: "input_file", filename: "n.txt", file_data: doc }] }] };
     const usageBefore = (server.deps.db.$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n;
     const res = await post("/v1/responses", body);
     const err = ((await res.json()) as any).error;
