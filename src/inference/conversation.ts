@@ -1,6 +1,6 @@
 // The neutral conversation every wire format maps onto: turns with a role and ordered parts. Each family's
 // messages, items or blocks become this; the per-model prompt format renders it for the template.
-import type { DecodedMedia, Medium } from "../media/types.ts";
+import type { DecodedMedia, Medium } from "./media.ts";
 
 /** Where a medium's bytes come from; media intake (src/media/intake.ts) reads them. */
 export type MediaSource =

@@ -7,7 +7,7 @@ import { loadavg } from "node:os";
 import { loadConfig } from "../../src/config.ts";
 import { decodeMedia } from "../../src/media/decode/decode-media.ts";
 import { createMediaDecoder, decodeLimits } from "../../src/media/decode/decoder.ts";
-import type { DecodedMedia, DecodedVideo } from "../../src/media/types.ts";
+import type { DecodedMedia, DecodedVideo } from "../../src/inference/media.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { AV } from "../helpers/media-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";

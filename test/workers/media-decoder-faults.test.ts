@@ -4,7 +4,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
 import { createMediaDecoder, type MediaDecoder } from "../../src/media/decode/decoder.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
-import { MediaDecodeError, type DecodedAudio } from "../../src/media/types.ts";
+import { MediaDecodeError } from "../../src/media/types.ts";
+import type { DecodedAudio } from "../../src/inference/media.ts";
 import { sine, wavBytes } from "../helpers/media-fixtures.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 

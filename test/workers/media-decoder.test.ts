@@ -3,7 +3,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
 import { createMediaDecoder, type MediaDecoder, type Want } from "../../src/media/decode/decoder.ts";
-import { MediaDecodeError, type DecodedAudio, type DecodedImage, type DecodedMedia, type DecodedVideo } from "../../src/media/types.ts";
+import { MediaDecodeError } from "../../src/media/types.ts";
+import type { DecodedAudio, DecodedImage, DecodedMedia, DecodedVideo } from "../../src/inference/media.ts";
 import { AV, noiseImage, pngBomb, sine, wavBytes } from "../helpers/media-fixtures.ts";
 
 const config = (env: Record<string, string> = {}) => loadConfig({ KILN_MEDIA_DECODE_TIMEOUT_MS: "60000", ...env }, []);

@@ -1,5 +1,5 @@
 // Decodes audio (to mono 16 kHz float PCM) and video (sampled RGB frames plus its audio track) with ffmpeg.wasm.
-import type { DecodedAudio, DecodedVideo, VideoFrame } from "../types.ts";
+import type { DecodedAudio, DecodedVideo, VideoFrame } from "../../inference/media.ts";
 import { FFmpegSession } from "./ffmpeg.ts";
 import { failures } from "./failures.ts";
 import { fitWithin, samplingRate, type DecodeLimits } from "./limits.ts";

@@ -1,5 +1,5 @@
 // One decode, start to end, as a media worker runs it: the precheck, then sharp for images or ffmpeg for audio and video.
-import type { DecodedMedia } from "../types.ts";
+import type { DecodedMedia } from "../../inference/media.ts";
 import { decodeAv } from "./av.ts";
 import { decodeImage } from "./image.ts";
 import type { DecodeLimits } from "./limits.ts";

@@ -1,7 +1,8 @@
 // The media decoder: a small pool of worker threads that decode off the event loop, each decode time-capped, a wedged or crashed worker replaced.
 import type { Logger } from "../../log/logger.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "../../native/worker-url.ts";
-import { MediaDecodeError, type DecodedMedia } from "../types.ts";
+import { MediaDecodeError } from "../types.ts";
+import type { DecodedMedia } from "../../inference/media.ts";
 import { describe, failures } from "./failures.ts";
 import type { DecodeLimits } from "./limits.ts";
 import { precheck, type Want } from "./precheck.ts";

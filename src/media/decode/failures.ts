@@ -1,5 +1,6 @@
 // The client-facing message of every decode failure: one wording per reason, no item name (intake adds it), no library text.
-import { MediaDecodeError, type Medium } from "../types.ts";
+import { MediaDecodeError } from "../types.ts";
+import type { Medium } from "../../inference/media.ts";
 import type { Sniffed } from "./sniff.ts";
 
 const NOUN: Record<Medium, string> = { image: "image", audio: "audio", video: "video" };

@@ -1,6 +1,6 @@
 // Decodes an image with sharp: header first (the pixel limit refuses a decompression bomb before any pixel is decoded), then one full decode.
 import sharp from "sharp";
-import type { DecodedImage } from "../types.ts";
+import type { DecodedImage } from "../../inference/media.ts";
 import { failures } from "./failures.ts";
 import type { DecodeLimits } from "./limits.ts";
 import type { Sniffed } from "./sniff.ts";

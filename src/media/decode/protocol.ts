@@ -1,5 +1,6 @@
 // Messages between the media decoder (src/media/decode/decoder.ts) and its workers (workers/media-worker.ts).
-import type { DecodedMedia, DecodeFailure } from "../types.ts";
+import type { DecodeFailure } from "../types.ts";
+import type { DecodedMedia } from "../../inference/media.ts";
 import type { DecodeLimits } from "./limits.ts";
 import type { Want } from "./precheck.ts";
 

@@ -1,5 +1,5 @@
 // Names a medium from its first bytes (magic numbers), so only formats kiln decodes reach a decoder.
-import type { Medium } from "../types.ts";
+import type { Medium } from "../../inference/media.ts";
 
 /**
  * What the bytes look like. Containers that may hold a picture (mp4, mov, webm, mkv, avi, ogg with theora) are

@@ -6,7 +6,8 @@ import { ApiError } from "../../../src/errors/api-error.ts";
 import type { Conversation, MediaPart } from "../../../src/inference/conversation.ts";
 import { EMPTY_POLICY, parseContentPolicy } from "../../../src/media/content-policy.ts";
 import { base64Bytes, type IntakeDeps, takeMedia, textDocument } from "../../../src/media/intake.ts";
-import { type DecodedMedia, FetchRefusal, MediaDecodeError } from "../../../src/media/types.ts";
+import { FetchRefusal, MediaDecodeError } from "../../../src/media/types.ts";
+import type { DecodedMedia } from "../../../src/inference/media.ts";
 
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47];
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
