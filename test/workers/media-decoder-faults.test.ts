@@ -12,8 +12,9 @@ import { waitFor } from "../helpers/wait-for.ts";
 const FAULTY = new URL("./fixtures/faulty-media-worker.ts", import.meta.url);
 const logger = memoryLogger();
 const decoders: MediaDecoder[] = [];
+/** The time limit is short for the wedge, but long enough that a fresh worker compiling ffmpeg on a busy box is not cut off. */
 function decoder(env: Record<string, string> = {}): MediaDecoder {
-  const d = createMediaDecoder(loadConfig({ KILN_MEDIA_DECODE_TIMEOUT_MS: "1500", ...env }, []), { logger, workerUrl: FAULTY });
+  const d = createMediaDecoder(loadConfig({ KILN_MEDIA_DECODE_TIMEOUT_MS: "6000", ...env }, []), { logger, workerUrl: FAULTY });
   decoders.push(d);
   return d;
 }
