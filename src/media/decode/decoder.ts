@@ -1,4 +1,5 @@
 // The media decoder: a small pool of worker threads that decode off the event loop, each decode time-capped, a wedged or crashed worker replaced.
+import type { Config } from "../../config.ts";
 import type { Logger } from "../../log/logger.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "../../native/worker-url.ts";
 import { MediaDecodeError } from "../types.ts";
@@ -23,17 +24,11 @@ export interface MediaDecoder {
   stats(): { workers: number; busy: number; queued: number; replaced: number };
 }
 
-/** The config options the decoder reads (src/config.ts). */
-export interface MediaDecodeConfig {
-  readonly mediaWorkers: number;
-  readonly mediaDecodeTimeoutMs: number;
-  readonly mediaMaxPixels: number;
-  readonly mediaMaxAudioS: number;
-  readonly mediaMaxVideoS: number;
-  readonly videoFps: number;
-  readonly videoMaxFrames: number;
-  readonly videoFrameSize: number;
-}
+/** The config options the decoder reads. */
+export type MediaDecodeConfig = Pick<
+  Config,
+  "mediaWorkers" | "mediaDecodeTimeoutMs" | "mediaMaxPixels" | "mediaMaxAudioS" | "mediaMaxVideoS" | "videoFps" | "videoMaxFrames" | "videoFrameSize"
+>;
 
 export function decodeLimits(c: MediaDecodeConfig): DecodeLimits {
   return {

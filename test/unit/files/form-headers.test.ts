@@ -1,17 +1,8 @@
 // Header values of multipart/form-data: parameters, the boundary of the Content-Type, a part's name and filename.
 import { describe, expect, test } from "bun:test";
-import { ApiError } from "../../../src/errors/api-error.ts";
 import { boundaryOf, parseParams, partInfo } from "../../../src/files/form-headers.ts";
+import { apiRefusalOf } from "../../helpers/api-refusal.ts";
 
-function refusal(f: () => unknown): ApiError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("parseParams", () => {
   test("type lowercased, parameters by lowercased name, quotes and backslash escapes undone, the first of a repeated name kept", () => {
@@ -32,14 +23,14 @@ describe("boundaryOf", () => {
   });
 
   test("another type, no boundary, or a boundary too long or with control characters: a 400 that says how to upload", () => {
-    expect(refusal(() => boundaryOf("application/json")).message).toBe(
+    expect(apiRefusalOf(() => boundaryOf("application/json")).message).toBe(
       "Upload the file as multipart/form-data with the fields file and purpose (got Content-Type 'application/json').",
     );
-    expect(refusal(() => boundaryOf(null)).status).toBe(400);
+    expect(apiRefusalOf(() => boundaryOf(null)).status).toBe(400);
     const bad = "The multipart/form-data Content-Type needs a boundary of 1 to 70 printable characters.";
-    expect(refusal(() => boundaryOf("multipart/form-data")).message).toBe(bad);
-    expect(refusal(() => boundaryOf(`multipart/form-data; boundary=${"a".repeat(71)}`)).message).toBe(bad);
-    expect(refusal(() => boundaryOf('multipart/form-data; boundary="a\tb"')).message).toBe(bad);
+    expect(apiRefusalOf(() => boundaryOf("multipart/form-data")).message).toBe(bad);
+    expect(apiRefusalOf(() => boundaryOf(`multipart/form-data; boundary=${"a".repeat(71)}`)).message).toBe(bad);
+    expect(apiRefusalOf(() => boundaryOf('multipart/form-data; boundary="a\tb"')).message).toBe(bad);
   });
 });
 

@@ -1,8 +1,8 @@
 // The streaming multipart parser: the same parts whatever the chunking, bytes that only look like a boundary kept as
 // data, and a 400 for each malformed form.
 import { describe, expect, test } from "bun:test";
-import { ApiError } from "../../../src/errors/api-error.ts";
 import { MAX_PART_HEADER_BYTES, MultipartParser } from "../../../src/files/multipart.ts";
+import { apiRefusalOf } from "../../helpers/api-refusal.ts";
 
 const B = "XyZ-boundary";
 
@@ -41,15 +41,6 @@ function cut(body: Buffer, at: number[]): Buffer[] {
   return points.slice(1).map((end, i) => body.subarray(points[i], end));
 }
 
-function refusal(f: () => unknown): ApiError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 // File data full of near-misses: a CR at the end, "\r\n--" and a boundary prefix without its last character.
 const TRICKY = `a\r\nb\r\n--\r\n--XyZ-boundar\r\n-XyZ-boundary\r`;
@@ -106,17 +97,17 @@ describe("MultipartParser", () => {
 
   test("malformed forms are 400s that say what is wrong", () => {
     const head = `--${B}\r\nContent-Disposition: form-data; name="file"\r\n\r\n`;
-    expect(refusal(() => parse([bytes(`${head}no closing boundary`)])).message).toBe(
+    expect(apiRefusalOf(() => parse([bytes(`${head}no closing boundary`)])).message).toBe(
       "The multipart/form-data body is malformed: it ended before its closing boundary.",
     );
-    expect(refusal(() => parse([bytes("no boundary at all")])).status).toBe(400);
-    expect(refusal(() => parse([bytes(`--${B}junk\r\n\r\n`)])).message).toContain("a boundary is followed by other text on its line");
-    expect(refusal(() => parse([bytes(`--${B}-x`)])).message).toContain("neither a line break nor --");
-    expect(refusal(() => parse([bytes(`--${B}\r\nContent-Type: text/plain\r\n\r\nx\r\n--${B}--`)])).message).toBe(
+    expect(apiRefusalOf(() => parse([bytes("no boundary at all")])).status).toBe(400);
+    expect(apiRefusalOf(() => parse([bytes(`--${B}junk\r\n\r\n`)])).message).toContain("a boundary is followed by other text on its line");
+    expect(apiRefusalOf(() => parse([bytes(`--${B}-x`)])).message).toContain("neither a line break nor --");
+    expect(apiRefusalOf(() => parse([bytes(`--${B}\r\nContent-Type: text/plain\r\n\r\nx\r\n--${B}--`)])).message).toBe(
       "Each part of the multipart body needs a Content-Disposition: form-data header with a name.",
     );
-    expect(refusal(() => parse([bytes(`--${B}\r\nno colon here\r\n\r\n`)])).message).toContain("malformed header line");
+    expect(apiRefusalOf(() => parse([bytes(`--${B}\r\nno colon here\r\n\r\n`)])).message).toContain("malformed header line");
     const huge = `--${B}\r\nContent-Disposition: form-data; name="file"\r\nX-Pad: ${"a".repeat(MAX_PART_HEADER_BYTES)}\r\n\r\n`;
-    expect(refusal(() => parse(cut(bytes(huge), [10, 5000, 9000]))).message).toContain(`longer than ${MAX_PART_HEADER_BYTES} bytes`);
+    expect(apiRefusalOf(() => parse(cut(bytes(huge), [10, 5000, 9000]))).message).toContain(`longer than ${MAX_PART_HEADER_BYTES} bytes`);
   });
 });

@@ -2,19 +2,10 @@
 // same 404 for every id that is not the team's.
 import { describe, expect, test } from "bun:test";
 import { createTeam } from "../../../src/db/teams-repo.ts";
-import { ApiError } from "../../../src/errors/api-error.ts";
 import { readTeamFile } from "../../../src/files/read-team-file.ts";
 import { testKiln } from "../../helpers/kiln.ts";
+import { apiRefusal } from "../../helpers/api-refusal.ts";
 
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("readTeamFile", () => {
   const k = testKiln();
@@ -38,7 +29,7 @@ describe("readTeamFile", () => {
 
   test("larger than the caller's bound: a 400 naming the item, before any byte is read", async () => {
     const id = await upload(new Uint8Array(5001));
-    const e = await refusal(readTeamFile(k.deps, k.teamId, id, 5000, PARAM));
+    const e = await apiRefusal(readTeamFile(k.deps, k.teamId, id, 5000, PARAM));
     expect([e.status, e.message, e.param, e.code]).toEqual([400, `File '${id}' is larger than the 5000 bytes this input may take.`, PARAM, null]);
   });
 
@@ -48,7 +39,7 @@ describe("readTeamFile", () => {
     const deleted = await upload(new Uint8Array(10));
     expect((await k.req(`/v1/files/${deleted}`, { method: "DELETE" })).status).toBe(200);
     for (const [team, fileId] of [[other, id], [k.teamId, "file-00000000000000000000000000000000"], [k.teamId, "file-../../kiln.db"], [k.teamId, deleted]] as const) {
-      const e = await refusal(readTeamFile(k.deps, team, fileId, 1000, PARAM));
+      const e = await apiRefusal(readTeamFile(k.deps, team, fileId, 1000, PARAM));
       expect([e.status, e.type, e.code, e.param, e.message]).toEqual([404, "invalid_request_error", "file_not_found", PARAM, `No such File object: ${fileId}`]);
     }
   });

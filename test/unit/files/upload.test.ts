@@ -7,6 +7,7 @@ import { DiskFileStorage } from "../../../src/files/disk-storage.ts";
 import { newFileId } from "../../../src/files/file-id.ts";
 import { MAX_FIELD_BYTES, MAX_PARTS, receiveUpload } from "../../../src/files/upload.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { apiRefusal } from "../../helpers/api-refusal.ts";
 
 const B = "b0undary";
 const TYPE = `multipart/form-data; boundary=${B}`;
@@ -45,15 +46,6 @@ function setup() {
   return { storage, id, stored, receive };
 }
 
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("receiveUpload", () => {
   test("purpose before or after the file: the file is stored whole, the fields are read", async () => {
@@ -70,19 +62,19 @@ describe("receiveUpload", () => {
     expect((await ok.receive(body([field("purpose", "x"), fileHead(), 1024 * 1024, "\r\n", END]).stream)).bytes).toBe(1024 * 1024);
     const over = setup();
     const b = body([field("purpose", "x"), fileHead(), 1024 * 1024 + 1, "\r\n", END]);
-    const e = await refusal(over.receive(b.stream));
+    const e = await apiRefusal(over.receive(b.stream));
     expect([e.status, e.message, e.param]).toEqual([400, "The file is larger than the size limit of 1 MiB.", "file"]);
     expect(b.state.cancelled).toBe(true);
     expect(over.stored()).toBe(0);
     // A 64 MiB body would be 1024 chunks: it stops at the first past the limit.
     const huge = body([field("purpose", "x"), fileHead(), 64 * 1024 * 1024, "\r\n", END]);
-    await refusal(setup().receive(huge.stream));
+    await apiRefusal(setup().receive(huge.stream));
     expect(huge.state.pulled).toBeLessThanOrEqual(18);
   });
 
   test("a purpose refused after the file was streamed leaves nothing stored", async () => {
     const s = setup();
-    const e = await refusal(s.receive(body([fileHead(), 500_000, "\r\n", END]).stream));
+    const e = await apiRefusal(s.receive(body([fileHead(), 500_000, "\r\n", END]).stream));
     expect([e.message, e.param]).toEqual(["Missing required parameter: 'purpose'.", "purpose"]);
     expect(s.stored()).toBe(0);
   });
@@ -90,7 +82,7 @@ describe("receiveUpload", () => {
   test("a bad field sent before the file is refused before the file is read", async () => {
     const s = setup();
     const b = body([field("purpose", "bad"), fileHead(), 4 * 1024 * 1024, "\r\n", END]);
-    const e = await refusal(s.receive(b.stream, 8 * 1024 * 1024));
+    const e = await apiRefusal(s.receive(b.stream, 8 * 1024 * 1024));
     expect([e.message, e.param]).toEqual(["Invalid value for 'purpose'.", "purpose"]);
     expect([b.state.pulled, b.state.cancelled]).toEqual([1, true]);
     expect(s.stored()).toBe(0);
@@ -98,7 +90,7 @@ describe("receiveUpload", () => {
 
   test("a body cut mid-file is a 400 and leaves nothing stored", async () => {
     const s = setup();
-    const e = await refusal(s.receive(body([field("purpose", "x"), fileHead(), 800_000, "\r\n", END], { failAfter: 400_000 }).stream));
+    const e = await apiRefusal(s.receive(body([field("purpose", "x"), fileHead(), 800_000, "\r\n", END], { failAfter: 400_000 }).stream));
     expect(e.message).toBe("The upload was cut off before the end of its body.");
     expect(s.stored()).toBe(0);
   });
@@ -130,7 +122,7 @@ describe("receiveUpload", () => {
     ];
     for (const [pieces, message, param] of cases) {
       const s = setup();
-      const e = await refusal(s.receive(body(pieces).stream));
+      const e = await apiRefusal(s.receive(body(pieces).stream));
       expect([e.status, e.message, e.param]).toEqual([400, message, param]);
       expect(s.stored()).toBe(0);
     }

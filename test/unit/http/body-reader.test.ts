@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { ApiError } from "../../../src/errors/api-error.ts";
 import { LimitedReader, readBody, readStream } from "../../../src/http/body-reader.ts";
+import { apiRefusal } from "../../helpers/api-refusal.ts";
 
 const MiB = 1024 * 1024;
 
@@ -21,15 +21,6 @@ function source(count: number, size: number, gapMs = 0) {
   return { stream, state };
 }
 
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("readStream", () => {
   test("returns the whole body under the limit", async () => {
@@ -39,7 +30,7 @@ describe("readStream", () => {
 
   test("stops at the first chunk past the limit and cancels the rest (a 512 MiB body is never read)", async () => {
     const { stream, state } = source(512, MiB);
-    const e = await refusal(readStream(stream, { maxBytes: 4 * MiB, timeoutMs: 5000 }));
+    const e = await apiRefusal(readStream(stream, { maxBytes: 4 * MiB, timeoutMs: 5000 }));
     expect(e.status).toBe(413);
     expect(e.code).toBe("payload_too_large");
     expect(e.type).toBe("invalid_request_error");
@@ -51,7 +42,7 @@ describe("readStream", () => {
   test("a body that stops arriving gets 408 at the deadline", async () => {
     const { stream, state } = source(100, 10, 40);
     const t0 = performance.now();
-    const e = await refusal(readStream(stream, { maxBytes: MiB, timeoutMs: 150 }));
+    const e = await apiRefusal(readStream(stream, { maxBytes: MiB, timeoutMs: 150 }));
     expect(e.status).toBe(408);
     expect(performance.now() - t0).toBeLessThan(400);
     expect(state.cancelled).toBe(true);
@@ -75,7 +66,7 @@ describe("readBody", () => {
   test("a declared Content-Length over the limit is refused before reading", async () => {
     const { stream, state } = source(10, MiB);
     const req = new Request("http://localhost/x", { method: "POST", body: stream, headers: { "content-length": String(10 * MiB) } });
-    expect((await refusal(readBody(req, { maxBytes: MiB, timeoutMs: 1000 }))).status).toBe(413);
+    expect((await apiRefusal(readBody(req, { maxBytes: MiB, timeoutMs: 1000 }))).status).toBe(413);
     expect(state.pulled).toBe(0);
   });
 
@@ -102,7 +93,7 @@ describe("LimitedReader", () => {
   test("the deadline ends a read that is waiting, with a 408", async () => {
     const stalled = new ReadableStream<Uint8Array>({ pull: () => new Promise<void>(() => {}) }, { highWaterMark: 0 });
     const reader = new LimitedReader(stalled, { maxBytes: MiB, timeoutMs: 100 });
-    const e = await refusal(reader.read());
+    const e = await apiRefusal(reader.read());
     expect([e.status, e.message]).toEqual([408, "The request body was not received within 0.1 s."]);
   });
 });

@@ -1,18 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { ApiError } from "../../../src/errors/api-error.ts";
 import { JsonBodyParser, jsonDepth, parseJsonBody } from "../../../src/http/json-depth.ts";
+import { apiRefusalOf } from "../../helpers/api-refusal.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
-function refusal(f: () => unknown): ApiError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("jsonDepth", () => {
   test.each([
@@ -39,7 +30,7 @@ describe("parseJsonBody", () => {
 
   test("100,000 nested arrays are refused in milliseconds, before JSON.parse", () => {
     const t0 = performance.now();
-    const e = refusal(() => parseJsonBody(bytes("[".repeat(100_000) + "]".repeat(100_000)), 64));
+    const e = apiRefusalOf(() => parseJsonBody(bytes("[".repeat(100_000) + "]".repeat(100_000)), 64));
     expect(performance.now() - t0).toBeLessThan(50);
     expect(e.status).toBe(400);
     expect(e.message).toBe("The request body is nested more than 64 levels deep.");
@@ -47,13 +38,13 @@ describe("parseJsonBody", () => {
 
   test("exactly the limit is fine, one more is not", () => {
     expect(parseJsonBody(bytes("[".repeat(64) + "]".repeat(64)), 64)).toBeArray();
-    expect(refusal(() => parseJsonBody(bytes("[".repeat(65) + "]".repeat(65)), 64)).status).toBe(400);
+    expect(apiRefusalOf(() => parseJsonBody(bytes("[".repeat(65) + "]".repeat(65)), 64)).status).toBe(400);
   });
 
   test("empty, truncated, non-UTF-8 bodies are 400s with their own messages", () => {
-    expect(refusal(() => parseJsonBody(new Uint8Array(0), 64)).message).toMatch(/empty/);
-    expect(refusal(() => parseJsonBody(bytes('{"model": "x", '), 64)).message).toMatch(/not valid JSON/);
-    expect(refusal(() => parseJsonBody(new Uint8Array([0x7b, 0xff, 0x7d]), 64)).message).toMatch(/UTF-8/);
+    expect(apiRefusalOf(() => parseJsonBody(new Uint8Array(0), 64)).message).toMatch(/empty/);
+    expect(apiRefusalOf(() => parseJsonBody(bytes('{"model": "x", '), 64)).message).toMatch(/not valid JSON/);
+    expect(apiRefusalOf(() => parseJsonBody(new Uint8Array([0x7b, 0xff, 0x7d]), 64)).message).toMatch(/UTF-8/);
   });
 });
 

@@ -8,6 +8,7 @@ import { EMPTY_POLICY, parseContentPolicy } from "../../../src/media/content-pol
 import { base64Bytes, type IntakeDeps, takeMedia, textDocument } from "../../../src/media/intake.ts";
 import { FetchRefusal, MediaDecodeError } from "../../../src/media/types.ts";
 import type { DecodedMedia } from "../../../src/inference/media.ts";
+import { apiRefusal } from "../../helpers/api-refusal.ts";
 
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47];
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
@@ -51,11 +52,6 @@ const media = (declared: MediaPart["declared"], source: MediaPart["source"], at 
 const conv = (...parts: MediaPart[]): Conversation => [{ role: "user", parts: [{ type: "text", text: "look" }, ...parts] }];
 const b64 = (b: Uint8Array, type: string | null = "image/png") => ({ kind: "base64" as const, mediaType: type, data: Buffer.from(b).toString("base64") });
 
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  const e = await p.then(() => null, (x) => x);
-  if (!(e instanceof ApiError)) throw new Error(`expected an ApiError, got ${e}`);
-  return e;
-}
 const signal = new AbortController().signal;
 
 describe("media intake", () => {
@@ -80,16 +76,16 @@ describe("media intake", () => {
       [media("audio", b64(wav, "wav")), 400, "input.0.content.0 is an audio clip, but the model 'eyes-v1' does not take audio input.", null],
     ];
     for (const [part, status, message, code] of cases) {
-      const e = await refusal(takeMedia(deps(), conv(part), vision, 1, signal));
+      const e = await apiRefusal(takeMedia(deps(), conv(part), vision, 1, signal));
       expect([e.status, e.param, e.code]).toEqual([status, "input.0.content.0", code]);
       expect(e.message).toStartWith(message);
     }
   });
 
   test("a medium the model cannot take is refused after it is read, so a broken one is reported as broken", async () => {
-    const e = await refusal(takeMedia(deps(), conv(media("image", b64(png))), textOnly, 1, signal));
+    const e = await apiRefusal(takeMedia(deps(), conv(media("image", b64(png))), textOnly, 1, signal));
     expect(e.message).toBe("input.0.content.0 is an image, but the model 'text-v1' does not take image input.");
-    const broken = await refusal(takeMedia(deps(), conv(media("image", b64(Buffer.from("garbage")))), textOnly, 1, signal));
+    const broken = await apiRefusal(takeMedia(deps(), conv(media("image", b64(Buffer.from("garbage")))), textOnly, 1, signal));
     expect(broken.message).toBe("input.0.content.0: no decoder recognises its format");
   });
 
@@ -99,17 +95,17 @@ describe("media intake", () => {
     expect(c[0]!.parts[1]).toEqual({ type: "text", text: '<file name="t.csv">\ncol\n1,2\n</file>' });
     expect(textDocument(Buffer.from([0x61, 0, 0x62]), undefined)).toBeNull();
     expect(textDocument(Buffer.from([0xc3, 0x28]), undefined)).toBeNull();
-    const e = await refusal(takeMedia(deps(), conv(media("file", b64(Buffer.from([0xff, 0, 1]), null))), textOnly, 1, signal));
+    const e = await apiRefusal(takeMedia(deps(), conv(media("file", b64(Buffer.from([0xff, 0, 1]), null))), textOnly, 1, signal));
     expect(e.message).toBe("input.0.content.0: no decoder recognises its format");
   });
 
   test("the content policy refuses media by hash and prompts by pattern, text documents included", async () => {
     const policy = parseContentPolicy(JSON.stringify({ prompt_patterns: ["secret plan"], refused_media_sha256: [sha(png)] }));
-    const byHash = await refusal(takeMedia(deps({ policy }), conv(media("image", b64(png))), vision, 1, signal));
+    const byHash = await apiRefusal(takeMedia(deps({ policy }), conv(media("image", b64(png))), vision, 1, signal));
     expect([byHash.code, byHash.param]).toEqual(["content_policy_violation", "input.0.content.0"]);
-    const byPrompt = await refusal(takeMedia(deps({ policy }), [{ role: "user", parts: [{ type: "text", text: "the SECRET PLAN" }] }], vision, 1, signal));
+    const byPrompt = await apiRefusal(takeMedia(deps({ policy }), [{ role: "user", parts: [{ type: "text", text: "the SECRET PLAN" }] }], vision, 1, signal));
     expect([byPrompt.code, byPrompt.param]).toEqual(["content_policy_violation", null]);
-    const inDocument = await refusal(takeMedia(deps({ policy }), conv(media("file", b64(Buffer.from("my secret plan"), null))), vision, 1, signal));
+    const inDocument = await apiRefusal(takeMedia(deps({ policy }), conv(media("file", b64(Buffer.from("my secret plan"), null))), vision, 1, signal));
     expect([inDocument.code, inDocument.param]).toEqual(["content_policy_violation", "input.0.content.0"]);
   });
 
@@ -117,7 +113,7 @@ describe("media intake", () => {
     let reads = 0;
     const counting = deps({ decode: (b, w) => (reads++, decode(b, w)) });
     const parts = [0, 1, 2, 3, 4].map((i) => media("image", b64(png), `messages.0.content.${i}`));
-    const e = await refusal(takeMedia(counting, conv(...parts), vision, 1, signal));
+    const e = await apiRefusal(takeMedia(counting, conv(...parts), vision, 1, signal));
     expect([e.param, reads]).toEqual(["messages.0.content.4", 0]);
   });
 
