@@ -1,7 +1,7 @@
 // What the core needs from the scheduler and the tokenizers: only the calls it makes, so a test's fake is type-checked.
 import type { ModelEntry } from "../models/registry.ts";
 import type { SeqEvent, SeqRequest } from "../scheduler/scheduler.ts";
-import type { Conversation } from "./conversation.ts";
+import type { CoreRequest } from "./request.ts";
 import type { ModelTokenizer } from "./tokenizer.ts";
 
 /** The scheduler as the core uses it (src/scheduler/scheduler.ts). */
@@ -22,7 +22,8 @@ export interface CoreTokenizers {
  * every media part into place, or throws a 400 naming the item. Without it, a request with media is refused.
  */
 export interface CoreIntake {
-  prepare(conversation: Conversation, model: ModelEntry, teamId: number, signal: AbortSignal): Promise<void>;
+  /** `who`: the caller's team (whose files a request may name) and key (whose permissions apply). */
+  prepare(request: CoreRequest, model: ModelEntry, who: { teamId: number; keyId: number }, signal: AbortSignal): Promise<void>;
 }
 
 export interface CoreDeps {

@@ -112,6 +112,12 @@ export function settleStatus(abort: AbortReason | null, failed: boolean): UsageS
   return failed ? "failed" : "completed";
 }
 
+/** What a run stopped before it began answers: 504 past the time limit; a client that left gets nothing (499 in the log). */
+function abortedBeforeRun(reason: AbortReason, timeoutMs: number | null): ApiError {
+  if (reason === "timed_out") return ApiError.timeout(timeoutMs ?? 0);
+  return new ApiError(499, "invalid_request_error", `The request stopped before it ran (${reason}).`);
+}
+
 export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<Run> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
   const startedAt = performance.now();
@@ -124,22 +130,7 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   };
   // The time limit runs from here, so a slow tokenize or prepare counts against it.
   const timer = opts.timeoutMs ? setTimeout(() => abort("timed_out"), opts.timeoutMs) : null;
-  let prepared: Prepared;
-  let ticket: AdmissionTicket | undefined;
-  try {
-    await deps.intake?.prepare(opts.request.conversation, opts.model, opts.scope.teamId, controller.signal);
-    if (abortReason === "timed_out") throw ApiError.timeout(opts.timeoutMs!);
-    prepared = await prepareGeneration(deps, opts.model, opts.request);
-    ticket = await deps.gate?.admit({
-      scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n, resumed: opts.resumed,
-    });
-  } catch (e) {
-    if (timer) clearTimeout(timer);
-    // A tokenizer's failure is thrown here, not streamed: its log line still names the request.
-    logRequestFailure(deps.logger, e, opts.scope.requestId, opts.model.id);
-    throw e;
-  }
-
+  // The client's leaving stops the run from here on, media intake included (a fetch or decode it no longer needs).
   const onClientGone = () => abort("client_gone");
   if (opts.clientSignal?.aborted) abort("client_gone");
   opts.clientSignal?.addEventListener("abort", onClientGone, { once: true });
@@ -147,6 +138,24 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     if (timer) clearTimeout(timer);
     opts.clientSignal?.removeEventListener("abort", onClientGone);
   };
+  let prepared: Prepared;
+  let ticket: AdmissionTicket | undefined;
+  try {
+    await deps.intake?.prepare(opts.request, opts.model, opts.scope, controller.signal).catch((e: unknown) => {
+      // A fetch or decode stopped by the abort rejects with the abort's reason: the abort is what happened.
+      throw abortReason ? abortedBeforeRun(abortReason, opts.timeoutMs) : e;
+    });
+    if (abortReason) throw abortedBeforeRun(abortReason, opts.timeoutMs);
+    prepared = await prepareGeneration(deps, opts.model, opts.request);
+    ticket = await deps.gate?.admit({
+      scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n, resumed: opts.resumed,
+    });
+  } catch (e) {
+    cleanup();
+    // A tokenizer's failure is thrown here, not streamed: its log line still names the request.
+    logRequestFailure(deps.logger, e, opts.scope.requestId, opts.model.id);
+    throw e;
+  }
 
   let streams: AsyncIterable<CoreEvent>[];
   // Whether any sequence reached a worker: one that never left the queue (cancelled, drained, its worker lost

@@ -3,8 +3,10 @@
 // the policy too. Every refusal is a 400 naming the item. It runs before the request is counted or admitted.
 import { ApiError } from "../errors/api-error.ts";
 import { type Conversation, type MediaPart, mediaParts, type Part, type TextPart } from "../inference/conversation.ts";
+import type { CoreRequest } from "../inference/request.ts";
 import type { Capabilities } from "../models/manifest.ts";
 import { checkMedium, checkPrompt, type ContentPolicy } from "./content-policy.ts";
+import { sniffMedia } from "./decode/sniff.ts";
 import { FetchRefusal, MediaDecodeError } from "./types.ts";
 import type { DecodedMedia, Medium } from "../inference/media.ts";
 
@@ -13,8 +15,11 @@ export interface IntakeDeps {
   decode(bytes: Uint8Array, want: Medium | "any", signal: AbortSignal): Promise<DecodedMedia>;
   /** Fetches under the fetch policy; throws FetchRefusal. */
   fetch(url: string, signal: AbortSignal): Promise<Uint8Array>;
-  /** A file of the team, at most `maxBytes`; throws ApiError (404 file_not_found, or 400 above the size). */
-  readFile(teamId: number, fileId: string, maxBytes: number): Promise<Uint8Array>;
+  /**
+   * A file of the caller's team, at most `maxBytes`, if the caller's key may use files; throws ApiError (403 without
+   * the files permission, 404 file_not_found, or 400 above the size).
+   */
+  readFile(who: Caller, fileId: string, maxBytes: number): Promise<Uint8Array>;
   policy: ContentPolicy;
   /** Inline (base64) media above this many decoded bytes are refused: the spec's 50 MB. */
   inlineMaxBytes: number;
@@ -22,7 +27,18 @@ export interface IntakeDeps {
   fileMaxBytes: number;
   /** Most media parts one request may carry. */
   maxParts: number;
+  /** Most bytes of media (all items together) one request may bring. */
+  maxTotalBytes: number;
 }
+
+/** Who is asking: files are the team's, and the key must be allowed to use them. */
+export interface Caller {
+  teamId: number;
+  keyId: number;
+}
+
+/** A text document larger than this fits no model's context: refused before it reaches the prompt. */
+export const MAX_TEXT_DOCUMENT_BYTES = 4 * 1024 * 1024;
 
 export interface IntakeModel {
   id: string;
@@ -30,12 +46,35 @@ export interface IntakeModel {
 }
 
 const DETAILS = new Set(["auto", "low", "high"]);
-/** Strict base64 (or base64url) to bytes in one pass (TC39 `Uint8Array.fromBase64`, which Bun has); null when invalid. */
+/** TC39 `Uint8Array.fromBase64` (Bun has it): strict, throws on any character outside the alphabet. */
 const fromBase64 = (Uint8Array as unknown as { fromBase64(s: string, o?: { alphabet: "base64" | "base64url" }): Uint8Array }).fromBase64;
-function decodeBase64(data: string): Uint8Array | null {
+/** Characters decoded between two turns of the event loop (a multiple of 4): about 4 ms each. */
+const BASE64_CHUNK = 4 * 1024 * 1024;
+
+/**
+ * Strict base64 (or base64url) to bytes, a chunk at a time with the event loop let in between, so 50 MB of inline
+ * media never stalls other requests for long; null when the text is not valid base64.
+ */
+export async function decodeBase64(data: string): Promise<Uint8Array | null> {
+  const clean = /\s/.test(data) ? data.replace(/\s+/g, "") : data;
   for (const alphabet of ["base64", "base64url"] as const) {
     try {
-      return fromBase64(data, { alphabet });
+      const parts: Uint8Array[] = [];
+      let size = 0;
+      for (let i = 0; i < clean.length; i += BASE64_CHUNK) {
+        if (i) await new Promise<void>((resolve) => setImmediate(resolve));
+        const part = fromBase64(clean.slice(i, i + BASE64_CHUNK), { alphabet });
+        parts.push(part);
+        size += part.length;
+      }
+      if (parts.length === 1) return parts[0]!;
+      const out = new Uint8Array(size);
+      let at = 0;
+      for (const p of parts) {
+        out.set(p, at);
+        at += p.length;
+      }
+      return out;
     } catch {
       // Not this alphabet: try the other, then give up.
     }
@@ -55,13 +94,17 @@ export function takes(caps: IntakeModel["capabilities"], m: Medium): boolean {
 
 /** Decoded size of a base64 string, without decoding it. */
 export function base64Bytes(data: string): number {
-  const clean = data.length - (data.match(/\s/g)?.length ?? 0);
-  const pad = data.trimEnd().endsWith("==") ? 2 : data.trimEnd().endsWith("=") ? 1 : 0;
-  return Math.max(0, Math.floor((clean * 3) / 4) - pad);
+  let chars = 0;
+  for (let i = 0; i < data.length; i++) {
+    const c = data.charCodeAt(i);
+    // Whitespace (space, tab, CR, LF, FF) and "=" padding carry no bits; every other character carries six.
+    if (c !== 61 && c !== 32 && (c < 9 || c > 13)) chars++;
+  }
+  return Math.floor((chars * 6) / 8);
 }
 
 /** The bytes of an inline part, with the checks that need no decoding; 400 naming the item otherwise. */
-export function inlineBytes(part: MediaPart & { source: { kind: "base64" } }, maxBytes: number): Uint8Array {
+export async function inlineBytes(part: MediaPart & { source: { kind: "base64" } }, maxBytes: number): Promise<Uint8Array> {
   const { at, source } = part;
   const size = base64Bytes(source.data);
   if (size > maxBytes) {
@@ -70,21 +113,21 @@ export function inlineBytes(part: MediaPart & { source: { kind: "base64" } }, ma
       at,
     );
   }
-  const type = source.mediaType?.toLowerCase() ?? null;
+  const type = typeof source.mediaType === "string" ? source.mediaType.toLowerCase() : null;
   if (part.declared === "image" && type?.includes("/") && !type.startsWith("image/")) {
     throw ApiError.badRequest(`${at} is a ${type} data URL, not an image; send an image (PNG, JPEG, WebP or GIF).`, at);
   }
-  const bytes = decodeBase64(source.data);
+  const bytes = await decodeBase64(source.data);
   if (!bytes) throw ApiError.badRequest(`${at} is not valid base64.`, at);
   return bytes;
 }
 
-async function bytesOf(deps: IntakeDeps, part: MediaPart, teamId: number, signal: AbortSignal): Promise<Uint8Array> {
+async function bytesOf(deps: IntakeDeps, part: MediaPart, who: Caller, signal: AbortSignal): Promise<Uint8Array> {
   const { source, at } = part;
   if (source.kind === "base64") return inlineBytes(part as MediaPart & { source: typeof source }, deps.inlineMaxBytes);
   if (source.kind === "file") {
     try {
-      return await deps.readFile(teamId, source.fileId, deps.fileMaxBytes);
+      return await deps.readFile(who, source.fileId, deps.fileMaxBytes);
     } catch (e) {
       if (e instanceof ApiError) throw new ApiError(e.status, e.type, `${at}: ${e.message}`, e.code, at);
       throw e;
@@ -113,20 +156,38 @@ export function textDocument(bytes: Uint8Array, filename: string | undefined): s
   return `<file${filename ? ` name=${JSON.stringify(filename)}` : ""}>\n${text}\n</file>`;
 }
 
+/** An input file the media sniffer does not recognise: a text document, or 400 naming the item. */
+function asDocument(deps: IntakeDeps, part: MediaPart, bytes: Uint8Array): TextPart | null {
+  if (!bytes.length) return null;
+  const text = textDocument(bytes, part.filename);
+  if (text === null) return null;
+  if (bytes.length > MAX_TEXT_DOCUMENT_BYTES) {
+    throw ApiError.badRequest(`${part.at} is a text document of ${bytes.length} bytes; at most ${MAX_TEXT_DOCUMENT_BYTES} fit a prompt.`, part.at);
+  }
+  checkPrompt(deps.policy, text, part.at);
+  return { type: "text", text };
+}
+
 /** Reads, screens and decodes one part: its decoded medium, or (an input file that is text) its text part. */
-async function takeOne(deps: IntakeDeps, part: MediaPart, model: IntakeModel, teamId: number, signal: AbortSignal): Promise<MediaPart | TextPart> {
+async function takeOne(deps: IntakeDeps, part: MediaPart, model: IntakeModel, who: Caller, signal: AbortSignal, budget: { left: number }): Promise<MediaPart | TextPart> {
   const { at } = part;
   if (part.detail !== undefined && !DETAILS.has(part.detail)) throw ApiError.badRequest(`${at}.detail must be auto, low or high.`, `${at}.detail`);
-  const bytes = await bytesOf(deps, part, teamId, signal);
+  const bytes = await bytesOf(deps, part, who, signal);
+  budget.left -= bytes.length;
+  if (budget.left < 0) {
+    throw ApiError.badRequest(`${at} brings the request's media past ${deps.maxTotalBytes} bytes in all; send fewer or smaller media.`, at);
+  }
+  // Text is recognised here, before the decoder takes the bytes (they move to its worker).
+  if (part.declared === "file" && !sniffMedia(bytes)) {
+    const doc = asDocument(deps, part, bytes);
+    if (doc) return doc;
+  }
   let decoded: DecodedMedia;
   try {
     decoded = await deps.decode(bytes, part.declared === "file" ? "any" : part.declared, signal);
   } catch (e) {
-    if (!(e instanceof MediaDecodeError)) throw e;
-    const text = part.declared === "file" && e.reason === "unknown_format" ? textDocument(bytes, part.filename) : null;
-    if (text === null) throw ApiError.badRequest(`${at}: ${e.message}`, at);
-    if (deps.policy.promptPatterns.length) checkPrompt(deps.policy, text, at);
-    return { type: "text", text };
+    if (e instanceof MediaDecodeError) throw ApiError.badRequest(`${at}: ${e.message}`, at);
+    throw e;
   }
   checkMedium(deps.policy, decoded.sha256, at);
   if (!takes(model.capabilities, decoded.medium)) {
@@ -135,16 +196,19 @@ async function takeOne(deps: IntakeDeps, part: MediaPart, model: IntakeModel, te
   return { ...part, decoded };
 }
 
-/** The text the client wrote (system, user and tool turns), for the prompt patterns. */
-function clientText(conv: Conversation): string {
+/** Every string the client put into the prompt: turns of every role, call arguments, tools, for the prompt patterns. */
+export function clientText(request: Pick<CoreRequest, "conversation" | "tools" | "assistantPrefill">): string {
   const out: string[] = [];
-  for (const turn of conv) {
-    if (turn.role === "assistant") continue;
-    for (const p of turn.parts) {
-      if (p.type === "text") out.push(p.text);
-      else if (p.type === "tool_result") for (const q of p.parts) if (q.type === "text") out.push(q.text);
+  const add = (parts: readonly Part[]) => {
+    for (const p of parts) {
+      if (p.type === "text" || p.type === "reasoning") out.push(p.text);
+      else if (p.type === "tool_call") out.push(p.name, JSON.stringify(p.arguments));
+      else if (p.type === "tool_result") add(p.parts);
     }
-  }
+  };
+  for (const turn of request.conversation) add(turn.parts);
+  for (const t of request.tools ?? []) out.push(t.function.name, t.function.description ?? "", JSON.stringify(t.function.parameters ?? {}));
+  if (request.assistantPrefill) out.push(request.assistantPrefill);
   return out.join("\n");
 }
 
@@ -153,19 +217,21 @@ function partLists(conv: Conversation): Part[][] {
   return conv.flatMap((turn) => [turn.parts, ...turn.parts.flatMap((p) => (p.type === "tool_result" ? [p.parts as Part[]] : []))]);
 }
 
-/** Screens the conversation and decodes its media in place, in order; the first refusal is thrown. */
-export async function takeMedia(deps: IntakeDeps, conv: Conversation, model: IntakeModel, teamId: number, signal: AbortSignal): Promise<void> {
-  if (deps.policy.promptPatterns.length) checkPrompt(deps.policy, clientText(conv));
-  const count = mediaParts(conv).length;
-  if (count > deps.maxParts) {
-    throw ApiError.badRequest(`The request carries ${count} media items; at most ${deps.maxParts} are read per request (KILN_MAX_MEDIA_PER_REQUEST).`, mediaParts(conv)[deps.maxParts]!.at);
+/** Screens the request's text and decodes its media in place, in order; the first refusal is thrown. */
+export async function takeMedia(deps: IntakeDeps, request: CoreRequest, model: IntakeModel, who: Caller, signal: AbortSignal): Promise<void> {
+  if (deps.policy.promptPatterns.length) checkPrompt(deps.policy, clientText(request));
+  const conv = request.conversation;
+  const parts = mediaParts(conv);
+  if (parts.length > deps.maxParts) {
+    throw ApiError.badRequest(`The request carries ${parts.length} media items; at most ${deps.maxParts} are read per request (KILN_MAX_MEDIA_PER_REQUEST).`, parts[deps.maxParts]!.at);
   }
+  const budget = { left: deps.maxTotalBytes };
   for (const list of partLists(conv)) {
     for (let i = 0; i < list.length; i++) {
       const part = list[i]!;
       if (part.type !== "media") continue;
       if (signal.aborted) return;
-      list[i] = await takeOne(deps, part, model, teamId, signal);
+      list[i] = await takeOne(deps, part, model, who, signal, budget);
     }
   }
 }

@@ -1,6 +1,9 @@
 // Builds the core's intake from kiln's parts: the media decoder (worker threads), the fetch policy over the network
 // (injectable for tests), the team's uploaded files, and the operator's content policy, under the configured limits.
+import { familyRefusal, restrictionOf } from "../access/rules.ts";
 import type { Config } from "../config.ts";
+import { findActiveKeyWithTeam } from "../db/keys-repo.ts";
+import { ApiError } from "../errors/api-error.ts";
 import type { Db } from "../db/client.ts";
 import { readTeamFile } from "../files/read-team-file.ts";
 import type { FileStorage } from "../files/storage.ts";
@@ -39,14 +42,22 @@ export function createMediaIntake(o: MediaIntakeOptions): MediaIntake {
   const deps: IntakeDeps = {
     decode: (bytes, want, signal) => decoder.decode(bytes, want, signal),
     fetch: async (url, signal) => (await fetchRemote(url, fetchPolicy, net, signal)).bytes,
-    readFile: async (teamId, fileId, maxBytes) => (await readTeamFile({ db: o.db, files: o.files }, teamId, fileId, maxBytes)).bytes,
+    readFile: async (who, fileId, maxBytes) => {
+      // The key's permissions as they are now: a key without the files family cannot read files through a prompt either.
+      const found = findActiveKeyWithTeam(o.db, who.keyId);
+      if (!found) throw ApiError.unauthorized();
+      const refusal = familyRefusal({ key: restrictionOf(found.key), team: restrictionOf(found.team) }, "files", " (a file_id in the request)");
+      if (refusal) throw refusal;
+      return (await readTeamFile({ db: o.db, files: o.files }, who.teamId, fileId, maxBytes)).bytes;
+    },
     policy: o.policy,
     inlineMaxBytes: o.config.maxInlineMediaBytes,
     fileMaxBytes: o.config.maxMediaFileBytes,
     maxParts: o.config.maxMediaPerRequest,
+    maxTotalBytes: o.config.maxMediaFileBytes,
   };
   return {
-    intake: { prepare: (conv, model, teamId, signal) => takeMedia(deps, conv, model, teamId, signal) },
+    intake: { prepare: (request, model, who, signal) => takeMedia(deps, request, model, who, signal) },
     close: () => decoder.close(),
   };
 }

@@ -124,6 +124,12 @@ describe("what a text model is given", () => {
     expect(((await messages.json()) as any).error.message).toMatch(/^messages\.0\.content\.0 is an image, but the model/);
   });
 
+  test("a Messages image whose media_type is not a string is a 400 naming its source, not a crash", async () => {
+    const res = await post("/v1/messages", { model: server.modelId, max_tokens: 4, messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: 5, data: "iVBORw0KGgo=" } }] }] });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.message).toStartWith("messages.0.content.0.source must be");
+  });
+
   test("a text file given as input_file is read into the prompt", async () => {
     const withDoc = await post("/v1/responses", {
       model: server.modelId, max_output_tokens: 16, store: false,

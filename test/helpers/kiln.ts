@@ -14,6 +14,7 @@ import { openDatabase } from "../../src/db/client.ts";
 import { DiskFileStorage } from "../../src/files/disk-storage.ts";
 import { EMPTY_POLICY } from "../../src/media/content-policy.ts";
 import { createMediaIntake } from "../../src/media/media-intake.ts";
+import { loopbackNet } from "./loopback-net.ts";
 import { createKey } from "../../src/db/keys-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
@@ -66,7 +67,8 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
     live: new LiveResponses(logger),
     files,
-    intake: createMediaIntake({ config, db, files, policy: EMPTY_POLICY }).intake,
+    // A guarded net: no test through this app can reach beyond loopback, whatever URL a request names.
+    intake: createMediaIntake({ config, db, files, policy: EMPTY_POLICY, net: loopbackNet() }).intake,
   };
   const kiln = createApp(deps);
   const url = (path: string) => `http://kiln.test${path}`;

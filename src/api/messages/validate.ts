@@ -18,8 +18,8 @@ type RawBlock = Exclude<MessagesRequestBody["messages"][number]["content"], stri
 
 /** An image block's source: base64 with data, a url, or a file_id. */
 function checkImageSource(source: unknown, at: string): void {
-  const s = source as { type?: string; data?: unknown; url?: unknown; file_id?: unknown } | undefined;
-  const ok = s?.type === "base64" ? typeof s.data === "string" && s.data.length > 0
+  const s = source as { type?: string; data?: unknown; media_type?: unknown; url?: unknown; file_id?: unknown } | undefined;
+  const ok = s?.type === "base64" ? typeof s.data === "string" && s.data.length > 0 && typeof s.media_type === "string"
     : s?.type === "url" ? typeof s.url === "string" && s.url.length > 0
     : s?.type === "file" ? typeof s.file_id === "string" && s.file_id.length > 0
     : false;

@@ -14,6 +14,19 @@ const PART_TYPES: Record<string, Set<string>> = {
   assistant: new Set(["output_text", "input_text", "refusal"]),
 };
 
+/** What a function_call_output's output may hold besides a string: text and media, as a user message. */
+const OUTPUT_PART_TYPES = new Set(["input_text", "input_image", "input_file", "input_audio"]);
+
+type Parts = Extract<Item["content"], unknown[]>;
+
+/** Each part's type is one `where` may carry, and text parts have their text. */
+function checkParts(parts: Parts, allowed: Set<string>, at: string, where: string): void {
+  parts.forEach((p, j) => {
+    if (!allowed.has(p.type)) throw bad(`${at}.${j} has type '${clip(String(p.type))}', which ${where} cannot carry.`, `${at}.${j}.type`);
+    if ((p.type === "input_text" || p.type === "output_text") && typeof p.text !== "string") throw bad(`${at}.${j} needs text.`, `${at}.${j}.text`);
+  });
+}
+
 function kind(item: Item): string {
   return item.type ?? "message";
 }
@@ -26,12 +39,7 @@ function checkItemShape(item: Item, i: number): void {
         throw bad(`${at}.role '${clip(String(item.role ?? ""))}' is not supported; use user, assistant, system or developer.`, `${at}.role`);
       }
       if (item.content === undefined) throw bad(`${at} (a message) needs content.`, `${at}.content`);
-      if (Array.isArray(item.content)) {
-        item.content.forEach((p, j) => {
-          if (!PART_TYPES[item.role!]!.has(p.type)) throw bad(`${at}.content.${j} has type '${clip(p.type)}', which a ${item.role} message cannot carry.`, `${at}.content.${j}.type`);
-          if ((p.type === "input_text" || p.type === "output_text") && typeof p.text !== "string") throw bad(`${at}.content.${j} needs text.`, `${at}.content.${j}.text`);
-        });
-      }
+      if (Array.isArray(item.content)) checkParts(item.content, PART_TYPES[item.role!]!, `${at}.content`, `a ${item.role} message`);
       if (item.phase != null && item.phase !== "commentary" && item.phase !== "final_answer") {
         throw bad(`${at}.phase must be "commentary" or "final_answer".`, `${at}.phase`);
       }
@@ -45,6 +53,7 @@ function checkItemShape(item: Item, i: number): void {
     case "function_call_output":
       if (!item.call_id) throw bad(`${at} (a function_call_output) needs a call_id.`, "call_id");
       if (item.output === undefined) throw bad(`${at} (a function_call_output) needs an output.`, `${at}.output`);
+      if (Array.isArray(item.output)) checkParts(item.output, OUTPUT_PART_TYPES, `${at}.output`, "a function_call_output");
       return;
     case "reasoning":
       return;

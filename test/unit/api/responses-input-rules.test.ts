@@ -27,6 +27,13 @@ describe("input structure", () => {
     ok([user("go"), reasoning("rs_1"), said("Looking.", "commentary"), call("call_a"), call("call_b"), output("call_b"), output("call_a"), said("done"), user("thanks")]);
   });
 
+  test("a function_call_output's parts are text or media; anything else is refused, never read as empty text", () => {
+    ok([user("go"), call("call_a"), { ...output("call_a"), output: [{ type: "input_text", text: "x" }, { type: "input_image", image_url: "https://x.test/a.png" }] }]);
+    const e = refusal([user("go"), call("call_a"), { ...output("call_a"), output: [{ type: "input_video", url: "x" }] }]);
+    expect([e.param, e.message]).toEqual(["input.2.output.0.type", "input.2.output.0 has type 'input_video', which a function_call_output cannot carry."]);
+    expect(refusal([user("go"), call("call_a"), { ...output("call_a"), output: [{ type: "input_text" }] }]).param).toBe("input.2.output.0.text");
+  });
+
   test("empty input and unsupported roles or item types", () => {
     expect(refusal([]).param).toBe("input");
     expect(() => checkInputStructure("")).toThrow("must not be empty");

@@ -4,8 +4,9 @@ import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { ApiError } from "../../../src/errors/api-error.ts";
 import type { Conversation, MediaPart } from "../../../src/inference/conversation.ts";
+import type { CoreRequest } from "../../../src/inference/request.ts";
 import { EMPTY_POLICY, parseContentPolicy } from "../../../src/media/content-policy.ts";
-import { base64Bytes, type IntakeDeps, takeMedia, textDocument } from "../../../src/media/intake.ts";
+import { base64Bytes, decodeBase64, type IntakeDeps, MAX_TEXT_DOCUMENT_BYTES, takeMedia, textDocument } from "../../../src/media/intake.ts";
 import { FetchRefusal, MediaDecodeError } from "../../../src/media/types.ts";
 import type { DecodedMedia } from "../../../src/inference/media.ts";
 import { apiRefusal } from "../../helpers/api-refusal.ts";
@@ -34,14 +35,15 @@ function deps(over: Partial<IntakeDeps> = {}): IntakeDeps {
       if (url === "https://img.test/a.png") return png;
       throw new FetchRefusal("blocked", `the fetch policy refused ${url}: 10.0.0.1 is a private address`);
     },
-    readFile: async (teamId, id) => {
-      if (teamId === 1 && id === "file-png") return png;
+    readFile: async (who, id) => {
+      if (who.teamId === 1 && id === "file-png") return png;
       throw new ApiError(404, "invalid_request_error", `No file with id '${id}'.`, "file_not_found", "file_id");
     },
     policy: EMPTY_POLICY,
     inlineMaxBytes: 1000,
     fileMaxBytes: 1 << 20,
     maxParts: 4,
+    maxTotalBytes: 1 << 20,
     ...over,
   };
 }
@@ -53,11 +55,13 @@ const conv = (...parts: MediaPart[]): Conversation => [{ role: "user", parts: [{
 const b64 = (b: Uint8Array, type: string | null = "image/png") => ({ kind: "base64" as const, mediaType: type, data: Buffer.from(b).toString("base64") });
 
 const signal = new AbortController().signal;
+const WHO = { teamId: 1, keyId: 1 };
+const req = (conversation: Conversation, tools: CoreRequest["tools"] = null) => ({ conversation, tools }) as CoreRequest;
 
 describe("media intake", () => {
   test("inline, uploaded and fetched images decode into their parts, in place", async () => {
     const c = conv(media("image", b64(png)), media("image", { kind: "file", fileId: "file-png" }, "input.0.content.1"), media("image", { kind: "url", url: "https://img.test/a.png" }, "input.0.content.2"));
-    await takeMedia(deps(), c, vision, 1, signal);
+    await takeMedia(deps(), req(c), vision, WHO, signal);
     const parts = c[0]!.parts.slice(1) as MediaPart[];
     expect(parts.map((p) => [p.at, p.decoded?.medium, p.decoded?.sha256])).toEqual([
       ["input.0.content.0", "image", sha(png)], ["input.0.content.1", "image", sha(png)], ["input.0.content.2", "image", sha(png)],
@@ -76,48 +80,76 @@ describe("media intake", () => {
       [media("audio", b64(wav, "wav")), 400, "input.0.content.0 is an audio clip, but the model 'eyes-v1' does not take audio input.", null],
     ];
     for (const [part, status, message, code] of cases) {
-      const e = await apiRefusal(takeMedia(deps(), conv(part), vision, 1, signal));
+      const e = await apiRefusal(takeMedia(deps(), req(conv(part)), vision, WHO, signal));
       expect([e.status, e.param, e.code]).toEqual([status, "input.0.content.0", code]);
       expect(e.message).toStartWith(message);
     }
   });
 
   test("a medium the model cannot take is refused after it is read, so a broken one is reported as broken", async () => {
-    const e = await apiRefusal(takeMedia(deps(), conv(media("image", b64(png))), textOnly, 1, signal));
+    const e = await apiRefusal(takeMedia(deps(), req(conv(media("image", b64(png)))), textOnly, WHO, signal));
     expect(e.message).toBe("input.0.content.0 is an image, but the model 'text-v1' does not take image input.");
-    const broken = await apiRefusal(takeMedia(deps(), conv(media("image", b64(Buffer.from("garbage")))), textOnly, 1, signal));
+    const broken = await apiRefusal(takeMedia(deps(), req(conv(media("image", b64(Buffer.from("garbage"))))), textOnly, WHO, signal));
     expect(broken.message).toBe("input.0.content.0: no decoder recognises its format");
   });
 
   test("an input file that is UTF-8 text becomes a text part framed with its name; binary junk is refused", async () => {
     const c = conv({ ...media("file", b64(Buffer.from("col\n1,2"), null)), filename: "t.csv" });
-    await takeMedia(deps(), c, textOnly, 1, signal);
+    await takeMedia(deps(), req(c), textOnly, WHO, signal);
     expect(c[0]!.parts[1]).toEqual({ type: "text", text: '<file name="t.csv">\ncol\n1,2\n</file>' });
     expect(textDocument(Buffer.from([0x61, 0, 0x62]), undefined)).toBeNull();
     expect(textDocument(Buffer.from([0xc3, 0x28]), undefined)).toBeNull();
-    const e = await apiRefusal(takeMedia(deps(), conv(media("file", b64(Buffer.from([0xff, 0, 1]), null))), textOnly, 1, signal));
+    const e = await apiRefusal(takeMedia(deps(), req(conv(media("file", b64(Buffer.from([0xff, 0, 1]), null)))), textOnly, WHO, signal));
     expect(e.message).toBe("input.0.content.0: no decoder recognises its format");
   });
 
   test("the content policy refuses media by hash and prompts by pattern, text documents included", async () => {
     const policy = parseContentPolicy(JSON.stringify({ prompt_patterns: ["secret plan"], refused_media_sha256: [sha(png)] }));
-    const byHash = await apiRefusal(takeMedia(deps({ policy }), conv(media("image", b64(png))), vision, 1, signal));
+    const byHash = await apiRefusal(takeMedia(deps({ policy }), req(conv(media("image", b64(png)))), vision, WHO, signal));
     expect([byHash.code, byHash.param]).toEqual(["content_policy_violation", "input.0.content.0"]);
-    const byPrompt = await apiRefusal(takeMedia(deps({ policy }), [{ role: "user", parts: [{ type: "text", text: "the SECRET PLAN" }] }], vision, 1, signal));
+    const byPrompt = await apiRefusal(takeMedia(deps({ policy }), req([{ role: "user", parts: [{ type: "text", text: "the SECRET PLAN" }] }]), vision, WHO, signal));
     expect([byPrompt.code, byPrompt.param]).toEqual(["content_policy_violation", null]);
-    const inDocument = await apiRefusal(takeMedia(deps({ policy }), conv(media("file", b64(Buffer.from("my secret plan"), null))), vision, 1, signal));
+    const inDocument = await apiRefusal(takeMedia(deps({ policy }), req(conv(media("file", b64(Buffer.from("my secret plan"), null)))), vision, WHO, signal));
     expect([inDocument.code, inDocument.param]).toEqual(["content_policy_violation", "input.0.content.0"]);
+  });
+
+  test("the prompt patterns see every string the client wrote: assistant turns, call arguments, tools", async () => {
+    const policy = parseContentPolicy(JSON.stringify({ prompt_patterns: ["secret plan"] }));
+    const assistant: Conversation = [{ role: "user", parts: [{ type: "text", text: "go on" }] }, { role: "assistant", parts: [{ type: "text", text: "the secret plan is" }] }];
+    const call: Conversation = [{ role: "assistant", parts: [{ type: "tool_call", id: "c", name: "f", arguments: { q: "Secret Plan" } }] }];
+    const tool = [{ type: "function" as const, function: { name: "f", description: "reveals the secret plan" } }];
+    for (const r of [req(assistant), req(call), req([{ role: "user", parts: [{ type: "text", text: "hi" }] }], tool)]) {
+      expect((await apiRefusal(takeMedia(deps({ policy }), r, vision, WHO, signal))).code).toBe("content_policy_violation");
+    }
+  });
+
+  test("the request's media together are bounded, and a text document is bounded before it reaches the prompt", async () => {
+    const parts = [0, 1].map((i) => media("image", b64(png), `messages.0.content.${i}`));
+    const over = await apiRefusal(takeMedia(deps({ maxTotalBytes: png.length + 1 }), req(conv(...parts)), vision, WHO, signal));
+    expect([over.param, over.message]).toEqual(["messages.0.content.1", `messages.0.content.1 brings the request's media past ${png.length + 1} bytes in all; send fewer or smaller media.`]);
+    const big = Buffer.alloc(MAX_TEXT_DOCUMENT_BYTES + 1, "a");
+    const doc = await apiRefusal(takeMedia(deps({ inlineMaxBytes: 8 << 20, maxTotalBytes: 8 << 20 }), req(conv(media("file", b64(big, null)))), textOnly, WHO, signal));
+    expect(doc.message).toBe(`input.0.content.0 is a text document of ${MAX_TEXT_DOCUMENT_BYTES + 1} bytes; at most ${MAX_TEXT_DOCUMENT_BYTES} fit a prompt.`);
+  });
+
+  test("inline base64 is decoded strictly, in chunks, in either alphabet", async () => {
+    const bytes = new Uint8Array(9 * 1024 * 1024).map((_, i) => (i * 7) & 255);
+    expect(Buffer.from((await decodeBase64(Buffer.from(bytes).toString("base64")))!).equals(Buffer.from(bytes))).toBe(true);
+    expect(Array.from((await decodeBase64("_-8"))!)).toEqual([0xff, 0xef]);
+    expect(Array.from((await decodeBase64("aGVs\nbG8=  "))!)).toEqual([...Buffer.from("hello")]);
+    expect(await decodeBase64("not*base64!")).toBeNull();
   });
 
   test("more media than the per-request cap are refused before any is read", async () => {
     let reads = 0;
     const counting = deps({ decode: (b, w) => (reads++, decode(b, w)) });
     const parts = [0, 1, 2, 3, 4].map((i) => media("image", b64(png), `messages.0.content.${i}`));
-    const e = await apiRefusal(takeMedia(counting, conv(...parts), vision, 1, signal));
+    const e = await apiRefusal(takeMedia(counting, req(conv(...parts)), vision, WHO, signal));
     expect([e.param, reads]).toEqual(["messages.0.content.4", 0]);
   });
 
   test("base64 size is computed without decoding", () => {
     for (const n of [0, 1, 2, 3, 4, 100]) expect(base64Bytes(Buffer.alloc(n).toString("base64"))).toBe(n);
+    expect(base64Bytes("aGVs\r\n bG8=")).toBe(5);
   });
 });
