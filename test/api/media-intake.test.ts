@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createKey } from "../../src/db/keys-repo.ts";
+import { createKey, restrictKey } from "../../src/db/keys-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import type { Net } from "../../src/media/fetch-net.ts";
 import { tempDir } from "../helpers/kiln.ts";
@@ -163,6 +163,16 @@ describe("file_id references", () => {
       expect([res.status, err.message.startsWith(`${at}: `), err.message.includes(id)]).toEqual([404, true, true]);
       if (path !== "/v1/messages") expect([err.code, err.param]).toEqual(["file_not_found", at]);
     }
+    // A key of the owner's team without the files permission cannot read the file through a prompt either.
+    const ownTeam = (server.deps.db.$client.query("SELECT team_id AS t FROM files WHERE id = ?").get(id) as { t: number }).t;
+    const chatOnly = createKey(server.deps.db, ownTeam, "chat only");
+    restrictKey(server.deps.db, chatOnly.id, { endpoints: ["chat"] });
+    const refused = await fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST", headers: { authorization: `Bearer ${chatOnly.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: server.modelId, messages: [{ role: "user", content: [{ type: "file", file: { file_id: id } }] }] }),
+    });
+    const denied = ((await refused.json()) as any).error;
+    expect([refused.status, denied.type, denied.param]).toEqual([403, "permission_error", "messages.0.content.0"]);
     // The owner's file is untouched.
     expect((await fetch(`${server.url}/v1/files/${id}`, { headers: { authorization: `Bearer ${server.key}` } })).status).toBe(200);
   });
