@@ -1,7 +1,7 @@
 // robots.txt for remote media fetches: fetched once per origin (cached briefly), read per RFC 9309 (a 4xx means no
 // rules, a 5xx or an unreachable file means everything is disallowed), and checked before each URL is fetched.
 import { readCapped } from "./fetch-body.ts";
-import { isAllowed, parseRobots, productToken, type RobotsGroup, rulesFor } from "./robots.ts";
+import { MATCH_STEP_BUDGET, parseRobots, productToken, type RobotsGroup, robotsVerdict, rulesFor } from "./robots.ts";
 import { FetchRefusal } from "./types.ts";
 
 /** RFC 9309 asks crawlers to read at least 500 KiB; anything past this is ignored. */
@@ -41,8 +41,14 @@ export async function checkRobots(
     cache.set(url.origin, groups, now());
   }
   const path = url.pathname + url.search;
-  if (!isAllowed(rulesFor(groups, productToken(userAgent)), path)) {
-    throw new FetchRefusal("robots", `robots.txt at ${url.host} disallows ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`);
+  const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+  const verdict = robotsVerdict(rulesFor(groups, productToken(userAgent)), path);
+  if (verdict === "disallowed") throw new FetchRefusal("robots", `robots.txt at ${url.host} disallows ${shown}`);
+  if (verdict === "too_costly") {
+    throw new FetchRefusal(
+      "robots",
+      `robots.txt at ${url.host} has rules too costly to match against ${shown} (over ${MATCH_STEP_BUDGET} steps), which kiln reads as disallowing it`,
+    );
   }
 }
 
