@@ -36,10 +36,15 @@ export function parseRobots(text: string): RobotsGroup[] {
       // Rules before any user-agent line belong to no group.
       if (!current) continue;
       inRules = true;
-      if (value) current.rules.push({ allow: key === "allow", pattern: normalisePath(value) });
+      if (value) current.rules.push({ allow: key === "allow", pattern: detached(normalisePath(value)) });
     }
   }
   return groups;
+}
+
+/** A copy of an ASCII string that does not share memory with the file it was cut from (a kept slice pins it all). */
+function detached(s: string): string {
+  return Buffer.from(s, "latin1").toString("latin1");
 }
 
 /** The product token a user-agent line names: its leading letters, `-` and `_` ("Kiln/1.0" → "kiln"). */
