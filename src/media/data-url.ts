@@ -19,11 +19,37 @@ export function parseDataUrl(url: string): DataUrl | null {
   if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type)) return null;
   const payload = url.slice(comma + 1);
   if (isBase64) return { mediaType: type, base64: payload };
-  try {
-    return { mediaType: type, base64: Buffer.from(decodeURIComponent(payload), "latin1").toString("base64") };
-  } catch {
-    return null;
+  const bytes = percentDecode(payload);
+  return bytes && { mediaType: type, base64: bytes.toString("base64") };
+}
+
+/**
+ * A percent-encoded payload's bytes: each `%XX` is the byte XX (not part of a UTF-8 text), any other character its
+ * UTF-8 bytes; null when a `%` is not followed by two hex digits. Decoded in place: the output never outgrows the input.
+ */
+function percentDecode(payload: string): Buffer | null {
+  const buf = Buffer.from(payload, "utf8");
+  let out = 0;
+  for (let i = 0; i < buf.length; i++) {
+    if (buf[i] !== 0x25) {
+      buf[out++] = buf[i]!;
+      continue;
+    }
+    const hi = hexValue(buf[i + 1]);
+    const lo = hexValue(buf[i + 2]);
+    if (hi < 0 || lo < 0) return null;
+    buf[out++] = hi * 16 + lo;
+    i += 2;
   }
+  return buf.subarray(0, out);
+}
+
+/** The value of one ASCII hex digit, or -1. */
+function hexValue(c: number | undefined): number {
+  if (c === undefined) return -1;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
 }
 
 /**

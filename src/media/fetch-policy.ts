@@ -6,7 +6,7 @@ import type { Config } from "../config.ts";
 import { formatBytes } from "../errors/api-error.ts";
 import { readCapped } from "./fetch-body.ts";
 import { defaultNet, type Net } from "./fetch-net.ts";
-import { checkRobots, RobotsCache } from "./fetch-robots.ts";
+import { checkRobots, ROBOTS_CACHE_BYTES, RobotsCache } from "./fetch-robots.ts";
 import { ipLiteral, parseTarget, shownUrl, vetAddresses } from "./fetch-target.ts";
 import { FetchRefusal } from "./types.ts";
 
@@ -53,7 +53,7 @@ export function fetchPolicyFromConfig(
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** Shared by every fetch, so one origin's robots.txt is read once every few minutes, not once per media item. */
-const robotsCache = new RobotsCache(5 * 60_000, 1024);
+const robotsCache = new RobotsCache(5 * 60_000, ROBOTS_CACHE_BYTES);
 
 interface Hop {
   policy: FetchPolicy;

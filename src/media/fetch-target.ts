@@ -4,6 +4,9 @@ import { hostAllowed } from "./host-patterns.ts";
 import { forbiddenReason, isLoopback, parseIp } from "./ip-ranges.ts";
 import { FetchRefusal } from "./types.ts";
 
+/** Longest URL fetched, as parsed (escapes included): it bounds the path robots.txt rules are matched against. */
+export const MAX_URL_CHARS = 8192;
+
 /** A URL as a message shows it: whole, unless it is long. */
 export function shownUrl(url: URL | string): string {
   const href = typeof url === "string" ? url : url.href;
@@ -20,6 +23,9 @@ export function parseTarget(raw: string, allowList: readonly string[]): URL {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new FetchRefusal("bad_url", `only http and https URLs are fetched, not ${url.protocol} URLs`);
+  }
+  if (url.href.length > MAX_URL_CHARS) {
+    throw new FetchRefusal("bad_url", `the URL is ${url.href.length} characters long; URLs longer than ${MAX_URL_CHARS} characters are not fetched`);
   }
   // The URL is not repeated: it holds a password.
   if (url.username || url.password) throw new FetchRefusal("bad_url", "URLs with credentials (user:password@host) are not fetched");

@@ -36,10 +36,15 @@ export function parseRobots(text: string): RobotsGroup[] {
       // Rules before any user-agent line belong to no group.
       if (!current) continue;
       inRules = true;
-      if (value) current.rules.push({ allow: key === "allow", pattern: normalisePath(value) });
+      if (value) current.rules.push({ allow: key === "allow", pattern: detached(normalisePath(value)) });
     }
   }
   return groups;
+}
+
+/** A copy of an ASCII string that does not share memory with the file it was cut from (a kept slice pins it all). */
+function detached(s: string): string {
+  return Buffer.from(s, "latin1").toString("latin1");
 }
 
 /** The product token a user-agent line names: its leading letters, `-` and `_` ("Kiln/1.0" → "kiln"). */
@@ -59,17 +64,30 @@ export function rulesFor(groups: RobotsGroup[], token: string): RobotsRule[] {
   return (own.length ? own : groups.filter((g) => g.agents.includes("*"))).flatMap((g) => g.rules);
 }
 
+/**
+ * Most matcher steps one path may cost, across all its rules (a few milliseconds). A robots.txt can make matching
+ * cost pattern × path steps per rule; past this budget the path counts as disallowed, as RFC 9309 lets a crawler
+ * bound the work it spends on a robots.txt.
+ */
+export const MATCH_STEP_BUDGET = 1_000_000;
+
+/** What the rules say of a path; "too_costly" when matching it would exceed the step budget. */
+export type RobotsVerdict = "allowed" | "disallowed" | "too_costly";
+
 /** Whether `path` (path and query) may be fetched: the longest matching rule wins, and Allow wins a tie. */
-export function isAllowed(rules: RobotsRule[], path: string): boolean {
+export function robotsVerdict(rules: RobotsRule[], path: string, budget: number = MATCH_STEP_BUDGET): RobotsVerdict {
   const target = normalisePath(path);
+  const left = { steps: budget };
   let best: RobotsRule | null = null;
   for (const rule of rules) {
-    if (!matches(rule.pattern, target)) continue;
+    const matched = matches(rule.pattern, target, left);
+    if (matched === null) return "too_costly";
+    if (!matched) continue;
     const longer = !best || rule.pattern.length > best.pattern.length;
     const tieWon = best !== null && rule.pattern.length === best.pattern.length && rule.allow;
     if (longer || tieWon) best = rule;
   }
-  return best?.allow ?? true;
+  return best === null || best.allow ? "allowed" : "disallowed";
 }
 
 /**
@@ -87,22 +105,29 @@ function normalisePath(s: string): string {
 
 const utf8 = new TextEncoder();
 
+const STAR = 0x2a;
+
 /**
  * Whether the pattern matches from the start of the path: `*` any run, a final `$` the end, otherwise a prefix.
- * The greedy-with-backtrack walk takes at most pattern × path steps, never exponential time.
+ * The greedy-with-backtrack walk takes at most pattern × path steps, each taken from `left`; null when they run out.
  */
-function matches(pattern: string, path: string): boolean {
+function matches(pattern: string, path: string, left: { steps: number }): boolean | null {
   const anchored = pattern.endsWith("$");
-  const pat = anchored ? pattern.slice(0, -1) : `${pattern}*`;
+  const end = anchored ? pattern.length - 1 : pattern.length;
   let p = 0;
   let i = 0;
   let star = -1;
   let resume = 0;
   while (i < path.length) {
-    if (pat[p] === "*") {
+    if (--left.steps < 0) return null;
+    // A prefix pattern used up, or a `*` ending the pattern: the rest of the path matches without walking it.
+    if (p === end && !anchored) return true;
+    const c = p < end ? pattern.charCodeAt(p) : -1;
+    if (c === STAR) {
+      if (p === end - 1) return true;
       star = p++;
       resume = i;
-    } else if (p < pat.length && pat[p] === path[i]) {
+    } else if (c === path.charCodeAt(i)) {
       p++;
       i++;
     } else if (star >= 0) {
@@ -112,6 +137,6 @@ function matches(pattern: string, path: string): boolean {
       return false;
     }
   }
-  while (pat[p] === "*") p++;
-  return p === pat.length;
+  while (p < end && pattern.charCodeAt(p) === STAR) p++;
+  return p === end;
 }

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { loadConfig } from "../../../src/config.ts";
 import { systemResolver } from "../../../src/media/fetch-net.ts";
 import { type FetchPolicy, fetchPolicyFromConfig, fetchRemote } from "../../../src/media/fetch-policy.ts";
+import { MAX_URL_CHARS } from "../../../src/media/fetch-target.ts";
 import { type LoopbackNet, loopbackNet, type LoopbackServer, refusal, serveLoopback } from "../../helpers/loopback-net.ts";
 
 const POLICY: FetchPolicy = {
@@ -165,6 +166,27 @@ describe("URLs refused before any lookup", () => {
     ];
     for (const [url, message] of cases) expect([url, await refusal(fetchRemote(url, POLICY, n))]).toEqual([url, { reason: "bad_url", message }]);
     expect([n.resolved, n.connected]).toEqual([[], []]);
+  });
+
+  test(`a URL longer than ${MAX_URL_CHARS} characters (as parsed, escapes included) is refused, first or redirected to`, async () => {
+    const n = net({ "h.test": ["127.0.0.1"] });
+    const longest = `http://h.test/${"a".repeat(MAX_URL_CHARS - "http://h.test/".length)}`;
+    const tooLong = `${longest}b`;
+    const tooLongMessage = `the URL is ${MAX_URL_CHARS + 1} characters long; URLs longer than ${MAX_URL_CHARS} characters are not fetched`;
+    expect(await refusal(fetchRemote(tooLong, POLICY, n))).toEqual({ reason: "bad_url", message: tooLongMessage });
+    // Each "é" becomes "%C3%A9" in the parsed URL: short as given, too long as fetched.
+    const escaped = `http://h.test/${"é".repeat(MAX_URL_CHARS / 6)}`;
+    expect(escaped.length).toBeLessThan(MAX_URL_CHARS);
+    expect((await refusal(fetchRemote(escaped, POLICY, n))).reason).toBe("bad_url");
+    expect([n.resolved, n.connected]).toEqual([[], []]);
+    const s = server((_, u) => (u.pathname === "/go" ? new Response(null, { status: 302, headers: { location: tooLong } }) : new Response("ok")));
+    const r = net({ "h.test": ["127.0.0.1"] });
+    expect(await refusal(fetchRemote(s.url("h.test", "/go"), POLICY, r))).toEqual({ reason: "bad_url", message: tooLongMessage });
+    expect(s.seen.map((q) => q.path)).toEqual(["/go"]);
+    // The longest URL allowed is fetched.
+    const atLimit = s.url("h.test", `/${"a".repeat(MAX_URL_CHARS - s.url("h.test", "/").length)}`);
+    expect(atLimit.length).toBe(MAX_URL_CHARS);
+    expect((await fetchRemote(atLimit, POLICY, r)).finalUrl).toBe(atLimit);
   });
 });
 

@@ -1,10 +1,13 @@
 // The robots.txt parser and matcher (RFC 9309) and the per-origin cache the fetch policy keeps.
 import { describe, expect, test } from "bun:test";
-import { checkRobots, RobotsCache } from "../../../src/media/fetch-robots.ts";
-import { isAllowed, parseRobots, productToken, rulesFor } from "../../../src/media/robots.ts";
+import { heapStats } from "bun:jsc";
+import { cachedBytes, checkRobots, ROBOTS_CACHE_BYTES, RobotsCache } from "../../../src/media/fetch-robots.ts";
+import { MATCH_STEP_BUDGET, parseRobots, productToken, robotsVerdict, rulesFor } from "../../../src/media/robots.ts";
 
+/** What `text` says of `token` fetching `path`. */
+const verdict = (text: string, token: string, path: string, budget?: number) => robotsVerdict(rulesFor(parseRobots(text), token), path, budget);
 /** Whether `token` may fetch `path` under `text`. */
-const allows = (text: string, token: string, path: string) => isAllowed(rulesFor(parseRobots(text), token), path);
+const allows = (text: string, token: string, path: string) => verdict(text, token, path) === "allowed";
 
 describe("parseRobots", () => {
   test("groups: consecutive user-agent lines share one; rules before any group, comments, unknown lines skipped", () => {
@@ -96,35 +99,112 @@ describe("isAllowed", () => {
     });
   }
 
-  test("a pathological pattern against a long path answers quickly (no exponential backtracking)", () => {
+  test("a pathological pattern against a long path is matched without exponential backtracking, within the budget", () => {
     const pattern = `/${"*a".repeat(40)}$`;
-    const path = `/${"a".repeat(5000)}b`;
-    const t0 = performance.now();
-    expect(allows(`User-agent: *\nDisallow: ${pattern}\n`, "kiln", path)).toBe(true);
-    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(verdict(`User-agent: *\nDisallow: ${pattern}\n`, "kiln", `/${"a".repeat(5000)}b`)).toBe("allowed");
+    expect(verdict(`User-agent: *\nDisallow: ${pattern}\n`, "kiln", `/${"a".repeat(5000)}`)).toBe("disallowed");
+  });
+});
+
+describe("the matcher's step budget", () => {
+  // A site controls both its robots.txt and the URLs it hands out: a long `*` pattern against a long path.
+  const costly = `Disallow: /*${"a".repeat(5000)}b\n`;
+  const longPath = `/${"a".repeat(8000)}`;
+
+  test("one step per character looked at: `/*b` against `/` and n letters costs n + 2 steps", () => {
+    const rules = "User-agent: *\nDisallow: /*b\n";
+    expect(verdict(rules, "kiln", `/${"a".repeat(100)}`, 102)).toBe("allowed");
+    expect(verdict(rules, "kiln", `/${"a".repeat(100)}`, 101)).toBe("too_costly");
+    expect(verdict(rules, "kiln", `/${"a".repeat(100)}b`, 103)).toBe("disallowed");
+  });
+
+  test("a 5,000-character pattern against an 8,000-character path is too costly, and so is robots.txt's full 512 KiB of them", () => {
+    expect(verdict(`User-agent: *\n${costly}`, "kiln", longPath)).toBe("too_costly");
+    const full = `User-agent: *\n${costly.repeat(Math.floor((512 * 1024) / costly.length))}`;
+    expect(full.length).toBeGreaterThan(500 * 1024);
+    expect(verdict(full, "kiln", longPath)).toBe("too_costly");
+  });
+
+  test("the budget is shared by all the rules: each alone fits in a tenth of it, twenty together do not", () => {
+    const rule = "Disallow: /*aaaaaaaaaab\n";
+    expect(verdict(`User-agent: *\n${rule}`, "kiln", longPath, MATCH_STEP_BUDGET / 10)).toBe("allowed");
+    expect(verdict(`User-agent: *\n${rule.repeat(20)}`, "kiln", longPath)).toBe("too_costly");
+  });
+
+  test("prefix rules cost their own length: a match stops at the pattern's end, not the path's", () => {
+    const rules = `User-agent: *\nDisallow: /private\nAllow: /public\nAllow: /private/*\n`;
+    // 9 steps for /private, 3 to see /public fail, 10 for /private/* (its last `*` ends the walk).
+    expect(verdict(rules, "kiln", `/private/${"x".repeat(8000)}`, 22)).toBe("allowed");
+    expect(verdict(rules, "kiln", `/private/${"x".repeat(8000)}`, 21)).toBe("too_costly");
+  });
+
+  test("checkRobots refuses a too costly path by name", async () => {
+    const get = async () => new Response(`User-agent: *\n${costly}`);
+    await expect(checkRobots(new URL(`http://a.test${longPath}`), "kiln/1", get, new RobotsCache(1000, 64 * 1024))).rejects.toThrow(
+      `robots.txt at a.test has rules too costly to match against /${"a".repeat(199)}… (over ${MATCH_STEP_BUDGET} steps), which kiln reads as disallowing it`,
+    );
   });
 });
 
 describe("RobotsCache", () => {
-  test("keeps an origin's groups for its time to live, then forgets them", () => {
-    const cache = new RobotsCache(1000, 10);
-    const groups = parseRobots("User-agent: *\nDisallow: /\n");
-    cache.set("http://a.test", groups, 5000);
-    expect(cache.get("http://a.test", 5999)).toBe(groups);
-    expect(cache.get("http://b.test", 5999)).toBeUndefined();
-    expect(cache.get("http://a.test", 6000)).toBeUndefined();
+  const rules = (...patterns: string[]) => patterns.map((pattern) => ({ allow: false, pattern }));
+
+  test("keeps a key's rules for its time to live, then forgets them", () => {
+    const cache = new RobotsCache(1000, 64 * 1024);
+    const kept = rules("/");
+    cache.set("kiln http://a.test", kept, 5000);
+    expect(cache.get("kiln http://a.test", 5999)).toBe(kept);
+    expect(cache.get("kiln http://b.test", 5999)).toBeUndefined();
+    expect(cache.get("kiln http://a.test", 6000)).toBeUndefined();
+    expect(cache.bytes).toBe(0);
   });
 
-  test("holds at most its number of origins, dropping the oldest", () => {
-    const cache = new RobotsCache(60_000, 2);
-    for (const o of ["http://1.test", "http://2.test", "http://3.test"]) cache.set(o, [], 0);
-    expect(["http://1.test", "http://2.test", "http://3.test"].map((o) => cache.get(o, 1) !== undefined)).toEqual([false, true, true]);
+  test("holds at most its bytes, dropping the oldest; a key set again is counted once", () => {
+    const big = rules("/".padEnd(1000, "x"));
+    const each = cachedBytes("kiln http://1.test", big);
+    const cache = new RobotsCache(60_000, 3 * each);
+    const keys = [1, 2, 3, 4].map((n) => `kiln http://${n}.test`);
+    for (const k of keys.slice(0, 3)) cache.set(k, big, 0);
+    cache.set(keys[2]!, big, 0);
+    expect(cache.bytes).toBe(3 * each);
+    cache.set(keys[3]!, big, 0);
+    expect(keys.map((k) => cache.get(k, 1) !== undefined)).toEqual([false, true, true, true]);
+    expect(cache.bytes).toBe(3 * each);
+  });
+
+  test("rules larger than the whole bound are not kept, and push nothing out", () => {
+    const cache = new RobotsCache(60_000, 4096);
+    cache.set("kiln http://small.test", rules("/a"), 0);
+    cache.set("kiln http://huge.test", rules("/".padEnd(5000, "x")), 0);
+    expect([cache.get("kiln http://small.test", 1) !== undefined, cache.get("kiln http://huge.test", 1)]).toEqual([true, undefined]);
+  });
+
+  test(`an attacker's 1024 origins (one host, many ports) of 512 KiB rules each stay within ${ROBOTS_CACHE_BYTES} bytes`, () => {
+    const cache = new RobotsCache(5 * 60_000, ROBOTS_CACHE_BYTES);
+    const heavy = rules(...Array.from({ length: 512 }, (_, n) => `/${n}`.padEnd(1024, "x")));
+    for (let port = 1; port <= 1024; port++) cache.set(`kiln http://evil.test:${port}`, heavy, 0);
+    expect(cache.bytes).toBeLessThanOrEqual(ROBOTS_CACHE_BYTES);
+    expect(cache.get("kiln http://evil.test:1", 1)).toBeUndefined();
+    expect(cache.get("kiln http://evil.test:1024", 1)).toBe(heavy);
+  });
+
+  test("parsed rules do not pin the robots.txt they came from: 50 files of 512 KiB keep under 4 MiB (pinned, about 25)", () => {
+    const kept: unknown[] = [];
+    Bun.gc(true);
+    const before = heapStats().heapSize;
+    for (let k = 0; k < 50; k++) {
+      const text = `User-agent: other\n${`Disallow: /x${k}${"y".repeat(200)}\n`.repeat(2500)}User-agent: kiln\nDisallow: /private-area-${k}-and-more\n`;
+      kept.push(rulesFor(parseRobots(text), "kiln"));
+    }
+    Bun.gc(true);
+    expect(kept).toHaveLength(50);
+    expect(heapStats().heapSize - before).toBeLessThan(4 * 1024 * 1024);
   });
 });
 
 describe("checkRobots", () => {
   test("reads an origin's robots.txt once per time to live: a use of the cached file does not extend it", async () => {
-    const cache = new RobotsCache(1000, 10);
+    const cache = new RobotsCache(1000, 64 * 1024);
     const asked: string[] = [];
     const get = async (u: URL) => {
       asked.push(u.href);
