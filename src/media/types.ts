@@ -23,7 +23,7 @@ export class MediaDecodeError extends Error {
 
 /** Why a remote URL was not fetched; each reason's message names the failure. */
 export type FetchFailure =
-  | "bad_url" // not http(s), malformed, credentials in it
+  | "bad_url" // not http(s), malformed, credentials in it, too long
   | "blocked" // fetch policy: a forbidden address (loopback, private, link-local, CGNAT, multicast, metadata) or not on the allow-list
   | "dns" // the name does not resolve
   | "unreachable" // connect failed, reset, or an error status
