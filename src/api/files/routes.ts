@@ -15,8 +15,8 @@ export function filesRoutes(deps: AppDeps) {
   return new Elysia({ name: "files" })
     .use(edgePolicies)
     .derive(requireEdgeAuth)
-    .post("/v1/files", ({ request, auth }) => uploadFile(deps, streamedBody(request), request.headers.get("content-type"), auth), {
-      // The key is checked before the body is read; the route streams the body to storage itself.
+    .post("/v1/files", ({ request, auth }) => uploadFile(deps, streamedBody(request), request.headers, auth), {
+      // The key is checked before the body is read (then a declared length past the limit); the route streams the body to storage itself.
       edge: POLICY.keyedUpload,
       response: { 200: FileObject, ...errors },
       detail: {

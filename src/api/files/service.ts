@@ -7,7 +7,7 @@ import { ApiError, clip } from "../../errors/api-error.ts";
 import { newFileId } from "../../files/file-id.ts";
 import { PURPOSES, toFileObject } from "../../files/file-object.ts";
 import { fileNotFound, openTeamFile, teamFile } from "../../files/team-file.ts";
-import { receiveUpload } from "../../files/upload.ts";
+import { receiveUpload, refuseDeclaredOversize } from "../../files/upload.ts";
 import { MAX_LIST_LIMIT, type FileList, type FileObject } from "./schema.ts";
 
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -25,10 +25,11 @@ export function checkUploadFields(fields: Map<string, string>, complete: boolean
 }
 
 /** Stores the uploaded file under a new id, then writes its row; a refusal or a failure leaves neither. */
-export async function uploadFile(deps: AppDeps, body: ReadableStream<Uint8Array> | null, contentType: string | null, auth: AuthContext): Promise<typeof FileObject.static> {
+export async function uploadFile(deps: AppDeps, body: ReadableStream<Uint8Array> | null, headers: Headers, auth: AuthContext): Promise<typeof FileObject.static> {
+  refuseDeclaredOversize(headers, deps.config.maxFileBytes);
   const id = newFileId();
   const upload = await receiveUpload(
-    body, contentType, { maxFileBytes: deps.config.maxFileBytes, timeoutMs: deps.config.uploadTimeoutMs, fileField: "file" },
+    body, headers.get("content-type"), { maxFileBytes: deps.config.maxFileBytes, timeoutMs: deps.config.uploadTimeoutMs, fileField: "file" },
     (stream) => deps.files.put(id, stream), checkUploadFields,
   );
   try {

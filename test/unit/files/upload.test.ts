@@ -5,9 +5,9 @@ import { readdirSync } from "node:fs";
 import { ApiError } from "../../../src/errors/api-error.ts";
 import { DiskFileStorage } from "../../../src/files/disk-storage.ts";
 import { newFileId } from "../../../src/files/file-id.ts";
-import { MAX_FIELD_BYTES, MAX_PARTS, receiveUpload } from "../../../src/files/upload.ts";
+import { FORM_OVERHEAD_BYTES, MAX_FIELD_BYTES, MAX_PARTS, receiveUpload, refuseDeclaredOversize } from "../../../src/files/upload.ts";
 import { tempDir } from "../../helpers/kiln.ts";
-import { apiRefusal } from "../../helpers/api-refusal.ts";
+import { apiRefusal, apiRefusalOf } from "../../helpers/api-refusal.ts";
 
 const B = "b0undary";
 const TYPE = `multipart/form-data; boundary=${B}`;
@@ -126,5 +126,16 @@ describe("receiveUpload", () => {
       expect([e.status, e.message, e.param]).toEqual([400, message, param]);
       expect(s.stored()).toBe(0);
     }
+  });
+});
+
+describe("refuseDeclaredOversize", () => {
+  const MiB = 1024 * 1024;
+  const headers = (length?: string) => new Headers(length === undefined ? {} : { "content-length": length });
+
+  test("a declared length up to the limit plus the form's overhead passes; one byte more is the 400 naming the limit", () => {
+    for (const length of [undefined, "0", String(MiB), String(MiB + FORM_OVERHEAD_BYTES), "not a number"]) refuseDeclaredOversize(headers(length), MiB);
+    const e = apiRefusalOf(() => refuseDeclaredOversize(headers(String(MiB + FORM_OVERHEAD_BYTES + 1)), MiB));
+    expect([e.status, e.message, e.param]).toEqual([400, "The file is larger than the size limit of 1 MiB.", "file"]);
   });
 });
