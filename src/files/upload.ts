@@ -148,8 +148,9 @@ export async function receiveUpload(
     );
     const bytes = await store(stream);
     return { fields, file, bytes };
-  } catch (e) {
+  } finally {
+    // Success too: the parser stops at the closing boundary, so the body is never read to its end, and the reader
+    // (its deadline's timer, the body) would otherwise stay alive for the whole upload timeout.
     form.cancel();
-    throw e;
   }
 }

@@ -8,6 +8,7 @@ import { newFileId } from "../../../src/files/file-id.ts";
 import { FORM_OVERHEAD_BYTES, MAX_FIELD_BYTES, MAX_PARTS, receiveUpload, refuseDeclaredOversize } from "../../../src/files/upload.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 import { apiRefusal, apiRefusalOf } from "../../helpers/api-refusal.ts";
+import { waitFor } from "../../helpers/wait-for.ts";
 
 const B = "b0undary";
 const TYPE = `multipart/form-data; boundary=${B}`;
@@ -55,6 +56,15 @@ describe("receiveUpload", () => {
       expect([got.bytes, got.fields.get("purpose"), got.file.filename]).toEqual([300_000, "vision", "f.bin"]);
       expect((await storage.get(id))!.size).toBe(300_000);
     }
+  });
+
+  test("a form that succeeds releases its body at the closing boundary: the rest is cancelled and the upload deadline cleared", async () => {
+    // The body stays open after the closing boundary (an epilogue, or just an end not yet read): nothing reads it.
+    const b = body([field("purpose", "x"), fileHead(), 100_000, "\r\n", END, "epilogue"]);
+    const { receive } = setup();
+    expect((await receive(b.stream)).bytes).toBe(100_000);
+    // LimitedReader.cancel is what clears the deadline's timer; without it the timer held the body for the whole upload timeout.
+    await waitFor(() => b.state.cancelled, { what: "the body cancelled after a successful upload", timeoutMs: 2000 });
   });
 
   test("a file of exactly the limit is taken; one byte more is a 400 naming the limit, read no further, nothing stored", async () => {
