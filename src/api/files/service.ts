@@ -44,6 +44,12 @@ export async function uploadFile(deps: AppDeps, body: ReadableStream<Uint8Array>
   }
 }
 
+/** The list's order ("desc" when none is given), or null for anything but asc or desc. */
+export function listOrder(order: string | undefined): "asc" | "desc" | null {
+  if (order === undefined) return "desc";
+  return order === "asc" || order === "desc" ? order : null;
+}
+
 /** A text/plain 400: what GET /v1/files answers for an order other than asc or desc (the spec's one exception). */
 function badOrder(order: string): Response {
   return new Response(`Invalid value for 'order': '${clip(order)}'. Expected 'asc' or 'desc'.`, { status: 400, headers: { "content-type": "text/plain; charset=utf-8" } });
@@ -57,8 +63,8 @@ export interface ListQuery {
 }
 
 export function listFiles(deps: AppDeps, teamId: number, q: ListQuery): typeof FileList.static | Response {
-  const order = q.order ?? "desc";
-  if (order !== "asc" && order !== "desc") return badOrder(order);
+  const order = listOrder(q.order);
+  if (!order) return badOrder(q.order!);
   const page = pageFiles(deps.db, teamId, { order, after: q.after ?? null, limit: q.limit ?? MAX_LIST_LIMIT, purpose: q.purpose ?? null });
   if (!page) throw ApiError.badRequest(`No file with id '${clip(q.after!)}' to list after.`, "after");
   const data = page.rows.map(toFileObject);
