@@ -4,6 +4,7 @@
 // only: it must work when the database is what failed.
 import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { syncDir } from "../fs/sync-dir.ts";
 import { type NewUsage, USAGE_STATUSES, type UsageStatus } from "../db/usage-repo.ts";
 
 export const JOURNAL_FILE = "settlements.jsonl";
@@ -15,19 +16,6 @@ export type SettlementRecord = NewUsage & { createdAt: number };
 export function journalPathFor(databaseFile: string): string | null {
   if (databaseFile === "" || databaseFile === ":memory:") return null;
   return join(dirname(databaseFile), JOURNAL_FILE);
-}
-
-/** Makes a new directory entry (a created or renamed file) durable; a filesystem that cannot is left as it is. */
-function fsyncDir(dir: string): void {
-  let fd: number | null = null;
-  try {
-    fd = openSync(dir, "r");
-    fsyncSync(fd);
-  } catch {
-    // Some filesystems refuse to sync a directory; the file's own data is synced all the same.
-  } finally {
-    if (fd !== null) closeSync(fd);
-  }
 }
 
 /** Appends one record and fsyncs it before returning; throws when the disk will not take it. */
@@ -44,7 +32,7 @@ export function appendSettlement(path: string, r: SettlementRecord): void {
   } finally {
     closeSync(fd);
   }
-  if (fresh) fsyncDir(dirname(path));
+  if (fresh) syncDir(dirname(path));
 }
 
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -84,7 +72,7 @@ export function readJournal(path: string): { records: SettlementRecord[]; unread
 export function rewriteJournal(path: string, records: SettlementRecord[]): void {
   if (!records.length) {
     rmSync(path, { force: true });
-    fsyncDir(dirname(path));
+    syncDir(dirname(path));
     return;
   }
   const tmp = `${path}.tmp`;
@@ -96,7 +84,7 @@ export function rewriteJournal(path: string, records: SettlementRecord[]): void 
     closeSync(fd);
   }
   renameSync(tmp, path);
-  fsyncDir(dirname(path));
+  syncDir(dirname(path));
 }
 
 /** The last sums read per journal, with the file identity they were read at. */

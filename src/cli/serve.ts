@@ -11,7 +11,6 @@ import { replaySettlements } from "../billing/settle.ts";
 import { openDatabase } from "../db/client.ts";
 import { fileExists } from "../db/files-repo.ts";
 import { DiskFileStorage } from "../files/disk-storage.ts";
-import { FORM_OVERHEAD_BYTES } from "../files/upload.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
 import { newRequestId } from "../http/request-id.ts";
@@ -28,13 +27,11 @@ import type { FetchPolicy, Net } from "../media/fetch-policy.ts";
 import { createMediaIntake } from "../media/media-intake.ts";
 
 /**
- * Bun's own cap on a request body. The edge enforces each route's limit while reading (and a route without a body
- * policy reads nothing), so this only has to be above every route's limit for those to answer in the spec's shape:
- * the file limit plus what a form may carry beside the file.
+ * Bun's own cap on a request body: never the one that answers. Past it Bun sends an empty 413 before the key check,
+ * so it sits far above every route's limit (the edge and the upload reader enforce those while reading, and a route
+ * without a body policy reads nothing).
  */
-function maxBody(config: Config): number {
-  return Math.max(config.maxBodyBytes + 1024 * 1024, config.maxFileBytes + FORM_OVERHEAD_BYTES);
-}
+const BUN_MAX_BODY_BYTES = Number.MAX_SAFE_INTEGER;
 
 /**
  * What a drain may spend after its grace period: failing what is left, letting streams write their last frame,
@@ -115,7 +112,7 @@ export async function startKiln(
       logger.error("unhandled exception", { request_id: requestId, error: `${e.name}: ${e.message}`, stack: e.stack });
       return errorResponse(ApiError.internal(), requestId);
     },
-    maxRequestBodySize: maxBody(config),
+    maxRequestBodySize: BUN_MAX_BODY_BYTES,
     // Idle keep-alive connections close; generation requests lift it once their body is in (streams may pause).
     idleTimeout: config.idleTimeoutS,
   });

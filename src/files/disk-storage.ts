@@ -4,6 +4,7 @@
 import { mkdirSync } from "node:fs";
 import { type FileHandle, open, readdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { syncDir } from "../fs/sync-dir.ts";
 import type { StreamReader } from "../http/body-reader.ts";
 import { isFileId } from "./file-id.ts";
 import type { FileStorage, StoredFile } from "./storage.ts";
@@ -17,7 +18,8 @@ export class DiskFileStorage implements FileStorage {
   readonly dir: string;
   readonly tmpDir: string;
 
-  constructor(dataDir: string) {
+  /** `dirFsync`: the fsync used on the files directory after a rename (tests inject a failing one). */
+  constructor(dataDir: string, private readonly opts: { dirFsync?: (fd: number) => void } = {}) {
     this.dir = join(dataDir, "files");
     this.tmpDir = join(this.dir, "tmp");
     mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 });
@@ -41,8 +43,9 @@ export class DiskFileStorage implements FileStorage {
       await fh.close();
       fh = null;
       await rename(temp, target);
-      // The rename itself is durable only once the directory is synced.
-      await syncDir(this.dir);
+      // The rename itself is durable only once the directory is synced; a sync that fails does not undo it, so
+      // the upload goes on to its row (failing here would leave the file in place with no row until a restart).
+      syncDir(this.dir, this.opts.dirFsync);
       return bytes;
     } catch (e) {
       // A failed write must stop the upload too (its body would otherwise wait for a reader forever).
@@ -114,14 +117,5 @@ async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.byteLength; ) {
     const { bytesWritten } = await fh.write(bytes, at, bytes.byteLength - at);
     at += bytesWritten;
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, "r");
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
   }
 }

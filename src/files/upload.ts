@@ -2,7 +2,7 @@
 // arrives, the other fields (before or after it) are read into memory under a small cap, and the storage sees the
 // end of the file only once the whole form has arrived and passed `check`, so a refused form leaves nothing stored.
 import { ApiError, clip, formatBytes } from "../errors/api-error.ts";
-import { LimitedReader } from "../http/body-reader.ts";
+import { declaredLength, LimitedReader } from "../http/body-reader.ts";
 import { boundaryOf, type PartInfo } from "./form-headers.ts";
 import { MAX_PART_HEADER_BYTES, type MultipartEvent, MultipartParser } from "./multipart.ts";
 
@@ -30,6 +30,14 @@ export interface ReceivedUpload {
 /** The 400 for a file past the size limit, naming the limit. */
 function fileTooLarge(maxBytes: number): ApiError {
   return ApiError.badRequest(`The file is larger than the size limit of ${formatBytes(maxBytes)}.`, "file");
+}
+
+/**
+ * Refuses an upload whose headers declare a body longer than the file limit plus the form's overhead, before any
+ * byte of it is read (a chunked one is cut off while read instead).
+ */
+export function refuseDeclaredOversize(headers: Headers, maxFileBytes: number): void {
+  if ((declaredLength(headers) ?? 0) > maxFileBytes + FORM_OVERHEAD_BYTES) throw fileTooLarge(maxFileBytes);
 }
 
 /** Multipart events pulled from the body as they are needed: nothing is read ahead of the consumer. */
@@ -140,8 +148,9 @@ export async function receiveUpload(
     );
     const bytes = await store(stream);
     return { fields, file, bytes };
-  } catch (e) {
+  } finally {
+    // Success too: the parser stops at the closing boundary, so the body is never read to its end, and the reader
+    // (its deadline's timer, the body) would otherwise stay alive for the whole upload timeout.
     form.cancel();
-    throw e;
   }
 }

@@ -9,10 +9,15 @@ export interface BodyLimits {
   timeoutMs: number;
 }
 
+/** The body length the headers declare; null when they declare none (chunked) or none that is a number. */
+export function declaredLength(headers: Headers): number | null {
+  const declared = headers.get("content-length");
+  return declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
+}
+
 /** Hands each chunk of `request`'s body to `onChunk` as it arrives (declared length checked first); returns the total. */
 export async function pumpBody(request: Request, limits: BodyLimits, onChunk: (chunk: Uint8Array) => void): Promise<number> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limits.maxBytes) throw ApiError.payloadTooLarge(limits.maxBytes);
+  if ((declaredLength(request.headers) ?? 0) > limits.maxBytes) throw ApiError.payloadTooLarge(limits.maxBytes);
   if (!request.body) return 0;
   return pumpStream(request.body, limits, onChunk);
 }

@@ -5,18 +5,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { RawConnection } from "../helpers/raw-http.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { rawUpload } from "../helpers/upload-client.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
 const MiB = 1024 * 1024;
 let server: TestServer;
+/** The default 1 GiB file limit, and a 1.5 s upload deadline. */
 let stalling: TestServer;
 
 beforeAll(async () => {
   [server, stalling] = await Promise.all([
     startTestServer({ KILN_MAX_FILE_BYTES: String(MiB), KILN_IDLE_TIMEOUT_S: "1" }),
-    startTestServer({ KILN_MAX_FILE_BYTES: String(MiB), KILN_UPLOAD_TIMEOUT_MS: "1500" }),
+    startTestServer({ KILN_UPLOAD_TIMEOUT_MS: "1500" }),
   ]);
 });
 afterAll(() => Promise.all([server.stop(1000), stalling.stop(1000)]));
@@ -43,6 +45,27 @@ describe("uploads that go wrong, over a real socket", () => {
       }]);
     }
     expect(left(server)).toEqual({ stored: at.stored + 1, temp: 0, rows: at.rows + 1 });
+  });
+
+  test("a declared Content-Length past the 1 GiB limit and the form's overhead: 400 naming the limit before any byte is read; 401 without a key", async () => {
+    const at = left(stalling);
+    const declared = async (headers: Record<string, string>) => {
+      const conn = await RawConnection.open(Number(new URL(stalling.url).port));
+      try {
+        // Headers only: the body is never sent, so an answer can only come from the declared length.
+        conn.write(`POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}` +
+          `Content-Type: multipart/form-data; boundary=x\r\nContent-Length: ${1024 * MiB + 2 * MiB}\r\n\r\n`);
+        const res = await conn.read(10_000);
+        return [res.status, res.body && JSON.parse(res.body).error];
+      } finally {
+        conn.close();
+      }
+    };
+    expect(await declared({ Authorization: `Bearer ${stalling.key}` })).toEqual([400, {
+      message: "The file is larger than the size limit of 1024 MiB.", type: "invalid_request_error", param: "file", code: null,
+    }]);
+    expect(await declared({})).toEqual([401, expect.objectContaining({ type: "authentication_error" })]);
+    expect(left(stalling)).toEqual(at);
   });
 
   test("a bad purpose sent before the file is refused at once: the client gets its 400 before sending the file", async () => {

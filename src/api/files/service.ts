@@ -7,7 +7,7 @@ import { ApiError, clip } from "../../errors/api-error.ts";
 import { newFileId } from "../../files/file-id.ts";
 import { PURPOSES, toFileObject } from "../../files/file-object.ts";
 import { fileNotFound, openTeamFile, teamFile } from "../../files/team-file.ts";
-import { receiveUpload } from "../../files/upload.ts";
+import { receiveUpload, refuseDeclaredOversize } from "../../files/upload.ts";
 import { MAX_LIST_LIMIT, type FileList, type FileObject } from "./schema.ts";
 
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -25,10 +25,11 @@ export function checkUploadFields(fields: Map<string, string>, complete: boolean
 }
 
 /** Stores the uploaded file under a new id, then writes its row; a refusal or a failure leaves neither. */
-export async function uploadFile(deps: AppDeps, body: ReadableStream<Uint8Array> | null, contentType: string | null, auth: AuthContext): Promise<typeof FileObject.static> {
+export async function uploadFile(deps: AppDeps, body: ReadableStream<Uint8Array> | null, headers: Headers, auth: AuthContext): Promise<typeof FileObject.static> {
+  refuseDeclaredOversize(headers, deps.config.maxFileBytes);
   const id = newFileId();
   const upload = await receiveUpload(
-    body, contentType, { maxFileBytes: deps.config.maxFileBytes, timeoutMs: deps.config.uploadTimeoutMs, fileField: "file" },
+    body, headers.get("content-type"), { maxFileBytes: deps.config.maxFileBytes, timeoutMs: deps.config.uploadTimeoutMs, fileField: "file" },
     (stream) => deps.files.put(id, stream), checkUploadFields,
   );
   try {
@@ -41,6 +42,12 @@ export async function uploadFile(deps: AppDeps, body: ReadableStream<Uint8Array>
     await deps.files.delete(id);
     throw e;
   }
+}
+
+/** The list's order ("desc" when none is given), or null for anything but asc or desc. */
+export function listOrder(order: string | undefined): "asc" | "desc" | null {
+  if (order === undefined) return "desc";
+  return order === "asc" || order === "desc" ? order : null;
 }
 
 /** A text/plain 400: what GET /v1/files answers for an order other than asc or desc (the spec's one exception). */
@@ -56,8 +63,8 @@ export interface ListQuery {
 }
 
 export function listFiles(deps: AppDeps, teamId: number, q: ListQuery): typeof FileList.static | Response {
-  const order = q.order ?? "desc";
-  if (order !== "asc" && order !== "desc") return badOrder(order);
+  const order = listOrder(q.order);
+  if (!order) return badOrder(q.order!);
   const page = pageFiles(deps.db, teamId, { order, after: q.after ?? null, limit: q.limit ?? MAX_LIST_LIMIT, purpose: q.purpose ?? null });
   if (!page) throw ApiError.badRequest(`No file with id '${clip(q.after!)}' to list after.`, "after");
   const data = page.rows.map(toFileObject);

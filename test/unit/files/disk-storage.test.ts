@@ -73,6 +73,26 @@ describe("DiskFileStorage", () => {
     expect(readdirSync(s.tmpDir)).toEqual([]);
   });
 
+  test("a directory sync that fails after the rename does not fail the put: the file, its data synced, is whole in place", async () => {
+    const dataDir = tempDir();
+    let syncs = 0;
+    const s = new DiskFileStorage(dataDir, {
+      dirFsync: () => {
+        syncs++;
+        throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" });
+      },
+    });
+    const id = newFileId();
+    const feed = handFed();
+    const put = s.put(id, feed.stream);
+    feed.push(Uint8Array.of(4, 5, 6));
+    feed.end();
+    expect(await put).toBe(3);
+    expect(syncs).toBe(1);
+    expect([...(await (await s.get(id))!.bytes())]).toEqual([4, 5, 6]);
+    expect(readdirSync(s.tmpDir)).toEqual([]);
+  });
+
   test("the sweep removes temp files and stored files no row keeps, and leaves the rest", async () => {
     const dataDir = tempDir();
     const s = new DiskFileStorage(dataDir);

@@ -5,9 +5,10 @@ import { readdirSync } from "node:fs";
 import { ApiError } from "../../../src/errors/api-error.ts";
 import { DiskFileStorage } from "../../../src/files/disk-storage.ts";
 import { newFileId } from "../../../src/files/file-id.ts";
-import { MAX_FIELD_BYTES, MAX_PARTS, receiveUpload } from "../../../src/files/upload.ts";
+import { FORM_OVERHEAD_BYTES, MAX_FIELD_BYTES, MAX_PARTS, receiveUpload, refuseDeclaredOversize } from "../../../src/files/upload.ts";
 import { tempDir } from "../../helpers/kiln.ts";
-import { apiRefusal } from "../../helpers/api-refusal.ts";
+import { apiRefusal, apiRefusalOf } from "../../helpers/api-refusal.ts";
+import { waitFor } from "../../helpers/wait-for.ts";
 
 const B = "b0undary";
 const TYPE = `multipart/form-data; boundary=${B}`;
@@ -55,6 +56,15 @@ describe("receiveUpload", () => {
       expect([got.bytes, got.fields.get("purpose"), got.file.filename]).toEqual([300_000, "vision", "f.bin"]);
       expect((await storage.get(id))!.size).toBe(300_000);
     }
+  });
+
+  test("a form that succeeds releases its body at the closing boundary: the rest is cancelled and the upload deadline cleared", async () => {
+    // The body stays open after the closing boundary (an epilogue, or just an end not yet read): nothing reads it.
+    const b = body([field("purpose", "x"), fileHead(), 100_000, "\r\n", END, "epilogue"]);
+    const { receive } = setup();
+    expect((await receive(b.stream)).bytes).toBe(100_000);
+    // LimitedReader.cancel is what clears the deadline's timer; without it the timer held the body for the whole upload timeout.
+    await waitFor(() => b.state.cancelled, { what: "the body cancelled after a successful upload", timeoutMs: 2000 });
   });
 
   test("a file of exactly the limit is taken; one byte more is a 400 naming the limit, read no further, nothing stored", async () => {
@@ -126,5 +136,16 @@ describe("receiveUpload", () => {
       expect([e.status, e.message, e.param]).toEqual([400, message, param]);
       expect(s.stored()).toBe(0);
     }
+  });
+});
+
+describe("refuseDeclaredOversize", () => {
+  const MiB = 1024 * 1024;
+  const headers = (length?: string) => new Headers(length === undefined ? {} : { "content-length": length });
+
+  test("a declared length up to the limit plus the form's overhead passes; one byte more is the 400 naming the limit", () => {
+    for (const length of [undefined, "0", String(MiB), String(MiB + FORM_OVERHEAD_BYTES), "not a number"]) refuseDeclaredOversize(headers(length), MiB);
+    const e = apiRefusalOf(() => refuseDeclaredOversize(headers(String(MiB + FORM_OVERHEAD_BYTES + 1)), MiB));
+    expect([e.status, e.message, e.param]).toEqual([400, "The file is larger than the size limit of 1 MiB.", "file"]);
   });
 });
