@@ -29,6 +29,8 @@ async function refusal(p: Promise<DecodedMedia>): Promise<[string, string]> {
 
 const text = (s: string) => new TextEncoder().encode(s);
 const cut = (b: Uint8Array, keep: number) => b.slice(0, Math.floor(b.length * keep));
+/** A little-endian TIFF signature followed by bytes that are no TIFF structure. */
+const tiffJunk = () => Uint8Array.from([0x49, 0x49, 0x2a, 0x00, ...Array.from({ length: 200 }, (_, i) => (i * 37) % 256)]);
 
 describe("bad input: each gets its reason, and no worker is lost", () => {
   const cases: [string, () => Promise<Uint8Array> | Uint8Array, Want, string, RegExp][] = [
@@ -43,6 +45,9 @@ describe("bad input: each gets its reason, and no worker is lost", () => {
       png[at] = png[at]! ^ 0xff;
       return png;
     }, "image", "corrupt", /^corrupt png image/],
+    // The sniffer recognises these: sharp's "unsupported image format" makes them corrupt, never unknown_format.
+    ["junk after a TIFF signature, as anything", () => tiffJunk(), "any", "corrupt", /^corrupt tiff image: it could not be decoded$/],
+    ["junk after a TIFF signature, as an image", () => tiffJunk(), "image", "corrupt", /^corrupt tiff image: it could not be decoded$/],
     ["garbage after a PNG signature", () => Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...Array.from({ length: 200 }, (_, i) => (i * 37) % 256)]), "image", "corrupt", /./],
     ["a 30000×30000 PNG bomb (refused from its header)", () => pngBomb(30000, 30000), "image", "too_many_pixels", /900 megapixels, above the limit of 50 megapixels/],
     ["a truncated JPEG", async () => cut(await noiseImage("jpeg"), 0.7), "any", "truncated", /./],
