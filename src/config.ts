@@ -82,6 +82,8 @@ export interface Config {
   readonly uploadTimeoutMs: number;
   /** Worker threads decoding images, audio and video off the event loop. */
   readonly mediaWorkers: number;
+  /** Decodes waiting for a worker beyond the running ones; one more is refused at once with 503 service_overloaded. */
+  readonly mediaMaxQueue: number;
   /** One decode running longer than this fails (the medium is undecodable) and its worker is replaced. */
   readonly mediaDecodeTimeoutMs: number;
   /** Images (and video frames) with more pixels are refused from their header, before decoding: decompression bombs. */
@@ -242,6 +244,7 @@ export const OPTIONS: Option[] = [
   { key: "maxFileBytes", env: "KILN_MAX_FILE_BYTES", flag: "--max-file-bytes", help: "largest file upload (400 above)", parse: int(1024, 64 * 1024 * 1024 * 1024) },
   { key: "uploadTimeoutMs", env: "KILN_UPLOAD_TIMEOUT_MS", flag: "--upload-timeout-ms", help: "time to receive a file upload (408 after)", parse: int(1000, 86_400_000) },
   { key: "mediaWorkers", env: "KILN_MEDIA_WORKERS", flag: "--media-workers", help: "worker threads decoding images, audio and video", parse: int(1, 16) },
+  { key: "mediaMaxQueue", env: "KILN_MEDIA_MAX_QUEUE", flag: "--media-max-queue", help: "media decodes waiting for a worker (503 beyond)", parse: int(0, 4096) },
   { key: "mediaDecodeTimeoutMs", env: "KILN_MEDIA_DECODE_TIMEOUT_MS", flag: "--media-decode-timeout-ms", help: "time limit of one media decode", parse: int(1000, 3_600_000) },
   // sharp's own ceiling is 0x3FFF × 0x3FFF pixels.
   { key: "mediaMaxPixels", env: "KILN_MEDIA_MAX_PIXELS", flag: "--media-max-pixels", help: "most pixels an image may have (refused from its header)", parse: int(1, 0x3fff * 0x3fff) },
@@ -293,6 +296,8 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     // 1 GiB at 20 Mbit/s takes about 7 minutes: an hour leaves room for slow links.
     uploadTimeoutMs: 3_600_000,
     mediaWorkers: 1,
+    // Media is decoded before admission: this bounds what a burst of requests can pile up (the bytes they hold).
+    mediaMaxQueue: 16,
     // Long enough for a 300 s 1080p video in ffmpeg.wasm (about 65 frames a second here).
     mediaDecodeTimeoutMs: 180_000,
     // Above any phone photo (48-50 MP); a vision encoder scales far below this anyway.

@@ -2,6 +2,7 @@
 // works, and aborting or closing ends decodes at once.
 import { afterAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
+import { ApiError } from "../../src/errors/api-error.ts";
 import { createMediaDecoder, type MediaDecoder } from "../../src/media/decode/decoder.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import { MediaDecodeError } from "../../src/media/types.ts";
@@ -89,6 +90,32 @@ describe("aborting", () => {
     expect(d.stats().queued).toBe(0);
     expect(((await failure(d.decode(good(), "audio", AbortSignal.abort(new Error("too late"))))) as Error).message).toBe("too late");
     expect((await stuck) as MediaDecodeError).toMatchObject({ reason: "corrupt" });
+  });
+});
+
+describe("the queue is bounded", () => {
+  test("every worker busy and KILN_MEDIA_MAX_QUEUE decodes waiting: one more is refused at once with 503 service_overloaded, the waiting ones still run", async () => {
+    const d = decoder({ KILN_MEDIA_MAX_QUEUE: "2", KILN_MEDIA_DECODE_TIMEOUT_MS: "60000" });
+    const ac = new AbortController();
+    const stuck = failure(d.decode(marked("kiln-wedge"), "audio", ac.signal));
+    const waiting = [d.decode(good(), "audio"), d.decode(good(), "audio")];
+    expect(d.stats()).toMatchObject({ busy: 1, queued: 2 });
+    const e = await failure(d.decode(good(), "audio"));
+    expect(e).toBeInstanceOf(ApiError);
+    const refused = e as ApiError;
+    expect([refused.status, refused.type, refused.code, refused.headers["retry-after"]]).toEqual([503, "server_error", "service_overloaded", "60"]);
+    expect(d.stats()).toMatchObject({ busy: 1, queued: 2 });
+    ac.abort(new Error("client went away"));
+    expect(((await stuck) as Error).message).toBe("client went away");
+    for (const audio of (await Promise.all(waiting)) as DecodedAudio[]) expect(audio.samples.length).toBe(4000);
+    expect(((await d.decode(good(), "audio")) as DecodedAudio).samples.length).toBe(4000);
+  }, 30_000);
+
+  test("a queue of 0 still lets a free worker take a decode; only waiting is refused", async () => {
+    const d = decoder({ KILN_MEDIA_MAX_QUEUE: "0" });
+    const running = d.decode(good(), "audio");
+    expect(((await failure(d.decode(good(), "audio"))) as ApiError).code).toBe("service_overloaded");
+    expect(((await running) as DecodedAudio).samples.length).toBe(4000);
   });
 });
 

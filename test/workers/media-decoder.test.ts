@@ -29,6 +29,18 @@ async function refusal(p: Promise<DecodedMedia>): Promise<[string, string]> {
 
 const text = (s: string) => new TextEncoder().encode(s);
 const cut = (b: Uint8Array, keep: number) => b.slice(0, Math.floor(b.length * keep));
+/** A WAV of `seconds` at 8 kHz whose fact chunk says 1 s and whose data size says "unknown" (0xFFFFFFFF). */
+function lyingWav(seconds: number): Uint8Array {
+  const fact = new Uint8Array(4);
+  new DataView(fact.buffer).setUint32(0, 8000, true);
+  const wav = wavBytes(sine(440, seconds, 8000), 8000, 1, { id: "fact", body: fact });
+  const v = new DataView(wav.buffer);
+  v.setUint32(4, 0xffffffff, true);
+  v.setUint32(52, 0xffffffff, true);
+  return wav;
+}
+/** A little-endian TIFF signature followed by bytes that are no TIFF structure. */
+const tiffJunk = () => Uint8Array.from([0x49, 0x49, 0x2a, 0x00, ...Array.from({ length: 200 }, (_, i) => (i * 37) % 256)]);
 
 describe("bad input: each gets its reason, and no worker is lost", () => {
   const cases: [string, () => Promise<Uint8Array> | Uint8Array, Want, string, RegExp][] = [
@@ -43,6 +55,9 @@ describe("bad input: each gets its reason, and no worker is lost", () => {
       png[at] = png[at]! ^ 0xff;
       return png;
     }, "image", "corrupt", /^corrupt png image/],
+    // The sniffer recognises these: sharp's "unsupported image format" makes them corrupt, never unknown_format.
+    ["junk after a TIFF signature, as anything", () => tiffJunk(), "any", "corrupt", /^corrupt tiff image: it could not be decoded$/],
+    ["junk after a TIFF signature, as an image", () => tiffJunk(), "image", "corrupt", /^corrupt tiff image: it could not be decoded$/],
     ["garbage after a PNG signature", () => Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...Array.from({ length: 200 }, (_, i) => (i * 37) % 256)]), "image", "corrupt", /./],
     ["a 30000×30000 PNG bomb (refused from its header)", () => pngBomb(30000, 30000), "image", "too_many_pixels", /900 megapixels, above the limit of 50 megapixels/],
     ["a truncated JPEG", async () => cut(await noiseImage("jpeg"), 0.7), "any", "truncated", /./],
@@ -62,6 +77,9 @@ describe("bad input: each gets its reason, and no worker is lost", () => {
     ["audio only, as video", () => AV.mp3(), "video", "unknown_format", /^not a video: the file holds audio only$/],
     ["a WebM holding audio only, as video", () => AV.webmAudio(), "video", "unknown_format", /^not a video/],
     ["audio above the duration limit", () => wavBytes(sine(440, 11, 8000), 8000), "audio", "too_long", /is 11 s long, above the limit of 10 s$/],
+    // ffprobe takes the fact chunk's 1 s (the data size is "unknown"); ffmpeg would read all 12 s.
+    ["a WAV whose header says 1 s and that holds 12 s", () => lyingWav(12), "audio", "too_long", /^the wav audio runs past the limit of 10 s$/],
+    ["the same, as anything", () => lyingWav(12), "any", "too_long", /^the wav audio runs past the limit of 10 s$/],
   ];
 
   test.each(cases)("%s", async (_name, make, want, reason, message) => {
@@ -74,6 +92,18 @@ describe("bad input: each gets its reason, and no worker is lost", () => {
   test("a video above the pixel limit is refused from its probe; one above the duration limit too", async () => {
     expect(await refusal(decoder({ KILN_MEDIA_MAX_PIXELS: "10000" }).decode(await AV.mp4(), "video"))).toEqual(["too_many_pixels", expect.stringContaining("160×120")]);
     expect((await refusal(decoder({ KILN_MEDIA_MAX_VIDEO_S: "2" }).decode(await AV.mp4(), "any")))[0]).toBe("too_long");
+  });
+
+  test("a lying WAV within the limit decodes whole; one a little past it is refused", async () => {
+    expect(((await shared.decode(lyingWav(9.5), "audio")) as DecodedAudio).samples.length).toBe(152_000);
+    expect(await refusal(shared.decode(lyingWav(10.5), "audio"))).toEqual(["too_long", "the wav audio runs past the limit of 10 s"]);
+  });
+
+  test("a video's audio track is held to the audio limit too", async () => {
+    const d = decoder({ KILN_MEDIA_MAX_AUDIO_S: "2", KILN_MEDIA_MAX_VIDEO_S: "10" });
+    expect(await refusal(d.decode(await AV.mp4(), "video"))).toEqual(["too_long", "the mp4 video's audio track is 3 s long, above the limit of 2 s"]);
+    expect((await refusal(d.decode(await AV.mp4(), "audio")))[0]).toBe("too_long");
+    expect(((await d.decode(await AV.mp4Silent(), "video")) as DecodedVideo).frames.length).toBe(3);
   });
 
   test("after all of them the same worker still decodes, and none was replaced", async () => {

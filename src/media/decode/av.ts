@@ -1,8 +1,8 @@
 // Decodes audio (to mono 16 kHz float PCM) and video (sampled RGB frames plus its audio track) with ffmpeg.wasm.
 import type { DecodedAudio, DecodedVideo, VideoFrame } from "../../inference/media.ts";
 import { FFmpegSession } from "./ffmpeg.ts";
-import { failures } from "./failures.ts";
-import { fitWithin, samplingRate, type DecodeLimits } from "./limits.ts";
+import { describe, failures } from "./failures.ts";
+import { audioLimitS, DECODE_PAST_LIMIT_S, fitWithin, ranPast, samplingRate, type DecodeLimits } from "./limits.ts";
 import { readPpm } from "./ppm.ts";
 import { fellShort, mentionsTruncation, monoMix, readProbe, type ProbeReport } from "./probe.ts";
 import type { Sniffed } from "./sniff.ts";
@@ -17,13 +17,22 @@ type Want = "audio" | "video" | "any";
 /** A failure after ffmpeg read the input: truncated when ffmpeg said the data stopped early or too little came out. */
 const brokenOrCut = (s: Sniffed, log: string[], cut: boolean) => (cut || mentionsTruncation(log) ? failures.truncated(s) : failures.corrupt(s));
 
-function decodeAudioTrack(ff: FFmpegSession, s: Sniffed, track: NonNullable<ProbeReport["audio"]>, sha256: string): DecodedAudio {
+/** "wav audio", "mp4 video's audio track": what a too-long refusal calls the sound of `s`. */
+const soundOf = (s: Sniffed): string => (s.medium === "video" ? `${describe(s)}'s audio track` : describe(s));
+
+/**
+ * The track as mono PCM, refused as too long when decoding runs past `limitS` whatever the header said (a wrong
+ * length, or none): ffmpeg stops just past the limit, so a lying stream costs no more than an honest one.
+ */
+function decodeAudioTrack(ff: FFmpegSession, s: Sniffed, track: NonNullable<ProbeReport["audio"]>, limitS: number, sha256: string): DecodedAudio {
   const mix = ["-af", monoMix(track.channels), "-ac", "1", "-ar", String(AUDIO_RATE)];
-  const ok = ff.run(["-v", "error", "-i", INPUT, "-map", "0:a:0", "-vn", "-sn", "-dn", ...mix, "-f", "f32le", "audio.f32"]);
+  const cap = ["-t", String(limitS + DECODE_PAST_LIMIT_S)];
+  const ok = ff.run(["-v", "error", "-i", INPUT, "-map", "0:a:0", "-vn", "-sn", "-dn", ...mix, ...cap, "-f", "f32le", "audio.f32"]);
   const raw = ff.read("audio.f32");
   if (!ok || !raw || raw.length < 4) throw brokenOrCut(s, ff.log, false);
   const samples = new Float32Array(raw.buffer, raw.byteOffset, raw.length >> 2);
   const durationS = samples.length / AUDIO_RATE;
+  if (ranPast(durationS, limitS)) throw failures.tooLong(soundOf(s), null, limitS);
   if (fellShort(durationS, track.durationS)) throw failures.truncated(s);
   return { medium: "audio", format: s.format, sampleRate: AUDIO_RATE, samples, durationS, sha256 };
 }
@@ -58,14 +67,18 @@ export async function decodeAv(bytes: Uint8Array, sniffed: Sniffed, want: Want, 
   if (want === "audio" && !report.audio) throw failures.noAudioTrack(asVideo);
   if (want === "video" && !report.video) throw failures.wrongMedium("video", "audio-only");
   if (want === "audio" || !report.video) {
+    // Asked for the sound of a video, the container's length stands in for a track that states none.
     const longestS = report.audio!.durationS ?? report.durationS;
-    if (longestS !== null && longestS > limits.maxAudioS) throw failures.tooLong(asAudio, longestS, limits.maxAudioS);
-    return decodeAudioTrack(ff, asAudio, report.audio!, sha256);
+    if (longestS !== null && longestS > limits.maxAudioS) throw failures.tooLong(describe(asAudio), longestS, limits.maxAudioS);
+    return decodeAudioTrack(ff, asAudio, report.audio!, audioLimitS(limits, "audio"), sha256);
   }
   const video = report.video;
-  if (video.durationS !== null && video.durationS > limits.maxVideoS) throw failures.tooLong(asVideo, video.durationS, limits.maxVideoS);
+  if (video.durationS !== null && video.durationS > limits.maxVideoS) throw failures.tooLong(describe(asVideo), video.durationS, limits.maxVideoS);
   if (video.width * video.height > limits.maxPixels) throw failures.tooManyPixels(asVideo, video.width, video.height, limits.maxPixels);
+  const soundLimitS = audioLimitS(limits, "video");
+  // A sound track stated too long is refused before any frame is decoded.
+  if (report.audio?.durationS != null && report.audio.durationS > soundLimitS) throw failures.tooLong(soundOf(asVideo), report.audio.durationS, soundLimitS);
   const frames = decodeFrames(ff, asVideo, video, limits);
-  const audio = report.audio ? decodeAudioTrack(ff, asVideo, report.audio, sha256) : null;
+  const audio = report.audio ? decodeAudioTrack(ff, asVideo, report.audio, soundLimitS, sha256) : null;
   return { medium: "video", format: sniffed.format, width: video.width, height: video.height, durationS: video.durationS ?? frames.length / limits.videoFps, frames, audio, sha256 };
 }

@@ -1,5 +1,6 @@
 // The media decoder: a small pool of worker threads that decode off the event loop, each decode time-capped, a wedged or crashed worker replaced.
 import type { Config } from "../../config.ts";
+import { ApiError } from "../../errors/api-error.ts";
 import type { Logger } from "../../log/logger.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "../../native/worker-url.ts";
 import { MediaDecodeError } from "../types.ts";
@@ -15,7 +16,8 @@ export interface MediaDecoder {
   /**
    * Decodes `bytes` as `want` asks (`any`: as whatever they are). Takes ownership of `bytes`: their buffer is
    * transferred to a worker (an image comes back as `DecodedImage.bytes`), so keep a copy if you need them after.
-   * Rejects with MediaDecodeError naming the reason, or with `signal.reason` when aborted.
+   * Rejects with MediaDecodeError naming the reason, with `signal.reason` when aborted, or with ApiError 503
+   * `service_overloaded` when every worker is busy and `mediaMaxQueue` decodes already wait.
    */
   decode(bytes: Uint8Array, want: Want, signal?: AbortSignal): Promise<DecodedMedia>;
   /** Fails queued decodes, stops the workers. */
@@ -27,7 +29,7 @@ export interface MediaDecoder {
 /** The config options the decoder reads. */
 export type MediaDecodeConfig = Pick<
   Config,
-  "mediaWorkers" | "mediaDecodeTimeoutMs" | "mediaMaxPixels" | "mediaMaxAudioS" | "mediaMaxVideoS" | "videoFps" | "videoMaxFrames" | "videoFrameSize"
+  "mediaWorkers" | "mediaMaxQueue" | "mediaDecodeTimeoutMs" | "mediaMaxPixels" | "mediaMaxAudioS" | "mediaMaxVideoS" | "videoFps" | "videoMaxFrames" | "videoFrameSize"
 >;
 
 export function decodeLimits(c: MediaDecodeConfig): DecodeLimits {
@@ -165,6 +167,8 @@ export function createMediaDecoder(config: MediaDecodeConfig, opts: { logger?: L
       } catch (e) {
         return Promise.reject(e);
       }
+      // A free worker means an empty queue (pump keeps it so): only a decode that would wait is counted.
+      if (queue.length >= config.mediaMaxQueue && slots.every((s) => s.job)) return Promise.reject(ApiError.overloaded());
       return new Promise<DecodedMedia>((resolve, reject) => {
         const job: Job = { id: nextId++, bytes, want, what, resolve, reject, signal };
         if (signal) {

@@ -31,6 +31,10 @@ export const failures = {
       `${describe(s)} too large: ${width}×${height} is ${megapixels(width * height)}, above the limit of ${megapixels(max)}`,
     ),
   noAudioTrack: (s: Sniffed) => new MediaDecodeError("no_audio_track", `the ${describe(s)} has no audio track`),
-  tooLong: (s: Sniffed, seconds: number, max: number) =>
-    new MediaDecodeError("too_long", `the ${describe(s)} is ${Math.round(seconds)} s long, above the limit of ${max} s`),
+  /** `what`: "wav audio", "mp4 video's audio track"; `seconds` null when decoding found it longer than its header said. */
+  tooLong: (what: string, seconds: number | null, max: number) =>
+    new MediaDecodeError(
+      "too_long",
+      seconds === null ? `the ${what} runs past the limit of ${max} s` : `the ${what} is ${Math.round(seconds)} s long, above the limit of ${max} s`,
+    ),
 };

@@ -6,11 +6,13 @@ import type { DecodeLimits } from "./limits.ts";
 import type { Sniffed } from "./sniff.ts";
 import { endsEarly } from "./truncation.ts";
 
-/** Which reason a sharp failure is: libvips says "corrupt header" and "read error" for truncation and corruption alike. */
-function refusal(s: Sniffed, bytes: Uint8Array, message: string): Error {
-  if (endsEarly(s.format, bytes)) return failures.truncated(s);
-  if (/unsupported image format/i.test(message)) return failures.unknownFormat();
-  return failures.corrupt(s);
+/**
+ * Which reason a sharp failure is: libvips says "corrupt header" and "read error" for truncation and corruption alike.
+ * The sniffer recognised these bytes, so libvips' "unsupported image format" is a broken image too: unknown_format
+ * is kept for bytes the sniffer recognises as nothing (intake reads those as a text document).
+ */
+function refusal(s: Sniffed, bytes: Uint8Array): Error {
+  return endsEarly(s.format, bytes) ? failures.truncated(s) : failures.corrupt(s);
 }
 
 export async function decodeImage(bytes: Uint8Array, s: Sniffed, limits: Pick<DecodeLimits, "maxPixels">, sha256: string): Promise<DecodedImage> {
@@ -21,8 +23,8 @@ export async function decodeImage(bytes: Uint8Array, s: Sniffed, limits: Pick<De
     const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
     width = meta.width;
     height = meta.height;
-  } catch (e) {
-    throw refusal(s, bytes, (e as Error).message);
+  } catch {
+    throw refusal(s, bytes);
   }
   if (width * height > limits.maxPixels) throw failures.tooManyPixels(s, width, height, limits.maxPixels);
   try {
@@ -32,8 +34,8 @@ export async function decodeImage(bytes: Uint8Array, s: Sniffed, limits: Pick<De
       .resize(64, 64, { fit: "inside", fastShrinkOnLoad: false })
       .raw()
       .toBuffer();
-  } catch (e) {
-    throw refusal(s, bytes, (e as Error).message);
+  } catch {
+    throw refusal(s, bytes);
   }
   return { medium: "image", format: s.format, width, height, bytes, sha256 };
 }

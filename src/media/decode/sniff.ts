@@ -98,7 +98,10 @@ function isAdts(b: Uint8Array): boolean {
   return rateIndex < 13 && frameLength >= 7;
 }
 
-/** The medium and format of `bytes`, or null when they start like nothing kiln decodes. */
+/**
+ * The medium and format of `bytes`, or null when they start like nothing kiln decodes. Cheap enough for the event
+ * loop (it reads a few kilobytes at most) and never throws, so intake can ask it first whether bytes are media at all.
+ */
 export function sniffMedia(b: Uint8Array): Sniffed | null {
   if (b.length >= 8 && b[0] === 0x89 && ascii(b, 1, "PNG\r\n\x1a\n")) return { medium: "image", format: "png" };
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return { medium: "image", format: "jpeg" };

@@ -18,7 +18,8 @@ const all: MediaDecodeError[] = [
   failures.truncated(png),
   failures.tooManyPixels(png, 30000, 30000, 50_000_000),
   failures.noAudioTrack(mp4),
-  failures.tooLong(wav, 3605.4, 1800),
+  failures.tooLong("wav audio", 3605.4, 1800),
+  failures.tooLong("mp4 video's audio track", null, 300),
 ];
 
 test("each is a MediaDecodeError with its own wording", () => {
@@ -39,6 +40,7 @@ test("the messages say what is wrong in plain words", () => {
     ["too_many_pixels", "png image too large: 30000×30000 is 900 megapixels, above the limit of 50 megapixels"],
     ["no_audio_track", "the mp4 video has no audio track"],
     ["too_long", "the wav audio is 3605 s long, above the limit of 1800 s"],
+    ["too_long", "the mp4 video's audio track runs past the limit of 300 s"],
   ]);
 });
 

@@ -1,6 +1,7 @@
-// Video sampling: the configured rate, lowered for long videos; frames fitted into the frame size, never enlarged.
+// Video sampling: the configured rate, lowered for long videos; frames fitted into the frame size, never enlarged;
+// how long sound may be, and when decoded sound ran past it.
 import { describe, expect, test } from "bun:test";
-import { fitWithin, samplingRate } from "../../../src/media/decode/limits.ts";
+import { audioLimitS, fitWithin, ranPast, samplingRate } from "../../../src/media/decode/limits.ts";
 
 describe("samplingRate", () => {
   const limits = { videoFps: 1, videoMaxFrames: 32 };
@@ -32,5 +33,22 @@ describe("fitWithin", () => {
 
   test("an extreme strip keeps at least one pixel", () => {
     expect(fitWithin(10000, 2, 768)).toEqual({ width: 768, height: 1 });
+  });
+});
+
+describe("audioLimitS", () => {
+  test("audio has the audio limit; a video's sound track the lower of the audio and the video limits", () => {
+    expect(audioLimitS({ maxAudioS: 1800, maxVideoS: 300 }, "audio")).toBe(1800);
+    expect(audioLimitS({ maxAudioS: 1800, maxVideoS: 300 }, "video")).toBe(300);
+    expect(audioLimitS({ maxAudioS: 2, maxVideoS: 10 }, "video")).toBe(2);
+  });
+});
+
+describe("ranPast", () => {
+  test("up to the limit plus a lossy encoder's padding is within it; more is past", () => {
+    expect(ranPast(10, 10)).toBe(false);
+    expect(ranPast(10.06, 10)).toBe(false);
+    expect(ranPast(10.2, 10)).toBe(true);
+    expect(ranPast(11, 10)).toBe(true);
   });
 });

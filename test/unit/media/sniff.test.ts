@@ -15,36 +15,38 @@ const oggPage = (head: (string | number[])[]) => bytes("OggS", [0, 2], new Array
 /** EBML header with the DocType element (0x42 0x82, length, text). */
 const ebml = (docType: string) => bytes([0x1a, 0x45, 0xdf, 0xa3, 0x9f, 0x42, 0x86, 0x81, 0x01], [0x42, 0x82, 0x80 | docType.length], docType);
 
+const KNOWN: [string, Uint8Array, string, string][] = [
+  ["png", bytes([0x89], "PNG\r\n\x1a\n", [0, 0, 0, 13], "IHDR"), "image", "png"],
+  ["jpeg", bytes([0xff, 0xd8, 0xff, 0xe0]), "image", "jpeg"],
+  ["gif87a", bytes("GIF87a"), "image", "gif"],
+  ["gif89a", bytes("GIF89a"), "image", "gif"],
+  ["tiff little-endian", bytes("II*\0"), "image", "tiff"],
+  ["tiff big-endian", bytes("MM\0*"), "image", "tiff"],
+  ["webp", bytes("RIFF", [0, 1, 0, 0], "WEBPVP8 "), "image", "webp"],
+  ["avif", ftyp("avif", "mif1", "miaf"), "image", "avif"],
+  ["avif behind a generic mif1 brand", ftyp("mif1", "avif"), "image", "avif"],
+  ["wav", bytes("RIFF", [0, 1, 0, 0], "WAVEfmt "), "audio", "wav"],
+  ["rf64 wav", bytes("RF64", [255, 255, 255, 255], "WAVEds64"), "audio", "wav"],
+  ["avi", bytes("RIFF", [0, 1, 0, 0], "AVI LIST"), "video", "avi"],
+  ["mp3 with ID3", bytes("ID3", [4, 0, 0, 0, 0, 0, 0]), "audio", "mp3"],
+  ["mp3 frames", mp3Frames(2), "audio", "mp3"],
+  ["aac (ADTS)", bytes([0xff, 0xf1, 0x50, 0x80, 0x02, 0x1f, 0xfc]), "audio", "aac"],
+  ["flac", bytes("fLaC", [0, 0, 0, 34]), "audio", "flac"],
+  ["ogg opus", oggPage(["OpusHead", [1, 1]]), "audio", "opus"],
+  ["ogg vorbis", oggPage([[1], "vorbis"]), "audio", "ogg"],
+  ["ogg theora", oggPage([[0x80], "theora"]), "video", "ogg"],
+  ["aiff", bytes("FORM", [0, 0, 1, 0], "AIFF"), "audio", "aiff"],
+  ["m4a", ftyp("M4A ", "M4A ", "mp42", "isom"), "audio", "m4a"],
+  ["mp4 (isom)", ftyp("isom", "iso2", "avc1", "mp41"), "video", "mp4"],
+  ["mp4 (mp42)", ftyp("mp42", "isom"), "video", "mp4"],
+  ["mov (ftyp qt)", ftyp("qt  ", "qt  "), "video", "mov"],
+  ["mov without ftyp", bytes(be32(8), "moov"), "video", "mov"],
+  ["webm", ebml("webm"), "video", "webm"],
+  ["matroska", ebml("matroska"), "video", "mkv"],
+];
+
 describe("sniffMedia", () => {
-  test.each([
-    ["png", bytes([0x89], "PNG\r\n\x1a\n", [0, 0, 0, 13], "IHDR"), "image", "png"],
-    ["jpeg", bytes([0xff, 0xd8, 0xff, 0xe0]), "image", "jpeg"],
-    ["gif87a", bytes("GIF87a"), "image", "gif"],
-    ["gif89a", bytes("GIF89a"), "image", "gif"],
-    ["tiff little-endian", bytes("II*\0"), "image", "tiff"],
-    ["tiff big-endian", bytes("MM\0*"), "image", "tiff"],
-    ["webp", bytes("RIFF", [0, 1, 0, 0], "WEBPVP8 "), "image", "webp"],
-    ["avif", ftyp("avif", "mif1", "miaf"), "image", "avif"],
-    ["avif behind a generic mif1 brand", ftyp("mif1", "avif"), "image", "avif"],
-    ["wav", bytes("RIFF", [0, 1, 0, 0], "WAVEfmt "), "audio", "wav"],
-    ["rf64 wav", bytes("RF64", [255, 255, 255, 255], "WAVEds64"), "audio", "wav"],
-    ["avi", bytes("RIFF", [0, 1, 0, 0], "AVI LIST"), "video", "avi"],
-    ["mp3 with ID3", bytes("ID3", [4, 0, 0, 0, 0, 0, 0]), "audio", "mp3"],
-    ["mp3 frames", mp3Frames(2), "audio", "mp3"],
-    ["aac (ADTS)", bytes([0xff, 0xf1, 0x50, 0x80, 0x02, 0x1f, 0xfc]), "audio", "aac"],
-    ["flac", bytes("fLaC", [0, 0, 0, 34]), "audio", "flac"],
-    ["ogg opus", oggPage(["OpusHead", [1, 1]]), "audio", "opus"],
-    ["ogg vorbis", oggPage([[1], "vorbis"]), "audio", "ogg"],
-    ["ogg theora", oggPage([[0x80], "theora"]), "video", "ogg"],
-    ["aiff", bytes("FORM", [0, 0, 1, 0], "AIFF"), "audio", "aiff"],
-    ["m4a", ftyp("M4A ", "M4A ", "mp42", "isom"), "audio", "m4a"],
-    ["mp4 (isom)", ftyp("isom", "iso2", "avc1", "mp41"), "video", "mp4"],
-    ["mp4 (mp42)", ftyp("mp42", "isom"), "video", "mp4"],
-    ["mov (ftyp qt)", ftyp("qt  ", "qt  "), "video", "mov"],
-    ["mov without ftyp", bytes(be32(8), "moov"), "video", "mov"],
-    ["webm", ebml("webm"), "video", "webm"],
-    ["matroska", ebml("matroska"), "video", "mkv"],
-  ])("%s", (_name, head, medium, format) => {
+  test.each(KNOWN)("%s", (_name, head, medium, format) => {
     expect(sniffMedia(pad(head))).toEqual({ medium: medium as "image", format });
   });
 
@@ -61,6 +63,14 @@ describe("sniffMedia", () => {
   ])("%s is not recognised", (_name, head) => {
     expect(sniffMedia(head)).toBeNull();
   });
+});
+
+test("sniffMedia never throws, whatever the bytes: the intake can ask it first whether bytes are media at all", () => {
+  let x = 7;
+  const random = (n: number) => Uint8Array.from({ length: n }, () => (x = (x * 1103515245 + 12345) >>> 0) >>> 24);
+  const inputs = [...KNOWN.flatMap(([, head]) => Array.from({ length: head.length + 1 }, (_, n) => head.subarray(0, n))), ...Array.from({ length: 2000 }, (_, i) => random(i % 80))];
+  for (const b of inputs) expect(() => sniffMedia(b)).not.toThrow();
+  expect(inputs.filter((b) => sniffMedia(b) === null).length).toBeGreaterThan(1000);
 });
 
 describe("mp3FrameLength", () => {
