@@ -87,3 +87,29 @@ export async function refusal(work: Promise<unknown>): Promise<{ reason: string;
   }
   throw new Error("expected a FetchRefusal, but the fetch succeeded");
 }
+
+/**
+ * The loopback servers and guarded nets one test file makes: `release` (its afterEach) stops the servers and fails
+ * the test if any net was asked for an address outside loopback, whatever the test itself asserted.
+ */
+export function loopbackScope() {
+  const servers: LoopbackServer[] = [];
+  const nets: LoopbackNet[] = [];
+  return {
+    server(handler: Parameters<typeof serveLoopback>[0]): LoopbackServer {
+      const s = serveLoopback(handler);
+      servers.push(s);
+      return s;
+    },
+    net(names: Record<string, string[]> = {}, connect?: Connector): LoopbackNet {
+      const n = loopbackNet(names, connect);
+      nets.push(n);
+      return n;
+    },
+    release(): void {
+      for (const s of servers.splice(0)) s.stop();
+      const violations = nets.splice(0).flatMap((n) => n.violations);
+      if (violations.length) throw new Error(`a connection outside loopback was attempted: ${violations.join(", ")}`);
+    },
+  };
+}

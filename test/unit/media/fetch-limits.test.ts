@@ -2,32 +2,17 @@
 // fetch (a silent server, a stalled body), and the caller's own abort.
 import { afterEach, describe, expect, test } from "bun:test";
 import { type FetchPolicy, fetchRemote } from "../../../src/media/fetch-policy.ts";
-import { type LoopbackNet, loopbackNet, type LoopbackServer, refusal, serveLoopback } from "../../helpers/loopback-net.ts";
+import { loopbackNet, refusal, loopbackScope } from "../../helpers/loopback-net.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
 
 const POLICY: FetchPolicy = {
   maxBytes: 1000, timeoutMs: 10_000, maxRedirects: 3, allowList: [], robots: false, userAgent: "kiln/test", allowLoopback: true,
 };
 
-const servers: LoopbackServer[] = [];
-const nets: LoopbackNet[] = [];
-
-function server(handler: Parameters<typeof serveLoopback>[0]): LoopbackServer {
-  const s = serveLoopback(handler);
-  servers.push(s);
-  return s;
-}
-
-function net(): LoopbackNet {
-  const n = loopbackNet({ "media.test": ["127.0.0.1"] });
-  nets.push(n);
-  return n;
-}
-
-afterEach(() => {
-  for (const s of servers.splice(0)) s.stop();
-  for (const n of nets.splice(0)) expect(n.violations).toEqual([]);
-});
+const scope = loopbackScope();
+const server = scope.server;
+const net = () => scope.net({ "media.test": ["127.0.0.1"] });
+afterEach(scope.release);
 
 /** A body that never ends: 256-byte chunks for as long as it is read; `state.cancelled` once the reader gives up. */
 function endless(state: { sent: number; cancelled: boolean }): ReadableStream<Uint8Array> {

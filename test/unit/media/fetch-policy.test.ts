@@ -5,32 +5,16 @@ import { loadConfig } from "../../../src/config.ts";
 import { systemResolver } from "../../../src/media/fetch-net.ts";
 import { type FetchPolicy, fetchPolicyFromConfig, fetchRemote } from "../../../src/media/fetch-policy.ts";
 import { MAX_URL_CHARS } from "../../../src/media/fetch-target.ts";
-import { type LoopbackNet, loopbackNet, type LoopbackServer, refusal, serveLoopback } from "../../helpers/loopback-net.ts";
+import { refusal, serveLoopback, loopbackScope } from "../../helpers/loopback-net.ts";
 
 const POLICY: FetchPolicy = {
   maxBytes: 64 * 1024, timeoutMs: 10_000, maxRedirects: 3, allowList: [], robots: false, userAgent: "kiln/test", allowLoopback: true,
 };
 
-const servers: LoopbackServer[] = [];
-const nets: LoopbackNet[] = [];
-
-function server(handler: Parameters<typeof serveLoopback>[0]): LoopbackServer {
-  const s = serveLoopback(handler);
-  servers.push(s);
-  return s;
-}
-
-function net(names: Record<string, string[]> = {}): LoopbackNet {
-  const n = loopbackNet(names);
-  nets.push(n);
-  return n;
-}
-
-afterEach(() => {
-  for (const s of servers.splice(0)) s.stop();
-  // Whatever a test asserted, no connection outside loopback was even attempted.
-  for (const n of nets.splice(0)) expect(n.violations).toEqual([]);
-});
+// Whatever a test asserted, no connection outside loopback was even attempted (scope.release checks).
+const scope = loopbackScope();
+const { server, net } = scope;
+afterEach(scope.release);
 
 test("a name is resolved by the injected resolver and its address connected to, with the name in the Host header", async () => {
   const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);

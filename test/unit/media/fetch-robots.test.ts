@@ -3,19 +3,14 @@
 import { afterEach, expect, test } from "bun:test";
 import { type FetchPolicy, fetchRemote } from "../../../src/media/fetch-policy.ts";
 import { directConnector } from "../../../src/media/fetch-net.ts";
-import { type LoopbackNet, loopbackNet, type LoopbackServer, refusal, serveLoopback } from "../../helpers/loopback-net.ts";
+import { type LoopbackNet, type LoopbackServer, refusal, loopbackScope } from "../../helpers/loopback-net.ts";
 
 const POLICY: FetchPolicy = {
   maxBytes: 64 * 1024, timeoutMs: 10_000, maxRedirects: 3, allowList: [], robots: true, userAgent: "kiln/0.1.0", allowLoopback: true,
 };
 
-const servers: LoopbackServer[] = [];
-const nets: LoopbackNet[] = [];
-
-afterEach(() => {
-  for (const s of servers.splice(0)) s.stop();
-  for (const n of nets.splice(0)) expect(n.violations).toEqual([]);
-});
+const scope = loopbackScope();
+afterEach(scope.release);
 
 /** robots.txt is cached per origin for the whole process: each test's names are its own, so no test sees another's. */
 let made = 0;
@@ -23,15 +18,11 @@ const fresh = (label: string) => `${label}-${++made}.test`;
 
 /** A site whose robots.txt answers (per Host name) from `robots`, and whose other paths answer "ok". */
 function site(robots: (host: string) => Response | Promise<Response>): LoopbackServer {
-  const s = serveLoopback((req, u) => (u.pathname === "/robots.txt" ? robots(req.headers.get("host")!.replace(/:\d+$/, "")) : new Response("ok")));
-  servers.push(s);
-  return s;
+  return scope.server((req, u) => (u.pathname === "/robots.txt" ? robots(req.headers.get("host")!.replace(/:\d+$/, "")) : new Response("ok")));
 }
 
 function net(names: string[]): LoopbackNet {
-  const n = loopbackNet(Object.fromEntries(names.map((name) => [name, ["127.0.0.1"]])));
-  nets.push(n);
-  return n;
+  return scope.net(Object.fromEntries(names.map((name) => [name, ["127.0.0.1"]])));
 }
 
 const text = (body: string) => () => new Response(body, { headers: { "content-type": "text/plain" } });
@@ -69,10 +60,9 @@ test("a robots.txt that cannot be reached disallows everything", async () => {
   const host = fresh("unreachable");
   const s = site(text(""));
   const direct = directConnector();
-  const n = loopbackNet({ [host]: ["127.0.0.1"] }, (req) =>
+  const n = scope.net({ [host]: ["127.0.0.1"] }, (req) =>
     req.url.pathname === "/robots.txt" ? Promise.reject(Object.assign(new Error("refused"), { code: "ECONNREFUSED" })) : direct(req),
   );
-  nets.push(n);
   expect(await refusal(fetchRemote(s.url(host, "/a.png"), POLICY, n))).toEqual({
     reason: "robots",
     message: `robots.txt at ${host}:${s.port} could not be fetched (could not connect to ${host}:${s.port}: the connection was refused), which RFC 9309 reads as disallowing everything`,
@@ -82,12 +72,11 @@ test("a robots.txt that cannot be reached disallows everything", async () => {
 
 test("robots.txt is checked at every redirect hop, on the hop's own origin", async () => {
   const [from, to] = [fresh("from"), fresh("to")];
-  const s = serveLoopback((req, u) => {
+  const s = scope.server((req, u) => {
     const host = req.headers.get("host")!.replace(/:\d+$/, "");
     if (u.pathname === "/robots.txt") return new Response(host === to ? "User-agent: *\nDisallow: /private/\n" : "");
     return u.pathname === "/go" ? new Response(null, { status: 302, headers: { location: `http://${to}:${u.port}/private/a.png` } }) : new Response("ok");
   });
-  servers.push(s);
   expect(await refusal(fetchRemote(s.url(from, "/go"), POLICY, net([from, to])))).toEqual({
     reason: "robots", message: `robots.txt at ${to}:${s.port} disallows /private/a.png`,
   });
@@ -97,8 +86,7 @@ test("robots.txt is checked at every redirect hop, on the hop's own origin", asy
 test("robots.txt is fetched under the same policy: its redirect to a private address leaves it unread, so disallowed", async () => {
   const host = fresh("sneaky");
   const s = site(() => new Response(null, { status: 301, headers: { location: "http://lan.test/robots.txt" } }));
-  const lan = loopbackNet({ [host]: ["127.0.0.1"], "lan.test": ["192.168.0.10"] });
-  nets.push(lan);
+  const lan = scope.net({ [host]: ["127.0.0.1"], "lan.test": ["192.168.0.10"] });
   const r = await refusal(fetchRemote(s.url(host, "/a.png"), POLICY, lan));
   expect(r.reason).toBe("robots");
   expect(r.message).toContain("lan.test resolves to 192.168.0.10, a private address");
