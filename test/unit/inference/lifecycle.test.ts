@@ -131,6 +131,28 @@ describe("startRun", () => {
     expect(await detached.settled).toEqual({ status: "completed", usage: { inputTokens: 7, outputTokens: 10, reasoningTokens: 0, cachedTokens: 0 } });
   });
 
+  test("intake runs before counting; a time limit or a leaving client during it stops it: 504, or 499 in the log; nothing queued", async () => {
+    const submitted: SeqRequest[] = [];
+    const { d, db, scope } = deps(10, submitted);
+    const seen: { keyId: number; teamId: number }[] = [];
+    // An intake that waits (a slow fetch or decode) until it is aborted, then rejects with the abort's reason.
+    d.intake = {
+      prepare: (_req, _model, who, signal) => {
+        seen.push({ teamId: who.teamId, keyId: who.keyId });
+        return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+      },
+    };
+    const timedOut = await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: 40 }).catch((e) => e);
+    expect([timedOut.status, timedOut.code]).toEqual([504, "gateway_timeout"]);
+    const client = new AbortController();
+    const gone = startRun(d, { scope, model, request: request(), clientSignal: client.signal, timeoutMs: null }).catch((e) => e);
+    client.abort();
+    expect((await gone).status).toBe(499);
+    expect(seen).toEqual([{ teamId: scope.teamId, keyId: scope.keyId }, { teamId: scope.teamId, keyId: scope.keyId }]);
+    expect(submitted).toEqual([]);
+    expect(db.select().from(usage).all()).toEqual([]);
+  });
+
   test("metrics: one TTFT per choice, an inter-token gap per later token, and the settled usage counted once", async () => {
     const { d, scope } = deps(4, []);
     const seen = { ttft: [] as number[], itl: [] as number[], usage: [] as [object, object][] };
