@@ -86,6 +86,7 @@ export function clip(value: string, max = 64): string {
 
 /** 4194304 → "4 MiB", 1048576 → "1 MiB", 1500 → "1500 bytes". */
 export function formatBytes(n: number): string {
+  if (n >= 1024 ** 3 && n % 1024 ** 3 === 0) return `${n / 1024 ** 3} GiB`;
   if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
   if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
   return `${n} bytes`;

@@ -62,7 +62,7 @@ describe("uploads that go wrong, over a real socket", () => {
       }
     };
     expect(await declared({ Authorization: `Bearer ${stalling.key}` })).toEqual([400, {
-      message: "The file is larger than the size limit of 1024 MiB.", type: "invalid_request_error", param: "file", code: null,
+      message: "The file is larger than the size limit of 1 GiB.", type: "invalid_request_error", param: "file", code: null,
     }]);
     expect(await declared({})).toEqual([401, expect.objectContaining({ type: "authentication_error" })]);
     expect(left(stalling)).toEqual(at);
