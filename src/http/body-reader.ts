@@ -112,7 +112,8 @@ export async function readStream(body: ReadableStream<Uint8Array>, limits: BodyL
   return concat(chunks, total);
 }
 
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
+/** The chunks joined into one array of `total` bytes (their summed length); a lone chunk is returned as it is. */
+export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(total);
   let at = 0;

@@ -1,4 +1,5 @@
 // Reads a fetched body under a byte cap, counting while it streams, so a body larger than the cap is never held.
+import { concat } from "../http/body-reader.ts";
 
 /**
  * The body's bytes, at most `maxBytes` of them. Past the cap the stream is cancelled (the connection dropped) and
@@ -21,15 +22,4 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, maxByt
     chunks.push(value);
     total += value.byteLength;
   }
-}
-
-function concat(chunks: Uint8Array[], length: number): Uint8Array {
-  if (chunks.length === 1 && chunks[0]!.byteLength === length) return chunks[0]!;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }

@@ -2,6 +2,7 @@
 // content policy, decoded off the event loop, and matched to what the model takes; the prompt text is checked against
 // the policy too. Every refusal is a 400 naming the item. It runs before the request is counted or admitted.
 import { ApiError } from "../errors/api-error.ts";
+import { concat } from "../http/body-reader.ts";
 import { type Conversation, type MediaPart, mediaParts, type Part, type TextPart } from "../inference/conversation.ts";
 import type { CoreRequest } from "../inference/request.ts";
 import type { Capabilities } from "../models/manifest.ts";
@@ -67,14 +68,7 @@ export async function decodeBase64(data: string): Promise<Uint8Array | null> {
         parts.push(part);
         size += part.length;
       }
-      if (parts.length === 1) return parts[0]!;
-      const out = new Uint8Array(size);
-      let at = 0;
-      for (const p of parts) {
-        out.set(p, at);
-        at += p.length;
-      }
-      return out;
+      return concat(parts, size);
     } catch {
       // Not this alphabet: try the other, then give up.
     }
