@@ -75,6 +75,7 @@ export async function startKiln(
   const runtime = await startRuntime({
     registry, config, logger, workerUrl: inferenceWorkerUrl(), tokenizerWorkerUrl: tokenizerWorkerUrl(), spawnWorker: opts.spawnWorker,
     onWorkerRestart: (model) => metrics.workerRestarted(model),
+    onDecodeBatch: (batch) => metrics.observeDecodeBatch(batch),
   });
   metrics.watch({
     queueDepth: () => {

@@ -2,13 +2,14 @@
 // check → scheduler sequences → block events per choice, with usage counted from the tokens the worker generated.
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
-import type { OutputConstraint, ThinkingBudget } from "../scheduler/protocol.ts";
+import type { MediaInput, OutputConstraint, ThinkingBudget } from "../scheduler/protocol.ts";
 import type { SeqEvent } from "../scheduler/scheduler.ts";
 import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
 import { forcedCall, outputConstraint } from "./constraint.ts";
 import { checkPromptBound, fitContext } from "./context.ts";
-import { type Conversation, mediaParts } from "./conversation.ts";
+import { type Conversation, type MediaPart, mediaParts } from "./conversation.ts";
 import type { CoreDeps } from "./core-deps.ts";
+import { expandPlaceholders, type MediaSlot, mediaSlots } from "./media-placement.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
@@ -33,6 +34,8 @@ export interface Prepared {
   thinking?: ThinkingBudget;
   /** The output is held to a JSON grammar (src/inference/constraint.ts). */
   constraint?: OutputConstraint;
+  /** Encoder inputs whose features replace their runs of placeholder ids in promptIds (none for text). */
+  media: MediaInput[];
 }
 
 function withFormatInstruction(conv: Conversation, format: AnswerFormat, prompt: PromptFormat): Conversation {
@@ -48,25 +51,33 @@ function silentIds(special: ReadonlyMap<string, number>, parser: Omit<ParserOpti
 }
 
 /**
- * The text worker's prompt holds no media: a media part that reached here (intake decoded it for a model whose
- * manifest declares the medium, or no intake ran) is refused naming the item, never dropped from the prompt.
+ * Each media part's placeholders in the model's prompt. A model without a media layout places none: a media part
+ * that reached here for it (no intake ran, or its manifest claims a medium it has no encoder for) is refused
+ * naming the item, never dropped from the prompt.
  */
-export function refuseUnplacedMedia(conv: Conversation, modelId: string): void {
-  const part = mediaParts(conv)[0];
-  if (!part) return;
-  const medium = part.decoded?.medium ?? (part.declared === "file" ? "file" : part.declared);
-  throw ApiError.badRequest(`${part.at}: the model '${modelId}' cannot place ${medium} input in its prompt on this server.`, part.at);
+export function placeMedia(conv: Conversation, model: ModelEntry): Map<MediaPart, MediaSlot[]> {
+  const parts = mediaParts(conv);
+  const slots = new Map<MediaPart, MediaSlot[]>();
+  for (const part of parts) {
+    if (!model.media || !part.decoded) {
+      const medium = part.decoded?.medium ?? (part.declared === "file" ? "file" : part.declared);
+      throw ApiError.badRequest(`${part.at}: the model '${model.id}' cannot place ${medium} input in its prompt on this server.`, part.at);
+    }
+    slots.set(part, mediaSlots(model.media, part));
+  }
+  return slots;
 }
 
 /** Renders, bounds, tokenizes and fits the prompt; throws the family-neutral 400/503 errors. */
 export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, request: CoreRequest): Promise<Prepared> {
   deps.scheduler.assertServing(model.id);
-  refuseUnplacedMedia(request.conversation, model.id);
+  const slots = placeMedia(request.conversation, model);
+  const placeholders = slots.size ? (p: MediaPart) => slots.get(p) ?? [] : undefined;
   const tokenizer = await deps.tokenizers.get(model);
   const format = tokenizer.format;
   const tools = request.toolChoice === "none" ? null : request.tools;
   const call = forcedCall(format, request.toolChoice, tools);
-  const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.answerFormat, format), tools, request.templateOptions);
+  const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.answerFormat, format), tools, request.templateOptions, placeholders);
   const thinking = model.capabilities.reasoning ? format.thinking : null;
   const startInThinking = opensThinking(rendered, thinking);
   // After an opened thinking block the model thinks first: the worker writes a forced call's opening once the block
@@ -78,7 +89,9 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   // A huge prompt that cannot fit is refused from its byte count, without tokenizing; a smaller one is counted, so
   // its 400 carries the exact figures the spec asks for.
   if (rendered.length > OFF_THREAD_BYTES) checkPromptBound(tokenizer.minTokens(rendered), request.maxTokens, model.contextLength);
-  const promptIds = await tokenizer.encodePrompt(rendered, prefill ?? undefined);
+  const encoded = await tokenizer.encodePrompt(rendered, prefill ?? undefined);
+  // Each placeholder becomes the rows its encoder fills: they are prompt tokens like any other (context, usage, billing).
+  const { promptIds, media } = slots.size ? expandPlaceholders(encoded, model.media!, [...slots.values()].flat()) : { promptIds: encoded, media: [] };
   const maxTokens = fitContext(promptIds.length, request.maxTokens, model.contextLength);
   const thinks = close !== null && !callInPrompt;
   const budget = thinks ? thinkingTokens(request.thinkingBudget, maxTokens, answerRequired(call !== null, request)) : undefined;
@@ -98,6 +111,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     silentTokenIds: silentIds(tokenizer.specialTokens, parser),
     ...(budget !== undefined && close ? { thinking: budgetOf(close, budget) } : {}),
     ...(constraint ? { constraint } : {}),
+    media,
   };
 }
 
@@ -123,6 +137,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
     Array.from({ length: r.n }, (_, i) => ({
       model: p.model.id,
       promptIds: p.promptIds,
+      ...(p.media.length ? { media: p.media } : {}),
       signal,
       onStart,
       params: {

@@ -59,6 +59,28 @@ export interface LifecycleDeps extends CoreDeps {
   metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken" | "settlementFailed" | "settlementsReplayed">;
 }
 
+/**
+ * The prompt tokens a request renders to, counted as a run would bill them: its media read, decoded and placed
+ * (image and audio rows are prompt tokens), nothing queued. The client's leaving or the time limit stops the intake
+ * as they stop a run's (499, 504).
+ */
+export async function countPrompt(
+  deps: LifecycleDeps,
+  model: ModelEntry,
+  request: CoreRequest,
+  who: { teamId: number; keyId: number },
+  opts: { clientSignal: AbortSignal; timeoutMs: number },
+): Promise<number> {
+  const limit = AbortSignal.timeout(opts.timeoutMs);
+  const signal = AbortSignal.any([opts.clientSignal, limit]);
+  const stopped = () => abortedBeforeRun(limit.aborted ? "timed_out" : "client_gone", opts.timeoutMs);
+  await deps.intake?.prepare(request, model, who, signal).catch((e: unknown) => {
+    throw signal.aborted ? stopped() : e;
+  });
+  if (signal.aborted) throw stopped();
+  return (await prepareGeneration(deps, model, request)).promptIds.length;
+}
+
 /** Why a run was stopped early: its client left, the time limit, a cancel, or a failure in a sibling choice or the encoder. */
 export type AbortReason = "client_gone" | "timed_out" | "cancelled" | "failed";
 

@@ -1,7 +1,7 @@
 // Per-model prompt and output formats: what the chat template receives, and which markers the output parser looks
 // for (tool calls, thinking), the forced tool-call prefix and the JSON-mode instruction. Declared in kiln.json's
 // `prompt_format`, or derived from the folder's chat template and vocabulary.
-import { type Conversation, textOf } from "./conversation.ts";
+import { type Conversation, type MediaPart, type Part, textOf } from "./conversation.ts";
 
 export interface Markers {
   open: string;
@@ -70,10 +70,17 @@ export function jsonInstructionFor(format: PromptFormat, schema: Json | null): s
   return format.jsonInstruction.replace("{schema}", schema ? ` matching this JSON schema: ${JSON.stringify(schema)}` : "");
 }
 
+/** A content part as Hugging Face multimodal templates receive it: text, or one media placeholder. */
+export type TemplatePart = { type: "text"; text: string } | { type: "image" } | { type: "audio" };
+
+/** The placeholders a media part takes in the prompt, in order (src/inference/media-placement.ts). */
+export type MediaPlaceholders = (part: MediaPart) => readonly { kind: "image" | "audio" }[];
+
 /** A message as Hugging Face chat templates receive it. */
 export interface TemplateMessage {
   role: "system" | "user" | "assistant" | "tool";
-  content: string;
+  /** A string; a list of parts only where media sit, as multimodal templates expect. */
+  content: string | TemplatePart[];
   reasoning_content?: string;
   tool_calls?: { id: string; type: "function"; function: { name: string; arguments: Record<string, unknown> } }[];
   tool_call_id?: string;
@@ -81,11 +88,23 @@ export interface TemplateMessage {
 }
 
 
+/** A message's content: its text, or (when it holds media) its text and media placeholders in order. */
+function contentOf(parts: readonly Part[], placeholders: MediaPlaceholders | undefined, lead = ""): string | TemplatePart[] {
+  if (!placeholders || !parts.some((p) => p.type === "media")) return lead + textOf(parts);
+  const out: TemplatePart[] = lead ? [{ type: "text", text: lead }] : [];
+  for (const p of parts) {
+    if (p.type === "text") out.push({ type: "text", text: p.text });
+    else if (p.type === "media") for (const slot of placeholders(p)) out.push({ type: slot.kind });
+  }
+  return out;
+}
+
 /**
  * The conversation as template messages: an assistant turn's reasoning becomes `reasoning_content`, its calls
  * `tool_calls` with object arguments; a tool turn becomes one `tool` message per result, named after its call.
+ * With `placeholders`, media become `{type: "image"}` / `{type: "audio"}` parts where they sit.
  */
-export function templateMessages(conv: Conversation): TemplateMessage[] {
+export function templateMessages(conv: Conversation, placeholders?: MediaPlaceholders): TemplateMessage[] {
   const out: TemplateMessage[] = [];
   const callNames = new Map<string, string>();
   for (const turn of conv) {
@@ -93,11 +112,11 @@ export function templateMessages(conv: Conversation): TemplateMessage[] {
       for (const p of turn.parts) {
         if (p.type !== "tool_result") continue;
         const name = callNames.get(p.callId);
-        out.push({ role: "tool", content: (p.isError ? "Error: " : "") + textOf(p.parts), tool_call_id: p.callId, ...(name ? { name } : {}) });
+        out.push({ role: "tool", content: contentOf(p.parts, placeholders, p.isError ? "Error: " : ""), tool_call_id: p.callId, ...(name ? { name } : {}) });
       }
       continue;
     }
-    const m: TemplateMessage = { role: turn.role, content: textOf(turn.parts) };
+    const m: TemplateMessage = { role: turn.role, content: contentOf(turn.parts, placeholders) };
     if (turn.role === "assistant") {
       const reasoning = turn.parts.filter((p) => p.type === "reasoning").map((p) => p.text).filter(Boolean);
       if (reasoning.length) m.reasoning_content = reasoning.join("\n");

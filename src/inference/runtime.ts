@@ -28,6 +28,8 @@ export async function startRuntime(opts: {
   spawnWorker?: (url: string | URL) => SupervisedWorker;
   /** A worker was replaced after a crash, hang or failure. */
   onWorkerRestart?: (model: string, failure: WorkerFailure) => void;
+  /** A decode pass's rows with and without media (the worker's record of what shared a batch). */
+  onDecodeBatch?: (batch: { media: number; text: number }) => void;
 }): Promise<Runtime> {
   const { registry, logger } = opts;
   const scheduler = new Scheduler(opts.config.maxQueue);
@@ -47,6 +49,7 @@ export async function startRuntime(opts: {
     onReady: () => scheduler.pump(),
     onUnservable: (model, failure) => scheduler.onUnservable(model, failure),
     onRestart: opts.onWorkerRestart,
+    onBatch: opts.onDecodeBatch,
   });
   scheduler.attach(text);
   const pool = text.workers;

@@ -8,7 +8,7 @@ import { errorDetail, failureError } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { Conversation } from "./conversation.ts";
 import { EncodeTimeout, type OffThreadEncoder } from "./off-thread-encoder.ts";
-import { type PromptFormat, resolvePromptFormat, templateMessages } from "./prompt-format.ts";
+import { type MediaPlaceholders, type PromptFormat, resolvePromptFormat, templateMessages } from "./prompt-format.ts";
 import type { ToolDef } from "./tool-def.ts";
 import { maxBytesPerToken, minTokens, type TokenizerJson } from "./token-bound.ts";
 
@@ -19,8 +19,11 @@ export interface ModelTokenizer {
   /** The model's prompt and output format: tool-call and thinking markers, forced prefix, JSON instruction. */
   format: PromptFormat;
   encodeText(text: string): number[];
-  /** The conversation as text through the model's chat template, assistant turn opened (cheap; tokenizing is not). */
-  renderChat(conversation: Conversation, tools: ToolDef[] | null, options?: Record<string, unknown>): string;
+  /**
+   * The conversation as text through the model's chat template, assistant turn opened (cheap; tokenizing is not).
+   * `placeholders`: what each media part writes (a multimodal model's image and audio placeholders).
+   */
+  renderChat(conversation: Conversation, tools: ToolDef[] | null, options?: Record<string, unknown>, placeholders?: MediaPlaceholders): string;
   /** Token ids of rendered text (special tokens recognized) plus an optional forced prefix; large texts off the main thread. */
   encodePrompt(rendered: string, prefill?: string): Promise<number[]>;
   /** The fewest tokens `text` can be (0 when this tokenizer admits no cheap bound). */
@@ -79,9 +82,9 @@ export async function loadTokenizer(model: ModelEntry, opts: TokenizersOptions =
     specialTokens,
     encodeText,
     minTokens: (text) => minTokens(text, bytesPerToken),
-    renderChat(conversation, tools, options) {
+    renderChat(conversation, tools, options, placeholders) {
       // Template options (enable_thinking, …) go first so the call's own fields always win.
-      return tok.apply_chat_template(templateMessages(conversation) as unknown as Parameters<typeof tok.apply_chat_template>[0], {
+      return tok.apply_chat_template(templateMessages(conversation, placeholders) as unknown as Parameters<typeof tok.apply_chat_template>[0], {
         ...options,
         tools: tools ?? undefined,
         add_generation_prompt: true,

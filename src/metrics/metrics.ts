@@ -102,6 +102,12 @@ export class Metrics {
     name: "kiln_file_deletes_total", help: "Files deleted through DELETE /v1/files/{id}",
     registers: [this.registry],
   });
+  private readonly decodeSteps = new Counter({
+    name: "kiln_decode_steps_total",
+    help: "Decode passes of the inference workers, by what their batch held: rows=text (no media), media (only sequences with media) or mixed (both in one batch)",
+    labelNames: ["rows"],
+    registers: [this.registry],
+  });
   private sources: RuntimeSources | null = null;
 
   constructor(opts: { processMetrics?: boolean; teamLabels?: boolean } = {}) {
@@ -192,6 +198,12 @@ export class Metrics {
 
   observeInterToken(labels: { model: string; endpoint: string }, seconds: number): void {
     this.itl.observe(labels, seconds);
+  }
+
+  /** One decode pass: how many of its rows carry media and how many do not. */
+  observeDecodeBatch(batch: { media: number; text: number }): void {
+    if (batch.media + batch.text === 0) return;
+    this.decodeSteps.inc({ rows: batch.media === 0 ? "text" : batch.text === 0 ? "media" : "mixed" });
   }
 
   workerRestarted(model: string): void {

@@ -1,6 +1,7 @@
 // kiln.json, the model manifest: parsing and validation, plus defaults derived from a transformers.js config.json.
 import { INT8_MAX_LEVEL } from "../../build/model/quantize.ts";
 import { resolvePromptFormat } from "../inference/prompt-format.ts";
+import { type MediaLayout, parseMediaBlock } from "./media-layout.ts";
 
 export interface Capabilities {
   chat: boolean;
@@ -31,6 +32,8 @@ export interface ModelInfo {
   int8MaxLevel: number | null;
   /** kiln.json's `prompt_format` as declared (checked here, resolved against the tokenizer when it loads). */
   promptFormat: Record<string, unknown> | null;
+  /** How images and audio enter the prompt (null: a text-only model). */
+  media: MediaLayout | null;
 }
 
 /** The kiln.json format this kiln writes. 2: int8 weights are 7-bit and declared in `quantization.int8_max_level`. */
@@ -43,26 +46,29 @@ export function isValidModelId(id: string): boolean {
   return MODEL_ID_RE.test(id) && id.includes("-") && /\d/.test(id.slice(id.indexOf("-")));
 }
 
-const DTYPE_FILES: Record<string, string> = {
-  fp32: "model.onnx",
-  fp16: "model_fp16.onnx",
-  q8: "model_quantized.onnx",
-  int8: "model_int8.onnx",
-  uint8: "model_uint8.onnx",
-  q4: "model_q4.onnx",
-  q4f16: "model_q4f16.onnx",
-  bnb4: "model_bnb4.onnx",
+/** transformers.js's file name suffix of each dtype: `<graph><suffix>.onnx`. */
+const DTYPE_SUFFIXES: Record<string, string> = {
+  fp32: "",
+  fp16: "_fp16",
+  q8: "_quantized",
+  int8: "_int8",
+  uint8: "_uint8",
+  q4: "_q4",
+  q4f16: "_q4f16",
+  bnb4: "_bnb4",
 };
 
-export function onnxFileForDtype(dtype: string): string | undefined {
-  return DTYPE_FILES[dtype];
+/** The decoder graph of a text model (`model`) or of a multimodal one (`decoder_model_merged`, beside its encoders). */
+export type DecoderGraph = "model" | "decoder_model_merged";
+
+export function onnxFileForDtype(dtype: string, graph: DecoderGraph = "model"): string | undefined {
+  const suffix = DTYPE_SUFFIXES[dtype];
+  return suffix === undefined ? undefined : `${graph}${suffix}.onnx`;
 }
 
-/** The dtypes whose graph file is present in a folder's onnx/ listing. */
-export function dtypesFromFiles(onnxFiles: string[]): string[] {
-  return Object.entries(DTYPE_FILES)
-    .filter(([, file]) => onnxFiles.includes(file))
-    .map(([dtype]) => dtype);
+/** The dtypes whose decoder graph file is present in a folder's onnx/ listing. */
+export function dtypesFromFiles(onnxFiles: string[], graph: DecoderGraph = "model"): string[] {
+  return Object.keys(DTYPE_SUFFIXES).filter((dtype) => onnxFiles.includes(onnxFileForDtype(dtype, graph)!));
 }
 
 type Json = Record<string, unknown>;
@@ -115,6 +121,15 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
   }
   const promptFormat = m.prompt_format === undefined ? null : obj(m.prompt_format, "prompt_format");
   if (promptFormat) resolvePromptFormat(promptFormat, "", () => false);
+  const capabilities: Capabilities = {
+    chat: bool(caps, "chat", true),
+    tools: bool(caps, "tools"),
+    reasoning: bool(caps, "reasoning"),
+    vision: bool(caps, "vision"),
+    audio: bool(caps, "audio"),
+    image_generation: bool(caps, "image_generation"),
+  };
+  const media = parseMediaBlock(m.media, capabilities);
   const perImage = pricing.per_image ?? null;
   if (perImage !== null && (typeof perImage !== "number" || perImage < 0)) throw new Error(`"pricing.per_image" must be a number or null`);
   return {
@@ -126,14 +141,7 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
     contextLength: num(m, "context_length", undefined, 16),
     defaultDtype,
     dtypes,
-    capabilities: {
-      chat: bool(caps, "chat", true),
-      tools: bool(caps, "tools"),
-      reasoning: bool(caps, "reasoning"),
-      vision: bool(caps, "vision"),
-      audio: bool(caps, "audio"),
-      image_generation: bool(caps, "image_generation"),
-    },
+    capabilities,
     pricing: {
       inputPerMillion: num(pricing, "input_per_million", 0),
       outputPerMillion: num(pricing, "output_per_million", 0),
@@ -142,6 +150,7 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
     batching: { maxBatch: Math.floor(num(batching, "max_batch", 8, 1)), leftPadding },
     int8MaxLevel,
     promptFormat,
+    media,
   };
 }
 
@@ -160,14 +169,17 @@ export function infoFromConfig(
   presentDtypes: string[],
   hasChatTemplate: boolean,
   usesGroupQueryAttention: boolean,
+  media: MediaLayout | null = null,
 ): ModelInfo {
   const c = obj(config, "config.json");
+  // Multimodal configs keep the decoder's settings under text_config.
+  const text = media && c.text_config && typeof c.text_config === "object" ? (c.text_config as Json) : c;
   const id = folderName.toLowerCase().replace(/[^a-z0-9.]+/g, "-").replace(/^-+|-+$/g, "");
   if (!isValidModelId(id)) throw new Error(`folder name "${folderName}" gives id "${id}", which is not lowercase-hyphenated with a version number; add a kiln.json with an id`);
   if (!presentDtypes.length) throw new Error("no ONNX graph file under onnx/");
   const tjs = (c["transformers.js_config"] ?? {}) as Json;
   const preferred = typeof tjs.dtype === "string" && presentDtypes.includes(tjs.dtype) ? tjs.dtype : undefined;
-  const ctx = c.max_position_embeddings;
+  const ctx = text.max_position_embeddings;
   if (typeof ctx !== "number" || ctx < 16) throw new Error(`config.json has no usable max_position_embeddings`);
   return {
     id,
@@ -178,11 +190,12 @@ export function infoFromConfig(
     contextLength: ctx,
     defaultDtype: preferred ?? (presentDtypes.includes("q4") ? "q4" : presentDtypes[0]!),
     dtypes: presentDtypes,
-    capabilities: { chat: hasChatTemplate, tools: false, reasoning: false, vision: false, audio: false, image_generation: false },
+    capabilities: { chat: hasChatTemplate, tools: false, reasoning: false, vision: !!media?.image, audio: !!media?.audio, image_generation: false },
     pricing: { inputPerMillion: 0, outputPerMillion: 0, perImage: null },
     // GroupQueryAttention assumes right padding: such graphs decode one sequence per step.
     batching: usesGroupQueryAttention ? { maxBatch: 1, leftPadding: "unsafe" } : { maxBatch: 8, leftPadding: "exact" },
     int8MaxLevel: null,
     promptFormat: null,
+    media,
   };
 }

@@ -2,7 +2,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type HealthCause, healthText } from "./failures.ts";
-import { dtypesFromFiles, infoFromConfig, onnxFileForDtype, parseManifest, type ModelInfo } from "./manifest.ts";
+import { type DecoderGraph, dtypesFromFiles, infoFromConfig, onnxFileForDtype, parseManifest, type ModelInfo } from "./manifest.ts";
+import { layoutFromFolder } from "./media-layout.ts";
 
 export type Health = "operational" | "degraded" | "outage";
 
@@ -26,6 +27,10 @@ const REQUIRED = ["config.json", "tokenizer.json", "tokenizer_config.json"];
 /** Graph files above this size are not searched for GroupQueryAttention; they are treated as unsafe to pad. */
 const GQA_SCAN_LIMIT = 256 * 1024 * 1024;
 
+function readJsonIfPresent(path: string): Record<string, unknown> | null {
+  return existsSync(path) ? (readJson(path) as Record<string, unknown>) : null;
+}
+
 function readJson(path: string): unknown {
   try {
     return JSON.parse(readFileSync(path, "utf8"));
@@ -44,7 +49,9 @@ export function readModelFolder(dir: string, folderName: string): ModelEntry {
   for (const f of REQUIRED) if (!existsSync(join(dir, f))) throw new Error(`missing ${f}`);
   const onnxDir = join(dir, "onnx");
   const onnxFiles = existsSync(onnxDir) ? readdirSync(onnxDir) : [];
-  const present = dtypesFromFiles(onnxFiles);
+  // A multimodal folder's decoder takes embeddings (decoder_model_merged) beside its encoders; a text one is `model`.
+  const graph: DecoderGraph = dtypesFromFiles(onnxFiles, "decoder_model_merged").length > 0 ? "decoder_model_merged" : "model";
+  const present = dtypesFromFiles(onnxFiles, graph);
   const config = readJson(join(dir, "config.json"));
   const tokCfg = readJson(join(dir, "tokenizer_config.json")) as Record<string, unknown>;
   const manifestPath = join(dir, "kiln.json");
@@ -56,8 +63,18 @@ export function readModelFolder(dir: string, folderName: string): ModelEntry {
         present,
         typeof tokCfg.chat_template === "string",
         // Any graph with GroupQueryAttention makes batching unsafe: a worker may run two of them (small-step q4).
-        present.some((d) => usesGroupQueryAttention(join(onnxDir, onnxFileForDtype(d)!))),
+        present.some((d) => usesGroupQueryAttention(join(onnxDir, onnxFileForDtype(d, graph)!))),
+        graph === "model"
+          ? null
+          : layoutFromFolder({
+              config: config as Record<string, unknown>,
+              processor: readJsonIfPresent(join(dir, "processor_config.json")),
+              preprocessor: readJsonIfPresent(join(dir, "preprocessor_config.json")),
+            }),
       );
+  if ((info.media !== null) !== (graph === "decoder_model_merged")) {
+    throw new Error(info.media ? `kiln.json declares media but onnx/ has no decoder_model_merged graph` : `onnx/ holds a multimodal decoder (decoder_model_merged) but kiln.json has no "media" block`);
+  }
   return { ...info, dir };
 }
 

@@ -80,9 +80,17 @@ export interface ModelLoadSpec {
   maxBatch: number;
 }
 
+/**
+ * Media an add carries: `at` is the prompt index of the first of the `tokens` placeholder ids its encoder's features
+ * replace (promptIds already holds the expanded run). Images come encoded (bytes) or as raw RGB (video frames).
+ */
+export type MediaInput =
+  | { kind: "image"; at: number; tokens: number; image: { bytes: Uint8Array } | { rgb: Uint8Array; width: number; height: number } }
+  | { kind: "audio"; at: number; tokens: number; samples: Float32Array; sampleRate: number };
+
 /** The text kind's own requests to a worker (the supervisor adds load, ping and shutdown). */
 export type TextToWorker =
-  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams }
+  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams; media?: MediaInput[] }
   | { type: "cancel"; seqId: string };
 
 export type ToWorker = LifecycleToWorker<ModelLoadSpec> | TextToWorker;
@@ -108,7 +116,10 @@ export interface SeqFinish {
   message?: string;
 }
 
-/** One message per engine step: every active sequence's delta, plus the sequences that ended. */
-export type TextFromWorker = { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[] };
+/**
+ * One message per engine step: every active sequence's delta, plus the sequences that ended. `batch`: the rows of
+ * the step's decode pass whose sequence carries media, and those that carry none (what shared one batch).
+ */
+export type TextFromWorker = { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[]; batch?: { media: number; text: number } };
 
 export type FromWorker = LifecycleFromWorker | TextFromWorker;

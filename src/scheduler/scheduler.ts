@@ -3,7 +3,7 @@
 import { ApiError } from "../errors/api-error.ts";
 import { type Failure, failureError } from "../models/failures.ts";
 import { Channel } from "./channel.ts";
-import type { SamplingParams, SeqDelta, SeqFinish } from "./protocol.ts";
+import type { MediaInput, SamplingParams, SeqDelta, SeqFinish } from "./protocol.ts";
 import { type NewEntry, RequestQueue, type SlotView } from "./queue.ts";
 
 /** What the scheduler needs from the backend that runs sequences (text-backend.ts; a fake in unit tests). */
@@ -12,7 +12,7 @@ export interface SequenceBackend {
   readonly entryCost: number;
   slots(): SlotView[];
   hasReadyWorker(model: string): boolean;
-  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams): void;
+  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[]): void;
   cancel(workerId: number, seqId: string): void;
 }
 
@@ -23,6 +23,8 @@ export interface SeqRequest {
   model: string;
   promptIds: number[];
   params: SamplingParams;
+  /** Encoder inputs whose features fill runs of promptIds (a multimodal prompt). */
+  media?: MediaInput[];
   /** Aborts (client disconnected, time limit): the sequence leaves the batch within one step. */
   signal?: AbortSignal;
   /** Called synchronously when the sequence leaves the queue for a worker slot. */
@@ -32,6 +34,7 @@ export interface SeqRequest {
 interface Pending {
   promptIds: number[];
   params: SamplingParams;
+  media?: MediaInput[];
   channel: Channel<SeqEvent>;
   onStart?: () => void;
 }
@@ -72,7 +75,7 @@ export class Scheduler {
     const cost = this.backend?.entryCost ?? 1;
     const now = performance.now();
     const group: NewEntry<Pending>[] = requests.map((r) => ({
-      id: `seq_${++seqCounter}`, model: r.model, cost, queuedAt: now, payload: { promptIds: r.promptIds, params: r.params, channel: new Channel<SeqEvent>(), onStart: r.onStart },
+      id: `seq_${++seqCounter}`, model: r.model, cost, queuedAt: now, payload: { promptIds: r.promptIds, params: r.params, media: r.media, channel: new Channel<SeqEvent>(), onStart: r.onStart },
     }));
     if (!this.queue.admit(group).ok) throw ApiError.overloaded();
     group.forEach(({ id, payload }, i) => {
@@ -89,7 +92,7 @@ export class Scheduler {
   pump(): void {
     if (!this.backend) return;
     for (const { entry, workerId } of this.queue.dispatch(this.backend.slots(), performance.now())) {
-      this.backend.add(workerId, entry.id, entry.payload.promptIds, entry.payload.params);
+      this.backend.add(workerId, entry.id, entry.payload.promptIds, entry.payload.params, entry.payload.media);
       entry.payload.onStart?.();
     }
   }

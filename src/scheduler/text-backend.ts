@@ -3,7 +3,7 @@ import type { Logger } from "../log/logger.ts";
 import type { HealthCause } from "../models/failures.ts";
 import type { Health, ModelEntry } from "../models/registry.ts";
 import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
-import type { ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
+import type { MediaInput, ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
 import { type SupervisedWorker, type WorkerFailure, WorkerSupervisor } from "./supervisor.ts";
@@ -23,6 +23,8 @@ export interface TextBackendOptions {
   pingIntervalMs?: number;
   spawnWorker?: (url: string | URL) => SupervisedWorker;
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
+  /** What shared a decode pass: rows with media and rows without (the worker's own record). */
+  onBatch?(batch: { media: number; text: number }): void;
   /** A worker died or hung: these sequences are lost (the caller fails them as retryable). */
   onLost(seqIds: string[], failure: WorkerFailure): void;
   onHealth(model: string, status: Health, cause: HealthCause | null): void;
@@ -67,6 +69,7 @@ export class TextBackend implements SequenceBackend {
         // Released before the step is delivered, so the slots freed are visible to the dispatch it triggers.
         for (const f of msg.finished) this.workers.release(workerId, f.seqId);
         opts.onStep(msg.deltas, msg.finished);
+        if (msg.batch) opts.onBatch?.(msg.batch);
       },
       onLost: opts.onLost,
       onHealth: opts.onHealth,
@@ -84,8 +87,8 @@ export class TextBackend implements SequenceBackend {
     return this.workers.hasReadyWorker(model);
   }
 
-  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams): void {
-    this.workers.assign(workerId, seqId, { type: "add", seqId, promptIds, params });
+  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[]): void {
+    this.workers.assign(workerId, seqId, { type: "add", seqId, promptIds, params, ...(media?.length ? { media } : {}) });
   }
 
   cancel(workerId: number, seqId: string): void {

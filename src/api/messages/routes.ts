@@ -36,7 +36,7 @@ export function messagesRoutes(deps: AppDeps) {
         },
       },
     )
-    .post("/v1/messages/count_tokens", ({ body }) => countMessageTokens(deps, body as typeof MessagesRequest.static), {
+    .post("/v1/messages/count_tokens", ({ body, auth, request }) => countMessageTokens(deps, body as typeof MessagesRequest.static, auth, { clientSignal: request.signal, timeoutMs: deps.config.requestTimeoutMs }), {
       edge: POLICY.keyedJson,
       body: CountRequest,
       // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.

@@ -6,9 +6,8 @@ import type { AuthContext } from "../../auth/authenticate.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
-import { prepareGeneration } from "../../inference/generate.ts";
 import { newMessageId } from "./ids.ts";
-import { type Run, startRun } from "../../inference/lifecycle.ts";
+import { countPrompt, type Run, startRun } from "../../inference/lifecycle.ts";
 import { MessageAssembler, type MessagesEvent, messagesErrorBody } from "./assembler.ts";
 import type { MessagesRequestBody } from "./schema.ts";
 import { messagesRequest } from "./validate.ts";
@@ -65,10 +64,9 @@ export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ct
 }
 
 /** The input tokens the same request would be billed. */
-export async function countMessageTokens(deps: AppDeps, body: MessagesRequestBody): Promise<{ input_tokens: number }> {
+export async function countMessageTokens(deps: AppDeps, body: MessagesRequestBody, who: { teamId: number; keyId: number }, limits: { clientSignal: AbortSignal; timeoutMs: number }): Promise<{ input_tokens: number }> {
   const model = textModel(deps, body.model);
   // Counting needs no output budget: the prompt is what is counted.
   const plan = messagesRequest({ ...body, max_tokens: body.max_tokens ?? Number.MAX_SAFE_INTEGER }, model, deps.sealer);
-  const prepared = await prepareGeneration(deps, model, { ...plan.request, maxTokens: null });
-  return { input_tokens: prepared.promptIds.length };
+  return { input_tokens: await countPrompt(deps, model, { ...plan.request, maxTokens: null }, who, limits) };
 }

@@ -6,6 +6,7 @@ import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { mayUseModel } from "../../access/rules.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { ApiError } from "../../errors/api-error.ts";
+import { audioTokens, type MediaLayout } from "../../models/media-layout.ts";
 import type { ModelEntry, ModelRegistry } from "../../models/registry.ts";
 import { ModelList, ModelObject, ModelParams } from "./schema.ts";
 
@@ -23,7 +24,17 @@ export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof Mo
       output_per_million: m.pricing.outputPerMillion,
       per_image: m.pricing.perImage,
     },
+    ...(m.media ? { media: mediaObject(m.media) } : {}),
     status: registry.healthOf(m.id).status,
+  };
+}
+
+function mediaObject(media: MediaLayout): NonNullable<(typeof ModelObject.static)["media"]> {
+  const { image, audio } = media;
+  return {
+    ...(image ? { image: { size: image.size, patch_size: image.patchSize, tokens_per_image: image.tokens } } : {}),
+    // A full chunk's rows over its seconds: what a long clip costs per second.
+    ...(audio ? { audio: { sample_rate: audio.sampleRate, tokens_per_second: audioTokens(audio, audio.chunkSeconds * audio.sampleRate) / audio.chunkSeconds } } : {}),
   };
 }
 

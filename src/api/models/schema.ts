@@ -21,6 +21,15 @@ export const ModelObject = t.Object({
     output_per_million: t.Number(),
     per_image: t.Union([t.Number(), t.Null()]),
   }),
+  media: t.Optional(
+    t.Object(
+      {
+        image: t.Optional(t.Object({ size: t.Integer({ description: "Side of the square the vision encoder sees (pixels)." }), patch_size: t.Integer(), tokens_per_image: t.Integer() })),
+        audio: t.Optional(t.Object({ sample_rate: t.Integer(), tokens_per_second: t.Number({ description: "Prompt tokens one second of audio takes, about." }) })),
+      },
+      { description: "How media input enters this model's prompt; absent for text-only models." },
+    ),
+  ),
   status: t.Union([t.Literal("operational"), t.Literal("degraded"), t.Literal("outage")]),
 });
 

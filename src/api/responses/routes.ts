@@ -47,7 +47,7 @@ export function responsesRoutes(deps: AppDeps) {
         },
       },
     )
-    .post("/v1/responses/input_tokens", ({ body, auth }) => countInputTokens(deps, body, auth.teamId), {
+    .post("/v1/responses/input_tokens", ({ body, auth, request }) => countInputTokens(deps, body, auth, { clientSignal: request.signal, timeoutMs: deps.config.requestTimeoutMs }), {
       edge: POLICY.keyedJson,
       body: ResponsesRequest,
       // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.

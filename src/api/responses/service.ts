@@ -7,9 +7,8 @@ import { insertResponse, type StoredItem } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { StreamEnd } from "../../http/sse-writer.ts";
-import { prepareGeneration } from "../../inference/generate.ts";
 import { newResponseId } from "./ids.ts";
-import { type RequestScope, startRun } from "../../inference/lifecycle.ts";
+import { countPrompt, type RequestScope, startRun } from "../../inference/lifecycle.ts";
 import { textModel } from "../text-model.ts";
 import type { ResponseAssembler } from "./assembler.ts";
 import { storedInput } from "./items.ts";
@@ -117,9 +116,13 @@ function streamPlain(deps: AppDeps, run: Awaited<ReturnType<typeof startRun>>, a
  * The input tokens the same request would be billed: the prompt it renders to, counted. With web_search on, a
  * response that searches is billed each generation step's prompt, so this is the first step's share.
  */
-export async function countInputTokens(deps: AppDeps, body: ResponsesRequestBody, teamId: number): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
+export async function countInputTokens(
+  deps: AppDeps,
+  body: ResponsesRequestBody,
+  who: { teamId: number; keyId: number },
+  limits: { clientSignal: AbortSignal; timeoutMs: number },
+): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
   const model = textModel(deps, body.model);
-  const plan = planResponse(deps, { ...body, stream: false, background: false }, model, teamId);
-  const prepared = await prepareGeneration(deps, model, plan.request);
-  return { object: "response.input_tokens", input_tokens: prepared.promptIds.length };
+  const plan = planResponse(deps, { ...body, stream: false, background: false }, model, who.teamId);
+  return { object: "response.input_tokens", input_tokens: await countPrompt(deps, model, plan.request, who, limits) };
 }
