@@ -94,6 +94,7 @@ const COVERED = new Set([
   "npm run bench -- --input-rules",
   "npm run bench -- --upload",
   "npm run bench -- --media-decode",
+  "npm run bench -- --media",
   "npm run db:generate",
   "kiln [serve]",
   "kiln keys create --team T --name N",
@@ -305,6 +306,17 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
       expect(r.out).toMatch(new RegExp(`^\\| ${row} +\\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+\\.\\d \\|`, "m"));
     }
     expect(r.out).toMatch(/^target: p99 under 50 ms while decoding in the worker: (met|MISSED)/m);
+  }, 600_000);
+
+  test("npm run bench -- --media (the tiny presets, one request a client) prints requests/s, TTFT and the encoders' share of prefill", () => {
+    const r = sh("npm run bench -- --media", { KILN_BENCH_MEDIA_VISION: "tiny-vision", KILN_BENCH_MEDIA_AUDIO: "tiny-audio", KILN_BENCH_MEDIA_REQUESTS: "1" });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    for (const input of ["one 336×336 image", "10 s of audio"]) {
+      for (const clients of [1, 4, 8]) {
+        expect(r.out).toMatch(new RegExp(`^\\| ${input} +\\| +\\d+ \\| +${clients} \\| +${clients} \\| +\\d+\\.\\d\\d \\| +\\d+ \\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+% \\|$`, "m"));
+      }
+    }
   }, 600_000);
 
   test("npm run db:generate on an unchanged schema changes nothing", () => {

@@ -15,9 +15,16 @@ export interface TestServer extends RunningKiln {
   workers: Worker[];
 }
 
-/** `media`: the network remote media come over, and fetch-policy changes (tests only). */
-export async function startTestServer(env: Record<string, string> = {}, media: { net?: Net; fetchPolicy?: Partial<FetchPolicy> } = {}): Promise<TestServer> {
-  const modelDir = await tinyModelDir();
+/**
+ * `opts`: the network remote media come over, and fetch-policy changes (tests only); `modelDir`, the one model to
+ * serve (the tiny text model when absent).
+ */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  opts: { net?: Net; fetchPolicy?: Partial<FetchPolicy>; modelDir?: string } = {},
+): Promise<TestServer> {
+  const { modelDir: chosen, ...media } = opts;
+  const modelDir = chosen ?? (await tinyModelDir());
   const config = loadConfig({ KILN_DATA_DIR: tempDir(), KILN_MODELS_DIR: dirname(modelDir), KILN_PORT: "0", KILN_THREADS: "1", ...env }, []);
   let printed = "";
   const logger = memoryLogger();

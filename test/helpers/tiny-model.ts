@@ -1,15 +1,16 @@
-// Builds the tiny default model once per test process into a shared cache folder keyed by the builder's sources.
+// Builds the built-in models (the tiny text default, the tiny multimodal one) once per test process into a shared
+// cache folder keyed by the builder's sources, each in a models dir of its own.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildModel, DEFAULT_DTYPES, DEFAULT_MODEL_ID, PRESETS, specHash } from "../../build/model/index.ts";
+import { buildModel, DEFAULT_DTYPES, PRESETS, specHash } from "../../build/model/index.ts";
 
 const BUILDER_DIR = join(import.meta.dir, "..", "..", "build", "model");
 
 /** Hash of the spec plus every builder source and corpus file, so any builder change gets a fresh cache entry. */
-function cacheKey(): string {
-  const h = createHash("sha256").update(specHash(PRESETS.tiny!, DEFAULT_DTYPES));
+function cacheKey(preset: string): string {
+  const h = createHash("sha256").update(specHash(PRESETS[preset]!, DEFAULT_DTYPES));
   const walk = (dir: string, rel: string) => {
     for (const name of readdirSync(dir).sort()) {
       const p = join(dir, name);
@@ -21,23 +22,37 @@ function cacheKey(): string {
   return h.digest("hex").slice(0, 16);
 }
 
-let pending: Promise<string> | null = null;
+const pending = new Map<string, Promise<string>>();
+
+/** Absolute path of a ready tiny text model folder (`<tmp>/kiln-test-models/<key>/kiln-tiny-v1`). */
+export function tinyModelDir(): Promise<string> {
+  return presetModelDir("tiny");
+}
+
+/** Absolute path of a ready built-in multimodal model folder (kiln-tiny-omni-v1: vision and audio). */
+export function tinyOmniModelDir(): Promise<string> {
+  return presetModelDir("tiny-omni");
+}
 
 /**
- * Absolute path of a ready tiny model folder (`<tmp>/kiln-test-models/<key>/kiln-tiny-v1`). Concurrent test
- * processes each build into their own temp folder and rename it into place; the loser discards its copy.
+ * A preset built once into `<tmp>/kiln-test-models/<key>/<id>`. Concurrent test processes each build into their
+ * own temp folder and rename it into place; the loser discards its copy.
  */
-export function tinyModelDir(): Promise<string> {
-  pending ??= (async () => {
+export function presetModelDir(preset: string): Promise<string> {
+  const spec = PRESETS[preset];
+  if (!spec) throw new Error(`no preset ${preset}`);
+  let dir = pending.get(preset);
+  if (dir) return dir;
+  dir = (async () => {
     const root = join(tmpdir(), "kiln-test-models");
-    const key = cacheKey();
+    const key = cacheKey(preset);
     const final = join(root, key);
-    const modelDir = join(final, DEFAULT_MODEL_ID);
+    const modelDir = join(final, spec.id);
     if (existsSync(join(modelDir, "kiln.json"))) return modelDir;
     mkdirSync(root, { recursive: true });
     const tmp = join(root, `${key}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
     try {
-      await buildModel({ spec: PRESETS.tiny!, dtypes: DEFAULT_DTYPES, outDir: join(tmp, DEFAULT_MODEL_ID) });
+      await buildModel({ spec, dtypes: DEFAULT_DTYPES, outDir: join(tmp, spec.id) });
       try {
         renameSync(tmp, final);
       } catch (e) {
@@ -49,5 +64,6 @@ export function tinyModelDir(): Promise<string> {
     }
     return modelDir;
   })();
-  return pending;
+  pending.set(preset, dir);
+  return dir;
 }

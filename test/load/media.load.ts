@@ -1,0 +1,119 @@
+// `npm run bench -- --media`: media-input throughput of a real kiln process on the benchmark-size media presets —
+// one 336×336 image (kiln-vision-small-v1, 576 image rows) or 10 s of audio (kiln-audio-small-v1) with a short prompt,
+// at 1, 4 and 8 concurrent clients: requests/s, TTFT p50/p95, and the share of prefill time the encoder took (from
+// the workers' own step profile). Each client sends KILN_BENCH_MEDIA_REQUESTS streamed requests of 16 tokens;
+// KILN_BENCH_MEDIA_VISION / KILN_BENCH_MEDIA_AUDIO name other presets (the README test runs the tiny ones).
+import { expect, test } from "bun:test";
+import { readFileSync, rmSync } from "node:fs";
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { installModel, PRESETS } from "../../build/model/index.ts";
+import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
+import { tempDir } from "../helpers/kiln.ts";
+import { noiseImage, sine, wavBytes } from "../helpers/media-fixtures.ts";
+import { MODELS_BASE } from "./bench-model.ts";
+import { markdownTable, percentile } from "./metrics.ts";
+import { startServerProcess } from "./server-process.ts";
+import { streamChat } from "./stream-client.ts";
+
+const LEVELS = [1, 4, 8];
+const PER_CLIENT = Number(process.env.KILN_BENCH_MEDIA_REQUESTS ?? 3);
+const NEW_TOKENS = 16;
+const PROMPT = "Describe this in one sentence.";
+const VISION = process.env.KILN_BENCH_MEDIA_VISION ?? "vision-small";
+const AUDIO = process.env.KILN_BENCH_MEDIA_AUDIO ?? "audio-small";
+
+interface Row {
+  input: string;
+  clients: number;
+  requests: number;
+  reqPerSec: number;
+  ttft: number[];
+  promptTokens: number;
+  encodeMs: number;
+  encoded: number;
+  prefillMs: number;
+}
+
+/** The workers' step records written since the file was last cleared: prefill steps' time and the encoders' share. */
+function profileTotals(file: string): { encodeMs: number; prefillMs: number } {
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return { encodeMs: 0, prefillMs: 0 };
+  }
+  rmSync(file, { force: true });
+  let encodeMs = 0, prefillMs = 0;
+  for (const line of text.split("\n")) {
+    if (!line) continue;
+    const r = JSON.parse(line) as { prefillTokens: number; stepMs: number; encodeMs?: number };
+    if (r.prefillTokens > 0) prefillMs += r.stepMs;
+    encodeMs += r.encodeMs ?? 0;
+  }
+  return { encodeMs, prefillMs };
+}
+
+test(
+  "media-input throughput at 1, 4 and 8 clients",
+  async () => {
+    const modelsDir = join(MODELS_BASE, "media");
+    for (const preset of [VISION, AUDIO]) {
+      if (!PRESETS[preset]) throw new Error(`no preset "${preset}"`);
+      const r = await installModel(modelsDir, { spec: PRESETS[preset]!, dtypes: ["fp32"] });
+      console.log(`${PRESETS[preset]!.id}: ${r.built ? "built" : "up to date"} in ${modelsDir}`);
+    }
+    const profile = join(tempDir("kiln-bench-media-"), "steps.jsonl");
+    const threads = navigator.hardwareConcurrency;
+    const server = await startServerProcess({ dataDir: tempDir("kiln-bench-media-data-"), modelsDir, env: { KILN_THREADS: String(threads), KILN_PROFILE_FILE: profile } });
+    const png = Buffer.from(await noiseImage("png", 336, 336)).toString("base64");
+    const wav = Buffer.from(wavBytes(sine(440, 10, 16000, 0.3), 16000)).toString("base64");
+    const inputs = [
+      { input: "one 336×336 image", model: PRESETS[VISION]!.id, part: { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } } },
+      { input: "10 s of audio", model: PRESETS[AUDIO]!.id, part: { type: "input_audio", input_audio: { data: wav, format: "wav" } } },
+    ];
+    const rows: Row[] = [];
+    try {
+      for (const { input, model, part } of inputs) {
+        const body = { model, max_tokens: NEW_TOKENS, ignore_eos: true, temperature: 0, messages: [{ role: "user", content: [{ type: "text", text: PROMPT }, part] }] };
+        // One request first: the worker's sessions warm up and the prompt's size is read from its usage.
+        const warm = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+        expect(warm.status).toBe(200);
+        const promptTokens = ((await warm.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+        profileTotals(profile);
+        for (const clients of LEVELS) {
+          const ttft: number[] = [];
+          const t0 = performance.now();
+          await Promise.all(
+            Array.from({ length: clients }, async () => {
+              for (let i = 0; i < PER_CLIENT; i++) {
+                const t = await streamChat(server.url, server.key, body);
+                expect(t.outputTokens).toBe(NEW_TOKENS);
+                ttft.push(t.ttftMs);
+              }
+            }),
+          );
+          const seconds = (performance.now() - t0) / 1000;
+          // The workers write their step records when they go idle, which they now are.
+          const totals = profileTotals(profile);
+          rows.push({ input, clients, requests: ttft.length, reqPerSec: ttft.length / seconds, ttft, promptTokens, encodeMs: totals.encodeMs, encoded: ttft.length, prefillMs: totals.prefillMs });
+        }
+      }
+    } finally {
+      await server.stop();
+    }
+    console.log(`\ncpu: ${describeCpu(readCpuInfo())}`);
+    console.log(`kiln process, ${threads} ONNX Runtime threads, fp32, ${NEW_TOKENS} new tokens a request, ${PER_CLIENT} requests per client, load ${loadavg()[0]!.toFixed(2)}\n`);
+    console.log(
+      markdownTable(
+        ["input", "prompt tokens", "clients", "requests", "req/s", "TTFT p50 (ms)", "TTFT p95 (ms)", "encoder ms / item", "encoder share of prefill"],
+        rows.map((r) => [
+          r.input, String(r.promptTokens), String(r.clients), String(r.requests), r.reqPerSec.toFixed(2), percentile(r.ttft, 50).toFixed(0), percentile(r.ttft, 95).toFixed(0),
+          (r.encodeMs / r.encoded).toFixed(1), r.prefillMs > 0 ? `${((100 * r.encodeMs) / r.prefillMs).toFixed(0)}%` : "n/a",
+        ]),
+      ),
+    );
+    for (const r of rows) expect(r.encodeMs).toBeGreaterThan(0);
+  },
+  3_600_000,
+);
