@@ -6,6 +6,7 @@ import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { compileKiln, type CompileResult } from "../../build/compile.ts";
 import { devOnlyPackages, forbiddenInputs } from "../../build/compile/checks.ts";
+import { noiseImage, sine, wavBytes } from "../helpers/media-fixtures.ts";
 import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
 import { freePort, rssBytes, runBinary, runOnce, waitForHttp, type RunningBinary } from "./binary-process.ts";
 
@@ -91,9 +92,12 @@ describe("the executable, alone in an empty folder", () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/status", "/v1/models", "/v1/chat/completions"]));
   });
 
+  /** The built-in text model (the multimodal one is built in beside it). */
   async function firstModel(): Promise<string> {
     const res = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
-    return ((await res.json()) as { data: { id: string }[] }).data[0]!.id;
+    const ids = ((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    expect(ids).toEqual(expect.arrayContaining(["kiln-tiny-v1", "kiln-tiny-omni-v1"]));
+    return "kiln-tiny-v1";
   }
 
   test("answers a chat completion from the default model in a worker thread", async () => {
@@ -109,6 +113,24 @@ describe("the executable, alone in an empty folder", () => {
     expect(typeof body.choices[0]!.message.content).toBe("string");
     expect(body.usage.completion_tokens).toBeGreaterThan(0);
     expect(body.usage.completion_tokens).toBeLessThanOrEqual(8);
+  }, 60_000);
+
+  test("answers image and audio input from the built-in multimodal model: its encoders run in the worker", async () => {
+    const ask = async (part?: unknown) => {
+      const content = part ? [{ type: "text", text: "What is this?" }, part] : "What is this?";
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "kiln-tiny-omni-v1", messages: [{ role: "user", content }], max_tokens: 4 }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+    };
+    const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
+    const alone = await ask();
+    // 16 image rows on the tiny model; 1 s of audio is 8 rows.
+    expect(await ask({ type: "image_url", image_url: { url: `data:image/png;base64,${b64(await noiseImage("png", 40, 30))}` } })).toBe(alone + 16);
+    expect(await ask({ type: "input_audio", input_audio: { data: b64(wavBytes(sine(440, 1, 16000), 16000)), format: "wav" } })).toBe(alone + 8);
   }, 60_000);
 
   test("streams a chat completion as server-sent events ending in [DONE]", async () => {
