@@ -27,6 +27,11 @@ describe("parseBuildArgs", () => {
     expect(parseBuildArgs(["--preset"])).toEqual({ error: "--preset needs a value" });
     expect(parseBuildArgs(["--colour", "red"])).toEqual({ error: "unknown flag --colour" });
     expect(parseBuildArgs(["tiny"])).toEqual({ error: 'unexpected argument "tiny"' });
+    expect(parseBuildArgs(["--preset", "tiny-omni", "--gguf", "f32"])).toEqual({ error: '--gguf is for text presets; "tiny-omni" has media encoders' });
+  });
+
+  test("lists the media presets", () => {
+    for (const p of ["tiny-vision", "tiny-audio", "tiny-omni", "vision-small", "audio-small"]) expect(parseBuildArgs(["--preset", p])).toMatchObject({ preset: p });
   });
 });
 
@@ -60,6 +65,8 @@ describe("modelsBuildCommand", () => {
     expect(existsSync(join(root, "kiln-tiny-v1", "onnx", "model.onnx"))).toBe(true);
     expect(await modelsBuildCommand(["--preset", "tiny", "--out", root])).toBe(0);
     expect(await modelsBuildCommand(["--preset", "nope"])).toBe(2);
+    expect(await modelsBuildCommand(["--preset", "tiny-vision", "--out", root])).toBe(0);
+    expect(existsSync(join(root, "kiln-tiny-vision-v1", "onnx", "vision_encoder.onnx"))).toBe(true);
     const said = (quiet[0]!.mock.calls as unknown[][]).map((c) => String(c[0]));
     expect(said[0]).toStartWith("built kiln-tiny-v1 (fp32)");
     expect(said[1]).toStartWith("kiln-tiny-v1 is already built and intact");
