@@ -80,9 +80,17 @@ export interface ModelLoadSpec {
   maxBatch: number;
 }
 
+/**
+ * One image or audio clip of a prompt. `at` is the prompt index of the first of the `tokens` placeholder ids (the
+ * expanded run of the model's image or audio token) whose rows the encoder's features replace.
+ */
+export type MediaInput =
+  | { kind: "image"; at: number; tokens: number; image: { bytes: Uint8Array } | { rgb: Uint8Array; width: number; height: number } }
+  | { kind: "audio"; at: number; tokens: number; samples: Float32Array; sampleRate: number };
+
 /** The text kind's own requests to a worker (the supervisor adds load, ping and shutdown). */
 export type TextToWorker =
-  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams }
+  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams; media?: MediaInput[] }
   | { type: "cancel"; seqId: string };
 
 export type ToWorker = LifecycleToWorker<ModelLoadSpec> | TextToWorker;
@@ -108,7 +116,13 @@ export interface SeqFinish {
   message?: string;
 }
 
-/** One message per engine step: every active sequence's delta, plus the sequences that ended. */
-export type TextFromWorker = { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[] };
+/** Rows of a step's decode pass whose sequence carries media / carries none: the engine's record of what shared a batch. */
+export interface StepBatch {
+  media: number;
+  text: number;
+}
+
+/** One message per engine step: every active sequence's delta, plus the sequences that ended (and, after a decode pass, its rows). */
+export type TextFromWorker = { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[]; batch?: StepBatch };
 
 export type FromWorker = LifecycleFromWorker | TextFromWorker;
