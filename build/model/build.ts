@@ -4,12 +4,14 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { combineHashes, MANIFEST_FILE } from "./content-hash.ts";
 import { DataFile } from "./data-file.ts";
-import { decoderGraph } from "./decoder-graph.ts";
-import { generationConfig, kilnManifest, modelConfig, ONNX_FILES } from "./model-files.ts";
+import { manifestMedia, mediaJsonFiles, mediaModelConfig } from "./media-files.ts";
+import { mediaLayout } from "./media-spec.ts";
+import { generationConfig, kilnManifest, modelConfig } from "./model-files.ts";
+import { modelGraphs, modelPlan, onnxFile } from "./model-graphs.ts";
 import { WeightSink } from "./sinks.ts";
 import { specHash, validateSpec, type Dtype, type ModelSpec } from "./spec.ts";
 import { buildTokenizer } from "./tokenizer.ts";
-import { generateWeight, weightPlan } from "./weights.ts";
+import { generateWeight } from "./weights.ts";
 
 export interface BuildOptions {
   spec: ModelSpec;
@@ -42,30 +44,39 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
   };
   const writeJson = (rel: string, v: unknown, compact = false) => writeText(rel, JSON.stringify(v, null, compact ? undefined : 2) + "\n");
 
-  const tok = buildTokenizer(spec.vocab, spec.contextLength);
+  const media = mediaLayout(spec) !== null;
+  const tok = buildTokenizer(spec.vocab, spec.contextLength, media);
   writeJson("tokenizer.json", tok.tokenizerJson, true);
   writeJson("tokenizer_config.json", tok.tokenizerConfig);
-  writeJson("config.json", modelConfig(spec, tok.ids, defaultDtype));
+  writeJson("config.json", media ? mediaModelConfig(spec, tok.ids, defaultDtype) : modelConfig(spec, tok.ids, defaultDtype));
   writeJson("generation_config.json", generationConfig(tok.ids));
+  if (media) for (const [name, json] of Object.entries(mediaJsonFiles(spec))) writeJson(name, json);
 
-  const sinks = dtypes.map((dtype) => {
-    const file = ONNX_FILES[dtype];
-    const data = new DataFile(join(outDir, "onnx", `${file}_data`));
-    return { dtype, file, sink: new WeightSink(dtype, decoderGraph(spec, dtype), data, `${file}_data`, spec.tiedEmbeddings) };
-  });
+  // One sink per graph file: each dtype's graphs (one for text, up to four for media), each with its own data file.
+  const sinks = dtypes.flatMap((dtype) =>
+    modelGraphs(spec, dtype).map((t) => {
+      const file = onnxFile(t.stem, dtype);
+      const data = new DataFile(join(outDir, "onnx", `${file}_data`));
+      return { file, name: t.name, route: t.route, sink: new WeightSink(dtype, t.graph, data, `${file}_data`, t.tied) };
+    }),
+  );
 
-  const plan = weightPlan(spec);
+  const plan = modelPlan(spec);
   const total = plan.reduce((s, e) => s + e.rows * e.cols, 0);
   let done = 0;
   try {
     for (const e of plan) {
-      for (const s of sinks) s.sink.begin(e);
+      const users = sinks.flatMap((s) => {
+        const routed = s.route(e);
+        return routed ? [{ sink: s.sink, e: routed }] : [];
+      });
+      for (const u of users) u.sink.begin(u.e);
       for (const chunk of generateWeight(spec, e)) {
-        for (const s of sinks) s.sink.chunk(e, chunk);
+        for (const u of users) u.sink.chunk(u.e, chunk);
         done += chunk.rows * e.cols;
         opts.onProgress?.(done, total, e.name);
       }
-      for (const s of sinks) s.sink.end(e);
+      for (const u of users) u.sink.end(u.e);
       // Lets timers and signal handlers run during long builds.
       await new Promise<void>((r) => setImmediate(r));
     }
@@ -73,12 +84,13 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
     for (const s of sinks) hashes[`onnx/${s.file}_data`] = s.sink.data.close();
   }
   for (const s of sinks) {
-    const bytes = s.sink.graph.encode(`kiln-${spec.architecture}`);
+    const bytes = s.sink.graph.encode(s.name);
     writeFileSync(join(outDir, "onnx", s.file), bytes);
     hashes[`onnx/${s.file}`] = createHash("sha256").update(bytes).digest("hex");
   }
 
-  const manifest = kilnManifest(spec, dtypes, defaultDtype, { specHash: specHash(spec, dtypes, defaultDtype), contentHash: combineHashes(hashes) });
+  const build = { specHash: specHash(spec, dtypes, defaultDtype), contentHash: combineHashes(hashes) };
+  const manifest = kilnManifest(spec, dtypes, defaultDtype, build, media ? manifestMedia(spec, tok.ids) : undefined);
   writeJson(MANIFEST_FILE, manifest);
   return { dir: outDir, files: Object.keys(hashes).sort() };
 }

@@ -1,10 +1,13 @@
 // The ChatML-style Jinja chat template (system + tools block, reasoning, tool calls, tool turns), rendered by @huggingface/jinja.
 
 /** Text of a message's content: a string, or the text parts of a content-part array; null renders as nothing. */
-const TEXT_MACRO =
+const textMacro = (media: boolean) =>
   "{% macro text(c) %}" +
   "{% if c is string %}{{ c }}" +
-  "{% elif c %}{% for p in c %}{% if p.type == 'text' or p.type == 'input_text' or p.type == 'output_text' %}{{ p.text }}{% endif %}{% endfor %}" +
+  "{% elif c %}{% for p in c %}{% if p.type == 'text' or p.type == 'input_text' or p.type == 'output_text' %}{{ p.text }}" +
+  // Media models: the Hugging Face convention for multimodal templates, one placeholder per image or audio part.
+  (media ? "{% elif p.type == 'image' %}<image>{% elif p.type == 'audio' %}<|audio|>" : "") +
+  "{% endif %}{% endfor %}" +
   "{% endif %}" +
   "{% endmacro %}";
 
@@ -58,4 +61,9 @@ const TURNS =
  * The blank line before "# Tools" is only written when there is system text. With `enable_thinking` the generation
  * prompt opens a thinking block (`<think>\n`); with `enable_thinking: false` it writes an empty one.
  */
-export const CHAT_TEMPLATE = TEXT_MACRO + SYSTEM + TURNS;
+export const CHAT_TEMPLATE = textMacro(false) + SYSTEM + TURNS;
+
+/** The template of a model folder: media models also write `<image>` / `<|audio|>` for `{type: "image" | "audio"}` parts. */
+export function chatTemplate(media: boolean): string {
+  return textMacro(media) + SYSTEM + TURNS;
+}

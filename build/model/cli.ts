@@ -2,6 +2,7 @@
 import { installGguf } from "./gguf-install.ts";
 import { GGUF_FORMATS, type GgufFormat } from "./gguf-model.ts";
 import { installModel } from "./install.ts";
+import { mediaLayout } from "./media-spec.ts";
 import { progressReporter } from "./progress.ts";
 import { PRESETS, type Dtype, type ModelSpec } from "./spec.ts";
 
@@ -57,6 +58,8 @@ export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
   }
   const gguf = flags.get("gguf")?.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (gguf && (!gguf.length || gguf.some((f) => !GGUF_FORMATS.includes(f as GgufFormat)))) return { error: `--gguf must list ${GGUF_FORMATS.join(", ")} (got "${flags.get("gguf")}")` };
+  // GGUF files hold a text model; llama.cpp would not see the encoders.
+  if (gguf && mediaLayout(PRESETS[preset]!)) return { error: `--gguf is for text presets; "${preset}" has media encoders` };
   return {
     preset, dtypes: [...new Set(dtypes)] as Dtype[], defaultDtype: defaultDtype as Dtype | undefined, out: flags.get("out") ?? "./models", seed, force,
     gguf: gguf && ([...new Set(gguf)] as GgufFormat[]),

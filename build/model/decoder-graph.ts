@@ -1,11 +1,8 @@
 // The Llama/Qwen2 decoder as an ONNX graph of standard and com.microsoft ops, exact under left padding (no GroupQueryAttention).
+import { linearOp } from "./graph-ops.ts";
 import { float, GraphBuilder, int, T } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames } from "./weights.ts";
-
-/** Q4 linear layers use MatMulNBits with this block size and accuracy level (level 4 quantizes activations: fast). */
-export const Q4_BLOCK = 32;
-export const Q4_ACCURACY_LEVEL = 4;
 
 /** Finite rather than -inf so that rows with every key masked (padding queries) stay NaN-free. */
 const MASKED = -1e9;
@@ -26,13 +23,20 @@ export function ropeTables(spec: ModelSpec): { cos: Float32Array; sin: Float32Ar
   return { cos, sin };
 }
 
+export interface DecoderOptions {
+  /** Take `inputs_embeds` [B, S, hidden] in place of `input_ids` (transformers.js's decoder_model_merged of media models). */
+  inputsEmbeds?: boolean;
+}
+
 /** Builds the graph's nodes and I/O; weight initializers are added by the weight writer afterwards. */
-export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
+export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions = {}): GraphBuilder {
   const g = new GraphBuilder();
   const { heads: NH, kvHeads: KV, headDim: D, vocab: V, layers: L } = spec;
   const names = weightNames(spec);
 
-  const inputIds = g.input("input_ids", T.INT64, ["batch_size", "sequence_length"]);
+  const tokensIn = opts.inputsEmbeds
+    ? g.input("inputs_embeds", T.FLOAT, ["batch_size", "sequence_length", spec.hidden])
+    : g.input("input_ids", T.INT64, ["batch_size", "sequence_length"]);
   const attnMask = g.input("attention_mask", T.INT64, ["batch_size", "total_sequence_length"]);
   const positionIds = g.input("position_ids", T.INT64, ["batch_size", "sequence_length"]);
   const past: { key: string; value: string }[] = [];
@@ -44,22 +48,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   }
   const keep = g.input("num_logits_to_keep", T.INT64, []);
 
-  // Biases go into the quantized matmul itself (its optional last input); fp32 keeps MatMul then Add.
-  const linear = (x: string, w: { name: string; in: number; out: number }, bias?: string, output?: string): string => {
-    if (dtype === "fp32") {
-      const y = g.node("MatMul", [x, w.name], {}, { output: bias ? undefined : output });
-      return bias ? g.node("Add", [y, bias], {}, { output }) : y;
-    }
-    if (dtype === "q4") {
-      return g.node(
-        "MatMulNBits",
-        [x, `${w.name}_Q4`, `${w.name}_scales`, ...(bias ? ["", "", bias] : [])],
-        { K: int(w.in), N: int(w.out), bits: int(4), block_size: int(Q4_BLOCK), accuracy_level: int(Q4_ACCURACY_LEVEL) },
-        { domain: "com.microsoft", output },
-      );
-    }
-    return g.node("DynamicQuantizeMatMul", [x, `${w.name}_int8`, `${w.name}_scale`, ...(bias ? ["", bias] : [])], {}, { domain: "com.microsoft", output });
-  };
+  const linear = linearOp(g, dtype);
   const rmsNorm = (x: string, weight: string) =>
     g.node("SimplifiedLayerNormalization", [x, weight], { axis: int(-1), epsilon: float(spec.rmsEps), stash_type: int(1) });
   /** The residual add and the next norm in one node: norm(residual + x), and the new residual unless `last`. */
@@ -74,7 +63,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   // Sizes: S (new tokens), P (cached tokens), T = P + S (the attention mask's length).
   const one = g.int64([1]);
   const sliceDim = (shape: string, i: number) => g.node("Slice", [shape, g.int64([i]), g.int64([i + 1])]);
-  const idsShape = g.node("Shape", [inputIds]);
+  const idsShape = g.node("Shape", [tokensIn]);
   const seqLen = sliceDim(idsShape, 1);
   const pastLen = sliceDim(g.node("Shape", [past[0]!.key]), 2);
   const totalLen = sliceDim(g.node("Shape", [attnMask]), 1);
@@ -96,7 +85,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
   const positions = g.node("Max", [positionIds, g.int64([0], [])]);
   const rotary = (x: string, n: number) =>
     g.node("RotaryEmbedding", [x, positions, cosCache, sinCache], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
-  const embedded = g.node("Gather", [names.embed, inputIds], { axis: int(0) });
+  const embedded = opts.inputsEmbeds ? tokensIn : g.node("Gather", [names.embed, tokensIn], { axis: int(0) });
   let residual = embedded;
   let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
   for (let l = 0; l < L; l++) {
@@ -142,5 +131,14 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype): GraphBuilder {
     const dims = kind === "present" ? ["batch_size", KV, "total_sequence_length", D] : ["batch_size", "sequence_length", KV * D];
     for (let l = 0; l < L; l++) for (const kv of ["key", "value"]) g.output(`${kind}.${l}.${kv}`, T.FLOAT, dims);
   }
+  return g;
+}
+
+/** `input_ids` → `inputs_embeds`: the embedding table on its own (kept fp32 in every dtype, as the decoder's Gather is). */
+export function embedTokensGraph(spec: ModelSpec): GraphBuilder {
+  const g = new GraphBuilder();
+  const ids = g.input("input_ids", T.INT64, ["batch_size", "sequence_length"]);
+  g.node("Gather", [weightNames(spec).embed, ids], { axis: int(0) }, { output: "inputs_embeds" });
+  g.output("inputs_embeds", T.FLOAT, ["batch_size", "sequence_length", spec.hidden]);
   return g;
 }

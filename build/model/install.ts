@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs
 import { join } from "node:path";
 import { buildModel } from "./build.ts";
 import { folderContentHash, MANIFEST_FILE } from "./content-hash.ts";
-import { DEFAULT_MODEL_ID, PRESETS, specHash, type Dtype, type ModelSpec } from "./spec.ts";
+import { DEFAULT_MEDIA_MODEL_ID, DEFAULT_MODEL_ID, PRESETS, specHash, type Dtype, type ModelSpec } from "./spec.ts";
 
 /** True when `dir` holds a complete build with this spec hash whose files still match the recorded content hash. */
 export function isIdenticalBuild(dir: string, expectedSpecHash: string): boolean {
@@ -55,11 +55,18 @@ export async function installModel(modelsDir: string, opts: InstallOptions): Pro
   return { dir, built: true };
 }
 
-/** The built-in default model (the tiny preset, fp32). */
+/** The built-in models' dtypes (fp32). */
 export const DEFAULT_DTYPES: Dtype[] = ["fp32"];
 
+/**
+ * Installs the built-in models: the default (the tiny preset) and, beside it, the tiny model with both encoders
+ * (tiny-omni), so media runs end to end on a fresh clone. Returns the default model's folder.
+ */
 export async function ensureDefaultModel(modelsDir: string): Promise<string> {
   const spec = PRESETS.tiny!;
-  if (spec.id !== DEFAULT_MODEL_ID) throw new Error("the tiny preset must carry DEFAULT_MODEL_ID");
-  return (await installModel(modelsDir, { spec, dtypes: DEFAULT_DTYPES })).dir;
+  const media = PRESETS["tiny-omni"]!;
+  if (spec.id !== DEFAULT_MODEL_ID || media.id !== DEFAULT_MEDIA_MODEL_ID) throw new Error("the tiny presets must carry the built-in model ids");
+  const dir = (await installModel(modelsDir, { spec, dtypes: DEFAULT_DTYPES })).dir;
+  await installModel(modelsDir, { spec: media, dtypes: DEFAULT_DTYPES });
+  return dir;
 }

@@ -1,4 +1,5 @@
 // The JSON files of a model folder: config.json, generation_config.json and kiln.json (kiln's manifest).
+import { onnxFile } from "./model-graphs.ts";
 import { INT8_MAX_LEVEL } from "./quantize.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import type { TokenizerFiles } from "./tokenizer.ts";
@@ -6,7 +7,8 @@ import type { TokenizerFiles } from "./tokenizer.ts";
 /** 2026-01-01T00:00:00Z: fixed, so that builds are byte-identical. */
 export const CREATED = 1767225600;
 
-export const ONNX_FILES: Record<Dtype, string> = { fp32: "model.onnx", q4: "model_q4.onnx", int8: "model_int8.onnx" };
+/** A text model's graph file per dtype. */
+export const ONNX_FILES: Record<Dtype, string> = { fp32: onnxFile("model", "fp32"), q4: onnxFile("model", "q4"), int8: onnxFile("model", "int8") };
 
 type Ids = TokenizerFiles["ids"];
 
@@ -46,7 +48,12 @@ export function kilnManifest(
   dtypes: Dtype[],
   defaultDtype: Dtype,
   build: { specHash: string; contentHash: string },
+  /** A media model's `media` block (media-files.ts); text models have none. */
+  media?: Record<string, unknown>,
 ): Record<string, unknown> {
+  const capabilities = media
+    ? { chat: true, tools: true, reasoning: true, vision: Boolean(spec.vision), audio: Boolean(spec.audio), image_generation: false }
+    : { chat: true, tools: true, reasoning: true, vision: false, image_generation: false };
   return {
     kiln_manifest: 2,
     id: spec.id,
@@ -57,10 +64,11 @@ export function kilnManifest(
     context_length: spec.contextLength,
     default_dtype: defaultDtype,
     dtypes,
-    capabilities: { chat: true, tools: true, reasoning: true, vision: false, image_generation: false },
+    capabilities,
     pricing: { input_per_million: 0.1, output_per_million: 0.4, per_image: null },
     // The graph masks padded keys exactly (no GroupQueryAttention), so left-padded rows match their solo runs.
     batching: { max_batch: 16, left_padding: "exact" },
+    ...(media ? { media } : {}),
     ...(dtypes.includes("int8") ? { quantization: { int8_max_level: INT8_MAX_LEVEL } } : {}),
     build: { seed: spec.seed, spec_hash: build.specHash, content_hash: build.contentHash },
   };

@@ -1,6 +1,6 @@
 // Per-dtype weight writers: receive each generated tensor (in row chunks) and emit the graph's initializers for it.
 import { bytesOf, DataFile } from "./data-file.ts";
-import { Q4_BLOCK } from "./decoder-graph.ts";
+import { Q4_BLOCK } from "./graph-ops.ts";
 import { GraphBuilder, T } from "./onnx-builder.ts";
 import { q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "./quantize.ts";
 import type { Dtype } from "./spec.ts";
@@ -53,6 +53,7 @@ export class WeightSink {
 
   chunk(e: PlanEntry, c: Chunk): void {
     if (e.kind === "norm" || e.kind === "bias") return this.raw(e.name, [e.cols], c.data);
+    if (e.kind === "tensor") return this.raw(e.name, e.dims ?? [e.rows, e.cols], c.data);
     if (e.kind === "linear") return this.linear(e, c.data);
     // Embedding (raw for Gather) and/or head rows.
     if (e.kind === "embed" || this.dtype === "fp32") this.data.append(bytesOf(c.data));

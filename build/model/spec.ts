@@ -1,5 +1,6 @@
-// Model specs: the shape of a decoder kiln can build, the built-in presets, and the spec's identity hash.
+// Model specs: the shape of a decoder (and its optional encoders) kiln can build, the presets, and the spec's identity hash.
 import { createHash } from "node:crypto";
+import { validateMedia, type AudioSpec, type VisionSpec } from "./media-spec.ts";
 
 export type Dtype = "fp32" | "q4" | "int8";
 
@@ -20,33 +21,49 @@ export interface ModelSpec {
   rmsEps: number;
   seed: number;
   initStd: number;
+  /** An image encoder: the folder gets LLaVA's layout (or kiln-omni's with audio too). */
+  vision?: VisionSpec;
+  /** An audio encoder: the folder gets Ultravox's layout (or kiln-omni's with vision too). */
+  audio?: AudioSpec;
 }
 
 /** Bumped whenever the builder's output for a given spec changes, so cached and installed builds are redone. */
 export const BUILDER_VERSION = 9;
 
 export const DEFAULT_MODEL_ID = "kiln-tiny-v1";
+/** The built-in model with both encoders, installed beside the default. */
+export const DEFAULT_MEDIA_MODEL_ID = "kiln-tiny-omni-v1";
+
+type Decoder = Omit<ModelSpec, "id" | "displayName" | "vision" | "audio">;
+
+/** The tiny decoder: a few MB, loads in milliseconds; the head is untied so greedy output varies. */
+const TINY_DECODER: Decoder = {
+  architecture: "llama",
+  layers: 4,
+  hidden: 128,
+  heads: 4,
+  kvHeads: 2,
+  headDim: 32,
+  intermediate: 384,
+  vocab: 2048,
+  contextLength: 4096,
+  tiedEmbeddings: false,
+  ropeTheta: 10000,
+  rmsEps: 1e-6,
+  seed: 1,
+  initStd: 0.05,
+};
+
+/** The benchmark-size media models' decoder (about 55M parameters). */
+const SMALL_DECODER: Decoder = { ...TINY_DECODER, layers: 8, hidden: 512, heads: 8, kvHeads: 2, headDim: 64, intermediate: 1408, vocab: 32000 };
+
+/** 56×56 pixels in 14-pixel patches: 16 image tokens. */
+const TINY_VISION: VisionSpec = { imageSize: 56, patchSize: 14, hidden: 64, layers: 2, heads: 4, intermediate: 128, layerNormEps: 1e-5 };
+const TINY_AUDIO: AudioSpec = { nMels: 80, hidden: 64, layers: 2, heads: 4, intermediate: 128, stackFactor: 8, layerNormEps: 1e-5 };
 
 export const PRESETS: Record<string, ModelSpec> = {
-  // The built-in default: a few MB, loads in milliseconds; the head is untied so greedy output varies.
-  tiny: {
-    id: DEFAULT_MODEL_ID,
-    displayName: "Kiln Tiny v1",
-    architecture: "llama",
-    layers: 4,
-    hidden: 128,
-    heads: 4,
-    kvHeads: 2,
-    headDim: 32,
-    intermediate: 384,
-    vocab: 2048,
-    contextLength: 4096,
-    tiedEmbeddings: false,
-    ropeTheta: 10000,
-    rmsEps: 1e-6,
-    seed: 1,
-    initStd: 0.05,
-  },
+  // The built-in default.
+  tiny: { id: DEFAULT_MODEL_ID, displayName: "Kiln Tiny v1", ...TINY_DECODER },
   // The shape of Qwen2-0.5B with random weights, for realistic load and throughput figures.
   "qwen2-0.5b": {
     id: "kiln-qwen2-0.5b-v1",
@@ -66,7 +83,40 @@ export const PRESETS: Record<string, ModelSpec> = {
     seed: 1,
     initStd: 0.02,
   },
+  "tiny-vision": { id: "kiln-tiny-vision-v1", displayName: "Kiln Tiny Vision v1", ...TINY_DECODER, vision: TINY_VISION },
+  "tiny-audio": { id: "kiln-tiny-audio-v1", displayName: "Kiln Tiny Audio v1", ...TINY_DECODER, audio: TINY_AUDIO },
+  // Built in beside the default, so media runs end to end on a fresh clone.
+  "tiny-omni": { id: DEFAULT_MEDIA_MODEL_ID, displayName: "Kiln Tiny Omni v1", ...TINY_DECODER, vision: TINY_VISION, audio: TINY_AUDIO },
+  // Benchmark size: 336×336 in 14-pixel patches (576 image tokens), as LLaVA-1.5's CLIP ViT-L/14-336.
+  "vision-small": {
+    id: "kiln-vision-small-v1",
+    displayName: "Kiln Vision Small v1 (random weights)",
+    ...SMALL_DECODER,
+    vision: { imageSize: 336, patchSize: 14, hidden: 384, layers: 6, heads: 6, intermediate: 1536, layerNormEps: 1e-5 },
+  },
+  // 128 mel bins, as Whisper large-v3.
+  "audio-small": {
+    id: "kiln-audio-small-v1",
+    displayName: "Kiln Audio Small v1 (random weights)",
+    ...SMALL_DECODER,
+    audio: { nMels: 128, hidden: 384, layers: 4, heads: 6, intermediate: 1536, stackFactor: 8, layerNormEps: 1e-5 },
+  },
 };
+
+/**
+ * The same spec without its audio encoder (a LLaVA folder, id `<id>-no-audio`). Weights are seeded per tensor name,
+ * so the decoder and the vision encoder keep exactly the weights they have in `spec`.
+ */
+export function withoutAudio(spec: ModelSpec): ModelSpec {
+  const { audio: _, ...rest } = spec;
+  return { ...rest, id: `${spec.id}-no-audio`, displayName: `${spec.displayName} (no audio)` };
+}
+
+/** The same spec without its vision encoder (an Ultravox folder, id `<id>-no-vision`), other weights unchanged. */
+export function withoutVision(spec: ModelSpec): ModelSpec {
+  const { vision: _, ...rest } = spec;
+  return { ...rest, id: `${spec.id}-no-vision`, displayName: `${spec.displayName} (no vision)` };
+}
 
 /** Throws with a reason if the spec cannot be built (every later step relies on these invariants). */
 export function validateSpec(s: ModelSpec): void {
@@ -81,6 +131,7 @@ export function validateSpec(s: ModelSpec): void {
   if (s.vocab < 512) throw new Error("spec.vocab must be at least 512 (256 bytes + special tokens + merges)");
   if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > 0xffffffff) throw new Error("spec.seed must be an integer in [0, 2^32)");
   if (!(s.initStd > 0) || !(s.rmsEps > 0) || !(s.ropeTheta > 1)) throw new Error("spec.initStd, rmsEps and ropeTheta must be positive");
+  validateMedia(s);
 }
 
 /** JSON with sorted keys, so the hash does not depend on property order. */

@@ -1,6 +1,6 @@
 // Builds tokenizer.json and tokenizer_config.json: byte-level BPE learned from the corpus, placeholder fill, special tokens.
 import { trainBpe } from "./bpe-train.ts";
-import { CHAT_TEMPLATE } from "./chat-template.ts";
+import { chatTemplate } from "./chat-template.ts";
 import { CORPUS } from "./corpus.ts";
 
 /** Special tokens, in id order at the very end of the vocabulary (as Qwen2 places them). */
@@ -18,23 +18,35 @@ export const SPECIAL_TOKENS = [
   "</tools>",
 ] as const;
 
+/** Media models' placeholders, right after the text specials: each stands for one image or audio feature row. */
+export const MEDIA_TOKENS = ["<image>", "<|audio|>"] as const;
+
 /** Learned merges are capped so the tokenizer (and its build time) stays the same for every large vocab. */
 const MAX_LEARNED_TOKENS = 16384;
 
 export interface TokenizerFiles {
   tokenizerJson: Record<string, unknown>;
   tokenizerConfig: Record<string, unknown>;
-  /** Ids the model config and generation config need. */
-  ids: { endOfText: number; imStart: number; imEnd: number };
+  /** Ids the model config and generation config need (media tokens only in media models). */
+  ids: { endOfText: number; imStart: number; imEnd: number; image?: number; audio?: number };
 }
 
-/** The id of special token `t` in a vocabulary of size `vocab`. */
-export function specialId(vocab: number, t: (typeof SPECIAL_TOKENS)[number]): number {
-  return vocab - SPECIAL_TOKENS.length + SPECIAL_TOKENS.indexOf(t);
+type Special = (typeof SPECIAL_TOKENS)[number] | (typeof MEDIA_TOKENS)[number];
+
+function specials(media: boolean): readonly Special[] {
+  return media ? [...SPECIAL_TOKENS, ...MEDIA_TOKENS] : SPECIAL_TOKENS;
 }
 
-export function buildTokenizer(vocab: number, contextLength: number): TokenizerFiles {
-  const specialStart = vocab - SPECIAL_TOKENS.length;
+/** The id of special token `t` in a vocabulary of size `vocab` (with `media`, the two media tokens end the vocabulary). */
+export function specialId(vocab: number, t: Special, media = false): number {
+  const all = specials(media);
+  if (!all.includes(t)) throw new Error(`specialId: ${t} is not a special token of this tokenizer`);
+  return vocab - all.length + all.indexOf(t);
+}
+
+export function buildTokenizer(vocab: number, contextLength: number, media = false): TokenizerFiles {
+  const SPECIALS = specials(media);
+  const specialStart = vocab - SPECIALS.length;
   const { tokens, merges } = trainBpe(CORPUS, Math.min(MAX_LEARNED_TOKENS, specialStart - 256));
   const taken = new Set(tokens);
   // Placeholders are ordinary vocab entries of printable ASCII, so any sampled id decodes to visible text.
@@ -47,9 +59,9 @@ export function buildTokenizer(vocab: number, contextLength: number): TokenizerF
   }
   const vocabObj: Record<string, number> = {};
   tokens.forEach((t, i) => (vocabObj[t] = i));
-  SPECIAL_TOKENS.forEach((t, i) => (vocabObj[t] = specialStart + i));
+  SPECIALS.forEach((t, i) => (vocabObj[t] = specialStart + i));
 
-  const added = SPECIAL_TOKENS.map((content, i) => ({
+  const added = SPECIALS.map((content, i) => ({
     id: specialStart + i,
     content,
     single_word: false,
@@ -93,7 +105,7 @@ export function buildTokenizer(vocab: number, contextLength: number): TokenizerF
     add_eos_token: false,
     add_prefix_space: false,
     added_tokens_decoder: addedDecoder,
-    additional_special_tokens: SPECIAL_TOKENS.slice(1),
+    additional_special_tokens: SPECIALS.slice(1),
     bos_token: null,
     eos_token: "<|endoftext|>",
     pad_token: "<|endoftext|>",
@@ -104,15 +116,16 @@ export function buildTokenizer(vocab: number, contextLength: number): TokenizerF
     model_max_length: contextLength,
     padding_side: "left",
     split_special_tokens: false,
-    chat_template: CHAT_TEMPLATE,
+    chat_template: chatTemplate(media),
   };
   return {
     tokenizerJson,
     tokenizerConfig,
     ids: {
-      endOfText: specialId(vocab, "<|endoftext|>"),
-      imStart: specialId(vocab, "<|im_start|>"),
-      imEnd: specialId(vocab, "<|im_end|>"),
+      endOfText: specialId(vocab, "<|endoftext|>", media),
+      imStart: specialId(vocab, "<|im_start|>", media),
+      imEnd: specialId(vocab, "<|im_end|>", media),
+      ...(media ? { image: specialId(vocab, "<image>", true), audio: specialId(vocab, "<|audio|>", true) } : {}),
     },
   };
 }

@@ -64,7 +64,8 @@ export function weightNames(spec: ModelSpec): WeightNames {
   return { embed, layers, finalNorm: "model.norm.weight", head };
 }
 
-export type WeightKind = "embed" | "linear" | "head" | "norm" | "bias";
+/** `tensor`: stored as generated, with `dims` (conv kernels, learned positions, the end-of-audio row). */
+export type WeightKind = "embed" | "linear" | "head" | "norm" | "bias" | "tensor";
 
 /** One tensor to generate: `rows × cols` in Hugging Face layout ([out, in] for linears). */
 export interface PlanEntry {
@@ -73,6 +74,10 @@ export interface PlanEntry {
   rows: number;
   cols: number;
   parts?: Part[];
+  /** The stored shape of a `tensor` (its first dim is `rows`, the rest multiply to `cols`). */
+  dims?: number[];
+  /** The encoder graph that owns the tensor; absent for the text decoder's. */
+  graph?: "vision_encoder" | "audio_encoder";
 }
 
 /** Every tensor of the model, in file order. */
@@ -122,7 +127,7 @@ export function* generateWeight(spec: ModelSpec, e: PlanEntry): Generator<Chunk>
     return;
   }
   const rng = tensorRng(spec.seed, e.name);
-  const rowsPerChunk = e.kind === "linear" ? e.rows : Math.max(1, Math.floor(CHUNK_VALUES / e.cols));
+  const rowsPerChunk = e.kind === "linear" || e.kind === "tensor" ? e.rows : Math.max(1, Math.floor(CHUNK_VALUES / e.cols));
   for (let r = 0; r < e.rows; r += rowsPerChunk) {
     const rows = Math.min(rowsPerChunk, e.rows - r);
     const data = new Float32Array(rows * e.cols);

@@ -1,25 +1,30 @@
-// ensureDefaultModel: builds once into the models dir, skips identical builds, repairs damaged ones; the registry accepts it.
+// ensureDefaultModel: builds both built-in models once, skips identical builds, repairs damaged ones; the registry accepts the default.
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_MODEL_ID, ensureDefaultModel } from "../../../build/model/index.ts";
+import { DEFAULT_MEDIA_MODEL_ID, DEFAULT_MODEL_ID, ensureDefaultModel } from "../../../build/model/index.ts";
 import { scanModels } from "../../../src/models/registry.ts";
 
 const modelsDir = mkdtempSync(join(tmpdir(), "kiln-ensure-"));
 afterAll(() => rmSync(modelsDir, { recursive: true, force: true }));
 
 describe("ensureDefaultModel", () => {
-  test("builds the default model, then leaves an identical build alone", async () => {
+  test("builds the default model and the tiny media model beside it, then leaves identical builds alone", async () => {
     const dir = await ensureDefaultModel(modelsDir);
     expect(dir).toBe(join(modelsDir, DEFAULT_MODEL_ID));
+    const media = join(modelsDir, DEFAULT_MEDIA_MODEL_ID);
     const before = statSync(join(dir, "onnx/model.onnx_data")).mtimeMs;
+    const mediaBefore = statSync(join(media, "onnx/decoder_model_merged.onnx_data")).mtimeMs;
     expect(await ensureDefaultModel(modelsDir)).toBe(dir);
     expect(statSync(join(dir, "onnx/model.onnx_data")).mtimeMs).toBe(before);
-    expect(readdirSync(modelsDir)).toEqual([DEFAULT_MODEL_ID]); // no temp folders left behind
+    expect(statSync(join(media, "onnx/decoder_model_merged.onnx_data")).mtimeMs).toBe(mediaBefore);
+    expect(readdirSync(modelsDir).sort()).toEqual([DEFAULT_MODEL_ID, DEFAULT_MEDIA_MODEL_ID].sort()); // no temp folders left behind
+    const manifest = JSON.parse(readFileSync(join(media, "kiln.json"), "utf8"));
+    expect([manifest.id, manifest.capabilities.vision, manifest.capabilities.audio, manifest.media.layout]).toEqual([DEFAULT_MEDIA_MODEL_ID, true, true, "kiln-omni"]);
     const { models, problems } = scanModels(modelsDir);
-    expect(problems).toEqual([]);
-    expect(models.map((m) => [m.id, m.defaultDtype, m.batching.leftPadding])).toEqual([[DEFAULT_MODEL_ID, "fp32", "exact"]]);
+    expect(problems.filter((p) => p.folder === dir)).toEqual([]);
+    expect(models.filter((m) => m.id === DEFAULT_MODEL_ID).map((m) => [m.id, m.defaultDtype, m.batching.leftPadding])).toEqual([[DEFAULT_MODEL_ID, "fp32", "exact"]]);
   });
 
   test("rebuilds a damaged folder", async () => {
@@ -28,6 +33,6 @@ describe("ensureDefaultModel", () => {
     appendFileSync(join(dir, "tokenizer.json"), " ");
     await ensureDefaultModel(modelsDir);
     expect(statSync(join(dir, "tokenizer.json")).size).toBe(size);
-    expect(readdirSync(modelsDir)).toEqual([DEFAULT_MODEL_ID]);
+    expect(readdirSync(modelsDir).sort()).toEqual([DEFAULT_MODEL_ID, DEFAULT_MEDIA_MODEL_ID].sort());
   });
 });

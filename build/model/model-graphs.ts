@@ -1,0 +1,57 @@
+// The ONNX graphs of a model folder per dtype (one `model` for text, transformers.js's four-graph split for media) and which tensors each takes.
+import { decoderGraph, embedTokensGraph } from "./decoder-graph.ts";
+import { audioEncoderGraph, visionEncoderGraph } from "./encoder-graphs.ts";
+import { audioWeights, visionWeights } from "./encoder-weights.ts";
+import { mediaLayout } from "./media-spec.ts";
+import type { GraphBuilder } from "./onnx-builder.ts";
+import type { Dtype, ModelSpec } from "./spec.ts";
+import { weightPlan, type PlanEntry } from "./weights.ts";
+
+/** transformers.js's file-name suffix per dtype. */
+export const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", q4: "_q4", int8: "_int8" };
+
+/** `onnx/<stem><suffix>.onnx`, e.g. `model_q4.onnx`, `vision_encoder.onnx`. */
+export function onnxFile(stem: string, dtype: Dtype): string {
+  return `${stem}${DTYPE_SUFFIX[dtype]}.onnx`;
+}
+
+export interface GraphTarget {
+  /** File stem: model, embed_tokens, decoder_model_merged, vision_encoder, audio_encoder. */
+  stem: string;
+  /** The graph's name inside the file. */
+  name: string;
+  graph: GraphBuilder;
+  /** The tensor as this graph stores it, or null when the graph does not use it. */
+  route: (e: PlanEntry) => PlanEntry | null;
+  /** The embedding rows also feed this graph's quantized head (text layout with tied embeddings). */
+  tied: boolean;
+}
+
+/** Every tensor of the spec in file order: the decoder's, then the vision encoder's, then the audio encoder's. */
+export function modelPlan(spec: ModelSpec): PlanEntry[] {
+  return [
+    ...weightPlan(spec),
+    ...(spec.vision ? visionWeights(spec.vision, spec.hidden).plan : []),
+    ...(spec.audio ? audioWeights(spec.audio, spec.hidden).plan : []),
+  ];
+}
+
+export function modelGraphs(spec: ModelSpec, dtype: Dtype): GraphTarget[] {
+  const text = `kiln-${spec.architecture}`;
+  if (!mediaLayout(spec)) return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings }];
+  const owned = (graph: PlanEntry["graph"]) => (e: PlanEntry) => (e.graph === graph ? e : null);
+  const targets: GraphTarget[] = [
+    { stem: "embed_tokens", name: text, graph: embedTokensGraph(spec), route: (e) => (e.kind === "embed" ? e : null), tied: false },
+    {
+      stem: "decoder_model_merged",
+      name: text,
+      graph: decoderGraph(spec, dtype, { inputsEmbeds: true }),
+      // Without a Gather the decoder needs the embedding only as its tied output projection.
+      route: (e) => (e.graph ? null : e.kind !== "embed" ? e : spec.tiedEmbeddings ? { ...e, kind: "head" } : null),
+      tied: false,
+    },
+  ];
+  if (spec.vision) targets.push({ stem: "vision_encoder", name: "kiln-vision", graph: visionEncoderGraph(spec, dtype), route: owned("vision_encoder"), tied: false });
+  if (spec.audio) targets.push({ stem: "audio_encoder", name: "kiln-audio", graph: audioEncoderGraph(spec, dtype), route: owned("audio_encoder"), tied: false });
+  return targets;
+}
