@@ -27,7 +27,7 @@ export interface MediaParts {
 }
 
 export class MediaRunner extends OrtRunner implements MediaEncoders {
-  readonly media: MediaEncoders = this;
+  override readonly media: MediaEncoders = this;
   readonly tokenIds: Partial<Record<MediaKind, number>>;
   readonly hidden: number;
   /** Milliseconds spent in embed_tokens, summed (also counted in runMs). */

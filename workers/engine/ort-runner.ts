@@ -2,7 +2,7 @@
 import { runsSmall, type SmallStepFormat } from "../../src/models/step-formats.ts";
 import { overCapacity, type StepInputs } from "./batch-inputs.ts";
 import { type BatchKv, type KvData, type KvTensor, withCapacity, writeColumns } from "./kv-cache.ts";
-import type { ForwardResult, ModelRunner } from "./model-runner.ts";
+import type { ForwardResult, MediaEncoders, ModelRunner } from "./model-runner.ts";
 
 export interface OrtValue {
   data: unknown;
@@ -39,7 +39,7 @@ export interface ModelConfig {
 }
 
 export interface GraphLayout {
-  /** What carries the pass's tokens: their ids, or their embeddings (multimodal decoders, fed by an embedder). */
+  /** What carries the pass's tokens: their ids, or their embeddings (multimodal decoders, embedded by MediaRunner). */
   tokenInput: "input_ids" | "inputs_embeds";
   pastNames: string[];
   presentNames: string[];
@@ -143,6 +143,8 @@ export class OrtRunner implements ModelRunner {
   runMs = 0;
   /** Passes run on the small-step session. */
   smallRuns = 0;
+  /** A multimodal folder's preprocessing and encoders (set by MediaRunner; text graphs have none). */
+  declare readonly media?: MediaEncoders;
 
   /** `small`: a second session of the same graph in another weight format, for passes its format covers. */
   constructor(
