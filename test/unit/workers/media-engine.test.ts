@@ -59,7 +59,10 @@ describe("Engine with media", () => {
     mixed.engine.add("txt", [11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22], greedy(5));
     mixed.engine.add("img", prompt, greedy(5), [image]);
     mixed.engine.add("short", [30], greedy(5));
+    // Ready before the first step, so all three share one left-padded prefill.
+    await waitFor(() => mixed.wakes(), { what: "the image to be preprocessed" });
     await mixed.run("img", "txt", "short");
+    expect(mixed.runner.calls[0]).toEqual({ batch: 3, seqLen: 12, pastLen: 0 });
     expect(mixed.tokens("img")).toEqual(alone.tokens("img"));
     expect(mixed.tokens("txt")).toEqual(referenceGreedy([11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22], 5));
     // Whatever pass the image was prefilled in, its rows sat right after its own three prompt tokens.
