@@ -1,5 +1,5 @@
 // Bun worker entry: loads one model and serves the scheduler's protocol (load, add, cancel, ping, shutdown) with the batching engine.
-import type { FromWorker, ModelLoadSpec, ToWorker } from "../src/scheduler/protocol.ts";
+import type { FromWorker, ModelLoadSpec, SeqDelta, SeqFinish, StepBatch, ToWorker } from "../src/scheduler/protocol.ts";
 import { DEFAULT_BURST_WINDOW, gatherBurst } from "./engine/burst.ts";
 import { Engine } from "./engine/engine.ts";
 import { LazyConstraintSource } from "./engine/constraint-source.ts";
@@ -59,6 +59,10 @@ async function profiledStep(e: Engine, r: OrtRunner): Promise<void> {
   profiler!.end(now, { ...e.lastStep, runMs: r.runMs - run0, stepMs: now - started });
 }
 
+function stepMessage(deltas: SeqDelta[], finished: SeqFinish[], batch: StepBatch | undefined): FromWorker {
+  return batch ? { type: "step", deltas, finished, batch } : { type: "step", deltas, finished };
+}
+
 async function load(spec: ModelLoadSpec): Promise<void> {
   if (engine || loading) {
     post({ type: "load_error", modelId: spec.id, message: "this worker already has a model" });
@@ -75,12 +79,14 @@ async function load(spec: ModelLoadSpec): Promise<void> {
       // Without an end id a constrained answer could never finish: such a model serves unconstrained requests only.
       ...(loaded.eosIds.length ? { constraints: new LazyConstraintSource(loaded.runner.vocabSize, loaded.tokenizerJson, loaded.eosIds) } : {}),
       emit: profiler
-        ? (deltas, finished) => {
+        ? (deltas, finished, batch) => {
             const t0 = performance.now();
-            post({ type: "step", deltas, finished });
+            post(stepMessage(deltas, finished, batch));
             profiler.addPost(performance.now() - t0);
           }
-        : (deltas, finished) => post({ type: "step", deltas, finished }),
+        : (deltas, finished, batch) => post(stepMessage(deltas, finished, batch)),
+      // A sequence's media finished preprocessing: the loop may have gone idle waiting for it.
+      wake: () => void runLoop(),
     });
     post({ type: "loaded", modelId: spec.id, ms: performance.now() - started });
   } catch (err) {
@@ -103,7 +109,7 @@ scope.onmessage = (ev) => {
         post({ type: "step", deltas: [], finished: [{ seqId: msg.seqId, reason: "error", promptTokens, outputTokens: 0, message: "model is not loaded" }] });
         break;
       }
-      engine.add(msg.seqId, msg.promptIds, msg.params);
+      engine.add(msg.seqId, msg.promptIds, msg.params, msg.media);
       void runLoop();
       break;
     case "cancel":

@@ -81,8 +81,8 @@ export interface ModelLoadSpec {
 }
 
 /**
- * Media an add carries: `at` is the prompt index of the first of the `tokens` placeholder ids its encoder's features
- * replace (promptIds already holds the expanded run). Images come encoded (bytes) or as raw RGB (video frames).
+ * One image or audio clip of a prompt. `at` is the prompt index of the first of the `tokens` placeholder ids (the
+ * expanded run of the model's image or audio token) whose rows the encoder's features replace.
  */
 export type MediaInput =
   | { kind: "image"; at: number; tokens: number; image: { bytes: Uint8Array } | { rgb: Uint8Array; width: number; height: number } }
@@ -116,10 +116,13 @@ export interface SeqFinish {
   message?: string;
 }
 
-/**
- * One message per engine step: every active sequence's delta, plus the sequences that ended. `batch`: the rows of
- * the step's decode pass whose sequence carries media, and those that carry none (what shared one batch).
- */
-export type TextFromWorker = { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[]; batch?: { media: number; text: number } };
+/** Rows of a step's decode pass whose sequence carries media / carries none: the engine's record of what shared a batch. */
+export interface StepBatch {
+  media: number;
+  text: number;
+}
+
+/** One message per engine step: every active sequence's delta, plus the sequences that ended (and, after a decode pass, its rows). */
+export type TextFromWorker = { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[]; batch?: StepBatch };
 
 export type FromWorker = LifecycleFromWorker | TextFromWorker;

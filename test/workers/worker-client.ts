@@ -1,5 +1,5 @@
 // Test helper: drives a real inference worker over the scheduler protocol and gathers each sequence's stream.
-import type { FromWorker, SamplingParams, SeqFinish, ToWorker } from "../../src/scheduler/protocol.ts";
+import type { FromWorker, MediaInput, SamplingParams, SeqFinish, ToWorker } from "../../src/scheduler/protocol.ts";
 import { greedyParams } from "../helpers/sampling.ts";
 
 export const WORKER_URL = new URL("../../workers/inference-worker.ts", import.meta.url);
@@ -65,10 +65,10 @@ export class WorkerClient {
     return done;
   }
 
-  /** Sends an add and resolves when the sequence finishes. */
-  add(seqId: string, promptIds: number[], p: SamplingParams): Promise<SeqResult> {
+  /** Sends an add (with its images and clips, if any) and resolves when the sequence finishes. */
+  add(seqId: string, promptIds: number[], p: SamplingParams, media?: MediaInput[]): Promise<SeqResult> {
     const done = new Promise<SeqResult>((resolve) => this.waiters.set(seqId, resolve));
-    this.post({ type: "add", seqId, promptIds, params: p });
+    this.post({ type: "add", seqId, promptIds, params: p, ...(media ? { media } : {}) });
     return done;
   }
 

@@ -11,6 +11,15 @@ export interface StepInputs {
   attentionMask: BigInt64Array;
   /** [batch, seqLen]: each row's true positions (padding gets 0, it is masked anyway). */
   positionIds: BigInt64Array;
+  /** Encoder features written over token embeddings of this pass (media prompts only). */
+  features?: FeatureRows[];
+}
+
+/** Feature rows (n × hidden, `data`) that replace the token embeddings of row `row`, columns [col, col + n) of a pass. */
+export interface FeatureRows {
+  row: number;
+  col: number;
+  data: Float32Array;
 }
 
 /**

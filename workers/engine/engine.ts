@@ -1,20 +1,22 @@
 // The continuous-batching step loop: admits queued sequences at step boundaries, decodes the batch, retires finished rows.
-import type { SamplingParams, SeqDelta, SeqFinish } from "../../src/scheduler/protocol.ts";
-import { chunkInputs, decodeInputs, prefillInputs } from "./batch-inputs.ts";
+import type { MediaInput, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/scheduler/protocol.ts";
+import { chunkInputs, decodeInputs, type FeatureRows, prefillInputs, type StepInputs } from "./batch-inputs.ts";
 import { type BatchKv, type BatchRow, compactRows, rebuildBatch, trimBatch } from "./kv-cache.ts";
 import type { ForwardResult, ModelRunner } from "./model-runner.ts";
 import { Sampler } from "./sampler.ts";
 import { TopK } from "./top-k.ts";
 import { Sequence } from "./sequence.ts";
 import type { ConstraintSource } from "./row-constraint.ts";
-import { addProblem } from "./validate.ts";
+import { addProblem, mediaProblem } from "./validate.ts";
 
 export interface EngineOptions {
   /** Most sequences decoded together; extra ones wait in the queue. */
   maxBatch: number;
   tokenBytes: (id: number) => Uint8Array;
-  /** Receives one report per step (and one for sequences that ended outside a step). */
-  emit(deltas: SeqDelta[], finished: SeqFinish[]): void;
+  /** Receives one report per step (and one for sequences that ended outside a step); `batch` after a decode pass. */
+  emit(deltas: SeqDelta[], finished: SeqFinish[], batch?: StepBatch): void;
+  /** Called when a queued sequence's media finished preprocessing or failed: the engine has work again. */
+  wake?: () => void;
   /**
    * Prompt tokens prefilled per step, so running sequences never stall long behind newcomers. Short prompts are
    * prefilled together within it (padding counted); a longer prompt is prefilled alone in chunks of this size.
@@ -49,26 +51,47 @@ export class Engine {
   private readonly known = new Set<string>();
   private readonly sampler = new Sampler();
   private readonly topK = new TopK();
-  /** What the last step ran: rows decoded and prompt tokens prefilled (padding included), for profiles. */
-  readonly lastStep = { decodeRows: 0, prefillTokens: 0 };
+  /**
+   * What the last step ran, for profiles and the step's batch record: rows decoded (of which with media), prompt
+   * tokens prefilled (padding included), and ms spent in media encoders.
+   */
+  readonly lastStep = { decodeRows: 0, mediaRows: 0, prefillTokens: 0, encodeMs: 0 };
 
   constructor(private readonly runner: ModelRunner, private readonly opts: EngineOptions) {}
 
-  add(seqId: string, promptIds: number[], params: SamplingParams): void {
+  add(seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[]): void {
     const problem =
       typeof seqId !== "string" || seqId === ""
         ? "seqId must be a non-empty string"
         : this.known.has(seqId)
           ? `sequence ${seqId} is already running`
           : (addProblem(promptIds, params, { vocabSize: this.runner.vocabSize, maxContext: this.runner.maxContext }) ??
-            (params.constraint && !this.opts.constraints ? "this model's output cannot be constrained" : null));
+            (params.constraint && !this.opts.constraints ? "this model's output cannot be constrained" : null) ??
+            mediaProblem(media, promptIds, this.runner.media?.tokenIds));
     if (problem !== null) {
       const promptTokens = Array.isArray(promptIds) ? promptIds.length : 0;
       this.pendingFinished.push({ seqId: String(seqId), reason: "error", promptTokens, outputTokens: 0, message: problem });
       return;
     }
     this.known.add(seqId);
-    this.queue.push(new Sequence(seqId, promptIds, params, this.opts.tokenBytes, this.opts.constraints));
+    const seq = new Sequence(seqId, promptIds, params, this.opts.tokenBytes, this.opts.constraints, media);
+    this.queue.push(seq);
+    if (!seq.media.ready) this.prepareMedia(seq);
+  }
+
+  /** Preprocesses a queued sequence's media off the step; it is admitted once ready, or ends alone if that fails. */
+  private prepareMedia(seq: Sequence): void {
+    seq.media.prepare(this.runner.media!).then(
+      () => this.opts.wake?.(),
+      (err: unknown) => {
+        const i = this.queue.indexOf(seq);
+        // Cancelled while preprocessing: it has already been reported.
+        if (i < 0) return;
+        this.queue.splice(i, 1);
+        this.pendingFinished.push(seq.finish("error", { message: err instanceof Error ? err.message : "media could not be preprocessed" }));
+        this.opts.wake?.();
+      },
+    );
   }
 
   /** A queued sequence ends at once; a running one leaves at the next step boundary. Unknown ids are ignored. */
@@ -88,8 +111,9 @@ export class Engine {
     return this.opts.maxBatch;
   }
 
+  /** Whether a step would do something now (queued sequences still preprocessing media do not count: wake says when). */
   hasWork(): boolean {
-    return this.running.length > 0 || this.chunked !== null || this.queue.length > 0 || this.pendingFinished.length > 0;
+    return this.running.length > 0 || this.chunked !== null || this.pendingFinished.length > 0 || this.queue.some((s) => s.media.ready);
   }
 
   counts(): { active: number; queued: number } {
@@ -101,8 +125,11 @@ export class Engine {
     const ctx: StepContext = { deltas: [], finished: this.pendingFinished, keep: [], next: [] };
     this.pendingFinished = [];
     const live = this.dropCancelled(ctx.finished);
-    this.lastStep.decodeRows = live.length > 0 && this.kv ? live.length : 0;
+    const decoding = live.length > 0 && this.kv !== null;
+    this.lastStep.decodeRows = decoding ? live.length : 0;
+    this.lastStep.mediaRows = decoding ? live.filter((s) => s.media.carries).length : 0;
     this.lastStep.prefillTokens = 0;
+    this.lastStep.encodeMs = 0;
     if (live.length > 0 && this.kv) {
       const kv = this.kv;
       const tokens = live.map((s) => s.lastToken);
@@ -112,19 +139,51 @@ export class Engine {
     const budget = this.opts.prefillTokenBudget ?? 512;
     if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.chunked = this.takeLongPrompt(budget);
     const spent = this.chunked ? await this.advanceChunk(ctx, budget) : 0;
-    const newcomers = this.admit(this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0), budget, spent);
+    const admitted = this.admit(this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0), budget, spent);
+    const newcomers: Sequence[] = [];
+    for (const seq of admitted) if (await this.encodeMedia(seq, 0, seq.promptIds.length, ctx)) newcomers.push(seq);
     if (newcomers.length > 0) {
       const prompts = newcomers.map((s) => s.promptIds);
-      this.lastStep.prefillTokens += newcomers.length * Math.max(...prompts.map((p) => p.length));
-      const out = await this.forwardMasked(newcomers, ctx, () => this.runner.forward(prefillInputs(prompts, this.runner.padId), null));
-      if (out) {
-        const width = Math.max(...prompts.map((p) => p.length));
-        this.collect(ctx, newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
-      }
+      const width = Math.max(...prompts.map((p) => p.length));
+      this.lastStep.prefillTokens += newcomers.length * width;
+      const inputs = prefillInputs(prompts, this.runner.padId);
+      // Left padding puts row r's prompt position 0 in column width − length.
+      const out = await this.forwardMasked(newcomers, ctx, () =>
+        this.runner.forward(this.withFeatures(inputs, newcomers.map((s, r) => this.featureRows(s, r, 0, s.promptIds.length, width - s.promptIds.length))), null),
+      );
+      for (const s of newcomers) s.media.release();
+      if (out) this.collect(ctx, newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
     }
     this.setBatch(ctx.keep, ctx.next);
     for (const f of ctx.finished) this.known.delete(f.seqId);
-    if (ctx.deltas.length > 0 || ctx.finished.length > 0) this.opts.emit(ctx.deltas, ctx.finished);
+    const { decodeRows, mediaRows } = this.lastStep;
+    const batch = decodeRows > 0 ? { media: mediaRows, text: decodeRows - mediaRows } : undefined;
+    if (ctx.deltas.length > 0 || ctx.finished.length > 0) this.opts.emit(ctx.deltas, ctx.finished, batch);
+  }
+
+  /** Runs the encoders of a sequence's media over prompt positions [from, to) (timed); false if it failed and ended. */
+  private async encodeMedia(seq: Sequence, from: number, to: number, ctx: StepContext): Promise<boolean> {
+    if (!seq.media.carries) return true;
+    const started = performance.now();
+    try {
+      await seq.media.encode(this.runner.media!, from, to);
+      return true;
+    } catch (err) {
+      ctx.finished.push(seq.finish("error", { message: err instanceof Error ? err.message : "media encoding failed" }));
+      return false;
+    } finally {
+      this.lastStep.encodeMs += performance.now() - started;
+    }
+  }
+
+  /** A sequence's feature rows over prompt positions [start, start + length), as row `row` with position start in column `col0`. */
+  private featureRows(seq: Sequence, row: number, start: number, length: number, col0: number): FeatureRows[] {
+    return seq.media.carries ? seq.media.rows(row, start, length, col0, this.runner.media!.hidden) : [];
+  }
+
+  private withFeatures(inputs: StepInputs, rows: FeatureRows[][]): StepInputs {
+    const features = rows.flat();
+    return features.length > 0 ? { ...inputs, features } : inputs;
   }
 
   /** Samples each row's next token; rows that go on are kept (from `kv`) for the next batch. */
@@ -144,16 +203,24 @@ export class Engine {
   private async advanceChunk(ctx: StepContext, budget: number): Promise<number> {
     const { seq, kv, done } = this.chunked!;
     const piece = seq.promptIds.slice(done, done + budget);
+    if (!(await this.encodeMedia(seq, done, done + piece.length, ctx))) {
+      this.chunked = null;
+      return 0;
+    }
     this.lastStep.prefillTokens += piece.length;
     const last = done + piece.length >= seq.promptIds.length;
-    const run = () => this.runner.forward(chunkInputs(piece, done), kv);
+    const inputs = this.withFeatures(chunkInputs(piece, done), [this.featureRows(seq, 0, done, piece.length, 0)]);
+    const run = () => this.runner.forward(inputs, kv);
     const out = await (last ? this.forwardMasked([seq], ctx, run) : this.tryForward([seq], ctx, run));
     this.chunked = null;
     if (out) {
       const cached = done + piece.length;
       const present: BatchKv = { tensors: out.present, lens: [cached], length: cached };
       if (cached < seq.promptIds.length) this.chunked = { seq, kv: present, done: cached };
-      else this.collect(ctx, [seq], present, out);
+      else {
+        seq.media.release();
+        this.collect(ctx, [seq], present, out);
+      }
     }
     return piece.length;
   }
@@ -200,7 +267,7 @@ export class Engine {
 
   /** Removes and returns the first queued prompt too long for one step's prefill budget, if any. */
   private takeLongPrompt(budget: number): Chunked | null {
-    const i = this.queue.findIndex((s) => s.promptIds.length > budget);
+    const i = this.queue.findIndex((s) => s.media.ready && s.promptIds.length > budget);
     if (i < 0) return null;
     const [seq] = this.queue.splice(i, 1);
     return { seq: seq!, kv: null, done: 0 };
@@ -215,7 +282,8 @@ export class Engine {
     let longest = 0;
     for (let i = 0; i < this.queue.length && taken.length < free; ) {
       const len = this.queue[i]!.promptIds.length;
-      if (len > budget) {
+      // Sequences whose media is still being preprocessed wait without holding up the ones behind them.
+      if (len > budget || !this.queue[i]!.media.ready) {
         i++;
         continue;
       }

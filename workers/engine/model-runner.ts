@@ -1,4 +1,5 @@
 // The one thing the engine needs from a model: a forward pass over a batch with its KV cache.
+import type { MediaInput } from "../../src/scheduler/protocol.ts";
 import type { StepInputs } from "./batch-inputs.ts";
 import type { BatchKv, KvTensor } from "./kv-cache.ts";
 
@@ -24,4 +25,29 @@ export interface ModelRunner {
   readonly padId: number;
   /** Runs one step; `past` is null for a prefill from an empty cache. */
   forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult>;
+  /** Present when the model takes image or audio input: its preprocessing and encoders. */
+  readonly media?: MediaEncoders;
 }
+
+export type MediaKind = MediaInput["kind"];
+
+/** A media input turned into its encoder's input tensor (pixel values or log-mel features). */
+export interface PreparedMedia {
+  data: Float32Array;
+  dims: number[];
+}
+
+/** A model's media side: preprocessing (off the step, when an add arrives) and the encoders (at prefill). */
+export interface MediaEncoders {
+  /** The placeholder token id of each kind the model takes. */
+  readonly tokenIds: Partial<Record<MediaKind, number>>;
+  /** Width of a feature row: the decoder's hidden size. */
+  readonly hidden: number;
+  /** Preprocesses one input; throws MediaInputError for input the model cannot take. */
+  prepare(input: MediaInput): Promise<PreparedMedia>;
+  /** Runs the kind's encoder over one prepared input: its feature rows, n × hidden. */
+  encode(kind: MediaKind, prepared: PreparedMedia): Promise<Float32Array>;
+}
+
+/** A media input the model cannot take; its message is short and safe to show. */
+export class MediaInputError extends Error {}

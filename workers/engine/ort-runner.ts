@@ -2,7 +2,7 @@
 import { runsSmall, type SmallStepFormat } from "../../src/models/step-formats.ts";
 import { overCapacity, type StepInputs } from "./batch-inputs.ts";
 import { type BatchKv, type KvData, type KvTensor, withCapacity, writeColumns } from "./kv-cache.ts";
-import type { ForwardResult, ModelRunner } from "./model-runner.ts";
+import type { ForwardResult, MediaEncoders, ModelRunner } from "./model-runner.ts";
 
 export interface OrtValue {
   data: unknown;
@@ -39,6 +39,8 @@ export interface ModelConfig {
 }
 
 export interface GraphLayout {
+  /** What carries the pass's tokens: their ids, or their embeddings (multimodal decoders, embedded by MediaRunner). */
+  tokenInput: "input_ids" | "inputs_embeds";
   pastNames: string[];
   presentNames: string[];
   /**
@@ -56,12 +58,14 @@ export interface GraphLayout {
 }
 
 const PAST = /^past_key_values\.(\d+)\.(key|value)$/;
-const HANDLED = new Set(["input_ids", "attention_mask", "position_ids", "num_logits_to_keep", "use_cache_branch"]);
+const HANDLED = new Set(["input_ids", "inputs_embeds", "attention_mask", "position_ids", "num_logits_to_keep", "use_cache_branch"]);
 
 /** Reads the graph's cache inputs, optional inputs and KV shape; throws when the graph is not a decoder this engine can drive. */
 export function graphLayout(session: Pick<OrtSessionLike, "inputNames" | "outputNames" | "inputMetadata">, config: ModelConfig): GraphLayout {
   const inputs = new Set(session.inputNames);
-  for (const need of ["input_ids", "attention_mask"]) if (!inputs.has(need)) throw new Error(`graph has no "${need}" input`);
+  if (inputs.has("input_ids") && inputs.has("inputs_embeds")) throw new Error('graph takes both "input_ids" and "inputs_embeds"');
+  const tokenInput = inputs.has("inputs_embeds") ? "inputs_embeds" : "input_ids";
+  for (const need of [tokenInput, "attention_mask"]) if (!inputs.has(need)) throw new Error(`graph has no "${need}" input`);
   if (!session.outputNames.includes("logits")) throw new Error('graph has no "logits" output');
   const past = session.inputNames
     .map((name) => ({ name, m: PAST.exec(name) }))
@@ -83,6 +87,7 @@ export function graphLayout(session: Pick<OrtSessionLike, "inputNames" | "output
   const headDim = typeof shape[3] === "number" ? shape[3] : fromConfigDim;
   if (!kvHeads || !headDim) throw new Error("cannot tell KV heads and head_dim from the graph or config.json");
   return {
+    tokenInput,
     pastNames: past.map((p) => p.name),
     presentNames,
     stepNames: inPlace ? stepNames : null,
@@ -138,12 +143,14 @@ export class OrtRunner implements ModelRunner {
   runMs = 0;
   /** Passes run on the small-step session. */
   smallRuns = 0;
+  /** A multimodal folder's preprocessing and encoders (set by MediaRunner; text graphs have none). */
+  declare readonly media?: MediaEncoders;
 
   /** `small`: a second session of the same graph in another weight format, for passes its format covers. */
   constructor(
     private readonly session: OrtSessionLike,
     config: ModelConfig,
-    private readonly makeTensor: MakeTensor,
+    protected readonly makeTensor: MakeTensor,
     readonly vocabSize: number,
     readonly padId: number,
     private readonly small?: { session: OrtSessionLike; format: SmallStepFormat },
@@ -159,12 +166,13 @@ export class OrtRunner implements ModelRunner {
     const onSmall = runsSmall(this.small?.format, inputs.batch, inputs.seqLen);
     if (onSmall) this.smallRuns++;
     const session = onSmall ? this.small!.session : this.session;
-    return this.layout.stepNames ? this.forwardInPlace(session, inputs, past, this.layout.stepNames) : this.forwardCopying(session, inputs, past);
+    const tokens = await this.tokenInput(inputs);
+    return this.layout.stepNames ? this.forwardInPlace(session, inputs, tokens, past, this.layout.stepNames) : this.forwardCopying(session, inputs, tokens, past);
   }
 
   /** Graphs that return the whole present cache: it comes back as new tensors, past + seqLen columns long. */
-  private async forwardCopying(session: OrtSessionLike, inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult> {
-    const feeds = this.feeds(inputs, past ?? this.emptyKv(inputs.batch));
+  private async forwardCopying(session: OrtSessionLike, inputs: StepInputs, tokens: unknown, past: BatchKv | null): Promise<ForwardResult> {
+    const feeds = this.feeds(inputs, tokens, past ?? this.emptyKv(inputs.batch));
     const out = await this.timedRun(session, feeds);
     const present: KvTensor[] = this.layout.presentNames.map((name) => {
       const v = out[name];
@@ -179,13 +187,13 @@ export class OrtRunner implements ModelRunner {
    * are written into it, so a step moves one column per row instead of the whole cache (ONNX Runtime's allocation
    * and the binding's copy of every present tensor cost a fifth of a 16-row step here).
    */
-  private async forwardInPlace(session: OrtSessionLike, inputs: StepInputs, past: BatchKv | null, stepNames: string[]): Promise<ForwardResult> {
+  private async forwardInPlace(session: OrtSessionLike, inputs: StepInputs, tokens: unknown, past: BatchKv | null, stepNames: string[]): Promise<ForwardResult> {
     const used = past?.length ?? 0;
     if (used !== inputs.pastLen) throw new Error(`inputs expect ${inputs.pastLen} cached columns, the cache holds ${used}`);
     // The pass sees the cache as it is (spare columns masked); a cache without room for the new columns is grown
     // after the pass, so the attention never covers the new spare columns of a growing prefill.
     const fed = past ?? this.emptyKv(inputs.batch);
-    const feeds = this.feeds(overCapacity(inputs, fed.tensors[0]!.dims[2]), fed);
+    const feeds = this.feeds(overCapacity(inputs, fed.tensors[0]!.dims[2]), tokens, fed);
     const out = await this.timedRun(session, feeds, ["logits", ...stepNames]);
     const kv = withCapacity(fed, used + inputs.seqLen);
     stepNames.forEach((name, j) => {
@@ -196,12 +204,18 @@ export class OrtRunner implements ModelRunner {
     return { ...lastPositionLogits(requireLogits(out)), present: kv.tensors };
   }
 
-  /** The graph inputs of a pass over `kv` (every cache tensor fed whole, spare columns included). */
-  private feeds(inputs: StepInputs, kv: BatchKv): Record<string, unknown> {
+  /** The pass's token input: its ids (a runner for graphs that take inputs_embeds embeds them instead). */
+  protected async tokenInput(inputs: StepInputs): Promise<unknown> {
+    if (this.layout.tokenInput !== "input_ids") throw new Error("this graph takes inputs_embeds: it needs a media model runner");
+    return this.makeTensor("int64", inputs.inputIds, [inputs.batch, inputs.seqLen]);
+  }
+
+  /** The graph inputs of a pass over `kv` (every cache tensor fed whole, spare columns included); `tokens` is its token input. */
+  private feeds(inputs: StepInputs, tokens: unknown, kv: BatchKv): Record<string, unknown> {
     const { batch, seqLen, pastLen } = inputs;
     const L = this.layout;
     const feeds: Record<string, unknown> = {
-      input_ids: this.makeTensor("int64", inputs.inputIds, [batch, seqLen]),
+      [L.tokenInput]: tokens,
       attention_mask: this.makeTensor("int64", inputs.attentionMask, [batch, pastLen + seqLen]),
     };
     if (L.hasPositionIds) feeds.position_ids = this.makeTensor("int64", inputs.positionIds, [batch, seqLen]);
@@ -218,7 +232,7 @@ export class OrtRunner implements ModelRunner {
     return { tensors, lens: [], length: 0 };
   }
 
-  private async timedRun(session: OrtSessionLike, feeds: Record<string, unknown>, fetches?: readonly string[]): Promise<Record<string, OrtValue>> {
+  protected async timedRun(session: OrtSessionLike, feeds: Record<string, unknown>, fetches?: readonly string[]): Promise<Record<string, OrtValue>> {
     const started = performance.now();
     const out = await (fetches ? session.run(feeds, fetches) : session.run(feeds));
     this.runMs += performance.now() - started;

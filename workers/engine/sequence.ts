@@ -1,8 +1,9 @@
 // One generation request inside the engine: its sampling state, text stream, the tokens the worker writes itself
 // (a thinking close, a constraint's close) and the rules that end it.
-import type { SamplingParams, SeqEndReason, SeqFinish } from "../../src/scheduler/protocol.ts";
+import type { MediaInput, SamplingParams, SeqEndReason, SeqFinish } from "../../src/scheduler/protocol.ts";
 import { createRng } from "./prng.ts";
 import { type ConstraintSource, type ConstraintStep, RowConstraint } from "./row-constraint.ts";
+import { SequenceMedia } from "./sequence-media.ts";
 import { SequenceText } from "./sequence-text.ts";
 import { ThinkingTracker } from "./thinking-budget.ts";
 
@@ -24,6 +25,8 @@ export class Sequence {
   cancelled = false;
   /** Present when the output is held to a grammar. */
   readonly constraint: RowConstraint | null;
+  /** The prompt's images and audio clips (none for text prompts). */
+  readonly media: SequenceMedia;
   private readonly text: SequenceText;
   private readonly thinking: ThinkingTracker | null;
   /** Tokens to write next instead of sampling, in order: one queue for every reason the worker writes tokens. */
@@ -35,8 +38,10 @@ export class Sequence {
     readonly params: SamplingParams,
     tokenBytes: (id: number) => Uint8Array,
     constraints?: ConstraintSource,
+    media: readonly MediaInput[] = [],
   ) {
     this.promptTokens = promptIds.length;
+    this.media = new SequenceMedia(media);
     this.rng = createRng(params.seed);
     this.text = new SequenceText(tokenBytes, params.stop, params.stopTokenIds, params.silentTokenIds);
     this.thinking = params.thinking ? new ThinkingTracker(params.thinking) : null;

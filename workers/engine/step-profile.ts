@@ -6,10 +6,14 @@ import { appendFileSync } from "node:fs";
 export interface StepRecord {
   /** Rows decoded this step (sequences that already had a token). */
   decodeRows: number;
+  /** Of decodeRows, the rows whose sequence carries images or audio (absent in records of older kilns). */
+  mediaRows?: number;
   /** Prompt tokens prefilled this step (padding included). */
   prefillTokens: number;
-  /** Inside session.run, summed over the step's passes. */
+  /** Inside session.run, summed over the step's passes (media encoders and embed_tokens included). */
   runMs: number;
+  /** Running media encoders at prefill (part of runMs; absent in records of older kilns). */
+  encodeMs?: number;
   /** engine.step() wall time: run + building inputs, reshaping the cache, sampling, detokenizing. */
   stepMs: number;
   /** postMessage of the step's report (structured clone onto the main thread's queue). */

@@ -58,3 +58,44 @@ function constraintProblem(c: unknown, vocabSize: number): string | null {
   }
   return null;
 }
+
+/**
+ * Returns a short reason an add's media list cannot run on a model taking `tokenIds` placeholders (none: no media),
+ * or null. Each input must cover a run of its kind's placeholder ids inside the prompt, with no two runs sharing one.
+ */
+export function mediaProblem(media: unknown, promptIds: readonly number[], tokenIds: Partial<Record<string, number>> | undefined): string | null {
+  if (media === undefined) return null;
+  if (!Array.isArray(media)) return "media must be a list";
+  if (media.length === 0) return null;
+  if (!tokenIds) return "this model takes no image or audio input";
+  const taken: [number, number][] = [];
+  for (const [i, m] of media.entries()) {
+    const kind = (m as { kind?: unknown })?.kind;
+    if (kind !== "image" && kind !== "audio") return `media ${i}: kind must be "image" or "audio"`;
+    const what = `media ${i} (${kind})`;
+    const token = tokenIds[kind];
+    if (token === undefined) return `this model takes no ${kind} input`;
+    const { at, tokens } = m as { at: unknown; tokens: unknown };
+    if (!isInt(at) || !isInt(tokens) || at < 0 || tokens < 1 || at + tokens > promptIds.length) return `${what}: at and tokens must place it inside the prompt`;
+    for (let j = at; j < at + tokens; j++) if (promptIds[j] !== token) return `${what}: prompt position ${j} is not the ${kind} token`;
+    if (taken.some(([a, b]) => at < b && a < at + tokens)) return `${what}: overlaps another input`;
+    taken.push([at, at + tokens]);
+    const shape = kind === "image" ? imageProblem((m as { image?: unknown }).image) : audioProblem(m as { samples?: unknown; sampleRate?: unknown });
+    if (shape) return `${what}: ${shape}`;
+  }
+  return null;
+}
+
+function imageProblem(image: unknown): string | null {
+  const im = image as { bytes?: unknown; rgb?: unknown; width?: unknown; height?: unknown } | null;
+  if (!im || typeof im !== "object") return "image must be {bytes} or {rgb, width, height}";
+  if (im.bytes !== undefined) return im.bytes instanceof Uint8Array && im.bytes.length > 0 ? null : "bytes must be a non-empty Uint8Array";
+  const { rgb, width, height } = im;
+  if (!(rgb instanceof Uint8Array) || !isInt(width) || !isInt(height) || width < 1 || height < 1) return "image must be {bytes} or {rgb, width, height}";
+  return rgb.length === width * height * 3 ? null : `rgb holds ${rgb.length} bytes, ${width}×${height}×3 expected`;
+}
+
+function audioProblem(a: { samples?: unknown; sampleRate?: unknown }): string | null {
+  if (!(a.samples instanceof Float32Array) || a.samples.length === 0) return "samples must be a non-empty Float32Array";
+  return typeof a.sampleRate === "number" && a.sampleRate > 0 ? null : "sampleRate must be a positive number";
+}

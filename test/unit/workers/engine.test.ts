@@ -39,11 +39,11 @@ describe("Engine", () => {
     h.engine.add("c", prompts.c!, greedy(3));
     await h.engine.step();
     // Two prompts padded to 7 would take 14 tokens, over the budget of 8: only "a" is prefilled.
-    expect(h.engine.lastStep).toEqual({ decodeRows: 0, prefillTokens: 7 });
+    expect(h.engine.lastStep).toEqual({ decodeRows: 0, mediaRows: 0, prefillTokens: 7, encodeMs: 0 });
     await h.engine.step();
-    expect(h.engine.lastStep).toEqual({ decodeRows: 1, prefillTokens: 5 });
+    expect(h.engine.lastStep).toEqual({ decodeRows: 1, mediaRows: 0, prefillTokens: 5, encodeMs: 0 });
     await h.engine.step();
-    expect(h.engine.lastStep).toEqual({ decodeRows: 2, prefillTokens: 0 });
+    expect(h.engine.lastStep).toEqual({ decodeRows: 2, mediaRows: 0, prefillTokens: 0, encodeMs: 0 });
   });
 
   test("a lone greedy sequence follows the model and stops at maxTokens", async () => {

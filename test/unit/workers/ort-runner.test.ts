@@ -21,6 +21,12 @@ describe("graphLayout", () => {
     expect(layout.presentNames[21]).toBe("present.10.value");
     expect([layout.kvHeads, layout.headDim, layout.kvType]).toEqual([99, 99, "float32"]);
     expect([layout.hasPositionIds, layout.hasLogitsToKeep, layout.hasUseCacheBranch]).toEqual([true, true, false]);
+    expect(layout.tokenInput).toBe("input_ids");
+  });
+
+  test("a multimodal decoder takes its tokens as inputs_embeds", () => {
+    const names = { inputNames: ["inputs_embeds", "attention_mask", ...pastNames(1)], outputNames: ["logits", ...presentNames(1)] };
+    expect(graphLayout(names, { num_key_value_heads: 2, head_dim: 8 }).tokenInput).toBe("inputs_embeds");
   });
 
   test("takes KV heads and head_dim from the first past input's numeric dims, else from config", () => {
@@ -35,7 +41,8 @@ describe("graphLayout", () => {
     const ok = { inputNames: ["input_ids", "attention_mask", ...pastNames(1)], outputNames: ["logits", ...presentNames(1)] };
     const cfg = { num_key_value_heads: 2, head_dim: 8 };
     expect(() => graphLayout({ ...ok, inputNames: ["input_ids", ...pastNames(1)] }, cfg)).toThrow('no "attention_mask"');
-    expect(() => graphLayout({ ...ok, inputNames: [...ok.inputNames, "inputs_embeds"] }, cfg)).toThrow("unsupported graph inputs: inputs_embeds");
+    expect(() => graphLayout({ ...ok, inputNames: [...ok.inputNames, "inputs_embeds"] }, cfg)).toThrow('both "input_ids" and "inputs_embeds"');
+    expect(() => graphLayout({ ...ok, inputNames: [...ok.inputNames, "pixel_values"] }, cfg)).toThrow("unsupported graph inputs: pixel_values");
     expect(() => graphLayout({ ...ok, inputNames: ["input_ids", "attention_mask"] }, cfg)).toThrow("no past_key_values");
     expect(() => graphLayout({ ...ok, outputNames: ["logits"] }, cfg)).toThrow("lacks outputs present.0.key");
     expect(() => graphLayout(ok, {})).toThrow("cannot tell KV heads");

@@ -16,13 +16,13 @@ describe("StepProfiler", () => {
     p.flush();
     // After an idle period the first step charges no gap to the last one.
     p.begin(500);
-    p.end(510, { decodeRows: 2, prefillTokens: 30, runMs: 9, stepMs: 10 });
+    p.end(510, { decodeRows: 2, mediaRows: 1, prefillTokens: 30, runMs: 9, encodeMs: 4, stepMs: 10 });
     p.flush();
     const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(lines).toEqual([
       { decodeRows: 1, prefillTokens: 0, runMs: 8, stepMs: 10, postMs: 0.5, gapMs: 2 },
       { decodeRows: 1, prefillTokens: 0, runMs: 7, stepMs: 8, postMs: 0, gapMs: 0 },
-      { decodeRows: 2, prefillTokens: 30, runMs: 9, stepMs: 10, postMs: 0, gapMs: 0 },
+      { decodeRows: 2, mediaRows: 1, prefillTokens: 30, runMs: 9, encodeMs: 4, stepMs: 10, postMs: 0, gapMs: 0 },
     ]);
   });
   test("only a named file turns it on", () => {

@@ -1,0 +1,87 @@
+// What every model folder's loader shares: offline transformers.js setup, ONNX Runtime session options, tensors, and
+// the tokenizer side (token bytes, end ids, pad id) derived from the folder.
+import { dirname, join } from "node:path";
+import { AutoTokenizer, env, Tensor } from "@huggingface/transformers";
+import type { MakeTensor, OrtRunner } from "./ort-runner.ts";
+import { type TokenizerJson, tokenBytesLookup } from "./token-bytes.ts";
+
+/** A loaded folder: what the worker's engine runs, and its tokenizer side. */
+export interface LoadedModel {
+  /** An OrtRunner; a MediaRunner (with `media`) for multimodal folders. */
+  runner: OrtRunner;
+  tokenBytes: (id: number) => Uint8Array;
+  /** tokenizer.json as read, for the grammar vocabulary of constrained output. */
+  tokenizerJson: TokenizerJson;
+  /** The model's end-of-sequence ids (config.json and generation_config.json). */
+  eosIds: number[];
+  /** Releases the ONNX Runtime sessions. */
+  dispose(): Promise<void>;
+}
+
+// Tensors must come from the same onnxruntime module the session was made with; transformers.js wraps that one.
+export const makeTensor: MakeTensor = (type, data, dims) => new Tensor(type as never, data as never, dims).ort_tensor;
+
+/** Switches transformers.js to the folder's parent, offline (the tokenizer loader ignores local_files_only). */
+export function offlineFrom(dir: string): void {
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  env.localModelPath = dirname(dir);
+}
+
+/**
+ * ONNX Runtime session options for a worker with `threads` intra-op threads on a `cores`-core machine. Its pool threads
+ * spin between ops by default; when they take every core, the spinning starves whatever else must run (the main
+ * thread's HTTP and SSE work, other workers, other processes) and a preempted thread holds up every op's barrier:
+ * measured at batch 1 on 2 cores under load, a step took 52 ms without spinning against 96 ms with it. Spinning stays
+ * on when a core is left over. `override` ("0"/"1", from KILN_ORT_SPINNING) decides instead, for A/B runs.
+ */
+export function sessionOptions(threads: number, cores: number, override?: string): Record<string, unknown> {
+  const spin = override === "1" || (override !== "0" && threads < cores);
+  return { intraOpNumThreads: threads, interOpNumThreads: 1, extra: { session: { intra_op: { allow_spinning: spin ? "1" : "0" } } } };
+}
+
+/** The session options of a worker given its thread count, on this machine. */
+export function workerSessionOptions(threads: number): Record<string, unknown> {
+  return sessionOptions(Math.max(1, Math.floor(threads)), navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING);
+}
+
+/** The ids config.json gives a tokenizer side: end-of-sequence and padding (either may be absent). */
+export interface TokenConfig {
+  vocab_size?: number;
+  pad_token_id?: number | null;
+  eos_token_id?: number | number[] | null;
+}
+
+export interface TokenizerSide {
+  vocabSize: number;
+  padId: number;
+  eosIds: number[];
+  tokenBytes: (id: number) => Uint8Array;
+  tokenizerJson: TokenizerJson;
+}
+
+/** Reads the folder's tokenizer and derives the vocabulary size, pad and end ids, and the token→bytes table. */
+export async function loadTokenizerSide(dir: string, config: TokenConfig): Promise<TokenizerSide> {
+  const tokenizer = await AutoTokenizer.from_pretrained(dir, { local_files_only: true });
+  const tokenizerJson = (await Bun.file(join(dir, "tokenizer.json")).json()) as TokenizerJson;
+  const vocabSize = config.vocab_size ?? tokenizer.get_vocab().size ?? 0;
+  if (!(vocabSize > 0)) throw new Error("cannot tell the vocabulary size (config.json has no vocab_size)");
+  const eos = Array.isArray(config.eos_token_id) ? config.eos_token_id[0] : config.eos_token_id;
+  const eosIds = await endIds(dir, config.eos_token_id, vocabSize);
+  const padId = config.pad_token_id ?? tokenizer.pad_token_id ?? eos ?? 0;
+  const tokenBytes = tokenBytesLookup(tokenizerJson, (id) => tokenizer.decode([id], { skip_special_tokens: false }));
+  return { vocabSize, padId, eosIds, tokenBytes, tokenizerJson };
+}
+
+/** Every end-of-sequence id config.json and generation_config.json name, within the vocabulary. */
+async function endIds(dir: string, fromConfig: number | number[] | null | undefined, vocabSize: number): Promise<number[]> {
+  const ids = new Set<number>();
+  const add = (v: unknown) => {
+    for (const id of Array.isArray(v) ? v : [v]) if (Number.isInteger(id) && id >= 0 && id < vocabSize) ids.add(id as number);
+  };
+  add(fromConfig);
+  const gen = Bun.file(join(dir, "generation_config.json"));
+  // generation_config.json is optional.
+  if (await gen.exists()) add(((await gen.json()) as { eos_token_id?: unknown }).eos_token_id);
+  return [...ids];
+}

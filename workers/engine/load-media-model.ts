@@ -1,0 +1,101 @@
+// Loads a multimodal folder (transformers.js's layout: embed_tokens, decoder_model_merged, vision and/or audio encoder)
+// into a MediaRunner: llava (vision), ultravox (audio) and kiln_omni (both), told apart by config.json's model_type.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import * as ort from "onnxruntime-node";
+import { onnxFileForDtype } from "../../src/models/manifest.ts";
+import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
+import { type LoadedModel, loadTokenizerSide, makeTensor, workerSessionOptions } from "./load-common.ts";
+import { MediaPreprocessor } from "./media-preprocess.ts";
+import { ENCODER_NAMES, type EncoderSession, MediaRunner } from "./media-runner.ts";
+import type { MediaKind } from "./model-runner.ts";
+import type { ModelConfig, OrtSessionLike } from "./ort-runner.ts";
+
+const KINDS: Record<string, MediaKind[]> = { llava: ["image"], ultravox: ["audio"], kiln_omni: ["image", "audio"] };
+
+type TextConfig = ModelConfig & { vocab_size?: number; pad_token_id?: number | null; eos_token_id?: number | number[] | null };
+
+export interface MediaLayout {
+  kinds: MediaKind[];
+  tokenIds: Partial<Record<MediaKind, number>>;
+  /** The decoder's config (its KV layout, context and vocabulary), with the top level's end and pad ids. */
+  text: TextConfig;
+  hidden: number;
+}
+
+/** Reads a multimodal config.json; throws naming what is missing or not served. */
+export function mediaLayout(config: Record<string, unknown>): MediaLayout {
+  const type = String(config.model_type);
+  const kinds = KINDS[type];
+  if (!kinds) throw new Error(`multimodal model_type "${type}" is not served (kiln runs ${Object.keys(KINDS).join(", ")})`);
+  const text = config.text_config as TextConfig | undefined;
+  if (!text || typeof text !== "object") throw new Error("config.json has no text_config");
+  const hidden = text.hidden_size;
+  if (!Number.isInteger(hidden) || hidden! <= 0) throw new Error("text_config has no hidden_size");
+  const tokenIds: Partial<Record<MediaKind, number>> = {};
+  for (const kind of kinds) {
+    const id = kind === "image" ? (config.image_token_index ?? config.image_token_id) : (config.audio_token_index ?? config.audio_token_id);
+    if (!Number.isInteger(id)) throw new Error(`config.json has no ${kind}_token_index`);
+    tokenIds[kind] = id as number;
+  }
+  const top = config as TextConfig;
+  const merged: TextConfig = {
+    ...text,
+    vocab_size: text.vocab_size ?? top.vocab_size,
+    eos_token_id: top.eos_token_id ?? text.eos_token_id,
+    pad_token_id: top.pad_token_id ?? text.pad_token_id,
+  };
+  return { kinds, tokenIds, text: merged, hidden: hidden! };
+}
+
+/** transformers.js's file-name suffix of a dtype ('' for fp32, '_q4' for q4...). */
+export function dtypeSuffix(dtype: string): string {
+  const file = onnxFileForDtype(dtype);
+  if (!file) throw new Error(`unknown dtype "${dtype}"`);
+  return file.slice("model".length, -".onnx".length);
+}
+
+/** Whether the folder is a multimodal layout: it has a decoder_model_merged graph (fp32 or the dtype's). */
+export function isMediaFolder(dir: string, dtype: string): boolean {
+  const suffix = onnxFileForDtype(dtype) ? dtypeSuffix(dtype) : "";
+  return existsSync(join(dir, "onnx", "decoder_model_merged.onnx")) || existsSync(join(dir, "onnx", `decoder_model_merged${suffix}.onnx`));
+}
+
+export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> {
+  const layout = mediaLayout(await Bun.file(join(spec.dir, "config.json")).json());
+  const suffix = dtypeSuffix(spec.dtype);
+  const options = { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(spec.threads) } as ort.InferenceSession.SessionOptions;
+  const sessions: ort.InferenceSession[] = [];
+  const dispose = async () => void (await Promise.all(sessions.map((s) => s.release())));
+  /** The graph in the requested dtype; `fallback`: in fp32 when the folder has no such file. */
+  const open = async (name: string, fallback: boolean): Promise<OrtSessionLike> => {
+    let path = join(spec.dir, "onnx", `${name}${suffix}.onnx`);
+    if (fallback && !existsSync(path)) path = join(spec.dir, "onnx", `${name}.onnx`);
+    if (!existsSync(path)) throw new Error(`the folder has no onnx/${name}${suffix}.onnx`);
+    const session = await ort.InferenceSession.create(path, options);
+    sessions.push(session);
+    return session as unknown as OrtSessionLike;
+  };
+  try {
+    const decoder = await open("decoder_model_merged", false);
+    const embed = await open("embed_tokens", true);
+    const encoders: Partial<Record<MediaKind, EncoderSession>> = {};
+    for (const kind of layout.kinds) {
+      const names = ENCODER_NAMES[kind];
+      encoders[kind] = { session: await open(names.file, true), input: names.input, output: names.output };
+    }
+    const preprocessor = await MediaPreprocessor.load(spec.dir, { image: layout.kinds.includes("image"), audio: layout.kinds.includes("audio") });
+    const side = await loadTokenizerSide(spec.dir, layout.text);
+    const runner = new MediaRunner(decoder, layout.text, makeTensor, side.vocabSize, side.padId, {
+      embed,
+      encoders,
+      preprocessor,
+      tokenIds: layout.tokenIds,
+      hidden: layout.hidden,
+    });
+    return { runner, tokenBytes: side.tokenBytes, tokenizerJson: side.tokenizerJson, eosIds: side.eosIds, dispose };
+  } catch (e) {
+    await dispose();
+    throw e;
+  }
+}
