@@ -1,5 +1,6 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
 import { availableParallelism } from "node:os";
+import { BUILTIN_MODEL_IDS } from "../build/model/install.ts";
 import { resolve } from "node:path";
 import { smallStepTokensFor } from "./models/step-formats.ts";
 import { readCpuInfo } from "./native/cpu.ts";
@@ -98,6 +99,8 @@ export interface Config {
   readonly videoMaxFrames: number;
   /** Sampled frames are scaled down to fit this many pixels on their longer side. */
   readonly videoFrameSize: number;
+  /** Built-in models installed into the models dir at start (see BUILTIN_MODEL_IDS). */
+  readonly builtinModels: readonly string[];
 }
 
 export class ConfigError extends Error {}
@@ -183,6 +186,14 @@ function tierName(raw: string, name: string) {
   return raw.trim();
 }
 
+/** A comma-separated list of built-in model ids; "none" (or nothing) for none. */
+function builtinList(raw: string, name: string) {
+  const ids = raw.trim().toLowerCase() === "none" ? [] : raw.split(",").map((s) => s.trim()).filter(Boolean);
+  const unknown = ids.find((id) => !BUILTIN_MODEL_IDS.includes(id));
+  if (unknown) throw new ConfigError(`${name} lists "${unknown}", which is not a built-in model (${BUILTIN_MODEL_IDS.join(", ")}, or none)`);
+  return Object.freeze([...new Set(ids)]);
+}
+
 const LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
 
 export const OPTIONS: Option[] = [
@@ -253,6 +264,7 @@ export const OPTIONS: Option[] = [
   { key: "videoFps", env: "KILN_VIDEO_FPS", flag: "--video-fps", help: "video frames sampled per second", parse: decimal(0.01, 60) },
   { key: "videoMaxFrames", env: "KILN_VIDEO_MAX_FRAMES", flag: "--video-max-frames", help: "most frames sampled from one video", parse: int(1, 1024) },
   { key: "videoFrameSize", env: "KILN_VIDEO_FRAME_SIZE", flag: "--video-frame-size", help: "longer side of sampled frames (pixels)", parse: int(16, 4096) },
+  { key: "builtinModels", env: "KILN_BUILTIN_MODELS", flag: "--builtin-models", help: "built-in models built into the models dir at start (comma list, or none)", parse: builtinList },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -307,6 +319,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     videoFps: 1,
     videoMaxFrames: 32,
     videoFrameSize: 768,
+    builtinModels: BUILTIN_MODEL_IDS,
   };
 }
 

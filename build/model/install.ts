@@ -58,15 +58,20 @@ export async function installModel(modelsDir: string, opts: InstallOptions): Pro
 /** The built-in models' dtypes (fp32). */
 export const DEFAULT_DTYPES: Dtype[] = ["fp32"];
 
+/** The built-in models, by id: the default (the tiny preset) and the tiny model with both encoders (tiny-omni). */
+export const BUILTIN_PRESETS: Readonly<Record<string, string>> = { [DEFAULT_MODEL_ID]: "tiny", [DEFAULT_MEDIA_MODEL_ID]: "tiny-omni" };
+export const BUILTIN_MODEL_IDS: readonly string[] = Object.freeze(Object.keys(BUILTIN_PRESETS));
+
 /**
- * Installs the built-in models: the default (the tiny preset) and, beside it, the tiny model with both encoders
- * (tiny-omni), so media runs end to end on a fresh clone. Returns the default model's folder.
+ * Installs the built-in models named (all of them by default: the text default and, beside it, tiny-omni, so media
+ * runs end to end on a fresh clone). Returns their folders.
  */
-export async function ensureDefaultModel(modelsDir: string): Promise<string> {
-  const spec = PRESETS.tiny!;
-  const media = PRESETS["tiny-omni"]!;
-  if (spec.id !== DEFAULT_MODEL_ID || media.id !== DEFAULT_MEDIA_MODEL_ID) throw new Error("the tiny presets must carry the built-in model ids");
-  const dir = (await installModel(modelsDir, { spec, dtypes: DEFAULT_DTYPES })).dir;
-  await installModel(modelsDir, { spec: media, dtypes: DEFAULT_DTYPES });
-  return dir;
+export async function ensureDefaultModel(modelsDir: string, ids: readonly string[] = BUILTIN_MODEL_IDS): Promise<string[]> {
+  const dirs: string[] = [];
+  for (const id of ids) {
+    const spec = PRESETS[BUILTIN_PRESETS[id] ?? ""];
+    if (!spec || spec.id !== id) throw new Error(`"${id}" is not a built-in model`);
+    dirs.push((await installModel(modelsDir, { spec, dtypes: DEFAULT_DTYPES })).dir);
+  }
+  return dirs;
 }

@@ -66,7 +66,7 @@ export async function startKiln(
   const replay = replaySettlements(db, logger);
   if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
   ensureFirstKey(db, opts.print, config.firstKeyFile);
-  if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir);
+  if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir, config.builtinModels);
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
   const registry = new ModelRegistry(models);

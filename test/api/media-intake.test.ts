@@ -2,7 +2,7 @@
 // multimodal model: each bad medium gets its 400 naming the item, no URL outside loopback is ever connected to (the
 // injected net's guard), and the server stays up. Also: a medium the text model cannot take, a text document, the
 // content policy, and the 413 store rule.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test, test as bunTest } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createKey, restrictKey } from "../../src/db/keys-repo.ts";
@@ -78,13 +78,17 @@ async function expect400(res: Response, param: string, message: string | RegExp,
   else expect(body.error.message).toMatch(message);
 }
 
+// Every test talks to the text model's server unless it picks the multimodal one itself.
+beforeEach(() => {
+  server = textServer;
+});
+
 for (const target of ["text", "multimodal"] as const) describe(`the bad-input table (${target} model)`, () => {
-  beforeAll(() => {
-    server = target === "text" ? textServer : omniServer;
-  });
-  afterAll(() => {
-    server = textServer;
-  });
+  const test = (name: string, body: () => Promise<void> | void) =>
+    bunTest(name, () => {
+      server = target === "text" ? textServer : omniServer;
+      return body();
+    });
   const AT = "messages.0.content.1";
   const blocked = (url: string, why: RegExp) => [`URL ${url}`, () => image(url), new RegExp(`^${AT.replace(/\./g, "\\.")}: the fetch policy refused .*${why.source}`)] as const;
   const cases: (readonly [string, () => Promise<Response>, RegExp])[] = [

@@ -20,7 +20,8 @@ export async function startServerProcess(opts: { dataDir: string; modelsDir: str
     cwd: root,
     stdout: "pipe",
     stderr: "inherit",
-    env: { ...process.env, ...opts.env },
+    // Only the text default is built in beside what the scenario serves (the models dir may be the tests' shared cache).
+    env: { ...process.env, KILN_BUILTIN_MODELS: "kiln-tiny-v1", ...opts.env },
   });
   const decoder = new TextDecoder();
   let out = "";

@@ -11,20 +11,31 @@ afterAll(() => rmSync(modelsDir, { recursive: true, force: true }));
 
 describe("ensureDefaultModel", () => {
   test("builds the default model and the tiny media model beside it, then leaves identical builds alone", async () => {
-    const dir = await ensureDefaultModel(modelsDir);
-    expect(dir).toBe(join(modelsDir, DEFAULT_MODEL_ID));
-    const media = join(modelsDir, DEFAULT_MEDIA_MODEL_ID);
-    const before = statSync(join(dir, "onnx/model.onnx_data")).mtimeMs;
-    const mediaBefore = statSync(join(media, "onnx/decoder_model_merged.onnx_data")).mtimeMs;
-    expect(await ensureDefaultModel(modelsDir)).toBe(dir);
-    expect(statSync(join(dir, "onnx/model.onnx_data")).mtimeMs).toBe(before);
-    expect(statSync(join(media, "onnx/decoder_model_merged.onnx_data")).mtimeMs).toBe(mediaBefore);
+    const [dir, media] = await ensureDefaultModel(modelsDir);
+    expect([dir, media]).toEqual([join(modelsDir, DEFAULT_MODEL_ID), join(modelsDir, DEFAULT_MEDIA_MODEL_ID)]);
+    const before = statSync(join(dir!, "onnx/model.onnx_data")).mtimeMs;
+    const mediaBefore = statSync(join(media!, "onnx/decoder_model_merged.onnx_data")).mtimeMs;
+    expect(await ensureDefaultModel(modelsDir)).toEqual([dir!, media!]);
+    expect(statSync(join(dir!, "onnx/model.onnx_data")).mtimeMs).toBe(before);
+    expect(statSync(join(media!, "onnx/decoder_model_merged.onnx_data")).mtimeMs).toBe(mediaBefore);
     expect(readdirSync(modelsDir).sort()).toEqual([DEFAULT_MODEL_ID, DEFAULT_MEDIA_MODEL_ID].sort()); // no temp folders left behind
-    const manifest = JSON.parse(readFileSync(join(media, "kiln.json"), "utf8"));
+    const manifest = JSON.parse(readFileSync(join(media!, "kiln.json"), "utf8"));
     expect([manifest.id, manifest.capabilities.vision, manifest.capabilities.audio, manifest.media.layout]).toEqual([DEFAULT_MEDIA_MODEL_ID, true, true, "kiln-omni"]);
     const { models, problems } = scanModels(modelsDir);
     expect(problems.filter((p) => p.folder === dir)).toEqual([]);
     expect(models.filter((m) => m.id === DEFAULT_MODEL_ID).map((m) => [m.id, m.defaultDtype, m.batching.leftPadding])).toEqual([[DEFAULT_MODEL_ID, "fp32", "exact"]]);
+  });
+
+  test("builds only the built-in models named (KILN_BUILTIN_MODELS), and refuses an id that is not one", async () => {
+    const only = mkdtempSync(join(tmpdir(), "kiln-ensure-one-"));
+    try {
+      expect(await ensureDefaultModel(only, [DEFAULT_MODEL_ID])).toEqual([join(only, DEFAULT_MODEL_ID)]);
+      expect(readdirSync(only)).toEqual([DEFAULT_MODEL_ID]);
+      expect(await ensureDefaultModel(only, [])).toEqual([]);
+      await expect(ensureDefaultModel(only, ["kiln-qwen2-0.5b-v1"])).rejects.toThrow(/not a built-in model/);
+    } finally {
+      rmSync(only, { recursive: true, force: true });
+    }
   });
 
   test("rebuilds a damaged folder", async () => {
