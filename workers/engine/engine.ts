@@ -181,6 +181,7 @@ export class Engine {
     return seq.media.carries ? seq.media.rows(row, start, length, col0, this.runner.media!.hidden) : [];
   }
 
+  /** The pass's inputs with its rows' feature rows attached (text-only passes stay as they are). */
   private withFeatures(inputs: StepInputs, rows: FeatureRows[][]): StepInputs {
     const features = rows.flat();
     return features.length > 0 ? { ...inputs, features } : inputs;
