@@ -21,6 +21,8 @@ export interface ModelSpec {
   rmsEps: number;
   seed: number;
   initStd: number;
+  /** Std of the token embedding rows (default initStd): larger keeps each token's identity visible beside hundreds of media rows. */
+  embedStd?: number;
   /** An image encoder: the folder gets LLaVA's layout (or kiln-omni's with audio too). */
   vision?: VisionSpec;
   /** An audio encoder: the folder gets Ultravox's layout (or kiln-omni's with vision too). */
@@ -54,8 +56,11 @@ const TINY_DECODER: Decoder = {
   initStd: 0.05,
 };
 
-/** The benchmark-size media models' decoder (about 55M parameters). */
-const SMALL_DECODER: Decoder = { ...TINY_DECODER, layers: 8, hidden: 512, heads: 8, kvHeads: 2, headDim: 64, intermediate: 1408, vocab: 32000 };
+/**
+ * The benchmark-size media models' decoder (about 55M parameters). With 0.05 embeddings, 576 image rows swamp
+ * attention and greedy output repeats one token; 0.5 keeps it varying.
+ */
+const SMALL_DECODER: Decoder = { ...TINY_DECODER, layers: 8, hidden: 512, heads: 8, kvHeads: 2, headDim: 64, intermediate: 1408, vocab: 32000, embedStd: 0.5 };
 
 /** 56×56 pixels in 14-pixel patches: 16 image tokens. */
 const TINY_VISION: VisionSpec = { imageSize: 56, patchSize: 14, hidden: 64, layers: 2, heads: 4, intermediate: 128, layerNormEps: 1e-5 };
@@ -131,6 +136,7 @@ export function validateSpec(s: ModelSpec): void {
   if (s.vocab < 512) throw new Error("spec.vocab must be at least 512 (256 bytes + special tokens + merges)");
   if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > 0xffffffff) throw new Error("spec.seed must be an integer in [0, 2^32)");
   if (!(s.initStd > 0) || !(s.rmsEps > 0) || !(s.ropeTheta > 1)) throw new Error("spec.initStd, rmsEps and ropeTheta must be positive");
+  if (s.embedStd !== undefined && !(s.embedStd > 0)) throw new Error("spec.embedStd must be positive");
   validateMedia(s);
 }
 

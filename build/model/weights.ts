@@ -131,7 +131,7 @@ export function* generateWeight(spec: ModelSpec, e: PlanEntry): Generator<Chunk>
   for (let r = 0; r < e.rows; r += rowsPerChunk) {
     const rows = Math.min(rowsPerChunk, e.rows - r);
     const data = new Float32Array(rows * e.cols);
-    rng.fillNormal(data, spec.initStd);
+    rng.fillNormal(data, e.kind === "embed" ? (spec.embedStd ?? spec.initStd) : spec.initStd);
     yield { data, rowStart: r, rows };
   }
 }

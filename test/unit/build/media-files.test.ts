@@ -6,6 +6,7 @@ import { Template } from "@huggingface/jinja";
 import { AutoConfig, AutoTokenizer, env } from "@huggingface/transformers";
 import { audioFeatureCount, PRESETS, validateSpec, withoutAudio, type ModelSpec } from "../../../build/model/index.ts";
 import { buildTokenizer, specialId } from "../../../build/model/tokenizer.ts";
+import { generateWeight, weightPlan } from "../../../build/model/weights.ts";
 import { builtModel } from "./media-models.ts";
 
 const json = (dir: string, f: string) => JSON.parse(readFileSync(join(dir, f), "utf8"));
@@ -99,6 +100,21 @@ describe("tokens and chat template", () => {
 });
 
 describe("media specs", () => {
+  test("embedStd sets the embedding rows' std only; without it the embedding keeps initStd", () => {
+    const tiny = PRESETS.tiny!;
+    const std = (spec: ModelSpec, kind: string) => {
+      const e = weightPlan(spec).find((p) => p.kind === kind)!;
+      const data = [...generateWeight(spec, e)][0]!.data;
+      let sq = 0;
+      for (const v of data) sq += v * v;
+      return Math.sqrt(sq / data.length);
+    };
+    expect(std({ ...tiny, embedStd: 0.5 }, "embed")).toBeCloseTo(0.5, 2);
+    expect(std({ ...tiny, embedStd: 0.5 }, "head")).toBeCloseTo(0.05, 3);
+    expect(std(tiny, "embed")).toBeCloseTo(0.05, 3);
+    expect(PRESETS["vision-small"]!.embedStd).toBe(0.5);
+  });
+
   test("audioFeatureCount over log-mel frames equals UltravoxProcessor's count over samples (every length up to 30 s)", () => {
     for (let samples = 400; samples <= 480000; samples += 37) {
       const frames = Math.min(Math.floor(samples / 160), 3000);
@@ -118,6 +134,7 @@ describe("media specs", () => {
     const v = withoutAudio(o);
     expect("audio" in v).toBe(false);
     expect(v).toMatchObject(rest);
+    expect(bad({ embedStd: 0 })).toThrow("spec.embedStd");
     expect(PRESETS["vision-small"]!.vision).toMatchObject({ imageSize: 336, patchSize: 14 });
     expect(PRESETS["audio-small"]!.audio!.nMels).toBe(128);
   });
