@@ -5,7 +5,10 @@ import type { FeatureRows } from "./batch-inputs.ts";
 import { type MediaEncoders, MediaInputError, type PreparedMedia } from "./model-runner.ts";
 
 interface Item {
-  input: MediaInput;
+  /** Where its rows go; kept for the sequence's life. */
+  input: Pick<MediaInput, "kind" | "at" | "tokens">;
+  /** The image bytes or samples: dropped once preprocessed, so a long prompt does not hold them while it decodes. */
+  payload: MediaInput | null;
   prepared: PreparedMedia | null;
   features: Float32Array | null;
 }
@@ -25,7 +28,7 @@ export class SequenceMedia {
   ready: boolean;
 
   constructor(inputs: readonly MediaInput[]) {
-    this.items = inputs.map((input) => ({ input, prepared: null, features: null }));
+    this.items = inputs.map((input) => ({ input: { kind: input.kind, at: input.at, tokens: input.tokens }, payload: input, prepared: null, features: null }));
     this.carries = inputs.length > 0;
     this.ready = !this.carries;
   }
@@ -35,7 +38,8 @@ export class SequenceMedia {
     await Promise.all(
       this.items.map(async (item, i) => {
         try {
-          item.prepared = await encoders.prepare(item.input);
+          item.prepared = await encoders.prepare(item.payload!);
+          item.payload = null;
         } catch (err) {
           // Preprocessing libraries' own text may name files or internals: only our own checks' messages go out.
           const why = err instanceof MediaInputError ? err.message : "could not be preprocessed";
@@ -83,9 +87,10 @@ export class SequenceMedia {
     return out;
   }
 
-  /** Frees preprocessed inputs and features once the whole prompt is prefilled. */
+  /** Frees inputs, preprocessed inputs and features once the whole prompt is prefilled (or the sequence ends). */
   release(): void {
     for (const item of this.items) {
+      item.payload = null;
       item.prepared = null;
       item.features = null;
     }

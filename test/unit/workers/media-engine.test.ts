@@ -147,6 +147,31 @@ describe("Engine with media", () => {
     expect(h.reports.flatMap((r) => r.finished)).toEqual([{ seqId: "img", reason: "cancelled", promptTokens: 3, outputTokens: 0 }]);
   });
 
+  test("a cancel that arrives while a newcomer's encoder runs (before it joins the batch) is honoured", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let entered!: () => void;
+    const inEncode = new Promise<void>((r) => (entered = r));
+    class SlowEncoder extends FakeMediaRunner {
+      override async encode(kind: Parameters<FakeMediaRunner["encode"]>[0], prepared: Parameters<FakeMediaRunner["encode"]>[1]) {
+        entered();
+        await gate;
+        return super.encode(kind, prepared);
+      }
+    }
+    const h = harness(new SlowEncoder());
+    h.engine.add("img", [7, ...Array(4).fill(IMAGE), 8], greedy(50), [fakeImage(1, 4, 2)]);
+    await waitFor(() => h.engine.hasWork(), { what: "the image preprocessed" });
+    const step = h.engine.step();
+    await inEncode;
+    h.engine.cancel("img");
+    open();
+    await step;
+    await h.run("img");
+    // It sampled its first token in the pass it was admitted to, then left at the next step boundary.
+    expect(h.reports.flatMap((r) => r.finished).map((f) => [f.seqId, f.reason, f.outputTokens])).toEqual([["img", "cancelled", 1]]);
+  });
+
   test("media adds that cannot run fail alone at once", async () => {
     const text = harness(new FakeMediaRunner());
     text.engine.add("wrong-token", [1, 2, 3], greedy(2), [fakeImage(1, 1, 1)]);
