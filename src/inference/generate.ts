@@ -72,7 +72,8 @@ export function placeMedia(conv: Conversation, model: ModelEntry): Map<MediaPart
 export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, request: CoreRequest): Promise<Prepared> {
   deps.scheduler.assertServing(model.id);
   const slots = placeMedia(request.conversation, model);
-  const placeholders = slots.size ? (p: MediaPart) => slots.get(p) ?? [] : undefined;
+  // A multimodal model's template gets every message's content as parts (what such templates expect), media or not.
+  const placeholders = model.media ? (p: MediaPart) => slots.get(p) ?? [] : undefined;
   const tokenizer = await deps.tokenizers.get(model);
   const format = tokenizer.format;
   const tools = request.toolChoice === "none" ? null : request.tools;
@@ -91,7 +92,8 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   if (rendered.length > OFF_THREAD_BYTES) checkPromptBound(tokenizer.minTokens(rendered), request.maxTokens, model.contextLength);
   const encoded = await tokenizer.encodePrompt(rendered, prefill ?? undefined);
   // Each placeholder becomes the rows its encoder fills: they are prompt tokens like any other (context, usage, billing).
-  const { promptIds, media } = slots.size ? expandPlaceholders(encoded, model.media!, [...slots.values()].flat()) : { promptIds: encoded, media: [] };
+  // A placeholder the client typed, with no media to fill it, is refused here too.
+  const { promptIds, media } = model.media ? expandPlaceholders(encoded, model.media, [...slots.values()].flat()) : { promptIds: encoded, media: [] };
   const maxTokens = fitContext(promptIds.length, request.maxTokens, model.contextLength);
   const thinks = close !== null && !callInPrompt;
   const budget = thinks ? thinkingTokens(request.thinkingBudget, maxTokens, answerRequired(call !== null, request)) : undefined;

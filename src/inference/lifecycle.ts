@@ -71,6 +71,7 @@ export async function countPrompt(
   who: { teamId: number; keyId: number },
   opts: { clientSignal: AbortSignal; timeoutMs: number },
 ): Promise<number> {
+  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
   const limit = AbortSignal.timeout(opts.timeoutMs);
   const signal = AbortSignal.any([opts.clientSignal, limit]);
   const stopped = () => abortedBeforeRun(limit.aborted ? "timed_out" : "client_gone", opts.timeoutMs);

@@ -18,9 +18,12 @@ export interface MediaSlot {
 
 function audioSlot(layout: MediaLayout, audio: DecodedAudio): MediaSlot {
   const a = layout.audio!;
-  const inputs = audioPieces(a, audio.samples.length).map(
-    (p): UnplacedInput => ({ kind: "audio", tokens: p.tokens, samples: audio.samples.subarray(p.start, p.end), sampleRate: audio.sampleRate }),
-  );
+  const inputs = audioPieces(a, audio.samples.length).map((p): UnplacedInput => {
+    // A copy of its own for each piece: a worker message copies a view's whole buffer, the rest of the clip included.
+    const samples = new Float32Array(p.length);
+    samples.set(audio.samples.subarray(p.start, p.end));
+    return { kind: "audio", tokens: p.tokens, samples, sampleRate: audio.sampleRate };
+  });
   return { kind: "audio", inputs };
 }
 

@@ -88,9 +88,9 @@ export interface TemplateMessage {
 }
 
 
-/** A message's content: its text, or (when it holds media) its text and media placeholders in order. */
+/** A message's content: its text, or for a multimodal model (`placeholders`) its text and media placeholders as parts. */
 function contentOf(parts: readonly Part[], placeholders: MediaPlaceholders | undefined, lead = ""): string | TemplatePart[] {
-  if (!placeholders || !parts.some((p) => p.type === "media")) return lead + textOf(parts);
+  if (!placeholders) return lead + textOf(parts);
   const out: TemplatePart[] = lead ? [{ type: "text", text: lead }] : [];
   for (const p of parts) {
     if (p.type === "text") out.push({ type: "text", text: p.text });
@@ -102,7 +102,8 @@ function contentOf(parts: readonly Part[], placeholders: MediaPlaceholders | und
 /**
  * The conversation as template messages: an assistant turn's reasoning becomes `reasoning_content`, its calls
  * `tool_calls` with object arguments; a tool turn becomes one `tool` message per result, named after its call.
- * With `placeholders`, media become `{type: "image"}` / `{type: "audio"}` parts where they sit.
+ * With `placeholders` (a multimodal model), content is a list of parts, media becoming `{type: "image"}` /
+ * `{type: "audio"}` where they sit, as Hugging Face multimodal templates expect.
  */
 export function templateMessages(conv: Conversation, placeholders?: MediaPlaceholders): TemplateMessage[] {
   const out: TemplateMessage[] = [];

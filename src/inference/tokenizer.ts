@@ -74,6 +74,7 @@ export async function loadTokenizer(model: ModelEntry, opts: TokenizersOptions =
   const bytesPerToken = maxBytesPerToken(json, vocab.keys());
   const template = (tok as unknown as { chat_template?: unknown }).chat_template;
   const format = resolvePromptFormat(model.promptFormat, typeof template === "string" ? template : "", (t) => vocab.has(t));
+  checkMediaTokens(model, (t) => vocab.get(t));
   const specialTokens = new Map((json.added_tokens ?? []).flatMap((t) => (t.special && typeof t.id === "number" ? [[t.content, t.id] as const] : [])));
   warmTemplate(tok);
   return {
@@ -110,6 +111,15 @@ export async function loadTokenizer(model: ModelEntry, opts: TokenizersOptions =
       return prefill ? [...ids, ...encodeText(prefill)] : ids;
     },
   };
+}
+
+/** A media layout whose placeholder ids are not the tokenizer's own would misplace every medium: the model is not served. */
+function checkMediaTokens(model: ModelEntry, idOf: (token: string) => number | undefined): void {
+  for (const side of [model.media?.image, model.media?.audio]) {
+    if (side && idOf(side.token) !== side.tokenId) {
+      throw new Error(`the media placeholder "${side.token}" is token ${idOf(side.token) ?? "(absent)"} in tokenizer.json, not ${side.tokenId} as the manifest says`);
+    }
+  }
 }
 
 /** Compiles the chat template now (it is cached), so the first request does not pay for it on the event loop. */

@@ -114,7 +114,9 @@ function llavaImage(f: FolderConfigs): ImageLayout {
   const patchSize = count(proc, "patch_size", "processor_config.json", (object(f.config.vision_config ?? {}, "vision_config").patch_size as number | undefined) ?? undefined);
   const extra = proc.num_additional_image_tokens ?? 0;
   if (typeof extra !== "number" || !Number.isInteger(extra) || extra < 0) throw new Error(`"processor_config.json.num_additional_image_tokens" must be an integer ≥ 0`);
-  return imageLayout({ token, token_id: id, size: side, patch_size: patchSize, tokens: Math.floor(side / patchSize) ** 2 + extra }, "config.json");
+  // As transformers' LlavaProcessor: the "default" feature strategy drops the CLS row the extra token counts.
+  const dropped = f.config.vision_feature_select_strategy === "default" && extra > 0 ? 1 : 0;
+  return imageLayout({ token, token_id: id, size: side, patch_size: patchSize, tokens: Math.floor(side / patchSize) ** 2 + extra - dropped }, "config.json");
 }
 
 /** The audio side of an Ultravox folder: its audio token, stack factor and Whisper feature extractor settings. */
@@ -156,15 +158,22 @@ export function audioTokens(layout: AudioLayout, samples: number): number {
   return audioPieces(layout, samples).reduce((sum, p) => sum + p.tokens, 0);
 }
 
-/** The ≤ chunkSeconds pieces a clip is encoded in: each piece's sample range and its prompt rows. */
-export function audioPieces(layout: AudioLayout, samples: number): { start: number; end: number; tokens: number }[] {
+/**
+ * Shortest piece the encoder is given (Whisper's n_fft): the log-mel of fewer samples has no whole frame, so a shorter
+ * clip (or a 30 s clip's short tail) is zero-padded to it, and counted as padded.
+ */
+export const MIN_PIECE_SAMPLES = 400;
+
+/** The ≤ chunkSeconds pieces a clip is encoded in: each piece's sample range, its length as encoded, and its prompt rows. */
+export function audioPieces(layout: AudioLayout, samples: number): { start: number; end: number; length: number; tokens: number }[] {
   const chunk = layout.chunkSeconds * layout.sampleRate;
-  const out: { start: number; end: number; tokens: number }[] = [];
+  const out: { start: number; end: number; length: number; tokens: number }[] = [];
   for (let start = 0; start < samples || out.length === 0; start += chunk) {
     const end = Math.min(samples, start + chunk);
+    const length = Math.max(end - start, MIN_PIECE_SAMPLES);
     // transformers.js's UltravoxProcessor count (the 1e-4 keeps exact halves rounding up as Python's division does there).
-    const frames = Math.round((end - start) / layout.encoderDsFactor + 1e-4);
-    out.push({ start, end, tokens: 1 + Math.ceil(frames / layout.stackFactor) });
+    const frames = Math.round(length / layout.encoderDsFactor + 1e-4);
+    out.push({ start, end, length, tokens: 1 + Math.ceil(frames / layout.stackFactor) });
   }
   return out;
 }

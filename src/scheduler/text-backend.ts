@@ -46,7 +46,8 @@ export class TextBackend implements SequenceBackend {
   readonly workers: TextWorkers;
 
   constructor(models: ModelEntry[], opts: TextBackendOptions) {
-    const smallOf = (m: ModelEntry) => smallStepFormat(m, opts.smallStepTokens ?? 0);
+    // A multimodal folder's worker runs one decoder format (its encoders and embeddings have no small-step twin).
+    const smallOf = (m: ModelEntry) => (m.media ? undefined : smallStepFormat(m, opts.smallStepTokens ?? 0));
     for (const m of models) opts.logger.info("model weights", { model: m.id, formats: formatsLabel(m.defaultDtype, smallOf(m)) });
     this.workers = new WorkerSupervisor(models, {
       kind: "text",

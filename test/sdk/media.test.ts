@@ -116,6 +116,18 @@ describe("audio and video", () => {
     expect(r.usage!.prompt_tokens).toBe(alone + audioTokens(media.audio!, 16000));
   });
 
+  test("a clip shorter than one Whisper frame, and one whose last 30 s piece is a few samples: 200, counted as padded", async () => {
+    const alone = await textOnlyChatTokens();
+    const ask = (samples: number) =>
+      openai.chat.completions.create({
+        model: server.modelId,
+        max_tokens: 2,
+        messages: [{ role: "user", content: [{ type: "text", text: QUESTION }, { type: "input_audio", input_audio: { data: b64(wavBytes(sine(440, samples / 16000, 16000), 16000)), format: "wav" } }] }],
+      });
+    expect((await ask(100)).usage!.prompt_tokens).toBe(alone + 2);
+    expect((await ask(480_080)).usage!.prompt_tokens).toBe(alone + 189 + 2);
+  });
+
   test("Responses input_audio: 200, counted, and input_tokens agrees", async () => {
     const input = [{ role: "user", content: [{ type: "input_text", text: QUESTION }, { type: "input_audio", input_audio: { data: b64(wav), format: "wav" } }] }] as unknown as OpenAI.Responses.ResponseInput;
     const textOnly = await openai.responses.create({ model: server.modelId, max_output_tokens: 16, input: [{ role: "user", content: [{ type: "input_text", text: QUESTION }] }] });
@@ -138,6 +150,18 @@ describe("audio and video", () => {
     expect(frames).toBeGreaterThanOrEqual(2);
     expect(frames).toBeLessThanOrEqual(4);
     expect(Math.abs(added - frames * media.image!.tokens - audioTokens(media.audio!, 3 * 16000))).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("placeholders", () => {
+  test("text that holds the image placeholder is a 400, with or without media (nothing would fill its row)", async () => {
+    const status = (content: OpenAI.Chat.ChatCompletionUserMessageParam["content"]) =>
+      openai.chat.completions.create({ model: server.modelId, max_tokens: 2, messages: [{ role: "user", content }] }).then(
+        () => 200,
+        (e: { status: number; error?: { message?: string } }) => [e.status, e.error?.message ?? ""],
+      );
+    expect(await status("look <image> here")).toEqual([400, expect.stringContaining("placeholder '<image>'")]);
+    expect(await status([{ type: "text", text: "look <image> here" }, { type: "image_url", image_url: { url: `data:image/png;base64,${b64(png)}` } }])).toEqual([400, expect.stringContaining("do not match its 1 media item")]);
   });
 });
 

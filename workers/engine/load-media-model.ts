@@ -61,6 +61,12 @@ export function isMediaFolder(dir: string, dtype: string): boolean {
   return existsSync(join(dir, "onnx", "decoder_model_merged.onnx")) || existsSync(join(dir, "onnx", `decoder_model_merged${suffix}.onnx`));
 }
 
+/** Embeddings, pixels and log-mel go in as float32: a float16 graph would fail every pass, so it is refused at load. */
+export function requireFloat32(session: OrtSessionLike, input: string, graph: string): void {
+  const type = session.inputMetadata?.find((m) => m.name === input)?.type;
+  if (type !== undefined && type !== "float32") throw new Error(`${graph}'s ${input} is ${type}; kiln runs multimodal graphs that take float32 (use the folder's fp32 or q4 files)`);
+}
+
 export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> {
   const layout = mediaLayout(await Bun.file(join(spec.dir, "config.json")).json());
   const suffix = dtypeSuffix(spec.dtype);
@@ -84,6 +90,8 @@ export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> 
       const names = ENCODER_NAMES[kind];
       encoders[kind] = { session: await open(names.file, true), input: names.input, output: names.output };
     }
+    requireFloat32(decoder, "inputs_embeds", "decoder_model_merged");
+    for (const [kind, e] of Object.entries(encoders)) requireFloat32(e.session, e.input, ENCODER_NAMES[kind as MediaKind].file);
     const preprocessor = await MediaPreprocessor.load(spec.dir, { image: layout.kinds.includes("image"), audio: layout.kinds.includes("audio") });
     const side = await loadTokenizerSide(spec.dir, layout.text);
     const runner = new MediaRunner(decoder, layout.text, makeTensor, side.vocabSize, side.padId, {

@@ -13,6 +13,27 @@ interface AudioConfig {
   n_samples: number;
 }
 
+/** Longest side kept, as a multiple of the shorter, before a processor that resizes the shorter side and crops the middle. */
+export const MAX_ASPECT = 2;
+
+/**
+ * The part of the image a shortest-edge resize and center crop can use: a 2000×1 picture would otherwise be scaled to
+ * 672000×336 (seconds of work, gigabytes) for a 336×336 crop. Cutting the middle 2:1 first leaves that crop the same
+ * (the cut is half a side away from it, beyond any resampling filter's reach); other processors are left alone.
+ */
+export async function centralPart(raw: RawImage, processor: { do_center_crop?: boolean; size?: unknown }): Promise<RawImage> {
+  const shortestEdge = (processor.size as { shortest_edge?: number } | undefined)?.shortest_edge;
+  const short = Math.min(raw.width, raw.height);
+  if (!processor.do_center_crop || shortestEdge === undefined || Math.max(raw.width, raw.height) <= MAX_ASPECT * short) return raw;
+  const keep = MAX_ASPECT * short;
+  if (raw.width > raw.height) {
+    const x0 = Math.floor((raw.width - keep) / 2);
+    return raw.crop([x0, 0, x0 + keep - 1, raw.height - 1]);
+  }
+  const y0 = Math.floor((raw.height - keep) / 2);
+  return raw.crop([0, y0, raw.width - 1, y0 + keep - 1]);
+}
+
 export class MediaPreprocessor {
   private constructor(
     private readonly image: ImageProcessor | null,
@@ -42,7 +63,7 @@ export class MediaPreprocessor {
     if (!this.image) throw new MediaInputError("this model takes no image input");
     const im = input.image;
     const raw = "bytes" in im ? await RawImage.fromBlob(new Blob([im.bytes as Uint8Array<ArrayBuffer>])) : new RawImage(im.rgb, im.width, im.height, 3);
-    const { pixel_values } = await this.image(raw);
+    const { pixel_values } = await this.image(await centralPart(raw, this.image));
     return { data: pixel_values.data as Float32Array, dims: [...pixel_values.dims] };
   }
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { MediaPart } from "../../../src/inference/conversation.ts";
 import type { DecodedAudio, DecodedImage, DecodedVideo } from "../../../src/inference/media.ts";
 import { expandPlaceholders, mediaSlots, slotTokens } from "../../../src/inference/media-placement.ts";
+import { Template } from "@huggingface/jinja";
 import { templateMessages } from "../../../src/inference/prompt-format.ts";
 import type { MediaLayout } from "../../../src/models/media-layout.ts";
 
@@ -28,6 +29,8 @@ describe("media slots", () => {
     expect(slot!.kind).toBe("audio");
     expect(slot!.inputs.map((i) => i.tokens)).toEqual([189, 1 + Math.ceil(500 / 8)]);
     expect(slot!.inputs.map((i) => (i.kind === "audio" ? i.samples.length : 0))).toEqual([480_000, 160_000]);
+    // Each piece owns its buffer: a worker message copies a view's whole buffer.
+    expect(slot!.inputs.map((i) => (i.kind === "audio" ? i.samples.buffer.byteLength : 0))).toEqual([480_000 * 4, 160_000 * 4]);
   });
 
   test("a video is one image placeholder per frame, then its sound when the model hears", () => {
@@ -61,6 +64,11 @@ describe("placeholder expansion", () => {
     expect(promptIds.length).toBe(189 + 64);
   });
 
+  test("a placeholder in a request without media is refused too (nothing would fill its row)", () => {
+    expect(() => expandPlaceholders([5, IMG, 6], layout, [])).toThrow(/do not match its 0 media items/);
+    expect(expandPlaceholders([5, 6], layout, [])).toEqual({ promptIds: [5, 6], media: [] });
+  });
+
   test("a placeholder the client typed, or one the template dropped, is refused", () => {
     const slots = mediaSlots(layout, part(image));
     expect(() => expandPlaceholders([IMG, IMG], layout, slots)).toThrow(/do not match its 1 media item/);
@@ -69,15 +77,29 @@ describe("placeholder expansion", () => {
   });
 });
 
+/** llava-1.5's template (Hugging Face hub), which filters content parts and fails on plain strings. */
+const LLAVA_TEMPLATE =
+  "{% for message in messages %}{% if message['role'] != 'system' %}{{ message['role'].upper() + ': '}}{% endif %}" +
+  "{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}{{ '<image>\\n' }}{% endfor %}" +
+  "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}{{ content['text'] + ' '}}{% endfor %}" +
+  "{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}";
+
 describe("template messages with media", () => {
-  test("a turn with media becomes parts in order; text-only turns stay strings", () => {
+  test("a LLaVA template renders text-only and image turns alike", () => {
+    const render = (conv: Parameters<typeof templateMessages>[0]) =>
+      new Template(LLAVA_TEMPLATE).render({ messages: templateMessages(conv, () => [{ kind: "image" }]) as never, add_generation_prompt: true });
+    expect(render([{ role: "user", parts: [{ type: "text", text: "Hi" }] }])).toBe("USER: Hi ASSISTANT:");
+    expect(render([{ role: "user", parts: [{ type: "text", text: "What?" }, part(image)] }])).toBe("USER: <image>\nWhat? ASSISTANT:");
+  });
+
+  test("for a multimodal model every turn is parts, media in order; for a text model, strings", () => {
     const img = part(image);
     const conv = [
       { role: "system" as const, parts: [{ type: "text" as const, text: "be brief" }] },
       { role: "user" as const, parts: [{ type: "text" as const, text: "what is " }, img, { type: "text" as const, text: "?" }] },
     ];
     const msgs = templateMessages(conv, () => [{ kind: "image" }, { kind: "audio" }]);
-    expect(msgs[0]!.content).toBe("be brief");
+    expect(msgs[0]!.content).toEqual([{ type: "text", text: "be brief" }]);
     expect(msgs[1]!.content).toEqual([{ type: "text", text: "what is " }, { type: "image" }, { type: "audio" }, { type: "text", text: "?" }]);
     // Without placeholders (a text model), media are left out as before.
     expect(templateMessages(conv)[1]!.content).toBe("what is ?");

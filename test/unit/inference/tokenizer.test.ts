@@ -10,7 +10,7 @@ import { tokenizerWorkerUrl } from "../../../src/native/worker-url.ts";
 import { dirname, join } from "node:path";
 import { fakeManifest, writeFakeModel } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
-import { tinyModelDir } from "../../helpers/tiny-model.ts";
+import { tinyModelDir, tinyOmniModelDir } from "../../helpers/tiny-model.ts";
 
 const model = scanModels(dirname(await tinyModelDir())).models[0]!;
 const encoder = new OffThreadEncoder(tokenizerWorkerUrl());
@@ -104,5 +104,18 @@ describe("prompt tokenizing", () => {
     const err = await new Tokenizers({ logger }).get(broken).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 503, code: "backend_unavailable", message: "The tokenizer of 'broken-tok-v1' could not be loaded; retry later" });
     expect(logger.lines).toEqual([expect.objectContaining({ msg: "tokenizer failed to load", model: "broken-tok-v1", reason: expect.stringContaining('Tokenizer must contain a "model" property') })]);
+  });
+});
+
+describe("a multimodal model's placeholders", () => {
+  test("must be the tokenizer's own ids: a manifest that says otherwise is not served", async () => {
+    const omni = scanModels(dirname(await tinyOmniModelDir())).models[0]!;
+    const logger = memoryLogger();
+    const ok = new Tokenizers({ logger });
+    expect((await ok.get(omni)).specialTokens.get("<image>")).toBe(omni.media!.image!.tokenId);
+    const wrong = { ...omni, id: "kiln-wrong-v1", media: { ...omni.media!, image: { ...omni.media!.image!, tokenId: 5 } } };
+    const err = await new Tokenizers({ logger }).get(wrong).then(() => null, (e: unknown) => e);
+    expect(failureOf(err)).toMatchObject({ cause: "tokenizer_unavailable" });
+    expect(JSON.stringify(logger.lines)).toContain(`the media placeholder \\"<image>\\" is token ${omni.media!.image!.tokenId} in tokenizer.json, not 5`);
   });
 });

@@ -37,6 +37,11 @@ describe("audio rows", () => {
     expect(audioTokens(layout, 320 * 8 + 159)).toBe(2);
   });
 
+  test("a piece shorter than one Whisper frame (400 samples) is encoded zero-padded to it, and counted so", () => {
+    expect(audioPieces(layout, 100)).toEqual([{ start: 0, end: 100, length: 400, tokens: 2 }]);
+    expect(audioPieces(layout, 480_080).map((p) => [p.end - p.start, p.length, p.tokens])).toEqual([[480_000, 480_000, 189], [80, 400, 2]]);
+  });
+
   test("clips longer than a chunk are encoded in chunks, each counted on its own", () => {
     const pieces = audioPieces(layout, 16000 * 70);
     expect(pieces.map((p) => [p.start, p.end])).toEqual([[0, 480_000], [480_000, 960_000], [960_000, 1_120_000]]);
@@ -54,6 +59,13 @@ describe("layouts of folders without kiln.json", () => {
     });
     expect(m.image).toEqual({ token: "<image>", tokenId: 32000, size: 336, patchSize: 14, tokens: 577 });
     expect(m.audio).toBeNull();
+    // llava-hf's configs: one extra token, dropped again by the "default" feature strategy (576 rows).
+    const hf = layoutFromFolder({
+      config: { model_type: "llava", image_token_index: 32000, vision_feature_select_strategy: "default" },
+      processor: { image_token: "<image>", patch_size: 14, num_additional_image_tokens: 1 },
+      preprocessor: { crop_size: { height: 336, width: 336 } },
+    });
+    expect(hf.image!.tokens).toBe(576);
   });
 
   test("Ultravox: the audio token, stack factor and feature extractor settings", () => {
