@@ -6,6 +6,7 @@ export const WORKER_ENTRIES = {
   tokenizer: "workers/tokenizer-worker.ts",
   doctor: "src/native/doctor-worker.ts",
   media: "workers/media-worker.ts",
+  mediaPrep: "workers/media-prep-worker.ts",
 } as const;
 
 /**

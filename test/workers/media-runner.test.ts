@@ -6,6 +6,7 @@ import type { MediaInput } from "../../src/scheduler/protocol.ts";
 import { loadModel, type LoadedModel } from "../../workers/engine/load-model.ts";
 import { MediaRunner } from "../../workers/engine/media-runner.ts";
 import { greedyParams } from "../helpers/sampling.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 import { engineHarness } from "../unit/workers/engine-harness.ts";
 import { audioTokens, directFeatures, mediaConfig, mediaModelDir, recomputedGreedy, testClip, testRgb } from "./media-models.ts";
 
@@ -30,6 +31,8 @@ const clipPrompt = (before: number[], after: number[], samples = 16000) => [...b
 async function runTogether(model: LoadedModel, seqs: Record<string, [number[], MediaInput[]]>, budget?: number) {
   const h = engineHarness(model.runner, { budget });
   for (const [id, [prompt, media]] of Object.entries(seqs)) h.engine.add(id, prompt, greedyParams(STEPS), media);
+  // Preprocessing runs on its own thread: every sequence is ready before the first step, so they all share it.
+  await waitFor(() => h.engine.preparing(), { what: "media preprocessed", until: (n) => n === 0 });
   await h.run(...Object.keys(seqs));
   return h;
 }

@@ -120,6 +120,11 @@ export class Engine {
     return this.running.length > 0 || this.chunked !== null || this.pendingFinished.length > 0 || this.queue.some((s) => s.media.ready);
   }
 
+  /** Queued sequences whose media are still being preprocessed (not yet admissible). */
+  preparing(): number {
+    return this.queue.filter((s) => !s.media.ready).length;
+  }
+
   counts(): { active: number; queued: number } {
     return { active: this.running.length + (this.chunked ? 1 : 0), queued: this.queue.length };
   }

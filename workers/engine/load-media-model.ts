@@ -6,7 +6,8 @@ import * as ort from "onnxruntime-node";
 import { onnxFileForDtype } from "../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
 import { type LoadedModel, loadTokenizerSide, makeTensor, workerSessionOptions } from "./load-common.ts";
-import { MediaPreprocessor } from "./media-preprocess.ts";
+import { WORKER_ENTRIES, workerEntryUrl } from "../../src/native/worker-url.ts";
+import { type PrepThread, RemotePreprocessor } from "./remote-preprocess.ts";
 import { ENCODER_NAMES, type EncoderSession, MediaRunner } from "./media-runner.ts";
 import type { MediaKind } from "./model-runner.ts";
 import type { ModelConfig, OrtSessionLike } from "./ort-runner.ts";
@@ -72,7 +73,11 @@ export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> 
   const suffix = dtypeSuffix(spec.dtype);
   const options = { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(spec.threads) } as ort.InferenceSession.SessionOptions;
   const sessions: ort.InferenceSession[] = [];
-  const dispose = async () => void (await Promise.all(sessions.map((s) => s.release())));
+  let preprocessor: RemotePreprocessor | null = null;
+  const dispose = async () => {
+    preprocessor?.dispose();
+    await Promise.all(sessions.map((s) => s.release()));
+  };
   /** The graph in the requested dtype; `fallback`: in fp32 when the folder has no such file. */
   const open = async (name: string, fallback: boolean): Promise<OrtSessionLike> => {
     let path = join(spec.dir, "onnx", `${name}${suffix}.onnx`);
@@ -92,7 +97,9 @@ export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> 
     }
     requireFloat32(decoder, "inputs_embeds", "decoder_model_merged");
     for (const [kind, e] of Object.entries(encoders)) requireFloat32(e.session, e.input, ENCODER_NAMES[kind as MediaKind].file);
-    const preprocessor = await MediaPreprocessor.load(spec.dir, { image: layout.kinds.includes("image"), audio: layout.kinds.includes("audio") });
+    // Preprocessing (image resizing, Whisper log-mel) runs on a thread of its own, beside this worker's steps.
+    const spawn = () => new Worker(workerEntryUrl(WORKER_ENTRIES.mediaPrep)) as unknown as PrepThread;
+    preprocessor = await RemotePreprocessor.start(spawn, spec.dir, { image: layout.kinds.includes("image"), audio: layout.kinds.includes("audio") });
     const side = await loadTokenizerSide(spec.dir, layout.text);
     const runner = new MediaRunner(decoder, layout.text, makeTensor, side.vocabSize, side.padId, {
       embed,

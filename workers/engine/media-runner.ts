@@ -2,7 +2,7 @@
 // their positions, and runs the decoder on inputs_embeds with the same batched, in-place KV cache as a text model.
 import type { MediaInput } from "../../src/scheduler/protocol.ts";
 import type { StepInputs } from "./batch-inputs.ts";
-import type { MediaPreprocessor } from "./media-preprocess.ts";
+import type { Preprocessor } from "./remote-preprocess.ts";
 import type { MediaEncoders, MediaKind, PreparedMedia } from "./model-runner.ts";
 import { type MakeTensor, type ModelConfig, OrtRunner, type OrtSessionLike } from "./ort-runner.ts";
 
@@ -21,7 +21,7 @@ export const ENCODER_NAMES: Record<MediaKind, { file: string; input: string; out
 export interface MediaParts {
   embed: OrtSessionLike;
   encoders: Partial<Record<MediaKind, EncoderSession>>;
-  preprocessor: MediaPreprocessor;
+  preprocessor: Preprocessor;
   tokenIds: Partial<Record<MediaKind, number>>;
   hidden: number;
 }
