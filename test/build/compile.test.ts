@@ -153,8 +153,10 @@ describe("the executable, alone in an empty folder", () => {
     const res = await fetch(`${base}/metrics`);
     expect(res.status).toBe(200);
     const families = parsePrometheusText(await res.text());
-    expect(sampleValue(families, "kiln_http_requests_total", { method: "POST", route: "/v1/chat/completions", status: "200" })).toBe(2);
+    // Two text chats, then three on the multimodal model (text alone, an image, a clip).
+    expect(sampleValue(families, "kiln_http_requests_total", { method: "POST", route: "/v1/chat/completions", status: "200" })).toBe(5);
     expect(sampleValue(families, "kiln_output_tokens_total", { model: await firstModel(), endpoint: "chat" })).toBeGreaterThan(0);
+    expect(sampleValue(families, "kiln_input_tokens_total", { model: "kiln-tiny-omni-v1", endpoint: "chat" })).toBeGreaterThan(16 + 8);
     expect(sampleValue(families, "process_resident_memory_bytes")).toBeGreaterThan(1e6);
   });
 
