@@ -57,6 +57,12 @@ describe("images", () => {
     expect(r.choices[0]!.message.role).toBe("assistant");
     // The placeholder token the template writes becomes the image's rows.
     expect(r.usage!.prompt_tokens).toBe(alone + media.image!.tokens);
+    // The usage row billed is the same count, priced as input tokens.
+    const row = await waitFor(
+      () => server.deps.db.$client.query("SELECT input_tokens AS n, cost_micros AS c FROM usage WHERE model = ? ORDER BY id DESC LIMIT 1").get(server.modelId) as { n: number; c: number } | null,
+      { what: "the image request's usage row", until: (v) => v?.n === r.usage!.prompt_tokens },
+    );
+    expect(row!.c).toBeGreaterThan(0);
     const stream = await openai.chat.completions.create({ model: server.modelId, max_tokens: 8, stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content }] });
     let usage: OpenAI.CompletionUsage | undefined;
     let text = "";
