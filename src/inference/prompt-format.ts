@@ -74,7 +74,17 @@ export function jsonInstructionFor(format: PromptFormat, schema: Json | null): s
 export type TemplatePart = { type: "text"; text: string } | { type: "image" } | { type: "audio" };
 
 /** The placeholders a media part takes in the prompt, in order (src/inference/media-placement.ts). */
-export type MediaPlaceholders = (part: MediaPart) => readonly { kind: "image" | "audio" }[];
+export type MediaSlotsOf = (part: MediaPart) => readonly { kind: "image" | "audio" }[];
+
+/**
+ * How a multimodal model's template is given media: as content parts (the Hugging Face convention), or, for a
+ * template that only takes string content (Llama-3-style templates of Ultravox folders), as each placeholder's token
+ * text written inline where the medium sits.
+ */
+export interface MediaPlaceholders {
+  slots: MediaSlotsOf;
+  inline?: { image?: string; audio?: string };
+}
 
 /** A message as Hugging Face chat templates receive it. */
 export interface TemplateMessage {
@@ -88,13 +98,22 @@ export interface TemplateMessage {
 }
 
 
-/** A message's content: its text, or for a multimodal model (`placeholders`) its text and media placeholders as parts. */
+/** A message's content: its text, or for a multimodal model (`placeholders`) its text and media placeholders. */
 function contentOf(parts: readonly Part[], placeholders: MediaPlaceholders | undefined, lead = ""): string | TemplatePart[] {
   if (!placeholders) return lead + textOf(parts);
+  const inline = placeholders.inline;
+  if (inline) {
+    let text = lead;
+    for (const p of parts) {
+      if (p.type === "text") text += p.text;
+      else if (p.type === "media") for (const slot of placeholders.slots(p)) text += inline[slot.kind] ?? "";
+    }
+    return text;
+  }
   const out: TemplatePart[] = lead ? [{ type: "text", text: lead }] : [];
   for (const p of parts) {
     if (p.type === "text") out.push({ type: "text", text: p.text });
-    else if (p.type === "media") for (const slot of placeholders(p)) out.push({ type: slot.kind });
+    else if (p.type === "media") for (const slot of placeholders.slots(p)) out.push({ type: slot.kind });
   }
   return out;
 }

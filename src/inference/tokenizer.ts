@@ -8,7 +8,7 @@ import { errorDetail, failureError } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { Conversation } from "./conversation.ts";
 import { EncodeTimeout, type OffThreadEncoder } from "./off-thread-encoder.ts";
-import { type MediaPlaceholders, type PromptFormat, resolvePromptFormat, templateMessages } from "./prompt-format.ts";
+import { type MediaPlaceholders, type MediaSlotsOf, type PromptFormat, resolvePromptFormat, templateMessages } from "./prompt-format.ts";
 import type { ToolDef } from "./tool-def.ts";
 import { maxBytesPerToken, minTokens, type TokenizerJson } from "./token-bound.ts";
 
@@ -23,7 +23,7 @@ export interface ModelTokenizer {
    * The conversation as text through the model's chat template, assistant turn opened (cheap; tokenizing is not).
    * `placeholders`: what each media part writes (a multimodal model's image and audio placeholders).
    */
-  renderChat(conversation: Conversation, tools: ToolDef[] | null, options?: Record<string, unknown>, placeholders?: MediaPlaceholders): string;
+  renderChat(conversation: Conversation, tools: ToolDef[] | null, options?: Record<string, unknown>, placeholders?: MediaSlotsOf): string;
   /** Token ids of rendered text (special tokens recognized) plus an optional forced prefix; large texts off the main thread. */
   encodePrompt(rendered: string, prefill?: string): Promise<number[]>;
   /** The fewest tokens `text` can be (0 when this tokenizer admits no cheap bound). */
@@ -77,13 +77,15 @@ export async function loadTokenizer(model: ModelEntry, opts: TokenizersOptions =
   checkMediaTokens(model, (t) => vocab.get(t));
   const specialTokens = new Map((json.added_tokens ?? []).flatMap((t) => (t.special && typeof t.id === "number" ? [[t.content, t.id] as const] : [])));
   warmTemplate(tok);
+  const inline = model.media && !takesContentParts(tok) ? { image: model.media.image?.token, audio: model.media.audio?.token } : undefined;
   return {
     format,
     stopTokenIds,
     specialTokens,
     encodeText,
     minTokens: (text) => minTokens(text, bytesPerToken),
-    renderChat(conversation, tools, options, placeholders) {
+    renderChat(conversation, tools, options, slots) {
+      const placeholders: MediaPlaceholders | undefined = slots && { slots, ...(inline ? { inline } : {}) };
       // Template options (enable_thinking, …) go first so the call's own fields always win.
       return tok.apply_chat_template(templateMessages(conversation, placeholders) as unknown as Parameters<typeof tok.apply_chat_template>[0], {
         ...options,
@@ -119,6 +121,20 @@ function checkMediaTokens(model: ModelEntry, idOf: (token: string) => number | u
     if (side && idOf(side.token) !== side.tokenId) {
       throw new Error(`the media placeholder "${side.token}" is token ${idOf(side.token) ?? "(absent)"} in tokenizer.json, not ${side.tokenId} as the manifest says`);
     }
+  }
+}
+
+/**
+ * Whether the template renders content given as parts (`[{type: "text", …}]`, the multimodal convention). Templates
+ * written for string content (`message['content'] | trim`) throw on parts or drop their text: those are given strings.
+ */
+function takesContentParts(tok: PreTrainedTokenizer): boolean {
+  const probe = "kiln-content-probe";
+  try {
+    const out = tok.apply_chat_template([{ role: "user", content: [{ type: "text", text: probe }] }] as never, { add_generation_prompt: true, tokenize: false });
+    return String(out).includes(probe);
+  } catch {
+    return false;
   }
 }
 

@@ -39,13 +39,17 @@ describe("the preprocessing thread", () => {
     await expect(RemotePreprocessor.start(realThread, "/nonexistent/kiln-model", kinds)).rejects.toThrow();
   });
 
-  test("a thread that dies fails the inputs it held; the next input starts a new thread", async () => {
+  test("a thread that dies, ends or wedges fails the inputs it held; the next input starts a new thread", async () => {
     const threads: FakeThread[] = [];
     class FakeThread implements PrepThread {
       onmessage: ((ev: MessageEvent<FromPrep>) => void) | null = null;
       onerror: ((ev: ErrorEvent) => void) | null = null;
       terminated = false;
       held: number[] = [];
+      closeListener: (() => void) | null = null;
+      addEventListener(_type: "close", listener: () => void): void {
+        this.closeListener = listener;
+      }
       postMessage(msg: ToPrep): void {
         queueMicrotask(() => {
           if (msg.type === "load") this.onmessage?.({ data: { type: "loaded" } } as MessageEvent<FromPrep>);
@@ -59,11 +63,16 @@ describe("the preprocessing thread", () => {
         this.onmessage?.({ data: { type: "prepared", id, data: new Float32Array([id]), dims: [1] } } as MessageEvent<FromPrep>);
       }
     }
-    const p = await RemotePreprocessor.start(() => {
-      const t = new FakeThread();
-      threads.push(t);
-      return t;
-    }, "/x", kinds);
+    const p = await RemotePreprocessor.start(
+      () => {
+        const t = new FakeThread();
+        threads.push(t);
+        return t;
+      },
+      "/x",
+      kinds,
+      200,
+    );
     const clip = (): MediaInput => ({ kind: "audio", at: 0, tokens: 2, samples: new Float32Array(400), sampleRate: 16000 });
     const first = p.prepare(clip());
     const second = p.prepare(clip());
@@ -81,7 +90,23 @@ describe("the preprocessing thread", () => {
     expect(threads.length).toBe(2);
     threads[1]!.reply(threads[1]!.held[0]!);
     expect((await third).data).toEqual(new Float32Array([3]));
+    // A thread that ends without an error event (process.exit, a native abort) fails what it held too.
+    const fourth = p.prepare(clip());
+    await Promise.resolve();
+    threads[1]!.closeListener!();
+    await expect(fourth).rejects.toThrow("the preprocessing thread ended");
+    // A wedged thread: past the time limit its input fails and the thread is replaced.
+    const fifth = p.prepare(clip());
+    await expect(fifth).rejects.toThrow("preprocessing took over 200 ms");
+    expect(threads[2]!.terminated).toBe(true);
+    const sixth = p.prepare(clip());
+    await Promise.resolve();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(threads.length).toBe(4);
+    threads[3]!.reply(threads[3]!.held[0]!);
+    expect((await sixth).data).toEqual(new Float32Array([6]));
     p.dispose();
-    expect(threads[1]!.terminated).toBe(true);
+    expect(threads[3]!.terminated).toBe(true);
   });
 });

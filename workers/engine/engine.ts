@@ -48,8 +48,8 @@ export class Engine {
   private queue: Sequence[] = [];
   private pendingFinished: SeqFinish[] = [];
   private chunked: Chunked | null = null;
-  /** Sequences taken from the queue by the step under way, until they join the batch (or end). */
-  private admitting: Sequence[] = [];
+  /** Sequences the step under way took on (admitted, or done with the chunked lane) until they join the batch. */
+  private inStep: Sequence[] = [];
   private readonly known = new Set<string>();
   private readonly sampler = new Sampler();
   private readonly topK = new TopK();
@@ -105,9 +105,12 @@ export class Engine {
       this.pendingFinished.push(seq!.finish("cancelled"));
       return;
     }
-    // A sequence admitted this step is in none of the lists while its encoders and prefill run: it is marked too.
+    // While a step runs, a sequence admitted by it, or whose long prompt's last chunk it just prefilled, is in none of
+    // the lists (only in the step's own): it is marked there too, and leaves at the next boundary.
     const running =
-      this.running.find((s) => s.id === seqId) ?? (this.chunked?.seq.id === seqId ? this.chunked.seq : undefined) ?? this.admitting.find((s) => s.id === seqId);
+      this.running.find((s) => s.id === seqId) ??
+      (this.chunked?.seq.id === seqId ? this.chunked.seq : undefined) ??
+      this.inStep.find((s) => s.id === seqId);
     if (running) running.cancelled = true;
   }
 
@@ -149,7 +152,7 @@ export class Engine {
     if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.chunked = this.takeLongPrompt(budget);
     const spent = this.chunked ? await this.advanceChunk(ctx, budget) : 0;
     const admitted = this.admit(this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0), budget, spent);
-    this.admitting = admitted;
+    this.inStep = [...ctx.next, ...admitted];
     const newcomers: Sequence[] = [];
     for (const seq of admitted) if (await this.encodeMedia(seq, 0, seq.promptIds.length, ctx)) newcomers.push(seq);
     if (newcomers.length > 0) {
@@ -165,7 +168,7 @@ export class Engine {
       if (out) this.collect(ctx, newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
     }
     this.setBatch(ctx.keep, ctx.next);
-    this.admitting = [];
+    this.inStep = [];
     for (const f of ctx.finished) this.known.delete(f.seqId);
     const { decodeRows, mediaRows } = this.lastStep;
     const batch = decodeRows > 0 ? { media: mediaRows, text: decodeRows - mediaRows } : undefined;

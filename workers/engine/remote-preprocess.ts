@@ -14,6 +14,8 @@ export interface Preprocessor {
 export interface PrepThread {
   onmessage: ((ev: MessageEvent<FromPrep>) => void) | null;
   onerror: ((ev: ErrorEvent) => void) | null;
+  /** A thread that ends without an error (process.exit, a native abort) reports only this. */
+  addEventListener(type: "close", listener: () => void): void;
   postMessage(msg: ToPrep, transfer?: ArrayBuffer[]): void;
   terminate(): void;
 }
@@ -21,7 +23,11 @@ export interface PrepThread {
 interface Pending {
   resolve(p: PreparedMedia): void;
   reject(e: Error): void;
+  timer: ReturnType<typeof setTimeout>;
 }
+
+/** One input may take this long (a 30 s clip takes about 0.3 s); past it the thread is taken as wedged and replaced. */
+export const PREPARE_TIMEOUT_MS = 60_000;
 
 export class RemotePreprocessor implements Preprocessor {
   private thread: PrepThread | null = null;
@@ -32,11 +38,12 @@ export class RemotePreprocessor implements Preprocessor {
   private constructor(
     private readonly spawn: () => PrepThread,
     private readonly load: Extract<ToPrep, { type: "load" }>,
+    private readonly timeoutMs: number,
   ) {}
 
   /** Starts the thread and loads the folder's processors there; rejects with the load's reason. */
-  static async start(spawn: () => PrepThread, dir: string, kinds: { image: boolean; audio: boolean }): Promise<RemotePreprocessor> {
-    const p = new RemotePreprocessor(spawn, { type: "load", dir, kinds });
+  static async start(spawn: () => PrepThread, dir: string, kinds: { image: boolean; audio: boolean }, timeoutMs = PREPARE_TIMEOUT_MS): Promise<RemotePreprocessor> {
+    const p = new RemotePreprocessor(spawn, { type: "load", dir, kinds }, timeoutMs);
     await p.connect();
     return p;
   }
@@ -58,6 +65,11 @@ export class RemotePreprocessor implements Preprocessor {
         reject(err);
         this.lose(thread, err);
       };
+      thread.addEventListener("close", () => {
+        const err = new Error("the preprocessing thread ended");
+        reject(err);
+        this.lose(thread, err);
+      });
     });
     thread.postMessage(this.load);
     return this.ready;
@@ -66,6 +78,7 @@ export class RemotePreprocessor implements Preprocessor {
   private answer(msg: Extract<FromPrep, { type: "prepared" | "failed" }>): void {
     const p = this.pending.get(msg.id);
     if (!p) return;
+    clearTimeout(p.timer);
     this.pending.delete(msg.id);
     if (msg.type === "prepared") p.resolve({ data: msg.data, dims: msg.dims });
     else p.reject(msg.safe ? new MediaInputError(msg.message) : new Error(msg.message));
@@ -77,16 +90,23 @@ export class RemotePreprocessor implements Preprocessor {
     this.thread = null;
     this.ready = null;
     thread.terminate();
-    for (const p of this.pending.values()) p.reject(err);
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
     this.pending.clear();
   }
 
   async prepare(input: MediaInput): Promise<PreparedMedia> {
     await this.connect();
     const id = this.nextId++;
-    const done = new Promise<PreparedMedia>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const thread = this.thread!;
+    const done = new Promise<PreparedMedia>((resolve, reject) => {
+      const timer = setTimeout(() => this.lose(thread, new Error(`preprocessing took over ${this.timeoutMs} ms`)), this.timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+    });
     // Copied, not transferred: a copy costs about a millisecond for a 30 s clip, and the caller keeps its input intact.
-    this.thread!.postMessage({ type: "prepare", id, input });
+    thread.postMessage({ type: "prepare", id, input });
     return done;
   }
 

@@ -87,7 +87,7 @@ const LLAVA_TEMPLATE =
 describe("template messages with media", () => {
   test("a LLaVA template renders text-only and image turns alike", () => {
     const render = (conv: Parameters<typeof templateMessages>[0]) =>
-      new Template(LLAVA_TEMPLATE).render({ messages: templateMessages(conv, () => [{ kind: "image" }]) as never, add_generation_prompt: true });
+      new Template(LLAVA_TEMPLATE).render({ messages: templateMessages(conv, { slots: () => [{ kind: "image" }] }) as never, add_generation_prompt: true });
     expect(render([{ role: "user", parts: [{ type: "text", text: "Hi" }] }])).toBe("USER: Hi ASSISTANT:");
     expect(render([{ role: "user", parts: [{ type: "text", text: "What?" }, part(image)] }])).toBe("USER: <image>\nWhat? ASSISTANT:");
   });
@@ -98,10 +98,14 @@ describe("template messages with media", () => {
       { role: "system" as const, parts: [{ type: "text" as const, text: "be brief" }] },
       { role: "user" as const, parts: [{ type: "text" as const, text: "what is " }, img, { type: "text" as const, text: "?" }] },
     ];
-    const msgs = templateMessages(conv, () => [{ kind: "image" }, { kind: "audio" }]);
+    const slots = () => [{ kind: "image" as const }, { kind: "audio" as const }];
+    const msgs = templateMessages(conv, { slots });
     expect(msgs[0]!.content).toEqual([{ type: "text", text: "be brief" }]);
     expect(msgs[1]!.content).toEqual([{ type: "text", text: "what is " }, { type: "image" }, { type: "audio" }, { type: "text", text: "?" }]);
     // Without placeholders (a text model), media are left out as before.
     expect(templateMessages(conv)[1]!.content).toBe("what is ?");
+    // A template that takes only strings gets each placeholder's token text where the medium sits.
+    const inline = templateMessages(conv, { slots, inline: { image: "<image>", audio: "<|audio|>" } });
+    expect(inline.map((m) => m.content)).toEqual(["be brief", "what is <image><|audio|>?"]);
   });
 });

@@ -7,10 +7,11 @@ import { memoryLogger } from "../../../src/log/logger.ts";
 import { failureOf } from "../../../src/models/failures.ts";
 import { scanModels } from "../../../src/models/registry.ts";
 import { tokenizerWorkerUrl } from "../../../src/native/worker-url.ts";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fakeManifest, writeFakeModel } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
-import { tinyModelDir, tinyOmniModelDir } from "../../helpers/tiny-model.ts";
+import { presetModelDir, tinyModelDir, tinyOmniModelDir } from "../../helpers/tiny-model.ts";
 
 const model = scanModels(dirname(await tinyModelDir())).models[0]!;
 const encoder = new OffThreadEncoder(tokenizerWorkerUrl());
@@ -117,5 +118,24 @@ describe("a multimodal model's placeholders", () => {
     const err = await new Tokenizers({ logger }).get(wrong).then(() => null, (e: unknown) => e);
     expect(failureOf(err)).toMatchObject({ cause: "tokenizer_unavailable" });
     expect(JSON.stringify(logger.lines)).toContain(`the media placeholder \\"<image>\\" is token ${omni.media!.image!.tokenId} in tokenizer.json, not 5`);
+  });
+});
+
+describe("a multimodal model whose template takes only string content", () => {
+  test("gets strings, its placeholders written inline where the media sit", async () => {
+    const src = await presetModelDir("tiny-audio");
+    const dir = join(tempDir("kiln-trim-template-"), "kiln-tiny-audio-v1");
+    cpSync(src, dir, { recursive: true });
+    // Llama-3-style, as Ultravox folders ship it: `| trim` fails on a list of parts.
+    const cfgPath = join(dir, "tokenizer_config.json");
+    const cfg = JSON.parse(readFileSync(cfgPath, "utf8"));
+    cfg.chat_template = "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] | trim }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+    writeFileSync(cfgPath, JSON.stringify(cfg));
+    const model = scanModels(dirname(dir)).models[0]!;
+    const tok = await new Tokenizers().get(model);
+    const clip = { type: "media" as const, declared: "audio" as const, source: { kind: "url" as const, url: "x" }, at: "messages.0.content.1" };
+    const conv = [{ role: "user" as const, parts: [{ type: "text" as const, text: " Hear this:" }, clip, { type: "text" as const, text: "? " }] }];
+    expect(tok.renderChat(conv, null, {}, () => [{ kind: "audio" }])).toBe("<|im_start|>user\nHear this:<|audio|>?<|im_end|>\n<|im_start|>assistant\n");
+    expect(tok.renderChat([{ role: "user", parts: [{ type: "text", text: "Hi" }] }], null, {}, () => [])).toBe("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   });
 });

@@ -172,6 +172,32 @@ describe("Engine with media", () => {
     expect(h.reports.flatMap((r) => r.finished).map((f) => [f.seqId, f.reason, f.outputTokens])).toEqual([["img", "cancelled", 1]]);
   });
 
+  test("a cancel for a long prompt whose last chunk was just prefilled, arriving during a newcomer's encoder, is honoured", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let entered!: () => void;
+    const inEncode = new Promise<void>((r) => (entered = r));
+    class SlowEncoder extends FakeMediaRunner {
+      override async encode(kind: Parameters<FakeMediaRunner["encode"]>[0], prepared: Parameters<FakeMediaRunner["encode"]>[1]) {
+        entered();
+        await gate;
+        return super.encode(kind, prepared);
+      }
+    }
+    const h = harness(new SlowEncoder(), { budget: 8, maxBatch: 4 });
+    h.engine.add("long", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], greedy(200));
+    h.engine.add("img", [7, ...Array(4).fill(IMAGE), 8], greedy(200), [fakeImage(1, 4, 2)]);
+    await waitFor(() => h.engine.preparing(), { what: "img preprocessed", until: (n) => n === 0 });
+    await h.engine.step(); // the first 8 tokens of "long"; no budget left for img
+    const step = h.engine.step(); // the last chunk of "long" completes; img is admitted and its encoder runs
+    await inEncode;
+    h.engine.cancel("long");
+    open();
+    await step;
+    await h.engine.step();
+    expect(h.reports.flatMap((r) => r.finished).map((f) => [f.seqId, f.reason])).toEqual([["long", "cancelled"]]);
+  });
+
   test("media adds that cannot run fail alone at once", async () => {
     const text = harness(new FakeMediaRunner());
     text.engine.add("wrong-token", [1, 2, 3], greedy(2), [fakeImage(1, 1, 1)]);
