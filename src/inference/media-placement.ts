@@ -86,6 +86,19 @@ export function expandPlaceholders(ids: readonly number[], layout: MediaLayout, 
   return { promptIds, media };
 }
 
+/**
+ * Text kiln itself puts in the prompt (a built-in tool's result, such as a web page's snippet) with the model's
+ * placeholder texts broken by a word joiner: the tokenizer then reads them as text, not as media rows nothing fills
+ * (which would refuse the request mid-stream). A client's own text is not changed: there a placeholder is refused.
+ */
+export function inertPlaceholders(text: string, layout: MediaLayout | null): string {
+  let out = text;
+  for (const token of [layout?.image?.token, layout?.audio?.token]) {
+    if (token && out.includes(token)) out = out.split(token).join(`${token.slice(0, 1)}\u2060${token.slice(1)}`);
+  }
+  return out;
+}
+
 function misplaced(layout: MediaLayout, items: number): ApiError {
   const tokens = [layout.image?.token, layout.audio?.token].filter(Boolean).map((t) => `'${t}'`).join(" or ");
   return ApiError.badRequest(

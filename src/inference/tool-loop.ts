@@ -9,6 +9,7 @@ import { newCallId } from "./call-id.ts";
 import { type Conversation, parseArguments, type Part } from "./conversation.ts";
 import type { CoreDeps } from "./core-deps.ts";
 import { capOutput, prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
+import { inertPlaceholders } from "./media-placement.ts";
 import type { CoreRequest } from "./request.ts";
 import type { ToolChoice } from "./tool-def.ts";
 
@@ -189,7 +190,8 @@ async function* loop(deps: CoreDeps, first: Prepared, signal: AbortSignal, first
       entry.runs++;
       yield { type: "block_end", index, result };
       assistant.push({ type: "tool_call", id: call.id, name: call.name, arguments: parseArguments(call.args) ?? {} });
-      results.push({ type: "tool_result", callId: call.id, parts: [{ type: "text", text: result.text }], isError: result.status === "failed" });
+      const text = inertPlaceholders(result.text, prepared.model.media);
+      results.push({ type: "tool_result", callId: call.id, parts: [{ type: "text", text }], isError: result.status === "failed" });
     }
     if (signal.aborted) {
       yield { type: "finish", reason: "cancelled", stopSequence: null };

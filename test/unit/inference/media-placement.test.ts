@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { MediaPart } from "../../../src/inference/conversation.ts";
 import type { DecodedAudio, DecodedImage, DecodedVideo } from "../../../src/inference/media.ts";
-import { expandPlaceholders, mediaSlots, slotTokens } from "../../../src/inference/media-placement.ts";
+import { expandPlaceholders, inertPlaceholders, mediaSlots, slotTokens } from "../../../src/inference/media-placement.ts";
 import { Template } from "@huggingface/jinja";
 import { templateMessages } from "../../../src/inference/prompt-format.ts";
 import type { MediaLayout } from "../../../src/models/media-layout.ts";
@@ -62,6 +62,12 @@ describe("placeholder expansion", () => {
     const { promptIds, media } = expandPlaceholders([AUD], layout, mediaSlots(layout, part(audio(40))));
     expect(media.map((m) => m.at)).toEqual([0, 189]);
     expect(promptIds.length).toBe(189 + 64);
+  });
+
+  test("text kiln puts in the prompt itself has its placeholder texts broken, so they stay text", () => {
+    expect(inertPlaceholders("a <image>, <image> and <|audio|>", layout)).toBe("a <\u2060image>, <\u2060image> and <\u2060|audio|>");
+    expect(inertPlaceholders("a <image>", null)).toBe("a <image>");
+    expect(inertPlaceholders("a <|audio|>", visionOnly)).toBe("a <|audio|>");
   });
 
   test("a placeholder in a request without media is refused too (nothing would fill its row)", () => {

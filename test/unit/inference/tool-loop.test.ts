@@ -80,8 +80,8 @@ function backend(fail = false) {
   return { b, queries };
 }
 
-async function run(s: ReturnType<typeof setup>, request: CoreRequest) {
-  const r = await startRun(s.deps, { scope: s.scope, model, request, clientSignal: null, timeoutMs: null });
+async function run(s: ReturnType<typeof setup>, request: CoreRequest, on: ModelEntry = model) {
+  const r = await startRun(s.deps, { scope: s.scope, model: on, request, clientSignal: null, timeoutMs: null });
   const events: CoreEvent[] = [];
   for await (const ev of r.choices[0]!) events.push(ev);
   return { events, settlement: await r.settled };
@@ -111,6 +111,22 @@ describe("tool loop", () => {
     expect(result).toMatchObject({ type: "tool_result", isError: false });
     expect(JSON.stringify(result)).toContain("[1] Paris — https://paris.example — capital");
     expect(s.renders[1]!.tools!.map((t) => t.function.name)).toEqual(["web_search"]);
+  });
+
+  test("on a multimodal model, a search result holding a placeholder's text reaches the next step as plain text", async () => {
+    const s = setup([{ text: `Let me look. ${CALL}` }, { text: "Done." }]);
+    const b: SearchBackend = { search: async () => [{ title: "LLaVA docs", url: "https://docs.example", snippet: "write <image> then <|audio|> in the prompt" }] };
+    const media = {
+      layout: "kiln-omni",
+      image: { token: "<image>", tokenId: 900, size: 56, patchSize: 14, tokens: 16 },
+      audio: { token: "<|audio|>", tokenId: 901, sampleRate: 16000, hopLength: 160, nMels: 80, encoderDsFactor: 320, stackFactor: 8, chunkSeconds: 30 },
+    };
+    const { events } = await run(s, withBuiltins(base(), [webSearchTool(b, 3)], null), { ...model, media });
+    expect(events.filter((e) => e.type === "finish")).toEqual([{ type: "finish", reason: "stop", stopSequence: null }]);
+    const text = JSON.stringify(s.renders[1]!.conv.at(-1)!.parts[0]);
+    expect(text).not.toContain("<image>");
+    expect(text).not.toContain("<|audio|>");
+    expect(text).toContain("write <\u2060image> then <\u2060|audio|> in the prompt");
   });
 
   test("searches per response are bounded: past the limit the tool is no longer offered and the loop ends", async () => {
