@@ -1,28 +1,17 @@
 // Test helper: builds the tiny media presets once per test process, makes test images and clips, and computes the
 // greedy tokens of a media prompt by running the folder's sessions directly with full recompute (no cache, no engine).
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { WhisperFeatureExtractor } from "@huggingface/transformers";
-import { buildModel, PRESETS } from "../../build/model/index.ts";
+import { presetModelDir } from "../helpers/tiny-model.ts";
 import type { MediaInput } from "../../src/scheduler/protocol.ts";
-
-const root = mkdtempSync(join(tmpdir(), "kiln-media-worker-"));
-process.on("exit", () => rmSync(root, { recursive: true, force: true }));
-const built = new Map<string, Promise<string>>();
 
 export type MediaPreset = "tiny-vision" | "tiny-audio" | "tiny-omni";
 
-/** The preset's fp32 folder, built on first use. */
+/** The preset's fp32 folder, from the tests' shared model cache (built on first use). */
 export function mediaModelDir(preset: MediaPreset): Promise<string> {
-  let dir = built.get(preset);
-  if (!dir) {
-    const spec = PRESETS[preset]!;
-    dir = buildModel({ spec, dtypes: ["fp32"], outDir: join(root, spec.id) }).then((r) => r.dir);
-    built.set(preset, dir);
-  }
-  return dir;
+  return presetModelDir(preset);
 }
 
 /** The folder's config.json ids and sizes the tests need. */

@@ -14,6 +14,22 @@ const run16 = (at: number, len: number, pre: number[] = [3, 4]) => [...pre.slice
 const harness = (runner = new FakeMediaRunner(), opts: { maxBatch?: number; budget?: number } = {}) => engineHarness(runner, opts);
 const greedy = greedyParams;
 
+/** A fake media model whose encoder, once entered (`inEncode`), waits until `open()`: a step held inside its encoders. */
+function slowEncoder() {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let entered!: () => void;
+  const inEncode = new Promise<void>((r) => (entered = r));
+  class SlowEncoder extends FakeMediaRunner {
+    override async encode(kind: Parameters<FakeMediaRunner["encode"]>[0], prepared: Parameters<FakeMediaRunner["encode"]>[1]) {
+      entered();
+      await gate;
+      return super.encode(kind, prepared);
+    }
+  }
+  return { runner: new SlowEncoder(), inEncode, open };
+}
+
 describe("Engine with media", () => {
   test("features stand in for their placeholders: the output is the substituted prompt's", async () => {
     const h = harness();
@@ -148,18 +164,8 @@ describe("Engine with media", () => {
   });
 
   test("a cancel that arrives while a newcomer's encoder runs (before it joins the batch) is honoured", async () => {
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    let entered!: () => void;
-    const inEncode = new Promise<void>((r) => (entered = r));
-    class SlowEncoder extends FakeMediaRunner {
-      override async encode(kind: Parameters<FakeMediaRunner["encode"]>[0], prepared: Parameters<FakeMediaRunner["encode"]>[1]) {
-        entered();
-        await gate;
-        return super.encode(kind, prepared);
-      }
-    }
-    const h = harness(new SlowEncoder());
+    const { runner, inEncode, open } = slowEncoder();
+    const h = harness(runner);
     h.engine.add("img", [7, ...Array(4).fill(IMAGE), 8], greedy(50), [fakeImage(1, 4, 2)]);
     await waitFor(() => h.engine.hasWork(), { what: "the image preprocessed" });
     const step = h.engine.step();
@@ -173,18 +179,8 @@ describe("Engine with media", () => {
   });
 
   test("a cancel for a long prompt whose last chunk was just prefilled, arriving during a newcomer's encoder, is honoured", async () => {
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    let entered!: () => void;
-    const inEncode = new Promise<void>((r) => (entered = r));
-    class SlowEncoder extends FakeMediaRunner {
-      override async encode(kind: Parameters<FakeMediaRunner["encode"]>[0], prepared: Parameters<FakeMediaRunner["encode"]>[1]) {
-        entered();
-        await gate;
-        return super.encode(kind, prepared);
-      }
-    }
-    const h = harness(new SlowEncoder(), { budget: 8, maxBatch: 4 });
+    const { runner, inEncode, open } = slowEncoder();
+    const h = harness(runner, { budget: 8, maxBatch: 4 });
     h.engine.add("long", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], greedy(200));
     h.engine.add("img", [7, ...Array(4).fill(IMAGE), 8], greedy(200), [fakeImage(1, 4, 2)]);
     await waitFor(() => h.engine.preparing(), { what: "img preprocessed", until: (n) => n === 0 });
