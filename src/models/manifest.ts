@@ -61,6 +61,13 @@ const DTYPE_SUFFIXES: Record<string, string> = {
 /** The decoder graph of a text model (`model`) or of a multimodal one (`decoder_model_merged`, beside its encoders). */
 export type DecoderGraph = "model" | "decoder_model_merged";
 
+/** transformers.js's file-name suffix of a dtype ('' for fp32, '_q4' for q4...); throws for an unknown dtype. */
+export function dtypeSuffix(dtype: string): string {
+  const suffix = DTYPE_SUFFIXES[dtype];
+  if (suffix === undefined) throw new Error(`unknown dtype "${dtype}"`);
+  return suffix;
+}
+
 export function onnxFileForDtype(dtype: string, graph: DecoderGraph = "model"): string | undefined {
   const suffix = DTYPE_SUFFIXES[dtype];
   return suffix === undefined ? undefined : `${graph}${suffix}.onnx`;

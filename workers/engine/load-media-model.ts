@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { onnxFileForDtype } from "../../src/models/manifest.ts";
+import { dtypeSuffix, onnxFileForDtype } from "../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
 import { type LoadedModel, loadTokenizerSide, makeTensor, workerSessionOptions } from "./load-common.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "../../src/native/worker-url.ts";
@@ -49,17 +49,10 @@ export function mediaLayout(config: Record<string, unknown>): MediaLayout {
   return { kinds, tokenIds, text: merged, hidden: hidden! };
 }
 
-/** transformers.js's file-name suffix of a dtype ('' for fp32, '_q4' for q4...). */
-export function dtypeSuffix(dtype: string): string {
-  const file = onnxFileForDtype(dtype);
-  if (!file) throw new Error(`unknown dtype "${dtype}"`);
-  return file.slice("model".length, -".onnx".length);
-}
-
 /** Whether the folder is a multimodal layout: it has a decoder_model_merged graph (fp32 or the dtype's). */
 export function isMediaFolder(dir: string, dtype: string): boolean {
-  const suffix = onnxFileForDtype(dtype) ? dtypeSuffix(dtype) : "";
-  return existsSync(join(dir, "onnx", "decoder_model_merged.onnx")) || existsSync(join(dir, "onnx", `decoder_model_merged${suffix}.onnx`));
+  const own = onnxFileForDtype(dtype, "decoder_model_merged");
+  return existsSync(join(dir, "onnx", "decoder_model_merged.onnx")) || (own !== undefined && existsSync(join(dir, "onnx", own)));
 }
 
 /** Embeddings, pixels and log-mel go in as float32: a float16 graph would fail every pass, so it is refused at load. */

@@ -1,6 +1,7 @@
 // Reading a multimodal folder's config.json, and refusing graphs the worker cannot feed (float16 inputs).
 import { describe, expect, test } from "bun:test";
-import { dtypeSuffix, mediaLayout, requireFloat32 } from "../../../workers/engine/load-media-model.ts";
+import { dtypeSuffix } from "../../../src/models/manifest.ts";
+import { mediaLayout, requireFloat32 } from "../../../workers/engine/load-media-model.ts";
 import type { OrtSessionLike } from "../../../workers/engine/ort-runner.ts";
 
 const session = (name: string, type: string): OrtSessionLike => ({
