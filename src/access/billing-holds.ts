@@ -26,16 +26,16 @@ export class BillingHolds {
 
   /**
    * Checks the account and holds `micros` if the balance, less what is held already and the team's journaled charges,
-   * covers it (402 otherwise); `what` describes the request for that message. One synchronous step, so racing
+   * covers it (402 otherwise); `what` describes the request for that message, `smaller` how to ask for less. One synchronous step, so racing
    * requests see each other's holds. Returns the release, which gives the hold back once.
    */
-  hold(teamId: number, micros: number, what: string): () => void {
+  hold(teamId: number, micros: number, what: string, smaller = "lower the maximum output tokens"): () => void {
     const account = this.checkAccount(teamId);
     const available = account.balanceMicros - this.heldBy(teamId) - this.journaledBy(teamId);
     if (micros > available) {
       throw billingError(
         `This team's balance cannot cover this request: it may cost up to ${formatMicros(micros)} (${what}), ` +
-          `and ${formatMicros(Math.max(0, available))} is available. Add credit, or lower the maximum output tokens.`,
+          `and ${formatMicros(Math.max(0, available))} is available. Add credit, or ${smaller}.`,
       );
     }
     this.move(teamId, micros);

@@ -87,9 +87,9 @@ export class Gate {
     const team = entry.auth.team;
     const output = a.maxOutputTokens * a.choices;
     const reserved = a.inputTokens + output;
-    const releaseHold = team.billingEnabled
-      ? this.holds.hold(team.id, costMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: output }), `${a.inputTokens} input + up to ${output} output tokens of ${a.model.id}`)
-      : () => {};
+    const images = a.images ?? 0;
+    const what = images ? `${images} image${images === 1 ? "" : "s"} of ${a.model.id} and a ${a.inputTokens}-token prompt` : `${a.inputTokens} input + up to ${output} output tokens of ${a.model.id}`;
+    const releaseHold = team.billingEnabled ? this.holds.hold(team.id, costMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: output, images }), what, images ? "ask for fewer images" : undefined) : () => {};
     try {
       await this.limits.reserveTokens(team, entry.limits, reserved, entry.snapshot, a.resumed === true);
     } catch (e) {

@@ -9,6 +9,8 @@ export interface BilledTokens {
   inputTokens: number;
   /** Generated tokens, reasoning included. */
   outputTokens: number;
+  /** Images delivered, each at the model's per-image price (absent: none). */
+  images?: number;
 }
 
 /**
@@ -22,6 +24,10 @@ export function costMicros(pricing: ModelInfo["pricing"], tokens: BilledTokens):
     return BigInt(n);
   };
   // tokens × (micro-units per million tokens) is in micro-units × 10⁶.
-  const scaled = count(tokens.inputTokens) * perMillion(pricing.inputPerMillion) + count(tokens.outputTokens) * perMillion(pricing.outputPerMillion);
+  const scaled =
+    count(tokens.inputTokens) * perMillion(pricing.inputPerMillion) +
+    count(tokens.outputTokens) * perMillion(pricing.outputPerMillion) +
+    // An image's price in micro-units, scaled like the token terms.
+    count(tokens.images ?? 0) * perMillion(pricing.perImage ?? 0) * 1_000_000n;
   return Number((scaled + 500_000n) / 1_000_000n);
 }

@@ -49,9 +49,11 @@ export function parseSettlement(line: string): SettlementRecord | null {
   }
   if (typeof v !== "object" || v === null) return null;
   const { requestId, teamId, keyId, model, endpoint, status, inputTokens, outputTokens, reasoningTokens, cachedTokens, costMicros, createdAt } = v as Record<string, unknown>;
+  // Lines journaled before usage counted images have none.
+  const images = (v as Record<string, unknown>).images ?? 0;
   if (!isText(requestId) || !isCount(teamId) || !isCount(keyId) || !isText(model) || !isText(endpoint) || !isStatus(status)) return null;
-  if (!isCount(inputTokens) || !isCount(outputTokens) || !isCount(reasoningTokens) || !isCount(cachedTokens) || !isCount(costMicros) || !isCount(createdAt)) return null;
-  return { requestId, teamId, keyId, model, endpoint, status, inputTokens, outputTokens, reasoningTokens, cachedTokens, costMicros, createdAt };
+  if (!isCount(inputTokens) || !isCount(outputTokens) || !isCount(reasoningTokens) || !isCount(cachedTokens) || !isCount(images) || !isCount(costMicros) || !isCount(createdAt)) return null;
+  return { requestId, teamId, keyId, model, endpoint, status, inputTokens, outputTokens, reasoningTokens, cachedTokens, images, costMicros, createdAt };
 }
 
 /** The journal's records in order, and the non-empty lines that are not records. */

@@ -80,9 +80,9 @@ export async function startKiln(
   metrics.watch({
     queueDepth: () => {
       const waiting = runtime.scheduler.waitingByModel();
-      return Object.fromEntries(registry.list().filter((m) => m.capabilities.chat).map((m) => [m.id, waiting.get(m.id) ?? 0]));
+      return Object.fromEntries(registry.list().filter((m) => m.capabilities.chat || m.diffusion).map((m) => [m.id, waiting.get(m.id) ?? 0]));
     },
-    workers: () => runtime.pool.stats(),
+    workers: () => [...runtime.pool.stats(), ...runtime.imagePool.stats()],
   });
   const files = new DiskFileStorage(config.dataDir);
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });

@@ -37,5 +37,11 @@ export const migrations: EmbeddedMigration[] = [
     "when": 1795575458452,
     "breakpoints": true,
     "sql": "CREATE TABLE `files` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`id` text NOT NULL,\n\t`team_id` integer NOT NULL,\n\t`key_id` integer NOT NULL,\n\t`filename` text NOT NULL,\n\t`purpose` text NOT NULL,\n\t`bytes` integer NOT NULL,\n\t`status` text DEFAULT 'processed' NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`team_id`) REFERENCES `teams`(`id`) ON UPDATE no action ON DELETE no action,\n\tFOREIGN KEY (`key_id`) REFERENCES `api_keys`(`id`) ON UPDATE no action ON DELETE no action\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `files_id_unique` ON `files` (`id`);--> statement-breakpoint\nCREATE INDEX `files_team_idx` ON `files` (`team_id`,`created_at`,`seq`);"
+  },
+  {
+    "tag": "0006_usage_images",
+    "when": 1795770440349,
+    "breakpoints": true,
+    "sql": "ALTER TABLE `usage` ADD `images` integer DEFAULT 0 NOT NULL;"
   }
 ];

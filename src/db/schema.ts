@@ -84,6 +84,8 @@ export const usage = sqliteTable(
     reasoningTokens: integer("reasoning_tokens").notNull().default(0),
     /** The part of input_tokens served from a prompt cache. */
     cachedTokens: integer("cached_tokens").notNull().default(0),
+    /** Images delivered (the images endpoints), each priced per image; 0 for text generation. */
+    images: integer("images").notNull().default(0),
     /** How the request ended; one of USAGE_STATUSES in usage-repo.ts. Rows from before the column read completed. */
     status: text("status").notNull().default("completed"),
     /** Price of the row in micro-units of the pricing currency (1 unit = 1,000,000), integer: see src/billing/cost.ts. */

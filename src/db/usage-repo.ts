@@ -28,6 +28,8 @@ export interface NewUsage {
   outputTokens: number;
   reasoningTokens: number;
   cachedTokens: number;
+  /** Images delivered (the images endpoints); 0 for text. */
+  images: number;
   costMicros: number;
   /** When the request ended (unix seconds); unset: now. A settlement replayed from the journal keeps its own. */
   createdAt?: number;

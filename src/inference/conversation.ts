@@ -7,7 +7,9 @@ export type MediaSource =
   | { kind: "url"; url: string }
   | { kind: "file"; fileId: string }
   /** Inline base64; `mediaType` is what the client declared (a data URL's type, a format name), if anything. */
-  | { kind: "base64"; mediaType: string | null; data: string };
+  | { kind: "base64"; mediaType: string | null; data: string }
+  /** Bytes that came with the request itself (a multipart upload), already read under the inline limit. */
+  | { kind: "upload"; bytes: Uint8Array };
 
 export interface TextPart {
   type: "text";

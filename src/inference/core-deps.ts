@@ -1,6 +1,8 @@
 // What the core needs from the scheduler and the tokenizers: only the calls it makes, so a test's fake is type-checked.
 import type { ModelEntry } from "../models/registry.ts";
 import type { SeqEvent, SeqRequest } from "../scheduler/scheduler.ts";
+import type { MediaPart } from "./conversation.ts";
+import type { DecodedImage } from "./media.ts";
 import type { CoreRequest } from "./request.ts";
 import type { ModelTokenizer } from "./tokenizer.ts";
 
@@ -24,6 +26,13 @@ export interface CoreTokenizers {
 export interface CoreIntake {
   /** `who`: the caller's team (whose files a request may name) and key (whose permissions apply). */
   prepare(request: CoreRequest, model: ModelEntry, who: { teamId: number; keyId: number }, signal: AbortSignal): Promise<void>;
+  /**
+   * The images an images request names, read, decoded and screened in order under the same limits as a prompt's
+   * media (the count, the bytes in all); the first refusal is thrown as a 400 naming its item (`at`).
+   */
+  images(parts: MediaPart[], who: { teamId: number; keyId: number }, signal: AbortSignal): Promise<DecodedImage[]>;
+  /** Throws 400 content_policy_violation (naming `param`) when the operator's policy refuses the prompt. */
+  screen(prompt: string, param: string): void;
 }
 
 export interface CoreDeps {

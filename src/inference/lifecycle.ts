@@ -34,6 +34,8 @@ export interface Admission {
   inputTokens: number;
   maxOutputTokens: number;
   choices: number;
+  /** Images the request renders (the images endpoints): held and charged at the model's per-image price. */
+  images?: number;
   /**
    * A request acknowledged before a restart (a recovered background job): no rate limit refuses it, since the client
    * was already told it would run; its key, permissions and balance are checked again, and it reserves and holds.
@@ -52,7 +54,7 @@ export interface LifecycleDeps extends CoreDeps {
   logger: Logger;
   lifecycle: { draining: boolean };
   /** Media and content-policy intake; absent, a request carrying media is refused. */
-  intake?: CoreIntake;
+  intake?: Pick<CoreIntake, "prepare">;
   /** Admission (rate limits, billing): runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
   gate?: { admit(a: Admission): Promise<AdmissionTicket> };
   /** TTFT, inter-token latency and token counters, and settlements the database refused or took from the journal. */
@@ -224,7 +226,7 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   const settled = Promise.all(pumps).then(async () => {
     cleanup();
     const settlement: Settlement = { status: settleStatus(abortReason, failed), usage: dispatched ? totalUsage(perChoice, inputTokens) : emptyUsage() };
-    await settle(deps, opts, settlement);
+    await settleRequest(deps, opts.scope, opts.model, settlement.status, settlement.usage);
     ticket?.release(settlement.usage);
     return settlement;
   });
@@ -239,13 +241,17 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   };
 }
 
-/** Counts the tokens and settles the usage row with its charge (src/billing/settle.ts: retried, else journaled); never throws. */
-function settle(deps: LifecycleDeps, opts: RunOptions, s: Settlement): Promise<void> {
-  const u = s.usage;
-  deps.metrics?.observeUsage({ model: opts.model.id, endpoint: opts.scope.endpoint, team: String(opts.scope.teamId) }, u);
+/**
+ * Counts the tokens and settles the request's usage row with its charge (src/billing/settle.ts: retried, else
+ * journaled); never throws. `images`: the images delivered (the images endpoints), priced per image.
+ */
+export function settleRequest(
+  deps: Pick<LifecycleDeps, "db" | "logger" | "metrics">, scope: RequestScope, model: ModelEntry, status: UsageStatus, u: Usage, images = 0,
+): Promise<void> {
+  deps.metrics?.observeUsage({ model: model.id, endpoint: scope.endpoint, team: String(scope.teamId) }, u);
   return settleUsage(deps, {
-    requestId: opts.scope.requestId, teamId: opts.scope.teamId, keyId: opts.scope.keyId, model: opts.model.id, endpoint: opts.scope.endpoint,
-    status: s.status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens,
-    costMicros: costMicros(opts.model.pricing, u), createdAt: Math.floor(Date.now() / 1000),
+    requestId: scope.requestId, teamId: scope.teamId, keyId: scope.keyId, model: model.id, endpoint: scope.endpoint,
+    status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens, images,
+    costMicros: costMicros(model.pricing, { ...u, images }), createdAt: Math.floor(Date.now() / 1000),
   });
 }

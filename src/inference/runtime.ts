@@ -1,10 +1,12 @@
-// Starts the inference runtime for a registry: tokenizers, the scheduler, and the worker pool wired together.
+// Starts the inference runtime for a registry: tokenizers, the scheduler, and the text and image worker pools wired together.
 import type { Config } from "../config.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ModelRegistry } from "../models/registry.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SupervisedWorker, WorkerFailure } from "../scheduler/supervisor.ts";
+import { imageWorkerUrl } from "../native/worker-url.ts";
+import { ImageBackend, type ImageWorkers } from "../scheduler/image-backend.ts";
 import { TextBackend, type TextWorkers } from "../scheduler/text-backend.ts";
 import { OffThreadEncoder } from "./off-thread-encoder.ts";
 import { Tokenizers } from "./tokenizer.ts";
@@ -13,6 +15,8 @@ export interface Runtime {
   scheduler: Scheduler;
   /** The text backend's worker supervisor (stats, restart). */
   pool: TextWorkers;
+  /** The image backend's worker supervisor. */
+  imagePool: ImageWorkers;
   tokenizers: Tokenizers;
   stop(): Promise<void>;
 }
@@ -22,6 +26,8 @@ export async function startRuntime(opts: {
   config: Pick<Config, "workers" | "threads" | "maxQueue" | "loadTimeoutS"> & Partial<Pick<Config, "smallStepTokens">>;
   logger: Logger;
   workerUrl: string | URL;
+  /** The image worker's entry (default: workers/image-worker.ts, or its place in the executable). */
+  imageWorkerUrl?: string | URL;
   /** The tokenizer worker's entry; without it every prompt is tokenized on the main thread. */
   tokenizerWorkerUrl?: string | URL;
   hangTimeoutMs?: number;
@@ -52,20 +58,40 @@ export async function startRuntime(opts: {
     onBatch: opts.onDecodeBatch,
   });
   scheduler.attach(text);
+  const imageModels = registry.list().filter((m) => m.diffusion);
+  const images = new ImageBackend(imageModels, {
+    workerUrl: opts.imageWorkerUrl ?? imageWorkerUrl(),
+    workersPerModel: opts.config.workers,
+    threads: opts.config.threads,
+    logger,
+    hangTimeoutMs: opts.hangTimeoutMs,
+    loadTimeoutMs: opts.config.loadTimeoutS * 1000,
+    spawnWorker: opts.spawnWorker,
+    onRendered: (id, image) => scheduler.onRendered(id, image),
+    onRenderEnded: (id, outcome) => scheduler.onRenderEnded(id, outcome),
+    onLost: (ids, failure) => scheduler.onWorkerLost(ids, failure),
+    onHealth: (model, status, cause) => registry.setHealth(model, status, cause),
+    onReady: () => scheduler.pump(),
+    onUnservable: (model, failure) => scheduler.onUnservable(model, failure),
+    onRestart: opts.onWorkerRestart,
+  });
+  scheduler.attachRenders(images);
   const pool = text.workers;
+  const imagePool = images.workers;
   const tokenizers = new Tokenizers({ logger, offThread: opts.tokenizerWorkerUrl ? new OffThreadEncoder(opts.tokenizerWorkerUrl) : undefined });
   const noTokenizer: string[] = [];
-  await Promise.all([pool.start(), ...chatModels.map((m) => tokenizers.get(m).catch(() => noTokenizer.push(m.id)))]);
+  await Promise.all([pool.start(), imagePool.start(), ...chatModels.map((m) => tokenizers.get(m).catch(() => noTokenizer.push(m.id)))]);
   // Set after the workers' own reports, so a worker that loaded does not read the model back as operational.
   for (const id of noTokenizer) registry.setHealth(id, "outage", "tokenizer_unavailable");
   return {
     scheduler,
     pool,
+    imagePool,
     tokenizers,
     async stop() {
       scheduler.failAll(ApiError.shuttingDown());
       tokenizers.close();
-      await pool.shutdown();
+      await Promise.all([pool.shutdown(), imagePool.shutdown()]);
     },
   };
 }

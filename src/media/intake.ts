@@ -9,7 +9,7 @@ import type { Capabilities } from "../models/manifest.ts";
 import { checkMedium, checkPrompt, type ContentPolicy } from "./content-policy.ts";
 import { sniffMedia } from "./decode/sniff.ts";
 import { FetchRefusal, MediaDecodeError } from "./types.ts";
-import type { DecodedMedia, Medium } from "../inference/media.ts";
+import type { DecodedImage, DecodedMedia, Medium } from "../inference/media.ts";
 
 export interface IntakeDeps {
   /** Decodes off the event loop (src/media/decode/). */
@@ -118,6 +118,7 @@ export async function inlineBytes(part: MediaPart & { source: { kind: "base64" }
 
 async function bytesOf(deps: IntakeDeps, part: MediaPart, who: Caller, signal: AbortSignal): Promise<Uint8Array> {
   const { source, at } = part;
+  if (source.kind === "upload") return source.bytes;
   if (source.kind === "base64") return inlineBytes(part as MediaPart & { source: typeof source }, deps.inlineMaxBytes);
   if (source.kind === "file") {
     try {
@@ -188,6 +189,38 @@ async function takeOne(deps: IntakeDeps, part: MediaPart, model: IntakeModel, wh
     throw ApiError.badRequest(`${at} is ${named(decoded.medium)}, but the model '${model.id}' does not take ${decoded.medium} input.`, at);
   }
   return { ...part, decoded };
+}
+
+/**
+ * One image an images request names (an upload, a file_id, an image_url or a data URL): read under the same limits
+ * and fetch policy as a prompt's media, decoded as an image, screened by the content policy; 400 naming `part.at`
+ * otherwise. `budget` is what is left of the request's media bytes.
+ */
+export async function takeImage(deps: IntakeDeps, part: MediaPart, who: Caller, signal: AbortSignal, budget: { left: number }): Promise<DecodedImage> {
+  const { at } = part;
+  const bytes = await bytesOf(deps, { ...part, declared: "image" }, who, signal);
+  budget.left -= bytes.length;
+  if (budget.left < 0) throw ApiError.badRequest(`${at} brings the request's images past ${deps.maxTotalBytes} bytes in all; send fewer or smaller images.`, at);
+  let decoded: DecodedMedia;
+  try {
+    decoded = await deps.decode(bytes, "image", signal);
+  } catch (e) {
+    if (e instanceof MediaDecodeError) throw ApiError.badRequest(`${at}: ${e.message}`, at);
+    throw e;
+  }
+  checkMedium(deps.policy, decoded.sha256, at);
+  return decoded as DecodedImage;
+}
+
+/** takeImage for each of an images request's images, in order, under the request's count and byte limits. */
+export async function takeImages(deps: IntakeDeps, parts: MediaPart[], who: Caller, signal: AbortSignal): Promise<DecodedImage[]> {
+  if (parts.length > deps.maxParts) {
+    throw ApiError.badRequest(`The request carries ${parts.length} images; at most ${deps.maxParts} are read per request (KILN_MAX_MEDIA_PER_REQUEST).`, parts[deps.maxParts]!.at);
+  }
+  const budget = { left: deps.maxTotalBytes };
+  const out: DecodedImage[] = [];
+  for (const part of parts) out.push(await takeImage(deps, part, who, signal, budget));
+  return out;
 }
 
 /** Every string the client put into the prompt: turns of every role, call arguments, tools, for the prompt patterns. */

@@ -13,7 +13,8 @@ import type { ContentPolicy } from "./content-policy.ts";
 import { createMediaDecoder } from "./decode/decoder.ts";
 import { defaultNet } from "./fetch-net.ts";
 import { fetchPolicyFromConfig, fetchRemote, type FetchPolicy, type Net } from "./fetch-policy.ts";
-import { type IntakeDeps, takeMedia } from "./intake.ts";
+import { checkPrompt } from "./content-policy.ts";
+import { type IntakeDeps, takeImages, takeMedia } from "./intake.ts";
 
 export interface MediaIntakeOptions {
   config: Config;
@@ -57,7 +58,11 @@ export function createMediaIntake(o: MediaIntakeOptions): MediaIntake {
     maxTotalBytes: o.config.maxMediaFileBytes,
   };
   return {
-    intake: { prepare: (request, model, who, signal) => takeMedia(deps, request, model, who, signal) },
+    intake: {
+      prepare: (request, model, who, signal) => takeMedia(deps, request, model, who, signal),
+      images: (parts, who, signal) => takeImages(deps, parts, who, signal),
+      screen: (prompt, param) => checkPrompt(deps.policy, prompt, param),
+    },
     close: () => decoder.close(),
   };
 }

@@ -1,6 +1,7 @@
 // kiln.json, the model manifest: parsing and validation, plus defaults derived from a transformers.js config.json.
 import { INT8_MAX_LEVEL } from "../../build/model/quantize.ts";
 import { resolvePromptFormat } from "../inference/prompt-format.ts";
+import type { DiffusionLayout } from "./diffusion-layout.ts";
 import { type MediaLayout, parseMediaBlock } from "./media-layout.ts";
 
 export interface Capabilities {
@@ -34,6 +35,8 @@ export interface ModelInfo {
   promptFormat: Record<string, unknown> | null;
   /** How images and audio enter the prompt (null: a text-only model). */
   media: MediaLayout | null;
+  /** How an image model renders (null: not an image model). */
+  diffusion: DiffusionLayout | null;
 }
 
 /** The kiln.json format this kiln writes. 2: int8 weights are 7-bit and declared in `quantization.int8_max_level`. */
@@ -103,22 +106,16 @@ function bool(o: Json, k: string, fallback = false): boolean {
 /** Validates a parsed kiln.json against the dtypes whose files exist; throws with a reason on any problem. */
 export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo {
   const m = obj(raw, "kiln.json");
-  const id = str(m, "id");
-  if (!isValidModelId(id)) throw new Error(`id "${id}" must be lowercase, hyphenated and carry a version number`);
+  const identity = parseIdentity(m);
   const dtypes = Array.isArray(m.dtypes) ? (m.dtypes as unknown[]).map(String) : presentDtypes;
   const missing = dtypes.filter((d) => !presentDtypes.includes(d));
   if (missing.length) throw new Error(`dtype ${missing.join(", ")} has no graph file under onnx/`);
   if (!dtypes.length) throw new Error("no ONNX graph file under onnx/");
   const defaultDtype = str(m, "default_dtype", dtypes[0]);
   if (!dtypes.includes(defaultDtype)) throw new Error(`default_dtype "${defaultDtype}" is not among dtypes`);
-  const caps = obj(m.capabilities ?? { chat: true }, "capabilities");
-  const pricing = obj(m.pricing ?? {}, "pricing");
   const batching = obj(m.batching ?? {}, "batching");
   const leftPadding = batching.left_padding ?? "unsafe";
   if (leftPadding !== "exact" && leftPadding !== "unsafe") throw new Error(`"batching.left_padding" must be "exact" or "unsafe"`);
-  const version = m.kiln_manifest ?? MANIFEST_VERSION;
-  if (typeof version !== "number" || !Number.isInteger(version) || version < 1) throw new Error(`"kiln_manifest" must be a positive integer`);
-  if (version > MANIFEST_VERSION) throw new Error(`kiln.json is format ${version}, newer than this kiln reads (${MANIFEST_VERSION}): upgrade kiln`);
   const int8MaxLevel = int8Level(m);
   if (dtypes.includes("int8") && m.build !== undefined && !(int8MaxLevel !== null && int8MaxLevel <= INT8_MAX_LEVEL)) {
     throw new Error(
@@ -128,37 +125,53 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
   }
   const promptFormat = m.prompt_format === undefined ? null : obj(m.prompt_format, "prompt_format");
   if (promptFormat) resolvePromptFormat(promptFormat, "", () => false);
-  const capabilities: Capabilities = {
-    chat: bool(caps, "chat", true),
+  const capabilities = parseCapabilities(m, true);
+  const media = parseMediaBlock(m.media, capabilities);
+  return {
+    ...identity,
+    architecture: str(m, "architecture", "llama"),
+    contextLength: num(m, "context_length", undefined, 16),
+    defaultDtype,
+    dtypes,
+    capabilities,
+    pricing: parsePricing(m),
+    batching: { maxBatch: Math.floor(num(batching, "max_batch", 8, 1)), leftPadding },
+    int8MaxLevel,
+    promptFormat,
+    media,
+    diffusion: null,
+  };
+}
+
+/** The fields every kiln.json has, whatever the model's kind: id, names, creation time; its format version checked. */
+export function parseIdentity(m: Json): Pick<ModelInfo, "id" | "displayName" | "ownedBy" | "created"> {
+  const version = m.kiln_manifest ?? MANIFEST_VERSION;
+  if (typeof version !== "number" || !Number.isInteger(version) || version < 1) throw new Error(`"kiln_manifest" must be a positive integer`);
+  if (version > MANIFEST_VERSION) throw new Error(`kiln.json is format ${version}, newer than this kiln reads (${MANIFEST_VERSION}): upgrade kiln`);
+  const id = str(m, "id");
+  if (!isValidModelId(id)) throw new Error(`id "${id}" must be lowercase, hyphenated and carry a version number`);
+  return { id, displayName: str(m, "display_name", id), ownedBy: str(m, "owned_by", "kiln"), created: num(m, "created", 0) };
+}
+
+/** kiln.json's `capabilities` (absent: chat only, when `chat` is the default). */
+export function parseCapabilities(m: Json, chatByDefault: boolean): Capabilities {
+  const caps = obj(m.capabilities ?? {}, "capabilities");
+  return {
+    chat: bool(caps, "chat", chatByDefault),
     tools: bool(caps, "tools"),
     reasoning: bool(caps, "reasoning"),
     vision: bool(caps, "vision"),
     audio: bool(caps, "audio"),
     image_generation: bool(caps, "image_generation"),
   };
-  const media = parseMediaBlock(m.media, capabilities);
+}
+
+/** kiln.json's `pricing`: per million tokens, and per image (null: images are not priced). */
+export function parsePricing(m: Json): ModelInfo["pricing"] {
+  const pricing = obj(m.pricing ?? {}, "pricing");
   const perImage = pricing.per_image ?? null;
-  if (perImage !== null && (typeof perImage !== "number" || perImage < 0)) throw new Error(`"pricing.per_image" must be a number or null`);
-  return {
-    id,
-    displayName: str(m, "display_name", id),
-    ownedBy: str(m, "owned_by", "kiln"),
-    created: num(m, "created", 0),
-    architecture: str(m, "architecture", "llama"),
-    contextLength: num(m, "context_length", undefined, 16),
-    defaultDtype,
-    dtypes,
-    capabilities,
-    pricing: {
-      inputPerMillion: num(pricing, "input_per_million", 0),
-      outputPerMillion: num(pricing, "output_per_million", 0),
-      perImage: perImage as number | null,
-    },
-    batching: { maxBatch: Math.floor(num(batching, "max_batch", 8, 1)), leftPadding },
-    int8MaxLevel,
-    promptFormat,
-    media,
-  };
+  if (perImage !== null && (typeof perImage !== "number" || !Number.isFinite(perImage) || perImage < 0)) throw new Error(`"pricing.per_image" must be a number ≥ 0 or null`);
+  return { inputPerMillion: num(pricing, "input_per_million", 0), outputPerMillion: num(pricing, "output_per_million", 0), perImage: perImage as number | null };
 }
 
 function int8Level(m: Json): number | null {
@@ -167,6 +180,13 @@ function int8Level(m: Json): number | null {
   if (v === undefined) return null;
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 127) throw new Error(`"quantization.int8_max_level" must be an integer in 1…127`);
   return v;
+}
+
+/** The id of a folder without kiln.json: its name, lowercased and hyphenated; throws when that is no valid id. */
+export function infoIdFromFolder(folderName: string): string {
+  const id = folderName.toLowerCase().replace(/[^a-z0-9.]+/g, "-").replace(/^-+|-+$/g, "");
+  if (!isValidModelId(id)) throw new Error(`folder name "${folderName}" gives id "${id}", which is not lowercase-hyphenated with a version number; add a kiln.json with an id`);
+  return id;
 }
 
 /** Defaults for a plain transformers.js folder (no kiln.json), read from its config.json and files. */
@@ -181,8 +201,7 @@ export function infoFromConfig(
   const c = obj(config, "config.json");
   // Multimodal configs keep the decoder's settings under text_config.
   const text = media && c.text_config && typeof c.text_config === "object" ? (c.text_config as Json) : c;
-  const id = folderName.toLowerCase().replace(/[^a-z0-9.]+/g, "-").replace(/^-+|-+$/g, "");
-  if (!isValidModelId(id)) throw new Error(`folder name "${folderName}" gives id "${id}", which is not lowercase-hyphenated with a version number; add a kiln.json with an id`);
+  const id = infoIdFromFolder(folderName);
   if (!presentDtypes.length) throw new Error("no ONNX graph file under onnx/");
   const tjs = (c["transformers.js_config"] ?? {}) as Json;
   const preferred = typeof tjs.dtype === "string" && presentDtypes.includes(tjs.dtype) ? tjs.dtype : undefined;
@@ -204,5 +223,6 @@ export function infoFromConfig(
     int8MaxLevel: null,
     promptFormat: null,
     media,
+    diffusion: null,
   };
 }

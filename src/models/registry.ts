@@ -1,6 +1,7 @@
 // The model registry: scans the models dir, one folder per model, and tracks each model's health.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { DIFFUSION_MARKER, readDiffusionFolder } from "./diffusion-folder.ts";
 import { type HealthCause, healthText } from "./failures.ts";
 import { type DecoderGraph, dtypesFromFiles, infoFromConfig, onnxFileForDtype, parseManifest, type ModelInfo } from "./manifest.ts";
 import { layoutFromFolder } from "./media-layout.ts";
@@ -46,6 +47,8 @@ function usesGroupQueryAttention(graphPath: string): boolean {
 
 /** Reads one folder; throws with the reason it is not a usable model. */
 export function readModelFolder(dir: string, folderName: string): ModelEntry {
+  // An image model's folder has its own layout (one graph per pipeline part, each in a folder of its own).
+  if (existsSync(join(dir, DIFFUSION_MARKER))) return { ...readDiffusionFolder(dir, folderName), dir };
   for (const f of REQUIRED) if (!existsSync(join(dir, f))) throw new Error(`missing ${f}`);
   const onnxDir = join(dir, "onnx");
   const onnxFiles = existsSync(onnxDir) ? readdirSync(onnxDir) : [];

@@ -7,6 +7,7 @@ export const WORKER_ENTRIES = {
   doctor: "src/native/doctor-worker.ts",
   media: "workers/media-worker.ts",
   mediaPrep: "workers/media-prep-worker.ts",
+  image: "workers/image-worker.ts",
 } as const;
 
 /**
@@ -21,6 +22,10 @@ export function workerEntryUrl(entry: string, compiled: boolean = Bun.isStandalo
 
 export function inferenceWorkerUrl(): string | URL {
   return workerEntryUrl(WORKER_ENTRIES.inference);
+}
+
+export function imageWorkerUrl(): string | URL {
+  return workerEntryUrl(WORKER_ENTRIES.image);
 }
 
 export function tokenizerWorkerUrl(): string | URL {

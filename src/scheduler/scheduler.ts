@@ -1,23 +1,38 @@
-// Admission, queueing and dispatch of generation sequences onto a backend's workers; one stream of deltas per sequence.
-// Worker failures reach a sequence as fixed-text errors (src/models/failures.ts); their detail rides along for the log.
+// Admission, queueing and dispatch of work onto the backends' workers: generation sequences (text-backend.ts) and
+// image renders (image-backend.ts) share one queue and one admission budget, so overload, drain and shutdown treat
+// them alike. One event stream per sequence or render. Worker failures reach the work as fixed-text errors
+// (src/models/failures.ts); their detail rides along for the log.
 import { ApiError } from "../errors/api-error.ts";
-import { type Failure, failureError } from "../models/failures.ts";
+import { type Failure, failureError, renderFailureError } from "../models/failures.ts";
 import { Channel } from "./channel.ts";
+import type { RenderRequest, RenderTimings } from "./image-protocol.ts";
 import type { MediaInput, SamplingParams, SeqDelta, SeqFinish } from "./protocol.ts";
 import { type NewEntry, RequestQueue, type SlotView } from "./queue.ts";
 
-/** What the scheduler needs from the backend that runs sequences (text-backend.ts; a fake in unit tests). */
-export interface SequenceBackend {
-  /** Admission budget units one sequence holds. */
+/** What every backend offers the scheduler: its workers' free slots, whether one is ready, and cancels. */
+export interface WorkBackend {
+  /** Admission budget units one entry (a sequence, a render) holds. */
   readonly entryCost: number;
   slots(): SlotView[];
   hasReadyWorker(model: string): boolean;
+  cancel(workerId: number, id: string): void;
+}
+
+/** The backend that runs generation sequences (text-backend.ts; a fake in unit tests). */
+export interface SequenceBackend extends WorkBackend {
   add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[]): void;
-  cancel(workerId: number, seqId: string): void;
+}
+
+/** The backend that renders images (image-backend.ts). */
+export interface RenderBackend extends WorkBackend {
+  render(workerId: number, jobId: string, render: RenderRequest): void;
 }
 
 /** A sequence's stream; a sequence the worker ended with an error fails the stream instead of finishing it. */
 export type SeqEvent = { type: "delta"; text: string; tokens: number } | { type: "finish"; finish: SeqFinish };
+
+/** A render's stream: one image, then the end; a cancelled render ends without one; a failed one throws. */
+export type RenderEvent = { type: "rendered"; rgb: Uint8Array; width: number; height: number; timings: RenderTimings };
 
 export interface SeqRequest {
   model: string;
@@ -31,131 +46,188 @@ export interface SeqRequest {
   onStart?: () => void;
 }
 
-interface Pending {
-  promptIds: number[];
-  params: SamplingParams;
-  media?: MediaInput[];
-  channel: Channel<SeqEvent>;
+export interface RenderSubmission {
+  model: string;
+  render: RenderRequest;
+  /** Aborts: a waiting render leaves the queue, a running one is dropped at the worker's next pass. */
+  signal?: AbortSignal;
+  /** Called synchronously when the render leaves the queue for a worker. */
   onStart?: () => void;
 }
 
-let seqCounter = 0;
+type Work =
+  | { kind: "seq"; promptIds: number[]; params: SamplingParams; media?: MediaInput[]; channel: Channel<SeqEvent> }
+  | { kind: "render"; render: RenderRequest; channel: Channel<RenderEvent> };
+
+type Pending = Work & { onStart?: () => void };
+
+let workCounter = 0;
 
 export class Scheduler {
   private readonly queue: RequestQueue<Pending>;
-  private readonly sinks = new Map<string, Channel<SeqEvent>>();
-  private backend: SequenceBackend | null = null;
+  /** Every admitted entry until it ends, by id. */
+  private readonly live = new Map<string, Pending>();
+  private text: SequenceBackend | null = null;
+  private images: RenderBackend | null = null;
 
   constructor(maxQueue: number) {
     this.queue = new RequestQueue(maxQueue);
   }
 
-  /** The backend calls back into the scheduler, so it is attached after both exist. */
+  /** The backends call back into the scheduler, so they are attached after both exist. */
   attach(backend: SequenceBackend): void {
-    this.backend = backend;
+    this.text = backend;
+  }
+
+  attachRenders(backend: RenderBackend): void {
+    this.images = backend;
   }
 
   load(): { waiting: number; active: number } {
     return this.queue.size;
   }
 
-  /** Sequences waiting for a worker slot, by model (models with none are absent). */
+  /** Entries waiting for a worker slot, by model (models with none are absent). */
   waitingByModel(): Map<string, number> {
     return this.queue.waitingByModel();
   }
 
   /** Throws 503 backend_unavailable unless a worker for the model is ready. */
   assertServing(model: string): void {
-    if (!this.backend?.hasReadyWorker(model)) throw ApiError.backendUnavailable(`No worker is serving '${model}' right now; retry shortly`);
+    if (!this.text?.hasReadyWorker(model) && !this.images?.hasReadyWorker(model)) {
+      throw ApiError.backendUnavailable(`No worker is serving '${model}' right now; retry shortly`);
+    }
   }
 
   /** Admits a group of sequences atomically (n > 1 shares one admission) or throws 503 service_overloaded. */
   submit(requests: SeqRequest[]): AsyncIterable<SeqEvent>[] {
+    const works = requests.map((r) => ({ kind: "seq" as const, promptIds: r.promptIds, params: r.params, media: r.media, channel: new Channel<SeqEvent>() }));
+    this.admit(requests, works, this.text);
+    return works.map((w) => w.channel);
+  }
+
+  /** Admits the renders of one request (its n images) atomically, or throws 503 service_overloaded. */
+  submitRenders(requests: RenderSubmission[]): AsyncIterable<RenderEvent>[] {
+    const works = requests.map((r) => ({ kind: "render" as const, render: r.render, channel: new Channel<RenderEvent>() }));
+    this.admit(requests, works, this.images);
+    return works.map((w) => w.channel);
+  }
+
+  private admit(requests: { model: string; signal?: AbortSignal; onStart?: () => void }[], works: Work[], backend: WorkBackend | null): void {
     for (const r of requests) this.assertServing(r.model);
-    const cost = this.backend?.entryCost ?? 1;
+    const cost = backend?.entryCost ?? 1;
     const now = performance.now();
-    const group: NewEntry<Pending>[] = requests.map((r) => ({
-      id: `seq_${++seqCounter}`, model: r.model, cost, queuedAt: now, payload: { promptIds: r.promptIds, params: r.params, media: r.media, channel: new Channel<SeqEvent>(), onStart: r.onStart },
-    }));
+    const group: NewEntry<Pending>[] = requests.map((r, i) => ({ id: `${works[i]!.kind}_${++workCounter}`, model: r.model, cost, queuedAt: now, payload: { ...works[i]!, onStart: r.onStart } }));
     if (!this.queue.admit(group).ok) throw ApiError.overloaded();
     group.forEach(({ id, payload }, i) => {
-      this.sinks.set(id, payload.channel);
+      this.live.set(id, payload);
       const signal = requests[i]!.signal;
       if (signal?.aborted) this.cancel(id);
       else signal?.addEventListener("abort", () => this.cancel(id), { once: true });
     });
     this.pump();
-    return group.map((e) => e.payload.channel);
   }
 
-  /** Hands waiting sequences to free worker slots. Called on submit, on every finish, and when a worker is ready. */
+  /** Hands waiting entries to free worker slots. Called on submit, on every end, and when a worker is ready. */
   pump(): void {
-    if (!this.backend) return;
-    for (const { entry, workerId } of this.queue.dispatch(this.backend.slots(), performance.now())) {
-      this.backend.add(workerId, entry.id, entry.payload.promptIds, entry.payload.params, entry.payload.media);
-      entry.payload.onStart?.();
+    const slots = [...(this.text?.slots() ?? []), ...(this.images?.slots() ?? [])];
+    if (!slots.length) return;
+    for (const { entry, workerId } of this.queue.dispatch(slots, performance.now())) {
+      const work = entry.payload;
+      if (work.kind === "seq") this.text!.add(workerId, entry.id, work.promptIds, work.params, work.media);
+      else this.images!.render(workerId, entry.id, work.render);
+      work.onStart?.();
     }
   }
 
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void {
     for (const d of deltas) {
-      if (d.text || d.tokens) this.sinks.get(d.seqId)?.push({ type: "delta", text: d.text, tokens: d.tokens });
+      const work = this.live.get(d.seqId);
+      if (work?.kind === "seq" && (d.text || d.tokens)) work.channel.push({ type: "delta", text: d.text, tokens: d.tokens });
     }
     for (const f of finished) {
-      const entry = this.queue.finish(f.seqId);
-      const sink = this.sinks.get(f.seqId);
-      this.sinks.delete(f.seqId);
-      if (!sink) continue;
+      const { work, model } = this.end(f.seqId);
+      if (work?.kind !== "seq") continue;
       // The worker's message (engine, ONNX Runtime or constraint text) is detail for the log, never a client's answer.
-      if (f.reason === "error") sink.fail(failureError({ cause: "generation_failed", detail: f.message ?? "no message" }, entry?.model ?? ""));
+      if (f.reason === "error") work.channel.fail(failureError({ cause: "generation_failed", detail: f.message ?? "no message" }, model));
       else {
-        sink.push({ type: "finish", finish: f });
-        sink.close();
+        work.channel.push({ type: "finish", finish: f });
+        work.channel.close();
       }
     }
     if (finished.length) this.pump();
   }
 
-  onWorkerLost(seqIds: string[], failure: Failure): void {
-    for (const id of seqIds) {
-      const entry = this.queue.finish(id);
-      const sink = this.sinks.get(id);
-      this.sinks.delete(id);
-      sink?.fail(failureError(failure, entry?.model ?? ""));
+  onRendered(jobId: string, image: Omit<RenderEvent, "type">): void {
+    const { work } = this.end(jobId);
+    if (work?.kind === "render") {
+      work.channel.push({ type: "rendered", ...image });
+      work.channel.close();
     }
     this.pump();
   }
 
-  /** No worker is left for the model: its waiting sequences fail retryably instead of waiting for ever. */
+  /** The worker ended a render with a failure (`retryable`: as the model reported it) or at a cancel. */
+  onRenderEnded(jobId: string, outcome: { failure: Failure } | "cancelled"): void {
+    const { work, model } = this.end(jobId);
+    if (work?.kind === "render") {
+      if (outcome === "cancelled") work.channel.close();
+      else work.channel.fail(renderFailureError(outcome.failure, model));
+    }
+    this.pump();
+  }
+
+  onWorkerLost(ids: string[], failure: Failure): void {
+    for (const id of ids) {
+      const { work, model } = this.end(id);
+      work?.channel.fail(errorFor(work, failure, model));
+    }
+    this.pump();
+  }
+
+  /** No worker is left for the model: its waiting entries fail retryably instead of waiting for ever. */
   onUnservable(model: string, failure: Failure): void {
     for (const id of this.queue.waitingFor(model)) {
       this.queue.cancel(id);
-      const sink = this.sinks.get(id);
-      this.sinks.delete(id);
-      sink?.fail(failureError(failure, model));
+      const work = this.live.get(id);
+      this.live.delete(id);
+      work?.channel.fail(errorFor(work, failure, model));
     }
   }
 
-  /** Fails every sequence still waiting or running (shutdown). */
+  /** Fails every entry still waiting or running (shutdown). */
   failAll(error: ApiError): void {
-    for (const [id, sink] of this.sinks) {
+    for (const [id, work] of this.live) {
       this.queue.cancel(id);
       this.queue.finish(id);
-      sink.fail(error);
+      work.channel.fail(error);
     }
-    this.sinks.clear();
+    this.live.clear();
+  }
+
+  /** Removes an entry that ended: its budget is freed and its stream is the caller's to end. */
+  private end(id: string): { work: Pending | undefined; model: string } {
+    const entry = this.queue.finish(id);
+    const work = this.live.get(id);
+    this.live.delete(id);
+    return { work, model: entry?.model ?? "" };
   }
 
   private cancel(id: string): void {
     const held = this.queue.cancel(id);
+    const work = this.live.get(id);
     if (held) {
-      this.backend?.cancel(held.workerId, id);
+      (work?.kind === "render" ? this.images : this.text)?.cancel(held.workerId, id);
       return;
     }
     // Never dispatched: it ends here, and no worker hears of it.
-    const sink = this.sinks.get(id);
-    this.sinks.delete(id);
-    sink?.push({ type: "finish", finish: { seqId: id, reason: "cancelled", promptTokens: 0, outputTokens: 0 } });
-    sink?.close();
+    this.live.delete(id);
+    if (work?.kind === "seq") work.channel.push({ type: "finish", finish: { seqId: id, reason: "cancelled", promptTokens: 0, outputTokens: 0 } });
+    work?.channel.close();
   }
+}
+
+/** What a failure answers for this kind of work: renders have their own mapping (src/models/failures.ts). */
+function errorFor(work: Pending | undefined, failure: Failure, model: string): ApiError {
+  return work?.kind === "render" ? renderFailureError(failure, model) : failureError(failure, model);
 }

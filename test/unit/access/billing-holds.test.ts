@@ -52,7 +52,7 @@ describe("BillingHolds", () => {
     const charge = (teamId: number, requestId: string, costMicros: number) =>
       appendSettlement(journal, {
         requestId, teamId, keyId: createKey(s.db, teamId, requestId).id, model: "m-v1", endpoint: "chat", status: "completed",
-        inputTokens: 1, outputTokens: 1, reasoningTokens: 0, cachedTokens: 0, costMicros, createdAt: 1_767_225_600,
+        inputTokens: 1, outputTokens: 1, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros, createdAt: 1_767_225_600,
       });
     // The database refused two of the team's charges (and one of another team's): 700 of its 1000 is spent already.
     charge(s.team.id, "req_a", 400);

@@ -27,7 +27,7 @@ function setup() {
   const logger = memoryLogger();
   const record = (requestId: string): SettlementRecord => ({
     requestId, teamId: team.id, keyId: key.id, model: "m-v1", endpoint: "chat", status: "completed",
-    inputTokens: 10, outputTokens: 5, reasoningTokens: 0, cachedTokens: 0, costMicros: 30, createdAt: 1_767_225_600,
+    inputTokens: 10, outputTokens: 5, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 30, createdAt: 1_767_225_600,
   });
   const balance = () => db.select().from(billingAccounts).where(eq(billingAccounts.teamId, team.id)).get()!.balanceMicros;
   const charges = () => db.select().from(ledger).where(eq(ledger.kind, "charge")).all();

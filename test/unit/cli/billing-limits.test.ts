@@ -97,7 +97,7 @@ describe("billing CLI", () => {
     const key = createKey(db, team.id, "k");
     recordUsage(db, {
       requestId: "req_1", teamId: team.id, keyId: key.id, model: "m-1", endpoint: "chat", status: "completed",
-      inputTokens: 40, outputTokens: 8, reasoningTokens: 0, cachedTokens: 0, costMicros: 1234,
+      inputTokens: 40, outputTokens: 8, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 1234,
     });
     const today = new Date().toISOString().slice(0, 10);
     expect(usageCommand(db, ["--team", "acme"], out)).toBe(0);

@@ -14,7 +14,7 @@ function setup() {
   const key = createKey(db, team.id, "k");
   const row = (requestId: string, model: string, costMicros: number, inputTokens = 10, outputTokens = 5) => ({
     requestId, teamId: team.id, keyId: key.id, model, endpoint: "chat", status: "completed" as const,
-    inputTokens, outputTokens, reasoningTokens: 0, cachedTokens: 0, costMicros,
+    inputTokens, outputTokens, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros,
   });
   return { db, team, key, row };
 }

@@ -12,7 +12,7 @@ function setup() {
   const key = createKey(db, team.id, "k");
   const row: NewUsage = {
     requestId: "req_a", teamId: team.id, keyId: key.id, model: "m-1", endpoint: "chat", status: "client_gone",
-    inputTokens: 20, outputTokens: 7, reasoningTokens: 4, cachedTokens: 2, costMicros: 12,
+    inputTokens: 20, outputTokens: 7, reasoningTokens: 4, cachedTokens: 2, images: 0, costMicros: 12,
   };
   return { db, row };
 }

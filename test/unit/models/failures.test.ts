@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError } from "../../../src/errors/api-error.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
-import { errorDetail, type FailureCause, failureError, failureOf, healthText, logRequestFailure } from "../../../src/models/failures.ts";
+import { errorDetail, type FailureCause, failureError, failureOf, healthText, logRequestFailure, renderFailureError } from "../../../src/models/failures.ts";
 
 const SECRET = "/secret/path/model.onnx: bad\n    at foo (/x/y.ts:1:2)";
 
@@ -17,10 +17,17 @@ describe("backend failures", () => {
       worker_hung: "The model's worker stopped responding; retry the request",
       worker_restarted: "The model's worker was restarted; retry the request",
       generation_failed: "The model failed while generating; retry the request",
+      render_retryable: "The image model produced an unusable image; retry the request",
+      render_failed: "The server had an internal error while rendering the image",
       tokenizer_unavailable: "The tokenizer of 'm-1' could not be loaded; retry later",
       tokenizer_timeout: "Tokenizing the prompt took too long; retry the request",
     };
     for (const [cause, text] of Object.entries(texts) as [FailureCause, string][]) {
+      // A render's own causes are answered by renderFailureError (the next test).
+      if (cause.startsWith("render_")) {
+        expect(renderFailureError({ cause, detail: SECRET }, "m-1").message).toBe(text);
+        continue;
+      }
       const err = failureError({ cause, detail: SECRET }, "m-1");
       expect(err.message).toBe(text);
       if (cause === "generation_failed") expect(err).toMatchObject({ status: 500, type: "server_error", code: null, headers: {} });
@@ -54,12 +61,29 @@ describe("backend failures", () => {
     expect(errorDetail("plain")).toBe("plain");
   });
 
+  test("an image render's failures: retryable ones and lost workers are 503 with no code, others a generic 500, a model nothing serves 503 backend_unavailable", () => {
+    for (const cause of ["render_retryable", "worker_lost", "worker_hung", "worker_restarted"] as const) {
+      const err = renderFailureError({ cause, detail: SECRET }, "m-1");
+      expect(err).toMatchObject({ status: 503, type: "server_error", code: null, headers: { "retry-after": "1" } });
+      expect(failureOf(err)).toEqual({ cause, detail: SECRET });
+      expect(JSON.stringify(err.toBody())).not.toContain("/secret/path");
+    }
+    expect(renderFailureError({ cause: "worker_lost", detail: "" }, "m-1").message).toBe("The model's worker failed; retry the request");
+    const internal = renderFailureError({ cause: "render_failed", detail: SECRET }, "m-1");
+    expect(internal).toMatchObject({ status: 500, type: "server_error", code: null, message: "The server had an internal error while rendering the image" });
+    expect(JSON.stringify(internal.toBody())).not.toContain("/secret/path");
+    for (const cause of ["load_failed", "load_timeout", "tokenizer_unavailable"] as const) {
+      expect(renderFailureError({ cause, detail: "" }, "m-1")).toMatchObject({ status: 503, code: "backend_unavailable" });
+    }
+  });
+
   test("the README's table lists every cause with the very text a request gets", () => {
     const readme = readFileSync(join(import.meta.dir, "..", "..", "..", "README.md"), "utf8");
-    const causes: FailureCause[] = ["load_failed", "load_timeout", "worker_lost", "worker_hung", "worker_restarted", "generation_failed", "tokenizer_unavailable", "tokenizer_timeout"];
+    const causes: FailureCause[] = ["load_failed", "load_timeout", "worker_lost", "worker_hung", "worker_restarted", "generation_failed", "render_retryable", "render_failed", "tokenizer_unavailable", "tokenizer_timeout"];
     for (const cause of causes) {
       const row = readme.split("\n").find((l) => l.startsWith(`| \`${cause}\` |`));
-      expect(row).toContain(`| ${failureError({ cause, detail: "" }, "…").message}`);
+      const error = cause.startsWith("render_") ? renderFailureError({ cause, detail: "" }, "…") : failureError({ cause, detail: "" }, "…");
+      expect(row).toContain(`| ${error.message}`);
     }
     for (const cause of ["load_failed", "load_timeout", "worker_lost", "worker_hung", "worker_restarted", "tokenizer_unavailable"] as const) {
       expect(readme.split("\n").find((l) => l.startsWith(`| \`${cause}\` |`))).toContain(`: ${healthText(cause)} |`);

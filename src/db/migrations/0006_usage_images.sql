@@ -1,0 +1,1 @@
+ALTER TABLE `usage` ADD `images` integer DEFAULT 0 NOT NULL;
