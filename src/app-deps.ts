@@ -10,6 +10,7 @@ import type { Logger } from "./log/logger.ts";
 import type { Metrics } from "./metrics/metrics.ts";
 import type { ModelRegistry } from "./models/registry.ts";
 import type { Scheduler } from "./scheduler/scheduler.ts";
+import type { PromptTokenizers } from "./images/prompt-tokenizer.ts";
 import type { Tokenizers } from "./inference/tokenizer.ts";
 
 export interface Lifecycle {
@@ -25,6 +26,8 @@ export interface AppDeps {
   lifecycle: Lifecycle;
   scheduler: Scheduler;
   tokenizers: Tokenizers;
+  /** Image models' prompt tokenizers (their text encoders' CLIP tokenizers). */
+  promptTokenizers: PromptTokenizers;
   /** Seals and signs reasoning for replay, under the data dir's server secret. */
   sealer: Sealer;
   /** Prometheus instruments (GET /metrics). */

@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import pkg from "../package.json" with { type: "json" };
 import { chatRoutes } from "./api/chat/routes.ts";
 import { filesRoutes } from "./api/files/routes.ts";
+import { imagesRoutes } from "./api/images/routes.ts";
 import { messagesErrorBody } from "./api/messages/assembler.ts";
 import { messagesRoutes } from "./api/messages/routes.ts";
 import { responsesRoutes } from "./api/responses/routes.ts";
@@ -47,6 +48,7 @@ export function buildRoutes(deps: AppDeps) {
     .use(responsesRoutes(deps))
     .use(messagesRoutes(deps))
     .use(filesRoutes(deps))
+    .use(imagesRoutes(deps))
     .use(metricsRoutes(deps));
 }
 

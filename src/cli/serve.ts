@@ -16,6 +16,7 @@ import { errorResponse } from "../errors/render.ts";
 import { newRequestId } from "../http/request-id.ts";
 import { createSealer } from "../crypto/sealing.ts";
 import { loadServerSecret } from "../crypto/server-secret.ts";
+import { PromptTokenizers } from "../images/prompt-tokenizer.ts";
 import { startRuntime, type Runtime } from "../inference/runtime.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
@@ -88,6 +89,7 @@ export async function startKiln(
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
+    promptTokenizers: new PromptTokenizers(logger),
     sealer: createSealer(loadServerSecret(config.dataDir)),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
     live: new LiveResponses(logger),

@@ -1,4 +1,5 @@
 // Turns a schema validation failure into the spec's 400 body: dotted param path and a message a person can act on.
+import { ValueErrorType } from "@sinclair/typebox/errors";
 import { ApiError, clip } from "./api-error.ts";
 
 export interface SchemaIssue {
@@ -9,7 +10,10 @@ export interface SchemaIssue {
   /** The failing schema, when known; a custom `error` string on it wins over typebox's wording. */
   schema?: { error?: unknown; [k: string]: unknown };
   value?: unknown;
+  /** typebox's ValueErrorType, when known. */
+  type?: number;
 }
+
 
 /** "/messages/0/content" → "messages.0.content"; the root is null. */
 export function pointerToParam(pointer: string): string | null {
@@ -23,6 +27,8 @@ export function issueToApiError(issue: SchemaIssue): ApiError {
   const param = full === null ? null : clip(full, 128);
   const custom = typeof issue.schema?.error === "string" ? issue.schema.error : null;
   if (!param) return ApiError.badRequest(custom ?? `Invalid request body: ${lowerFirst(issue.message)}`);
+  // Endpoints that refuse fields they do not declare (the images endpoints) name the field, as the spec asks.
+  if (issue.type === ValueErrorType.ObjectAdditionalProperties) return ApiError.badRequest(`Unrecognized request argument supplied: ${param}`, param);
   if (issue.value === undefined) {
     return ApiError.badRequest(`Missing required parameter: '${param}'.`, param);
   }

@@ -10,9 +10,10 @@ export interface EdgePolicy {
   auth: boolean;
   /**
    * "json": the body is read under the JSON limit and parsed here; "none": the body is never read; "stream": the
-   * edge reads none of it and hands it to the route (streamedBody), which reads it under its own limits.
+   * edge reads none of it and hands it to the route (streamedBody), which reads it under its own limits; "form": a
+   * multipart/form-data body is handed over as "stream" is, any other body is read as "json" is.
    */
-  body: "none" | "json" | "stream";
+  body: "none" | "json" | "stream" | "form";
   /** Runs long (generation, counting a large prompt, following a stream): the connection's idle timeout is lifted. */
   longRunning: boolean;
   /** Still answered while the server drains (the status page says it is shutting down). */
@@ -31,6 +32,8 @@ export const POLICY = {
   keyedFollow: { auth: true, body: "none", longRunning: true, drainExempt: false },
   /** A keyed JSON request that runs the model or its tokenizer: generation and token counting. */
   keyedJson: { auth: true, body: "json", longRunning: true, drainExempt: false },
+  /** A keyed JSON request that runs a model, or the same fields as a multipart form with files (an image edit). */
+  keyedJsonOrForm: { auth: true, body: "form", longRunning: true, drainExempt: false },
   /** A keyed upload the route streams to storage itself (a file up to 1 GiB takes minutes on a slow link). */
   keyedUpload: { auth: true, body: "stream", longRunning: true, drainExempt: false },
 } as const satisfies Record<string, EdgePolicy>;
@@ -59,7 +62,7 @@ export interface DeclaredRoute {
 
 function isPolicy(v: unknown): v is EdgePolicy {
   const p = v as EdgePolicy | null;
-  return typeof p === "object" && p !== null && typeof p.auth === "boolean" && (p.body === "none" || p.body === "json" || p.body === "stream") &&
+  return typeof p === "object" && p !== null && typeof p.auth === "boolean" && ["none", "json", "stream", "form"].includes(p.body) &&
     typeof p.longRunning === "boolean" && typeof p.drainExempt === "boolean";
 }
 

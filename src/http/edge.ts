@@ -56,6 +56,18 @@ function isJsonType(contentType: string | null): boolean {
   return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
 }
 
+/** How the edge takes this request's body: a "form" route's multipart body is streamed, any other is JSON. */
+function bodyHandling(policy: EdgePolicy | null, contentType: string | null): "none" | "json" | "stream" {
+  if (!policy) return "none";
+  if (policy.body !== "form") return policy.body;
+  return contentType?.split(";")[0]!.trim().toLowerCase() === "multipart/form-data" ? "stream" : "json";
+}
+
+/** A "form" route's multipart body, unread (its stream, null when it sent none); null when the body came as JSON (parsedBody has it). */
+export function formBody(request: Request): { stream: ReadableStream<Uint8Array> | null } | null {
+  return streams.has(request) ? { stream: streams.get(request) ?? null } : null;
+}
+
 export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, server?: ServerControl): Promise<EdgeResult> {
   const target = internalUrl(raw.url);
   meta.path = target?.path ?? null;
@@ -73,7 +85,8 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
   }
   const init: RequestInit = { method: raw.method, headers: raw.headers, signal: raw.signal };
   let body: unknown;
-  if (policy?.body === "json") {
+  const read = bodyHandling(policy, raw.headers.get("content-type"));
+  if (read === "json") {
     const type = raw.headers.get("content-type");
     if (!isJsonType(type)) {
       throw ApiError.badRequest(`The request body must be JSON, sent with Content-Type: application/json (got '${clip(type ?? "", 80)}').`);
@@ -99,15 +112,15 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
     // two-byte stand-in saves copying a large body into the rebuilt request.
     init.body = "{}";
     // A long-running route keeps the timeout lifted (it has its own limits; streams may pause); others get it back.
-    if (!policy.longRunning) server?.timeout(raw, deps.config.idleTimeoutS);
+    if (!policy!.longRunning) server?.timeout(raw, deps.config.idleTimeoutS);
   }
   // A long-running route without a body (following a background response) may wait long between writes; one that
   // streams its body is bounded by its own body deadline instead (a large upload, then its fsync).
-  if (policy?.longRunning && policy.body !== "json") server?.timeout(raw, 0);
+  if (policy?.longRunning && read !== "json") server?.timeout(raw, 0);
   const request = new Request(target.url, init);
   // The router never sees a streamed body (the rebuilt request has none, so nothing parses it): the route takes it.
-  if (policy?.body === "stream") streams.set(request, raw.body);
+  if (read === "stream") streams.set(request, raw.body);
   // A route without a body (GET, DELETE, a body-less POST) parses to null, whatever the client sent.
-  if (policy) bodies.set(request, policy.body === "json" ? body : null);
+  if (policy) bodies.set(request, read === "json" ? body : null);
   return { kind: "route", request, policy };
 }

@@ -108,6 +108,15 @@ export class Metrics {
     labelNames: ["rows"],
     registers: [this.registry],
   });
+  private readonly imagesMade = new Counter({
+    name: "kiln_images_total", help: "Images delivered by the images endpoints, by model and endpoint (generations, edits)",
+    labelNames: ["model", "endpoint"] as const, registers: [this.registry],
+  });
+  private readonly imageStageSeconds = new Counter({
+    name: "kiln_image_stage_seconds_total",
+    help: "Image worker time spent on delivered images, by model and stage: text (text encoder), encode (VAE encoder, edits), denoise (UNet passes), decode (VAE decoder); a batched pass is shared by its rows",
+    labelNames: ["model", "stage"] as const, registers: [this.registry],
+  });
   private sources: RuntimeSources | null = null;
 
   constructor(opts: { processMetrics?: boolean; teamLabels?: boolean } = {}) {
@@ -115,7 +124,7 @@ export class Metrics {
     // Read at scrape time, so they are always current and cost nothing between scrapes.
     const sources = () => this.sources;
     new Gauge({
-      name: "kiln_queue_depth", help: "Generation sequences admitted and waiting for a worker slot, by model",
+      name: "kiln_queue_depth", help: "Generation sequences and image renders admitted and waiting for a worker slot, by model",
       labelNames: ["model"] as const, registers: [this.registry],
       collect() {
         this.reset();
@@ -123,7 +132,7 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: "kiln_worker_batch_size", help: "Sequences each inference worker is decoding now (its running batch)",
+      name: "kiln_worker_batch_size", help: "Sequences (or image renders) each worker holds now (its running batch)",
       labelNames: ["worker", "model"] as const, registers: [this.registry],
       collect() {
         this.reset();
@@ -204,6 +213,16 @@ export class Metrics {
   observeDecodeBatch(batch: { media: number; text: number }): void {
     if (batch.media + batch.text === 0) return;
     this.decodeSteps.inc({ rows: batch.media === 0 ? "text" : batch.text === 0 ? "media" : "mixed" });
+  }
+
+  /** Images one request delivered, and the worker time each took by stage. */
+  observeImages(model: string, endpoint: string, images: { timings: { textMs: number; encodeMs: number; denoiseMs: number; decodeMs: number } }[]): void {
+    this.imagesMade.inc({ model, endpoint }, images.length);
+    for (const { timings: t } of images) {
+      for (const [stage, ms] of [["text", t.textMs], ["encode", t.encodeMs], ["denoise", t.denoiseMs], ["decode", t.decodeMs]] as const) {
+        this.imageStageSeconds.inc({ model, stage }, ms / 1000);
+      }
+    }
   }
 
   workerRestarted(model: string): void {

@@ -19,6 +19,7 @@ import { createKey } from "../../src/db/keys-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import { Metrics } from "../../src/metrics/metrics.ts";
+import { PromptTokenizers } from "../../src/images/prompt-tokenizer.ts";
 import { Tokenizers } from "../../src/inference/tokenizer.ts";
 import { ModelRegistry, scanModels } from "../../src/models/registry.ts";
 import { Scheduler } from "../../src/scheduler/scheduler.ts";
@@ -62,6 +63,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     config, db, registry, logger, lifecycle: { draining: false },
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
+    promptTokenizers: new PromptTokenizers(logger),
     sealer: createSealer(loadServerSecret(config.dataDir)),
     metrics: new Metrics({ teamLabels: config.metricsTeamLabels }),
     gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),

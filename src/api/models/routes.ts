@@ -6,6 +6,7 @@ import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { mayUseModel } from "../../access/rules.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { ApiError } from "../../errors/api-error.ts";
+import type { DiffusionLayout } from "../../models/diffusion-layout.ts";
 import { audioTokens, type MediaLayout } from "../../models/media-layout.ts";
 import type { ModelEntry, ModelRegistry } from "../../models/registry.ts";
 import { ModelList, ModelObject, ModelParams } from "./schema.ts";
@@ -25,8 +26,13 @@ export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof Mo
       per_image: m.pricing.perImage,
     },
     ...(m.media ? { media: mediaObject(m.media) } : {}),
+    ...(m.diffusion ? { images: imagesObject(m.diffusion) } : {}),
     status: registry.healthOf(m.id).status,
   };
+}
+
+function imagesObject(d: DiffusionLayout): NonNullable<(typeof ModelObject.static)["images"]> {
+  return { resolution: d.resolution, sizes: Object.fromEntries(d.sizes.map((s) => [s.ratio, `${s.width}x${s.height}`])), steps: d.steps, edits: d.edits };
 }
 
 function mediaObject(media: MediaLayout): NonNullable<(typeof ModelObject.static)["media"]> {

@@ -30,6 +30,17 @@ export const ModelObject = t.Object({
       { description: "How media input enters this model's prompt; absent for text-only models." },
     ),
   ),
+  images: t.Optional(
+    t.Object(
+      {
+        resolution: t.Integer({ description: "Native side in pixels: every size keeps about resolution² pixels." }),
+        sizes: t.Record(t.String(), t.String(), { description: "The size each supported aspect ratio is made at (`\"16:9\": \"176x96\"`); a request's size is reduced to the nearest ratio." }),
+        steps: t.Object({ low: t.Integer(), medium: t.Integer(), high: t.Integer() }, { description: "Denoising steps per quality (auto and standard are medium, hd is high)." }),
+        edits: t.Boolean({ description: "Whether the model edits images (it has a VAE encoder)." }),
+      },
+      { description: "How an image model renders; absent for other models." },
+    ),
+  ),
   status: t.Union([t.Literal("operational"), t.Literal("degraded"), t.Literal("outage")]),
 });
 

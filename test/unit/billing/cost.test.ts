@@ -24,6 +24,15 @@ describe("costMicros", () => {
     expect(big).toBe(9_000 * 1_234_567_891);
   });
 
+  test("images cost the per-image price each, exactly, beside the tokens; a model with no image price charges none", () => {
+    const priced = { inputPerMillion: 1, outputPerMillion: 0, perImage: 0.01 };
+    expect(costMicros(priced, { inputTokens: 0, outputTokens: 0, images: 1 })).toBe(10_000);
+    expect(costMicros(priced, { inputTokens: 12, outputTokens: 0, images: 3 })).toBe(30_012);
+    expect(costMicros({ ...priced, perImage: 0.0333333 }, { inputTokens: 0, outputTokens: 0, images: 3 })).toBe(99_999);
+    expect(costMicros(price(1, 1), { inputTokens: 0, outputTokens: 0, images: 5 })).toBe(0);
+    expect(() => costMicros(priced, { inputTokens: 0, outputTokens: 0, images: -1 })).toThrow(RangeError);
+  });
+
   test("refuses token counts that are not non-negative integers", () => {
     expect(() => costMicros(price(1, 1), { inputTokens: -1, outputTokens: 0 })).toThrow(RangeError);
     expect(() => costMicros(price(1, 1), { inputTokens: 1.5, outputTokens: 0 })).toThrow(RangeError);

@@ -1,0 +1,85 @@
+// POST /v1/images/generations (JSON) and POST /v1/images/edits (JSON or multipart/form-data).
+import { Value } from "@sinclair/typebox/value";
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../app-deps.ts";
+import { requireEdgeAuth } from "../../auth/guard.ts";
+import { ErrorBody } from "../../errors/schema.ts";
+import { issueToApiError } from "../../errors/validation.ts";
+import { sourceFromUrl } from "../../media/data-url.ts";
+import { formBody, parsedBody } from "../../http/edge.ts";
+import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
+import { metaOf } from "../../http/request-meta.ts";
+import type { MediaPart } from "../../inference/conversation.ts";
+import { readEditForm } from "./edit-form.ts";
+import { EditForm, EditJsonRequest, type EditJsonBody, GenerationRequest, ImagesResponse } from "./schema.ts";
+import { type EditInput, editImages, generateImages } from "./service.ts";
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 408: ErrorBody, 413: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody };
+
+/** An image an edit's JSON names: `{image_url}` (a URL or data URL) or `{file_id}`, named for errors by where it is. */
+function referencePart(ref: EditJsonBody["images"][number], at: string): MediaPart {
+  return "image_url" in ref
+    ? { type: "media", declared: "image", source: sourceFromUrl(ref.image_url), at: `${at}.image_url` }
+    : { type: "media", declared: "image", source: { kind: "file", fileId: ref.file_id }, at: `${at}.file_id` };
+}
+
+/** The JSON form of an edit, checked against its schema (the edge parsed it; the route takes JSON or a form). */
+function jsonEdit(body: unknown): EditInput {
+  const issue = Value.Errors(EditJsonRequest, body).First();
+  if (issue) throw issueToApiError(issue);
+  const { images, mask, ...fields } = body as EditJsonBody;
+  return { fields, images: images.map((ref, i) => referencePart(ref, `images[${i}]`)), mask: mask ? referencePart(mask, "mask") : null };
+}
+
+export function imagesRoutes(deps: AppDeps) {
+  return new Elysia({ name: "images" })
+    .use(edgePolicies)
+    .derive(requireEdgeAuth)
+    .post(
+      "/v1/images/generations",
+      ({ body, auth, request }) => generateImages(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal }),
+      {
+        edge: POLICY.keyedJson,
+        body: GenerationRequest,
+        parse: "json",
+        response: { 200: ImagesResponse, ...errors },
+        detail: {
+          summary: "Generate images",
+          description:
+            "OpenAI-compatible text-to-image on an image model. `size` is reduced to the nearest aspect ratio the model supports at its own " +
+            "pixel budget; `quality` picks the denoising steps. Fields the endpoint does not declare are a 400 naming them.",
+          tags: ["Images"],
+        },
+      },
+    )
+    .post(
+      "/v1/images/edits",
+      async ({ auth, request }) => {
+        const form = formBody(request);
+        const limits = deps.config;
+        const input = form
+          ? await readEditForm(form.stream, request.headers.get("content-type"), {
+              maxBodyBytes: limits.maxBodyBytes, timeoutMs: limits.bodyTimeoutMs, maxFileBytes: limits.maxInlineMediaBytes, maxImages: limits.maxMediaPerRequest,
+            })
+          : jsonEdit(parsedBody(request));
+        return editImages(deps, input, { auth, requestId: metaOf(request).id, signal: request.signal });
+      },
+      {
+        edge: POLICY.keyedJsonOrForm,
+        response: { 200: ImagesResponse, ...errors },
+        detail: {
+          summary: "Edit images",
+          description:
+            "OpenAI-compatible image edit: multipart/form-data with `image` (or repeated `image[]`), an optional `mask` and the fields, or JSON " +
+            "with `images: [{image_url} | {file_id}]`. Several images are composed into one scene on a canvas of the target aspect ratio; a " +
+            "mask (transparent = may change) applies to the first image, and every pixel outside it is kept exactly.",
+          requestBody: {
+            required: true,
+            // typebox schemas are JSON Schema; the OpenAPI types cannot see that through their unions.
+            content: { "multipart/form-data": { schema: EditForm as object }, "application/json": { schema: EditJsonRequest as object } },
+          },
+          tags: ["Images"],
+        },
+      },
+    );
+}

@@ -1,0 +1,115 @@
+// The Images API's logic: generations and edits map onto renders of the image core (one per image), run through the
+// shared admission, queue and settlement (src/images/run.ts), and answer {created, data: [{b64_json}], usage}.
+import type { AppDeps } from "../../app-deps.ts";
+import type { AuthContext } from "../../auth/authenticate.ts";
+import { ApiError } from "../../errors/api-error.ts";
+import { type Canvas, composeCanvas, uprightSize } from "../../images/compose.ts";
+import { encodeImage } from "../../images/encode.ts";
+import { naturalAspect, overlay } from "../../images/layout.ts";
+import { type Rendered, runRenders } from "../../images/run.ts";
+import type { MediaPart } from "../../inference/conversation.ts";
+import type { ModelEntry } from "../../models/registry.ts";
+import type { RenderInit, RenderRequest } from "../../scheduler/image-protocol.ts";
+import { type CommonFields, type ImageOptions, imageModel, imageOptions, seedOf, sizeFor } from "./options.ts";
+import type { GenerationBody, ImagesResponseBody } from "./schema.ts";
+
+export interface ImageCall {
+  auth: AuthContext;
+  requestId: string;
+  /** The client's connection. */
+  signal: AbortSignal;
+}
+
+/** An edit, from its JSON or its multipart form: the fields, the images in order and the mask. */
+export interface EditInput {
+  fields: CommonFields & { model: string; prompt: string; input_fidelity?: "high" | "low" | null };
+  images: MediaPart[];
+  mask: MediaPart | null;
+}
+
+/** The request's own time limit, from its start: intake, queueing and rendering all count against it. */
+function deadline(deps: AppDeps, signal: AbortSignal) {
+  const started = performance.now();
+  const limit = deps.config.requestTimeoutMs;
+  const timer = AbortSignal.timeout(limit);
+  return {
+    signal: AbortSignal.any([signal, timer]),
+    left: () => Math.max(1, limit - (performance.now() - started)),
+    /** What a stopped intake answers: 504 past the limit, else the client left (nobody reads it). */
+    stopped: () => (timer.aborted ? ApiError.timeout(limit) : new ApiError(499, "invalid_request_error", "The request stopped before it ran (client_gone).")),
+  };
+}
+
+export async function generateImages(deps: AppDeps, body: GenerationBody, call: ImageCall): Promise<ImagesResponseBody> {
+  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  const model = imageModel(deps.registry, body.model, false);
+  const options = imageOptions(body, model);
+  deps.intake.screen(body.prompt, "prompt");
+  return render(deps, call, model, body.prompt, options, sizeFor(model, options.want), null, performance.now());
+}
+
+export async function editImages(deps: AppDeps, input: EditInput, call: ImageCall): Promise<ImagesResponseBody> {
+  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  const started = performance.now();
+  const { fields } = input;
+  // A form names its model inside the body, past the edge's check of JSON bodies.
+  deps.gate.checkModel(call.auth, fields.model);
+  const model = imageModel(deps.registry, fields.model, true);
+  const options = imageOptions(fields, model);
+  // The prompt is screened before any image is fetched or decoded.
+  deps.intake.screen(fields.prompt, "prompt");
+  const limit = deadline(deps, call.signal);
+  const parts = input.mask ? [...input.images, input.mask] : input.images;
+  const decoded = await deps.intake.images(parts, call.auth, limit.signal).catch((e: unknown) => {
+    throw limit.signal.aborted ? limit.stopped() : e;
+  });
+  const images = decoded.slice(0, input.images.length);
+  const mask = input.mask ? { image: decoded.at(-1)!, at: input.mask.at } : undefined;
+  const natural = naturalAspect((await Promise.all(images.map(uprightSize))).map((s) => s.width / s.height));
+  const size = sizeFor(model, options.want, natural);
+  const canvas = await composeCanvas(images, size.width, size.height, model.diffusion!.vaeScale, mask);
+  // High input fidelity keeps more of the input: half the schedule's share is re-rendered.
+  const strength = model.diffusion!.strength * (fields.input_fidelity === "high" ? 0.5 : 1);
+  return render(deps, call, model, fields.prompt, options, size, { canvas, strength }, started);
+}
+
+async function render(
+  deps: AppDeps, call: ImageCall, model: ModelEntry, prompt: string, options: ImageOptions, size: { width: number; height: number },
+  edit: { canvas: Canvas; strength: number } | null, started: number,
+): Promise<ImagesResponseBody> {
+  const layout = model.diffusion!;
+  const encoding = deps.promptTokenizers.get(model);
+  const prompted = encoding.encode(prompt);
+  const uncondIds = layout.guidanceScale > 1 ? encoding.encode("").ids : undefined;
+  const first = options.seed ?? crypto.getRandomValues(new Uint32Array(1))[0]!;
+  const init: RenderInit | undefined = edit
+    ? { rgb: edit.canvas.rgb, strength: edit.strength, ...(edit.canvas.latentMask ? { mask: edit.canvas.latentMask } : {}) }
+    : undefined;
+  const renders: RenderRequest[] = Array.from({ length: options.n }, (_, i) => ({
+    promptIds: prompted.ids, ...(uncondIds ? { uncondIds } : {}), guidance: layout.guidanceScale,
+    width: size.width, height: size.height, steps: options.steps, seed: seedOf(first, i), ...(init ? { init } : {}),
+  }));
+  const images = await runRenders(deps, {
+    scope: { requestId: call.requestId, teamId: call.auth.teamId, keyId: call.auth.keyId, endpoint: "images" },
+    model, renders, promptTokens: prompted.tokens, clientSignal: call.signal,
+    timeoutMs: Math.max(1, deps.config.requestTimeoutMs - (performance.now() - started)),
+  });
+  const encoded = await Promise.all(images.map((image) => encodeImage(finalPixels(image, edit?.canvas ?? null), image.width, image.height, options.format, options.compression)));
+  return {
+    created: Math.floor(Date.now() / 1000),
+    data: encoded.map((bytes) => ({ b64_json: Buffer.from(bytes).toString("base64"), ...(prompted.truncated ? { revised_prompt: prompted.seen } : {}) })),
+    usage: {
+      input_tokens: prompted.tokens, input_tokens_details: { text_tokens: prompted.tokens, image_tokens: 0 },
+      output_tokens: 0, total_tokens: prompted.tokens, images: images.length,
+    },
+    size: `${size.width}x${size.height}`,
+    quality: options.quality,
+    output_format: options.format,
+    background: "opaque",
+  };
+}
+
+/** A masked edit keeps every pixel outside its mask exactly as the canvas had it. */
+function finalPixels(image: Rendered, canvas: Canvas | null): Uint8Array {
+  return canvas?.weights ? overlay(image.rgb, canvas.rgb, canvas.weights) : image.rgb;
+}
