@@ -47,6 +47,7 @@ export interface DailyUsage {
   requests: number;
   inputTokens: number;
   outputTokens: number;
+  images: number;
   costMicros: number;
 }
 
@@ -65,6 +66,7 @@ export function usageByDay(db: Db, filter: { teamId?: number; since?: string; un
       requests: sql<number>`count(*)`,
       inputTokens: sql<number>`sum(${usage.inputTokens})`,
       outputTokens: sql<number>`sum(${usage.outputTokens})`,
+      images: sql<number>`sum(${usage.images})`,
       costMicros: sql<number>`sum(${usage.costMicros})`,
     })
     .from(usage)

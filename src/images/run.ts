@@ -12,7 +12,7 @@ import type { RenderRequest } from "../scheduler/image-protocol.ts";
 import type { RenderEvent, Scheduler } from "../scheduler/scheduler.ts";
 
 export interface RenderDeps extends Pick<LifecycleDeps, "db" | "logger" | "lifecycle" | "gate"> {
-  scheduler: Pick<Scheduler, "assertServing" | "submitRenders">;
+  scheduler: Pick<Scheduler, "submitRenders">;
   /** Tokens and settlements (as generation counts them), images made and where their time went. */
   metrics?: LifecycleDeps["metrics"] & Pick<Metrics, "observeImages">;
 }
@@ -43,7 +43,7 @@ async function imageOf(stream: AsyncIterable<RenderEvent>): Promise<Rendered | n
 export async function runRenders(deps: RenderDeps, job: RenderJob): Promise<Rendered[]> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
   const { scope, model } = job;
-  deps.scheduler.assertServing(model.id);
+  // Refusals come in the order generation gives them: billing and limits first, then a model nothing serves (the queue's 503).
   const ticket: AdmissionTicket | undefined = await deps.gate?.admit({
     scope, model, inputTokens: job.promptTokens, maxOutputTokens: 0, choices: 1, images: job.renders.length,
   });

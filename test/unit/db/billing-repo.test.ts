@@ -86,10 +86,10 @@ describe("usage per team, model and day", () => {
     put(row("d", "m-1", 1), "2026-03-02T00:00:00");
     put(row("e", "m-1", 7), "2026-03-01T08:00:00", other.id);
     expect(usageByDay(db)).toEqual([
-      { day: "2026-03-01", team: "acme", model: "m-1", requests: 2, inputTokens: 300, outputTokens: 30, costMicros: 30 },
-      { day: "2026-03-01", team: "acme", model: "m-2", requests: 1, inputTokens: 10, outputTokens: 5, costMicros: 5 },
-      { day: "2026-03-01", team: "other", model: "m-1", requests: 1, inputTokens: 10, outputTokens: 5, costMicros: 7 },
-      { day: "2026-03-02", team: "acme", model: "m-1", requests: 1, inputTokens: 10, outputTokens: 5, costMicros: 1 },
+      { day: "2026-03-01", team: "acme", model: "m-1", requests: 2, inputTokens: 300, outputTokens: 30, images: 0, costMicros: 30 },
+      { day: "2026-03-01", team: "acme", model: "m-2", requests: 1, inputTokens: 10, outputTokens: 5, images: 0, costMicros: 5 },
+      { day: "2026-03-01", team: "other", model: "m-1", requests: 1, inputTokens: 10, outputTokens: 5, images: 0, costMicros: 7 },
+      { day: "2026-03-02", team: "acme", model: "m-1", requests: 1, inputTokens: 10, outputTokens: 5, images: 0, costMicros: 1 },
     ]);
     expect(usageByDay(db, { teamId: other.id }).map((r) => r.team)).toEqual(["other"]);
     expect(usageByDay(db, { since: "2026-03-02" }).map((r) => r.day)).toEqual(["2026-03-02"]);
