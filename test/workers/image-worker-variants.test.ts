@@ -115,6 +115,12 @@ describe("load errors", () => {
     expect(await loadError(dir)).toContain("vae_decoder/model.onnx does not load");
   });
 
+  test("an inpainting UNet (9 input channels)", async () => {
+    const dir = writeToyFolder();
+    writeFileSync(join(dir, "unet", "config.json"), JSON.stringify({ in_channels: 9 }));
+    expect(await loadError(dir)).toContain("the UNet takes 9 input channels and the VAE makes 4");
+  });
+
   const refused: [string, ToyFolderOptions, string][] = [
     ["an unsupported scheduler", { scheduler: { _class_name: "DPMSolverMultistepScheduler" } }, "scheduler DPMSolverMultistepScheduler is not run by kiln"],
     ["karras sigmas", { scheduler: { use_karras_sigmas: true } }, "use_karras_sigmas is not run by kiln"],

@@ -9,6 +9,7 @@ import { type GraphSession, textEncoderIO, unetIO, vaeDecoderIO, vaeEncoderIO } 
 import type { SchedulerSpec } from "./schedule.ts";
 import { parseSchedulerConfig } from "./scheduler-config.ts";
 import { TextEncoder } from "./text-encoder.ts";
+import { parseUnetConfig } from "./unet-config.ts";
 import { UnetRunner } from "./unet-runner.ts";
 import type { VaeGraph } from "./vae.ts";
 import { parseVaeConfig, type VaeSpec } from "./vae-config.ts";
@@ -16,6 +17,8 @@ import { parseVaeConfig, type VaeSpec } from "./vae-config.ts";
 export interface DiffusionModel {
   scheduler: SchedulerSpec;
   vae: VaeSpec;
+  /** Pixel sides must divide by this: the VAE's scale times the UNet's halvings. */
+  sizeMultiple: number;
   text: TextEncoder;
   unet: UnetRunner;
   decoder: VaeGraph;
@@ -24,9 +27,14 @@ export interface DiffusionModel {
   dispose(): Promise<void>;
 }
 
-async function readJson(dir: string, rel: string): Promise<Record<string, unknown>> {
+async function readJson(dir: string, rel: string, optional: true): Promise<Record<string, unknown> | null>;
+async function readJson(dir: string, rel: string): Promise<Record<string, unknown>>;
+async function readJson(dir: string, rel: string, optional = false): Promise<Record<string, unknown> | null> {
   const file = Bun.file(join(dir, rel));
-  if (!(await file.exists())) throw new Error(`the folder has no ${rel}`);
+  if (!(await file.exists())) {
+    if (optional) return null;
+    throw new Error(`the folder has no ${rel}`);
+  }
   try {
     const value: unknown = await file.json();
     if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
@@ -43,6 +51,10 @@ export async function loadDiffusion(spec: ImageLoadSpec): Promise<DiffusionModel
   await readJson(dir, "model_index.json");
   const scheduler = parseSchedulerConfig(await readJson(dir, "scheduler/scheduler_config.json"));
   const vae = parseVaeConfig(await readJson(dir, "vae_decoder/config.json"));
+  const unetConfig = parseUnetConfig(await readJson(dir, "unet/config.json", true));
+  if (unetConfig.channels !== null && unetConfig.channels !== vae.channels) {
+    throw new Error(`the UNet takes ${unetConfig.channels} input channels and the VAE makes ${vae.channels} latent channels (kiln runs plain text-to-image UNets)`);
+  }
   const options = { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(spec.threads) } as ort.InferenceSession.SessionOptions;
   const sessions: ort.InferenceSession[] = [];
   const dispose = async () => {
@@ -72,7 +84,7 @@ export async function loadDiffusion(spec: ImageLoadSpec): Promise<DiffusionModel
       encoder = { session, io: vaeEncoderIO(session) };
     }
     checkAgreement(text, unet, vae);
-    return { scheduler, vae, text, unet, decoder, encoder, dispose };
+    return { scheduler, vae, sizeMultiple: vae.scale * unetConfig.latentMultiple, text, unet, decoder, encoder, dispose };
   } catch (e) {
     await dispose();
     throw e;

@@ -13,9 +13,9 @@ const positiveInt = (v: unknown): v is number => Number.isInteger(v) && (v as nu
 
 /** Why the model cannot render this request, or null. */
 export function renderProblem(req: RenderRequest, model: DiffusionModel): string | null {
-  const scale = model.vae.scale;
-  if (!positiveInt(req.width) || !positiveInt(req.height) || req.width % scale || req.height % scale) {
-    return `width and height must be positive multiples of ${scale} (got ${req.width}×${req.height})`;
+  const multiple = model.sizeMultiple;
+  if (!positiveInt(req.width) || !positiveInt(req.height) || req.width % multiple || req.height % multiple) {
+    return `width and height must be positive multiples of ${multiple} (got ${req.width}×${req.height})`;
   }
   if (!positiveInt(req.steps) || req.steps > model.scheduler.trainSteps) return `steps must be an integer from 1 to ${model.scheduler.trainSteps} (got ${req.steps})`;
   if (typeof req.seed !== "number" || !Number.isFinite(req.seed)) return "seed must be a finite number";

@@ -74,6 +74,7 @@ export function fakeModel(unetIo: Partial<UnetIO> = {}): { model: DiffusionModel
   const model: DiffusionModel = {
     scheduler: { ancestral: false, betaSchedule: "scaled_linear", betaStart: 0.00085, betaEnd: 0.012, trainSteps: 1000, prediction: "epsilon", spacing: "trailing", stepsOffset: 0 },
     vae: { scaling: 0.18215, shift: 0, channels: 4, scale: 8 },
+    sizeMultiple: 8,
     text: new TextEncoder(text, { idsType: "int64", batch: null, seqLen: 4, hidden: 2 }),
     unet: new UnetRunner(unet, io),
     decoder: { session: decoder, io: { ...vaeIo, output: "sample" } },
