@@ -70,7 +70,12 @@ scope.onmessage = (ev) => {
         post({ type: "render_failed", jobId: msg.jobId, retryable: false, message: "model is not loaded" });
         break;
       }
-      engine.add(msg.jobId, msg.render);
+      try {
+        engine.add(msg.jobId, msg.render);
+      } catch (err) {
+        // A malformed message (no render at all): nothing was held.
+        post({ type: "render_failed", jobId: msg.jobId, retryable: false, message: err instanceof Error ? err.message : String(err) });
+      }
       void runLoop();
       break;
     case "cancel":

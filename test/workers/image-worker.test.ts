@@ -6,6 +6,7 @@ import { waitFor } from "../helpers/wait-for.ts";
 import { planesToRgb, rgbToPlanes } from "../../workers/diffusion/pixels.ts";
 import { decodeLatents, encodeImages } from "../../workers/diffusion/vae.ts";
 import { vaeDecoderIO, vaeEncoderIO, type GraphSession } from "../../workers/diffusion/graph-io.ts";
+import type { RenderRequest } from "../../src/scheduler/image-protocol.ts";
 import { ImageWorkerClient, renderRequest } from "./image-worker-client.ts";
 import { writeToyFolder } from "./toy-diffusion.ts";
 
@@ -99,6 +100,10 @@ describe("image worker", () => {
     expect((bad as { message: string }).message).toContain("multiples of 8");
     const noUncond = await w.render("no-uncond", renderRequest({ guidance: 3 }));
     expect((noUncond as { message: string }).message).toContain("unconditional");
+    // A message with no render at all is answered too, and the worker goes on.
+    const empty = await w.render("empty", undefined as unknown as RenderRequest);
+    expect(empty).toMatchObject({ type: "render_failed", jobId: "empty", retryable: false });
+    expect((await w.render("after", renderRequest())).type).toBe("rendered");
   });
 });
 

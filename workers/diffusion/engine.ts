@@ -126,6 +126,8 @@ export class DiffusionEngine {
     });
     // It joins the picker's queue now, behind renders that were already waiting.
     job.lastServed = this.passes;
+    // The init bytes are not needed once encoded (each render message carries its own copy of them).
+    if (req.init) job.req = { ...req, init: { ...req.init, rgb: new Uint8Array(0) } };
   }
 
   private scheduleFor(steps: number): Schedule {

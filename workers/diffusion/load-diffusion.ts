@@ -52,6 +52,7 @@ export async function loadDiffusion(spec: ImageLoadSpec): Promise<DiffusionModel
   const scheduler = parseSchedulerConfig(await readJson(dir, "scheduler/scheduler_config.json"));
   const vae = parseVaeConfig(await readJson(dir, "vae_decoder/config.json"));
   const unetConfig = parseUnetConfig(await readJson(dir, "unet/config.json", true));
+  const vocab = (await readJson(dir, "text_encoder/config.json", true))?.vocab_size;
   if (unetConfig.channels !== null && unetConfig.channels !== vae.channels) {
     throw new Error(`the UNet takes ${unetConfig.channels} input channels and the VAE makes ${vae.channels} latent channels (kiln runs plain text-to-image UNets)`);
   }
@@ -75,7 +76,7 @@ export async function loadDiffusion(spec: ImageLoadSpec): Promise<DiffusionModel
     const textSession = await open("text_encoder");
     const unetSession = await open("unet");
     const decoderSession = await open("vae_decoder");
-    const text = new TextEncoder(textSession, textEncoderIO(textSession));
+    const text = new TextEncoder(textSession, textEncoderIO(textSession), Number.isInteger(vocab) && (vocab as number) > 0 ? (vocab as number) : null);
     const unet = new UnetRunner(unetSession, unetIO(unetSession));
     const decoder = { session: decoderSession, io: vaeDecoderIO(decoderSession) };
     let encoder: VaeGraph | null = null;

@@ -67,12 +67,12 @@ export async function textPass(board: JobBoard, model: DiffusionModel, cache: Lr
 /** VAE-encodes init images of waiting edits (one size per pass); false when none is waiting. */
 export async function encodePass(board: JobBoard, model: DiffusionModel, cache: Lru<string, Float32Array>, maxBatch: number): Promise<boolean> {
   const entries = new Map<string, Shared<Uint8Array>>();
-  let size: string | undefined;
+  let pixels: string | undefined;
   for (const job of board.list()) {
     if (!job.initKey || job.initLatents) continue;
     const { width, height } = job.req;
-    size ??= `${width}x${height}`;
-    if (size === `${width}x${height}`) gather(entries, job.initKey, job.req.init!.rgb, job, vaeRows(width, height, maxBatch));
+    pixels ??= `${width}x${height}`;
+    if (pixels === `${width}x${height}`) gather(entries, job.initKey, job.req.init!.rgb, job, vaeRows(width, height, maxBatch));
   }
   if (entries.size === 0) return false;
   const list = [...entries.values()];
@@ -86,7 +86,13 @@ export async function encodePass(board: JobBoard, model: DiffusionModel, cache: 
     return true;
   }
   share(list, performance.now() - started, (job, ms) => (job.timings.encodeMs += ms));
+  const expected = list[0]!.users[0]!.shape;
+  const size = expected.channels * expected.height * expected.width;
   [...entries.keys()].forEach((key, i) => {
+    if (out[i]!.length !== size) {
+      for (const job of list[i]!.users) board.fail(job, false, `the VAE encoder made ${out[i]!.length} latent values, not ${size}`);
+      return;
+    }
     // Never cache a failed encoding: a retry would meet the same non-finite latents.
     if (allFinite(out[i]!)) {
       cache.set(key, out[i]!);

@@ -8,11 +8,14 @@ export class TextEncoder {
   constructor(
     readonly session: GraphSession,
     readonly io: TextEncoderIO,
+    /** text_encoder/config.json's vocab_size, when it gives one. */
+    readonly vocabSize: number | null = null,
   ) {}
 
-  /** Why these ids cannot be encoded, or null. */
+  /** Why these ids cannot be encoded, or null: an id out of range would fail the whole text pass it shares. */
   idsProblem(ids: unknown): string | null {
     if (!Array.isArray(ids) || ids.length === 0 || !ids.every((v) => Number.isInteger(v) && v >= 0)) return "prompt ids must be a non-empty list of non-negative integers";
+    if (this.vocabSize !== null && ids.some((v) => v >= this.vocabSize!)) return `prompt ids must be below the vocabulary size ${this.vocabSize}`;
     if (this.io.seqLen !== null && ids.length !== this.io.seqLen) return `the text encoder takes exactly ${this.io.seqLen} ids (got ${ids.length})`;
     return null;
   }

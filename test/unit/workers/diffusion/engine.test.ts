@@ -141,6 +141,16 @@ describe("DiffusionEngine endings", () => {
     expect(s.ends()).toEqual({ t: "failed", d: "failed" });
   });
 
+  test("a VAE encoder that makes latents of the wrong size fails the edit, not the worker", async () => {
+    const s = setup(4);
+    s.controls.encoderScale = 4;
+    s.engine.add("edit", req({ init: { rgb: new Uint8Array(64 * 64 * 3), strength: 1 } }));
+    s.engine.add("t2i", req());
+    await s.drain();
+    expect(s.ends()).toEqual({ edit: "failed", t2i: "rendered" });
+    expect(s.out.find((m) => m.jobId === "edit")).toMatchObject({ message: "the VAE encoder made 1024 latent values, not 256" });
+  });
+
   test("NaN in a row's output fails that render retryably", async () => {
     const s = setup(4);
     // Only the render whose noise starts above 0 at its first value gets NaN.

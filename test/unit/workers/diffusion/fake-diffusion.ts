@@ -22,6 +22,8 @@ export interface FakeControls {
   failNext: Partial<Record<string, string>>;
   /** The UNet writes NaN into rows whose first latent value (of the model input) is above this. */
   nanAbove: number;
+  /** Pixels per latent cell the fake VAE encoder makes (8 agrees with the model's VAE). */
+  encoderScale: number;
 }
 
 const value = (data: Float32Array, dims: number[]): OrtValue => ({ data, dims, type: "float32" });
@@ -47,7 +49,7 @@ function fake(graph: string, controls: FakeControls, run: (feeds: Record<string,
 }
 
 export function fakeModel(unetIo: Partial<UnetIO> = {}): { model: DiffusionModel; controls: FakeControls } {
-  const controls: FakeControls = { calls: [], failNext: {}, nanAbove: Infinity };
+  const controls: FakeControls = { calls: [], failNext: {}, nanAbove: Infinity, encoderScale: 8 };
   const text = fake("text", controls, (f) => {
     const [b, s] = f.input_ids!.dims as [number, number];
     const ids = Array.from(f.input_ids!.data, Number);
@@ -67,7 +69,8 @@ export function fakeModel(unetIo: Partial<UnetIO> = {}): { model: DiffusionModel
   });
   const encoder = fake("encoder", controls, (f) => {
     const [b, , h, w] = f.sample!.dims as number[];
-    return { latent_sample: value(new Float32Array(b! * 4 * (h! / 8) * (w! / 8)).fill(0.25), [b!, 4, h! / 8, w! / 8]) };
+    const k = controls.encoderScale;
+    return { latent_sample: value(new Float32Array(b! * 4 * (h! / k) * (w! / k)).fill(0.25), [b!, 4, h! / k, w! / k]) };
   });
   const io: UnetIO = { sampleType: "float32", hiddenType: "float32", timestepType: "int64", timestep: "per-row", timestepScalar: false, batch: null, channels: 4, height: null, width: null, seqLen: null, hidden: 2, ...unetIo };
   const vaeIo = { inType: "float32" as const, batch: null, height: null, width: null };

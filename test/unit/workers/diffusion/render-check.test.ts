@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import type { RenderRequest } from "../../../../src/scheduler/image-protocol.ts";
 import { latentShapeOf, renderProblem } from "../../../../workers/diffusion/render-check.ts";
+import { TextEncoder } from "../../../../workers/diffusion/text-encoder.ts";
 import { fakeModel } from "./fake-diffusion.ts";
 
 const req = (over: Partial<RenderRequest> = {}): RenderRequest => ({ promptIds: [1, 2, 3, 4], guidance: 1, width: 64, height: 32, steps: 2, seed: 1, ...over });
@@ -37,6 +38,12 @@ describe("renderProblem", () => {
       expect(renderProblem(req(over), model)).toContain(message);
     });
   }
+
+  test("refuses ids beyond the text encoder's vocabulary", () => {
+    const text = new TextEncoder(model.text.session, model.text.io, 4);
+    expect(renderProblem(req(), { ...model, text })).toContain("below the vocabulary size 4");
+    expect(renderProblem(req({ promptIds: [0, 1, 2, 3] }), { ...model, text })).toBeNull();
+  });
 
   test("refuses an edit without a VAE encoder, and sizes a fixed graph cannot run", () => {
     expect(renderProblem(req({ init: init() }), { ...model, encoder: null })).toContain("no VAE encoder");
