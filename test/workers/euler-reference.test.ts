@@ -1,8 +1,9 @@
 // The sampler against an independent reference (fixtures/euler_reference.py → euler-reference.json): latents before
-// and after every step for an analytic UNet graph, on int64 and float32 timestep inputs, within 1e-4; and the
-// gaussian generator draw for draw.
+// and after every step for an analytic UNet graph (this test's own, and the model builder's), on int64 and float32
+// timestep inputs, within 1e-4; and the gaussian generator draw for draw.
 import { describe, expect, test } from "bun:test";
 import * as ort from "onnxruntime-node";
+import { analyticUnetGraph } from "../../build/model/index.ts";
 import { gaussianFill } from "../../workers/diffusion/gaussian.ts";
 import type { GraphSession } from "../../workers/diffusion/graph-io.ts";
 import { sampleLatents } from "../../workers/diffusion/sampler.ts";
@@ -40,13 +41,16 @@ interface Case {
 
 const cases = reference.cases as unknown as Case[];
 const sessions = new Map<string, Promise<GraphSession>>();
+type Source = "test" | "builder";
 
 /** The analytic UNet the reference evaluates, as an ONNX graph with the given timestep input type. */
-function unet(type: "int64" | "float32"): Promise<GraphSession> {
-  let s = sessions.get(type);
+function unet(type: "int64" | "float32", source: Source): Promise<GraphSession> {
+  const key = `${source}:${type}`;
+  let s = sessions.get(key);
   if (!s) {
-    s = ort.InferenceSession.create(unetGraph({ timestep: type, hidden: 4 })) as unknown as Promise<GraphSession>;
-    sessions.set(type, s);
+    const graph = source === "test" ? unetGraph({ timestep: type, hidden: 4 }) : analyticUnetGraph(type, 4);
+    s = ort.InferenceSession.create(graph) as unknown as Promise<GraphSession>;
+    sessions.set(key, s);
   }
   return s;
 }
@@ -90,11 +94,11 @@ describe("schedule", () => {
 
 describe("sampler against the reference", () => {
   for (const c of cases) {
-    for (const type of typesFor(c)) {
-      test(`${c.name} on a ${type} timestep input`, async () => {
+    for (const [type, source] of typesFor(c).flatMap((t) => (["test", "builder"] as const).map((s) => [t, s] as const))) {
+      test(`${c.name} on a ${type} timestep input (${source}'s graph)`, async () => {
         const [channels, height, width] = c.shape;
         const got = await sampleLatents({
-          unet: await unet(type),
+          unet: await unet(type, source),
           scheduler: specOf(c),
           shape: { channels, height, width },
           cond: embedding(c.cond),
