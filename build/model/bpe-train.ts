@@ -61,19 +61,39 @@ class PairHeap {
  * add no token). Stops early when no pair occurs at least twice.
  */
 export function trainBpe(corpus: readonly string[], maxNewTokens: number): BpeResult {
-  const tokens = BYTE_TO_CHAR.slice();
-  const idOf = new Map(tokens.map((t, i) => [t, i]));
-  const merges: [string, string][] = [];
-
   // Unique pre-tokens with their frequencies; words are sorted so the result does not depend on Map order.
   const freq = new Map<string, number>();
   for (const doc of corpus) for (const piece of pretokenize(doc)) {
     const s = bytesToTokenString(piece);
     freq.set(s, (freq.get(s) ?? 0) + 1);
   }
-  const wordStrings = [...freq.keys()].sort();
-  const words: number[][] = wordStrings.map((w) => [...w].map((c) => idOf.get(c)!));
-  const wordFreq = wordStrings.map((w) => freq.get(w)!);
+  const words = [...freq.keys()].sort().map((w) => ({ symbols: [...w], count: freq.get(w)! }));
+  return learnMerges(BYTE_TO_CHAR, words, maxNewTokens);
+}
+
+/** A distinct word of the training text as its starting symbols (each a base token), and how often it occurs. */
+export interface TrainingWord {
+  symbols: string[];
+  count: number;
+}
+
+/**
+ * The merge loop behind every kiln tokenizer: starting from `base` tokens, repeatedly merges the most frequent
+ * adjacent pair (ties to the smallest ids) until `maxNewTokens` tokens are added or no pair occurs `minCount` times.
+ * Words must be given in a fixed order; a merged token's string is the concatenation of its pair's.
+ */
+export function learnMerges(base: readonly string[], wordList: readonly TrainingWord[], maxNewTokens: number, minCount = 2): BpeResult {
+  const tokens = base.slice();
+  const idOf = new Map(tokens.map((t, i) => [t, i]));
+  const merges: [string, string][] = [];
+  const words: number[][] = wordList.map((w) =>
+    w.symbols.map((c) => {
+      const id = idOf.get(c);
+      if (id === undefined) throw new Error(`learnMerges: symbol ${JSON.stringify(c)} is not a base token`);
+      return id;
+    }),
+  );
+  const wordFreq = wordList.map((w) => w.count);
 
   const pairCount = new Map<number, number>();
   const pairWords = new Map<number, Set<number>>();
@@ -103,7 +123,7 @@ export function trainBpe(corpus: readonly string[], maxNewTokens: number): BpeRe
       if (current > 0) heap.push(current, key);
       continue;
     }
-    if (count < 2) break;
+    if (count < minCount) break;
     const a = Math.floor(key / KEY), b = key % KEY;
     const merged = tokens[a]! + tokens[b]!;
     let id = idOf.get(merged);

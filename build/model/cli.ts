@@ -1,10 +1,12 @@
 // `kiln models build`: parses flags, builds a preset into the models dir atomically, reports progress.
 import { installGguf } from "./gguf-install.ts";
 import { GGUF_FORMATS, type GgufFormat } from "./gguf-model.ts";
+import { isImageSpec } from "./diffusion/image-spec.ts";
 import { installModel } from "./install.ts";
 import { mediaLayout } from "./media-spec.ts";
+import { PRESET_NAMES, presetSpec, type AnySpec } from "./presets.ts";
 import { progressReporter } from "./progress.ts";
-import { PRESETS, type Dtype, type ModelSpec } from "./spec.ts";
+import type { Dtype } from "./spec.ts";
 
 export interface BuildArgs {
   preset: string;
@@ -17,10 +19,11 @@ export interface BuildArgs {
   gguf?: GgufFormat[];
 }
 
-export const USAGE = `usage: kiln models build --preset <${Object.keys(PRESETS).join("|")}> [--dtype fp32,q4,int8] [--default-dtype <dtype>]
+export const USAGE = `usage: kiln models build --preset <${PRESET_NAMES.join("|")}> [--dtype fp32,q4,int8] [--default-dtype <dtype>]
                          [--out <models dir>] [--seed N] [--force] [--gguf ${GGUF_FORMATS.join(",")}]
   Writes <models dir>/<model id>/ (default models dir: ./models; default dtype: the first listed).
   --gguf also writes the same weights as llama.cpp GGUF files: <models dir>/<model id>-<format>-<hash>.gguf.
+  Image presets (Stable Diffusion folders) are built in fp32 only, without GGUF files.
   An identical existing build is kept unless --force is given.`;
 
 const DTYPES = ["fp32", "q4", "int8"];
@@ -45,7 +48,8 @@ export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
   }
   const preset = flags.get("preset");
   if (!preset) return { error: "--preset is required" };
-  if (!PRESETS[preset]) return { error: `unknown preset "${preset}" (available: ${Object.keys(PRESETS).join(", ")})` };
+  const spec = presetSpec(preset);
+  if (!spec) return { error: `unknown preset "${preset}" (available: ${PRESET_NAMES.join(", ")})` };
   const dtypes = (flags.get("dtype") ?? "fp32").split(",").map((s) => s.trim()).filter(Boolean);
   const bad = dtypes.find((d) => !DTYPES.includes(d));
   if (bad || !dtypes.length) return { error: `--dtype must list ${DTYPES.join(", ")} (got "${flags.get("dtype")}")` };
@@ -58,8 +62,14 @@ export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
   }
   const gguf = flags.get("gguf")?.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (gguf && (!gguf.length || gguf.some((f) => !GGUF_FORMATS.includes(f as GgufFormat)))) return { error: `--gguf must list ${GGUF_FORMATS.join(", ")} (got "${flags.get("gguf")}")` };
-  // GGUF files hold a text model; llama.cpp would not see the encoders.
-  if (gguf && mediaLayout(PRESETS[preset]!)) return { error: `--gguf is for text presets; "${preset}" has media encoders` };
+  if (isImageSpec(spec)) {
+    // The diffusion graphs have no quantized form, and llama.cpp runs no UNet.
+    if (dtypes.some((d) => d !== "fp32")) return { error: `"${preset}" is an image preset: it is built in fp32 only (got --dtype ${flags.get("dtype")})` };
+    if (gguf) return { error: `--gguf is for text presets; "${preset}" is an image model` };
+  } else if (gguf && mediaLayout(spec)) {
+    // GGUF files hold a text model; llama.cpp would not see the encoders.
+    return { error: `--gguf is for text presets; "${preset}" has media encoders` };
+  }
   return {
     preset, dtypes: [...new Set(dtypes)] as Dtype[], defaultDtype: defaultDtype as Dtype | undefined, out: flags.get("out") ?? "./models", seed, force,
     gguf: gguf && ([...new Set(gguf)] as GgufFormat[]),
@@ -76,16 +86,19 @@ export async function modelsBuildCommand(argv: string[]): Promise<number> {
     console.error(`kiln models build: ${args.error}\n${USAGE}`);
     return 2;
   }
-  const spec: ModelSpec = { ...PRESETS[args.preset]!, ...(args.seed !== undefined ? { seed: args.seed } : {}) };
+  const spec: AnySpec = { ...presetSpec(args.preset)!, ...(args.seed !== undefined ? { seed: args.seed } : {}) };
   const started = Date.now();
   const onProgress = progressReporter({ tty: Boolean(process.stdout.isTTY), write: (s) => process.stdout.write(s) });
   try {
     const { dir, built } = await installModel(args.out, { spec, dtypes: args.dtypes, defaultDtype: args.defaultDtype, force: args.force, onProgress });
     const secs = ((Date.now() - started) / 1000).toFixed(1);
     console.log(built ? `built ${spec.id} (${args.dtypes.join(", ")}) in ${secs}s → ${dir}` : `${spec.id} is already built and intact → ${dir} (use --force to rebuild)`);
-    for (const format of args.gguf ?? []) {
-      const g = await installGguf(args.out, spec, format, onProgress);
-      console.log(g.built ? `wrote ${format} GGUF → ${g.path}` : `${format} GGUF is already written → ${g.path}`);
+    // parseBuildArgs refuses --gguf for image presets.
+    if (!isImageSpec(spec)) {
+      for (const format of args.gguf ?? []) {
+        const g = await installGguf(args.out, spec, format, onProgress);
+        console.log(g.built ? `wrote ${format} GGUF → ${g.path}` : `${format} GGUF is already written → ${g.path}`);
+      }
     }
     return 0;
   } catch (e) {

@@ -3,7 +3,11 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs
 import { join } from "node:path";
 import { buildModel } from "./build.ts";
 import { folderContentHash, MANIFEST_FILE } from "./content-hash.ts";
-import { DEFAULT_MEDIA_MODEL_ID, DEFAULT_MODEL_ID, PRESETS, specHash, type Dtype, type ModelSpec } from "./spec.ts";
+import { buildImageModel } from "./diffusion/build-image.ts";
+import { TINY_IMAGE_MODEL_ID } from "./diffusion/image-presets.ts";
+import { imageSpecHash, isImageSpec } from "./diffusion/image-spec.ts";
+import { presetSpec, type AnySpec } from "./presets.ts";
+import { DEFAULT_MEDIA_MODEL_ID, DEFAULT_MODEL_ID, specHash, type Dtype } from "./spec.ts";
 
 /** True when `dir` holds a complete build with this spec hash whose files still match the recorded content hash. */
 export function isIdenticalBuild(dir: string, expectedSpecHash: string): boolean {
@@ -21,7 +25,8 @@ function uniqueSuffix(): string {
 }
 
 export interface InstallOptions {
-  spec: ModelSpec;
+  /** A text (or multimodal) spec, or an image spec (built in fp32 only). */
+  spec: AnySpec;
   dtypes: Dtype[];
   defaultDtype?: Dtype;
   /** Rebuild even when an identical build is present. */
@@ -34,15 +39,20 @@ export interface InstallOptions {
  * dot-folder (which the registry skips) and is renamed into place, so readers never see a half-written model.
  */
 export async function installModel(modelsDir: string, opts: InstallOptions): Promise<{ dir: string; built: boolean }> {
-  const dir = join(modelsDir, opts.spec.id);
-  const hash = specHash(opts.spec, opts.dtypes, opts.defaultDtype);
+  const { spec } = opts;
+  const dir = join(modelsDir, spec.id);
+  if (isImageSpec(spec) && (opts.dtypes.some((d) => d !== "fp32") || (opts.defaultDtype ?? "fp32") !== "fp32")) {
+    throw new Error(`${spec.id} is an image model: it is built in fp32 only`);
+  }
+  const hash = isImageSpec(spec) ? imageSpecHash(spec) : specHash(spec, opts.dtypes, opts.defaultDtype);
   if (!opts.force && isIdenticalBuild(dir, hash)) return { dir, built: false };
   mkdirSync(modelsDir, { recursive: true });
-  const tmp = join(modelsDir, `.${opts.spec.id}.tmp-${uniqueSuffix()}`);
+  const tmp = join(modelsDir, `.${spec.id}.tmp-${uniqueSuffix()}`);
   try {
-    await buildModel({ spec: opts.spec, dtypes: opts.dtypes, defaultDtype: opts.defaultDtype, outDir: tmp, onProgress: opts.onProgress });
+    if (isImageSpec(spec)) await buildImageModel({ spec, outDir: tmp, onProgress: opts.onProgress });
+    else await buildModel({ spec, dtypes: opts.dtypes, defaultDtype: opts.defaultDtype, outDir: tmp, onProgress: opts.onProgress });
     if (existsSync(dir)) {
-      const old = join(modelsDir, `.${opts.spec.id}.old-${uniqueSuffix()}`);
+      const old = join(modelsDir, `.${spec.id}.old-${uniqueSuffix()}`);
       renameSync(dir, old);
       renameSync(tmp, dir);
       rmSync(old, { recursive: true, force: true });
@@ -58,18 +68,22 @@ export async function installModel(modelsDir: string, opts: InstallOptions): Pro
 /** The built-in models' dtypes (fp32). */
 export const DEFAULT_DTYPES: Dtype[] = ["fp32"];
 
-/** The built-in models, by id: the default (the tiny preset) and the tiny model with both encoders (tiny-omni). */
-export const BUILTIN_PRESETS: Readonly<Record<string, string>> = { [DEFAULT_MODEL_ID]: "tiny", [DEFAULT_MEDIA_MODEL_ID]: "tiny-omni" };
+/** The built-in models, by id: the default (the tiny preset), the tiny model with both encoders (tiny-omni) and the tiny image model. */
+export const BUILTIN_PRESETS: Readonly<Record<string, string>> = {
+  [DEFAULT_MODEL_ID]: "tiny",
+  [DEFAULT_MEDIA_MODEL_ID]: "tiny-omni",
+  [TINY_IMAGE_MODEL_ID]: "tiny-image",
+};
 export const BUILTIN_MODEL_IDS: readonly string[] = Object.freeze(Object.keys(BUILTIN_PRESETS));
 
 /**
- * Installs the built-in models named (all of them by default: the text default and, beside it, tiny-omni, so media
- * runs end to end on a fresh clone). Returns their folders.
+ * Installs the built-in models named (all of them by default: the text default and, beside it, tiny-omni and
+ * tiny-image, so media input and image generation run end to end on a fresh clone). Returns their folders.
  */
 export async function ensureDefaultModel(modelsDir: string, ids: readonly string[] = BUILTIN_MODEL_IDS): Promise<string[]> {
   const dirs: string[] = [];
   for (const id of ids) {
-    const spec = PRESETS[BUILTIN_PRESETS[id] ?? ""];
+    const spec = presetSpec(BUILTIN_PRESETS[id] ?? "");
     if (!spec || spec.id !== id) throw new Error(`"${id}" is not a built-in model`);
     dirs.push((await installModel(modelsDir, { spec, dtypes: DEFAULT_DTYPES })).dir);
   }

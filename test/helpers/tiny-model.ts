@@ -1,16 +1,16 @@
-// Builds the built-in models (the tiny text default, the tiny multimodal one) once per test process into a shared
-// cache folder keyed by the builder's sources, each in a models dir of its own.
+// Builds the built-in models (the tiny text default, the tiny multimodal one, the tiny image one) once per test process
+// into a shared cache folder keyed by the builder's sources, each in a models dir of its own.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildModel, DEFAULT_DTYPES, PRESETS, specHash } from "../../build/model/index.ts";
+import { buildImageModel, buildModel, DEFAULT_DTYPES, imageSpecHash, isImageSpec, presetSpec, specHash, type AnySpec } from "../../build/model/index.ts";
 
 const BUILDER_DIR = join(import.meta.dir, "..", "..", "build", "model");
 
 /** Hash of the spec plus every builder source and corpus file, so any builder change gets a fresh cache entry. */
-function cacheKey(preset: string): string {
-  const h = createHash("sha256").update(specHash(PRESETS[preset]!, DEFAULT_DTYPES));
+function cacheKey(spec: AnySpec): string {
+  const h = createHash("sha256").update(isImageSpec(spec) ? imageSpecHash(spec) : specHash(spec, DEFAULT_DTYPES));
   const walk = (dir: string, rel: string) => {
     for (const name of readdirSync(dir).sort()) {
       const p = join(dir, name);
@@ -34,25 +34,31 @@ export function tinyOmniModelDir(): Promise<string> {
   return presetModelDir("tiny-omni");
 }
 
+/** Absolute path of a ready built-in image model folder (kiln-tiny-image-v1: Stable Diffusion layout). */
+export function tinyImageModelDir(): Promise<string> {
+  return presetModelDir("tiny-image");
+}
+
 /**
  * A preset built once into `<tmp>/kiln-test-models/<key>/<id>`. Concurrent test processes each build into their
  * own temp folder and rename it into place; the loser discards its copy.
  */
 export function presetModelDir(preset: string): Promise<string> {
-  const spec = PRESETS[preset];
+  const spec = presetSpec(preset);
   if (!spec) throw new Error(`no preset ${preset}`);
   let dir = pending.get(preset);
   if (dir) return dir;
   dir = (async () => {
     const root = join(tmpdir(), "kiln-test-models");
-    const key = cacheKey(preset);
+    const key = cacheKey(spec);
     const final = join(root, key);
     const modelDir = join(final, spec.id);
     if (existsSync(join(modelDir, "kiln.json"))) return modelDir;
     mkdirSync(root, { recursive: true });
     const tmp = join(root, `${key}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
     try {
-      await buildModel({ spec, dtypes: DEFAULT_DTYPES, outDir: join(tmp, spec.id) });
+      if (isImageSpec(spec)) await buildImageModel({ spec, outDir: join(tmp, spec.id) });
+      else await buildModel({ spec, dtypes: DEFAULT_DTYPES, outDir: join(tmp, spec.id) });
       try {
         renameSync(tmp, final);
       } catch (e) {

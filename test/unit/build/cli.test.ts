@@ -33,6 +33,15 @@ describe("parseBuildArgs", () => {
   test("lists the media presets", () => {
     for (const p of ["tiny-vision", "tiny-audio", "tiny-omni", "vision-small", "audio-small"]) expect(parseBuildArgs(["--preset", p])).toMatchObject({ preset: p });
   });
+
+  test("image presets take fp32 only and no GGUF", () => {
+    for (const p of ["tiny-image", "image-small"]) expect(parseBuildArgs(["--preset", p])).toMatchObject({ preset: p, dtypes: ["fp32"] });
+    expect(parseBuildArgs(["--preset", "tiny-image", "--dtype", "fp32"])).toMatchObject({ dtypes: ["fp32"] });
+    expect(parseBuildArgs(["--preset", "tiny-image", "--dtype", "q4"])).toEqual({ error: '"tiny-image" is an image preset: it is built in fp32 only (got --dtype q4)' });
+    expect(parseBuildArgs(["--preset", "image-small", "--dtype", "fp32,int8"])).toMatchObject({ error: expect.stringContaining("built in fp32 only") });
+    expect(parseBuildArgs(["--preset", "tiny-image", "--gguf", "f32"])).toEqual({ error: '--gguf is for text presets; "tiny-image" is an image model' });
+    expect(parseBuildArgs(["--preset", "nope"])).toMatchObject({ error: expect.stringContaining("tiny-image, image-small") });
+  });
 });
 
 describe("progress", () => {
@@ -67,9 +76,17 @@ describe("modelsBuildCommand", () => {
     expect(await modelsBuildCommand(["--preset", "nope"])).toBe(2);
     expect(await modelsBuildCommand(["--preset", "tiny-vision", "--out", root])).toBe(0);
     expect(existsSync(join(root, "kiln-tiny-vision-v1", "onnx", "vision_encoder.onnx"))).toBe(true);
+    expect(await modelsBuildCommand(["--preset", "tiny-image", "--out", root])).toBe(0);
+    expect(await modelsBuildCommand(["--preset", "tiny-image", "--out", root])).toBe(0);
+    for (const graph of ["text_encoder", "unet", "vae_decoder", "vae_encoder"]) expect(existsSync(join(root, "kiln-tiny-image-v1", graph, "model.onnx"))).toBe(true);
+    expect(await modelsBuildCommand(["--preset", "tiny-image", "--dtype", "int8", "--out", root])).toBe(2);
     const said = (quiet[0]!.mock.calls as unknown[][]).map((c) => String(c[0]));
     expect(said[0]).toStartWith("built kiln-tiny-v1 (fp32)");
     expect(said[1]).toStartWith("kiln-tiny-v1 is already built and intact");
+    expect(said[3]).toStartWith("built kiln-tiny-image-v1 (fp32)");
+    expect(said[4]).toStartWith("kiln-tiny-image-v1 is already built and intact");
+    const errors = (quiet[1]!.mock.calls as unknown[][]).map((c) => String(c[0]));
+    expect(errors.at(-1)).toStartWith('kiln models build: "tiny-image" is an image preset: it is built in fp32 only (got --dtype int8)');
     quiet.forEach((s) => s.mockRestore());
   });
 });
