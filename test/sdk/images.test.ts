@@ -68,7 +68,7 @@ async function apiError(p: Promise<unknown>): Promise<{ status: number; error: {
   try {
     await p;
   } catch (e) {
-    const err = e as OpenAI.APIError;
+    const err = e as InstanceType<typeof OpenAI.APIError>;
     return { status: err.status as number, error: err.error as never, headers: err.headers as unknown as Headers };
   }
   throw new Error("expected the call to fail");
@@ -112,7 +112,7 @@ describe("images.generate", () => {
 
   test("the same seed gives the same image; another seed another", async () => {
     const ask = (seed: number) => openai.images.generate({ model: server.modelId, prompt: "a fox", seed } as OpenAI.ImageGenerateParams);
-    const [a, b, c] = await Promise.all([ask(42), ask(42), ask(43)]);
+    const [a, b, c] = (await Promise.all([ask(42), ask(42), ask(43)])) as [OpenAI.ImagesResponse, OpenAI.ImagesResponse, OpenAI.ImagesResponse];
     expect(a.data![0]!.b64_json).toBe(b.data![0]!.b64_json!);
     expect(a.data![0]!.b64_json).not.toBe(c.data![0]!.b64_json!);
   });
