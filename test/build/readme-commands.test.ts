@@ -82,6 +82,7 @@ const COVERED = new Set([
   'curl -s http://127.0.0.1:8080/v1/models -H "Authorization: Bearer $MODEL_API_KEY"',
   "curl -s http://127.0.0.1:8080/metrics",
   "curl -s http://127.0.0.1:8080/v1/chat/completions -H \"Authorization: Bearer $MODEL_API_KEY\" -H 'content-type: application/json' -d '{\"model\":\"kiln-tiny-v1\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"max_tokens\":16}'",
+  "curl -s http://127.0.0.1:8080/v1/images/generations -H \"Authorization: Bearer $MODEL_API_KEY\" -H 'content-type: application/json' -d '{\"model\":\"kiln-tiny-image-v1\",\"prompt\":\"a lighthouse at dusk\",\"size\":\"1024x512\",\"n\":2}'",
   "npm run build",
   "scp dist/kiln box:/opt/kiln/",
   "ssh box 'cd /opt/kiln && ./kiln doctor && ./kiln --port 8080 --host 0.0.0.0'",
@@ -95,6 +96,7 @@ const COVERED = new Set([
   "npm run bench -- --upload",
   "npm run bench -- --media-decode",
   "npm run bench -- --media",
+  "npm run bench -- --images",
   "npm run db:generate",
   "kiln [serve]",
   "kiln keys create --team T --name N",
@@ -151,9 +153,13 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(created.code).toBe(0);
     const key = created.out.match(/LLM\|\d+\|\S+/)![0];
     const curl = (c: string) => sh(c.replace("http://127.0.0.1:8080", base), { MODEL_API_KEY: key });
-    const [listCmd, chatCmd, metricsCmd] = readmeCommands(readme).filter((c) => c.startsWith("curl "));
+    const curls = readmeCommands(readme).filter((c) => c.startsWith("curl "));
+    const [listCmd, chatCmd, imagesCmd, metricsCmd] = ["/v1/models ", "/v1/chat/", "/v1/images/", "/metrics"].map((path) => curls.find((c) => c.includes(path)));
     const list = JSON.parse(curl(listCmd!).out);
-    expect(list.data.map((m: { id: string }) => m.id)).toContain("kiln-tiny-v1");
+    expect(list.data.map((m: { id: string }) => m.id)).toEqual(expect.arrayContaining(["kiln-tiny-v1", "kiln-tiny-omni-v1", "kiln-tiny-image-v1"]));
+    const images = JSON.parse(curl(imagesCmd!).out);
+    expect([images.size, images.data.length, images.usage.images]).toEqual(["192x96", 2, 2]);
+    expect(Buffer.from(images.data[0].b64_json, "base64").subarray(1, 4).toString()).toBe("PNG");
     const chat = JSON.parse(curl(chatCmd!).out);
     expect(chat.object).toBe("chat.completion");
     expect(chat.usage.completion_tokens).toBeGreaterThan(0);
@@ -316,6 +322,15 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
       for (const clients of [1, 4, 8]) {
         expect(r.out).toMatch(new RegExp(`^\\| ${input} +\\| +\\d+ \\| +${clients} \\| +${clients} \\| +\\d+\\.\\d\\d \\| +\\d+ \\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+% \\|$`, "m"));
       }
+    }
+  }, 600_000);
+
+  test("npm run bench -- --images (the tiny preset, one request a client, one round) prints images/min, the denoiser's share and kiln/direct", () => {
+    const r = sh("npm run bench -- --images", { KILN_BENCH_IMAGE_PRESET: "tiny-image", KILN_BENCH_IMAGE_REQUESTS: "1", KILN_BENCH_IMAGE_ROUNDS: "1", KILN_BENCH_MODELS: join(work, "bench-models") });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    for (const clients of [1, 4]) {
+      expect(r.out).toMatch(new RegExp(`^\\| ${clients} +\\| +${clients} \\| +\\d+\\.\\d \\| +\\d+% \\| +\\d+ / \\d+ / \\d+ \\| +\\d+\\.\\d \\| +\\d+% \\| +\\d\\.\\d\\d \\|`, "m"));
     }
   }, 600_000);
 
