@@ -51,7 +51,7 @@ describe("the build", () => {
   });
 
   test("bundles the server, the workers (the media decoder's too) and the migrations, and no test or dev-only code", () => {
-    for (const needed of ["src/main.ts", "src/native/preload.ts", "workers/inference-worker.ts", "src/native/doctor-worker.ts", "workers/media-worker.ts", "src/db/migrations.gen.ts", "src/api/docs/routes.ts"]) {
+    for (const needed of ["src/main.ts", "src/native/preload.ts", "workers/inference-worker.ts", "workers/image-worker.ts", "src/native/doctor-worker.ts", "workers/media-worker.ts", "src/db/migrations.gen.ts", "src/api/docs/routes.ts"]) {
       expect(first.inputs).toContain(needed);
     }
     expect(first.inputs.filter((p) => /^test\//.test(p))).toEqual([]);
@@ -89,14 +89,14 @@ describe("the executable, alone in an empty folder", () => {
       expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(100);
     }
     const doc = (await (await fetch(`${base}/swagger/json`)).json()) as { paths: Record<string, unknown> };
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/status", "/v1/models", "/v1/chat/completions"]));
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/status", "/v1/models", "/v1/chat/completions", "/v1/images/generations", "/v1/images/edits"]));
   });
 
   /** The built-in text model (the multimodal one is built in beside it). */
   async function firstModel(): Promise<string> {
     const res = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     const ids = ((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id);
-    expect(ids).toEqual(expect.arrayContaining(["kiln-tiny-v1", "kiln-tiny-omni-v1"]));
+    expect(ids).toEqual(expect.arrayContaining(["kiln-tiny-v1", "kiln-tiny-omni-v1", "kiln-tiny-image-v1"]));
     return "kiln-tiny-v1";
   }
 
@@ -133,6 +133,21 @@ describe("the executable, alone in an empty folder", () => {
     expect(await ask({ type: "input_audio", input_audio: { data: b64(wavBytes(sine(440, 1, 16000), 16000)), format: "wav" } })).toBe(alone + 8);
   }, 60_000);
 
+  test("generates and edits images on the built-in image model: its worker, sharp and the PNG encoder run in the executable", async () => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const made = await post("/v1/images/generations", { model: "kiln-tiny-image-v1", prompt: "a boat", size: "1024x512" });
+    expect(made.status).toBe(200);
+    const generated = (await made.json()) as { size: string; data: { b64_json: string }[] };
+    expect(generated.size).toBe("192x96");
+    const png = Buffer.from(generated.data[0]!.b64_json, "base64");
+    expect(png.subarray(1, 4).toString()).toBe("PNG");
+    const edited = await post("/v1/images/edits", { model: "kiln-tiny-image-v1", prompt: "at night", images: [{ image_url: `data:image/png;base64,${png.toString("base64")}` }], output_format: "jpeg" });
+    expect(edited.status).toBe(200);
+    const jpeg = Buffer.from(((await edited.json()) as { data: { b64_json: string }[] }).data[0]!.b64_json, "base64");
+    expect([jpeg[0], jpeg[1]]).toEqual([0xff, 0xd8]);
+  }, 60_000);
+
   test("streams a chat completion as server-sent events ending in [DONE]", async () => {
     const res = await fetch(`${base}/v1/chat/completions`, {
       method: "POST",
@@ -157,6 +172,7 @@ describe("the executable, alone in an empty folder", () => {
     expect(sampleValue(families, "kiln_http_requests_total", { method: "POST", route: "/v1/chat/completions", status: "200" })).toBe(5);
     expect(sampleValue(families, "kiln_output_tokens_total", { model: await firstModel(), endpoint: "chat" })).toBeGreaterThan(0);
     expect(sampleValue(families, "kiln_input_tokens_total", { model: "kiln-tiny-omni-v1", endpoint: "chat" })).toBeGreaterThan(16 + 8);
+    expect(sampleValue(families, "kiln_images_total", { model: "kiln-tiny-image-v1", endpoint: "images" })).toBe(2);
     expect(sampleValue(families, "process_resident_memory_bytes")).toBeGreaterThan(1e6);
   });
 
