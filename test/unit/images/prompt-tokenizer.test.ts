@@ -1,8 +1,9 @@
 // The image prompt tokenizer: CLIP's vocab.json + merges.txt made into a tokenizer, prompts framed, cut and padded
 // to the text encoder's length, and the bounded prefix a long prompt is tokenized from.
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { buildImageModel, IMAGE_PRESETS, imageVariant } from "../../../build/model/index.ts";
 import { clipTokenizerJson, parseMerges, parseVocab } from "../../../src/images/clip-tokenizer-json.ts";
 import { loadPromptTokenizer, promptPrefix } from "../../../src/images/prompt-tokenizer.ts";
 import { tempDir } from "../../helpers/kiln.ts";
@@ -68,6 +69,17 @@ describe("the image prompt tokenizer", () => {
     const e = tok.encode(long);
     expect(e.tokens).toBe(77);
     expect(e.ids.slice(1, 76)).toEqual(tok.encode("the red cat ".repeat(40)).ids.slice(1, 76));
+  });
+
+  test("on a built image model, the tokenizer made from vocab.json + merges.txt encodes exactly as the folder's own tokenizer.json", async () => {
+    const dir = join(tempDir(), "m");
+    await buildImageModel({ spec: imageVariant(IMAGE_PRESETS["tiny-image"]!, { tokenizerJson: true }), outDir: dir });
+    const fromJson = loadPromptTokenizer(dir, 77);
+    rmSync(join(dir, "tokenizer", "tokenizer.json"));
+    const fromBpe = loadPromptTokenizer(dir, 77);
+    for (const prompt of ["A lighthouse at dusk, waves below!", "it's 3 o'clock — café au lait?", "x".repeat(300), "tabs\tand\nnewlines   and  spaces", "ÆØÅ 漢字 emoji 🙂"]) {
+      expect(fromBpe.encode(prompt)).toEqual(fromJson.encode(prompt));
+    }
   });
 
   test("the files' own faults are refused by name", () => {
