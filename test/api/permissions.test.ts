@@ -55,6 +55,22 @@ describe("permissions", () => {
     expect((await chat("alpha-model-v1", chatOnly.key)).status).toBe(503);
   });
 
+  test("images: a key without the images family gets 403 on both endpoints; a model named inside an edit's form is checked too", async () => {
+    const chatOnly = createKey(k.deps.db, k.teamId, "no images");
+    restrictKey(k.deps.db, chatOnly.id, { endpoints: ["chat"] });
+    const gen = await k.req("/v1/images/generations", { method: "POST", key: chatOnly.key, json: { model: "alpha-model-v1", prompt: "x" } });
+    expect([gen.status, ((await gen.json()) as any).error.message]).toEqual([403, "This API key may not use the images endpoints (/v1/images/generations)."]);
+    const form = new FormData();
+    form.append("model", "beta-model-v2");
+    form.append("prompt", "x");
+    form.append("image", new Blob([new Uint8Array(8)]), "a.png");
+    expect((await k.req("/v1/images/edits", { method: "POST", key: chatOnly.key, body: form })).status).toBe(403);
+    const alphaOnly = createKey(k.deps.db, k.teamId, "alpha images");
+    restrictKey(k.deps.db, alphaOnly.id, { models: ["alpha-model-v1"] });
+    const edit = await k.req("/v1/images/edits", { method: "POST", key: alphaOnly.key, body: form });
+    expect([edit.status, ((await edit.json()) as any).error]).toEqual([403, { message: "This API key may not use the model 'beta-model-v2'.", type: "permission_error", param: "model", code: null }]);
+  });
+
   test("team restrictions bound every key of the team; changes and revocation apply on the very next request", async () => {
     const kk = testKiln({ modelsDir: dir });
     const second = createKey(kk.deps.db, kk.teamId, "second");
