@@ -1,0 +1,84 @@
+// The part of the supervisor protocol every model worker speaks alike (src/scheduler/supervisor-protocol.ts): one load
+// (loaded or load_error with the time it took), ping → pong with the thread's memory and work, shutdown, and fatal
+// when the worker's state is unreliable. A worker entry wires its own kind's messages and loop around it.
+import type { LifecycleFromWorker, LifecycleToWorker } from "../src/scheduler/supervisor-protocol.ts";
+
+interface WorkerScope {
+  onmessage: ((ev: MessageEvent) => void) | null;
+  postMessage(msg: unknown, transfer?: ArrayBuffer[]): void;
+  close(): void;
+}
+
+// In a Bun worker the global object is the worker scope (`self`).
+const scope = globalThis as unknown as WorkerScope;
+
+export interface LifecycleHooks<Spec extends { id: string }, Out> {
+  /** Loads the model; throwing answers load_error with the message. */
+  load(spec: Spec): Promise<void>;
+  /** Work running and waiting, for pong. */
+  counts(): { active: number; queued: number };
+  /** Every message that is not load, ping or shutdown (ignored once the worker stops). */
+  onMessage(msg: Out): void;
+}
+
+export interface WorkerLifecycle<Out> {
+  post(msg: Out | LifecycleFromWorker, transfer?: ArrayBuffer[]): void;
+  /** True once shutdown or a fatal failure began: no more work is taken or reported. */
+  readonly stopping: boolean;
+  /** The worker's state is unreliable: tells the supervisor (which replaces it) and stops taking work. */
+  fatal(err: unknown): void;
+}
+
+/** Installs the worker's message handler; the kind's own messages go to `hooks.onMessage`. */
+export function serveLifecycle<Spec extends { id: string }, In extends { type: string }, Out>(hooks: LifecycleHooks<Spec, In>): WorkerLifecycle<Out> {
+  let loading = false;
+  let loaded = false;
+  const life = {
+    stopping: false,
+    post: (msg: Out | LifecycleFromWorker, transfer: ArrayBuffer[] = []) => scope.postMessage(msg, transfer),
+    fatal(err: unknown) {
+      life.post({ type: "fatal", message: err instanceof Error ? err.message : String(err) });
+      life.stopping = true;
+    },
+  };
+  const load = async (spec: Spec) => {
+    if (loaded || loading) {
+      life.post({ type: "load_error", modelId: spec.id, message: "this worker already has a model" });
+      return;
+    }
+    loading = true;
+    const started = performance.now();
+    try {
+      await hooks.load(spec);
+      loaded = true;
+      life.post({ type: "loaded", modelId: spec.id, ms: performance.now() - started });
+    } catch (err) {
+      life.post({ type: "load_error", modelId: spec.id, message: err instanceof Error ? err.message : String(err) });
+    } finally {
+      loading = false;
+    }
+  };
+  scope.onmessage = (ev: MessageEvent<LifecycleToWorker<Spec> | In>) => {
+    const msg = ev.data;
+    if (life.stopping && msg.type !== "shutdown") return;
+    switch (msg.type) {
+      case "load":
+        void load((msg as Extract<LifecycleToWorker<Spec>, { type: "load" }>).model);
+        break;
+      case "ping":
+        life.post({ type: "pong", nonce: (msg as { nonce: number }).nonce, rssBytes: process.memoryUsage().rss, ...hooks.counts() });
+        break;
+      case "shutdown":
+        // Nothing is finished or reported: the supervisor has already given up on this worker's work.
+        life.stopping = true;
+        scope.close();
+        break;
+      default:
+        hooks.onMessage(msg as In);
+    }
+  };
+  return life;
+}
+
+/** Lets queued messages run between passes, so they take effect at the next pass boundary. */
+export const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
