@@ -2,7 +2,8 @@
 import type { Config } from "../config.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
-import type { ModelRegistry } from "../models/registry.ts";
+import type { HealthCause } from "../models/failures.ts";
+import type { Health, ModelRegistry } from "../models/registry.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SupervisedWorker, WorkerFailure } from "../scheduler/supervisor.ts";
 import { imageWorkerUrl } from "../native/worker-url.ts";
@@ -40,40 +41,33 @@ export async function startRuntime(opts: {
   const { registry, logger } = opts;
   const scheduler = new Scheduler(opts.config.maxQueue);
   const chatModels = registry.list().filter((m) => m.capabilities.chat);
-  const text = new TextBackend(chatModels, {
-    workerUrl: opts.workerUrl,
+  // What both kinds' worker pools share: how workers start and fail, and who hears of it.
+  const pools = {
     workersPerModel: opts.config.workers,
     threads: opts.config.threads,
-    smallStepTokens: opts.config.smallStepTokens,
     logger,
     hangTimeoutMs: opts.hangTimeoutMs,
     loadTimeoutMs: opts.config.loadTimeoutS * 1000,
     spawnWorker: opts.spawnWorker,
-    onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
-    onLost: (ids, failure) => scheduler.onWorkerLost(ids, failure),
-    onHealth: (model, status, cause) => registry.setHealth(model, status, cause),
+    onLost: (ids: string[], failure: WorkerFailure) => scheduler.onWorkerLost(ids, failure),
+    onHealth: (model: string, status: Health, cause: HealthCause | null) => registry.setHealth(model, status, cause),
     onReady: () => scheduler.pump(),
-    onUnservable: (model, failure) => scheduler.onUnservable(model, failure),
+    onUnservable: (model: string, failure: WorkerFailure) => scheduler.onUnservable(model, failure),
     onRestart: opts.onWorkerRestart,
+  };
+  const text = new TextBackend(chatModels, {
+    ...pools,
+    workerUrl: opts.workerUrl,
+    smallStepTokens: opts.config.smallStepTokens,
+    onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
     onBatch: opts.onDecodeBatch,
   });
   scheduler.attach(text);
-  const imageModels = registry.list().filter((m) => m.diffusion);
-  const images = new ImageBackend(imageModels, {
+  const images = new ImageBackend(registry.list().filter((m) => m.diffusion), {
+    ...pools,
     workerUrl: opts.imageWorkerUrl ?? imageWorkerUrl(),
-    workersPerModel: opts.config.workers,
-    threads: opts.config.threads,
-    logger,
-    hangTimeoutMs: opts.hangTimeoutMs,
-    loadTimeoutMs: opts.config.loadTimeoutS * 1000,
-    spawnWorker: opts.spawnWorker,
     onRendered: (id, image) => scheduler.onRendered(id, image),
     onRenderEnded: (id, outcome) => scheduler.onRenderEnded(id, outcome),
-    onLost: (ids, failure) => scheduler.onWorkerLost(ids, failure),
-    onHealth: (model, status, cause) => registry.setHealth(model, status, cause),
-    onReady: () => scheduler.pump(),
-    onUnservable: (model, failure) => scheduler.onUnservable(model, failure),
-    onRestart: opts.onWorkerRestart,
   });
   scheduler.attachRenders(images);
   const pool = text.workers;

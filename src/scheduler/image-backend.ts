@@ -1,33 +1,20 @@
 // The image kind's backend: owns a WorkerSupervisor of image workers (workers/image-worker.ts) and speaks
 // render/cancel to them, one held render per image, at most the model's per-pass batch held by one worker at a time.
-import type { Logger } from "../log/logger.ts";
-import type { Failure, HealthCause } from "../models/failures.ts";
-import type { Health, ModelEntry } from "../models/registry.ts";
+import type { Failure } from "../models/failures.ts";
+import type { ModelEntry } from "../models/registry.ts";
 import type { ImageFromWorker, ImageLoadSpec, ImageToWorker, RenderRequest } from "./image-protocol.ts";
 import type { SlotView } from "./queue.ts";
 import type { RenderBackend, RenderEvent } from "./scheduler.ts";
-import { type SupervisedWorker, type WorkerFailure, WorkerSupervisor } from "./supervisor.ts";
+import { type PoolOptions, WorkerSupervisor } from "./supervisor.ts";
 
 export type ImageWorkers = WorkerSupervisor<ImageLoadSpec, ImageFromWorker, ImageToWorker>;
 
-export interface ImageBackendOptions {
-  workerUrl: string | URL;
-  workersPerModel: number;
+export interface ImageBackendOptions extends PoolOptions {
   /** ONNX Runtime intra-op threads per worker. */
   threads: number;
-  logger: Logger;
-  hangTimeoutMs?: number;
-  loadTimeoutMs?: number;
-  pingIntervalMs?: number;
-  spawnWorker?: (url: string | URL) => SupervisedWorker;
   onRendered(jobId: string, image: Omit<RenderEvent, "type">): void;
   /** The worker ended a render with a failure or at a cancel. */
   onRenderEnded(jobId: string, outcome: { failure: Failure } | "cancelled"): void;
-  onLost(jobIds: string[], failure: WorkerFailure): void;
-  onHealth(model: string, status: Health, cause: HealthCause | null): void;
-  onReady(): void;
-  onUnservable(model: string, failure: WorkerFailure): void;
-  onRestart?(model: string, failure: WorkerFailure): void;
 }
 
 /** Renders one worker holds at most: the model's UNet rows per pass (guidance halves what one pass takes of them). */
@@ -42,14 +29,8 @@ export class ImageBackend implements RenderBackend {
 
   constructor(models: ModelEntry[], opts: ImageBackendOptions) {
     this.workers = new WorkerSupervisor(models, {
+      ...opts,
       kind: "image",
-      workerUrl: opts.workerUrl,
-      workersPerModel: opts.workersPerModel,
-      logger: opts.logger,
-      hangTimeoutMs: opts.hangTimeoutMs,
-      loadTimeoutMs: opts.loadTimeoutMs,
-      pingIntervalMs: opts.pingIntervalMs,
-      spawnWorker: opts.spawnWorker,
       loadSpec: (model) => ({ id: model.id, dir: model.dir, threads: opts.threads, maxBatch: rendersPerWorker(model) }),
       onMessage: (workerId, msg) => {
         // Released before the result is delivered, so the slot freed is visible to the dispatch it triggers.
@@ -58,11 +39,6 @@ export class ImageBackend implements RenderBackend {
         else if (msg.type === "render_cancelled") opts.onRenderEnded(msg.jobId, "cancelled");
         else opts.onRenderEnded(msg.jobId, { failure: { cause: msg.retryable ? "render_retryable" : "render_failed", detail: msg.message } });
       },
-      onLost: opts.onLost,
-      onHealth: opts.onHealth,
-      onReady: opts.onReady,
-      onUnservable: opts.onUnservable,
-      onRestart: opts.onRestart,
     });
   }
 

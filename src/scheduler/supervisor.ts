@@ -58,6 +58,9 @@ export interface SupervisorOptions<Spec, In> {
   spawnWorker?: (url: string | URL) => SupervisedWorker;
 }
 
+/** What a backend passes through to its supervisor unchanged: where its workers come from and who hears of them. */
+export type PoolOptions = Omit<SupervisorOptions<unknown, never>, "kind" | "loadSpec" | "onMessage">;
+
 /** A worker asked to stop that has not closed by then is terminated (terminating one mid-run can take the process down). */
 const RETIRE_GRACE_MS = 30_000;
 /** Loading even a large model from a local disk takes well under this. */
