@@ -3,6 +3,7 @@
 import type { ImageFromWorker, ImageLoadSpec, ImageToWorker } from "../src/scheduler/image-protocol.ts";
 import { DiffusionEngine } from "./diffusion/engine.ts";
 import { loadDiffusion } from "./diffusion/load-diffusion.ts";
+import { servedProblem } from "./diffusion/render-check.ts";
 import { serveLifecycle, yieldToEvents } from "./lifecycle.ts";
 
 let engine: DiffusionEngine | null = null;
@@ -27,6 +28,11 @@ async function runLoop(): Promise<void> {
 const life = serveLifecycle<ImageLoadSpec, ImageToWorker, ImageFromWorker>({
   async load(spec) {
     const model = await loadDiffusion(spec);
+    const problem = servedProblem(model, spec.sizes, spec.textLength);
+    if (problem) {
+      await model.dispose();
+      throw new Error(problem);
+    }
     engine = new DiffusionEngine(model, { maxBatch: spec.maxBatch, emit: (msg, transfer) => life.post(msg, transfer) });
   },
   counts: () => engine?.counts() ?? { active: 0, queued: 0 },

@@ -102,10 +102,15 @@ export class MultipartParser {
     const before = this.head.byteLength;
     const room = MAX_PART_HEADER_BYTES + HEADER_END.byteLength - before;
     const take = buf.subarray(at, at + room);
-    this.head = before ? concat(this.head, take) : copy(take);
-    const head = this.head;
+    // A block that starts in this chunk is read where it lies; bytes are copied only to hold a block cut by the chunk's
+    // end (copying up to the header cap for every part made a form of many tiny parts quadratic in its size).
+    const head = before ? concat(this.head, take) : take;
+    const hold = () => {
+      this.head = before ? head : copy(head);
+      return at + take.byteLength;
+    };
     if (head[0] === DASH) {
-      if (head.byteLength < 2) return at + take.byteLength;
+      if (head.byteLength < 2) return hold();
       if (head[1] !== DASH) throw malformed("a boundary is followed by neither a line break nor --");
       this.state = "done";
       this.head = EMPTY;
@@ -115,7 +120,7 @@ export class MultipartParser {
     const end = view(head).indexOf(HEADER_END, Math.max(0, before - 3));
     if (end < 0) {
       if (head.byteLength >= MAX_PART_HEADER_BYTES + HEADER_END.byteLength) throw malformed(`a part's headers are longer than ${MAX_PART_HEADER_BYTES} bytes`);
-      return at + take.byteLength;
+      return hold();
     }
     const text = new TextDecoder().decode(head.subarray(0, end));
     const lineEnd = text.indexOf("\r\n");

@@ -5,8 +5,10 @@
 
 export const CLIP_BOS = "<|startoftext|>";
 export const CLIP_EOS = "<|endoftext|>";
+/** What ends a word's last symbol in CLIP's vocabulary. */
+export const CLIP_END_OF_WORD = "</w>";
 /** CLIP's word pattern (its own special tokens first, then contractions, letters, one digit, other runs). */
-const CLIP_WORDS = "<\\|startoftext\\|>|<\\|endoftext\\|>|'s|'t|'re|'ve|'m|'ll|'d|[\\p{L}]+|[\\p{N}]|[^\\s\\p{L}\\p{N}]+";
+export const CLIP_WORDS = String.raw`<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+`;
 
 /** merges.txt → merge pairs ("a b" per line; the `#version` header and blank lines skipped); throws on a bad line. */
 export function parseMerges(text: string): string[] {
@@ -57,7 +59,7 @@ export function clipTokenizerJson(vocab: Record<string, number>, merges: string[
       dropout: null,
       unk_token: CLIP_EOS,
       continuing_subword_prefix: "",
-      end_of_word_suffix: "</w>",
+      end_of_word_suffix: CLIP_END_OF_WORD,
       fuse_unk: false,
       byte_fallback: false,
       vocab,

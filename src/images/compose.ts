@@ -21,14 +21,37 @@ export interface Canvas {
 const GREY = 128;
 const BACKGROUND = { r: GREY, g: GREY, b: GREY };
 
-/** An image's upright size (EXIF orientations 5–8 swap its sides). */
-export async function uprightSize(image: DecodedImage): Promise<{ width: number; height: number }> {
-  const { orientation } = await sharp(image.bytes).metadata();
+/**
+ * sharp as intake decoded it: refusing broken data but not the harmless warnings many real JPEGs carry (sharp's
+ * default, failOn "warning", would refuse here what intake accepted).
+ */
+const open = (bytes: Uint8Array) => sharp(bytes, { limitInputPixels: false, failOn: "error" });
+
+/** A decoded image sharp still cannot process here is a 400 naming it, as intake's refusals are (code null). */
+async function asItem<T>(at: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    throw ApiError.badRequest(`${at}: corrupt image: it could not be decoded`, at);
+  }
+}
+
+/** An image of an edit: what intake decoded, the name its errors carry, and its upright size (uprightSize). */
+export interface CanvasImage {
+  image: DecodedImage;
+  at: string;
+  size: { width: number; height: number };
+}
+
+/** An image's upright size (EXIF orientations 5–8 swap its sides); a 400 naming `at` when sharp cannot read it. */
+export async function uprightSize(image: DecodedImage, at: string): Promise<{ width: number; height: number }> {
+  const { orientation } = await asItem(at, open(image.bytes).metadata());
   return orientation && orientation >= 5 ? { width: image.height, height: image.width } : { width: image.width, height: image.height };
 }
 
 async function placed(image: DecodedImage, rect: Rect): Promise<Buffer> {
-  return sharp(image.bytes, { limitInputPixels: false })
+  return open(image.bytes)
     .rotate()
     .resize(rect.width, rect.height, { fit: "fill" })
     .flatten({ background: BACKGROUND })
@@ -46,21 +69,16 @@ function paste(canvas: Uint8Array, canvasWidth: number, pixels: Uint8Array, rect
 
 /**
  * The mask's edit weights over `rect` (where the first image sits): 1 − alpha. A mask must have an alpha channel and
- * the first image's upright size, as the compatible format asks; 400 naming `at` otherwise.
+ * the first image's upright size, as the compatible format asks; 400 naming it otherwise.
  */
-async function maskWeights(mask: DecodedImage, first: { width: number; height: number }, rect: Rect, at: string): Promise<Float32Array> {
-  const meta = await sharp(mask.bytes).metadata();
+async function maskWeights(mask: CanvasImage, first: { width: number; height: number }, rect: Rect): Promise<Float32Array> {
+  const { at } = mask;
+  const meta = await asItem(at, open(mask.image.bytes).metadata());
   if (!meta.hasAlpha) throw ApiError.badRequest(`${at} has no alpha channel: send a PNG whose transparent pixels mark where the image may change.`, at);
-  const size = await uprightSize(mask);
-  if (size.width !== first.width || size.height !== first.height) {
-    throw ApiError.badRequest(`${at} is ${size.width}×${size.height}, but the image it masks is ${first.width}×${first.height}: they must be the same size.`, at);
+  if (mask.size.width !== first.width || mask.size.height !== first.height) {
+    throw ApiError.badRequest(`${at} is ${mask.size.width}×${mask.size.height}, but the image it masks is ${first.width}×${first.height}: they must be the same size.`, at);
   }
-  const { data, info } = await sharp(mask.bytes, { limitInputPixels: false })
-    .rotate()
-    .resize(rect.width, rect.height, { fit: "fill" })
-    .ensureAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
+  const { data, info } = await asItem(at, open(mask.image.bytes).rotate().resize(rect.width, rect.height, { fit: "fill" }).ensureAlpha().raw().toBuffer({ resolveWithObject: true }));
   const out = new Float32Array(rect.width * rect.height);
   for (let p = 0; p < out.length; p++) out[p] = 1 - data[p * info.channels + info.channels - 1]! / 255;
   return out;
@@ -70,17 +88,15 @@ async function maskWeights(mask: DecodedImage, first: { width: number; height: n
  * Lays `images` out on a width × height canvas (one image fills the canvas as far as its ratio allows); with a mask,
  * only the first image's masked pixels may change, and every latent cell that holds one of them.
  */
-export async function composeCanvas(
-  images: DecodedImage[], width: number, height: number, vaeScale: number, mask?: { image: DecodedImage; at: string },
-): Promise<Canvas> {
-  const sizes = await Promise.all(images.map(uprightSize));
-  const rects = images.length === 1 ? [fitInside(sizes[0]!.width / sizes[0]!.height, { x: 0, y: 0, width, height })] : gridLayout(sizes.map((s) => s.width / s.height), width, height);
+export async function composeCanvas(images: CanvasImage[], width: number, height: number, vaeScale: number, mask?: CanvasImage): Promise<Canvas> {
+  const aspects = images.map(({ size }) => size.width / size.height);
+  const rects = images.length === 1 ? [fitInside(aspects[0]!, { x: 0, y: 0, width, height })] : gridLayout(aspects, width, height);
   const rgb = new Uint8Array(width * height * 3).fill(GREY);
-  const pixels = await Promise.all(images.map((image, i) => placed(image, rects[i]!)));
+  const pixels = await Promise.all(images.map(({ image, at }, i) => asItem(at, placed(image, rects[i]!))));
   pixels.forEach((p, i) => paste(rgb, width, p, rects[i]!));
   if (!mask) return { width, height, rgb, weights: null, latentMask: null };
   const first = rects[0]!;
-  const local = await maskWeights(mask.image, sizes[0]!, first, mask.at);
+  const local = await maskWeights(mask, images[0]!.size, first);
   const weights = new Float32Array(width * height);
   for (let y = 0; y < first.height; y++) weights.set(local.subarray(y * first.width, (y + 1) * first.width), (first.y + y) * width + first.x);
   return { width, height, rgb, weights, latentMask: latentMask(weights, width, height, vaeScale) };

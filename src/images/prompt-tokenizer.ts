@@ -28,17 +28,20 @@ type Json = Record<string, unknown>;
 
 /**
  * The part of `prompt` that decides its first `tokens` tokens: every whitespace-separated chunk gives at least one
- * token and the tokenizer splits at whitespace, so cutting at the whitespace after `tokens` chunks changes none of
- * them. A chunk reaching past `maxChars` (one giant word, which gives at least `tokens` tokens well before that) is cut
- * there. A prompt of 32,000 characters then costs the main thread what its first words cost.
+ * token and the tokenizer splits at whitespace (runs of which it collapses), so cutting at the whitespace after
+ * `tokens` chunks changes none of them. Past `maxChars` characters of the chunks themselves (giant words, which give
+ * `tokens` tokens well before that) the prompt is cut. A prompt of 32,000 characters then costs the main thread what
+ * its first words cost, whatever whitespace it holds.
  */
 export function promptPrefix(prompt: string, tokens: number, maxChars: number): string {
   const chunk = /\S+/g;
   let chunks = 0;
+  let chars = 0;
   for (let m = chunk.exec(prompt); m; m = chunk.exec(prompt)) {
-    const end = m.index + m[0].length;
-    if (end > maxChars) return prompt.slice(0, Math.max(m.index, maxChars));
-    if (++chunks >= tokens) return prompt.slice(0, end);
+    const length = m[0].length;
+    if (chars + length > maxChars) return prompt.slice(0, m.index + (maxChars - chars));
+    chars += length;
+    if (++chunks >= tokens) return prompt.slice(0, m.index + length);
   }
   return prompt;
 }

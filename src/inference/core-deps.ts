@@ -28,7 +28,7 @@ export interface CoreIntake {
   prepare(request: CoreRequest, model: ModelEntry, who: { teamId: number; keyId: number }, signal: AbortSignal): Promise<void>;
   /**
    * The images an images request names, read, decoded and screened in order under the same limits as a prompt's
-   * media (the count, the bytes in all); the first refusal is thrown as a 400 naming its item (`at`).
+   * media (the bytes in all; the caller bounds their count); the first refusal is thrown as a 400 naming its item (`at`).
    */
   images(parts: MediaPart[], who: { teamId: number; keyId: number }, signal: AbortSignal): Promise<DecodedImage[]>;
   /** Throws 400 content_policy_violation (naming `param`) when the operator's policy refuses the prompt. */

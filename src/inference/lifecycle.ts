@@ -138,7 +138,7 @@ export function settleStatus(abort: AbortReason | null, failed: boolean): UsageS
 }
 
 /** What a run stopped before it began answers: 504 past the time limit; a client that left gets nothing (499 in the log). */
-function abortedBeforeRun(reason: AbortReason, timeoutMs: number | null): ApiError {
+export function abortedBeforeRun(reason: AbortReason, timeoutMs: number | null): ApiError {
   if (reason === "timed_out") return ApiError.timeout(timeoutMs ?? 0);
   return new ApiError(499, "invalid_request_error", `The request stopped before it ran (${reason}).`);
 }

@@ -212,11 +212,11 @@ export async function takeImage(deps: IntakeDeps, part: MediaPart, who: Caller, 
   return decoded as DecodedImage;
 }
 
-/** takeImage for each of an images request's images, in order, under the request's count and byte limits. */
+/**
+ * takeImage for each of an images request's images, in order, under the request's byte limit (the caller bounds their
+ * count: an edit's images by KILN_MAX_MEDIA_PER_REQUEST, and its mask beside them).
+ */
 export async function takeImages(deps: IntakeDeps, parts: MediaPart[], who: Caller, signal: AbortSignal): Promise<DecodedImage[]> {
-  if (parts.length > deps.maxParts) {
-    throw ApiError.badRequest(`The request carries ${parts.length} images; at most ${deps.maxParts} are read per request (KILN_MAX_MEDIA_PER_REQUEST).`, parts[deps.maxParts]!.at);
-  }
   const budget = { left: deps.maxTotalBytes };
   const out: DecodedImage[] = [];
   for (const part of parts) out.push(await takeImage(deps, part, who, signal, budget));

@@ -109,7 +109,7 @@ export class Metrics {
     registers: [this.registry],
   });
   private readonly imagesMade = new Counter({
-    name: "kiln_images_total", help: "Images delivered by the images endpoints, by model and endpoint (generations, edits)",
+    name: "kiln_images_total", help: "Images delivered by the images endpoints (generations and edits), by model and endpoint family",
     labelNames: ["model", "endpoint"] as const, registers: [this.registry],
   });
   private readonly imageStageSeconds = new Counter({

@@ -31,7 +31,10 @@ export class ImageBackend implements RenderBackend {
     this.workers = new WorkerSupervisor(models, {
       ...opts,
       kind: "image",
-      loadSpec: (model) => ({ id: model.id, dir: model.dir, threads: opts.threads, maxBatch: rendersPerWorker(model) }),
+      loadSpec: (model) => ({
+        id: model.id, dir: model.dir, threads: opts.threads, maxBatch: rendersPerWorker(model),
+        sizes: model.diffusion!.sizes.map(({ width, height }) => ({ width, height })), textLength: model.diffusion!.textLength,
+      }),
       onMessage: (workerId, msg) => {
         // Released before the result is delivered, so the slot freed is visible to the dispatch it triggers.
         this.workers.release(workerId, msg.jobId);

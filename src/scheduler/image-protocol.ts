@@ -10,6 +10,10 @@ export interface ImageLoadSpec {
   threads: number;
   /** Most UNet rows one denoising pass runs (classifier-free guidance takes two rows per image). */
   maxBatch: number;
+  /** Every size the server offers for this model: a load whose graphs cannot run one of them fails, naming it. */
+  sizes: { width: number; height: number }[];
+  /** The prompt ids' length the server sends (the text encoder's sequence length). */
+  textLength: number;
 }
 
 /** Where an edit starts from: the composed canvas, and (with a mask) which latent cells may change. */

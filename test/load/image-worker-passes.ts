@@ -33,7 +33,7 @@ async function time(label: string, run: () => Promise<unknown>): Promise<void> {
 
 const side = spec.resolution;
 const latent = side / 8;
-const model = await loadDiffusion({ id: spec.id, dir, threads, maxBatch: 4 });
+const model = await loadDiffusion({ dir, threads });
 const ids = Array.from({ length: 77 }, (_, i) => (i < 5 ? 300 + i : spec.vocab - 1));
 const [cond] = await model.text.encode([ids]);
 const shape = { channels: 4, height: latent, width: latent };

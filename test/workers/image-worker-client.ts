@@ -1,6 +1,6 @@
 // Test helper: drives the real image worker over its protocol (as the image backend's supervisor does) and gathers
 // each render's ending.
-import type { ImageFromWorker, ImageWorkerIn, ImageWorkerOut, RenderRequest } from "../../src/scheduler/image-protocol.ts";
+import type { ImageFromWorker, ImageLoadSpec, ImageWorkerIn, ImageWorkerOut, RenderRequest } from "../../src/scheduler/image-protocol.ts";
 
 export const IMAGE_WORKER_URL = new URL("../../workers/image-worker.ts", import.meta.url);
 
@@ -47,9 +47,10 @@ export class ImageWorkerClient {
     });
   }
 
-  async load(dir: string, maxBatch = 4, threads = 1): Promise<Extract<ImageWorkerOut, { type: "loaded" | "load_error" }>> {
+  /** `served`: the sizes and prompt length the server would offer (none, and CLIP's 77, unless a test says). */
+  async load(dir: string, maxBatch = 4, threads = 1, served: Pick<ImageLoadSpec, "sizes" | "textLength"> = { sizes: [], textLength: 77 }): Promise<Extract<ImageWorkerOut, { type: "loaded" | "load_error" }>> {
     const done = Promise.race([this.next("loaded"), this.next("load_error")]);
-    this.post({ type: "load", model: { id: "toy-image", dir, threads, maxBatch } });
+    this.post({ type: "load", model: { id: "toy-image", dir, threads, maxBatch, ...served } });
     return done;
   }
 

@@ -79,7 +79,7 @@ describe("tiny image model", () => {
 describe("the sampler on the tiny model's UNet", () => {
   let model: DiffusionModel;
   beforeAll(async () => {
-    model = await loadDiffusion({ id: "tiny", dir, threads: 1, maxBatch: 4 });
+    model = await loadDiffusion({ dir, threads: 1 });
   });
   afterAll(async () => {
     await model.dispose();

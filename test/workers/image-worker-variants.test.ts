@@ -53,6 +53,20 @@ describe("variants", () => {
     expect(good.type).toBe("rendered");
   });
 
+  test("a fixed-size graph fails its load when the server would offer a size it cannot run, naming it; a fixed text length must match", async () => {
+    const dir = writeToyFolder({ latent: 8, seqLen: 8 });
+    const client = new ImageWorkerClient();
+    workers.push(client);
+    const refused = await client.load(dir, 4, 1, { sizes: [{ width: 64, height: 64 }, { width: 128, height: 64 }], textLength: 8 });
+    expect(refused).toMatchObject({ type: "load_error", message: expect.stringContaining("the size 128×64 cannot be rendered") });
+    const other = new ImageWorkerClient();
+    workers.push(other);
+    expect(await other.load(dir, 4, 1, { sizes: [{ width: 64, height: 64 }], textLength: 77 })).toMatchObject({ type: "load_error", message: expect.stringContaining("takes 8 ids") });
+    const fine = new ImageWorkerClient();
+    workers.push(fine);
+    expect((await fine.load(dir, 4, 1, { sizes: [{ width: 64, height: 64 }], textLength: 8 })).type).toBe("loaded");
+  });
+
   test("a static 0-D timestep, int64: renders", async () => {
     const w = await start(writeToyFolder({ unet: { timestepShape: [] } }));
     await Promise.all([w.rendered("s1", renderRequest({ steps: 2 })), w.rendered("s2", renderRequest({ steps: 3, seed: 4 }))]);

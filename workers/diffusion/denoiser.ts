@@ -63,10 +63,6 @@ export class Denoiser {
     return this.setup.schedule.timesteps[this.index]!;
   }
 
-  get steps(): number {
-    return this.setup.schedule.timesteps.length;
-  }
-
   /** x/√(σ² + 1) for the step to run next; the same array for both guidance rows. */
   modelInput(): Float32Array {
     this.input ??= modelInput(this.latents, this.setup.schedule.sigmas[this.index]!);

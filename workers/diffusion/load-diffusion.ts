@@ -45,7 +45,7 @@ async function readJson(dir: string, rel: string, optional = false): Promise<Rec
 }
 
 /** Configs first (cheap, and most refusals), then the sessions; a failure releases whatever was opened. */
-export async function loadDiffusion(spec: ImageLoadSpec): Promise<DiffusionModel> {
+export async function loadDiffusion(spec: Pick<ImageLoadSpec, "dir" | "threads">): Promise<DiffusionModel> {
   const dir = spec.dir;
   if (!existsSync(dir)) throw new Error(`model folder ${dir} does not exist`);
   await readJson(dir, "model_index.json");

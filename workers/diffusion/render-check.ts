@@ -35,6 +35,25 @@ export function renderProblem(req: RenderRequest, model: DiffusionModel): string
   return null;
 }
 
+/**
+ * Why the model cannot serve what the server will ask of it (every size it offers, its prompts' length), or null:
+ * a graph with fixed dims that the manifest's sizes do not fit would otherwise fail every request of those sizes.
+ */
+export function servedProblem(model: DiffusionModel, sizes: { width: number; height: number }[], textLength: number): string | null {
+  const fixed = model.text.io.seqLen;
+  if (fixed !== null && fixed !== textLength) return `the text encoder takes ${fixed} ids, but its config says ${textLength} (text_encoder/config.json max_position_embeddings)`;
+  for (const s of sizes) {
+    const shape = latentShapeOf(s, model);
+    const problem =
+      (s.width % model.sizeMultiple || s.height % model.sizeMultiple ? `sides must be multiples of ${model.sizeMultiple}` : null) ??
+      model.unet.shapeProblem(shape) ??
+      vaeSizeProblem(model.decoder.io, shape.height, shape.width, "VAE decoder") ??
+      (model.encoder ? vaeSizeProblem(model.encoder.io, s.height, s.width, "VAE encoder") : null);
+    if (problem) return `the size ${s.width}×${s.height} cannot be rendered (${problem}): list only sizes the graphs run in kiln.json (image.resolution, image.aspect_ratios)`;
+  }
+  return null;
+}
+
 function initProblem(req: RenderRequest, shape: LatentShape, model: DiffusionModel): string | null {
   const init = req.init!;
   if (!model.encoder) return "this model has no VAE encoder (vae_encoder/), so it cannot edit images";

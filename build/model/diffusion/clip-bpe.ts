@@ -3,12 +3,13 @@ import { learnMerges, type TrainingWord } from "../bpe-train.ts";
 import { BYTE_TO_CHAR } from "../byte-level.ts";
 import { CORPUS } from "../corpus.ts";
 
-export const START_OF_TEXT = "<|startoftext|>";
-export const END_OF_TEXT = "<|endoftext|>";
-export const END_OF_WORD = "</w>";
+import { CLIP_BOS, CLIP_END_OF_WORD, CLIP_EOS, CLIP_WORDS } from "../../../src/images/clip-tokenizer-json.ts";
 
-/** CLIP's word pattern: its special tokens, English contractions, letter runs, single digits, runs of anything else but spaces. */
-export const CLIP_PATTERN_SOURCE = String.raw`<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+`;
+// CLIP's special tokens, word-end marker and word pattern are the format's: one definition serves the builder and kiln.
+export const START_OF_TEXT = CLIP_BOS;
+export const END_OF_TEXT = CLIP_EOS;
+export const END_OF_WORD = CLIP_END_OF_WORD;
+export const CLIP_PATTERN_SOURCE = CLIP_WORDS;
 
 /** What CLIP does before splitting: NFC, runs of whitespace to one space, lowercase (the tokenizer.json normalizer says the same). */
 export function normalizeClipText(text: string): string {

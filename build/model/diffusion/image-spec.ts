@@ -69,7 +69,7 @@ export interface ImageModelSpec {
 }
 
 /** Bumped whenever the image builder's output for a given spec changes (the text builder has its own BUILDER_VERSION). */
-export const IMAGE_BUILDER_VERSION = 1;
+export const IMAGE_BUILDER_VERSION = 2;
 
 /** CLIP's context: prompts are padded or cut to 77 tokens. */
 export const CLIP_CONTEXT = 77;

@@ -4,6 +4,7 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
 import { requireEdgeAuth } from "../../auth/guard.ts";
+import { ApiError } from "../../errors/api-error.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { issueToApiError } from "../../errors/validation.ts";
 import { sourceFromUrl } from "../../media/data-url.ts";
@@ -12,16 +13,14 @@ import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { metaOf } from "../../http/request-meta.ts";
 import type { MediaPart } from "../../inference/conversation.ts";
 import { readEditForm } from "./edit-form.ts";
-import { EditForm, EditJsonRequest, type EditJsonBody, GenerationRequest, ImagesResponse } from "./schema.ts";
+import { EditForm, EditJsonRequest, GenerationRequest, ImagesResponse } from "./schema.ts";
 import { type EditInput, editImages, generateImages } from "./service.ts";
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 408: ErrorBody, 413: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody };
 
-/** An image an edit's JSON names: `{image_url}` (a URL or data URL) or `{file_id}`, named for errors by where it is. */
-function referencePart(ref: EditJsonBody["images"][number], at: string): MediaPart {
-  return "image_url" in ref
-    ? { type: "media", declared: "image", source: sourceFromUrl(ref.image_url), at: `${at}.image_url` }
-    : { type: "media", declared: "image", source: { kind: "file", fileId: ref.file_id }, at: `${at}.file_id` };
+/** "images.0.image_url" → "images[0].image_url": how the spec and the rest of this family name an edit's items. */
+export function itemParam(param: string): string {
+  return param.replace(/^(images)\.(\d+)(?=\.|$)/, "$1[$2]");
 }
 
 /**
@@ -30,12 +29,28 @@ function referencePart(ref: EditJsonBody["images"][number], at: string): MediaPa
  */
 function checked<S extends TSchema>(schema: S, body: unknown): Static<S> {
   const issue = Value.Errors(schema, body).First();
-  if (issue) throw issueToApiError(issue);
-  return body as Static<S>;
+  if (!issue) return body as Static<S>;
+  const err = issueToApiError(issue);
+  if (!err.param) throw err;
+  const param = itemParam(err.param);
+  throw ApiError.badRequest(err.message.replace(err.param, param), param);
 }
 
-/** The JSON form of an edit (the edge parsed it; the route takes JSON or a form). */
-function jsonEdit(body: unknown): EditInput {
+/** An image an edit's JSON names: `{image_url}` (a URL or data URL) or `{file_id}`, named for errors by where it is. */
+function referencePart(ref: { image_url?: string; file_id?: string }, at: string): MediaPart {
+  if ((ref.image_url === undefined) === (ref.file_id === undefined)) throw ApiError.badRequest(`${at} must have exactly one of image_url and file_id.`, at);
+  return ref.image_url !== undefined
+    ? { type: "media", declared: "image", source: sourceFromUrl(ref.image_url), at: `${at}.image_url` }
+    : { type: "media", declared: "image", source: { kind: "file", fileId: ref.file_id! }, at: `${at}.file_id` };
+}
+
+/** The JSON form of an edit (the edge parsed it; the route takes JSON or a form), at most `maxImages` images. */
+function jsonEdit(body: unknown, maxImages: number): EditInput {
+  // Counted before the schema walks every item: a body of a million references is refused at once.
+  const listed = (body as { images?: unknown } | null)?.images;
+  if (Array.isArray(listed) && listed.length > maxImages) {
+    throw ApiError.badRequest(`The edit carries ${listed.length} images; at most ${maxImages} are read per request (KILN_MAX_MEDIA_PER_REQUEST).`, `images[${maxImages}]`);
+  }
   const { images, mask, ...fields } = checked(EditJsonRequest, body);
   return { fields, images: images.map((ref, i) => referencePart(ref, `images[${i}]`)), mask: mask ? referencePart(mask, "mask") : null };
 }
@@ -69,7 +84,7 @@ export function imagesRoutes(deps: AppDeps) {
           ? await readEditForm(form.stream, request.headers.get("content-type"), {
               maxBodyBytes: limits.maxBodyBytes, timeoutMs: limits.bodyTimeoutMs, maxFileBytes: limits.maxInlineMediaBytes, maxImages: limits.maxMediaPerRequest,
             })
-          : jsonEdit(parsedBody(request));
+          : jsonEdit(parsedBody(request), limits.maxMediaPerRequest);
         return editImages(deps, input, { auth, requestId: metaOf(request).id, signal: request.signal });
       },
       {

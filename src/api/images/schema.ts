@@ -2,7 +2,7 @@
 // fields as a multipart form), the answer. Every field not declared here is a 400 naming it.
 import { t } from "elysia";
 import { OUTPUT_FORMATS } from "../../images/encode.ts";
-import { Int } from "../schema-helpers.ts";
+import { Int, nullable } from "../schema-helpers.ts";
 
 /** OpenAI's limit on a prompt; a CLIP text encoder reads its first 77 tokens (the answer says what it read). */
 export const MAX_PROMPT_CHARS = 32_000;
@@ -10,8 +10,8 @@ export const MAX_PROMPT_CHARS = 32_000;
 export const MAX_IMAGES = 10;
 
 const literals = <const V extends string>(values: readonly V[], error: string) => t.Union(values.map((v) => t.Literal(v)), { error });
-/** An optional field that may also be null (the official client sends null for "unset"). */
-const maybe = <T extends Parameters<typeof t.Optional>[0]>(s: T) => t.Optional(t.Union([s, t.Null()]));
+/** An optional field that may also be null (the official client sends null for "unset"), refused with its own message. */
+const maybe = <T extends Parameters<typeof t.Optional>[0]>(s: T) => nullable(s, (s as { error?: string }).error);
 
 export const QUALITY_VALUES = ["auto", "low", "medium", "high", "standard", "hd"] as const;
 
@@ -33,10 +33,10 @@ const common = {
 export const GenerationRequest = t.Object(common, { additionalProperties: false });
 export type GenerationBody = typeof GenerationRequest.static;
 
-/** An image an edit names by reference: a URL (http(s) or a data URL) or an uploaded file. */
-export const ImageReference = t.Union(
-  [t.Object({ image_url: t.String({ minLength: 1 }) }, { additionalProperties: false }), t.Object({ file_id: t.String({ minLength: 1 }) }, { additionalProperties: false })],
-  { error: "each image must be {\"image_url\": …} or {\"file_id\": …}" },
+/** An image an edit names by reference: a URL (http(s) or a data URL) or an uploaded file; exactly one (the route checks). */
+export const ImageReference = t.Object(
+  { image_url: t.Optional(t.String({ minLength: 1, error: "image_url must be a non-empty string" })), file_id: t.Optional(t.String({ minLength: 1, error: "file_id must be a non-empty string" })) },
+  { additionalProperties: false, error: "each image must be {\"image_url\": …} or {\"file_id\": …}" },
 );
 
 const editOnly = {
@@ -48,7 +48,7 @@ export const EditJsonRequest = t.Object(
   {
     ...common,
     ...editOnly,
-    images: t.Array(ImageReference, { minItems: 1, error: "images must be a non-empty list of {image_url} or {file_id}" }),
+    images: t.Array(ImageReference, { minItems: 1, description: "At most KILN_MAX_MEDIA_PER_REQUEST (16) images." }),
     mask: maybe(ImageReference),
   },
   { additionalProperties: false },

@@ -3,10 +3,11 @@
 import type { AppDeps } from "../../app-deps.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
 import { ApiError } from "../../errors/api-error.ts";
-import { type Canvas, composeCanvas, uprightSize } from "../../images/compose.ts";
+import { type Canvas, type CanvasImage, composeCanvas, uprightSize } from "../../images/compose.ts";
 import { encodeImage } from "../../images/encode.ts";
 import { naturalAspect, overlay } from "../../images/layout.ts";
 import { type Rendered, runRenders } from "../../images/run.ts";
+import { abortedBeforeRun } from "../../inference/lifecycle.ts";
 import type { MediaPart } from "../../inference/conversation.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import type { RenderInit, RenderRequest } from "../../scheduler/image-protocol.ts";
@@ -27,19 +28,6 @@ export interface EditInput {
   mask: MediaPart | null;
 }
 
-/** The request's own time limit, from its start: intake, queueing and rendering all count against it. */
-function deadline(deps: AppDeps, signal: AbortSignal) {
-  const started = performance.now();
-  const limit = deps.config.requestTimeoutMs;
-  const timer = AbortSignal.timeout(limit);
-  return {
-    signal: AbortSignal.any([signal, timer]),
-    left: () => Math.max(1, limit - (performance.now() - started)),
-    /** What a stopped intake answers: 504 past the limit, else the client left (nobody reads it). */
-    stopped: () => (timer.aborted ? ApiError.timeout(limit) : new ApiError(499, "invalid_request_error", "The request stopped before it ran (client_gone).")),
-  };
-}
-
 export async function generateImages(deps: AppDeps, body: GenerationBody, call: ImageCall): Promise<ImagesResponseBody> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();
   const model = imageModel(deps.registry, body.model, false);
@@ -58,18 +46,22 @@ export async function editImages(deps: AppDeps, input: EditInput, call: ImageCal
   const options = imageOptions(fields, model);
   // The prompt is screened before any image is fetched or decoded.
   deps.intake.screen(fields.prompt, "prompt");
-  const limit = deadline(deps, call.signal);
+  // The request's own time limit runs from its start: reading the images, queueing and rendering all count.
+  const timeoutMs = deps.config.requestTimeoutMs;
+  const limit = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([call.signal, limit]);
   const parts = input.mask ? [...input.images, input.mask] : input.images;
-  const decoded = await deps.intake.images(parts, call.auth, limit.signal).catch((e: unknown) => {
-    throw limit.signal.aborted ? limit.stopped() : e;
+  const decoded = await deps.intake.images(parts, call.auth, signal).catch((e: unknown) => {
+    throw signal.aborted ? abortedBeforeRun(limit.aborted ? "timed_out" : "client_gone", timeoutMs) : e;
   });
-  const images = decoded.slice(0, input.images.length);
-  const mask = input.mask ? { image: decoded.at(-1)!, at: input.mask.at } : undefined;
-  const natural = naturalAspect((await Promise.all(images.map(uprightSize))).map((s) => s.width / s.height));
+  const items: CanvasImage[] = await Promise.all(parts.map(async ({ at }, i) => ({ image: decoded[i]!, at, size: await uprightSize(decoded[i]!, at) })));
+  const images = items.slice(0, input.images.length);
+  const natural = naturalAspect(images.map(({ size }) => size.width / size.height));
   const size = sizeFor(model, options.want, natural);
-  const canvas = await composeCanvas(images, size.width, size.height, model.diffusion!.vaeScale, mask);
-  // High input fidelity keeps more of the input: half the schedule's share is re-rendered.
-  const strength = model.diffusion!.strength * (fields.input_fidelity === "high" ? 0.5 : 1);
+  const canvas = await composeCanvas(images, size.width, size.height, model.diffusion!.vaeScale, input.mask ? items.at(-1) : undefined);
+  // A masked area is drawn anew (the whole schedule, as inpainting does); an unmasked edit re-renders the model's share
+  // of it. High input fidelity keeps more of the input: half of either.
+  const strength = (input.mask ? 1 : model.diffusion!.strength) * (fields.input_fidelity === "high" ? 0.5 : 1);
   return render(deps, call, model, fields.prompt, options, size, { canvas, strength }, started);
 }
 

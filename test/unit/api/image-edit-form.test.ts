@@ -50,6 +50,41 @@ describe("image edit forms", () => {
     expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1001)]]))).toMatchObject({ status: 400, param: "image" });
   });
 
+  test("a form of many parts is refused at the first part past what an edit can hold, before the rest of the body is read", async () => {
+    const enc = new TextEncoder();
+    const part = (name: string, value = "x") => enc.encode(`--b\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+    /** 10,000 chunks of 100 parts each; counts the chunks the reader pulled. */
+    const endless = (name: (i: number) => string) => {
+      const seen = { pulled: 0 };
+      const stream = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (seen.pulled === 10_000) return c.close();
+          const parts = Array.from({ length: 100 }, (_, i) => part(name(seen.pulled * 100 + i)));
+          seen.pulled++;
+          c.enqueue(new Uint8Array(Buffer.concat(parts)));
+        },
+      }, { highWaterMark: 0 });
+      return { stream, seen };
+    };
+    const undeclared = endless((i) => `field${i}`);
+    expect(await refusal(readEditForm(undeclared.stream, "multipart/form-data; boundary=b", LIMITS))).toMatchObject({ status: 400, param: "field0" });
+    expect(undeclared.seen.pulled).toBeLessThan(3);
+    const images = endless(() => "image[]");
+    expect(await refusal(readEditForm(images.stream, "multipart/form-data; boundary=b", LIMITS))).toMatchObject({ status: 400, param: "image[3]" });
+    expect(images.seen.pulled).toBeLessThan(3);
+  });
+
+  test("a mask does not count against the images: the most images and a mask are read", async () => {
+    const form = await send([["model", "m-v1"], ["prompt", "p"], ...Array.from({ length: 3 }, () => ["image[]", png(1)] as [string, Blob]), ["mask", png(1)]]);
+    expect([form.images.length, form.mask?.at]).toEqual([3, "mask"]);
+  });
+
+  test("the prompt field takes a long prompt in multi-byte characters (its character limit, not the 64 KiB field cap)", async () => {
+    const prompt = "漢".repeat(30_000);
+    expect((await send([["model", "m-v1"], ["prompt", prompt], ["image", png(1)]])).fields.prompt).toBe(prompt);
+    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["user", "u".repeat(70_000)]]))).toMatchObject({ status: 400, param: "user" });
+  });
+
   test("a body past the limit is a 413; a form cut short is a 400", async () => {
     expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(900)]], { ...LIMITS, maxBodyBytes: 500 }))).toMatchObject({ status: 413, code: "payload_too_large" });
     const cut = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(new TextEncoder().encode('--b\r\nContent-Disposition: form-data; name="model"\r\n\r\nm')); c.close(); } });

@@ -63,7 +63,11 @@ describe("the image prompt tokenizer", () => {
     expect(promptPrefix("a b  c d", 2, 100)).toBe("a b");
     expect(promptPrefix("  a b", 5, 100)).toBe("  a b");
     expect(promptPrefix("x".repeat(50), 2, 10)).toBe("x".repeat(10));
-    expect(promptPrefix(`a ${"y".repeat(50)}`, 5, 10)).toBe(`a ${"y".repeat(8)}`);
+    expect(promptPrefix(`a ${"y".repeat(50)}`, 5, 10)).toBe(`a ${"y".repeat(9)}`);
+    // Whitespace counts for nothing: words after a long run of it are still read.
+    expect(promptPrefix(`cat${" ".repeat(5000)}dog`, 5, 10)).toBe(`cat${" ".repeat(5000)}dog`);
+    const spaced = loadPromptTokenizer(clipFolder(), 77);
+    expect(spaced.encode(`cat${" ".repeat(5000)}red`)).toMatchObject({ ids: spaced.encode("cat red").ids, tokens: 4, truncated: false });
     const tok = loadPromptTokenizer(clipFolder(), 77);
     const long = `${"the red cat ".repeat(40)}${"z".repeat(20_000)}`;
     const e = tok.encode(long);
