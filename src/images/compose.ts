@@ -28,9 +28,9 @@ const BACKGROUND = { r: GREY, g: GREY, b: GREY };
 const open = (bytes: Uint8Array) => sharp(bytes, { limitInputPixels: false, failOn: "error" });
 
 /** A decoded image sharp still cannot process here is a 400 naming it, as intake's refusals are (code null). */
-async function asItem<T>(at: string, work: Promise<T>): Promise<T> {
+async function asItem<T>(at: string, work: () => Promise<T>): Promise<T> {
   try {
-    return await work;
+    return await work();
   } catch (e) {
     if (e instanceof ApiError) throw e;
     throw ApiError.badRequest(`${at}: corrupt image: it could not be decoded`, at);
@@ -46,7 +46,7 @@ export interface CanvasImage {
 
 /** An image's upright size (EXIF orientations 5–8 swap its sides); a 400 naming `at` when sharp cannot read it. */
 export async function uprightSize(image: DecodedImage, at: string): Promise<{ width: number; height: number }> {
-  const { orientation } = await asItem(at, open(image.bytes).metadata());
+  const { orientation } = await asItem(at, () => open(image.bytes).metadata());
   return orientation && orientation >= 5 ? { width: image.height, height: image.width } : { width: image.width, height: image.height };
 }
 
@@ -73,12 +73,12 @@ function paste(canvas: Uint8Array, canvasWidth: number, pixels: Uint8Array, rect
  */
 async function maskWeights(mask: CanvasImage, first: { width: number; height: number }, rect: Rect): Promise<Float32Array> {
   const { at } = mask;
-  const meta = await asItem(at, open(mask.image.bytes).metadata());
+  const meta = await asItem(at, () => open(mask.image.bytes).metadata());
   if (!meta.hasAlpha) throw ApiError.badRequest(`${at} has no alpha channel: send a PNG whose transparent pixels mark where the image may change.`, at);
   if (mask.size.width !== first.width || mask.size.height !== first.height) {
     throw ApiError.badRequest(`${at} is ${mask.size.width}×${mask.size.height}, but the image it masks is ${first.width}×${first.height}: they must be the same size.`, at);
   }
-  const { data, info } = await asItem(at, open(mask.image.bytes).rotate().resize(rect.width, rect.height, { fit: "fill" }).ensureAlpha().raw().toBuffer({ resolveWithObject: true }));
+  const { data, info } = await asItem(at, () => open(mask.image.bytes).rotate().resize(rect.width, rect.height, { fit: "fill" }).ensureAlpha().raw().toBuffer({ resolveWithObject: true }));
   const out = new Float32Array(rect.width * rect.height);
   for (let p = 0; p < out.length; p++) out[p] = 1 - data[p * info.channels + info.channels - 1]! / 255;
   return out;
@@ -92,7 +92,7 @@ export async function composeCanvas(images: CanvasImage[], width: number, height
   const aspects = images.map(({ size }) => size.width / size.height);
   const rects = images.length === 1 ? [fitInside(aspects[0]!, { x: 0, y: 0, width, height })] : gridLayout(aspects, width, height);
   const rgb = new Uint8Array(width * height * 3).fill(GREY);
-  const pixels = await Promise.all(images.map(({ image, at }, i) => asItem(at, placed(image, rects[i]!))));
+  const pixels = await Promise.all(images.map(({ image, at }, i) => asItem(at, () => placed(image, rects[i]!))));
   pixels.forEach((p, i) => paste(rgb, width, p, rects[i]!));
   if (!mask) return { width, height, rgb, weights: null, latentMask: null };
   const first = rects[0]!;

@@ -25,6 +25,7 @@ describe("images validation", () => {
       [{ output_format: "gif" }, "output_format", "output_format must be one of png, jpeg, webp"],
       [{ output_compression: 101, output_format: "jpeg" }, "output_compression", "output_compression must be a whole number from 0 to 100"],
       [{ seed: -1 }, "seed", "seed must be a whole number from 0 to 4294967295"],
+      [{ size: 7 }, "size", "size must be <width>x<height> (for example 1024x1024) or auto"],
       [{ prompt: "" }, "prompt", "prompt must be a non-empty string of at most 32000 characters"],
     ];
     for (const [over, param, message] of cases) {
@@ -40,7 +41,9 @@ describe("images validation", () => {
     expect(await edit([{ image_url: PNG }, { image_url: PNG, file_id: "file-abc" }])).toMatchObject({ status: 400, param: "images[1]" });
     expect(await edit([{}])).toMatchObject({ status: 400, param: "images[0]" });
     expect(await edit([{ image_url: 7 }])).toMatchObject({ status: 400, param: "images[0].image_url", message: "image_url must be a non-empty string" });
-    expect(await edit([{ image_url: PNG }], { mask: { url: PNG } })).toMatchObject({ status: 400, param: "mask", message: 'each image must be {"image_url": …} or {"file_id": …}' });
+    expect(await edit([{ image_url: PNG }], { mask: { url: PNG } })).toMatchObject({ status: 400, param: "mask.url", message: "Unrecognized request argument supplied: mask.url" });
+    expect(await edit([{ image_url: PNG }], { mask: { image_url: 7 } })).toMatchObject({ status: 400, param: "mask.image_url", message: "image_url must be a non-empty string" });
+    expect(await edit([{ image_url: PNG }], { mask: "x" })).toMatchObject({ status: 400, param: "mask", message: 'each image must be {"image_url": …} or {"file_id": …}' });
     expect(await edit([])).toMatchObject({ status: 400, param: "images" });
   });
 

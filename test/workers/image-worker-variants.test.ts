@@ -61,7 +61,7 @@ describe("variants", () => {
     expect(refused).toMatchObject({ type: "load_error", message: expect.stringContaining("the size 128×64 cannot be rendered") });
     const other = new ImageWorkerClient();
     workers.push(other);
-    expect(await other.load(dir, 4, 1, { sizes: [{ width: 64, height: 64 }], textLength: 77 })).toMatchObject({ type: "load_error", message: expect.stringContaining("takes 8 ids") });
+    expect(await other.load(dir, 4, 1, { sizes: [{ width: 64, height: 64 }], textLength: 77 })).toMatchObject({ type: "load_error", message: expect.stringContaining("text encoder takes 8 text positions") });
     const fine = new ImageWorkerClient();
     workers.push(fine);
     expect((await fine.load(dir, 4, 1, { sizes: [{ width: 64, height: 64 }], textLength: 8 })).type).toBe("loaded");

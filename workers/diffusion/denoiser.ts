@@ -49,9 +49,12 @@ export class Denoiser {
     if (init?.mask && init.mask.length !== shape.height * shape.width) throw new Error(`mask has ${init.mask.length} values, expected ${shape.height * shape.width}`);
     this.startIndex = init ? editStartIndex(steps, init.strength) : 0;
     this.index = this.startIndex;
-    const scale = init ? schedule.sigmas[this.startIndex]! : schedule.initNoiseSigma;
+    // A masked edit at full strength starts from noise alone, as diffusers' inpainting does: the masked area keeps no
+    // trace of what it covered (outside the mask, every step resets the latents to the noised original anyway).
+    const fresh = !init || (init.mask !== undefined && init.strength >= 1);
+    const scale = fresh ? schedule.initNoiseSigma : schedule.sigmas[this.startIndex]!;
     this.latents = new Float32Array(this.size);
-    for (let i = 0; i < this.size; i++) this.latents[i] = (init ? init.latents[i]! : 0) + this.noise0[i]! * scale;
+    for (let i = 0; i < this.size; i++) this.latents[i] = (fresh ? 0 : init!.latents[i]!) + this.noise0[i]! * scale;
   }
 
   get done(): boolean {

@@ -40,8 +40,9 @@ export function renderProblem(req: RenderRequest, model: DiffusionModel): string
  * a graph with fixed dims that the manifest's sizes do not fit would otherwise fail every request of those sizes.
  */
 export function servedProblem(model: DiffusionModel, sizes: { width: number; height: number }[], textLength: number): string | null {
-  const fixed = model.text.io.seqLen;
-  if (fixed !== null && fixed !== textLength) return `the text encoder takes ${fixed} ids, but its config says ${textLength} (text_encoder/config.json max_position_embeddings)`;
+  for (const [what, fixed] of [["text encoder", model.text.io.seqLen], ["UNet", model.unet.io.seqLen]] as const) {
+    if (fixed !== null && fixed !== textLength) return `the ${what} takes ${fixed} text positions, but the text encoder's config says ${textLength} (text_encoder/config.json max_position_embeddings)`;
+  }
   for (const s of sizes) {
     const shape = latentShapeOf(s, model);
     const problem =

@@ -54,6 +54,8 @@ class PartCollector {
   private readonly seen = new Set<string>();
   private current: { name: string; filename: string | null; chunks: Uint8Array[]; size: number; cap: number } | null = null;
   private images = 0;
+  /** `image[]` parts so far: they are named image[0], image[1]… whether an `image` part came too. */
+  private repeated = 0;
 
   constructor(private readonly limits: EditFormLimits) {}
 
@@ -75,14 +77,15 @@ class PartCollector {
 
   private start(name: string, filename: string | null): void {
     if (!FILE_FIELDS.has(name) && !TEXT_FIELDS.has(name)) throw ApiError.badRequest(`Unrecognized request argument supplied: ${clip(name)}`, clip(name, 128));
-    if (name === "image[]" || name === "image") {
-      if (++this.images > this.limits.maxImages) {
-        throw ApiError.badRequest(`The edit carries more than ${this.limits.maxImages} images; at most ${this.limits.maxImages} are read per request (KILN_MAX_MEDIA_PER_REQUEST).`, name === "image" ? "image" : `image[${this.images - 1}]`);
-      }
-    }
     if (name !== "image[]") {
       if (this.seen.has(name)) throw ApiError.badRequest(`The form field '${name}' is given more than once${name === "image" ? "; send several images as image[]" : ""}.`, name);
       this.seen.add(name);
+    }
+    if (name === "image[]" || name === "image") {
+      const at = name === "image" ? "image" : `image[${this.repeated++}]`;
+      if (++this.images > this.limits.maxImages) {
+        throw ApiError.badRequest(`The edit carries more than ${this.limits.maxImages} images; at most ${this.limits.maxImages} are read per request (KILN_MAX_MEDIA_PER_REQUEST).`, at);
+      }
     }
     const cap = FILE_FIELDS.has(name) ? this.limits.maxFileBytes : name === "prompt" ? PROMPT_BYTES : MAX_FIELD_BYTES;
     this.current = { name, filename, chunks: [], size: 0, cap };

@@ -1,7 +1,7 @@
 // POST /v1/images/generations (JSON) and POST /v1/images/edits (JSON or multipart/form-data).
 import type { Static, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
 import { requireEdgeAuth } from "../../auth/guard.ts";
 import { ApiError } from "../../errors/api-error.ts";
@@ -13,7 +13,7 @@ import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { metaOf } from "../../http/request-meta.ts";
 import type { MediaPart } from "../../inference/conversation.ts";
 import { readEditForm } from "./edit-form.ts";
-import { EditForm, EditJsonRequest, GenerationRequest, ImagesResponse } from "./schema.ts";
+import { EditForm, EditJsonRequest, GenerationRequest, ImageReference, ImagesResponse } from "./schema.ts";
 import { type EditInput, editImages, generateImages } from "./service.ts";
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 408: ErrorBody, 413: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody };
@@ -51,6 +51,9 @@ function jsonEdit(body: unknown, maxImages: number): EditInput {
   if (Array.isArray(listed) && listed.length > maxImages) {
     throw ApiError.badRequest(`The edit carries ${listed.length} images; at most ${maxImages} are read per request (KILN_MAX_MEDIA_PER_REQUEST).`, `images[${maxImages}]`);
   }
+  // A mask (a union with null) is checked as the reference it is first, so a fault inside it is named as one in an item is.
+  const mask0 = (body as { mask?: unknown } | null)?.mask;
+  if (mask0 !== null && typeof mask0 === "object" && !Array.isArray(mask0)) checked(t.Object({ mask: ImageReference }), { mask: mask0 });
   const { images, mask, ...fields } = checked(EditJsonRequest, body);
   return { fields, images: images.map((ref, i) => referencePart(ref, `images[${i}]`)), mask: mask ? referencePart(mask, "mask") : null };
 }

@@ -20,7 +20,7 @@ const common = {
   model: t.String({ minLength: 1, description: "An image model's id (GET /v1/models lists each model's capabilities)." }),
   prompt: t.String({ minLength: 1, maxLength: MAX_PROMPT_CHARS, error: `prompt must be a non-empty string of at most ${MAX_PROMPT_CHARS} characters`, description: "What to draw, or how to change the image(s)." }),
   n: maybe(Int({ minimum: 1, maximum: MAX_IMAGES, error: `n must be a whole number from 1 to ${MAX_IMAGES}`, description: `Images to make, 1–${MAX_IMAGES} (default 1).` })),
-  size: maybe(t.String({ description: "`<width>x<height>` or `auto`: reduced to the nearest aspect ratio the model supports, at its own pixel budget (the answer's `size` says what was made)." })),
+  size: maybe(t.String({ error: "size must be <width>x<height> (for example 1024x1024) or auto", description: "`<width>x<height>` or `auto`: reduced to the nearest aspect ratio the model supports, at its own pixel budget (the answer's `size` says what was made)." })),
   quality: maybe(literals(QUALITY_VALUES, `quality must be one of ${QUALITY_VALUES.join(", ")}`)),
   response_format: maybe(literals(["b64_json", "url"] as const, "response_format must be b64_json")),
   output_format: maybe(literals(OUTPUT_FORMATS, `output_format must be one of ${OUTPUT_FORMATS.join(", ")}`)),

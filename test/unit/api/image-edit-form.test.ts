@@ -47,6 +47,8 @@ describe("image edit forms", () => {
     expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["image", png(1)]]))).toMatchObject({ status: 400, param: "image" });
     expect(await refusal(send([["model", "m-v1"], ["model", "m-v2"], ["prompt", "p"], ["image", png(1)]]))).toMatchObject({ status: 400, param: "model" });
     expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ...Array.from({ length: 4 }, () => ["image[]", png(1)] as [string, Blob])]))).toMatchObject({ status: 400, param: "image[3]" });
+    // One `image` beside `image[]` parts: the part past the limit is named by its own list.
+    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ...Array.from({ length: 3 }, () => ["image[]", png(1)] as [string, Blob])]))).toMatchObject({ status: 400, param: "image[2]" });
     expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1001)]]))).toMatchObject({ status: 400, param: "image" });
   });
 

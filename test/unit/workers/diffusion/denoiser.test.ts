@@ -96,6 +96,17 @@ describe("Denoiser", () => {
     }
   });
 
+  test("a masked edit at full strength starts from noise alone (inpainting), an unmasked one from init + ε₀·σ_max", () => {
+    const mask = f32([1, 0, 1, 0, 1, 0]);
+    const noise = gaussianFill(createRng(7), SIZE);
+    const masked = new Denoiser(setup({ init: { latents: ramp(2), strength: 1, mask } }));
+    const s = setup();
+    expect(masked.latents).toEqual(f32(noise.map((v) => v * s.schedule.initNoiseSigma)));
+    expect(masked.index).toBe(0);
+    const plain = new Denoiser(setup({ init: { latents: ramp(2), strength: 1 } }));
+    expect(plain.latents).toEqual(f32(noise.map((v, i) => ramp(2)[i]! + v * s.schedule.sigmas[0]!)));
+  });
+
   test("refuses init latents or a mask of the wrong size", () => {
     expect(() => new Denoiser(setup({ init: { latents: new Float32Array(5), strength: 1 } }))).toThrow("init latents have 5 values");
     expect(() => new Denoiser(setup({ init: { latents: new Float32Array(SIZE), strength: 1, mask: new Float32Array(5) } }))).toThrow("mask has 5 values");
