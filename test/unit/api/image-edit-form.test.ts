@@ -2,7 +2,7 @@
 // like the JSON form, undeclared fields named, limits enforced.
 import { describe, expect, test } from "bun:test";
 import { readEditForm } from "../../../src/api/images/edit-form.ts";
-import { ApiError } from "../../../src/errors/api-error.ts";
+import { apiRefusal } from "../../helpers/api-refusal.ts";
 
 const LIMITS = { maxBodyBytes: 1 << 20, timeoutMs: 5000, maxFileBytes: 1000, maxImages: 3 };
 
@@ -15,15 +15,6 @@ async function send(entries: [string, string | Blob, string?][], limits = LIMITS
   }
   const req = new Request("http://x/", { method: "POST", body: form });
   return readEditForm(req.body, req.headers.get("content-type"), limits);
-}
-
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as ApiError;
-  }
-  throw new Error("expected a refusal");
 }
 
 const png = (n: number) => new Blob([new Uint8Array(n).fill(7)]);
@@ -40,16 +31,16 @@ describe("image edit forms", () => {
   });
 
   test("refusals name the field: undeclared, missing, malformed, duplicated, too many or too large", async () => {
-    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["style", "vivid"]]))).toMatchObject({ status: 400, param: "style", message: "Unrecognized request argument supplied: style" });
-    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"]]))).toMatchObject({ status: 400, param: "image" });
-    expect(await refusal(send([["model", "m-v1"], ["image", png(1)]]))).toMatchObject({ status: 400, param: "prompt", message: "Missing required parameter: 'prompt'." });
-    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["n", "two"]]))).toMatchObject({ status: 400, param: "n" });
-    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["image", png(1)]]))).toMatchObject({ status: 400, param: "image" });
-    expect(await refusal(send([["model", "m-v1"], ["model", "m-v2"], ["prompt", "p"], ["image", png(1)]]))).toMatchObject({ status: 400, param: "model" });
-    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ...Array.from({ length: 4 }, () => ["image[]", png(1)] as [string, Blob])]))).toMatchObject({ status: 400, param: "image[3]" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["style", "vivid"]]))).toMatchObject({ status: 400, param: "style", message: "Unrecognized request argument supplied: style" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["prompt", "p"]]))).toMatchObject({ status: 400, param: "image" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["image", png(1)]]))).toMatchObject({ status: 400, param: "prompt", message: "Missing required parameter: 'prompt'." });
+    expect(await apiRefusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["n", "two"]]))).toMatchObject({ status: 400, param: "n" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["image", png(1)]]))).toMatchObject({ status: 400, param: "image" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["model", "m-v2"], ["prompt", "p"], ["image", png(1)]]))).toMatchObject({ status: 400, param: "model" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["prompt", "p"], ...Array.from({ length: 4 }, () => ["image[]", png(1)] as [string, Blob])]))).toMatchObject({ status: 400, param: "image[3]" });
     // One `image` beside `image[]` parts: the part past the limit is named by its own list.
-    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ...Array.from({ length: 3 }, () => ["image[]", png(1)] as [string, Blob])]))).toMatchObject({ status: 400, param: "image[2]" });
-    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1001)]]))).toMatchObject({ status: 400, param: "image" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ...Array.from({ length: 3 }, () => ["image[]", png(1)] as [string, Blob])]))).toMatchObject({ status: 400, param: "image[2]" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1001)]]))).toMatchObject({ status: 400, param: "image" });
   });
 
   test("a form of many parts is refused at the first part past what an edit can hold, before the rest of the body is read", async () => {
@@ -69,10 +60,10 @@ describe("image edit forms", () => {
       return { stream, seen };
     };
     const undeclared = endless((i) => `field${i}`);
-    expect(await refusal(readEditForm(undeclared.stream, "multipart/form-data; boundary=b", LIMITS))).toMatchObject({ status: 400, param: "field0" });
+    expect(await apiRefusal(readEditForm(undeclared.stream, "multipart/form-data; boundary=b", LIMITS))).toMatchObject({ status: 400, param: "field0" });
     expect(undeclared.seen.pulled).toBeLessThan(3);
     const images = endless(() => "image[]");
-    expect(await refusal(readEditForm(images.stream, "multipart/form-data; boundary=b", LIMITS))).toMatchObject({ status: 400, param: "image[3]" });
+    expect(await apiRefusal(readEditForm(images.stream, "multipart/form-data; boundary=b", LIMITS))).toMatchObject({ status: 400, param: "image[3]" });
     expect(images.seen.pulled).toBeLessThan(3);
   });
 
@@ -84,12 +75,12 @@ describe("image edit forms", () => {
   test("the prompt field takes a long prompt in multi-byte characters (its character limit, not the 64 KiB field cap)", async () => {
     const prompt = "漢".repeat(30_000);
     expect((await send([["model", "m-v1"], ["prompt", prompt], ["image", png(1)]])).fields.prompt).toBe(prompt);
-    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["user", "u".repeat(70_000)]]))).toMatchObject({ status: 400, param: "user" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(1)], ["user", "u".repeat(70_000)]]))).toMatchObject({ status: 400, param: "user" });
   });
 
   test("a body past the limit is a 413; a form cut short is a 400", async () => {
-    expect(await refusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(900)]], { ...LIMITS, maxBodyBytes: 500 }))).toMatchObject({ status: 413, code: "payload_too_large" });
+    expect(await apiRefusal(send([["model", "m-v1"], ["prompt", "p"], ["image", png(900)]], { ...LIMITS, maxBodyBytes: 500 }))).toMatchObject({ status: 413, code: "payload_too_large" });
     const cut = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(new TextEncoder().encode('--b\r\nContent-Disposition: form-data; name="model"\r\n\r\nm')); c.close(); } });
-    expect(await refusal(readEditForm(cut, "multipart/form-data; boundary=b", LIMITS))).toMatchObject({ status: 400, message: expect.stringContaining("malformed") });
+    expect(await apiRefusal(readEditForm(cut, "multipart/form-data; boundary=b", LIMITS))).toMatchObject({ status: 400, message: expect.stringContaining("malformed") });
   });
 });

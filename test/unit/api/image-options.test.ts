@@ -1,30 +1,21 @@
 // What an images request asks for, checked against its model: every refusal a 400 naming its field.
 import { describe, expect, test } from "bun:test";
 import { imageModel, imageOptions, seedOf, sizeFor } from "../../../src/api/images/options.ts";
-import { ApiError } from "../../../src/errors/api-error.ts";
 import { parseDiffusionLayout } from "../../../src/models/diffusion-layout.ts";
 import type { ModelEntry } from "../../../src/models/registry.ts";
+import { apiRefusalOf } from "../../helpers/api-refusal.ts";
 
 const diffusion = parseDiffusionLayout({ resolution: 128, aspect_ratios: ["1:1", "2:1", "1:2"], steps: { low: 1, medium: 2, high: 4 } }, { vaeScale: 8, unetScale: 2, nativeResolution: 128, textLength: 77, edits: false });
 const model = { id: "img-v1", diffusion } as unknown as ModelEntry;
 const text = { id: "text-v1", diffusion: null } as unknown as ModelEntry;
 const registry = { get: (id: string) => ({ "img-v1": model, "text-v1": text })[id] };
 
-function refusal(f: () => unknown): ApiError {
-  try {
-    f();
-  } catch (e) {
-    return e as ApiError;
-  }
-  throw new Error("expected a refusal");
-}
-
 describe("image request options", () => {
   test("the model: unknown is 404 model_not_found, a text model 400 on model, an edit on a model without a VAE encoder 400", () => {
-    expect(refusal(() => imageModel(registry, "nope-v1", false))).toMatchObject({ status: 404, code: "model_not_found", param: "model" });
-    expect(refusal(() => imageModel(registry, "text-v1", false))).toMatchObject({ status: 400, param: "model" });
+    expect(apiRefusalOf(() => imageModel(registry, "nope-v1", false))).toMatchObject({ status: 404, code: "model_not_found", param: "model" });
+    expect(apiRefusalOf(() => imageModel(registry, "text-v1", false))).toMatchObject({ status: 400, param: "model" });
     expect(imageModel(registry, "img-v1", false)).toBe(model);
-    expect(refusal(() => imageModel(registry, "img-v1", true))).toMatchObject({ status: 400, param: "model", message: expect.stringContaining("no VAE encoder") });
+    expect(apiRefusalOf(() => imageModel(registry, "img-v1", true))).toMatchObject({ status: 400, param: "model", message: expect.stringContaining("no VAE encoder") });
   });
 
   test("defaults: one png at the first size, medium quality's steps, a random seed", () => {
@@ -43,11 +34,11 @@ describe("image request options", () => {
   });
 
   test("refusals: a url answer, a transparent background, compression on png, a malformed size", () => {
-    expect(refusal(() => imageOptions({ response_format: "url" }, model))).toMatchObject({ status: 400, param: "response_format" });
-    expect(refusal(() => imageOptions({ background: "transparent" }, model))).toMatchObject({ status: 400, param: "background" });
-    expect(refusal(() => imageOptions({ output_compression: 50 }, model))).toMatchObject({ status: 400, param: "output_compression" });
+    expect(apiRefusalOf(() => imageOptions({ response_format: "url" }, model))).toMatchObject({ status: 400, param: "response_format" });
+    expect(apiRefusalOf(() => imageOptions({ background: "transparent" }, model))).toMatchObject({ status: 400, param: "background" });
+    expect(apiRefusalOf(() => imageOptions({ output_compression: 50 }, model))).toMatchObject({ status: 400, param: "output_compression" });
     expect(imageOptions({ output_format: "webp", output_compression: 50 }, model)).toMatchObject({ format: "webp", compression: 50 });
-    expect(refusal(() => imageOptions({ size: "big" }, model))).toMatchObject({ status: 400, param: "size" });
+    expect(apiRefusalOf(() => imageOptions({ size: "big" }, model))).toMatchObject({ status: 400, param: "size" });
   });
 
   test("image i's seed follows the first, wrapping at 2^32", () => {

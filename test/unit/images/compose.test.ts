@@ -2,9 +2,9 @@
 // transparent pixels (on the first image) becoming the edit weights and the latent mask, and the mask's refusals.
 import { describe, expect, test } from "bun:test";
 import sharp from "sharp";
-import { ApiError } from "../../../src/errors/api-error.ts";
 import { type CanvasImage, composeCanvas, uprightSize } from "../../../src/images/compose.ts";
 import type { DecodedImage } from "../../../src/inference/media.ts";
+import { apiRefusal } from "../../helpers/api-refusal.ts";
 
 async function solid(width: number, height: number, rgb: [number, number, number], opts: { alpha?: (x: number, y: number) => number; orientation?: number } = {}): Promise<DecodedImage> {
   const channels = opts.alpha ? 4 : 3;
@@ -29,15 +29,6 @@ async function item(image: DecodedImage, at = "image"): Promise<CanvasImage> {
 }
 
 const pixel = (rgb: Uint8Array, width: number, x: number, y: number) => [...rgb.subarray((y * width + x) * 3, (y * width + x) * 3 + 3)];
-
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as ApiError;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("the edit canvas", () => {
   test("two squares side by side on a 2:1 canvas, each whole in its half", async () => {
@@ -80,12 +71,12 @@ describe("the edit canvas", () => {
     const c = await composeCanvas([await item(image, "image[0]")], 64, 48, 8);
     expect(c.rgb.length).toBe(64 * 48 * 3);
     const garbage = { ...(await solid(1, 1, [0, 0, 0])), bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]) };
-    expect(await refusal(uprightSize(garbage, "images[1].file_id"))).toMatchObject({ status: 400, param: "images[1].file_id", code: null });
+    expect(await apiRefusal(uprightSize(garbage, "images[1].file_id"))).toMatchObject({ status: 400, param: "images[1].file_id", code: null });
   });
 
   test("a mask without alpha, or of another size than its image, is a 400 naming it", async () => {
     const img = await solid(16, 16, [1, 1, 1]);
-    expect(await refusal(composeCanvas([await item(img)], 16, 16, 8, await item(await solid(16, 16, [0, 0, 0]), "mask")))).toMatchObject({ status: 400, param: "mask", message: expect.stringContaining("no alpha channel") });
-    expect(await refusal(composeCanvas([await item(img)], 16, 16, 8, await item(await solid(8, 16, [0, 0, 0], { alpha: () => 0 }), "mask.file_id")))).toMatchObject({ status: 400, param: "mask.file_id", message: expect.stringContaining("same size") });
+    expect(await apiRefusal(composeCanvas([await item(img)], 16, 16, 8, await item(await solid(16, 16, [0, 0, 0]), "mask")))).toMatchObject({ status: 400, param: "mask", message: expect.stringContaining("no alpha channel") });
+    expect(await apiRefusal(composeCanvas([await item(img)], 16, 16, 8, await item(await solid(8, 16, [0, 0, 0], { alpha: () => 0 }), "mask.file_id")))).toMatchObject({ status: 400, param: "mask.file_id", message: expect.stringContaining("same size") });
   });
 });

@@ -9,6 +9,7 @@ import type { ModelEntry } from "../../../src/models/registry.ts";
 import { Channel } from "../../../src/scheduler/channel.ts";
 import type { RenderEvent, RenderSubmission } from "../../../src/scheduler/scheduler.ts";
 import { testKiln } from "../../helpers/kiln.ts";
+import { apiRefusal } from "../../helpers/api-refusal.ts";
 
 const diffusion = parseDiffusionLayout({ resolution: 64 }, { vaeScale: 8, unetScale: 2, nativeResolution: 64, textLength: 77, edits: true });
 const model = { id: "img-model-v1", pricing: { inputPerMillion: 0, outputPerMillion: 0, perImage: 0.01 }, diffusion } as unknown as ModelEntry;
@@ -57,15 +58,6 @@ function setup(opts: { billed?: number } = {}) {
   return { k, deps, scheduler, job, row, until };
 }
 
-async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as ApiError;
-  }
-  throw new Error("expected a rejection");
-}
-
 describe("the images lifecycle", () => {
   test("every image delivered: one completed usage row with the images and the prompt tokens, charged per image", async () => {
     const { k, deps, scheduler, job, row, until } = setup({ billed: 1_000_000 });
@@ -83,7 +75,7 @@ describe("the images lifecycle", () => {
 
   test("a balance that cannot cover n images is a 402 before any render is queued", async () => {
     const { deps, scheduler, job } = setup({ billed: 15_000 });
-    expect(await rejection(runRenders(deps, job(2)))).toMatchObject({ status: 402, code: "billing_not_configured", message: expect.stringContaining("ask for fewer images") });
+    expect(await apiRefusal(runRenders(deps, job(2)))).toMatchObject({ status: 402, code: "billing_not_configured", message: expect.stringContaining("ask for fewer images") });
     expect(scheduler.jobs).toHaveLength(0);
   });
 
@@ -95,7 +87,7 @@ describe("the images lifecycle", () => {
     scheduler.jobs[0]!.channel.push({ type: "rendered", ...image });
     scheduler.jobs[0]!.channel.close();
     scheduler.jobs[1]!.channel.fail(new ApiError(503, "server_error", "The image model produced an unusable image; retry the request"));
-    expect(await rejection(done)).toMatchObject({ status: 503, code: null });
+    expect(await apiRefusal(done)).toMatchObject({ status: 503, code: null });
     expect(scheduler.jobs[2]!.cancelled).toBe(true);
     expect(row(j.scope.requestId)).toMatchObject({ status: "failed", images: 0, cost: 0, tokens: 9 });
   });
@@ -107,17 +99,17 @@ describe("the images lifecycle", () => {
     const left = runRenders(deps, gone);
     await until(() => scheduler.jobs.length === 1);
     client.abort();
-    expect(await rejection(left)).toMatchObject({ status: 499 });
+    expect(await apiRefusal(left)).toMatchObject({ status: 499 });
     expect(row(gone.scope.requestId)).toMatchObject({ status: "client_gone", images: 0 });
     const slow = job(1, new AbortController().signal, 20);
-    expect(await rejection(runRenders(deps, slow))).toMatchObject({ status: 504, code: "gateway_timeout" });
+    expect(await apiRefusal(runRenders(deps, slow))).toMatchObject({ status: 504, code: "gateway_timeout" });
     expect(scheduler.jobs[1]!.cancelled).toBe(true);
     expect(row(slow.scope.requestId)).toMatchObject({ status: "timed_out", images: 0 });
   });
 
   test("draining refuses before admission", async () => {
     const { deps, scheduler, job } = setup();
-    expect(await rejection(runRenders({ ...deps, lifecycle: { draining: true } }, job(1)))).toMatchObject({ status: 503, code: "server_shutting_down" });
+    expect(await apiRefusal(runRenders({ ...deps, lifecycle: { draining: true } }, job(1)))).toMatchObject({ status: 503, code: "server_shutting_down" });
     expect(scheduler.jobs).toHaveLength(0);
   });
 });
