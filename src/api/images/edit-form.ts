@@ -41,6 +41,8 @@ const imagePart = (at: string, bytes: Uint8Array, filename: string | null): Medi
 /** One part, as the parser gave it: its name, file name and bytes. */
 interface RawPart {
   name: string;
+  /** What errors call it: the field's name, or `image[i]` for the i-th `image[]` part. */
+  at: string;
   filename: string | null;
   bytes: Uint8Array;
 }
@@ -52,7 +54,7 @@ interface RawPart {
 class PartCollector {
   readonly parts: RawPart[] = [];
   private readonly seen = new Set<string>();
-  private current: { name: string; filename: string | null; chunks: Uint8Array[]; size: number; cap: number } | null = null;
+  private current: { name: string; at: string; filename: string | null; chunks: Uint8Array[]; size: number; cap: number } | null = null;
   private images = 0;
   /** `image[]` parts so far: they are named image[0], image[1]… whether an `image` part came too. */
   private repeated = 0;
@@ -69,7 +71,7 @@ class PartCollector {
         c.chunks.push(ev.bytes);
       } else if (ev.type === "partEnd" && this.current) {
         const c = this.current;
-        this.parts.push({ name: c.name, filename: c.filename, bytes: concat(c.chunks, c.size) });
+        this.parts.push({ name: c.name, at: c.at, filename: c.filename, bytes: concat(c.chunks, c.size) });
         this.current = null;
       }
     }
@@ -81,14 +83,14 @@ class PartCollector {
       if (this.seen.has(name)) throw ApiError.badRequest(`The form field '${name}' is given more than once${name === "image" ? "; send several images as image[]" : ""}.`, name);
       this.seen.add(name);
     }
+    const at = name === "image[]" ? `image[${this.repeated++}]` : name;
     if (name === "image[]" || name === "image") {
-      const at = name === "image" ? "image" : `image[${this.repeated++}]`;
       if (++this.images > this.limits.maxImages) {
         throw ApiError.badRequest(`The edit carries more than ${this.limits.maxImages} images; at most ${this.limits.maxImages} are read per request (KILN_MAX_MEDIA_PER_REQUEST).`, at);
       }
     }
     const cap = FILE_FIELDS.has(name) ? this.limits.maxFileBytes : name === "prompt" ? PROMPT_BYTES : MAX_FIELD_BYTES;
-    this.current = { name, filename, chunks: [], size: 0, cap };
+    this.current = { name, at, filename, chunks: [], size: 0, cap };
   }
 }
 
@@ -109,9 +111,10 @@ export async function readEditForm(body: ReadableStream<Uint8Array> | null, cont
   const images: MediaPart[] = [];
   let mask: MediaPart | null = null;
   for (const part of collector.parts) {
-    if (part.name === "image") images.unshift(imagePart("image", part.bytes, part.filename));
-    else if (part.name === "image[]") images.push(imagePart(`image[${images.filter((p) => p.at !== "image").length}]`, part.bytes, part.filename));
-    else if (part.name === "mask") mask = imagePart("mask", part.bytes, part.filename);
+    // A single `image` goes first, whatever its place in the form; `image[]` parts follow in their order.
+    if (part.name === "image") images.unshift(imagePart(part.at, part.bytes, part.filename));
+    else if (part.name === "image[]") images.push(imagePart(part.at, part.bytes, part.filename));
+    else if (part.name === "mask") mask = imagePart(part.at, part.bytes, part.filename);
     else {
       const text = new TextDecoder().decode(part.bytes);
       fields[part.name] = NUMERIC.has(part.name) && /^-?\d{1,16}$/.test(text.trim()) ? Number(text.trim()) : text;
