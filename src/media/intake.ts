@@ -164,27 +164,37 @@ function asDocument(deps: IntakeDeps, part: MediaPart, bytes: Uint8Array): TextP
 }
 
 /** Reads, screens and decodes one part: its decoded medium, or (an input file that is text) its text part. */
-async function takeOne(deps: IntakeDeps, part: MediaPart, model: IntakeModel, who: Caller, signal: AbortSignal, budget: { left: number }): Promise<MediaPart | TextPart> {
-  const { at } = part;
-  if (part.detail !== undefined && !DETAILS.has(part.detail)) throw ApiError.badRequest(`${at}.detail must be auto, low or high.`, `${at}.detail`);
+/** A part's bytes, counted against what is left of the request's media bytes (`what` names them in the refusal). */
+async function spend(deps: IntakeDeps, part: MediaPart, who: Caller, signal: AbortSignal, budget: { left: number }, what: string): Promise<Uint8Array> {
   const bytes = await bytesOf(deps, part, who, signal);
   budget.left -= bytes.length;
-  if (budget.left < 0) {
-    throw ApiError.badRequest(`${at} brings the request's media past ${deps.maxTotalBytes} bytes in all; send fewer or smaller media.`, at);
-  }
-  // Text is recognised here, before the decoder takes the bytes (they move to its worker).
-  if (part.declared === "file" && !sniffMedia(bytes)) {
-    const doc = asDocument(deps, part, bytes);
-    if (doc) return doc;
-  }
+  if (budget.left < 0) throw ApiError.badRequest(`${part.at} brings the request's ${what} past ${deps.maxTotalBytes} bytes in all; send fewer or smaller ${what}.`, part.at);
+  return bytes;
+}
+
+/** Decodes an item's bytes and screens them by the content policy; a decode failure is a 400 naming `at`. */
+async function decodeScreened(deps: IntakeDeps, bytes: Uint8Array, want: Medium | "any", at: string, signal: AbortSignal): Promise<DecodedMedia> {
   let decoded: DecodedMedia;
   try {
-    decoded = await deps.decode(bytes, part.declared === "file" ? "any" : part.declared, signal);
+    decoded = await deps.decode(bytes, want, signal);
   } catch (e) {
     if (e instanceof MediaDecodeError) throw ApiError.badRequest(`${at}: ${e.message}`, at);
     throw e;
   }
   checkMedium(deps.policy, decoded.sha256, at);
+  return decoded;
+}
+
+async function takeOne(deps: IntakeDeps, part: MediaPart, model: IntakeModel, who: Caller, signal: AbortSignal, budget: { left: number }): Promise<MediaPart | TextPart> {
+  const { at } = part;
+  if (part.detail !== undefined && !DETAILS.has(part.detail)) throw ApiError.badRequest(`${at}.detail must be auto, low or high.`, `${at}.detail`);
+  const bytes = await spend(deps, part, who, signal, budget, "media");
+  // Text is recognised here, before the decoder takes the bytes (they move to its worker).
+  if (part.declared === "file" && !sniffMedia(bytes)) {
+    const doc = asDocument(deps, part, bytes);
+    if (doc) return doc;
+  }
+  const decoded = await decodeScreened(deps, bytes, part.declared === "file" ? "any" : part.declared, at, signal);
   if (!takes(model.capabilities, decoded.medium)) {
     throw ApiError.badRequest(`${at} is ${named(decoded.medium)}, but the model '${model.id}' does not take ${decoded.medium} input.`, at);
   }
@@ -197,19 +207,9 @@ async function takeOne(deps: IntakeDeps, part: MediaPart, model: IntakeModel, wh
  * otherwise. `budget` is what is left of the request's media bytes.
  */
 export async function takeImage(deps: IntakeDeps, part: MediaPart, who: Caller, signal: AbortSignal, budget: { left: number }): Promise<DecodedImage> {
-  const { at } = part;
-  const bytes = await bytesOf(deps, { ...part, declared: "image" }, who, signal);
-  budget.left -= bytes.length;
-  if (budget.left < 0) throw ApiError.badRequest(`${at} brings the request's images past ${deps.maxTotalBytes} bytes in all; send fewer or smaller images.`, at);
-  let decoded: DecodedMedia;
-  try {
-    decoded = await deps.decode(bytes, "image", signal);
-  } catch (e) {
-    if (e instanceof MediaDecodeError) throw ApiError.badRequest(`${at}: ${e.message}`, at);
-    throw e;
-  }
-  checkMedium(deps.policy, decoded.sha256, at);
-  return decoded as DecodedImage;
+  const image = { ...part, declared: "image" as const };
+  const bytes = await spend(deps, image, who, signal, budget, "images");
+  return (await decodeScreened(deps, bytes, "image", part.at, signal)) as DecodedImage;
 }
 
 /**
