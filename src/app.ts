@@ -11,6 +11,7 @@ import { responsesRoutes } from "./api/responses/routes.ts";
 import { docs } from "./api/docs/routes.ts";
 import { modelsRoutes } from "./api/models/routes.ts";
 import { statusRoutes } from "./api/status/routes.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
 import type { AppDeps } from "./app-deps.ts";
 import { type ErrorEnvelope, errorResponse, specEnvelope, toApiError } from "./errors/render.ts";
 import { passEdge, parsedBody, type ServerControl } from "./http/edge.ts";
@@ -49,7 +50,8 @@ export function buildRoutes(deps: AppDeps) {
     .use(messagesRoutes(deps))
     .use(filesRoutes(deps))
     .use(imagesRoutes(deps))
-    .use(metricsRoutes(deps));
+    .use(metricsRoutes(deps))
+    .use(dashboardRoutes(deps));
 }
 
 /** Each family renders every error on its routes (auth, schema, invalid JSON, overload…) in its own envelope. */

@@ -8,6 +8,7 @@ import { doctorCommand } from "./cli/doctor.ts";
 import { helpText } from "./cli/help.ts";
 import { modelsCommand } from "./cli/models.ts";
 import { serve } from "./cli/serve.ts";
+import { passwordFromStdin, usersCommand } from "./cli/users.ts";
 import { versionText } from "./cli/version.ts";
 import { openDatabase } from "./db/client.ts";
 
@@ -43,6 +44,8 @@ async function main(argv: string[]): Promise<number> {
       return usageCommand(openDatabase(config.dataDir), args, out);
     case "status":
       return statusCommand(openDatabase(config.dataDir), args, out);
+    case "users":
+      return usersCommand(openDatabase(config.dataDir), args, out, passwordFromStdin);
     case "models":
       return modelsCommand(config, args, out);
     case "doctor":

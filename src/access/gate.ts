@@ -8,6 +8,7 @@ import { costMicros } from "../billing/cost.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import { findActiveKeyWithTeam } from "../db/keys-repo.ts";
+import type { Team } from "../db/teams-repo.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { Admission, AdmissionTicket } from "../inference/lifecycle.ts";
 import type { LimitSnapshot } from "../ratelimit/headers.ts";
@@ -50,6 +51,14 @@ export class Gate {
 
   findTier(name: string): Tier | undefined {
     return this.limits.findTier(name);
+  }
+
+  /** A team's limits and where it stands against them now, taking nothing (the dashboard's Limits tab). */
+  async standing(team: Team): Promise<{ limits: TeamLimits; snapshot: LimitSnapshot }> {
+    const limits = this.limits.limitsOf(team);
+    const snapshot: LimitSnapshot = {};
+    await this.limits.look(team.id, limits, snapshot);
+    return { limits, snapshot };
   }
 
   /** At the edge, after the key: 403 for a family the key may not call, 402 for a lapsed account, 429 past the RPM. */

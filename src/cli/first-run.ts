@@ -39,7 +39,15 @@ export function ensureFirstKey(db: Db, out: (text: string) => void = (t) => proc
         "",
         `   ${created.key}`,
       ];
-  const banner = [rule, ` kiln: created team "default" and its first API key (id ${created.id}).`, ...shown, "", rule, ""].join("\n");
+  const dashboard = [
+    "",
+    " The dashboard (/dashboard on this server) has no accounts yet. Set the operator's password with:",
+    "",
+    "   kiln users add admin --operator        (it reads the password from standard input)",
+    "",
+    " and give each team's people their own: kiln users add <name> --team <team>.",
+  ];
+  const banner = [rule, ` kiln: created team "default" and its first API key (id ${created.id}).`, ...shown, ...dashboard, "", rule, ""].join("\n");
   out(banner);
   return banner;
 }

@@ -19,6 +19,8 @@ export function helpText(): string {
     "  kiln usage [--team T] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [--json]",
     "  kiln status incident add <title> [--message M] [--status S] [--impact degraded|outage]",
     "  kiln status incident resolve <id> [--message M]",
+    "  kiln users add <name> --operator | --team <team>   a dashboard account (password read from stdin)",
+    "  kiln users passwd <name> | kiln users list | kiln users remove <name>",
     "  kiln models list                               models found in the models dir, and problems",
     "  kiln models build --preset <name> [--dtype fp32,q4] [--out <dir>]",
     "  kiln doctor                                    check the native pieces on this box",

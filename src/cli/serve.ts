@@ -165,7 +165,7 @@ export async function serve(config: Config): Promise<number> {
     console.error(`kiln: ${e.message}`);
     return 2;
   }
-  console.log(`kiln listening on ${kiln.url} (API docs at ${kiln.url}/swagger)`);
+  console.log(`kiln listening on ${kiln.url} (API docs at ${kiln.url}/swagger, dashboard at ${kiln.url}/dashboard)`);
   return new Promise<number>((resolve) => {
     let signalled = false;
     const onSignal = (signal: string) => {

@@ -81,3 +81,13 @@ export function listKeys(db: Db) {
 export function touchKey(db: Db, id: number, nowS: number): void {
   db.update(apiKeys).set({ lastUsedAt: nowS }).where(eq(apiKeys.id, id)).run();
 }
+
+/** A team's active keys, oldest first (what its API keys tab lists). */
+export function activeTeamKeys(db: Db, teamId: number): ApiKeyRow[] {
+  return db.select().from(apiKeys).where(and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt))).orderBy(apiKeys.id).all();
+}
+
+/** An active key of this team; undefined for another team's key (a dashboard URL naming it is a 404). */
+export function findActiveTeamKey(db: Db, teamId: number, id: number): ApiKeyRow | undefined {
+  return db.select().from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt))).get();
+}

@@ -230,3 +230,45 @@ export const files = sqliteTable(
   },
   (t) => [index("files_team_idx").on(t.teamId, t.createdAt, t.seq)],
 );
+
+/**
+ * People who sign in to the dashboard (not API clients: no key is ever a login). An operator sees every team; a
+ * member sees only `team_id`'s. Passwords are kept as Bun.password hashes (argon2id), never as text.
+ */
+export const dashboardUsers = sqliteTable(
+  "dashboard_users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** Lowercase; what the sign-in form asks for. */
+    username: text("username").notNull().unique(),
+    passwordHash: text("password_hash").notNull(),
+    /** operator | member */
+    role: text("role").notNull(),
+    /** The member's team; null for operators. */
+    teamId: integer("team_id").references(() => teams.id),
+    createdAt: integer("created_at").notNull().default(now),
+    lastLoginAt: integer("last_login_at"),
+  },
+  (t) => [index("dashboard_users_team_idx").on(t.teamId)],
+);
+
+/**
+ * Signed-in dashboard sessions. The cookie holds a random token; only its sha256 is kept here, so a copy of the
+ * database opens no session. Each session has its own CSRF token and a hard expiry; signing out deletes the row.
+ */
+export const dashboardSessions = sqliteTable(
+  "dashboard_sessions",
+  {
+    /** sha256 of the cookie's token, hex. */
+    tokenHash: text("token_hash").primaryKey(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => dashboardUsers.id, { onDelete: "cascade" }),
+    /** Sent back in every form of the session and compared on each state-changing request. */
+    csrfToken: text("csrf_token").notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** Unix seconds after which the session is refused (and swept). */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("dashboard_sessions_user_idx").on(t.userId), index("dashboard_sessions_expiry_idx").on(t.expiresAt)],
+);

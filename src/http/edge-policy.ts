@@ -26,6 +26,10 @@ export const POLICY = {
   open: { auth: false, body: "none", longRunning: false, drainExempt: false },
   /** No key, and answered while draining: the status page, and /metrics (which checks its own access). */
   openWhileDraining: { auth: false, body: "none", longRunning: false, drainExempt: true },
+  /** A dashboard page: no key (the page checks its session cookie), no body. */
+  page: { auth: false, body: "none", longRunning: false, drainExempt: false },
+  /** A dashboard form post: no key; the page reads its small form body itself, after the session and before the CSRF check. */
+  pageForm: { auth: false, body: "stream", longRunning: false, drainExempt: false },
   /** A keyed read, delete or body-less action. */
   keyed: { auth: true, body: "none", longRunning: false, drainExempt: false },
   /** A keyed read that may follow a running response for a long time (GET with stream=true). */

@@ -1,0 +1,44 @@
+// The dashboard at /dashboard: sign-in, its static files, and the tabs. Every route declares its edge policy:
+// pages read no body, form posts hand their small body to the page (which checks the session and CSRF token).
+import { Elysia } from "elysia";
+import type { AppDeps } from "../app-deps.ts";
+import { edgePolicies, POLICY } from "../http/edge-policy.ts";
+import { ASSET_BASE, loadAsset } from "./assets.ts";
+import { dashboardDeps } from "./deps.ts";
+import { PageError } from "./page-error.ts";
+import { errorPage, formPost, openPage, page } from "./page.ts";
+import { redirect, SECURITY_HEADERS } from "./respond.ts";
+import { showLogin, signIn, signOut } from "./sign-in.ts";
+import { keysTab } from "./tabs/keys.ts";
+import { teamsTab } from "./tabs/teams.ts";
+
+const hidden = { detail: { hide: true } };
+
+export function dashboardRoutes(deps: AppDeps) {
+  const d = dashboardDeps(deps);
+  return new Elysia({ name: "dashboard" })
+    .use(edgePolicies)
+    .get(
+      `${ASSET_BASE}/:name`,
+      async ({ params }) => {
+        const asset = await loadAsset(params.name);
+        if (!asset) return errorPage(PageError.notFound());
+        return new Response(asset.bytes, {
+          headers: { ...SECURITY_HEADERS, "content-type": asset.contentType, "cache-control": "public, max-age=86400" },
+        });
+      },
+      { edge: POLICY.page, ...hidden },
+    )
+    .get("/dashboard/login", openPage(d, (c) => showLogin(d, c)), { edge: POLICY.page, ...hidden })
+    .post("/dashboard/login", openPage(d, (c) => signIn(d, c)), { edge: POLICY.pageForm, ...hidden })
+    .post("/dashboard/logout", formPost(d, (c) => signOut(d, c)), { edge: POLICY.pageForm, ...hidden })
+    .get(
+      "/dashboard",
+      page(d, ({ viewer }) => redirect(viewer.operator || viewer.user.teamId === null ? "/dashboard/teams" : `/dashboard/teams/${viewer.user.teamId}/keys`)),
+      { edge: POLICY.page, ...hidden },
+    )
+    .use(teamsTab(d))
+    .use(keysTab(d))
+    // Anything else under /dashboard: a page saying so, in the dashboard's look.
+    .get("/dashboard/*", openPage(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
+}

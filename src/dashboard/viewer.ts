@@ -1,0 +1,81 @@
+// Who is looking at a dashboard page, checked on the server for every request: the session behind the cookie,
+// the team a page is about (a member gets 404 for any other team's), and the CSRF token of every form post.
+import type { Team } from "../db/teams-repo.ts";
+import { findTeam } from "../db/teams-repo.ts";
+import type { SessionRow } from "../db/dashboard-sessions-repo.ts";
+import type { DashboardUser } from "../db/dashboard-users-repo.ts";
+import { metaOf } from "../http/request-meta.ts";
+import { readCookie, SESSION_COOKIE } from "./accounts/cookies.ts";
+import { sessionOf, tokensMatch } from "./accounts/sessions.ts";
+import type { DashboardDeps } from "./deps.ts";
+import type { Flash } from "./flash.ts";
+import { PageError } from "./page-error.ts";
+
+export interface Viewer {
+  user: DashboardUser;
+  session: SessionRow;
+  operator: boolean;
+  /** The one-shot message the previous form left for this page (taken when the viewer is made). */
+  flash: Flash | null;
+}
+
+/** Thrown to send the browser elsewhere (to sign in): the page wrapper turns it into a 303. */
+export class GoTo extends Error {
+  constructor(readonly location: string) {
+    super(`redirect to ${location}`);
+  }
+}
+
+/** The session's viewer; a request without a live session is sent to sign in, then back here (for a GET). */
+export function requireViewer(d: DashboardDeps, request: Request, opts: { takeFlash: boolean }): Viewer {
+  const signed = sessionOf(d.db, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
+  if (!signed) {
+    const url = new URL(request.url);
+    const back = request.method === "GET" ? `?next=${encodeURIComponent(url.pathname + url.search)}` : "";
+    throw new GoTo(`/dashboard/login${back}`);
+  }
+  const meta = metaOf(request);
+  meta.teamId = signed.user.teamId;
+  return { ...signed, operator: signed.user.role === "operator", flash: opts.takeFlash ? d.flash.take(signed.session.tokenHash) : null };
+}
+
+/** The team a page under /dashboard/teams/:team is about; 404 when there is none or it is not the viewer's. */
+export function teamScope(d: DashboardDeps, request: Request, v: Viewer, param: string | undefined): Team {
+  const id = /^\d{1,12}$/.test(param ?? "") ? Number(param) : NaN;
+  if (!Number.isSafeInteger(id)) throw PageError.notFound();
+  if (!v.operator && v.user.teamId !== id) throw PageError.notFound();
+  const team = findTeam(d.db, id);
+  if (!team) throw PageError.notFound();
+  metaOf(request).teamId = team.id;
+  return team;
+}
+
+export function requireOperator(v: Viewer): void {
+  if (!v.operator) throw PageError.forbidden();
+}
+
+/**
+ * A state-changing request must carry the session's CSRF token, and must not come from another site (the browser's
+ * Sec-Fetch-Site or Origin says so); either failing is a 403 and nothing changes.
+ */
+export function checkCsrf(request: Request, v: Viewer, form: URLSearchParams): void {
+  if (!sameOrigin(request) || !tokensMatch(form.get("_csrf") ?? "", v.session.csrfToken)) {
+    throw new PageError(403, "Form expired", "This form is out of date or did not come from this dashboard. Reload the page and try again.");
+  }
+}
+
+/** False when the browser says the request came from another site; true when it says nothing (an old browser, curl). */
+export function sameOrigin(request: Request): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  if (site && site !== "same-origin" && site !== "none") return false;
+  const origin = request.headers.get("origin");
+  const host = request.headers.get("host");
+  if (origin && origin !== "null" && host) {
+    try {
+      return new URL(origin).host === host;
+    } catch {
+      return false;
+    }
+  }
+  return origin !== "null";
+}

@@ -1,0 +1,36 @@
+// Signed-in dashboard sessions, by the sha256 of the cookie's token, with their CSRF token and hard expiry.
+import { and, eq, gt, lte } from "drizzle-orm";
+import type { Db } from "./client.ts";
+import type { DashboardUser } from "./dashboard-users-repo.ts";
+import { dashboardSessions, dashboardUsers } from "./schema.ts";
+
+export interface SessionRow {
+  tokenHash: string;
+  userId: number;
+  csrfToken: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export function insertSession(db: Db, row: SessionRow): void {
+  db.transaction((tx) => {
+    // Expired sessions go when a new one starts: the table never holds more than the live ones and a day's debris.
+    tx.delete(dashboardSessions).where(lte(dashboardSessions.expiresAt, row.createdAt)).run();
+    tx.insert(dashboardSessions).values(row).run();
+  });
+}
+
+/** The live session with this token hash and its user; undefined when there is none or it expired. */
+export function liveSession(db: Db, tokenHash: string, nowS: number): { session: SessionRow; user: DashboardUser } | undefined {
+  const row = db
+    .select({ session: dashboardSessions, user: dashboardUsers })
+    .from(dashboardSessions)
+    .innerJoin(dashboardUsers, eq(dashboardSessions.userId, dashboardUsers.id))
+    .where(and(eq(dashboardSessions.tokenHash, tokenHash), gt(dashboardSessions.expiresAt, nowS)))
+    .get();
+  return row ?? undefined;
+}
+
+export function deleteSession(db: Db, tokenHash: string): void {
+  db.delete(dashboardSessions).where(eq(dashboardSessions.tokenHash, tokenHash)).run();
+}
