@@ -14,6 +14,8 @@ export interface PageFrame {
   team?: Team | null;
   tab: TabId;
   body: Html;
+  /** The page draws charts: uPlot's script and stylesheet are loaded before kiln's script. */
+  charts?: boolean;
 }
 
 const TEAM_TABS: [TabId, string, string][] = [
@@ -23,7 +25,7 @@ const TEAM_TABS: [TabId, string, string][] = [
   ["responses", "Responses", "responses"],
 ];
 
-export function head(title: string): Html {
+export function head(title: string, charts = false): Html {
   return html`<head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -31,6 +33,8 @@ export function head(title: string): Html {
 <title>${title} · kiln</title>
 <link rel="stylesheet" href="${assetUrl("dashboard.css")}">
 <link rel="icon" href="${assetUrl("favicon.svg")}" type="image/svg+xml">
+${charts ? html`<link rel="stylesheet" href="${assetUrl("uplot.css")}">
+<script src="${assetUrl("uplot.js")}" defer></script>` : ""}
 <script src="${assetUrl("dashboard.js")}" defer></script>
 </head>`;
 }
@@ -48,7 +52,7 @@ export function layout(f: PageFrame): Html {
   if (v.operator) tabs.push(tabLink("teams", "Teams", "/dashboard/teams", f.tab));
   const flash = v.flash?.notice ? html`<p class="notice" role="status">${v.flash.notice}</p>` : "";
   return html`<html lang="en">
-${head(f.title)}
+${head(f.title, f.charts)}
 <body>
 <header class="topbar">
   <a class="brand" href="/dashboard">kiln</a>
