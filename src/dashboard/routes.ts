@@ -39,6 +39,6 @@ export function dashboardRoutes(deps: AppDeps) {
     )
     .use(teamsTab(d))
     .use(keysTab(d))
-    // Anything else under /dashboard: a page saying so, in the dashboard's look.
-    .get("/dashboard/*", openPage(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
+    // Anything else under /dashboard: sign in first (which paths exist is not for strangers), then a page saying so.
+    .get("/dashboard/*", page(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
 }

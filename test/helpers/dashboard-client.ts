@@ -63,9 +63,18 @@ export class DashboardClient {
     return this.send(path, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
   }
 
-  /** Signs in through the form; returns the answer to the post (a 303 into the dashboard when it worked). */
+  /**
+   * Signs in through the form and, when that worked, opens the page it leads to (as a browser would, so the next
+   * post finds that page's CSRF field); returns the answer to the sign-in post (a 303 into the dashboard).
+   */
   async signIn(username: string, password: string): Promise<PageAnswer> {
     await this.get("/dashboard/login");
-    return this.post("/dashboard/login", { username, password, next: "/dashboard" });
+    const answer = await this.post("/dashboard/login", { username, password, next: "/dashboard" });
+    let location = answer.status === 303 ? answer.location : null;
+    for (let hops = 0; location && hops < 5; hops++) {
+      const next = await this.get(location);
+      location = next.status === 303 ? next.location : null;
+    }
+    return answer;
   }
 }

@@ -1,0 +1,152 @@
+// The dashboard's sign-in through the app: sessions, the failed-sign-in limit, CSRF on the form, sign-out, headers, metrics, files.
+import { describe, expect, spyOn, test } from "bun:test";
+import { countTeams } from "../../../src/db/teams-repo.ts";
+import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
+import { testKiln } from "../../helpers/kiln.ts";
+
+function setUp() {
+  const k = testKiln();
+  const client = () => new DashboardClient((r) => k.handle(r));
+  return { k, client };
+}
+
+describe("dashboard sign-in", () => {
+  test("a page without a session goes to sign-in and comes back after it", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "alice", "member", k.teamId);
+    const c = client();
+    const first = await c.get(`/dashboard/teams/${k.teamId}/keys?from=2026-01-01`);
+    expect(first.status).toBe(303);
+    expect(first.location).toBe(`/dashboard/login?next=${encodeURIComponent(`/dashboard/teams/${k.teamId}/keys?from=2026-01-01`)}`);
+    const form = await c.get(first.location!);
+    expect(form.status).toBe(200);
+    expect(form.headers.getSetCookie().join()).toMatch(/kiln_login=.*HttpOnly; SameSite=Strict/);
+    const signed = await c.post("/dashboard/login", { username: "Alice", password: pw, next: `/dashboard/teams/${k.teamId}/keys?from=2026-01-01` });
+    expect(signed.status).toBe(303);
+    expect(signed.location).toBe(`/dashboard/teams/${k.teamId}/keys?from=2026-01-01`);
+    const cookie = signed.headers.getSetCookie().find((s) => s.startsWith("kiln_session="))!;
+    expect(cookie).toMatch(/; Path=\/dashboard; Max-Age=43200; HttpOnly; SameSite=Strict$/);
+    // The row keeps only the token's hash: the cookie's value is nowhere in the database.
+    const token = c.cookies.get("kiln_session")!;
+    const rows = k.deps.db.$client.query("SELECT token_hash FROM dashboard_sessions").all() as { token_hash: string }[];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.token_hash).not.toBe(token);
+    expect(rows[0]!.token_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  test("a wrong password is refused on the form, and the sixth wrong one in a minute is refused without checking it", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "bob", "operator", null);
+    const c = client();
+    for (let i = 0; i < 5; i++) {
+      await c.get("/dashboard/login");
+      const bad = await c.post("/dashboard/login", { username: "bob", password: `wrong-password-${i}` });
+      expect(bad.status).toBe(401);
+      expect(bad.text).toContain("Wrong user name or password.");
+      expect(bad.text).toContain(`value="bob"`);
+    }
+    await c.get("/dashboard/login");
+    const verify = spyOn(Bun.password, "verify");
+    const blocked = await c.post("/dashboard/login", { username: "bob", password: pw });
+    // Even the right password is not checked while blocked: no argon2 work was done for it.
+    expect(verify).not.toHaveBeenCalled();
+    verify.mockRestore();
+    expect(blocked.status).toBe(429);
+    expect(blocked.text).toMatch(/Too many failed sign-ins\. Try again in \d+ seconds?\./);
+    expect(c.cookies.has("kiln_session")).toBe(false);
+  });
+
+  test("an API key is never a login, as a password or in an Authorization header", async () => {
+    const { k, client } = setUp();
+    await addUser(k.deps.db, "carol", "member", k.teamId);
+    const c = client();
+    await c.get("/dashboard/login");
+    const asPassword = await c.post("/dashboard/login", { username: "carol", password: k.key });
+    expect(asPassword.status).toBe(401);
+    expect(asPassword.text).toContain("That is an API key");
+    const withBearer = await c.get(`/dashboard/teams/${k.teamId}/keys`, { authorization: `Bearer ${k.key}`, "x-api-key": k.key });
+    expect(withBearer.status).toBe(303);
+    expect(withBearer.location).toStartWith("/dashboard/login");
+  });
+
+  test("the sign-in form needs its own token: a post from another site, or without it, signs nobody in", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "dave", "member", k.teamId);
+    const c = client();
+    const noToken = await c.post("/dashboard/login", { username: "dave", password: pw });
+    expect(noToken.status).toBe(403);
+    await c.get("/dashboard/login");
+    const crossSite = await c.post("/dashboard/login", { username: "dave", password: pw }, { "sec-fetch-site": "cross-site" });
+    expect(crossSite.status).toBe(403);
+    expect(c.cookies.has("kiln_session")).toBe(false);
+  });
+
+  test("signing out ends the session: the same cookie no longer opens a page", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "erin", "member", k.teamId);
+    const c = client();
+    await c.signIn("erin", pw);
+    const token = c.cookies.get("kiln_session")!;
+    expect((await c.get(`/dashboard/teams/${k.teamId}/keys`)).status).toBe(200);
+    const out = await c.post("/dashboard/logout", {});
+    expect(out.status).toBe(303);
+    expect(out.location).toBe("/dashboard/login?signed_out");
+    expect(c.cookies.has("kiln_session")).toBe(false);
+    const replay = new DashboardClient((r) => k.handle(r));
+    replay.cookies.set("kiln_session", token);
+    expect((await replay.get(`/dashboard/teams/${k.teamId}/keys`)).status).toBe(303);
+    expect(k.deps.db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
+  });
+
+  test("an expired session is refused", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "frank", "member", k.teamId);
+    const c = client();
+    await c.signIn("frank", pw);
+    k.deps.db.$client.run("UPDATE dashboard_sessions SET expires_at = unixepoch() - 1");
+    const page = await c.get(`/dashboard/teams/${k.teamId}/keys`);
+    expect(page.status).toBe(303);
+    expect(page.location).toStartWith("/dashboard/login");
+  });
+
+  test("pages carry a strict CSP, refuse framing and are never cached; nothing is created by looking", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "gina", "operator", null);
+    const c = client();
+    await c.signIn("gina", pw);
+    for (const path of ["/dashboard/login", "/dashboard/teams", `/dashboard/teams/${k.teamId}/keys`, "/dashboard/nowhere"]) {
+      const res = await c.get(path);
+      const csp = res.headers.get("content-security-policy")!;
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("style-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain("unsafe-inline");
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      // No inline script or style anywhere in the markup.
+      expect(res.text).not.toMatch(/style=|<style|<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")/);
+    }
+    expect(countTeams(k.deps.db)).toBe(1);
+  });
+
+  test("dashboard requests are counted in /metrics and logged like API requests", async () => {
+    const { k, client } = setUp();
+    const c = client();
+    await c.get("/dashboard/login");
+    const loopback = { timeout() {}, requestIP: () => ({ address: "127.0.0.1" }) };
+    const metrics = await (await k.handle(new Request("http://kiln.test/metrics"), loopback)).text();
+    expect(metrics).toMatch(/kiln_http_requests_total\{[^}]*route="\/dashboard\/login"[^}]*\} 1/);
+    expect(k.logs.some((l) => l.msg === "request" && l.path === "/dashboard/login" && l.status === 200)).toBe(true);
+  });
+
+  test("the dashboard's files are served by kiln itself", async () => {
+    const { k } = setUp();
+    for (const [name, type] of [["dashboard.css", "text/css"], ["dashboard.js", "text/javascript"], ["uplot.js", "text/javascript"], ["uplot.css", "text/css"], ["favicon.svg", "image/svg+xml"]]) {
+      const res = await k.handle(new Request(`http://kiln.test/dashboard/assets/${name}`));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toStartWith(type!);
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(100);
+    }
+    expect((await k.handle(new Request("http://kiln.test/dashboard/assets/../../package.json"))).status).toBe(404);
+  });
+});
