@@ -25,8 +25,8 @@ function userEnv(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 /** Runs one command line in a shell, as typed, to completion. */
-function sh(command: string, extra: Record<string, string> = {}, timeoutMs = 300_000): { code: number; out: string } {
-  const r = spawnSync("bash", ["-c", command], { cwd: root, env: userEnv(extra), encoding: "utf8", timeout: timeoutMs });
+function sh(command: string, extra: Record<string, string> = {}, timeoutMs = 300_000, input?: string): { code: number; out: string } {
+  const r = spawnSync("bash", ["-c", command], { cwd: root, env: userEnv(extra), encoding: "utf8", timeout: timeoutMs, input });
   return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
 }
 
@@ -132,6 +132,14 @@ const COVERED = new Set([
   "kiln billing reinstate <team>",
   "kiln billing show <team> [--limit N] [--json]",
   "kiln usage [--team T] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [--json]",
+  // Dashboard (its two commands and the users rows, run by "the dashboard section" below).
+  "npm run kiln -- users add admin --operator",
+  "npm run kiln -- users add alice --team acme",
+  "kiln users add <name> --operator",
+  "kiln users add <name> --team <team>",
+  "kiln users passwd <name>",
+  "kiln users list",
+  "kiln users remove <name>",
 ]);
 
 test("every command the README shows has a check here", () => {
@@ -236,6 +244,24 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(kiln("billing disable acme")).toContain("Billing is off");
     expect(kiln("billing enable acme")).toContain("balance (25.50)");
     expect(kiln("usage --since 2026-01-01 --until 2026-01-31")).toMatch(/^day +team +model +requests/m);
+  }, 180_000);
+
+  test("the dashboard section: its accounts as typed (the password on standard input), then each row of the users table", () => {
+    const typed = readmeCommands(readme.slice(readme.indexOf("## Dashboard"))).filter((c) => c.startsWith("npm run kiln -- users "));
+    expect(typed).toEqual(["npm run kiln -- users add admin --operator", "npm run kiln -- users add alice --team acme"]);
+    const said = typed.map((line, i) => {
+      const r = sh(line, {}, 300_000, `readme password ${i}\n`);
+      if (r.code !== 0) throw new Error(`${line} exited ${r.code}:\n${r.out}`);
+      return r.out;
+    });
+    expect(said[0]).toContain('Created operator "admin" (sees every team).');
+    expect(said[1]).toContain('Created member "alice" of team "acme".');
+    const users = (args: string, input?: string) => sh(`npm run kiln -- users ${args}`, {}, 300_000, input);
+    expect(users("list").out).toMatch(/admin +operator +\(all teams\)[\s\S]*alice +member +acme/);
+    expect(users("passwd alice", "a new readme password\n").out).toContain('New password set for "alice"');
+    expect(users("add bob --team nowhere", "whatever password\n").out).toContain('no team named "nowhere"');
+    expect(users("remove alice").out).toContain('Removed user "alice"');
+    expect(users("list").out).not.toContain("alice");
   }, 180_000);
 
   test("npm run build, then the binary copied alone to a box: ./kiln doctor && ./kiln --port … --host 0.0.0.0", async () => {
