@@ -21,10 +21,10 @@ export function freePort(): number {
 }
 
 /** `env -i PATH=/usr/bin:/bin HOME=<home> ./kiln <args>`: no Bun on PATH, no node_modules, no inherited variables. */
-export function runBinary(dir: string, args: string[], home: string): RunningBinary {
+export function runBinary(dir: string, args: string[], home: string, input?: string): RunningBinary {
   const proc = Bun.spawn(["env", "-i", "PATH=/usr/bin:/bin", `HOME=${home}`, "./kiln", ...args], {
     cwd: dir,
-    stdin: "ignore",
+    stdin: input === undefined ? "ignore" : new Blob([input]),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -74,8 +74,8 @@ export function rssBytes(pid: number): number {
 }
 
 /** Runs the binary to completion (for one-shot commands such as doctor and --version). */
-export async function runOnce(dir: string, args: string[], home: string, timeoutMs = 60_000): Promise<{ code: number; out: string }> {
-  const run = runBinary(dir, args, home);
+export async function runOnce(dir: string, args: string[], home: string, timeoutMs = 60_000, input?: string): Promise<{ code: number; out: string }> {
+  const run = runBinary(dir, args, home, input);
   const timer = setTimeout(() => run.proc.kill("SIGKILL"), timeoutMs);
   const code = await run.proc.exited;
   clearTimeout(timer);

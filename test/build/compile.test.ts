@@ -92,6 +92,33 @@ describe("the executable, alone in an empty folder", () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/status", "/v1/models", "/v1/chat/completions", "/v1/images/generations", "/v1/images/edits"]));
   });
 
+  test("serves the dashboard from its embedded files; an operator made by ./kiln users add signs in", async () => {
+    const made = await runOnce(runDir, ["users", "add", "admin", "--operator"], home, 60_000, "binary admin password\n");
+    expect(made.out).toContain('Created operator "admin"');
+    const login = await fetch(`${base}/dashboard/login`);
+    const html = await login.text();
+    expect(login.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const assets = [...html.matchAll(/(?:src|href)="(\/dashboard\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBe(3);
+    for (const asset of [...assets, "/dashboard/assets/uplot.js", "/dashboard/assets/uplot.css"]) {
+      const res = await fetch(`${base}${asset}`);
+      expect([asset, res.status]).toEqual([asset, 200]);
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(100);
+    }
+    const loginCookie = login.headers.getSetCookie()[0]!.split(";")[0]!;
+    const token = /name="_login" value="([^"]+)"/.exec(html)![1]!;
+    const signed = await fetch(`${base}/dashboard/login`, {
+      method: "POST", redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: loginCookie },
+      body: new URLSearchParams({ _login: token, username: "admin", password: "binary admin password", next: "/dashboard/teams" }),
+    });
+    expect(signed.status).toBe(303);
+    const session = signed.headers.getSetCookie().find((c) => c.startsWith("kiln_session="))!.split(";")[0]!;
+    const teams = await fetch(`${base}/dashboard/teams`, { headers: { cookie: session } });
+    expect(teams.status).toBe(200);
+    expect(await teams.text()).toContain(">default</a>");
+  });
+
   /** The built-in text model (the multimodal one is built in beside it). */
   async function firstModel(): Promise<string> {
     const res = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
