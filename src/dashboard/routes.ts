@@ -11,6 +11,7 @@ import { redirect, SECURITY_HEADERS } from "./respond.ts";
 import { showLogin, signIn, signOut } from "./sign-in.ts";
 import { keysTab } from "./tabs/keys.ts";
 import { teamsTab } from "./tabs/teams.ts";
+import { usageTab } from "./tabs/usage.ts";
 
 const hidden = { detail: { hide: true } };
 
@@ -39,6 +40,7 @@ export function dashboardRoutes(deps: AppDeps) {
     )
     .use(teamsTab(d))
     .use(keysTab(d))
+    .use(usageTab(d))
     // Anything else under /dashboard: sign in first (which paths exist is not for strangers), then a page saying so.
     .get("/dashboard/*", page(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
 }
