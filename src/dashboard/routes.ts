@@ -9,6 +9,7 @@ import { PageError } from "./page-error.ts";
 import { errorPage, formPost, openPage, page } from "./page.ts";
 import { redirect, SECURITY_HEADERS } from "./respond.ts";
 import { showLogin, signIn, signOut } from "./sign-in.ts";
+import { billingTab } from "./tabs/billing.ts";
 import { keysTab } from "./tabs/keys.ts";
 import { teamsTab } from "./tabs/teams.ts";
 
@@ -39,6 +40,7 @@ export function dashboardRoutes(deps: AppDeps) {
     )
     .use(teamsTab(d))
     .use(keysTab(d))
+    .use(billingTab(d))
     // Anything else under /dashboard: a page saying so, in the dashboard's look.
     .get("/dashboard/*", openPage(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
 }
