@@ -9,6 +9,7 @@ import { PageError } from "./page-error.ts";
 import { errorPage, formPost, openPage, page } from "./page.ts";
 import { redirect, SECURITY_HEADERS } from "./respond.ts";
 import { showLogin, signIn, signOut } from "./sign-in.ts";
+import { billingTab } from "./tabs/billing.ts";
 import { keysTab } from "./tabs/keys.ts";
 import { teamsTab } from "./tabs/teams.ts";
 import { usageTab } from "./tabs/usage.ts";
@@ -41,6 +42,7 @@ export function dashboardRoutes(deps: AppDeps) {
     .use(teamsTab(d))
     .use(keysTab(d))
     .use(usageTab(d))
+    .use(billingTab(d))
     // Anything else under /dashboard: sign in first (which paths exist is not for strangers), then a page saying so.
     .get("/dashboard/*", page(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
 }
