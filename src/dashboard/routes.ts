@@ -11,6 +11,7 @@ import { redirect, SECURITY_HEADERS } from "./respond.ts";
 import { showLogin, signIn, signOut } from "./sign-in.ts";
 import { billingTab } from "./tabs/billing.ts";
 import { keysTab } from "./tabs/keys.ts";
+import { responsesTab } from "./tabs/responses.ts";
 import { teamsTab } from "./tabs/teams.ts";
 import { usageTab } from "./tabs/usage.ts";
 
@@ -43,6 +44,7 @@ export function dashboardRoutes(deps: AppDeps) {
     .use(keysTab(d))
     .use(usageTab(d))
     .use(billingTab(d))
+    .use(responsesTab(d))
     // Anything else under /dashboard: sign in first (which paths exist is not for strangers), then a page saying so.
     .get("/dashboard/*", page(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
 }

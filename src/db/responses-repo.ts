@@ -2,7 +2,7 @@
 // owning team, so another team's id reads exactly like an unknown one. Expired rows read as gone before the sweep runs.
 import { and, asc, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
-import { responseEvents, responseInputItems, responses } from "./schema.ts";
+import { apiKeys, responseEvents, responseInputItems, responses } from "./schema.ts";
 
 export type ResponseRow = typeof responses.$inferSelect;
 export type NewResponseRow = typeof responses.$inferInsert;
@@ -55,6 +55,92 @@ export function findResponse(db: Db, id: string, teamId: number, now = nowS()): 
     .from(responses)
     .where(and(eq(responses.id, id), eq(responses.teamId, teamId), gt(responses.expiresAt, now)))
     .get();
+}
+
+/** A response with the key that made it, for the dashboard's page of one response. */
+export function findResponseWithKey(db: Db, id: string, teamId: number, now = nowS()): { row: ResponseRow; key: ResponseKeyLabel } | undefined {
+  const r = db
+    .select({ row: responses, keyName: apiKeys.name, keyHint: apiKeys.hint, keyRevokedAt: apiKeys.revokedAt })
+    .from(responses)
+    .innerJoin(apiKeys, eq(apiKeys.id, responses.keyId))
+    .where(and(eq(responses.id, id), eq(responses.teamId, teamId), gt(responses.expiresAt, now)))
+    .get();
+  return r && { row: r.row, key: { id: r.row.keyId, name: r.keyName, hint: r.keyHint, revoked: r.keyRevokedAt !== null } };
+}
+
+export interface ResponseKeyLabel {
+  id: number;
+  name: string;
+  /** The key's last four characters. */
+  hint: string;
+  revoked: boolean;
+}
+
+/** One line of a team's list of responses: what the list shows, never the request or response JSON. */
+export interface ResponseListRow {
+  id: string;
+  model: string;
+  status: string;
+  background: boolean;
+  createdAt: number;
+  updatedAt: number;
+  key: ResponseKeyLabel;
+}
+
+/** Where a page of the list starts: after this response, in newest-first order. */
+export interface ResponseCursor {
+  createdAt: number;
+  id: string;
+}
+
+export interface ResponseListQuery {
+  status?: string | null;
+  backgroundOnly?: boolean;
+  before?: ResponseCursor | null;
+  limit: number;
+}
+
+/**
+ * A team's unexpired responses, newest first (ties by id), after `before` when given: keyset paging, so a page
+ * costs the same however deep it is and a response stored meanwhile does not shift the pages after it.
+ */
+export function listTeamResponses(db: Db, teamId: number, q: ResponseListQuery, now = nowS()): { rows: ResponseListRow[]; hasMore: boolean } {
+  const r = responses;
+  const found = db
+    .select({
+      id: r.id, model: r.model, status: r.status, background: r.background, createdAt: r.createdAt, updatedAt: r.updatedAt,
+      keyId: r.keyId, keyName: apiKeys.name, keyHint: apiKeys.hint, keyRevokedAt: apiKeys.revokedAt,
+    })
+    .from(r)
+    .innerJoin(apiKeys, eq(apiKeys.id, r.keyId))
+    .where(
+      and(
+        eq(r.teamId, teamId),
+        gt(r.expiresAt, now),
+        q.status ? eq(r.status, q.status) : undefined,
+        q.backgroundOnly ? eq(r.background, true) : undefined,
+        q.before ? sql`(${r.createdAt}, ${r.id}) < (${q.before.createdAt}, ${q.before.id})` : undefined,
+      ),
+    )
+    .orderBy(desc(r.createdAt), desc(r.id))
+    .limit(q.limit + 1)
+    .all();
+  const rows = found.slice(0, q.limit).map((f) => ({
+    id: f.id, model: f.model, status: f.status, background: f.background, createdAt: f.createdAt, updatedAt: f.updatedAt,
+    key: { id: f.keyId, name: f.keyName, hint: f.keyHint, revoked: f.keyRevokedAt !== null },
+  }));
+  return { rows, hasMore: found.length > q.limit };
+}
+
+/** How many unexpired responses the team has in each status. */
+export function countTeamResponses(db: Db, teamId: number, now = nowS()): Record<string, number> {
+  const rows = db
+    .select({ status: responses.status, n: sql<number>`count(*)` })
+    .from(responses)
+    .where(and(eq(responses.teamId, teamId), gt(responses.expiresAt, now)))
+    .groupBy(responses.status)
+    .all();
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
 export function responseExists(db: Db, id: string): boolean {

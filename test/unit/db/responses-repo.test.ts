@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { openDatabase } from "../../../src/db/client.ts";
 import { applyMigrations } from "../../../src/db/migrate.ts";
 import { migrations } from "../../../src/db/migrations.gen.ts";
-import { createKey } from "../../../src/db/keys-repo.ts";
+import { createKey, revokeKey } from "../../../src/db/keys-repo.ts";
 import {
-  appendEvent, deleteResponse, eventsAfter, findResponse, insertResponse, lastSequence, pageInputItems, reasoningOrigins, sweepExpired, unfinishedResponses, updateResponse,
+  appendEvent, countTeamResponses, deleteResponse, eventsAfter, findResponse, findResponseWithKey, insertResponse, lastSequence, listTeamResponses, pageInputItems,
+  reasoningOrigins, sweepExpired, unfinishedResponses, updateResponse,
 } from "../../../src/db/responses-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { tempDir } from "../../helpers/kiln.ts";
@@ -120,5 +121,75 @@ describe("stored responses", () => {
       { item_id: "rs_2", response_id: "resp_1" },
     ]);
     sqlite.close();
+  });
+});
+
+describe("a team's list of responses (the dashboard)", () => {
+  function listed() {
+    const db = openDatabase(tempDir());
+    const team = createTeam(db, "a");
+    const other = createTeam(db, "b");
+    const key = createKey(db, team.id, "ci");
+    const otherKey = createKey(db, other.id, "theirs");
+    const add = (id: string, createdAt: number, o: { status?: string; background?: boolean; expiresAt?: number; teamId?: number; keyId?: number } = {}) =>
+      insertResponse(
+        db,
+        {
+          id, teamId: o.teamId ?? team.id, keyId: o.keyId ?? key.id, model: "m", status: o.status ?? "completed", background: o.background ?? false,
+          requestJson: "{}", responseJson: "{}", createdAt, updatedAt: createdAt + 1, expiresAt: o.expiresAt ?? 10_000_000_000,
+        },
+        [],
+      );
+    return { db, team, other, key, otherKey, add };
+  }
+
+  test("newest first, ties by id, only the team's unexpired ones, with the key's name and last four characters", () => {
+    const { db, team, other, key, otherKey, add } = listed();
+    add("resp_a", 10);
+    add("resp_c", 20);
+    add("resp_b", 20, { status: "failed", background: true });
+    add("resp_old", 30, { expiresAt: 50 });
+    add("resp_theirs", 40, { teamId: other.id, keyId: otherKey.id });
+    const page = listTeamResponses(db, team.id, { limit: 10 }, 100);
+    expect(page.rows.map((r) => r.id)).toEqual(["resp_c", "resp_b", "resp_a"]);
+    expect(page.hasMore).toBe(false);
+    expect(page.rows[1]).toEqual({ id: "resp_b", model: "m", status: "failed", background: true, createdAt: 20, updatedAt: 21, key: { id: key.id, name: "ci", hint: key.key.slice(-4), revoked: false } });
+    revokeKey(db, key.id);
+    expect(listTeamResponses(db, team.id, { limit: 1 }, 100).rows[0]!.key.revoked).toBe(true);
+    expect(listTeamResponses(db, other.id, { limit: 10 }, 100).rows.map((r) => r.id)).toEqual(["resp_theirs"]);
+  });
+
+  test("keyset pages after a cursor cover every response once, across equal creation times", () => {
+    const { db, team, add } = listed();
+    for (let i = 0; i < 7; i++) add(`resp_${i}`, 100 + Math.floor(i / 3));
+    const seen: string[] = [];
+    let before = null;
+    for (;;) {
+      const page = listTeamResponses(db, team.id, { limit: 2, before }, 200);
+      seen.push(...page.rows.map((r) => r.id));
+      if (!page.hasMore) break;
+      const last = page.rows.at(-1)!;
+      before = { createdAt: last.createdAt, id: last.id };
+    }
+    expect(seen).toEqual(["resp_6", "resp_5", "resp_4", "resp_3", "resp_2", "resp_1", "resp_0"]);
+  });
+
+  test("filters by status and by background, and counts by status", () => {
+    const { db, team, add } = listed();
+    add("resp_q", 1, { status: "queued", background: true });
+    add("resp_f", 2, { status: "failed", background: true });
+    add("resp_f2", 3, { status: "failed" });
+    add("resp_gone", 4, { status: "failed", expiresAt: 5 });
+    expect(listTeamResponses(db, team.id, { limit: 10, status: "failed" }, 10).rows.map((r) => r.id)).toEqual(["resp_f2", "resp_f"]);
+    expect(listTeamResponses(db, team.id, { limit: 10, backgroundOnly: true }, 10).rows.map((r) => r.id)).toEqual(["resp_f", "resp_q"]);
+    expect(listTeamResponses(db, team.id, { limit: 10, status: "failed", backgroundOnly: true }, 10).rows.map((r) => r.id)).toEqual(["resp_f"]);
+    expect(countTeamResponses(db, team.id, 10)).toEqual({ queued: 1, failed: 2 });
+  });
+
+  test("one response with its key, for its own team only", () => {
+    const { db, team, other, key, add } = listed();
+    add("resp_1", 1);
+    expect(findResponseWithKey(db, "resp_1", team.id)).toMatchObject({ row: { id: "resp_1" }, key: { id: key.id, name: "ci", revoked: false } });
+    expect(findResponseWithKey(db, "resp_1", other.id)).toBeUndefined();
   });
 });
