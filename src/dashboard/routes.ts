@@ -10,6 +10,7 @@ import { errorPage, formPost, openPage, page } from "./page.ts";
 import { redirect, SECURITY_HEADERS } from "./respond.ts";
 import { showLogin, signIn, signOut } from "./sign-in.ts";
 import { keysTab } from "./tabs/keys.ts";
+import { modelsTab } from "./tabs/models.ts";
 import { statusTab } from "./tabs/status.ts";
 import { teamsTab } from "./tabs/teams.ts";
 
@@ -41,6 +42,7 @@ export function dashboardRoutes(deps: AppDeps) {
     .use(teamsTab(d))
     .use(keysTab(d))
     .use(statusTab(d))
+    .use(modelsTab(d))
     // Anything else under /dashboard: a page saying so, in the dashboard's look.
     .get("/dashboard/*", openPage(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
 }
