@@ -38,7 +38,7 @@ function modelRow(r: Row): Html {
   <td class="num price-output">${fmtPrice(m.pricing.output_per_million)}</td>
   <td class="num price-image">${fmtPrice(m.pricing.per_image)}</td>
   <td><span class="badge ${healthTone(r.health.status)}">${r.health.status}</span>${r.health.message ? html`<div class="hint">${r.health.message}</div>` : ""}</td>
-  ${r.available === null ? "" : html`<td class="access">${r.available ? html`<span class="badge good">available</span>` : html`<span class="badge bad">not available to your team</span>`}</td>`}
+  ${r.available === null ? "" : html`<td class="access">${r.available ? html`<span class="badge good">available</span>` : html`<span class="badge">not available to your team</span>`}</td>`}
 </tr>`;
 }
 
