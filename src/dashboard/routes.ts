@@ -12,6 +12,8 @@ import { showLogin, signIn, signOut } from "./sign-in.ts";
 import { billingTab } from "./tabs/billing.ts";
 import { keysTab } from "./tabs/keys.ts";
 import { responsesTab } from "./tabs/responses.ts";
+import { modelsTab } from "./tabs/models.ts";
+import { statusTab } from "./tabs/status.ts";
 import { teamsTab } from "./tabs/teams.ts";
 import { usageTab } from "./tabs/usage.ts";
 
@@ -45,6 +47,8 @@ export function dashboardRoutes(deps: AppDeps) {
     .use(usageTab(d))
     .use(billingTab(d))
     .use(responsesTab(d))
+    .use(statusTab(d))
+    .use(modelsTab(d))
     // Anything else under /dashboard: sign in first (which paths exist is not for strangers), then a page saying so.
     .get("/dashboard/*", page(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
 }

@@ -14,7 +14,16 @@ export interface RuntimeSources {
   /** Sequences waiting for a worker slot, by model (every served model, 0 included). */
   queueDepth(): Record<string, number>;
   /** Every worker: its model and the sequences it is decoding now. */
-  workers(): { workerId: number; model: string; held: number; rssBytes: number }[];
+  workers(): WorkerStat[];
+}
+
+export interface WorkerStat {
+  workerId: number;
+  model: string;
+  /** The supervisor's lifecycle state (loading, ready, dead), where the source reports it. */
+  state?: string;
+  held: number;
+  rssBytes: number;
 }
 
 /** A request as the HTTP layer saw it end. */
@@ -159,6 +168,17 @@ export class Metrics {
   /** Connects the scrape-time gauges to the running scheduler and workers. */
   watch(sources: RuntimeSources): void {
     this.sources = sources;
+  }
+
+  /** The workers as a scrape would see them now (the dashboard's Models tab); null in a process that runs none. */
+  workersNow(): WorkerStat[] | null {
+    return this.sources ? this.sources.workers() : null;
+  }
+
+  /** Workers replaced since this process started, by model (models with none are absent). */
+  async restartsByModel(): Promise<Map<string, number>> {
+    const { values } = await this.restarts.get();
+    return new Map(values.map((v) => [String(v.labels.model), v.value]));
   }
 
   observeRequest(r: RequestObservation): void {

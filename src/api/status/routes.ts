@@ -1,21 +1,14 @@
 // GET /v1/status: unauthenticated service health.
 import { Elysia } from "elysia";
-import { recentIncidents } from "../../db/incidents-repo.ts";
 import type { AppDeps } from "../../app-deps.ts";
 import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { StatusResponse } from "./schema.ts";
-import { buildStatus } from "./service.ts";
+import { currentStatus } from "./service.ts";
 
 export function statusRoutes(deps: AppDeps) {
   return new Elysia({ name: "status" }).use(edgePolicies).get(
     "/v1/status",
-    () =>
-      buildStatus({
-        draining: deps.lifecycle.draining,
-        incidents: recentIncidents(deps.db),
-        models: deps.registry.list().map((m) => ({ id: m.id, health: deps.registry.healthOf(m.id) })),
-        healthChangedAt: deps.registry.healthChangedAt,
-      }),
+    () => currentStatus(deps),
     {
       // Clients check it before retrying, a draining instance included.
       edge: POLICY.openWhileDraining,

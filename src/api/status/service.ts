@@ -1,6 +1,9 @@
-// Builds the status document from open incidents, model health and whether the server is draining.
-import type { Incident } from "../../db/incidents-repo.ts";
-import type { Health, ModelHealth } from "../../models/registry.ts";
+// Builds the status document from open incidents, model health and whether the server is draining; GET /v1/status
+// and the dashboard's Status tab both answer with currentStatus, so they never disagree.
+import type { Lifecycle } from "../../app-deps.ts";
+import type { Db } from "../../db/client.ts";
+import { type Incident, recentIncidents } from "../../db/incidents-repo.ts";
+import type { Health, ModelHealth, ModelRegistry } from "../../models/registry.ts";
 
 export interface StatusInput {
   draining: boolean;
@@ -54,4 +57,14 @@ export function buildStatus(input: StatusInput): StatusDocument {
     })),
     model_statuses: input.models.map((m) => ({ id: m.id, status: m.health.status, message: m.health.message })),
   };
+}
+
+/** The status of the running service, from the incidents table, the registry's model health and the drain flag. */
+export function currentStatus(deps: { db: Db; registry: ModelRegistry; lifecycle: Lifecycle }): StatusDocument {
+  return buildStatus({
+    draining: deps.lifecycle.draining,
+    incidents: recentIncidents(deps.db),
+    models: deps.registry.list().map((m) => ({ id: m.id, health: deps.registry.healthOf(m.id) })),
+    healthChangedAt: deps.registry.healthChangedAt,
+  });
 }

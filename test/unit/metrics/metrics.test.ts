@@ -100,6 +100,20 @@ describe("Metrics", () => {
     expect(sampleValue(f, "kiln_queue_depth", { model: "tiny" })).toBe(0);
   });
 
+  test("the dashboard reads the same workers and restarts the scrape does; no workers reported without a runtime", async () => {
+    const m = new Metrics();
+    expect(m.workersNow()).toBeNull();
+    expect(await m.restartsByModel()).toEqual(new Map());
+    const workers = [{ workerId: 1, model: "tiny", state: "ready", held: 2, rssBytes: 1000 }];
+    m.watch({ queueDepth: () => ({}), workers: () => workers });
+    m.workerRestarted("tiny");
+    m.workerRestarted("tiny");
+    m.workerRestarted("other");
+    expect(m.workersNow()).toEqual(workers);
+    expect(await m.restartsByModel()).toEqual(new Map([["tiny", 2], ["other", 1]]));
+    expect(sampleValue(await scrape(m), "kiln_worker_restarts_total", { model: "tiny" })).toBe(2);
+  });
+
   test("TokenTiming: the first output is TTFT from the run's start, each later one an inter-token gap", async () => {
     const m = new Metrics();
     const t = new TokenTiming(m, { model: "tiny", endpoint: "responses" }, 1000);
