@@ -1,6 +1,6 @@
 // Browser tests' harness: Debian's headless Chromium confined to loopback, driven over CDP by playwright-core, with each page's CSP violations, errors and requests recorded.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -66,7 +66,8 @@ const FLAGS = [
   "--disable-sync",
   "--disable-default-apps",
   "--remote-debugging-port=0",
-  // Unused by us: Chromium shuts itself down when this pipe closes, so even a SIGKILLed test run leaves no browser.
+  // Carries no traffic (Playwright's pipe transport misbehaves under Bun), but Chromium quits when it closes, so a run that
+  // dies in any way, SIGKILL included, leaves no browser behind.
   "--remote-debugging-pipe",
   // The rules apply to IP literals as well as names, so only these three are reachable even if the route fails.
   "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1 , EXCLUDE [::1]",
@@ -87,44 +88,47 @@ export function isLoopbackUrl(url: string): boolean {
   return LOOPBACK_HOST.test(parsed.hostname);
 }
 
-interface Live {
-  proc: ChildProcess;
-  profile: string;
-}
-const live = new Set<Live>();
-let exitHookInstalled = false;
+const PROFILE_PREFIX = "kiln-chromium-";
+let swept = false;
 
-// Last resort when afterAll never ran (the runner crashed or bailed): nothing may outlive the test process.
-function killAllNow(): void {
-  for (const l of live) {
-    l.proc.kill("SIGKILL");
-    rmSync(l.profile, { recursive: true, force: true });
+// `bun test` fires no process "exit" event, so cleanup after a killed run is the next run's job: Chromium itself
+// already quit when its debugging pipe closed, and only its profile is left, named by the dead runner's pid.
+function sweepStaleProfiles(): void {
+  swept = true;
+  for (const name of readdirSync(tmpdir())) {
+    const pid = Number(name.startsWith(PROFILE_PREFIX) ? name.slice(PROFILE_PREFIX.length).split("-")[0] : NaN);
+    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    rmSync(join(tmpdir(), name), { recursive: true, force: true });
   }
-  live.clear();
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: alive, someone else's.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** Launches Chromium on a fresh profile and connects to it; throws naming the set-up step when it is not installed. */
 export async function launchBrowser(): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run \`node build/setup.mjs --browser\` (npm test does)`);
-  if (!exitHookInstalled) {
-    process.on("exit", killAllNow);
-    exitHookInstalled = true;
-  }
-  const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
+  if (!swept) sweepStaleProfiles();
+  const profile = mkdtempSync(join(tmpdir(), `${PROFILE_PREFIX}${process.pid}-`));
   const started = performance.now();
   // fds 3 and 4 are the debugging pipe: held open, never written.
   const proc = spawn(CHROMIUM, [...FLAGS, `--user-data-dir=${profile}`, "about:blank"], {
     stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
   });
-  const entry: Live = { proc, profile };
-  live.add(entry);
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   let pw: Browser | undefined;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       await pw?.close().catch(() => {});
-      if (proc.exitCode === null && proc.signalCode === null) {
+      if (proc.pid !== undefined && proc.exitCode === null && proc.signalCode === null) {
         proc.kill("SIGTERM");
         const timer = setTimeout(() => proc.kill("SIGKILL"), 5_000);
         await exited;
@@ -132,7 +136,6 @@ export async function launchBrowser(): Promise<TestBrowser> {
       }
       for (const stream of proc.stdio) (stream as Readable | null)?.destroy();
       rmSync(profile, { recursive: true, force: true });
-      live.delete(entry);
     })());
   try {
     const wsUrl = await devToolsAddress(proc);
