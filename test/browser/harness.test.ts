@@ -136,6 +136,18 @@ test("requests and websockets off loopback are aborted and recorded, and reach n
   await bp.close();
 });
 
+test("with the route taken away, Chromium's resolver still refuses every host outside loopback", async () => {
+  seen.length = 0;
+  const bp = await browser.newPage();
+  await bp.context.unrouteAll();
+  await bp.page.goto(`${base}/leaky`);
+  const refused = () => bp.consoleErrors.filter((e) => e.includes("net::ERR_NAME_NOT_RESOLVED"));
+  await waitFor(refused, { what: "both images refused by the resolver", until: (r) => r.length >= 2 });
+  expect(bp.offLoopback).not.toContain("http://example.com/x.png");
+  expect(seen.filter((p) => p !== "/favicon.ico")).toEqual(["/leaky", "/leaky.js"]);
+  await bp.close();
+});
+
 test("request shares the page's cookie jar, HttpOnly cookies included", async () => {
   const bp = await visit("/login");
   expect(await bp.cookies(base)).toMatchObject([{ name: "sid", value: "s3cret", httpOnly: true }]);
