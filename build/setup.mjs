@@ -23,3 +23,14 @@ if (!bun) {
 }
 const frozen = existsSync(join(root, "bun.lock")) ? ["--frozen-lockfile"] : [];
 run(bun, ["install", ...frozen, ...(quiet ? ["--silent"] : [])]);
+
+// Only `npm test` asks for the browser: serving and building never need Chromium.
+if (process.argv.includes("--browser")) {
+  const { setupBrowser } = await import("./setup-browser.mjs");
+  try {
+    setupBrowser();
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  }
+}
