@@ -25,7 +25,10 @@ export interface CspViolation {
 export interface BrowserPage {
   readonly page: Page;
   readonly context: BrowserContext;
-  /** HTTP from the test process with this page's cookie jar (HttpOnly ones too), for posts the page's form would not make. */
+  /**
+   * HTTP from the test process with this page's cookie jar (HttpOnly ones too), for posts the page's form would not
+   * make. It bypasses the browser, so neither the route nor the resolver guards it: give it loopback URLs only.
+   */
   readonly request: APIRequestContext;
   readonly cspViolations: CspViolation[];
   /** Uncaught exceptions and unhandled rejections, as `message` lines. */
