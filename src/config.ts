@@ -1,4 +1,5 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
+import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { BUILTIN_MODEL_IDS } from "../build/model/install.ts";
 import { resolve } from "node:path";
@@ -51,6 +52,8 @@ export interface Config {
   readonly metricsToken?: string;
   /** Metrics carry a team label (one series per team ever served); off: series summed over teams. */
   readonly metricsTeamLabels: boolean;
+  /** Peers (a load balancer, a reverse proxy) whose X-Forwarded-For names the real client; empty: the socket's peer is the client. */
+  readonly trustedProxies: readonly string[];
   /** Pricing tiers defined in config (the tiers table may add more, and wins on a name both define). */
   readonly tiers: readonly Tier[];
   /** The tier of teams that name none; unset: such teams have only their own limits. */
@@ -147,6 +150,14 @@ function secret(raw: string, name: string) {
   return raw;
 }
 
+/** IP addresses, comma-separated (IPv4 or IPv6 literals, no names: a name would be looked up on every request). */
+function addressList(raw: string, name: string) {
+  const list = raw.split(",").map((a) => a.trim()).filter(Boolean);
+  const bad = list.find((a) => !isIP(a));
+  if (bad !== undefined) throw new ConfigError(`${name} must be IP addresses separated by commas, got "${bad}"`);
+  return list;
+}
+
 /** A decimal number such as 0.5 or 2. */
 function decimal(min: number, max: number) {
   return (raw: string, name: string) => {
@@ -228,6 +239,7 @@ export const OPTIONS: Option[] = [
   { key: "webSearchMaxBytes", env: "KILN_WEB_SEARCH_MAX_BYTES", flag: "--web-search-max-bytes", help: "largest search answer read", parse: int(1024, 64 * 1024 * 1024) },
   { key: "webSearchMaxCalls", env: "KILN_WEB_SEARCH_MAX_CALLS", flag: "--web-search-max-calls", help: "web searches per response", parse: int(1, 10) },
   { key: "metricsToken", env: "KILN_METRICS_TOKEN", flag: "--metrics-token", help: "bearer token for /metrics from non-loopback peers", parse: secret },
+  { key: "trustedProxies", env: "KILN_TRUSTED_PROXIES", flag: "--trusted-proxies", help: "comma-separated proxy addresses whose X-Forwarded-For names the client", parse: addressList },
   { key: "metricsTeamLabels", env: "KILN_METRICS_TEAM_LABELS", flag: "--metrics-team-labels", help: "1: per-team metric series (one per team served)", parse: flag },
   { key: "tiers", env: "KILN_TIERS", flag: "--tiers", help: "pricing tiers, name:rpm:tpm,… (- = unlimited)", parse: tierList },
   { key: "defaultTier", env: "KILN_DEFAULT_TIER", flag: "--default-tier", help: "tier of teams that have none", parse: tierName },
@@ -291,6 +303,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     webSearchMaxBytes: 1024 * 1024,
     webSearchMaxCalls: 3,
     metricsTeamLabels: false,
+    trustedProxies: [],
     tiers: [],
     responseRetentionDays: 30,
     maxStoredResponseBytes: 16 * 1024 * 1024,

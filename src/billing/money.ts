@@ -4,6 +4,9 @@ import { MICROS_PER_UNIT } from "./cost.ts";
 /** Largest amount one credit may add: 1,000,000,000 currency units (far inside a safe integer of micro-units). */
 export const MAX_CREDIT_MICROS = 1_000_000_000 * MICROS_PER_UNIT;
 
+/** Largest balance an account may reach by credits: the same billion units (charges only lower it). */
+export const MAX_BALANCE_MICROS = MAX_CREDIT_MICROS;
+
 /** "12", "12.5", "0.000001" → micro-units; at most six decimals, positive, no exponent. */
 export function parseAmount(raw: string): number {
   const m = /^(\d{1,10})(?:\.(\d{1,6}))?$/.exec(raw.trim());

@@ -1,5 +1,5 @@
 // `kiln billing …` (per-team billing, credit, balance and ledger) and `kiln usage` (per team, model and UTC day).
-import { credit, findAccount, ledgerOf, setBillingEnabled, setLapsed } from "../db/billing-repo.ts";
+import { BalanceLimitError, credit, findAccount, ledgerOf, setBillingEnabled, setLapsed } from "../db/billing-repo.ts";
 import type { Db } from "../db/client.ts";
 import { findTeamByName } from "../db/teams-repo.ts";
 import { usageByDay } from "../db/usage-repo.ts";
@@ -46,7 +46,14 @@ export function billingCommand(db: Db, args: string[], out: Out): number {
         out(`kiln: ${(e as Error).message}`);
         return 2;
       }
-      const balance = credit(db, team.id, micros, parsed.values.note ?? null);
+      let balance: number;
+      try {
+        balance = credit(db, team.id, micros, parsed.values.note ?? null);
+      } catch (e) {
+        if (!(e instanceof BalanceLimitError)) throw e;
+        out(`kiln: no credit added: ${e.message}`);
+        return 1;
+      }
       out(`Credited team "${team.name}" with ${formatMicros(micros)}; balance ${formatMicros(balance)}.${team.billingEnabled ? "" : " Billing is off for this team (kiln billing enable " + team.name + ")."}`);
       return 0;
     }

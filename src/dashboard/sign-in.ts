@@ -2,6 +2,7 @@
 // attempts are counted per account and per address, and past the limit the password is not even checked.
 import { parseKey } from "../auth/api-key.ts";
 import { findUser, recordLogin } from "../db/dashboard-users-repo.ts";
+import { clientAddress } from "../http/client-address.ts";
 import { metaOf } from "../http/request-meta.ts";
 import { clearCookie, isHttps, LOGIN_COOKIE, readCookie, SESSION_COOKIE, setCookie } from "./accounts/cookies.ts";
 import { passwordMatches } from "./accounts/password.ts";
@@ -63,10 +64,12 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
     return loginPage(c.request, { next, username: given, error: "The sign-in form expired. Please try again.", status: 403 });
   }
   const username = normalUsername(given) ?? given.toLowerCase().slice(0, 64);
-  const address = metaOf(c.request).peer ?? null;
-  const waitMs = d.logins.retryAfterMs(username, address);
-  if (waitMs > 0) {
-    const s = Math.ceil(waitMs / 1000);
+  const meta = metaOf(c.request);
+  const address = clientAddress(meta.peer ?? null, c.request.headers.get("x-forwarded-for"), d.config.trustedProxies);
+  // The attempt is counted before its password is checked, so parallel guesses meet the limit as a sequence would.
+  const started = d.logins.begin(username, address);
+  if ("waitMs" in started) {
+    const s = Math.ceil(started.waitMs / 1000);
     return loginPage(c.request, { next, username: given, error: `Too many failed sign-ins. Try again in ${s} second${s === 1 ? "" : "s"}.`, status: 429 });
   }
   const user = normalUsername(given) ? findUser(d.db, username) : undefined;
@@ -74,15 +77,18 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   const isKey = parseKey(password.trim()) !== null || parseKey(given) !== null;
   const ok = !isKey && (await passwordMatches(password, user?.passwordHash ?? null));
   if (!ok || !user) {
-    d.logins.fail(username, address);
-    d.logger.info("dashboard sign-in failed", { username, address, request_id: metaOf(c.request).id });
+    // What was typed as a name is logged only when it is an account's: a password typed there stays out of the log.
+    d.logger.info("dashboard sign-in failed", { username: user ? username : null, address, request_id: meta.id });
     const error = isKey ? "That is an API key. The dashboard takes your user name and password." : "Wrong user name or password.";
     return loginPage(c.request, { next, username: given, error, status: 401 });
   }
-  d.logins.succeed(username);
+  d.logins.succeed(started.attempt);
+  // A session the browser still held ends here: one sign-in, one live session per browser.
+  const previous = sessionOf(d.db, readCookie(c.request.headers.get("cookie"), SESSION_COOKIE));
+  if (previous) endSession(d.db, previous.session);
   const { token } = startSession(d.db, user.id);
   recordLogin(d.db, user.id, Math.floor(Date.now() / 1000));
-  d.logger.info("dashboard sign-in", { username, user_id: user.id, request_id: metaOf(c.request).id });
+  d.logger.info("dashboard sign-in", { username, user_id: user.id, address, request_id: meta.id });
   const secure = isHttps(c.request);
   const res = redirect(next);
   res.headers.append("set-cookie", setCookie(SESSION_COOKIE, token, { maxAgeS: SESSION_SECONDS, secure }));

@@ -64,18 +64,21 @@ export function checkCsrf(request: Request, v: Viewer, form: URLSearchParams): v
   }
 }
 
-/** False when the browser says the request came from another site; true when it says nothing (an old browser, curl). */
+/**
+ * False when the browser says the request came from another origin. Fetch metadata (Sec-Fetch-Site, which no page
+ * can forge) decides when present; without it (an older browser, a script), an Origin header must name this host,
+ * as the client addressed it or as a proxy in front says it was addressed (X-Forwarded-Host).
+ */
 export function sameOrigin(request: Request): boolean {
   const site = request.headers.get("sec-fetch-site");
-  if (site && site !== "same-origin" && site !== "none") return false;
+  if (site) return site === "same-origin" || site === "none";
   const origin = request.headers.get("origin");
-  const host = request.headers.get("host");
-  if (origin && origin !== "null" && host) {
-    try {
-      return new URL(origin).host === host;
-    } catch {
-      return false;
-    }
+  if (!origin) return true;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    return false;
   }
-  return origin !== "null";
+  return host === request.headers.get("host") || host === request.headers.get("x-forwarded-host")?.split(",")[0]?.trim();
 }

@@ -1,11 +1,19 @@
 // Billing accounts and the ledger: credits from the operator, and one charge per usage row of a billed team,
 // written in the usage row's own transaction.
 import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { formatMicros, MAX_BALANCE_MICROS } from "../billing/money.ts";
 import type { Db } from "./client.ts";
 import { preparedFor } from "./prepared.ts";
 import { billingAccounts, ledger, teams } from "./schema.ts";
 
 export type BillingAccount = typeof billingAccounts.$inferSelect;
+
+/** A credit that would take the balance past MAX_BALANCE_MICROS; its message says by how much the balance may still grow. */
+export class BalanceLimitError extends RangeError {
+  constructor(balance: number, micros: number) {
+    super(`this credit (${formatMicros(micros)}) would take the balance past ${formatMicros(MAX_BALANCE_MICROS)}; it may grow by at most ${formatMicros(Math.max(0, MAX_BALANCE_MICROS - balance))} more`);
+  }
+}
 export type LedgerRow = typeof ledger.$inferSelect;
 /** A database or a transaction over it. */
 type Tx = Pick<Db, "select" | "insert" | "update">;
@@ -31,6 +39,9 @@ export function credit(db: Db, teamId: number, micros: number, note: string | nu
   if (!Number.isSafeInteger(micros) || micros <= 0) throw new RangeError(`a credit is a positive whole number of micro-units, got ${micros}`);
   return db.transaction((tx) => {
     tx.insert(billingAccounts).values({ teamId }).onConflictDoNothing().run();
+    // Checked inside the transaction, so racing credits cannot together pass it (and nothing is written when refused).
+    const now = tx.select({ balance: billingAccounts.balanceMicros }).from(billingAccounts).where(eq(billingAccounts.teamId, teamId)).get()!.balance;
+    if (now + micros > MAX_BALANCE_MICROS) throw new BalanceLimitError(now, micros);
     const balance = applyToBalance(tx, teamId, micros);
     tx.insert(ledger).values({ teamId, kind: "credit", amountMicros: micros, balanceAfterMicros: balance, note }).run();
     return balance;

@@ -206,6 +206,7 @@ describe("an operator in the browser", () => {
     for (const [name, path] of [
       ["teams", "/dashboard/teams"], ["keys", `/dashboard/teams/${teamId}/keys`], ["responses", `/dashboard/teams/${teamId}/responses`],
       ["models", "/dashboard/models"], ["usage-operator", `/dashboard/teams/${teamId}/usage`],
+      ["billing-operator", `/dashboard/teams/${teamId}/billing`], ["status-operator", "/dashboard/status"],
     ] as const) {
       const res = await p.page.goto(`${base}${path}`);
       expect([name, res!.status()]).toEqual([name, 200]);

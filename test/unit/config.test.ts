@@ -58,6 +58,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ KILN_METRICS_TOKEN: "has a space in the token" }, [])).toThrow("KILN_METRICS_TOKEN must be at least 16");
   });
 
+  test("trusted proxies: none by default; IP addresses only, comma-separated", () => {
+    expect(loadConfig({}, []).trustedProxies).toEqual([]);
+    expect(loadConfig({ KILN_TRUSTED_PROXIES: "10.0.0.1, ::1" }, []).trustedProxies).toEqual(["10.0.0.1", "::1"]);
+    expect(loadConfig({}, ["--trusted-proxies", "127.0.0.1"]).trustedProxies).toEqual(["127.0.0.1"]);
+    expect(() => loadConfig({ KILN_TRUSTED_PROXIES: "10.0.0.1,lb.internal" }, [])).toThrow('KILN_TRUSTED_PROXIES must be IP addresses separated by commas, got "lb.internal"');
+  });
+
   test("per-team metric series: off by default; a switch from the environment or a flag", () => {
     expect(loadConfig({}, []).metricsTeamLabels).toBe(false);
     expect(loadConfig({ KILN_METRICS_TEAM_LABELS: "1" }, []).metricsTeamLabels).toBe(true);

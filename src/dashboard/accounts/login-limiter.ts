@@ -1,51 +1,94 @@
-// Failed sign-ins, counted per account and per address over a sliding minute: past the limit, a sign-in is
-// refused before its password is checked (the hash check is the expensive part, and guessing needs many).
+// Sign-in attempts, counted per account and per address over a sliding minute. An attempt counts from the moment it
+// starts, before its password is checked, so a burst of parallel guesses is limited like a sequence of them; a
+// correct password takes its own attempt back. Past the limit, a sign-in is refused before any hash is checked.
 export interface LoginLimits {
-  /** Failures allowed in a window, per account and per address; the next attempt is refused unchecked. */
-  maxFailures: number;
+  /** Attempts allowed in a window per account; the next one is refused unchecked. */
+  perAccount: number;
+  /** Attempts allowed in a window per address (higher: an office or a NAT shares one). */
+  perAddress: number;
   windowMs: number;
 }
 
-export const LOGIN_LIMITS: LoginLimits = { maxFailures: 5, windowMs: 60_000 };
-/** Keys are forgotten once this many are tracked and their failures are older than the window. */
+export const LOGIN_LIMITS: LoginLimits = { perAccount: 5, perAddress: 20, windowMs: 60_000 };
+/** Expired entries are swept once the map holds this many keys; past MAX_KEYS the oldest keys are dropped. */
 const SWEEP_AT = 10_000;
+const MAX_KEYS = 100_000;
+
+/** An IPv6 address by its /64 (one host can hold a whole /64); IPv4, and IPv4 mapped into IPv6, as it is. */
+export function addressKey(address: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!address.includes(":")) return address;
+  const [head = "", tail] = address.toLowerCase().split("%")[0]!.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail === undefined ? [] : tail ? tail.split(":") : [];
+  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
+}
+
+/** One attempt in progress: what `settle` takes back if its password was right. */
+export interface Attempt {
+  keys: string[];
+  at: number;
+}
 
 export class LoginLimiter {
-  /** "account:<name>" / "address:<ip>" → times of recent failures, oldest first. */
-  private readonly failures = new Map<string, number[]>();
+  /** "account:<name>" / "address:<ip or /64>" → start times of recent attempts, oldest first. */
+  private readonly attempts = new Map<string, number[]>();
+  private lastSweep = 0;
 
   constructor(private readonly limits: LoginLimits = LOGIN_LIMITS, private readonly now: () => number = () => Date.now()) {}
 
   private recent(key: string, t: number): number[] {
-    const list = (this.failures.get(key) ?? []).filter((at) => t - at < this.limits.windowMs);
-    if (list.length) this.failures.set(key, list);
-    else this.failures.delete(key);
+    const list = (this.attempts.get(key) ?? []).filter((at) => t - at < this.limits.windowMs);
+    if (list.length) this.attempts.set(key, list);
+    else this.attempts.delete(key);
     return list;
   }
 
-  private keys(account: string, address: string | null): string[] {
-    return [`account:${account.toLowerCase()}`, ...(address ? [`address:${address}`] : [])];
+  private keys(account: string, address: string | null): [string, number][] {
+    return [[`account:${account.toLowerCase()}`, this.limits.perAccount], ...(address ? [[`address:${addressKey(address)}`, this.limits.perAddress] as [string, number]] : [])];
   }
 
-  /** Milliseconds until a sign-in for this account from this address may be tried again; 0 when it may now. */
-  retryAfterMs(account: string, address: string | null): number {
+  /**
+   * Starts an attempt: the milliseconds to wait when the account or the address is at its limit (nothing is
+   * counted then), or the attempt, counted at once.
+   */
+  begin(account: string, address: string | null): { waitMs: number } | { attempt: Attempt } {
     const t = this.now();
-    let wait = 0;
-    for (const key of this.keys(account, address)) {
+    const keys = this.keys(account, address);
+    let waitMs = 0;
+    for (const [key, limit] of keys) {
       const list = this.recent(key, t);
-      if (list.length >= this.limits.maxFailures) wait = Math.max(wait, list[list.length - this.limits.maxFailures]! + this.limits.windowMs - t);
+      if (list.length >= limit) waitMs = Math.max(waitMs, list[list.length - limit]! + this.limits.windowMs - t);
     }
-    return wait;
+    if (waitMs > 0) return { waitMs };
+    this.sweep(t);
+    for (const [key] of keys) this.attempts.set(key, [...(this.attempts.get(key) ?? []), t]);
+    return { attempt: { keys: keys.map(([k]) => k), at: t } };
   }
 
-  fail(account: string, address: string | null): void {
-    const t = this.now();
-    if (this.failures.size >= SWEEP_AT) for (const key of [...this.failures.keys()]) this.recent(key, t);
-    for (const key of this.keys(account, address)) this.failures.set(key, [...this.recent(key, t), t]);
+  /** A correct password: its attempt no longer counts, and the account's earlier failures are forgiven. */
+  succeed(a: Attempt): void {
+    for (const key of a.keys) {
+      if (key.startsWith("account:")) this.attempts.delete(key);
+      else {
+        const list = this.attempts.get(key) ?? [];
+        const i = list.indexOf(a.at);
+        if (i >= 0) list.splice(i, 1);
+        if (!list.length) this.attempts.delete(key);
+      }
+    }
   }
 
-  /** A correct password clears the account's count (its owner is back); the address keeps its own. */
-  succeed(account: string): void {
-    this.failures.delete(`account:${account.toLowerCase()}`);
+  private sweep(t: number): void {
+    if (this.attempts.size < SWEEP_AT || t - this.lastSweep < 1000) return;
+    this.lastSweep = t;
+    for (const key of [...this.attempts.keys()]) this.recent(key, t);
+    // Still too many (a flood from many addresses): forget the oldest keys first (a Map keeps insertion order).
+    for (const key of this.attempts.keys()) {
+      if (this.attempts.size <= MAX_KEYS) break;
+      this.attempts.delete(key);
+    }
   }
 }

@@ -1,7 +1,7 @@
 // The Limits & billing tab: a team's tier, RPM/TPM and where it stands against them, its billing state, balance and
 // ledger; operators set the tier, add credit, turn billing on or off, and lapse or reinstate the account.
 import { Elysia } from "elysia";
-import { credit, findAccount, ledgerOf, setBillingEnabled, setLapsed } from "../../db/billing-repo.ts";
+import { BalanceLimitError, credit, findAccount, ledgerOf, setBillingEnabled, setLapsed } from "../../db/billing-repo.ts";
 import { type Team, updateTeam } from "../../db/teams-repo.ts";
 import { listDbTiers } from "../../db/tiers-repo.ts";
 import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
@@ -64,7 +64,13 @@ export function billingTab(d: DashboardDeps) {
       const typed = { amount: form.get("amount") ?? "", note: form.get("note") ?? "" };
       const parsed = parseCreditForm(typed);
       if (!parsed.ok) return billingPage(d, viewer, team, null, { form: "credit", message: parsed.error, credit: typed });
-      const balance = credit(d.db, team.id, parsed.value.micros, parsed.value.note);
+      let balance: number;
+      try {
+        balance = credit(d.db, team.id, parsed.value.micros, parsed.value.note);
+      } catch (e) {
+        if (!(e instanceof BalanceLimitError)) throw e;
+        return billingPage(d, viewer, team, null, { form: "credit", message: `No credit added: ${e.message}.`, credit: typed });
+      }
       d.logger.info("dashboard credit added", { team_id: team.id, amount_micros: parsed.value.micros, balance_micros: balance, by: viewer.user.username });
       const off = team.billingEnabled ? "" : " Billing is off for the team, so nothing is charged until it is turned on.";
       return doneWith(d, viewer, back(team), `Added ${fmtMoney(parsed.value.micros)} to team "${team.name}". The balance is now ${fmtMoney(balance)}.${off}`);

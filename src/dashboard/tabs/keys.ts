@@ -23,19 +23,21 @@ const hidden = { detail: { hide: true } };
 export function keyNameProblem(name: string): string | null {
   if (!name) return "Give the key a name that says where it is used, such as \"ci\" or \"billing-service\".";
   if (name.length > MAX_NAME) return `A key name has at most ${MAX_NAME} characters.`;
-  if (/\p{Cc}/u.test(name)) return "A key name cannot contain control characters.";
+  // Control and invisible format characters (bidi overrides, zero-width spaces) could hide or disguise a name.
+  if (/[\p{Cc}\p{Cf}]/u.test(name)) return "A key name cannot contain control or invisible formatting characters.";
   return null;
 }
 
 function newKeyPanel(v: Viewer, team: Team): Html {
-  const created = v.flash?.createdKey;
-  if (!created) return html``;
-  return html`<section class="card new-key" aria-labelledby="new-key-title">
-  <h2 id="new-key-title">Your new key "${created.name}"</h2>
+  return html`${(v.flash?.createdKeys ?? []).map((created, i) => {
+    const id = i === 0 ? "new-key" : `new-key-${i + 1}`;
+    return html`<section class="card new-key" aria-labelledby="${id}-title">
+  <h2 id="${id}-title">Your new key "${created.name}"</h2>
   <p class="warning"><strong>Copy it now.</strong> This is the only time kiln shows the whole key: it keeps only a hash of it, so nobody, not even an operator, can see it again. If you lose it, delete it and create another.</p>
-  <div class="key-once"><code id="new-key" data-key-id="${created.id}">${created.key}</code><button type="button" class="btn" data-copy="new-key">Copy</button></div>
+  <div class="key-once"><code id="${id}" data-key-id="${created.id}">${created.key}</code><button type="button" class="btn" data-copy="${id}">Copy</button></div>
   <p class="hint">Use it as <code>Authorization: Bearer …</code> with team "${team.name}"'s base URL.</p>
 </section>`;
+  })}`;
 }
 
 function keyRow(team: Team, k: ApiKeyRow): Html {
@@ -146,7 +148,7 @@ export function keysTab(d: DashboardDeps) {
       const key = createKey(d.db, team.id, name);
       d.logger.info("dashboard key created", { key_id: key.id, team_id: team.id, by: viewer.user.username });
       // The full key goes to the next page of this session only (memory, one read): a reload shows its last four characters.
-      d.flash.put(viewer.session.tokenHash, { createdKey: { id: key.id, name: key.name, key: key.key } });
+      d.flash.put(viewer.session.tokenHash, { createdKeys: [{ id: key.id, name: key.name, key: key.key }] });
       return redirect(`/dashboard/teams/${team.id}/keys`);
     }), { edge: POLICY.pageForm, ...hidden })
     .get(`${base}/:key`, page(d, ({ request, params, viewer }) => {

@@ -150,6 +150,23 @@ describe("operator forms", () => {
     expect(findAccount(db, t.id)).toBeUndefined();
   });
 
+  test("credits stop at the largest balance: the one past it is refused beside the form, writes nothing, and the pages still render", async () => {
+    const t = await team();
+    const op = await signedIn("op");
+    await op.get(t.path);
+    expect((await op.post(`${t.path}/credit`, { amount: "999999999" })).status).toBe(303);
+    await op.get(t.path);
+    const refused = await op.post(`${t.path}/credit`, { amount: "2" });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain("No credit added: this credit (2.00) would take the balance past 1000000000.00; it may grow by at most 1.00 more.");
+    expect(ledgerCount(t.id)).toBe(1);
+    expect(findAccount(db, t.id)!.balanceMicros).toBe(999_999_999_000_000);
+    await op.get(t.path);
+    expect((await op.post(`${t.path}/credit`, { amount: "1" })).status).toBe(303);
+    expect(balanceOf((await op.get(t.path)).text)).toBe("1000000000.00");
+    expect((await op.get("/dashboard/teams")).status).toBe(200);
+  });
+
   test("tier: set from config or database tiers shows on the page and in the team row; an unknown one is refused beside the form", async () => {
     const t = await team();
     const op = await signedIn("op");

@@ -46,6 +46,19 @@ describe("the API keys tab", () => {
     expect(JSON.stringify(k.deps.db.$client.query("SELECT * FROM api_keys").all())).not.toContain(key.split("|")[2]!);
   });
 
+  test("two quick clicks make two keys, and the next page shows both in full: no working key goes unseen", async () => {
+    const { k, as, member } = await setUp();
+    const c = await as("alice", member);
+    await c.get(`/dashboard/teams/${k.teamId}/keys`);
+    const posts = await Promise.all([c.post(`/dashboard/teams/${k.teamId}/keys`, { name: "ci" }), c.post(`/dashboard/teams/${k.teamId}/keys`, { name: "ci" })]);
+    expect(posts.map((p) => p.status)).toEqual([303, 303]);
+    const page = await c.get(`/dashboard/teams/${k.teamId}/keys`);
+    const shown = [...page.text.matchAll(/<code id="new-key(?:-\d+)?"[^>]*>(LLM\|(\d+)\|[A-Za-z0-9]{40})<\/code>/g)].map((m) => Number(m[2]));
+    const active = listKeys(k.deps.db).filter((r) => r.name === "ci" && r.revokedAt === null).map((r) => r.id);
+    expect(shown.sort()).toEqual(active.sort());
+    expect(active).toHaveLength(2);
+  });
+
   test("a bad name is shown on the form and creates nothing", async () => {
     const { k, as, member } = await setUp();
     const c = await as("alice", member);

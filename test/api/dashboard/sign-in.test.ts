@@ -56,6 +56,70 @@ describe("dashboard sign-in", () => {
     expect(c.cookies.has("kiln_session")).toBe(false);
   });
 
+  test("a burst of parallel guesses meets the limit as a sequence would: five checks, and even the right password is refused", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "burst", "member", k.teamId);
+    const c = client();
+    await c.get("/dashboard/login");
+    const verify = spyOn(Bun.password, "verify");
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => c.post("/dashboard/login", { username: "burst", password: i === 37 ? pw : `guess number ${i}` })));
+    expect(verify.mock.calls.length).toBeLessThanOrEqual(5);
+    verify.mockRestore();
+    expect(answers.filter((a) => a.status === 303)).toHaveLength(0);
+    expect(answers.filter((a) => a.status === 429).length).toBeGreaterThanOrEqual(35);
+    expect(answers[37]!.status).toBe(429);
+    expect(k.deps.db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
+  });
+
+  test("behind a proxy that rewrites Host: the browser's fetch metadata, or X-Forwarded-Host, vouches for the origin", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "proxied", "member", k.teamId);
+    const proxied = { host: "127.0.0.1:8080", origin: "https://kiln.example.com", "x-forwarded-proto": "https" };
+    const c = client();
+    await c.get("/dashboard/login");
+    const signed = await c.post("/dashboard/login", { username: "proxied", password: pw }, { ...proxied, "sec-fetch-site": "same-origin" });
+    expect(signed.status).toBe(303);
+    expect(signed.headers.getSetCookie().find((x) => x.startsWith("kiln_session="))).toEndWith("; Secure");
+    // Without fetch metadata (an older browser): the Origin must be the host the proxy says was addressed.
+    const old = client();
+    await old.get("/dashboard/login");
+    expect((await old.post("/dashboard/login", { username: "proxied", password: pw }, proxied)).status).toBe(403);
+    await old.get("/dashboard/login");
+    expect((await old.post("/dashboard/login", { username: "proxied", password: pw }, { ...proxied, "x-forwarded-host": "kiln.example.com" })).status).toBe(303);
+  });
+
+  test("the address counted is the socket's peer, or, from a trusted proxy, the client its X-Forwarded-For names", async () => {
+    for (const [trusted, expected] of [["", "127.0.0.1"], ["127.0.0.1", "198.51.100.7"]] as const) {
+      const k = testKiln({ env: trusted ? { KILN_TRUSTED_PROXIES: trusted } : {} });
+      const socket = { timeout() {}, requestIP: () => ({ address: "127.0.0.1" }) };
+      const c = new DashboardClient((r) => k.handle(r, socket));
+      await c.get("/dashboard/login");
+      await c.post("/dashboard/login", { username: "typed-secret-name", password: "wrong password here" }, { "x-forwarded-for": "203.0.113.1, 198.51.100.7" });
+      const line = k.logs.find((l) => l.msg === "dashboard sign-in failed")!;
+      expect(line.address).toBe(expected);
+      // What was typed as a user name that is no account's (it may be a password typed in the wrong field) is not logged.
+      expect(JSON.stringify(k.logs)).not.toContain("typed-secret-name");
+    }
+  });
+
+  test("signing in again ends the session the browser held: one browser, one live session", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "twice", "member", k.teamId);
+    const c = client();
+    await c.signIn("twice", pw);
+    const first = c.cookies.get("kiln_session")!;
+    // A sign-in form opened before (a second tab) and sent while the session is live.
+    c.cookies.delete("kiln_session");
+    await c.get("/dashboard/login");
+    c.cookies.set("kiln_session", first);
+    expect((await c.post("/dashboard/login", { username: "twice", password: pw })).status).toBe(303);
+    expect(c.cookies.get("kiln_session")).not.toBe(first);
+    expect(k.deps.db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 1 });
+    const stale = new DashboardClient((r) => k.handle(r));
+    stale.cookies.set("kiln_session", first);
+    expect((await stale.get(`/dashboard/teams/${k.teamId}/keys`)).status).toBe(303);
+  });
+
   test("an API key is never a login, as a password or in an Authorization header", async () => {
     const { k, client } = setUp();
     await addUser(k.deps.db, "carol", "member", k.teamId);
@@ -147,6 +211,11 @@ describe("dashboard sign-in", () => {
       expect(res.headers.get("content-type")).toStartWith(type!);
       expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(100);
     }
-    expect((await k.handle(new Request("http://kiln.test/dashboard/assets/../../package.json"))).status).toBe(404);
+    // A name that is not one of the assets (an encoded path included) is the route's own 404, never a file read.
+    for (const name of ["..%2F..%2Fpackage.json", "dashboard.css.map", "%2e%2e%2fkiln.db"]) {
+      const res = await k.handle(new Request(`http://kiln.test/dashboard/assets/${name}`));
+      expect([name, res.status]).toEqual([name, 404]);
+      expect(await res.text()).not.toContain('"name": "kiln"');
+    }
   });
 });

@@ -31,6 +31,8 @@ describe("key names", () => {
     expect(keyNameProblem("")).toContain("name");
     expect(keyNameProblem("x".repeat(101))).toContain("100");
     expect(keyNameProblem("a\u0007b")).toContain("control");
+    expect(keyNameProblem("ci\u202Eyek")).toContain("invisible");
+    expect(keyNameProblem("c\u200Bi")).toContain("invisible");
     expect(keyNameProblem("ci")).toBeNull();
   });
 });
