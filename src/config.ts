@@ -1,5 +1,6 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
 import { isIP } from "node:net";
+import { canonicalIp } from "./http/ip-address.ts";
 import { availableParallelism } from "node:os";
 import { BUILTIN_MODEL_IDS } from "../build/model/install.ts";
 import { resolve } from "node:path";
@@ -155,7 +156,7 @@ function addressList(raw: string, name: string) {
   const list = raw.split(",").map((a) => a.trim()).filter(Boolean);
   const bad = list.find((a) => !isIP(a));
   if (bad !== undefined) throw new ConfigError(`${name} must be IP addresses separated by commas, got "${bad}"`);
-  return list;
+  return list.map(canonicalIp);
 }
 
 /** A decimal number such as 0.5 or 2. */

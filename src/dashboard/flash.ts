@@ -1,35 +1,69 @@
-// One-shot messages carried from a form's redirect to the page it lands on, per session, in memory only: a new
-// key's full text waits here for the single page that shows it and is never written anywhere.
+// What a form's redirect hands the next page, per session, in memory only: a one-shot notice for whichever page
+// comes next, and the full text of keys just created, each waiting for its own team's keys page (so a key is
+// never shown under another team, nor lost to another page), never written anywhere.
 export interface Flash {
   notice?: string;
-  /** Keys just created (two quick clicks make two): each shown once, in full, by the next page of the session. */
-  createdKeys?: { id: number; name: string; key: string }[];
 }
 
-/** A flash not picked up in this time is dropped (the browser never followed the redirect). */
+export interface CreatedKey {
+  teamId: number;
+  id: number;
+  name: string;
+  key: string;
+}
+
+/** A notice or key not picked up in this time is dropped (the browser never followed the redirect). */
 const TTL_MS = 5 * 60_000;
 
 export class FlashStore {
-  private readonly held = new Map<string, { flash: Flash; at: number }>();
+  private readonly notices = new Map<string, { flash: Flash; at: number }>();
+  private readonly keys = new Map<string, { key: CreatedKey; at: number }[]>();
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
-  /** A new notice replaces one not yet shown; new keys join the ones not yet shown, so none is lost unseen. */
-  put(sessionHash: string, flash: Flash): void {
-    const t = this.now();
-    for (const [k, v] of this.held) if (t - v.at >= TTL_MS) this.held.delete(k);
-    const keys = [...(this.held.get(sessionHash)?.flash.createdKeys ?? []), ...(flash.createdKeys ?? [])];
-    this.held.set(sessionHash, { flash: { ...flash, ...(keys.length ? { createdKeys: keys } : {}) }, at: t });
+  private sweep(t: number): void {
+    for (const [k, v] of this.notices) if (t - v.at >= TTL_MS) this.notices.delete(k);
+    for (const [k, list] of this.keys) {
+      const live = list.filter((e) => t - e.at < TTL_MS);
+      if (live.length) this.keys.set(k, live);
+      else this.keys.delete(k);
+    }
   }
 
-  /** The session's flash, removed as it is read; null when there is none (or it is too old). */
+  /** The notice for the next page of the session (a newer one replaces one not yet shown). */
+  put(sessionHash: string, flash: Flash): void {
+    const t = this.now();
+    this.sweep(t);
+    this.notices.set(sessionHash, { flash, at: t });
+  }
+
+  /** The session's notice, removed as it is read; null when there is none (or it is too old). */
   take(sessionHash: string): Flash | null {
-    const v = this.held.get(sessionHash);
-    this.held.delete(sessionHash);
+    const v = this.notices.get(sessionHash);
+    this.notices.delete(sessionHash);
     return v && this.now() - v.at < TTL_MS ? v.flash : null;
   }
 
+  /** A key just created, held until its team's keys page is next shown in this session. */
+  putKey(sessionHash: string, key: CreatedKey): void {
+    const t = this.now();
+    this.sweep(t);
+    this.keys.set(sessionHash, [...(this.keys.get(sessionHash) ?? []), { key, at: t }]);
+  }
+
+  /** The keys of `teamId` created in this session and not shown yet, removed as they are read; other teams' stay. */
+  takeKeys(sessionHash: string, teamId: number): CreatedKey[] {
+    const t = this.now();
+    const list = this.keys.get(sessionHash) ?? [];
+    const mine = list.filter((e) => e.key.teamId === teamId && t - e.at < TTL_MS).map((e) => e.key);
+    const rest = list.filter((e) => e.key.teamId !== teamId);
+    if (rest.length) this.keys.set(sessionHash, rest);
+    else this.keys.delete(sessionHash);
+    return mine;
+  }
+
   drop(sessionHash: string): void {
-    this.held.delete(sessionHash);
+    this.notices.delete(sessionHash);
+    this.keys.delete(sessionHash);
   }
 }

@@ -16,9 +16,9 @@ import type { FormInput, RouteInput } from "./page.ts";
 import { htmlResponse, redirect } from "./respond.ts";
 import { sameOrigin } from "./viewer.ts";
 
-/** Where to go after signing in: a dashboard path of this server only (never another host). */
+/** Where to go after signing in: a dashboard path of this server only (never another host), in printable ASCII (a Location header's). */
 export function safeNext(next: string | null | undefined): string {
-  return next && /^\/dashboard(\/|\?|$)/.test(next) && !next.startsWith("//") && !/[\\\r\n]/.test(next) ? next : "/dashboard";
+  return next && next.length <= 2048 && /^\/dashboard(\/|\?|$)/.test(next) && /^[\x21-\x7e]+$/.test(next) && !next.includes("\\") ? next : "/dashboard";
 }
 
 interface LoginView {
@@ -66,13 +66,13 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   const username = normalUsername(given) ?? given.toLowerCase().slice(0, 64);
   const meta = metaOf(c.request);
   const address = clientAddress(meta.peer ?? null, c.request.headers.get("x-forwarded-for"), d.config.trustedProxies);
+  const user = normalUsername(given) ? findUser(d.db, username) : undefined;
   // The attempt is counted before its password is checked, so parallel guesses meet the limit as a sequence would.
-  const started = d.logins.begin(username, address);
+  const started = d.logins.begin(user ? user.username : null, address);
   if ("waitMs" in started) {
     const s = Math.ceil(started.waitMs / 1000);
     return loginPage(c.request, { next, username: given, error: `Too many failed sign-ins. Try again in ${s} second${s === 1 ? "" : "s"}.`, status: 429 });
   }
-  const user = normalUsername(given) ? findUser(d.db, username) : undefined;
   // An API key is never a login: refused like a wrong password (and counted), before any hash is checked against it.
   const isKey = parseKey(password.trim()) !== null || parseKey(given) !== null;
   const ok = !isKey && (await passwordMatches(password, user?.passwordHash ?? null));

@@ -1,9 +1,10 @@
 // The client's address: the socket's peer, unless that peer is a proxy the operator trusts, whose X-Forwarded-For
 // then names the client (read from the right, past any other trusted proxy, since only those entries are vouched for).
 import { isIP } from "node:net";
+import { canonicalIp } from "./ip-address.ts";
 
-/** "::ffff:10.0.0.1" and "10.0.0.1" are one IPv4 client. */
-const plain = (address: string) => address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, "");
+/** Addresses compare by value: "::ffff:10.0.0.1" is "10.0.0.1", "FD00::1" is "fd00:0::1". */
+const plain = canonicalIp;
 
 export function clientAddress(peer: string | null, forwardedFor: string | null, trusted: readonly string[]): string | null {
   if (peer === null) return null;

@@ -60,7 +60,7 @@ describe("loadConfig", () => {
 
   test("trusted proxies: none by default; IP addresses only, comma-separated", () => {
     expect(loadConfig({}, []).trustedProxies).toEqual([]);
-    expect(loadConfig({ KILN_TRUSTED_PROXIES: "10.0.0.1, ::1" }, []).trustedProxies).toEqual(["10.0.0.1", "::1"]);
+    expect(loadConfig({ KILN_TRUSTED_PROXIES: "10.0.0.1, FD00::1" }, []).trustedProxies).toEqual(["10.0.0.1", "fd00:0:0:0:0:0:0:1"]);
     expect(loadConfig({}, ["--trusted-proxies", "127.0.0.1"]).trustedProxies).toEqual(["127.0.0.1"]);
     expect(() => loadConfig({ KILN_TRUSTED_PROXIES: "10.0.0.1,lb.internal" }, [])).toThrow('KILN_TRUSTED_PROXIES must be IP addresses separated by commas, got "lb.internal"');
   });

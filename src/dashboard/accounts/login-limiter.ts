@@ -1,6 +1,9 @@
 // Sign-in attempts, counted per account and per address over a sliding minute. An attempt counts from the moment it
 // starts, before its password is checked, so a burst of parallel guesses is limited like a sequence of them; a
 // correct password takes its own attempt back. Past the limit, a sign-in is refused before any hash is checked.
+// Accounts are counted only for names that are accounts (so their count is bounded by the users there are); under a
+// flood of addresses, the oldest address counts are forgotten, never an account's.
+import { addressUnit } from "../../http/ip-address.ts";
 export interface LoginLimits {
   /** Attempts allowed in a window per account; the next one is refused unchecked. */
   perAccount: number;
@@ -10,21 +13,9 @@ export interface LoginLimits {
 }
 
 export const LOGIN_LIMITS: LoginLimits = { perAccount: 5, perAddress: 20, windowMs: 60_000 };
-/** Expired entries are swept once the map holds this many keys; past MAX_KEYS the oldest keys are dropped. */
+/** Expired entries are swept once the map holds this many keys; past MAX_KEYS the oldest address keys are dropped. */
 const SWEEP_AT = 10_000;
 const MAX_KEYS = 100_000;
-
-/** An IPv6 address by its /64 (one host can hold a whole /64); IPv4, and IPv4 mapped into IPv6, as it is. */
-export function addressKey(address: string): string {
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (mapped) return mapped[1]!;
-  if (!address.includes(":")) return address;
-  const [head = "", tail] = address.toLowerCase().split("%")[0]!.split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail === undefined ? [] : tail ? tail.split(":") : [];
-  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
-}
 
 /** One attempt in progress: what `settle` takes back if its password was right. */
 export interface Attempt {
@@ -46,15 +37,18 @@ export class LoginLimiter {
     return list;
   }
 
-  private keys(account: string, address: string | null): [string, number][] {
-    return [[`account:${account.toLowerCase()}`, this.limits.perAccount], ...(address ? [[`address:${addressKey(address)}`, this.limits.perAddress] as [string, number]] : [])];
+  private keys(account: string | null, address: string | null): [string, number][] {
+    const keys: [string, number][] = [];
+    if (account !== null) keys.push([`account:${account.toLowerCase()}`, this.limits.perAccount]);
+    if (address !== null) keys.push([`address:${addressUnit(address)}`, this.limits.perAddress]);
+    return keys;
   }
 
   /**
    * Starts an attempt: the milliseconds to wait when the account or the address is at its limit (nothing is
-   * counted then), or the attempt, counted at once.
+   * counted then), or the attempt, counted at once. `account` is null for a name that is no account.
    */
-  begin(account: string, address: string | null): { waitMs: number } | { attempt: Attempt } {
+  begin(account: string | null, address: string | null): { waitMs: number } | { attempt: Attempt } {
     const t = this.now();
     const keys = this.keys(account, address);
     let waitMs = 0;
@@ -85,10 +79,10 @@ export class LoginLimiter {
     if (this.attempts.size < SWEEP_AT || t - this.lastSweep < 1000) return;
     this.lastSweep = t;
     for (const key of [...this.attempts.keys()]) this.recent(key, t);
-    // Still too many (a flood from many addresses): forget the oldest keys first (a Map keeps insertion order).
+    // Still too many (a flood from many addresses): forget the oldest address keys (a Map keeps insertion order).
     for (const key of this.attempts.keys()) {
       if (this.attempts.size <= MAX_KEYS) break;
-      this.attempts.delete(key);
+      if (key.startsWith("address:")) this.attempts.delete(key);
     }
   }
 }

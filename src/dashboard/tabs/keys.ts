@@ -6,6 +6,7 @@ import { type ApiKeyRow, activeTeamKeys, createKey, findActiveTeamKey, restrictK
 import type { Team } from "../../db/teams-repo.ts";
 import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import type { DashboardDeps } from "../deps.ts";
+import type { CreatedKey } from "../flash.ts";
 import { field } from "../form.ts";
 import { fmtTime } from "../format.ts";
 import { type Html, html } from "../html.ts";
@@ -23,13 +24,14 @@ const hidden = { detail: { hide: true } };
 export function keyNameProblem(name: string): string | null {
   if (!name) return "Give the key a name that says where it is used, such as \"ci\" or \"billing-service\".";
   if (name.length > MAX_NAME) return `A key name has at most ${MAX_NAME} characters.`;
-  // Control and invisible format characters (bidi overrides, zero-width spaces) could hide or disguise a name.
-  if (/[\p{Cc}\p{Cf}]/u.test(name)) return "A key name cannot contain control or invisible formatting characters.";
+  // Control, format (bidi overrides, zero-width) and blank-looking characters (Hangul fillers, braille blank, spaces
+  // other than the plain one) could hide or disguise a name.
+  if (/[\p{Cc}\p{Cf}\u115F\u1160\u3164\uFFA0\u2800]|(?! )\s/u.test(name)) return "A key name cannot contain control or invisible formatting characters.";
   return null;
 }
 
-function newKeyPanel(v: Viewer, team: Team): Html {
-  return html`${(v.flash?.createdKeys ?? []).map((created, i) => {
+function newKeyPanel(created: CreatedKey[], team: Team): Html {
+  return html`${created.map((created, i) => {
     const id = i === 0 ? "new-key" : `new-key-${i + 1}`;
     return html`<section class="card new-key" aria-labelledby="${id}-title">
   <h2 id="${id}-title">Your new key "${created.name}"</h2>
@@ -62,7 +64,7 @@ function keysPage(d: DashboardDeps, v: Viewer, team: Team, form: { name?: string
 </table></div>`
     : html`<p class="empty">Team "${team.name}" has no API keys. Create one above to start calling the API.</p>`;
   const body = html`<h1>API keys</h1>
-${newKeyPanel(v, team)}
+${newKeyPanel(d.flash.takeKeys(v.session.tokenHash, team.id), team)}
 <section class="card">
   <h2>Create API key</h2>
   <form method="post" action="/dashboard/teams/${team.id}/keys" class="row-form">
@@ -148,7 +150,7 @@ export function keysTab(d: DashboardDeps) {
       const key = createKey(d.db, team.id, name);
       d.logger.info("dashboard key created", { key_id: key.id, team_id: team.id, by: viewer.user.username });
       // The full key goes to the next page of this session only (memory, one read): a reload shows its last four characters.
-      d.flash.put(viewer.session.tokenHash, { createdKeys: [{ id: key.id, name: key.name, key: key.key }] });
+      d.flash.putKey(viewer.session.tokenHash, { teamId: team.id, id: key.id, name: key.name, key: key.key });
       return redirect(`/dashboard/teams/${team.id}/keys`);
     }), { edge: POLICY.pageForm, ...hidden })
     .get(`${base}/:key`, page(d, ({ request, params, viewer }) => {

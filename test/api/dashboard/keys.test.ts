@@ -59,6 +59,22 @@ describe("the API keys tab", () => {
     expect(active).toHaveLength(2);
   });
 
+  test("an operator's new keys wait for their own team's page: never shown under another team, never lost to another page", async () => {
+    const { k, as, operator, other } = await setUp();
+    const o = await as("root", operator);
+    await o.get(`/dashboard/teams/${k.teamId}/keys`);
+    await o.post(`/dashboard/teams/${k.teamId}/keys`, { name: "key-of-team-one" });
+    await o.get(`/dashboard/teams/${other.id}/keys`);
+    await o.post(`/dashboard/teams/${other.id}/keys`, { name: "key-of-team-two" });
+    const two = await o.get(`/dashboard/teams/${other.id}/keys`);
+    expect(two.text).toContain(`Your new key "key-of-team-two"`);
+    expect(two.text).not.toContain(`Your new key "key-of-team-one"`);
+    expect((await o.get(`/dashboard/teams/${k.teamId}/billing`)).status).toBe(200);
+    const one = await o.get(`/dashboard/teams/${k.teamId}/keys`);
+    expect(one.text).toContain(`Your new key "key-of-team-one"`);
+    expect(one.text).toMatch(NEW_KEY);
+  });
+
   test("a bad name is shown on the form and creates nothing", async () => {
     const { k, as, member } = await setUp();
     const c = await as("alice", member);

@@ -162,6 +162,20 @@ describe("dashboard sign-in", () => {
     expect(k.deps.db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
   });
 
+  test("a next that no Location header can carry sends the user to the dashboard, never a 500", async () => {
+    const { k, client } = setUp();
+    const pw = await addUser(k.deps.db, "nexty", "member", k.teamId);
+    const c = client();
+    await c.get("/dashboard/login?next=/dashboard/%E6%97%A5");
+    const signed = await c.post("/dashboard/login", { username: "nexty", password: pw, next: "/dashboard?x=\u2028" });
+    expect([signed.status, signed.location]).toEqual([303, "/dashboard"]);
+    for (const next of ["/dashboard/%E6%97%A5", "/dashboard/%00"]) {
+      const res = await c.get(`/dashboard/login?next=${next}`);
+      expect([next, res.status, res.location]).toEqual([next, 303, "/dashboard"]);
+    }
+    expect(k.logs.filter((l) => l.level === "error")).toEqual([]);
+  });
+
   test("an expired session is refused", async () => {
     const { k, client } = setUp();
     const pw = await addUser(k.deps.db, "frank", "member", k.teamId);

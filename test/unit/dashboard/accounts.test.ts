@@ -47,9 +47,23 @@ describe("user names", () => {
 describe("where sign-in returns to", () => {
   test("only a dashboard path of this server", () => {
     expect(safeNext("/dashboard/teams/1/usage?from=2026-01-01")).toBe("/dashboard/teams/1/usage?from=2026-01-01");
-    for (const bad of ["https://evil.example/dashboard", "//evil.example/dashboard", "/dashboardx", "/v1/models", "/dashboard/\\evil", null, undefined]) {
+    for (const bad of ["https://evil.example/dashboard", "//evil.example/dashboard", "/dashboardx", "/v1/models", "/dashboard/\\evil", "/dashboard/\u65e5", "/dashboard/\u0000", "/dashboard?x=\u2028", "/dashboard/ x", null, undefined]) {
       expect(safeNext(bad)).toBe("/dashboard");
     }
+  });
+});
+
+describe("new keys waiting for their page", () => {
+  test("each team's keys wait for that team's page; another page or team takes none of them", () => {
+    const f = new FlashStore(() => 0);
+    f.putKey("s1", { teamId: 1, id: 10, name: "a", key: "LLM|10|x" });
+    f.putKey("s1", { teamId: 2, id: 11, name: "b", key: "LLM|11|y" });
+    f.putKey("s1", { teamId: 1, id: 12, name: "c", key: "LLM|12|z" });
+    expect(f.take("s1")).toBeNull();
+    expect(f.takeKeys("s2", 1)).toEqual([]);
+    expect(f.takeKeys("s1", 2).map((k) => k.id)).toEqual([11]);
+    expect(f.takeKeys("s1", 1).map((k) => k.id)).toEqual([10, 12]);
+    expect(f.takeKeys("s1", 1)).toEqual([]);
   });
 });
 

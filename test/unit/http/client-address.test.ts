@@ -7,6 +7,8 @@ describe("the client's address", () => {
     expect(clientAddress("203.0.113.9", "198.51.100.1", ["10.0.0.1"])).toBe("203.0.113.9");
     expect(clientAddress("::ffff:10.0.0.1", "198.51.100.1", ["10.0.0.1"])).toBe("198.51.100.1");
     expect(clientAddress(null, "198.51.100.1", ["10.0.0.1"])).toBeNull();
+    // Compared by value, however the proxy's address was written.
+    expect(clientAddress("fd00::1", "198.51.100.7", ["FD00:0::1"])).toBe("198.51.100.7");
   });
 
   test("X-Forwarded-For read from the right, past trusted proxies only: a client cannot name itself someone else", () => {
