@@ -63,10 +63,10 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   if (!sameOrigin(c.request) || !cookieToken || !tokensMatch(cookieToken, form.get("_login") ?? "")) {
     return loginPage(c.request, { next, username: given, error: "The sign-in form expired. Please try again.", status: 403 });
   }
-  const username = normalUsername(given) ?? given.toLowerCase().slice(0, 64);
   const meta = metaOf(c.request);
   const address = clientAddress(meta.peer ?? null, c.request.headers.get("x-forwarded-for"), d.config.trustedProxies);
-  const user = normalUsername(given) ? findUser(d.db, username) : undefined;
+  const name = normalUsername(given);
+  const user = name ? findUser(d.db, name) : undefined;
   // The attempt is counted before its password is checked, so parallel guesses meet the limit as a sequence would.
   const started = d.logins.begin(user ? user.username : null, address);
   if ("waitMs" in started) {
@@ -78,7 +78,7 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   const ok = !isKey && (await passwordMatches(password, user?.passwordHash ?? null));
   if (!ok || !user) {
     // What was typed as a name is logged only when it is an account's: a password typed there stays out of the log.
-    d.logger.info("dashboard sign-in failed", { username: user ? username : null, address, request_id: meta.id });
+    d.logger.info("dashboard sign-in failed", { username: user?.username ?? null, address, request_id: meta.id });
     const error = isKey ? "That is an API key. The dashboard takes your user name and password." : "Wrong user name or password.";
     return loginPage(c.request, { next, username: given, error, status: 401 });
   }
@@ -88,7 +88,7 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   if (previous) endSession(d.db, previous.session);
   const { token } = startSession(d.db, user.id);
   recordLogin(d.db, user.id, Math.floor(Date.now() / 1000));
-  d.logger.info("dashboard sign-in", { username, user_id: user.id, address, request_id: meta.id });
+  d.logger.info("dashboard sign-in", { username: user.username, user_id: user.id, address, request_id: meta.id });
   const secure = isHttps(c.request);
   const res = redirect(next);
   res.headers.append("set-cookie", setCookie(SESSION_COOKIE, token, { maxAgeS: SESSION_SECONDS, secure }));
