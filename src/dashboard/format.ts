@@ -9,3 +9,6 @@ export function fmtTime(unixS: number | null | undefined): string {
 export const fmtMoney = (micros: number) => formatMicros(micros);
 
 export const fmtCount = (n: number) => n.toLocaleString("en-US");
+
+/** A per-minute limit: the number, or "unlimited" for none. */
+export const fmtLimit = (n: number | null) => (n === null ? "unlimited" : fmtCount(n));

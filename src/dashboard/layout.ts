@@ -60,7 +60,7 @@ ${head(f.title, f.charts)}
   <span class="spacer"></span>
   <span class="who">${v.user.username} <span class="role">${v.operator ? "operator" : "member"}</span></span>
   <form method="post" action="/dashboard/logout" class="inline">
-    <input type="hidden" name="_csrf" value="${v.session.csrfToken}">
+    ${csrfField(v)}
     <button type="submit" class="btn btn-quiet">Sign out</button>
   </form>
 </header>

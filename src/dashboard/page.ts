@@ -9,6 +9,9 @@ import { PageError } from "./page-error.ts";
 import { htmlResponse, redirect } from "./respond.ts";
 import { checkCsrf, GoTo, requireViewer, type Viewer } from "./viewer.ts";
 
+/** Every dashboard route's options carry this: pages are not API operations, so the OpenAPI document leaves them out. */
+export const HIDDEN = { detail: { hide: true } } as const;
+
 /** What Elysia hands a route handler, as far as dashboard pages use it. */
 export interface RouteInput {
   request: Request;

@@ -6,7 +6,7 @@ import { edgePolicies, POLICY } from "../http/edge-policy.ts";
 import { ASSET_BASE, loadAsset } from "./assets.ts";
 import { dashboardDeps } from "./deps.ts";
 import { PageError } from "./page-error.ts";
-import { errorPage, formPost, openPage, page } from "./page.ts";
+import { HIDDEN, errorPage, formPost, openPage, page } from "./page.ts";
 import { redirect, SECURITY_HEADERS } from "./respond.ts";
 import { showLogin, signIn, signOut } from "./sign-in.ts";
 import { billingTab } from "./tabs/billing.ts";
@@ -17,7 +17,6 @@ import { statusTab } from "./tabs/status.ts";
 import { teamsTab } from "./tabs/teams.ts";
 import { usageTab } from "./tabs/usage.ts";
 
-const hidden = { detail: { hide: true } };
 
 export function dashboardRoutes(deps: AppDeps) {
   const d = dashboardDeps(deps);
@@ -32,15 +31,15 @@ export function dashboardRoutes(deps: AppDeps) {
           headers: { ...SECURITY_HEADERS, "content-type": asset.contentType, "cache-control": "public, max-age=86400" },
         });
       },
-      { edge: POLICY.page, ...hidden },
+      { edge: POLICY.page, ...HIDDEN },
     )
-    .get("/dashboard/login", openPage(d, (c) => showLogin(d, c)), { edge: POLICY.page, ...hidden })
-    .post("/dashboard/login", openPage(d, (c) => signIn(d, c)), { edge: POLICY.pageForm, ...hidden })
-    .post("/dashboard/logout", formPost(d, (c) => signOut(d, c)), { edge: POLICY.pageForm, ...hidden })
+    .get("/dashboard/login", openPage(d, (c) => showLogin(d, c)), { edge: POLICY.page, ...HIDDEN })
+    .post("/dashboard/login", openPage(d, (c) => signIn(d, c)), { edge: POLICY.pageForm, ...HIDDEN })
+    .post("/dashboard/logout", formPost(d, (c) => signOut(d, c)), { edge: POLICY.pageForm, ...HIDDEN })
     .get(
       "/dashboard",
       page(d, ({ viewer }) => redirect(viewer.operator || viewer.user.teamId === null ? "/dashboard/teams" : `/dashboard/teams/${viewer.user.teamId}/keys`)),
-      { edge: POLICY.page, ...hidden },
+      { edge: POLICY.page, ...HIDDEN },
     )
     .use(teamsTab(d))
     .use(keysTab(d))
@@ -50,5 +49,5 @@ export function dashboardRoutes(deps: AppDeps) {
     .use(statusTab(d))
     .use(modelsTab(d))
     // Anything else under /dashboard: sign in first (which paths exist is not for strangers), then a page saying so.
-    .get("/dashboard/*", page(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...hidden });
+    .get("/dashboard/*", page(d, () => errorPage(PageError.notFound())), { edge: POLICY.page, ...HIDDEN });
 }

@@ -6,7 +6,7 @@ import { clientAddress } from "../http/client-address.ts";
 import { metaOf } from "../http/request-meta.ts";
 import { clearCookie, isHttps, LOGIN_COOKIE, readCookie, SESSION_COOKIE, setCookie } from "./accounts/cookies.ts";
 import { passwordMatches } from "./accounts/password.ts";
-import { endSession, randomToken, SESSION_SECONDS, sessionOf, startSession, tokensMatch } from "./accounts/sessions.ts";
+import { endSession, randomToken, SESSION_SECONDS, sessionOfRequest, startSession, tokensMatch } from "./accounts/sessions.ts";
 import { normalUsername } from "./accounts/usernames.ts";
 import type { DashboardDeps } from "./deps.ts";
 import { field, readForm } from "./form.ts";
@@ -50,7 +50,7 @@ function loginPage(request: Request, v: LoginView): Response {
 }
 
 export function showLogin(d: DashboardDeps, c: RouteInput): Response {
-  if (sessionOf(d.db, readCookie(c.request.headers.get("cookie"), SESSION_COOKIE))) return redirect(safeNext(c.query.next));
+  if (sessionOfRequest(d.db, c.request)) return redirect(safeNext(c.query.next));
   return loginPage(c.request, { next: safeNext(c.query.next), notice: c.query.signed_out !== undefined ? "You are signed out." : undefined });
 }
 
@@ -84,7 +84,7 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   }
   d.logins.succeed(started.attempt);
   // A session the browser still held ends here: one sign-in, one live session per browser.
-  const previous = sessionOf(d.db, readCookie(c.request.headers.get("cookie"), SESSION_COOKIE));
+  const previous = sessionOfRequest(d.db, c.request);
   if (previous) endSession(d.db, previous.session);
   const { token } = startSession(d.db, user.id);
   recordLogin(d.db, user.id, Math.floor(Date.now() / 1000));

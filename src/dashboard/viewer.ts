@@ -5,8 +5,7 @@ import { findTeam } from "../db/teams-repo.ts";
 import type { SessionRow } from "../db/dashboard-sessions-repo.ts";
 import type { DashboardUser } from "../db/dashboard-users-repo.ts";
 import { metaOf } from "../http/request-meta.ts";
-import { readCookie, SESSION_COOKIE } from "./accounts/cookies.ts";
-import { sessionOf, tokensMatch } from "./accounts/sessions.ts";
+import { sessionOfRequest, tokensMatch } from "./accounts/sessions.ts";
 import type { DashboardDeps } from "./deps.ts";
 import type { Flash } from "./flash.ts";
 import { PageError } from "./page-error.ts";
@@ -28,7 +27,7 @@ export class GoTo extends Error {
 
 /** The session's viewer; a request without a live session is sent to sign in, then back here (for a GET). */
 export function requireViewer(d: DashboardDeps, request: Request, opts: { takeFlash: boolean }): Viewer {
-  const signed = sessionOf(d.db, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
+  const signed = sessionOfRequest(d.db, request);
   if (!signed) {
     const url = new URL(request.url);
     const back = request.method === "GET" ? `?next=${encodeURIComponent(url.pathname + url.search)}` : "";

@@ -4,6 +4,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Db } from "../../db/client.ts";
 import { deleteSession, insertSession, liveSession, type SessionRow } from "../../db/dashboard-sessions-repo.ts";
 import type { DashboardUser } from "../../db/dashboard-users-repo.ts";
+import { readCookie, SESSION_COOKIE } from "./cookies.ts";
 
 /** A session lasts a working day at most; signing in again starts a new one. */
 export const SESSION_SECONDS = 12 * 3600;
@@ -40,6 +41,11 @@ export function startSession(db: Db, userId: number, now = nowS()): { token: str
 export function sessionOf(db: Db, token: string | null, now = nowS()): Signed | null {
   if (!token || token.length > 128) return null;
   return liveSession(db, tokenHash(token), now) ?? null;
+}
+
+/** The signed-in user behind the request's session cookie, or null. */
+export function sessionOfRequest(db: Db, request: Request): Signed | null {
+  return sessionOf(db, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
 }
 
 export function endSession(db: Db, session: SessionRow): void {

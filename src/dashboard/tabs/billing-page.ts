@@ -4,11 +4,11 @@ import type { BillingAccount, LedgerRow } from "../../db/billing-repo.ts";
 import type { Team } from "../../db/teams-repo.ts";
 import type { LimitSnapshot } from "../../ratelimit/headers.ts";
 import type { TeamLimits, Tier } from "../../ratelimit/tiers.ts";
-import { fmtCount, fmtMoney, fmtTime } from "../format.ts";
+import { fmtCount, fmtLimit, fmtMoney, fmtTime } from "../format.ts";
 import { type Html, html } from "../html.ts";
 import { csrfField } from "../layout.ts";
 import type { Viewer } from "../viewer.ts";
-import { type CreditTyped, describeUse, type LimitUse, MAX_NOTE, showLimit } from "./billing-parts.ts";
+import { type CreditTyped, describeUse, type LimitUse, MAX_NOTE } from "./billing-parts.ts";
 
 export type BillingForm = "tier" | "credit" | "billing" | "lapse";
 
@@ -80,7 +80,7 @@ function tierFact(v: BillingView): Html {
 }
 
 function limitFact(effective: number | null, override: number | null): Html {
-  return html`${showLimit(effective)}${override !== null ? html` <span class="hint-inline">(this team's own limit, over its tier's)</span>` : ""}`;
+  return html`${fmtLimit(effective)}${override !== null ? html` <span class="hint-inline">(this team's own limit, over its tier's)</span>` : ""}`;
 }
 
 function tierForm(viewer: Viewer, v: BillingView, p: FormProblem | undefined): Html {
@@ -92,7 +92,7 @@ function tierForm(viewer: Viewer, v: BillingView, p: FormProblem | undefined): H
   <label class="field grow">Tier
     <select name="tier" id="tier-select" aria-invalid="${p?.form === "tier" ? "true" : "false"}" aria-describedby="tier-error">
       <option value="none"${chosen === "none" ? html` selected` : ""}>${none}</option>
-      ${v.tiers.map((t) => html`<option value="${t.name}"${chosen === t.name ? html` selected` : ""}>${t.name}: ${showLimit(t.rpm)} RPM, ${showLimit(t.tpm)} TPM</option>`)}
+      ${v.tiers.map((t) => html`<option value="${t.name}"${chosen === t.name ? html` selected` : ""}>${t.name}: ${fmtLimit(t.rpm)} RPM, ${fmtLimit(t.tpm)} TPM</option>`)}
       ${undefinedOwn ? html`<option value="${v.team.tier}" disabled${chosen === v.team.tier ? html` selected` : ""}>${v.team.tier} (not defined)</option>` : ""}
     </select>
   </label>

@@ -8,7 +8,6 @@ import type { Tier } from "../../ratelimit/tiers.ts";
 export const MAX_NOTE = 200;
 
 /** A per-minute limit as the page and its notices write it. */
-export const showLimit = (n: number | null) => (n === null ? "unlimited" : n.toLocaleString("en-US"));
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 

@@ -6,17 +6,16 @@ import { type Team, updateTeam } from "../../db/teams-repo.ts";
 import { listDbTiers } from "../../db/tiers-repo.ts";
 import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import type { DashboardDeps } from "../deps.ts";
-import { fmtMoney } from "../format.ts";
+import { fmtLimit, fmtMoney } from "../format.ts";
 import { layout } from "../layout.ts";
-import { doneWith, formPost, page } from "../page.ts";
+import { HIDDEN, doneWith, formPost, page } from "../page.ts";
 import { PageError } from "../page-error.ts";
 import { htmlResponse } from "../respond.ts";
 import { requireOperator, teamScope, type Viewer } from "../viewer.ts";
 import { billingBody, type FormProblem } from "./billing-page.ts";
-import { ledgerPage, parseBefore, parseCreditForm, parseSwitch, parseTierChoice, showLimit, tierChoices } from "./billing-parts.ts";
+import { ledgerPage, parseBefore, parseCreditForm, parseSwitch, parseTierChoice, tierChoices } from "./billing-parts.ts";
 
 const LEDGER_PAGE = 50;
-const hidden = { detail: { hide: true } };
 
 const tiersOf = (d: DashboardDeps) => tierChoices(d.config.tiers, listDbTiers(d.db));
 
@@ -44,7 +43,7 @@ export function billingTab(d: DashboardDeps) {
       const before = parseBefore(query.before);
       if (!before.ok) throw new PageError(400, "Page link not valid", before.error);
       return billingPage(d, viewer, team, before.value);
-    }), { edge: POLICY.page, ...hidden })
+    }), { edge: POLICY.page, ...HIDDEN })
     .post(`${base}/tier`, formPost(d, async ({ request, params, viewer, form }) => {
       const team = teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
@@ -56,8 +55,8 @@ export function billingTab(d: DashboardDeps) {
       d.logger.info("dashboard tier set", { team_id: team.id, tier: choice.value, by: viewer.user.username });
       const { limits } = await d.gate.standing(updated);
       const on = choice.value === null ? `no tier${limits.tier ? ` (the default tier "${limits.tier}" applies)` : ""}` : `tier "${choice.value}"`;
-      return doneWith(d, viewer, back(team), `Team "${team.name}" is now on ${on}: ${showLimit(limits.rpm)} requests and ${showLimit(limits.tpm)} tokens per minute, from its next request.`);
-    }), { edge: POLICY.pageForm, ...hidden })
+      return doneWith(d, viewer, back(team), `Team "${team.name}" is now on ${on}: ${fmtLimit(limits.rpm)} requests and ${fmtLimit(limits.tpm)} tokens per minute, from its next request.`);
+    }), { edge: POLICY.pageForm, ...HIDDEN })
     .post(`${base}/credit`, formPost(d, ({ request, params, viewer, form }) => {
       const team = teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
@@ -74,7 +73,7 @@ export function billingTab(d: DashboardDeps) {
       d.logger.info("dashboard credit added", { team_id: team.id, amount_micros: parsed.value.micros, balance_micros: balance, by: viewer.user.username });
       const off = team.billingEnabled ? "" : " Billing is off for the team, so nothing is charged until it is turned on.";
       return doneWith(d, viewer, back(team), `Added ${fmtMoney(parsed.value.micros)} to team "${team.name}". The balance is now ${fmtMoney(balance)}.${off}`);
-    }), { edge: POLICY.pageForm, ...hidden })
+    }), { edge: POLICY.pageForm, ...HIDDEN })
     .post(`${base}/enabled`, formPost(d, ({ request, params, viewer, form }) => {
       const team = teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
@@ -88,7 +87,7 @@ export function billingTab(d: DashboardDeps) {
         ? `Billing is now on for team "${team.name}" (balance ${balance}): each request is charged, and one the balance cannot cover gets 402.`
         : `Billing is now off for team "${team.name}": its requests are free. The balance (${balance}) and the ledger are kept.`;
       return doneWith(d, viewer, back(team), notice);
-    }), { edge: POLICY.pageForm, ...hidden })
+    }), { edge: POLICY.pageForm, ...HIDDEN })
     .post(`${base}/lapse`, formPost(d, ({ request, params, viewer, form }) => {
       const team = teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
@@ -103,5 +102,5 @@ export function billingTab(d: DashboardDeps) {
         ? `Team "${team.name}"'s account is now lapsed: ${billed ? "every request of the team gets 402" : "once billing is on, every request of the team gets 402"} until it is reinstated.`
         : `Team "${team.name}"'s account is reinstated: its requests are no longer refused for the lapse${billed ? "" : " (billing is off)"}.`;
       return doneWith(d, viewer, back(team), notice);
-    }), { edge: POLICY.pageForm, ...hidden });
+    }), { edge: POLICY.pageForm, ...HIDDEN });
 }

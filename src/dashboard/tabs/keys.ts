@@ -11,14 +11,13 @@ import { field } from "../form.ts";
 import { fmtTime } from "../format.ts";
 import { type Html, html } from "../html.ts";
 import { csrfField, layout } from "../layout.ts";
-import { doneWith, formPost, page } from "../page.ts";
+import { HIDDEN, doneWith, formPost, page } from "../page.ts";
 import { PageError } from "../page-error.ts";
 import { htmlResponse, redirect } from "../respond.ts";
 import { requireOperator, teamScope, type Viewer } from "../viewer.ts";
 import { describeList, parseRestrictionForm } from "./restriction-form.ts";
 
 const MAX_NAME = 100;
-const hidden = { detail: { hide: true } };
 
 /** What is wrong with a key name, or null. */
 export function keyNameProblem(name: string): string | null {
@@ -141,7 +140,7 @@ export function keysTab(d: DashboardDeps) {
   const base = "/dashboard/teams/:team/keys";
   return new Elysia({ name: "dashboard-keys" })
     .use(edgePolicies)
-    .get(base, page(d, ({ request, params, viewer }) => keysPage(d, viewer, teamScope(d, request, viewer, params.team))), { edge: POLICY.page, ...hidden })
+    .get(base, page(d, ({ request, params, viewer }) => keysPage(d, viewer, teamScope(d, request, viewer, params.team))), { edge: POLICY.page, ...HIDDEN })
     .post(base, formPost(d, ({ request, params, viewer, form }) => {
       const team = teamScope(d, request, viewer, params.team);
       const name = field(form, "name");
@@ -152,11 +151,11 @@ export function keysTab(d: DashboardDeps) {
       // The full key goes to the next page of this session only (memory, one read): a reload shows its last four characters.
       d.flash.putKey(viewer.session.tokenHash, { teamId: team.id, id: key.id, name: key.name, key: key.key });
       return redirect(`/dashboard/teams/${team.id}/keys`);
-    }), { edge: POLICY.pageForm, ...hidden })
+    }), { edge: POLICY.pageForm, ...HIDDEN })
     .get(`${base}/:key`, page(d, ({ request, params, viewer }) => {
       const team = teamScope(d, request, viewer, params.team);
       return keyPage(d, viewer, team, keyOf(d, team, params.key));
-    }), { edge: POLICY.page, ...hidden })
+    }), { edge: POLICY.page, ...HIDDEN })
     .post(`${base}/:key/restrictions`, formPost(d, ({ request, params, viewer, form }) => {
       const team = teamScope(d, request, viewer, params.team);
       const key = keyOf(d, team, params.key);
@@ -166,16 +165,16 @@ export function keysTab(d: DashboardDeps) {
       if (!restrictKey(d.db, key.id, choice)) throw PageError.notFound();
       d.logger.info("dashboard key restricted", { key_id: key.id, team_id: team.id, by: viewer.user.username });
       return doneWith(d, viewer, `/dashboard/teams/${team.id}/keys/${key.id}`, `Saved: key "${key.name}" may use models: ${describeList(choice.models)}; endpoints: ${describeList(choice.endpoints)}.`);
-    }), { edge: POLICY.pageForm, ...hidden })
+    }), { edge: POLICY.pageForm, ...HIDDEN })
     .get(`${base}/:key/delete`, page(d, ({ request, params, viewer }) => {
       const team = teamScope(d, request, viewer, params.team);
       return confirmDeletePage(viewer, team, keyOf(d, team, params.key));
-    }), { edge: POLICY.page, ...hidden })
+    }), { edge: POLICY.page, ...HIDDEN })
     .post(`${base}/:key/delete`, formPost(d, ({ request, params, viewer }) => {
       const team = teamScope(d, request, viewer, params.team);
       const key = keyOf(d, team, params.key);
       if (!revokeKey(d.db, key.id)) throw PageError.notFound();
       d.logger.info("dashboard key deleted", { key_id: key.id, team_id: team.id, by: viewer.user.username });
       return doneWith(d, viewer, `/dashboard/teams/${team.id}/keys`, `Deleted key "${key.name}". Requests with it now get 401.`);
-    }), { edge: POLICY.pageForm, ...hidden });
+    }), { edge: POLICY.pageForm, ...HIDDEN });
 }

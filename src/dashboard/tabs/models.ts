@@ -8,14 +8,13 @@ import type { DashboardDeps } from "../deps.ts";
 import { fmtCount } from "../format.ts";
 import { type Html, html } from "../html.ts";
 import { layout } from "../layout.ts";
-import { page } from "../page.ts";
+import { HIDDEN, page } from "../page.ts";
 import { htmlResponse } from "../respond.ts";
 import type { Viewer } from "../viewer.ts";
 import { frameTeam } from "./frame-team.ts";
 import { capabilityLabels, describeWorkers, fmtBytes, fmtPrice, mediaFacts, type ModelView, workerSummary, type WorkerSummary } from "./model-facts.ts";
 import { healthTone } from "./status-view.ts";
 
-const hidden = { detail: { hide: true } };
 
 interface Row {
   model: ModelView;
@@ -123,5 +122,5 @@ export function modelsTab(d: DashboardDeps) {
       }));
       const body = modelsBody(viewer, rows, team?.name ?? null, d.scheduler.load(), workers !== null);
       return htmlResponse(layout({ title: "Models", viewer, team, tab: "models", body }));
-    }), { edge: POLICY.page, ...hidden });
+    }), { edge: POLICY.page, ...HIDDEN });
 }

@@ -10,7 +10,7 @@ import type { DashboardDeps } from "../deps.ts";
 import { fmtCount, fmtTime } from "../format.ts";
 import { type Html, html } from "../html.ts";
 import { layout } from "../layout.ts";
-import { doneWith, formPost, page } from "../page.ts";
+import { HIDDEN, doneWith, formPost, page } from "../page.ts";
 import { PageError } from "../page-error.ts";
 import { htmlResponse } from "../respond.ts";
 import { teamScope, type Viewer } from "../viewer.ts";
@@ -19,7 +19,6 @@ import { cancelOutcome } from "./response-summary.ts";
 import { type ListFilter, listHref, parseListFilter, RESPONSE_STATUSES, statusLabel } from "./responses-query.ts";
 
 export const PAGE_SIZE = 50;
-const hidden = { detail: { hide: true } };
 const NO_FILTER: ListFilter = { status: null, backgroundOnly: false, before: null };
 
 function responseRow(team: Team, r: ResponseListRow): Html {
@@ -110,12 +109,12 @@ export function responsesTab(d: DashboardDeps) {
       const parsed = parseListFilter(query);
       if ("problem" in parsed) return listPage(d, viewer, team, NO_FILTER, parsed.problem);
       return listPage(d, viewer, team, parsed.filter);
-    }), { edge: POLICY.page, ...hidden })
+    }), { edge: POLICY.page, ...HIDDEN })
     .get(`${base}/:id`, page(d, ({ request, params, viewer }) => {
       const team = teamScope(d, request, viewer, params.team);
       const { row, key } = responseOf(d, team, params.id);
       return responsePage(viewer, team, row, key);
-    }), { edge: POLICY.page, ...hidden })
+    }), { edge: POLICY.page, ...HIDDEN })
     .post(`${base}/:id/cancel`, formPost(d, async ({ request, params, viewer }) => {
       const team = teamScope(d, request, viewer, params.team);
       const before = responseOf(d, team, params.id);
@@ -137,5 +136,5 @@ export function responsesTab(d: DashboardDeps) {
       }
       d.logger.info("dashboard response cancelled", { response_id: before.row.id, team_id: team.id, status: after, by: viewer.user.username });
       return doneWith(d, viewer, `/dashboard/teams/${team.id}/responses/${before.row.id}`, outcome.message);
-    }), { edge: POLICY.pageForm, ...hidden });
+    }), { edge: POLICY.pageForm, ...HIDDEN });
 }

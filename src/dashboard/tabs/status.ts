@@ -7,7 +7,7 @@ import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import type { DashboardDeps } from "../deps.ts";
 import { fmtTime } from "../format.ts";
 import { layout } from "../layout.ts";
-import { doneWith, formPost, page } from "../page.ts";
+import { HIDDEN, doneWith, formPost, page } from "../page.ts";
 import { PageError } from "../page-error.ts";
 import { htmlResponse } from "../respond.ts";
 import { requireOperator, type Viewer } from "../viewer.ts";
@@ -15,7 +15,6 @@ import { frameTeam } from "./frame-team.ts";
 import { incidentIdOf, incidentUpdateOf, incidentUpdateProblem, messageField, messageProblem, newIncidentOf, newIncidentProblem } from "./incident-form.ts";
 import { type StatusForms, statusBody } from "./status-view.ts";
 
-const hidden = { detail: { hide: true } };
 const STATUS_PAGE = "/dashboard/status";
 
 function statusPage(d: DashboardDeps, v: Viewer, forms: StatusForms = {}, status = 200): Response {
@@ -37,7 +36,7 @@ function openIncidentOf(d: DashboardDeps, param: string | undefined): Incident {
 export function statusTab(d: DashboardDeps) {
   return new Elysia({ name: "dashboard-status" })
     .use(edgePolicies)
-    .get(STATUS_PAGE, page(d, ({ viewer }) => statusPage(d, viewer)), { edge: POLICY.page, ...hidden })
+    .get(STATUS_PAGE, page(d, ({ viewer }) => statusPage(d, viewer)), { edge: POLICY.page, ...HIDDEN })
     .post(`${STATUS_PAGE}/incidents`, formPost(d, ({ viewer, form }) => {
       requireOperator(viewer);
       const typed = newIncidentOf(form);
@@ -46,7 +45,7 @@ export function statusTab(d: DashboardDeps) {
       const inc = addIncident(d.db, { title: typed.title, message: typed.message || null, status: typed.status, impact: typed.impact });
       d.logger.info("dashboard incident opened", { incident_id: inc.id, status: inc.status, impact: inc.impact, by: viewer.user.username });
       return doneWith(d, viewer, STATUS_PAGE, `Opened incident "${inc.title}" (${inc.status}, ${inc.impact}). It shows on /v1/status now.`);
-    }), { edge: POLICY.pageForm, ...hidden })
+    }), { edge: POLICY.pageForm, ...HIDDEN })
     .post(`${STATUS_PAGE}/incidents/:incident/update`, formPost(d, ({ params, viewer, form }) => {
       requireOperator(viewer);
       const incident = openIncidentOf(d, params.incident);
@@ -57,7 +56,7 @@ export function statusTab(d: DashboardDeps) {
       if (!inc) throw PageError.notFound();
       d.logger.info("dashboard incident updated", { incident_id: inc.id, status: inc.status, by: viewer.user.username });
       return doneWith(d, viewer, STATUS_PAGE, `Updated incident "${inc.title}": ${inc.status}.`);
-    }), { edge: POLICY.pageForm, ...hidden })
+    }), { edge: POLICY.pageForm, ...HIDDEN })
     .post(`${STATUS_PAGE}/incidents/:incident/resolve`, formPost(d, ({ params, viewer, form }) => {
       requireOperator(viewer);
       const incident = openIncidentOf(d, params.incident);
@@ -69,5 +68,5 @@ export function statusTab(d: DashboardDeps) {
       if (!inc) throw PageError.notFound();
       d.logger.info("dashboard incident resolved", { incident_id: inc.id, by: viewer.user.username });
       return doneWith(d, viewer, STATUS_PAGE, `Resolved incident "${inc.title}".`);
-    }), { edge: POLICY.pageForm, ...hidden });
+    }), { edge: POLICY.pageForm, ...HIDDEN });
 }

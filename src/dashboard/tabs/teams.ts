@@ -6,14 +6,12 @@ import { activeTeamKeys } from "../../db/keys-repo.ts";
 import { listTeams } from "../../db/teams-repo.ts";
 import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import type { DashboardDeps } from "../deps.ts";
-import { fmtMoney } from "../format.ts";
+import { fmtLimit, fmtMoney } from "../format.ts";
 import { html } from "../html.ts";
 import { layout } from "../layout.ts";
-import { page } from "../page.ts";
+import { HIDDEN, page } from "../page.ts";
 import { PageError } from "../page-error.ts";
 import { htmlResponse } from "../respond.ts";
-
-const limit = (n: number | null) => (n === null ? "unlimited" : n.toLocaleString("en-US"));
 
 export function teamsTab(d: DashboardDeps) {
   return new Elysia({ name: "dashboard-teams" })
@@ -26,8 +24,8 @@ export function teamsTab(d: DashboardDeps) {
         return html`<tr>
   <td class="name"><a href="/dashboard/teams/${t.id}/keys">${t.name}</a></td>
   <td>${limits.tier ?? "none"}</td>
-  <td>${limit(limits.rpm)}</td>
-  <td>${limit(limits.tpm)}</td>
+  <td>${fmtLimit(limits.rpm)}</td>
+  <td>${fmtLimit(limits.tpm)}</td>
   <td>${!t.billingEnabled ? "off" : account?.lapsedAt ? html`<span class="badge bad">lapsed</span>` : "on"}</td>
   <td class="num">${account ? fmtMoney(account.balanceMicros) : "–"}</td>
   <td class="num">${activeTeamKeys(d.db, t.id).length}</td>
@@ -44,5 +42,5 @@ export function teamsTab(d: DashboardDeps) {
   <p class="hint">Teams and dashboard accounts are made with the CLI: <code>kiln teams create</code>, <code>kiln users add</code>.</p>
 </section>`;
       return htmlResponse(layout({ title: "Teams", viewer, team: null, tab: "teams", body }));
-    }), { edge: POLICY.page, detail: { hide: true } });
+    }), { edge: POLICY.page, ...HIDDEN });
 }

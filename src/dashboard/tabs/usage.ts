@@ -9,7 +9,7 @@ import type { DashboardDeps } from "../deps.ts";
 import { fmtCount, fmtMoney } from "../format.ts";
 import { type Html, html } from "../html.ts";
 import { layout } from "../layout.ts";
-import { page } from "../page.ts";
+import { HIDDEN, page } from "../page.ts";
 import { PageError } from "../page-error.ts";
 import { htmlResponse, textResponse } from "../respond.ts";
 import { teamScope, type Viewer } from "../viewer.ts";
@@ -18,7 +18,6 @@ import { csvFilename, usageCsv } from "./usage-csv.ts";
 import { type DayRange, daysIn, lastDays, parseRange, unixToDay } from "./usage-range.ts";
 import { type ModelTotals, totalsByModel, totalsOf, type UsageTotals, usageCharts } from "./usage-series.ts";
 
-const hidden = { detail: { hide: true } };
 const PRESETS = [7, 30, 90];
 
 const today = () => unixToDay(Date.now() / 1000);
@@ -146,6 +145,6 @@ export function usageTab(d: DashboardDeps) {
   const base = "/dashboard/teams/:team/usage";
   return new Elysia({ name: "dashboard-usage" })
     .use(edgePolicies)
-    .get(base, page(d, ({ request, params, viewer }) => usagePage(d, viewer, teamScope(d, request, viewer, params.team), request)), { edge: POLICY.page, ...hidden })
-    .get(`${base}.csv`, page(d, ({ request, params, viewer }) => usageDownload(d, teamScope(d, request, viewer, params.team), request), { download: true }), { edge: POLICY.page, ...hidden });
+    .get(base, page(d, ({ request, params, viewer }) => usagePage(d, viewer, teamScope(d, request, viewer, params.team), request)), { edge: POLICY.page, ...HIDDEN })
+    .get(`${base}.csv`, page(d, ({ request, params, viewer }) => usageDownload(d, teamScope(d, request, viewer, params.team), request), { download: true }), { edge: POLICY.page, ...HIDDEN });
 }

@@ -1,7 +1,8 @@
 // The Limits & billing tab's pure parts: the credit form, tier choices, switches, the ledger cursor and limit use.
+import { fmtLimit } from "../../../src/dashboard/format.ts";
 import { describe, expect, test } from "bun:test";
 import {
-  describeUse, ledgerPage, MAX_NOTE, parseBefore, parseCreditForm, parseSwitch, parseTierChoice, showLimit, tierChoices,
+  describeUse, ledgerPage, MAX_NOTE, parseBefore, parseCreditForm, parseSwitch, parseTierChoice, tierChoices,
 } from "../../../src/dashboard/tabs/billing-parts.ts";
 
 describe("parseCreditForm", () => {
@@ -60,8 +61,8 @@ describe("tiers", () => {
   });
 });
 
-test("showLimit writes a limit with thousands separators, or unlimited", () => {
-  expect([showLimit(null), showLimit(20), showLimit(2_000_000)]).toEqual(["unlimited", "20", "2,000,000"]);
+test("fmtLimit writes a limit with thousands separators, or unlimited", () => {
+  expect([fmtLimit(null), fmtLimit(20), fmtLimit(2_000_000)]).toEqual(["unlimited", "20", "2,000,000"]);
 });
 
 test("parseSwitch takes exactly its two values", () => {
