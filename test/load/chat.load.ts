@@ -6,6 +6,7 @@ import { onnxFileForDtype } from "../../src/models/manifest.ts";
 import { readModelFolder } from "../../src/models/registry.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { tempDir } from "../helpers/kiln.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 import { logitsAgreement } from "./accuracy.ts";
 import { BENCH_DTYPES, benchServerEnv, DTYPE, ensureBenchModel, FORMATS, MODELS_BASE, MODELS_DIR, NEW_TOKENS, PROMPT, ROUNDS, SMALL, SPEC } from "./bench-model.ts";
 import { directDecodeBench, type DirectBenchResult } from "./direct-ort.ts";
@@ -68,9 +69,16 @@ async function kilnLevels(
       const s = medianBy(rounds, (x) => x.outputTokPerSec);
       levels.push(s);
       if (cpu0) {
-        await Bun.sleep(50); // the idle worker's last append
+        // The worker appends its records when its loop goes idle, a moment after the last stream ended: wait for every
+        // request's decode steps (its first token comes from the prefill).
+        const decoded = clients * ROUNDS * (NEW_TOKENS - 1);
+        const records = await waitFor(async () => parseRecords(await Bun.file(profileFile).text()), {
+          what: `step records of ${decoded} decoded tokens`,
+          until: (rs) => rs.reduce((n, r) => n + r.decodeRows, 0) >= decoded,
+          timeoutMs: 60_000,
+        });
         const c = process.cpuUsage(client0);
-        const steps = breakdown(parseRecords(await Bun.file(profileFile).text()));
+        const steps = breakdown(records);
         const serverCpu = cpuBetween(cpu0, readThreadCpu(server.pid), server.pid);
         profile.push({ clients, steps, serverCpu, clientCpuMs: (c.user + c.system) / 1000, tpotP50: s.tpotP50 });
       }

@@ -4,12 +4,13 @@
 // the workers' own step profile). Each client sends KILN_BENCH_MEDIA_REQUESTS streamed requests of 16 tokens;
 // KILN_BENCH_MEDIA_VISION / KILN_BENCH_MEDIA_AUDIO name other presets (the README test runs the tiny ones).
 import { expect, test } from "bun:test";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, renameSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { installModel, PRESETS } from "../../build/model/index.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { tempDir } from "../helpers/kiln.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 import { noiseImage, sine, wavBytes } from "../helpers/media-fixtures.ts";
 import { MODELS_BASE } from "./bench-model.ts";
 import { markdownTable, percentile } from "./metrics.ts";
@@ -35,23 +36,48 @@ interface Row {
   prefillMs: number;
 }
 
-/** The workers' step records written since the file was last cleared: prefill steps' time and the encoders' share. */
-function profileTotals(file: string): { encodeMs: number; prefillMs: number } {
-  let text = "";
+/** Prefill time and the encoders' share, from the workers' step records. */
+interface Totals {
+  encodeMs: number;
+  prefillMs: number;
+  prefillTokens: number;
+}
+
+/**
+ * Takes the step records written since the last take (renamed away first, so a record appended meanwhile goes to a
+ * new file and is kept for the next take) and adds them to `into`.
+ */
+function takeProfile(file: string, into: Totals): void {
+  const taken = `${file}.taken`;
   try {
-    text = readFileSync(file, "utf8");
+    renameSync(file, taken);
   } catch {
-    return { encodeMs: 0, prefillMs: 0 };
+    return;
   }
-  rmSync(file, { force: true });
-  let encodeMs = 0, prefillMs = 0;
-  for (const line of text.split("\n")) {
+  for (const line of readFileSync(taken, "utf8").split("\n")) {
     if (!line) continue;
     const r = JSON.parse(line) as { prefillTokens: number; stepMs: number; encodeMs?: number };
-    if (r.prefillTokens > 0) prefillMs += r.stepMs;
-    encodeMs += r.encodeMs ?? 0;
+    if (r.prefillTokens > 0) into.prefillMs += r.stepMs;
+    into.prefillTokens += r.prefillTokens;
+    into.encodeMs += r.encodeMs ?? 0;
   }
-  return { encodeMs, prefillMs };
+  rmSync(taken, { force: true });
+}
+
+/**
+ * The records of `requests` prompts of `promptTokens` each: a worker writes its records when it goes idle, which may
+ * be a moment after the last stream ended, so this waits until every prompt's prefill is in the file.
+ */
+async function profileTotals(file: string, requests: number, promptTokens: number): Promise<Totals> {
+  const totals: Totals = { encodeMs: 0, prefillMs: 0, prefillTokens: 0 };
+  await waitFor(
+    () => {
+      takeProfile(file, totals);
+      return totals.prefillTokens >= requests * promptTokens;
+    },
+    { what: `step records of ${requests} prefills of ${promptTokens} tokens`, timeoutMs: 60_000 },
+  );
+  return totals;
 }
 
 test(
@@ -80,7 +106,7 @@ test(
         const warm = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
         expect(warm.status).toBe(200);
         const promptTokens = ((await warm.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
-        profileTotals(profile);
+        await profileTotals(profile, 1, promptTokens);
         for (const clients of LEVELS) {
           const ttft: number[] = [];
           const t0 = performance.now();
@@ -94,8 +120,7 @@ test(
             }),
           );
           const seconds = (performance.now() - t0) / 1000;
-          // The workers write their step records when they go idle, which they now are.
-          const totals = profileTotals(profile);
+          const totals = await profileTotals(profile, ttft.length, promptTokens);
           rows.push({ input, clients, requests: ttft.length, reqPerSec: ttft.length / seconds, ttft, promptTokens, encodeMs: totals.encodeMs, encoded: ttft.length, prefillMs: totals.prefillMs });
         }
       }
