@@ -5,12 +5,13 @@ import { DEFAULT_BURST_WINDOW, gatherBurst } from "./engine/burst.ts";
 import { Engine } from "./engine/engine.ts";
 import { LazyConstraintSource } from "./engine/constraint-source.ts";
 import { loadModel } from "./engine/load-model.ts";
-import type { OrtRunner } from "./engine/ort-runner.ts";
+import type { ModelRunner } from "./engine/model-runner.ts";
+import { loadDeviceModel } from "./device/load-device-model.ts";
 import { profilerFromEnv } from "./engine/step-profile.ts";
 import { serveLifecycle, yieldToEvents } from "./lifecycle.ts";
 
 let engine: Engine | null = null;
-let runner: OrtRunner | null = null;
+let runner: (ModelRunner<unknown> & { runMs: number }) | null = null;
 /** Step timings for `npm run bench -- --profile` (KILN_PROFILE_FILE); null when not profiling. */
 const profiler = profilerFromEnv();
 let looping = false;
@@ -36,7 +37,7 @@ async function runLoop(): Promise<void> {
   }
 }
 
-async function profiledStep(e: Engine, r: OrtRunner): Promise<void> {
+async function profiledStep(e: Engine, r: { runMs: number }): Promise<void> {
   const started = performance.now();
   profiler!.begin(started);
   const run0 = r.runMs;
@@ -51,7 +52,7 @@ function stepMessage(deltas: SeqDelta[], finished: SeqFinish[], batch: StepBatch
 
 const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
   async load(spec) {
-    const loaded = await loadModel(spec);
+    const loaded = spec.device === "webgpu" ? await loadDeviceModel(spec) : { ...(await loadModel(spec)), report: { device: "cpu" as const, dtype: spec.dtype } };
     runner = loaded.runner;
     engine = new Engine(loaded.runner, {
       maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
@@ -68,6 +69,7 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
       // A sequence's media finished preprocessing: the loop may have gone idle waiting for it.
       wake: () => void runLoop(),
     });
+    return loaded.report;
   },
   counts: () => engine?.counts() ?? { active: 0, queued: 0 },
   onMessage(msg) {

@@ -1,7 +1,7 @@
 // The part of the supervisor protocol every model worker speaks alike (src/scheduler/supervisor-protocol.ts): one load
 // (loaded or load_error with the time it took), ping → pong with the thread's memory and work, shutdown, and fatal
 // when the worker's state is unreliable. A worker entry wires its own kind's messages and loop around it.
-import type { LifecycleFromWorker, LifecycleToWorker } from "../src/scheduler/supervisor-protocol.ts";
+import type { LifecycleFromWorker, LifecycleToWorker, LoadReport } from "../src/scheduler/supervisor-protocol.ts";
 
 interface WorkerScope {
   onmessage: ((ev: MessageEvent) => void) | null;
@@ -13,8 +13,8 @@ interface WorkerScope {
 const scope = globalThis as unknown as WorkerScope;
 
 export interface LifecycleHooks<Spec extends { id: string }, Out> {
-  /** Loads the model; throwing answers load_error with the message. */
-  load(spec: Spec): Promise<void>;
+  /** Loads the model (and may say where it runs); throwing answers load_error with the message. */
+  load(spec: Spec): Promise<LoadReport | void>;
   /** Work running and waiting, for pong. */
   counts(): { active: number; queued: number };
   /** Every message that is not load, ping or shutdown (ignored once the worker stops). */
@@ -49,9 +49,9 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
     loading = true;
     const started = performance.now();
     try {
-      await hooks.load(spec);
+      const report = await hooks.load(spec);
       loaded = true;
-      life.post({ type: "loaded", modelId: spec.id, ms: performance.now() - started });
+      life.post({ type: "loaded", modelId: spec.id, ms: performance.now() - started, ...(report ? { report } : {}) });
     } catch (err) {
       life.post({ type: "load_error", modelId: spec.id, message: err instanceof Error ? err.message : String(err) });
     } finally {

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type DiffusionFolderFacts, parseDiffusionLayout } from "./diffusion-layout.ts";
-import { infoIdFromFolder, type ModelInfo, parseCapabilities, parseIdentity, parsePricing } from "./manifest.ts";
+import { infoIdFromFolder, type ModelInfo, parseCapabilities, parseDevice, parseIdentity, parsePricing } from "./manifest.ts";
 
 /** What marks a folder as an image model. */
 export const DIFFUSION_MARKER = "model_index.json";
@@ -87,5 +87,6 @@ export function readDiffusionFolder(dir: string, folderName: string): ModelInfo 
     promptFormat: null,
     media: null,
     diffusion,
+    device: parseDevice(m),
   };
 }

@@ -1,5 +1,6 @@
 // kiln.json, the model manifest: parsing and validation, plus defaults derived from a transformers.js config.json.
 import { INT8_MAX_LEVEL } from "../../build/model/quantize.ts";
+import { DEVICE_SETTINGS, type DeviceSetting } from "../devices/device-choice.ts";
 import { resolvePromptFormat } from "../inference/prompt-format.ts";
 import type { DiffusionLayout } from "./diffusion-layout.ts";
 import { type MediaLayout, parseMediaBlock } from "./media-layout.ts";
@@ -37,6 +38,8 @@ export interface ModelInfo {
   media: MediaLayout | null;
   /** How an image model renders (null: not an image model). */
   diffusion: DiffusionLayout | null;
+  /** kiln.json's `device` (cpu | webgpu | auto), which wins over KILN_DEVICE; null: the server's setting. */
+  device: DeviceSetting | null;
 }
 
 /** The kiln.json format this kiln writes. 2: int8 weights are 7-bit and declared in `quantization.int8_max_level`. */
@@ -140,7 +143,15 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
     promptFormat,
     media,
     diffusion: null,
+    device: parseDevice(m),
   };
+}
+
+/** kiln.json's optional `device`. */
+export function parseDevice(m: Json): DeviceSetting | null {
+  if (m.device === undefined) return null;
+  if (!DEVICE_SETTINGS.includes(m.device as DeviceSetting)) throw new Error(`"device" must be one of ${DEVICE_SETTINGS.join(", ")}`);
+  return m.device as DeviceSetting;
 }
 
 /** The fields every kiln.json has, whatever the model's kind: id, names, creation time; its format version checked. */
@@ -224,5 +235,6 @@ export function infoFromConfig(
     promptFormat: null,
     media,
     diffusion: null,
+    device: null,
   };
 }

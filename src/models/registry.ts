@@ -1,4 +1,5 @@
 // The model registry: scans the models dir, one folder per model, and tracks each model's health.
+import type { Placement } from "../devices/device-choice.ts";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DIFFUSION_MARKER, readDiffusionFolder } from "./diffusion-folder.ts";
@@ -11,6 +12,8 @@ export type Health = "operational" | "degraded" | "outage";
 export interface ModelEntry extends ModelInfo {
   /** Absolute folder path. */
   dir: string;
+  /** Where its worker runs it, chosen at start (src/devices/choose-devices.ts); absent: the CPU, the default format. */
+  placement?: Placement;
 }
 
 export interface ModelHealth {

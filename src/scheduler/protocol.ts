@@ -72,6 +72,8 @@ export interface ModelLoadSpec {
   dir: string;
   /** fp32 | q4 | int8 ...: picks onnx/model*.onnx. */
   dtype: string;
+  /** Where the decoder runs: ONNX Runtime's CPU EP, or its webgpu EP with the KV cache kept on the GPU (workers/device/). */
+  device?: "cpu" | "webgpu";
   /** A second format for small forward passes, loaded beside `dtype` (src/models/step-formats.ts). */
   small?: SmallStepFormat;
   /** ONNX Runtime intra-op threads for this worker. */

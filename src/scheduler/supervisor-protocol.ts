@@ -6,9 +6,17 @@ export type LifecycleToWorker<Spec> =
   | { type: "ping"; nonce: number }
   | { type: "shutdown" };
 
+/** What a worker says of its load, for the log: where it runs, and how ONNX Runtime placed the graph's nodes. */
+export interface LoadReport {
+  device: "cpu" | "webgpu";
+  dtype: string;
+  /** Node counts per execution provider and op, e.g. "WebGpuExecutionProvider: 24 MatMulNBits, …; CPUExecutionProvider: 9 Shape". */
+  placement?: string;
+}
+
 /** Worker → main thread: what the supervisor itself handles; every other message goes to the worker's backend. */
 export type LifecycleFromWorker =
-  | { type: "loaded"; modelId: string; ms: number }
+  | { type: "loaded"; modelId: string; ms: number; report?: LoadReport }
   | { type: "load_error"; modelId: string; message: string }
   /** Answer to a ping: the thread's memory and how much work it has running and waiting. */
   | { type: "pong"; nonce: number; rssBytes: number; active: number; queued: number }

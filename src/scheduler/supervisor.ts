@@ -194,7 +194,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
             // A worker given up on (load timeout, shutdown) stays retired even if it loads after all.
             if (h.state !== "loading") break;
             h.state = "ready";
-            log.info("worker ready", { kind: this.opts.kind, worker: id, model: model.id, load_ms: Math.round(msg.ms) });
+            log.info("worker ready", { kind: this.opts.kind, worker: id, model: model.id, load_ms: Math.round(msg.ms), ...(msg.report ?? {}) });
             this.refreshHealth(model.id);
             this.opts.onReady();
             resolve();

@@ -1,8 +1,8 @@
 // The continuous-batching step loop: admits queued sequences at step boundaries, decodes the batch, retires finished rows.
 import type { MediaInput, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/scheduler/protocol.ts";
 import { chunkInputs, decodeInputs, type FeatureRows, prefillInputs, type StepInputs } from "./batch-inputs.ts";
-import { type BatchKv, type BatchRow, compactRows, rebuildBatch, trimBatch } from "./kv-cache.ts";
-import type { ForwardResult, ModelRunner } from "./model-runner.ts";
+import { arrangeHost, type BatchKv, type BatchRow } from "./kv-cache.ts";
+import type { CacheOps, ForwardResult, ModelRunner } from "./model-runner.ts";
 import { Sampler } from "./sampler.ts";
 import { TopK } from "./top-k.ts";
 import { Sequence } from "./sequence.ts";
@@ -30,21 +30,21 @@ export interface EngineOptions {
 interface StepContext {
   deltas: SeqDelta[];
   finished: SeqFinish[];
-  keep: BatchRow[];
+  keep: BatchRow<unknown>[];
   next: Sequence[];
 }
 
 /** A long prompt being prefilled chunk by chunk; it holds a batch slot meanwhile. */
 interface Chunked {
   seq: Sequence;
-  kv: BatchKv | null;
+  kv: BatchKv<unknown> | null;
   done: number;
 }
 
 export class Engine {
   private running: Sequence[] = [];
   /** Row r of kv belongs to running[r]. */
-  private kv: BatchKv | null = null;
+  private kv: BatchKv<unknown> | null = null;
   private queue: Sequence[] = [];
   private pendingFinished: SeqFinish[] = [];
   private chunked: Chunked | null = null;
@@ -59,7 +59,12 @@ export class Engine {
    */
   readonly lastStep = { decodeRows: 0, mediaRows: 0, prefillTokens: 0, encodeMs: 0 };
 
-  constructor(private readonly runner: ModelRunner, private readonly opts: EngineOptions) {}
+  /** The runner's cache arrangement (on its device), or the host's. */
+  private readonly cache: CacheOps<unknown>;
+
+  constructor(private readonly runner: ModelRunner<unknown>, private readonly opts: EngineOptions) {
+    this.cache = runner.cache ?? { arrange: async (rows) => arrangeHost(rows as BatchRow[]) };
+  }
 
   add(seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[]): void {
     const problem =
@@ -136,7 +141,7 @@ export class Engine {
   async step(): Promise<void> {
     const ctx: StepContext = { deltas: [], finished: this.pendingFinished, keep: [], next: [] };
     this.pendingFinished = [];
-    const live = this.dropCancelled(ctx.finished);
+    const live = await this.dropCancelled(ctx.finished);
     const decoding = live.length > 0 && this.kv !== null;
     this.lastStep.decodeRows = decoding ? live.length : 0;
     this.lastStep.mediaRows = decoding ? live.filter((s) => s.media.carries).length : 0;
@@ -167,7 +172,7 @@ export class Engine {
       for (const s of newcomers) s.media.release();
       if (out) this.collect(ctx, newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
     }
-    this.setBatch(ctx.keep, ctx.next);
+    await this.setBatch(ctx.keep, ctx.next);
     this.inStep = [];
     for (const f of ctx.finished) this.known.delete(f.seqId);
     const { decodeRows, mediaRows } = this.lastStep;
@@ -202,7 +207,7 @@ export class Engine {
   }
 
   /** Samples each row's next token; rows that go on are kept (from `kv`) for the next batch. */
-  private collect(ctx: StepContext, seqs: Sequence[], kv: BatchKv, out: ForwardResult): void {
+  private collect(ctx: StepContext, seqs: Sequence[], kv: BatchKv<unknown>, out: ForwardResult<unknown>): void {
     seqs.forEach((seq, row) => {
       const outcome = this.sampleNext(seq, out, row);
       ctx.deltas.push({ seqId: seq.id, text: outcome.text, tokens: outcome.tokens });
@@ -230,7 +235,7 @@ export class Engine {
     this.chunked = null;
     if (out) {
       const cached = done + piece.length;
-      const present: BatchKv = { tensors: out.present, lens: [cached], length: cached };
+      const present: BatchKv<unknown> = { tensors: out.present, lens: [cached], length: cached };
       if (cached < seq.promptIds.length) this.chunked = { seq, kv: present, done: cached };
       else {
         seq.media.release();
@@ -240,34 +245,22 @@ export class Engine {
     return piece.length;
   }
 
-  /**
-   * Makes `rows` (row i runs seqs[i]) the batch. Rows of a single batch are compacted in place (leaves cost one row
-   * copy each; the presents are reused as they came out); rows from several batches (joins) cost one full rebuild.
-   */
-  private setBatch(rows: BatchRow[], seqs: Sequence[]): void {
-    const source = rows[0]?.kv;
-    if (!source || rows.some((r) => r.kv !== source)) {
-      this.kv = rebuildBatch(rows);
-      this.running = seqs;
-      return;
-    }
-    const { kv, from } = compactRows(source, rows.map((r) => r.row));
-    const byRow = new Map(rows.map((r, i) => [r.row, seqs[i]!]));
-    this.running = from.map((r) => byRow.get(r)!);
-    // Leading columns no row needs any more still cost compute every step: drop them once they are worth a copy.
-    const waste = kv.length - Math.max(...kv.lens);
-    this.kv = waste > 0 && waste * 8 >= kv.length ? trimBatch(kv) : kv;
+  /** Makes `rows` (row i runs seqs[i]) the batch, arranged by the runner's cache (which may reorder the rows). */
+  private async setBatch(rows: BatchRow<unknown>[], seqs: Sequence[]): Promise<void> {
+    const { kv, order } = await this.cache.arrange(rows, this.chunked?.kv ? [this.chunked.kv] : []);
+    this.kv = kv;
+    this.running = order.map((i) => seqs[i]!);
   }
 
   /** Removes cancelled rows and returns the sequences still decoding. */
-  private dropCancelled(finished: SeqFinish[]): Sequence[] {
+  private async dropCancelled(finished: SeqFinish[]): Promise<Sequence[]> {
     if (this.chunked?.seq.cancelled) {
       finished.push(this.chunked.seq.finish("cancelled"));
       this.chunked = null;
     }
     if (!this.running.some((s) => s.cancelled) || !this.kv) return this.running;
     const kv = this.kv;
-    const rows: BatchRow[] = [];
+    const rows: BatchRow<unknown>[] = [];
     const live: Sequence[] = [];
     this.running.forEach((seq, row) => {
       if (seq.cancelled) finished.push(seq.finish("cancelled"));
@@ -276,7 +269,7 @@ export class Engine {
         live.push(seq);
       }
     });
-    this.setBatch(rows, live);
+    await this.setBatch(rows, live);
     return this.running;
   }
 
@@ -311,7 +304,7 @@ export class Engine {
   }
 
   /** Runs a forward pass; if it throws, only the sequences in that pass fail. */
-  private async tryForward(seqs: Sequence[], ctx: StepContext, run: () => Promise<ForwardResult>): Promise<ForwardResult | null> {
+  private async tryForward(seqs: Sequence[], ctx: StepContext, run: () => Promise<ForwardResult<unknown>>): Promise<ForwardResult<unknown> | null> {
     try {
       return await run();
     } catch (err) {
@@ -325,7 +318,7 @@ export class Engine {
    * A forward pass with the constrained rows' masks filled meanwhile: a mask depends only on tokens already
    * accepted, so it costs no step time unless it takes longer than the model. Rows without one add nothing.
    */
-  private async forwardMasked(seqs: Sequence[], ctx: StepContext, run: () => Promise<ForwardResult>): Promise<ForwardResult | null> {
+  private async forwardMasked(seqs: Sequence[], ctx: StepContext, run: () => Promise<ForwardResult<unknown>>): Promise<ForwardResult<unknown> | null> {
     const masked = seqs.filter((s) => s.constraint?.masking && s.forcedToken() === null);
     if (masked.length === 0) return this.tryForward(seqs, ctx, run);
     return this.tryForward(seqs, ctx, async () => {
@@ -341,7 +334,7 @@ export class Engine {
     });
   }
 
-  private sampleNext(seq: Sequence, out: ForwardResult, row: number): { text: string; tokens: number; finish?: SeqFinish } {
+  private sampleNext(seq: Sequence, out: ForwardResult<unknown>, row: number): { text: string; tokens: number; finish?: SeqFinish } {
     try {
       const logits = out.logits.subarray(row * out.vocab, (row + 1) * out.vocab);
       const forced = seq.forcedToken();

@@ -10,9 +10,12 @@ export interface KvTensor {
   dims: [number, number, number, number];
 }
 
-/** Every layer's key and value tensors for one batch, plus each row's true (unpadded) length. */
-export interface BatchKv {
-  tensors: KvTensor[];
+/**
+ * Every layer's key and value tensors for one batch, plus each row's true (unpadded) length. `T` is how a runner holds
+ * a tensor: host arrays here; a device runner's own handles (workers/device/) for caches kept on the GPU.
+ */
+export interface BatchKv<T = KvTensor> {
+  tensors: T[];
   /** lens[r] ≤ length; the row's content is the lens[r] columns before `length`, earlier columns are masked padding. */
   lens: number[];
   /** Columns in use, shared by every row; each tensor's dims[2] is at least this (the rest is spare capacity). */
@@ -52,9 +55,29 @@ export function gatherRows(rows: RowRef[], targetLen: number, heads: number, hea
 }
 
 /** A row of some batch, named by the batch it comes from and its index there. */
-export interface BatchRow {
-  kv: BatchKv;
+export interface BatchRow<T = KvTensor> {
+  kv: BatchKv<T>;
   row: number;
+}
+
+/** A batch made from rows: new row i holds rows[order[i]] (null when no row is left). */
+export interface Arranged<T = KvTensor> {
+  kv: BatchKv<T> | null;
+  order: number[];
+}
+
+/**
+ * The host cache's arrangement of the next batch. Rows of a single batch are compacted in place (leaves cost one row
+ * copy each, and the rows' order changes); rows from several batches (joins) cost one full rebuild.
+ */
+export function arrangeHost(rows: BatchRow[]): Arranged {
+  const source = rows[0]?.kv;
+  if (!source || rows.some((r) => r.kv !== source)) return { kv: rebuildBatch(rows), order: rows.map((_, i) => i) };
+  const { kv, from } = compactRows(source, rows.map((r) => r.row));
+  const indexOf = new Map(rows.map((r, i) => [r.row, i]));
+  // Leading columns no row needs any more still cost compute every step: drop them once they are worth a copy.
+  const waste = kv.length - Math.max(...kv.lens);
+  return { kv: waste > 0 && waste * 8 >= kv.length ? trimBatch(kv) : kv, order: from.map((r) => indexOf.get(r)!) };
 }
 
 /**

@@ -6,9 +6,9 @@ import type { MakeTensor, OrtRunner } from "./ort-runner.ts";
 import { type TokenizerJson, tokenBytesLookup } from "./token-bytes.ts";
 
 /** A loaded folder: what the worker's engine runs, and its tokenizer side. */
-export interface LoadedModel {
-  /** An OrtRunner; a MediaRunner (with `media`) for multimodal folders. */
-  runner: OrtRunner;
+export interface LoadedModel<R = OrtRunner> {
+  /** An OrtRunner; a MediaRunner (with `media`) for multimodal folders; a DeviceRunner on the webgpu device. */
+  runner: R;
   tokenBytes: (id: number) => Uint8Array;
   /** tokenizer.json as read, for the grammar vocabulary of constrained output. */
   tokenizerJson: TokenizerJson;

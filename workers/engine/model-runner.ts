@@ -1,9 +1,9 @@
 // The one thing the engine needs from a model: a forward pass over a batch with its KV cache.
 import type { MediaInput } from "../../src/scheduler/protocol.ts";
 import type { StepInputs } from "./batch-inputs.ts";
-import type { BatchKv, KvTensor } from "./kv-cache.ts";
+import type { Arranged, BatchKv, BatchRow, KvTensor } from "./kv-cache.ts";
 
-export interface ForwardResult {
+export interface ForwardResult<T = KvTensor> {
   /** [batch, vocab] float32: logits at each row's last position. */
   logits: Float32Array;
   vocab: number;
@@ -13,10 +13,19 @@ export interface ForwardResult {
    * columns and may return the past's tensors themselves, so a past must not be forwarded twice (the second pass
    * would overwrite the first one's columns).
    */
-  present: KvTensor[];
+  present: T[];
 }
 
-export interface ModelRunner {
+/** How a runner's caches are joined, left and reordered between steps (a device runner does it on the device). */
+export interface CacheOps<T> {
+  /**
+   * The next batch from `rows` (joins, leaves and reorders). Batches not named in `rows` or in `retained` (a long
+   * prompt's cache between its chunks) are dead afterwards: a runner that owns device memory frees them.
+   */
+  arrange(rows: BatchRow<T>[], retained: BatchKv<T>[]): Promise<Arranged<T>>;
+}
+
+export interface ModelRunner<T = KvTensor> {
   /** Token ids accepted in prompts. */
   readonly vocabSize: number;
   /** Most tokens (prompt + generated) one sequence may hold. */
@@ -24,7 +33,11 @@ export interface ModelRunner {
   /** Id written into left padding of a batched prefill (masked, so any valid id works). */
   readonly padId: number;
   /** Runs one step; `past` is null for a prefill from an empty cache. */
-  forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult>;
+  forward(inputs: StepInputs, past: BatchKv<T> | null): Promise<ForwardResult<T>>;
+  /** Cache arrangement; host caches (KvTensor) are arranged by arrangeHost when absent. */
+  readonly cache?: CacheOps<T>;
+  /** Bytes moved between host and device so far (device runners only). */
+  readonly transfer?: { toDevice: number; toHost: number };
   /** Present when the model takes image or audio input: its preprocessing and encoders. */
   readonly media?: MediaEncoders;
 }

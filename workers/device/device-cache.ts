@@ -1,0 +1,123 @@
+// A KV cache kept in GPU memory between steps: rows join, leave and the cache grows through small graphs run on the
+// device (kv-graphs.ts), so only row indices and pad amounts travel from the host. Dead batches are freed each step.
+import * as ort from "onnxruntime-node";
+import type { Arranged, BatchKv, BatchRow } from "../engine/kv-cache.ts";
+import type { CacheOps } from "../engine/model-runner.ts";
+import { isWhole, runsOf } from "./cache-plan.ts";
+import { concatGraph, type KvElement, selectGraph } from "./kv-graphs.ts";
+
+/** A cache tensor living on the device, [batch, kvHeads, capacity, headDim]. */
+export type DeviceTensor = ort.Tensor;
+export type DeviceBatch = BatchKv<DeviceTensor>;
+
+/** Host → device and device → host bytes, counted by whoever moves them. */
+export interface Transfer {
+  toDevice: number;
+  toHost: number;
+}
+
+const int64 = (values: number[]) => new ort.Tensor("int64", BigInt64Array.from(values, BigInt), [values.length]);
+
+export class DeviceCache implements CacheOps<DeviceTensor> {
+  /** Every device tensor made by the runner or here and not yet freed. */
+  private readonly live = new Set<DeviceTensor>();
+
+  private constructor(
+    private readonly select: ort.InferenceSession,
+    private readonly concat: ort.InferenceSession,
+    private readonly count: number,
+    readonly transfer: Transfer,
+  ) {}
+
+  /** Sessions for a model with `count` cache tensors (2 per layer) of element type `kind`, on the webgpu EP. */
+  static async create(count: number, kind: KvElement, transfer: Transfer): Promise<DeviceCache> {
+    const options = { executionProviders: ["webgpu"], logSeverityLevel: 3, preferredOutputLocation: "gpu-buffer" } as ort.InferenceSession.SessionOptions;
+    const select = await ort.InferenceSession.create(selectGraph(count, kind), options);
+    const concat = await ort.InferenceSession.create(concatGraph(count, kind), options).catch(async (e) => {
+      await select.release();
+      throw e;
+    });
+    return new DeviceCache(select, concat, count, transfer);
+  }
+
+  /** Registers tensors the runner's passes produced. */
+  adopt(tensors: DeviceTensor[]): void {
+    for (const t of tensors) this.live.add(t);
+  }
+
+  /** Rows `rows` of `kv` in that order, with `capacity` columns (the new ones zero). */
+  async take(kv: DeviceBatch, rows: number[], capacity: number): Promise<DeviceTensor[]> {
+    const cap = kv.tensors[0]!.dims[2]!;
+    if (capacity < cap) throw new Error(`cannot shrink a device cache from ${cap} to ${capacity} columns`);
+    const feeds: Record<string, ort.Tensor> = { rows: int64(rows), pads: int64([0, 0, 0, 0, 0, 0, capacity - cap, 0]) };
+    this.transfer.toDevice += 8 * rows.length + 64;
+    kv.tensors.forEach((t, i) => (feeds[`kv${i}`] = t));
+    const out = await this.select.run(feeds);
+    return this.outputs(out);
+  }
+
+  /** The rows of `a` then those of `b` (of one capacity), as one batch's tensors. */
+  async stack(a: DeviceTensor[], b: DeviceTensor[]): Promise<DeviceTensor[]> {
+    const feeds: Record<string, ort.Tensor> = {};
+    for (let i = 0; i < this.count; i++) {
+      feeds[`a${i}`] = a[i]!;
+      feeds[`b${i}`] = b[i]!;
+    }
+    return this.outputs(await this.concat.run(feeds));
+  }
+
+  private outputs(out: ort.InferenceSession.ReturnType): DeviceTensor[] {
+    const tensors = Array.from({ length: this.count }, (_, i) => out[`out${i}`]!);
+    this.adopt(tensors);
+    return tensors;
+  }
+
+  /**
+   * Assembles the next batch on the device: one Gather (widened to the common capacity) per run of rows from one
+   * source, stacked in order; the batch itself when it keeps every row. Then frees what nobody holds any more.
+   */
+  async arrange(rows: BatchRow<DeviceTensor>[], retained: DeviceBatch[]): Promise<Arranged<DeviceTensor>> {
+    const sources: DeviceBatch[] = [];
+    const picks = rows.map(({ kv, row }) => {
+      let source = sources.indexOf(kv);
+      if (source < 0) source = sources.push(kv) - 1;
+      return { source, row };
+    });
+    const order = rows.map((_, i) => i);
+    let kv: DeviceBatch | null = null;
+    if (rows.length > 0 && sources.length === 1 && isWhole(picks, sources[0]!.lens.length)) kv = sources[0]!;
+    else if (rows.length > 0) {
+      const lens = rows.map((r) => r.kv.lens[r.row]!);
+      // The widest source's capacity, and room for the next step's column.
+      const capacity = Math.max(Math.max(...lens) + 1, ...sources.map((s) => s.tensors[0]!.dims[2]!));
+      let tensors: DeviceTensor[] | null = null;
+      for (const run of runsOf(picks)) {
+        const part = await this.take(sources[run.source]!, run.rows, capacity);
+        tensors = tensors ? await this.stack(tensors, part) : part;
+      }
+      kv = { tensors: tensors!, lens, length: Math.max(...lens) };
+    }
+    this.sweep([...(kv ? [kv] : []), ...retained]);
+    return { kv, order };
+  }
+
+  /** Frees every live tensor not held by `keep`. */
+  sweep(keep: DeviceBatch[]): void {
+    const held = new Set(keep.flatMap((b) => b.tensors));
+    for (const t of this.live) {
+      if (held.has(t)) continue;
+      t.dispose();
+      this.live.delete(t);
+    }
+  }
+
+  /** Tensors currently held on the device (for tests: a finished batch leaves none behind). */
+  get liveCount(): number {
+    return this.live.size;
+  }
+
+  async release(): Promise<void> {
+    this.sweep([]);
+    await Promise.all([this.select.release(), this.concat.release()]);
+  }
+}

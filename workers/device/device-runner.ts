@@ -1,0 +1,112 @@
+// Drives a decoder graph on the webgpu device with its KV cache kept there: a pass sends token ids, positions and the
+// rows' lengths, and reads back one row of logits each; the cache never crosses to the host (see device-cache.ts).
+import * as ort from "onnxruntime-node";
+import type { StepInputs } from "../engine/batch-inputs.ts";
+import type { ForwardResult, ModelRunner } from "../engine/model-runner.ts";
+import { lastPositionLogits, type OrtValue } from "../engine/ort-runner.ts";
+import { attentionLengths, capacityFor, rightPaddedMask, unpadRows } from "./cache-plan.ts";
+import type { DeviceBatch, DeviceCache, DeviceTensor, Transfer } from "./device-cache.ts";
+
+/** What the runner reads off the decoder graph (load-device-model.ts checks it). */
+export interface DeviceGraph {
+  session: ort.InferenceSession;
+  pastNames: string[];
+  presentNames: string[];
+  kvHeads: number;
+  headDim: number;
+  kvType: "float16" | "float32";
+  /** kiln's graphs take seqlens_k and total_sequence_length; transformers.js's GQA exports an attention mask. */
+  lengths: "seqlens" | "mask";
+  hasPositionIds: boolean;
+}
+
+/** A float16 host tensor: under Bun, a Float16Array reaches ONNX Runtime as 0 bytes, so the 16-bit words are given. */
+function hostHalf(words: Uint16Array, dims: number[]): ort.Tensor {
+  const t = new ort.Tensor("float16", words, dims);
+  Object.defineProperty(t, "data", { value: words });
+  return t;
+}
+
+export class DeviceRunner implements ModelRunner<DeviceTensor> {
+  /** Milliseconds inside session.run (the step profile's ORT share). */
+  runMs = 0;
+
+  constructor(
+    private readonly graph: DeviceGraph,
+    readonly cache: DeviceCache,
+    readonly transfer: Transfer,
+    readonly vocabSize: number,
+    readonly padId: number,
+    readonly maxContext: number,
+  ) {}
+
+  async forward(inputs: StepInputs, past: DeviceBatch | null): Promise<ForwardResult<DeviceTensor>> {
+    if (inputs.features) throw new Error("media prompts do not run on the webgpu device path");
+    if (past) return this.pass(inputs.inputIds, inputs.positionIds, inputs.batch, inputs.seqLen, past);
+    // A prefill from nothing: the rows come left-padded, the device's attention wants them right-padded, so each is
+    // prefilled alone and the rows are stacked on the device at one capacity.
+    const prompts = unpadRows(inputs.inputIds, inputs.attentionMask, inputs.batch, inputs.seqLen);
+    const logits = new Float32Array(prompts.length * this.vocabSize);
+    const parts: DeviceBatch[] = [];
+    let vocab = this.vocabSize;
+    for (const [r, ids] of prompts.entries()) {
+      const out = await this.pass(ids, BigInt64Array.from(ids, (_, j) => BigInt(j)), 1, ids.length, null);
+      logits.set(out.logits, r * out.vocab);
+      vocab = out.vocab;
+      parts.push({ tensors: out.present, lens: [ids.length], length: ids.length });
+    }
+    if (parts.length === 1) return { logits, vocab, present: parts[0]!.tensors };
+    const capacity = capacityFor(Math.max(...prompts.map((p) => p.length)) + 1, this.maxContext);
+    let stacked: DeviceTensor[] | null = null;
+    for (const part of parts) {
+      const widened = await this.cache.take(part, [0], capacity);
+      stacked = stacked ? await this.cache.stack(stacked, widened) : widened;
+    }
+    return { logits, vocab, present: stacked! };
+  }
+
+  /** One pass of `seqLen` tokens per row over `past` (rows right-padded; null: empty), growing the cache first if needed. */
+  private async pass(ids: BigInt64Array, positions: BigInt64Array, batch: number, seqLen: number, past: DeviceBatch | null): Promise<ForwardResult<DeviceTensor>> {
+    const G = this.graph;
+    const lens = past ? past.lens : Array<number>(batch).fill(0);
+    let kv = past?.tensors ?? null;
+    const need = Math.max(...lens) + seqLen;
+    if (past && kv![0]!.dims[2]! < need) kv = await this.cache.take(past, lens.map((_, r) => r), capacityFor(need, this.maxContext));
+    const feeds: Record<string, ort.Tensor> = { input_ids: new ort.Tensor("int64", ids, [batch, seqLen]) };
+    let bytes = ids.byteLength;
+    if (G.hasPositionIds) {
+      feeds.position_ids = new ort.Tensor("int64", positions, [batch, seqLen]);
+      bytes += positions.byteLength;
+    }
+    if (G.lengths === "seqlens") {
+      const { seqlensK, total } = attentionLengths(lens, seqLen);
+      feeds.seqlens_k = new ort.Tensor("int32", seqlensK, [batch]);
+      feeds.total_sequence_length = new ort.Tensor("int32", Int32Array.of(total), []);
+      bytes += seqlensK.byteLength + 4;
+    } else {
+      const { mask, total } = rightPaddedMask(lens, seqLen);
+      feeds.attention_mask = new ort.Tensor("int64", mask, [batch, total]);
+      bytes += mask.byteLength;
+    }
+    G.pastNames.forEach((name, j) => {
+      feeds[name] = kv ? kv[j]! : G.kvType === "float16" ? hostHalf(new Uint16Array(0), [batch, G.kvHeads, 0, G.headDim]) : new ort.Tensor("float32", new Float32Array(0), [batch, G.kvHeads, 0, G.headDim]);
+    });
+    this.transfer.toDevice += bytes;
+    const started = performance.now();
+    // Every output is fetched: asking for a subset makes onnxruntime-node hand the others preallocated buffers of an
+    // earlier pass's shape, which GroupQueryAttention then refuses.
+    const out = await G.session.run(feeds);
+    this.runMs += performance.now() - started;
+    const present = G.presentNames.map((name) => {
+      const t = out[name];
+      if (!t || t.location !== "gpu-buffer") throw new Error(`graph output ${name} did not stay on the device`);
+      return t;
+    });
+    this.cache.adopt(present);
+    const logits = out.logits as unknown as OrtValue | undefined;
+    if (!logits) throw new Error("graph did not return logits");
+    const last = lastPositionLogits(logits);
+    this.transfer.toHost += (logits.data as ArrayBufferView).byteLength;
+    return { ...last, present };
+  }
+}

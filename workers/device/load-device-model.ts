@@ -1,0 +1,100 @@
+// Loads a folder's GPU graph (fp16 or q4f16) on ONNX Runtime's webgpu EP with its KV cache outputs kept on the device,
+// and proves the placement once: a warm-up pass is profiled, and a graph that left a layer's matmul or attention on the
+// CPU is refused (naming the nodes) instead of serving slowly.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as ort from "onnxruntime-node";
+import { onnxFileForDtype } from "../../src/models/manifest.ts";
+import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
+import type { LoadReport } from "../../src/scheduler/supervisor-protocol.ts";
+import { type LoadedModel, loadTokenizerSide, offlineFrom } from "../engine/load-common.ts";
+import type { ModelConfig } from "../engine/ort-runner.ts";
+import { DeviceCache, type Transfer } from "./device-cache.ts";
+import { type DeviceGraph, DeviceRunner } from "./device-runner.ts";
+import { describePlacement, hotNodesOff, nodePlacement } from "./placement.ts";
+
+const PAST = /^past_key_values\.(\d+)\.(key|value)$/;
+const KNOWN = new Set(["input_ids", "position_ids", "seqlens_k", "total_sequence_length", "attention_mask"]);
+
+/** Dawn looks for its runtime directory; a service started without a login session has none. */
+function ensureRuntimeDir(): void {
+  process.env.XDG_RUNTIME_DIR ??= tmpdir();
+}
+
+/** The decoder graph's I/O as the device runner drives it; throws naming what does not fit. */
+export function deviceGraphOf(session: ort.InferenceSession, config: ModelConfig): Omit<DeviceGraph, "session"> {
+  const inputs = session.inputNames;
+  const past = inputs.map((name) => ({ name, m: PAST.exec(name) })).filter((x): x is { name: string; m: RegExpExecArray } => x.m !== null);
+  past.sort((a, b) => Number(a.m[1]) - Number(b.m[1]) || a.m[2]!.localeCompare(b.m[2]!));
+  if (!inputs.includes("input_ids")) throw new Error('the graph has no "input_ids" input (media decoders do not run on the webgpu device)');
+  if (past.length === 0) throw new Error("the graph has no past_key_values inputs");
+  const unknown = inputs.filter((n) => !KNOWN.has(n) && !PAST.test(n));
+  if (unknown.length) throw new Error(`unsupported graph inputs: ${unknown.join(", ")}`);
+  const lengths = inputs.includes("seqlens_k") && inputs.includes("total_sequence_length") ? "seqlens" : inputs.includes("attention_mask") ? "mask" : null;
+  if (!lengths) throw new Error("the graph takes neither seqlens_k + total_sequence_length nor attention_mask");
+  const presentNames = past.map(({ m }) => `present.${m[1]}.${m[2]}`);
+  const missing = presentNames.filter((n) => !session.outputNames.includes(n));
+  if (missing.length) throw new Error(`the graph lacks outputs ${missing.join(", ")}`);
+  const meta = (session as unknown as { inputMetadata?: { name: string; type?: string; shape?: (number | string)[] }[] }).inputMetadata?.find((m) => m.name === past[0]!.name);
+  const shape = meta?.shape ?? [];
+  const kvHeads = typeof shape[1] === "number" ? shape[1] : (config.num_key_value_heads ?? config.num_attention_heads);
+  const headDim = typeof shape[3] === "number" ? shape[3] : config.head_dim ?? (config.hidden_size && config.num_attention_heads ? config.hidden_size / config.num_attention_heads : undefined);
+  if (!kvHeads || !headDim) throw new Error("cannot tell KV heads and head_dim from the graph or config.json");
+  return { pastNames: past.map((p) => p.name), presentNames, kvHeads, headDim, kvType: meta?.type === "float16" ? "float16" : "float32", lengths, hasPositionIds: inputs.includes("position_ids") };
+}
+
+/** Present names a decoder of `layers` layers has (ONNX Runtime needs them before the session exists). */
+function presentOutputs(layers: number): Record<string, "gpu-buffer"> {
+  const out: Record<string, "gpu-buffer"> = {};
+  for (let l = 0; l < layers; l++) for (const kv of ["key", "value"]) out[`present.${l}.${kv}`] = "gpu-buffer";
+  return out;
+}
+
+export async function loadDeviceModel(spec: ModelLoadSpec): Promise<LoadedModel<DeviceRunner> & { report: LoadReport }> {
+  ensureRuntimeDir();
+  offlineFrom(spec.dir);
+  const config = (await Bun.file(join(spec.dir, "config.json")).json()) as ModelConfig & { num_hidden_layers?: number };
+  if (!config.num_hidden_layers) throw new Error("config.json has no num_hidden_layers");
+  const file = onnxFileForDtype(spec.dtype);
+  if (!file) throw new Error(`unknown dtype "${spec.dtype}"`);
+  const profileDir = mkdtempSync(join(tmpdir(), "kiln-placement-"));
+  const transfer: Transfer = { toDevice: 0, toHost: 0 };
+  let session: ort.InferenceSession | null = null;
+  let cache: DeviceCache | null = null;
+  const dispose = async () => {
+    await cache?.release();
+    await session?.release();
+  };
+  try {
+    session = await ort.InferenceSession.create(join(spec.dir, "onnx", file), {
+      executionProviders: ["webgpu"],
+      logSeverityLevel: 3,
+      preferredOutputLocation: presentOutputs(config.num_hidden_layers),
+      enableProfiling: true,
+      profileFilePrefix: join(profileDir, "load"),
+    } as ort.InferenceSession.SessionOptions);
+    const io = deviceGraphOf(session, config);
+    cache = await DeviceCache.create(io.pastNames.length, io.kvType, transfer);
+    const side = await loadTokenizerSide(spec.dir, config as never);
+    const runner = new DeviceRunner({ session, ...io }, cache, transfer, side.vocabSize, side.padId, config.max_position_embeddings ?? 2048);
+    // The warm-up pass: a prompt of two tokens, then one decode step over its cache, profiled.
+    const ids = BigInt64Array.of(BigInt(side.padId), BigInt(side.padId));
+    const first = await runner.forward({ batch: 1, seqLen: 2, pastLen: 0, inputIds: ids, attentionMask: BigInt64Array.of(1n, 1n), positionIds: BigInt64Array.of(0n, 1n) }, null);
+    await runner.forward({ batch: 1, seqLen: 1, pastLen: 2, inputIds: ids.subarray(0, 1), attentionMask: BigInt64Array.of(1n, 1n, 1n), positionIds: BigInt64Array.of(2n) }, { tensors: first.present, lens: [2], length: 2 });
+    cache.sweep([]);
+    session.endProfiling();
+    const profile = readdirSync(profileDir).find((n) => n.endsWith(".json"));
+    if (!profile) throw new Error("ONNX Runtime wrote no profile of the warm-up pass");
+    const nodes = nodePlacement(JSON.parse(readFileSync(join(profileDir, profile), "utf8")));
+    const off = hotNodesOff(nodes, "WebGpuExecutionProvider");
+    if (off.length) throw new Error(`the ${spec.dtype} graph runs ${off.length} matmul/attention node(s) off the GPU: ${off.slice(0, 4).join(", ")}${off.length > 4 ? ", …" : ""}`);
+    runner.transfer.toDevice = runner.transfer.toHost = 0;
+    return { runner, tokenBytes: side.tokenBytes, tokenizerJson: side.tokenizerJson, eosIds: side.eosIds, dispose, report: { device: "webgpu", dtype: spec.dtype, placement: describePlacement(nodes) } };
+  } catch (e) {
+    await dispose();
+    throw e;
+  } finally {
+    rmSync(profileDir, { recursive: true, force: true });
+  }
+}
