@@ -39,10 +39,10 @@ export interface VulkanAdapterList {
   error?: string;
 }
 
-/** How to get an adapter, for every error that means there is none. */
+/** The fix inside the missing loader's error. */
 export const INSTALL_DRIVER = "install a Vulkan driver (Debian: mesa-vulkan-drivers for a software one, or the GPU vendor's)";
 
-/** A software adapter (Mesa's lavapipe, SwiftShader) runs WebGPU on the CPU: no faster than kiln's CPU path. */
+/** A software adapter (Mesa's lavapipe, SwiftShader) runs WebGPU on the CPU, so it is no reason to leave kiln's CPU path. */
 export function isSoftwareAdapter(a: Pick<VulkanAdapter, "type">): boolean {
   return a.type === "cpu";
 }
@@ -131,7 +131,7 @@ export function listVulkanAdapters(library = "libvulkan.so.1"): VulkanAdapterLis
     const rc = vk.vkCreateInstance(ptr(createInfo), null, ptr(out));
     if (rc !== 0) {
       const name = vkResultName(rc);
-      return { adapters: [], error: `vkCreateInstance failed: ${name}${name === "VK_ERROR_INCOMPATIBLE_DRIVER" ? ` (no driver answered: ${INSTALL_DRIVER})` : ""}` };
+      return { adapters: [], error: `vkCreateInstance failed: ${name}${name === "VK_ERROR_INCOMPATIBLE_DRIVER" ? " (the loader found no Vulkan driver)" : ""}` };
     }
     const instance = out[0]!;
     try {
