@@ -1,7 +1,7 @@
 // The browser step of set-up (`node build/setup.mjs --browser`): installs Debian's Chromium for test/browser/ when it is missing or broken.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { lastLine, machineAccess, privilegePrefix, runQuiet, seconds } from "./apt.mjs";
 
 export const CHROMIUM = "/usr/bin/chromium";
 // Recommends (chromium-sandbox, udev, upower, mesa, cups helpers, fonts-liberation) are not needed headless with
@@ -26,54 +26,29 @@ export function probeChromium(path = CHROMIUM) {
 export function browserPlan({ isRoot, hasSudo, hasAptGet, broken }) {
   const need = `kiln setup: the browser tests need Chromium at ${CHROMIUM}`;
   if (!hasAptGet) return { fail: `${need}; this machine has no apt-get, so install Chromium there yourself` };
-  // sudo drops the environment by default, so the noninteractive frontend goes through env.
-  const prefix = isRoot ? [] : hasSudo ? ["sudo", "env", "DEBIAN_FRONTEND=noninteractive"] : null;
+  const prefix = privilegePrefix({ isRoot, hasSudo });
   if (!prefix) return { fail: `${need}; run as root: ${MANUAL}` };
   const install = [...prefix, ...INSTALL];
   if (broken) install.splice(install.length - 1, 0, "--reinstall");
   return { install, update: [...prefix, ...UPDATE] };
 }
 
-function onPath(name) {
-  return (process.env.PATH ?? "").split(delimiter).some((dir) => dir && existsSync(join(dir, name)));
-}
-
-function lastLine(text) {
-  return text.split("\n").map((l) => l.trim()).filter(Boolean).at(-1);
-}
-
-function run([cmd, ...args]) {
-  // Output is kept, not shown: set-up stays short when it works and prints the tail when it does not.
-  const r = spawnSync(cmd, args, {
-    encoding: "utf8",
-    stdio: ["inherit", "pipe", "pipe"],
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-  });
-  return { ok: r.status === 0, tail: r.error?.message ?? lastLine(`${r.stdout}\n${r.stderr}`) ?? `exit ${r.status}` };
-}
-
 /** Quiet when Chromium already runs; otherwise installs it or throws an Error whose message is one line to print. */
 export function setupBrowser() {
   const before = probeChromium();
   if (before.ok) return;
-  const plan = browserPlan({
-    isRoot: process.getuid?.() === 0,
-    hasSudo: onPath("sudo"),
-    hasAptGet: onPath("apt-get"),
-    broken: existsSync(CHROMIUM),
-  });
+  const plan = browserPlan({ ...machineAccess(), broken: existsSync(CHROMIUM) });
   if (plan.fail) throw new Error(plan.fail);
   console.log(`kiln setup: installing Debian's chromium for the browser tests (${before.why})`);
   const started = performance.now();
-  let result = run(plan.install);
+  let result = runQuiet(plan.install);
   // A fresh machine has no package lists ("Unable to locate package"), and stale lists name files that are gone.
   if (!result.ok) {
-    const updated = run(plan.update);
-    result = updated.ok ? run(plan.install) : updated;
+    const updated = runQuiet(plan.update);
+    result = updated.ok ? runQuiet(plan.install) : updated;
   }
   if (!result.ok) throw new Error(`kiln setup: apt-get could not install chromium (${result.tail}); run as root: ${MANUAL}`);
   const after = probeChromium();
   if (!after.ok) throw new Error(`kiln setup: chromium installed but ${after.why}; run as root: ${MANUAL}`);
-  console.log(`kiln setup: ${after.version} ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`kiln setup: ${after.version} ready in ${seconds(started)}`);
 }

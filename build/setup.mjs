@@ -24,11 +24,15 @@ if (!bun) {
 const frozen = existsSync(join(root, "bun.lock")) ? ["--frozen-lockfile"] : [];
 run(bun, ["install", ...frozen, ...(quiet ? ["--silent"] : [])]);
 
-// Only `npm test` asks for the browser: serving and building never need Chromium.
-if (process.argv.includes("--browser")) {
-  const { setupBrowser } = await import("./setup-browser.mjs");
+// Only `npm test` asks for the browser and WebGPU's driver: serving and building never need them.
+const steps = [
+  ["--browser", async () => (await import("./setup-browser.mjs")).setupBrowser()],
+  ["--webgpu", async () => (await import("./setup-vulkan.mjs")).setupVulkan()],
+];
+for (const [flag, step] of steps) {
+  if (!process.argv.includes(flag)) continue;
   try {
-    setupBrowser();
+    await step();
   } catch (err) {
     console.error(err instanceof Error ? err.message : String(err));
     process.exit(1);

@@ -1,6 +1,7 @@
 // `kiln doctor`: runs every native piece kiln needs on this box and prints what works and how to fix what does not.
 import { checkDataDir, checkDiskSpace, checkModelsDir, checkNativeLibraries, checkSqlite, type CheckResult } from "../native/doctor-checks.ts";
 import { checkCpu, checkModelFormats } from "../native/doctor-cpu-checks.ts";
+import { checkAdapters } from "../native/doctor-gpu-checks.ts";
 import { checkExecutionProviders, checkOnnxRuntime, checkSharp, checkWorker } from "../native/doctor-runtime-checks.ts";
 import { formatTable } from "./table.ts";
 import { collectVersions } from "./version.ts";
@@ -12,18 +13,19 @@ export function doctorExitCode(results: CheckResult[]): number {
   return results.some((r) => r.required && r.status !== "ok") ? 1 : 0;
 }
 
-/** The report: a table of checks, the fix for each one that did not pass, and a one-line verdict. */
+/** The report: a table of checks, the sections of those with longer lines, the fix for each one that did not pass, and a one-line verdict. */
 export function formatDoctorReport(results: CheckResult[], heading: string): string {
   const table = formatTable(
     ["check", "status", "detail"],
     results.map((r) => [r.name, STATUS_TEXT[r.status], r.detail]),
   );
+  const sections = results.filter((r) => r.lines?.length).flatMap((r) => ["", `${r.name}:`, ...r.lines!.map((l) => `  ${l}`)]);
   const fixes = results.filter((r) => (r.status === "fail" || r.status === "warn") && r.fix).map((r) => `  ${r.name}${r.required ? "" : " (optional)"}: ${r.fix}`);
   const failed = results.filter((r) => r.required && r.status !== "ok").map((r) => r.name);
   const verdict = failed.length
     ? `${failed.length} required check${failed.length === 1 ? "" : "s"} failed: ${failed.join(", ")}. kiln will not serve reliably until ${failed.length === 1 ? "it is" : "they are"} fixed.`
     : "All required checks passed.";
-  return [heading, "", table, ...(fixes.length ? ["", "How to fix:", ...fixes] : []), "", verdict].join("\n");
+  return [heading, "", table, ...sections, ...(fixes.length ? ["", "How to fix:", ...fixes] : []), "", verdict].join("\n");
 }
 
 export async function runDoctorChecks(opts: { dataDir: string; modelsDir: string }): Promise<CheckResult[]> {
@@ -39,6 +41,8 @@ export async function runDoctorChecks(opts: { dataDir: string; modelsDir: string
   results.push(await checkOnnxRuntime());
   results.push(await checkWorker());
   results.push(await checkSharp());
+  // The adapters first: the webgpu provider's row below is read against them.
+  results.push(await checkAdapters());
   results.push(...(await checkExecutionProviders()));
   return results;
 }

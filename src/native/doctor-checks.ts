@@ -14,6 +14,8 @@ export interface CheckResult {
   status: CheckStatus;
   detail: string;
   fix?: string;
+  /** Longer lines shown under the table in a section named after the check (one per adapter, say). */
+  lines?: string[];
 }
 
 /**

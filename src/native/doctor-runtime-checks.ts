@@ -1,9 +1,13 @@
 // The runtime checks behind `kiln doctor`: ONNX Runtime, a worker thread, sharp, and the execution providers.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import sharp from "sharp";
 import { runCheck, type CheckResult } from "./doctor-checks.ts";
 import type { DoctorWorkerReply } from "./doctor-worker.ts";
 import { probeExpected, probeModel } from "./probe-model.ts";
+import { kernelProviders, providerRunResult } from "./provider-profile.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "./worker-url.ts";
 
 async function runProbe(session: ort.InferenceSession, x: [number, number]): Promise<number[]> {
@@ -76,6 +80,25 @@ const EP_FIX: Record<string, string> = {
   tensorrt: "Not carried by onnxruntime-node's npm package; kiln runs on the CPU.",
 };
 
+/** Runs the probe model on one provider with ONNX Runtime's profiler on, and returns which provider ran each kernel. */
+async function probeProvider(backend: string): Promise<{ op: string; provider: string }[]> {
+  const dir = mkdtempSync(join(tmpdir(), "kiln-doctor-profile-"));
+  try {
+    // Level 3 (errors only) keeps ONNX Runtime's own warnings out of the report.
+    const options = { executionProviders: [backend], logSeverityLevel: 3, intraOpNumThreads: 1, enableProfiling: true, profileFilePrefix: join(dir, "probe") } as const;
+    const session = await ort.InferenceSession.create(probeModel(), options);
+    const x: [number, number] = [2, 2];
+    assertProbe(x, await runProbe(session, x));
+    // endProfiling returns no file name (onnxruntime-node 1.30): the profile is the one JSON file in the fresh dir.
+    session.endProfiling();
+    await session.release();
+    const file = readdirSync(dir).find((f) => f.endsWith(".json"));
+    return file ? kernelProviders(JSON.parse(readFileSync(join(dir, file), "utf8"))) : [];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** One row per execution provider ONNX Runtime knows of: cpu must run, the others are reported. */
 export async function checkExecutionProviders(): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
@@ -89,12 +112,8 @@ export async function checkExecutionProviders(): Promise<CheckResult[]> {
     }
     results.push(
       await runCheck(name, required, fix, async () => {
-        // Level 3 (errors only) keeps ONNX Runtime's own warnings out of the report.
-        const session = await ort.InferenceSession.create(probeModel(), { executionProviders: [backend.name], logSeverityLevel: 3, intraOpNumThreads: 1 });
-        const x: [number, number] = [2, 2];
-        assertProbe(x, await runProbe(session, x));
-        await session.release();
-        return { status: "ok", detail: `session runs on ${backend.name}` };
+        const run = providerRunResult(backend.name, await probeProvider(backend.name));
+        return run.status === "ok" ? run : { ...run, fix };
       }),
     );
   }

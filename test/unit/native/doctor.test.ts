@@ -130,5 +130,9 @@ test("every required check passes on this machine, and cpu runs", async () => {
     expect.arrayContaining(["data dir", "sqlite (WAL)", "models dir", "native libraries", "onnxruntime session", "worker thread", "sharp (libvips)", "provider: cpu", "cpu", "model formats"]),
   );
   expect(results.find((r) => r.name === "worker thread")!.detail).toContain("transformers.js 4.3.1");
+  // This project's machines have Mesa's lavapipe, and the probe's profile shows the kernel really ran on WebGPU.
+  expect(results.find((r) => r.name === "adapters")).toMatchObject({ required: false, status: "ok" });
+  expect(results.find((r) => r.name === "provider: webgpu")!.detail).toMatch(/^ran MatMul\+Add as \w+ on WebGpuExecutionProvider, output as expected$/);
+  expect(results.find((r) => r.name === "provider: cpu")!.detail).toContain("on CPUExecutionProvider");
   expect(doctorExitCode(results)).toBe(0);
 });
