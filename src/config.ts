@@ -1,4 +1,5 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
+import { DEVICE_SETTINGS, type DeviceSetting } from "./devices/device-choice.ts";
 import { isIP } from "node:net";
 import { canonicalIp } from "./http/ip-address.ts";
 import { availableParallelism } from "node:os";
@@ -21,6 +22,8 @@ export interface Config {
   readonly workers: number;
   /** ONNX Runtime intra-op threads per worker. */
   readonly threads: number;
+  /** Where text models run: cpu, webgpu, or auto (the GPU when a hardware adapter passes the probe); kiln.json may override. */
+  readonly device: DeviceSetting;
   /** Forward passes of at most this many tokens run on q4 weights beside an int8 default (0: one format only). */
   readonly smallStepTokens: number;
   /** A worker that has not loaded its model within this many seconds failed: the model answers 503 backend_unavailable. */
@@ -223,6 +226,13 @@ export const OPTIONS: Option[] = [
   { key: "workers", env: "KILN_WORKERS", flag: "--workers", help: "inference worker threads", parse: int(1, 64) },
   { key: "threads", env: "KILN_THREADS", flag: "--threads", help: "ONNX Runtime threads per worker", parse: int(1, 256) },
   {
+    key: "device", env: "KILN_DEVICE", flag: "--device", help: "cpu | webgpu | auto: where models run (auto: a GPU that passes the probe)",
+    parse: (raw, name) => {
+      if (!DEVICE_SETTINGS.includes(raw as DeviceSetting)) throw new ConfigError(`${name} must be one of ${DEVICE_SETTINGS.join(", ")}, got "${raw}"`);
+      return raw;
+    },
+  },
+  {
     key: "smallStepTokens", env: "KILN_SMALL_STEP_TOKENS", flag: "--small-step-tokens",
     help: "passes of ≤ this many tokens run on q4 beside int8 (0 = off; default follows the CPU)", parse: int(0, 4096),
   },
@@ -290,6 +300,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     // One worker using every core beats several workers competing for two cores.
     workers: 1,
     threads: cores,
+    device: "auto",
     smallStepTokens: smallStepTokensFor(readCpuInfo()),
     loadTimeoutS: 300,
     maxQueue: 256,

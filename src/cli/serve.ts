@@ -17,6 +17,8 @@ import { newRequestId } from "../http/request-id.ts";
 import { createSealer } from "../crypto/sealing.ts";
 import { loadServerSecret } from "../crypto/server-secret.ts";
 import { PromptTokenizers } from "../images/prompt-tokenizer.ts";
+import { chooseDevices, type DeviceProbes, MACHINE_PROBES } from "../devices/choose-devices.ts";
+import { DeviceError } from "../devices/device-choice.ts";
 import { startRuntime, type Runtime } from "../inference/runtime.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
@@ -57,6 +59,8 @@ export async function startKiln(
     logger?: Logger; print?: (text: string) => void; buildDefaultModel?: boolean; spawnWorker?: (url: string | URL) => Worker;
     /** Tests only: the network remote media come over, and changes to the fetch policy (src/media/media-intake.ts). */
     net?: Net; fetchPolicy?: Partial<FetchPolicy>;
+    /** Tests only: what the machine's adapters and webgpu probe say (default: ask the machine). */
+    deviceProbes?: DeviceProbes;
   } = {},
 ): Promise<RunningKiln> {
   const logger = opts.logger ?? createLogger(config.logLevel);
@@ -70,6 +74,8 @@ export async function startKiln(
   if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir, config.builtinModels);
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
+  // Before any worker starts: an explicit webgpu that cannot work stops here, naming why.
+  await chooseDevices(models, config.device, logger, opts.deviceProbes ?? MACHINE_PROBES);
   const registry = new ModelRegistry(models);
   const metrics = new Metrics({ processMetrics: true, teamLabels: config.metricsTeamLabels });
   metrics.settlementsReplayed(replay.replayed);
@@ -84,6 +90,7 @@ export async function startKiln(
       return Object.fromEntries(registry.list().filter((m) => m.capabilities.chat || m.diffusion).map((m) => [m.id, waiting.get(m.id) ?? 0]));
     },
     workers: () => [...runtime.pool.stats(), ...runtime.imagePool.stats()],
+    devices: () => registry.list().filter((m) => m.capabilities.chat || m.diffusion).map((m) => ({ model: m.id, device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype })),
   });
   const files = new DiskFileStorage(config.dataDir);
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
@@ -161,7 +168,7 @@ export async function serve(config: Config): Promise<number> {
   try {
     kiln = await startKiln(config);
   } catch (e) {
-    if (!(e instanceof FirstKeyFileError || e instanceof ContentPolicyError)) throw e;
+    if (!(e instanceof FirstKeyFileError || e instanceof ContentPolicyError || e instanceof DeviceError)) throw e;
     console.error(`kiln: ${e.message}`);
     return 2;
   }

@@ -2,6 +2,7 @@
 // GPU, places every model and logs one line each. An explicit webgpu that cannot work throws DeviceError.
 import type { Logger } from "../log/logger.ts";
 import type { ModelEntry } from "../models/registry.ts";
+import { isSoftwareAdapter, listVulkanAdapters } from "../native/vulkan-adapters.ts";
 import { type DeviceCandidate, type DeviceSetting, needsProbe, type Placement, placeModel, type WebgpuView } from "./device-choice.ts";
 import { type ProbeOutcome, probeWebgpu } from "./webgpu-probe.ts";
 
@@ -31,7 +32,11 @@ export async function chooseDevices(models: ModelEntry[], server: DeviceSetting,
   return view;
 }
 
-/** The real probes: Vulkan's adapter list and the webgpu session probe. */
-export function machineProbes(listAdapters: DeviceProbes["adapters"]): DeviceProbes {
-  return { adapters: listAdapters, probe: () => probeWebgpu() };
-}
+/** The real probes: Vulkan's adapter list (read once) and the webgpu session probe. */
+export const MACHINE_PROBES: DeviceProbes = {
+  adapters() {
+    const { adapters, error } = listVulkanAdapters();
+    return { adapters: adapters.map((a) => ({ name: a.name, software: isSoftwareAdapter(a) })), ...(error ? { error } : {}) };
+  },
+  probe: () => probeWebgpu(),
+};

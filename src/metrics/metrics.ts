@@ -11,6 +11,8 @@ export const ITL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075,
 
 /** What the scrape reads from the running server (absent in tests that run no workers). */
 export interface RuntimeSources {
+  /** Where each served model runs, and in which weight format (fixed at start). */
+  devices?(): { model: string; device: string; weights: string }[];
   /** Sequences waiting for a worker slot, by model (every served model, 0 included). */
   queueDepth(): Record<string, number>;
   /** Every worker: its model and the sequences it is decoding now. */
@@ -138,6 +140,14 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [model, n] of Object.entries(sources()?.queueDepth() ?? {})) this.set({ model }, n);
+      },
+    });
+    new Gauge({
+      name: "kiln_model_device_info", help: "1 for the device (cpu, webgpu) and weight format each served model runs on",
+      labelNames: ["model", "device", "weights"] as const, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const d of sources()?.devices?.() ?? []) this.set(d, 1);
       },
     });
     new Gauge({

@@ -18,9 +18,16 @@ export interface TextBackendOptions extends PoolOptions {
   onBatch?(batch: { media: number; text: number }): void;
 }
 
-/** Most sequences one worker decodes together: a model whose left padding is not exact runs one at a time. */
+/** Rows a webgpu worker batches for a folder that declares no exact batch size (its rows are right-padded there). */
+const DEVICE_MAX_BATCH = 8;
+
+/**
+ * Most sequences one worker decodes together: on the CPU a model whose left padding is not exact runs one at a time;
+ * on the webgpu device rows are right-padded (GroupQueryAttention's own lengths), so every model batches.
+ */
 export function maxBatchOf(model: ModelEntry): number {
-  return model.batching.leftPadding === "exact" ? model.batching.maxBatch : 1;
+  if (model.batching.leftPadding === "exact") return model.batching.maxBatch;
+  return model.placement?.device === "webgpu" ? DEVICE_MAX_BATCH : 1;
 }
 
 export class TextBackend implements SequenceBackend {
@@ -30,15 +37,18 @@ export class TextBackend implements SequenceBackend {
 
   constructor(models: ModelEntry[], opts: TextBackendOptions) {
     // A multimodal folder's worker runs one decoder format (its encoders and embeddings have no small-step twin).
-    const smallOf = (m: ModelEntry) => (m.media ? undefined : smallStepFormat(m, opts.smallStepTokens ?? 0));
-    for (const m of models) opts.logger.info("model weights", { model: m.id, formats: formatsLabel(m.defaultDtype, smallOf(m)) });
+    // A model on the GPU runs its one GPU format (the small-step twin is a CPU trick).
+    const smallOf = (m: ModelEntry) => (m.media || m.placement?.device === "webgpu" ? undefined : smallStepFormat(m, opts.smallStepTokens ?? 0));
+    const dtypeOf = (m: ModelEntry) => m.placement?.dtype ?? m.defaultDtype;
+    for (const m of models) opts.logger.info("model weights", { model: m.id, formats: formatsLabel(dtypeOf(m), smallOf(m)), device: m.placement?.device ?? "cpu" });
     this.workers = new WorkerSupervisor(models, {
       ...opts,
       kind: "text",
       loadSpec: (model) => ({
         id: model.id,
         dir: model.dir,
-        dtype: model.defaultDtype,
+        dtype: dtypeOf(model),
+        device: model.placement?.device ?? "cpu",
         small: smallOf(model),
         threads: opts.threads,
         maxBatch: maxBatchOf(model),

@@ -28,6 +28,8 @@ export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof Mo
     ...(m.media ? { media: mediaObject(m.media) } : {}),
     ...(m.diffusion ? { images: imagesObject(m.diffusion) } : {}),
     status: registry.healthOf(m.id).status,
+    // Text and image models run in workers; where, was chosen at start (KILN_DEVICE, kiln.json's device).
+    ...(m.capabilities.chat || m.diffusion ? { device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype } : {}),
   };
 }
 

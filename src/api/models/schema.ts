@@ -42,6 +42,8 @@ export const ModelObject = t.Object({
     ),
   ),
   status: t.Union([t.Literal("operational"), t.Literal("degraded"), t.Literal("outage")]),
+  device: t.Optional(t.Union([t.Literal("cpu"), t.Literal("webgpu")], { description: "Where the model's workers run it (KILN_DEVICE or the model's kiln.json, chosen at start)." })),
+  weights: t.Optional(t.String({ description: "The weight format served: fp32, int8, q4 on the CPU; fp16, q4f16 on the GPU." })),
 });
 
 export const ModelList = t.Object({ object: t.Literal("list"), data: t.Array(ModelObject) });
