@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { combineHashes, MANIFEST_FILE } from "./content-hash.ts";
 import { DataFile } from "./data-file.ts";
+import { isGpuDtype } from "./gpu-decoder-graph.ts";
 import { manifestMedia, mediaJsonFiles, mediaModelConfig } from "./media-files.ts";
 import { mediaLayout } from "./media-spec.ts";
 import { generationConfig, kilnManifest, modelConfig } from "./model-files.ts";
@@ -24,7 +25,8 @@ export interface BuildOptions {
   onProgress?: (done: number, total: number, label: string) => void;
 }
 
-const DTYPES: readonly Dtype[] = ["fp32", "q4", "int8"];
+/** fp16 and q4f16 are the WebGPU formats (gpu-decoder-graph.ts), for text models only. */
+export const DTYPES: readonly Dtype[] = ["fp32", "q4", "int8", "fp16", "q4f16"];
 
 export async function buildModel(opts: BuildOptions): Promise<{ dir: string; files: string[] }> {
   const { spec, outDir } = opts;
@@ -34,6 +36,8 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
   for (const d of dtypes) if (!DTYPES.includes(d)) throw new Error(`buildModel: unknown dtype "${d}" (use ${DTYPES.join(", ")})`);
   const defaultDtype = opts.defaultDtype ?? dtypes[0]!;
   if (!dtypes.includes(defaultDtype)) throw new Error(`buildModel: default dtype "${defaultDtype}" is not being built`);
+  const gpu = dtypes.filter(isGpuDtype);
+  if (gpu.length && mediaLayout(spec)) throw new Error(`buildModel: ${gpu.join(", ")} are text-model formats; ${spec.id} has media encoders`);
   if (existsSync(outDir) && readdirSync(outDir).length) throw new Error(`buildModel: ${outDir} is not empty`);
   mkdirSync(join(outDir, "onnx"), { recursive: true });
 

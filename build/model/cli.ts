@@ -1,4 +1,5 @@
 // `kiln models build`: parses flags, builds a preset into the models dir atomically, reports progress.
+import { DTYPES as BUILD_DTYPES } from "./build.ts";
 import { installGguf } from "./gguf-install.ts";
 import { GGUF_FORMATS, type GgufFormat } from "./gguf-model.ts";
 import { isImageSpec } from "./diffusion/image-spec.ts";
@@ -19,14 +20,15 @@ export interface BuildArgs {
   gguf?: GgufFormat[];
 }
 
-export const USAGE = `usage: kiln models build --preset <${PRESET_NAMES.join("|")}> [--dtype fp32,q4,int8] [--default-dtype <dtype>]
+export const USAGE = `usage: kiln models build --preset <${PRESET_NAMES.join("|")}> [--dtype fp32,q4,int8,fp16,q4f16] [--default-dtype <dtype>]
                          [--out <models dir>] [--seed N] [--force] [--gguf ${GGUF_FORMATS.join(",")}]
   Writes <models dir>/<model id>/ (default models dir: ./models; default dtype: the first listed).
+  fp16 and q4f16 are WebGPU graphs (GroupQueryAttention, no attention_mask input), for text presets only.
   --gguf also writes the same weights as llama.cpp GGUF files: <models dir>/<model id>-<format>-<hash>.gguf.
   Image presets (Stable Diffusion folders) are built in fp32 only, without GGUF files.
   An identical existing build is kept unless --force is given.`;
 
-const DTYPES = ["fp32", "q4", "int8"];
+const DTYPES: readonly string[] = BUILD_DTYPES;
 
 /** Parses argv (flags as `--name value` or `--name=value`); returns the arguments or an error message. */
 export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
@@ -66,6 +68,8 @@ export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
     // The diffusion graphs have no quantized form, and llama.cpp runs no UNet.
     if (dtypes.some((d) => d !== "fp32")) return { error: `"${preset}" is an image preset: it is built in fp32 only (got --dtype ${flags.get("dtype")})` };
     if (gguf) return { error: `--gguf is for text presets; "${preset}" is an image model` };
+  } else if (mediaLayout(spec) && dtypes.some((d) => d === "fp16" || d === "q4f16")) {
+    return { error: `fp16 and q4f16 are for text presets; "${preset}" has media encoders` };
   } else if (gguf && mediaLayout(spec)) {
     // GGUF files hold a text model; llama.cpp would not see the encoders.
     return { error: `--gguf is for text presets; "${preset}" has media encoders` };

@@ -7,7 +7,7 @@ import type { ExternalTensor } from "./onnx-builder.ts";
 const ALIGN = 4096;
 const ZEROS = new Uint8Array(ALIGN);
 
-export function bytesOf(a: Float32Array | Uint8Array | Int8Array): Uint8Array {
+export function bytesOf(a: Float32Array | Uint8Array | Int8Array | Uint16Array): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 }
 

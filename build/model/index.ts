@@ -1,4 +1,4 @@
-// kiln's deterministic model builder: public API (specs, presets, media helpers, buildModel, the image builder, ensureDefaultModel).
+// kiln's deterministic model builder: public API (specs, presets, media helpers, buildModel, the image builder, ensureDefaultModel, the GPU formats and nodePlacement).
 export { buildModel, type BuildOptions } from "./build.ts";
 export { BUILTIN_MODEL_IDS, ensureDefaultModel, installModel, isIdenticalBuild, DEFAULT_DTYPES, type InstallOptions } from "./install.ts";
 export { audioFeatureCount, imageTokens, mediaLayout, type AudioSpec, type MediaLayout, type VisionSpec } from "./media-spec.ts";
@@ -6,3 +6,5 @@ export { DEFAULT_MEDIA_MODEL_ID, DEFAULT_MODEL_ID, PRESETS, specHash, validateSp
 export { MEDIA_TOKENS, SPECIAL_TOKENS } from "./tokenizer.ts";
 export * from "./diffusion/index.ts";
 export { PRESET_NAMES, presetSpec, type AnySpec } from "./presets.ts";
+export { GPU_DTYPES, isGpuDtype, type GpuDtype } from "./gpu-decoder-graph.ts";
+export { DEVICE_COMPUTE_OPS, nodePlacement, nodesOffDevice, WEBGPU_PROVIDER, type NodePlacement, type NodeRun } from "./node-placement.ts";

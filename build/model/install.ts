@@ -27,6 +27,7 @@ function uniqueSuffix(): string {
 export interface InstallOptions {
   /** A text (or multimodal) spec, or an image spec (built in fp32 only). */
   spec: AnySpec;
+  /** CPU formats fp32, q4, int8; WebGPU formats fp16, q4f16 (text specs only: model_fp16.onnx, model_q4f16.onnx). */
   dtypes: Dtype[];
   defaultDtype?: Dtype;
   /** Rebuild even when an identical build is present. */

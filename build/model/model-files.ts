@@ -8,7 +8,10 @@ import type { TokenizerFiles } from "./tokenizer.ts";
 export const CREATED = 1767225600;
 
 /** A text model's graph file per dtype. */
-export const ONNX_FILES: Record<Dtype, string> = { fp32: onnxFile("model", "fp32"), q4: onnxFile("model", "q4"), int8: onnxFile("model", "int8") };
+export const ONNX_FILES: Record<Dtype, string> = {
+  fp32: onnxFile("model", "fp32"), q4: onnxFile("model", "q4"), int8: onnxFile("model", "int8"),
+  fp16: onnxFile("model", "fp16"), q4f16: onnxFile("model", "q4f16"),
+};
 
 type Ids = TokenizerFiles["ids"];
 

@@ -2,13 +2,14 @@
 import { decoderGraph, embedTokensGraph } from "./decoder-graph.ts";
 import { audioEncoderGraph, visionEncoderGraph } from "./encoder-graphs.ts";
 import { audioWeights, visionWeights } from "./encoder-weights.ts";
+import { gpuDecoderGraph, isGpuDtype } from "./gpu-decoder-graph.ts";
 import { mediaLayout } from "./media-spec.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightPlan, type PlanEntry } from "./weights.ts";
 
 /** transformers.js's file-name suffix per dtype. */
-export const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", q4: "_q4", int8: "_int8" };
+export const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", q4: "_q4", int8: "_int8", fp16: "_fp16", q4f16: "_q4f16" };
 
 /** `onnx/<stem><suffix>.onnx`, e.g. `model_q4.onnx`, `vision_encoder.onnx`. */
 export function onnxFile(stem: string, dtype: Dtype): string {
@@ -38,6 +39,11 @@ export function modelPlan(spec: ModelSpec): PlanEntry[] {
 
 export function modelGraphs(spec: ModelSpec, dtype: Dtype): GraphTarget[] {
   const text = `kiln-${spec.architecture}`;
+  if (isGpuDtype(dtype)) {
+    // buildModel refuses these for media specs: the encoders and the embeddings-input decoder stay CPU graphs.
+    if (mediaLayout(spec)) throw new Error(`dtype ${dtype} is for text models; ${spec.id} has media encoders`);
+    return [{ stem: "model", name: text, graph: gpuDecoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings }];
+  }
   if (!mediaLayout(spec)) return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings }];
   const owned = (graph: PlanEntry["graph"]) => (e: PlanEntry) => (e.graph === graph ? e : null);
   const targets: GraphTarget[] = [

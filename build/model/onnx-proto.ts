@@ -1,7 +1,7 @@
 // A minimal protobuf encoder for the ONNX ModelProto subset kiln writes (no runtime dependency, deterministic bytes).
 // Field numbers follow onnx.proto; field order and packed repeated int64s match onnx-proto's output byte for byte.
 
-export const DataType = { FLOAT: 1, UINT8: 2, INT8: 3, INT64: 7, BOOL: 9 } as const;
+export const DataType = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7, BOOL: 9, FLOAT16: 10 } as const;
 export const AttributeType = { FLOAT: 1, INT: 2, INTS: 7 } as const;
 export const EXTERNAL = 1;
 

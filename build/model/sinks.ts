@@ -3,6 +3,8 @@ import { bytesOf, DataFile } from "./data-file.ts";
 import { Q4_BLOCK } from "./graph-ops.ts";
 import { GraphBuilder, T } from "./onnx-builder.ts";
 import { q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "./quantize.ts";
+import { float16Bits, toFloat16 } from "./float16.ts";
+import { FP16_HEAD, isGpuDtype } from "./gpu-decoder-graph.ts";
 import type { Dtype } from "./spec.ts";
 import type { Chunk, PlanEntry } from "./weights.ts";
 
@@ -16,6 +18,8 @@ interface PendingHead {
   k: number;
   q4?: { q: Uint8Array; scales: Float32Array };
   int8?: { qT: Int8Array; scales: Float32Array };
+  /** fp16: the head transposed to MatMul's [in, out], filled column by column as the rows arrive. */
+  f16T?: Uint16Array;
 }
 
 export class WeightSink {
@@ -30,19 +34,31 @@ export class WeightSink {
     readonly tied: boolean,
   ) {}
 
+  /** The GPU formats store every float tensor (weights, norms, biases, embedding rows) as fp16. */
+  private get half(): boolean {
+    return isGpuDtype(this.dtype);
+  }
+
+  private floatBytes(values: Float32Array): Uint8Array {
+    return this.half ? bytesOf(toFloat16(values)) : bytesOf(values);
+  }
+
   private raw(name: string, dims: number[], values: Float32Array): void {
-    const bytes = bytesOf(values);
-    if (bytes.length < INLINE_BELOW) this.graph.inline(name, T.FLOAT, dims, bytes.slice());
-    else this.graph.external(this.data.tensor(name, T.FLOAT, dims, bytes), this.dataLocation);
+    const bytes = this.floatBytes(values);
+    const type = this.half ? T.FLOAT16 : T.FLOAT;
+    if (bytes.length < INLINE_BELOW) this.graph.inline(name, type, dims, bytes.slice());
+    else this.graph.external(this.data.tensor(name, type, dims, bytes), this.dataLocation);
   }
 
   begin(e: PlanEntry): void {
     const rawStreamed = e.kind === "embed" || (e.kind === "head" && this.dtype === "fp32");
     if (rawStreamed) this.data.begin();
-    const quantizedHead = this.dtype !== "fp32" && (e.kind === "head" || (e.kind === "embed" && this.tied));
-    if (quantizedHead) {
+    const separateHead = this.dtype !== "fp32" && (e.kind === "head" || (e.kind === "embed" && this.tied));
+    if (separateHead) {
       const n = e.rows, k = e.cols;
-      if (this.dtype === "q4") {
+      if (this.dtype === "fp16") {
+        this.pending = { name: FP16_HEAD, n, k, f16T: new Uint16Array(n * k) };
+      } else if (this.dtype === "q4" || this.dtype === "q4f16") {
         const l = q4Layout(n, k, Q4_BLOCK);
         this.pending = { name: e.name, n, k, q4: { q: new Uint8Array(l.qBytes), scales: new Float32Array(l.scaleCount) } };
       } else {
@@ -56,10 +72,12 @@ export class WeightSink {
     if (e.kind === "tensor") return this.raw(e.name, e.dims ?? [e.rows, e.cols], c.data);
     if (e.kind === "linear") return this.linear(e, c.data);
     // Embedding (raw for Gather) and/or head rows.
-    if (e.kind === "embed" || this.dtype === "fp32") this.data.append(bytesOf(c.data));
+    if (e.kind === "embed" || this.dtype === "fp32") this.data.append(this.floatBytes(c.data));
     const p = this.pending;
     if (!p) return;
-    if (p.q4) {
+    if (p.f16T) {
+      for (let r = 0; r < c.rows; r++) for (let i = 0; i < p.k; i++) p.f16T[i * p.n + c.rowStart + r] = float16Bits(c.data[r * p.k + i]!);
+    } else if (p.q4) {
       const l = q4Layout(c.rowStart, p.k, Q4_BLOCK);
       quantizeQ4Rows(c.data, c.rows, p.k, p.q4.q.subarray(l.qBytes), p.q4.scales.subarray(l.scaleCount), Q4_BLOCK);
     } else if (p.int8) {
@@ -69,7 +87,7 @@ export class WeightSink {
 
   end(e: PlanEntry): void {
     const streamedRaw = e.kind === "embed" || (e.kind === "head" && this.dtype === "fp32");
-    if (streamedRaw) this.graph.external(this.data.end(e.name, T.FLOAT, [e.rows, e.cols]), this.dataLocation);
+    if (streamedRaw) this.graph.external(this.data.end(e.name, this.half ? T.FLOAT16 : T.FLOAT, [e.rows, e.cols]), this.dataLocation);
     const p = this.pending;
     if (!p) return;
     this.pending = null;
@@ -78,12 +96,12 @@ export class WeightSink {
 
   private linear(e: PlanEntry, w: Float32Array): void {
     const n = e.rows, k = e.cols;
-    if (this.dtype === "fp32") {
+    if (this.dtype === "fp32" || this.dtype === "fp16") {
       // MatMul wants [in, out].
       this.raw(e.name, [k, n], transpose(w, n, k));
       return;
     }
-    if (this.dtype === "q4") {
+    if (this.dtype === "q4" || this.dtype === "q4f16") {
       const l = q4Layout(n, k, Q4_BLOCK);
       const q4 = { q: new Uint8Array(l.qBytes), scales: new Float32Array(l.scaleCount) };
       quantizeQ4Rows(w, n, k, q4.q, q4.scales, Q4_BLOCK);
@@ -95,13 +113,16 @@ export class WeightSink {
     }
   }
 
-  private writeQuantized(name: string, n: number, k: number, p: Pick<PendingHead, "q4" | "int8">): void {
+  private writeQuantized(name: string, n: number, k: number, p: Pick<PendingHead, "q4" | "int8" | "f16T">): void {
     const ext = (suffix: string, type: number, dims: number[], bytes: Uint8Array) =>
       this.graph.external(this.data.tensor(`${name}${suffix}`, type, dims, bytes), this.dataLocation);
-    if (p.q4) {
+    if (p.f16T) {
+      ext("", T.FLOAT16, [k, n], bytesOf(p.f16T));
+    } else if (p.q4) {
       const l = q4Layout(n, k, Q4_BLOCK);
       ext("_Q4", T.UINT8, [n, l.blocks, Q4_BLOCK / 2], p.q4.q);
-      ext("_scales", T.FLOAT, [l.scaleCount], bytesOf(p.q4.scales));
+      // q4f16: the same levels; only the scales are rounded to fp16 (MatMulNBits wants them in the activations' type).
+      ext("_scales", this.half ? T.FLOAT16 : T.FLOAT, [l.scaleCount], this.floatBytes(p.q4.scales));
     } else if (p.int8) {
       ext("_int8", T.INT8, [k, n], bytesOf(p.int8.qT));
       ext("_scale", T.FLOAT, [n], bytesOf(p.int8.scales));

@@ -2,7 +2,8 @@
 import { createHash } from "node:crypto";
 import { validateMedia, type AudioSpec, type VisionSpec } from "./media-spec.ts";
 
-export type Dtype = "fp32" | "q4" | "int8";
+/** CPU formats (fp32, q4, int8) and the WebGPU device formats (fp16, q4f16: gpu-decoder-graph.ts). */
+export type Dtype = "fp32" | "q4" | "int8" | "fp16" | "q4f16";
 
 export interface ModelSpec {
   id: string;

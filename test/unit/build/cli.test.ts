@@ -21,7 +21,7 @@ describe("parseBuildArgs", () => {
   test("explains bad input", () => {
     expect(parseBuildArgs([])).toEqual({ error: "--preset is required" });
     expect(parseBuildArgs(["--preset", "huge"])).toMatchObject({ error: expect.stringContaining('unknown preset "huge"') });
-    expect(parseBuildArgs(["--preset", "tiny", "--dtype", "fp16"])).toMatchObject({ error: expect.stringContaining("--dtype must list") });
+    expect(parseBuildArgs(["--preset", "tiny", "--dtype", "bf16"])).toMatchObject({ error: expect.stringContaining("--dtype must list") });
     expect(parseBuildArgs(["--preset", "tiny", "--seed", "-1"])).toMatchObject({ error: expect.stringContaining("--seed") });
     expect(parseBuildArgs(["--preset", "tiny", "--dtype", "fp32", "--default-dtype", "q4"])).toMatchObject({ error: expect.stringContaining("--default-dtype") });
     expect(parseBuildArgs(["--preset"])).toEqual({ error: "--preset needs a value" });

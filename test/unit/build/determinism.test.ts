@@ -60,7 +60,7 @@ describe("buildModel determinism", () => {
 
   test("rejects a non-empty output folder and unknown dtypes", async () => {
     await expect(buildModel({ spec: tiny, dtypes: ["fp32"], outDir: join(root, "a") })).rejects.toThrow("is not empty");
-    await expect(buildModel({ spec: tiny, dtypes: ["fp16" as "fp32"], outDir: join(root, "x") })).rejects.toThrow('unknown dtype "fp16"');
+    await expect(buildModel({ spec: tiny, dtypes: ["bf16" as "fp32"], outDir: join(root, "x") })).rejects.toThrow('unknown dtype "bf16"');
     await expect(buildModel({ spec: { ...tiny, heads: 3 }, dtypes: ["fp32"], outDir: join(root, "y") })).rejects.toThrow("multiple of spec.kvHeads");
   });
 });

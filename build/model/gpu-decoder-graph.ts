@@ -1,0 +1,110 @@
+// The Llama/Qwen2 decoder for ONNX Runtime's WebGPU EP (fp16, q4f16): GroupQueryAttention over right-padded rows, no attention mask.
+import { bytesOf } from "./data-file.ts";
+import { ropeTables } from "./decoder-graph.ts";
+import { toFloat16 } from "./float16.ts";
+import { Q4_ACCURACY_LEVEL, Q4_BLOCK } from "./graph-ops.ts";
+import { float, GraphBuilder, int, T } from "./onnx-builder.ts";
+import type { Dtype, ModelSpec } from "./spec.ts";
+import { weightNames, type Linear } from "./weights.ts";
+
+export type GpuDtype = "fp16" | "q4f16";
+export const GPU_DTYPES: readonly GpuDtype[] = ["fp16", "q4f16"];
+export const isGpuDtype = (d: Dtype): d is GpuDtype => d === "fp16" || d === "q4f16";
+
+/**
+ * The fp16 head's tensor, [hidden, vocab] for a plain MatMul. A tied model's embedding table is [vocab, hidden] (the
+ * Gather's layout), so the head is stored a second time transposed, under the name an untied model uses anyway.
+ */
+export const FP16_HEAD = "lm_head.weight";
+
+const INT64_MAX = 9223372036854775807n;
+
+/**
+ * Inputs: input_ids, position_ids (int64 [B, S]), seqlens_k (int32 [B]: each row's total length − 1),
+ * total_sequence_length (int32 scalar: the longest row's), past_key_values.{l}.key/.value (fp16 [B, KV, P, D]).
+ * Outputs: logits (float32 [B, 1, vocab], the pass's last position only), present.{l}.key/.value (fp16 [B, KV, P', D]).
+ * Every op that does arithmetic on activations has a WebGPU kernel in onnxruntime 1.30 (MatMul or MatMulNBits,
+ * GroupQueryAttention, RotaryEmbedding, the two RMS norms, Gather, Split, Add, Mul, Sigmoid, Slice, Cast), so a session
+ * places no compute on the CPU; opset-23 Attention, FusedMatMul and DynamicQuantizeMatMul (the CPU graph's) have none.
+ */
+export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype): GraphBuilder {
+  const g = new GraphBuilder();
+  const { heads: NH, kvHeads: KV, headDim: D, vocab: V, layers: L } = spec;
+  const names = weightNames(spec);
+  const F16 = T.FLOAT16;
+
+  const ids = g.input("input_ids", T.INT64, ["batch_size", "sequence_length"]);
+  const positions = g.input("position_ids", T.INT64, ["batch_size", "sequence_length"]);
+  const seqlensK = g.input("seqlens_k", T.INT32, ["batch_size"]);
+  const totalLen = g.input("total_sequence_length", T.INT32, []);
+  const past: { key: string; value: string }[] = [];
+  for (let l = 0; l < L; l++) {
+    past.push({
+      key: g.input(`past_key_values.${l}.key`, F16, ["batch_size", KV, "past_sequence_length", D]),
+      value: g.input(`past_key_values.${l}.value`, F16, ["batch_size", KV, "past_sequence_length", D]),
+    });
+  }
+
+  const linear = (x: string, w: Linear, output?: string): string =>
+    dtype === "fp16"
+      ? g.node("MatMul", [x, w.name], {}, { output })
+      : g.node(
+          "MatMulNBits",
+          [x, `${w.name}_Q4`, `${w.name}_scales`],
+          { K: int(w.in), N: int(w.out), bits: int(4), block_size: int(Q4_BLOCK), accuracy_level: int(Q4_ACCURACY_LEVEL) },
+          { domain: "com.microsoft", output },
+        );
+  // stash_type 1: the mean square is accumulated in fp32 whatever the input type.
+  const rmsNorm = (x: string, weight: string) =>
+    g.node("SimplifiedLayerNormalization", [x, weight], { axis: int(-1), epsilon: float(spec.rmsEps), stash_type: int(1) });
+  let skips = 0;
+  const addNorm = (residual: string, x: string, weight: string, last = false): { normed: string; residual: string } => {
+    const id = skips++;
+    const outputs = [`/skip_norm_${id}`, "", "", ...(last ? [] : [`/residual_${id}`])];
+    g.nodeN("SkipSimplifiedLayerNormalization", [residual, x, weight], { epsilon: float(spec.rmsEps) }, { domain: "com.microsoft", outputs });
+    return { normed: outputs[0]!, residual: outputs[3] ?? "" };
+  };
+
+  // fp16 cos/sin tables over the whole context; position_ids index them directly (never negative in this format).
+  const rope = ropeTables(spec);
+  g.inline("/rope/cos", F16, [spec.contextLength, D / 2], bytesOf(toFloat16(rope.cos)));
+  g.inline("/rope/sin", F16, [spec.contextLength, D / 2], bytesOf(toFloat16(rope.sin)));
+  const rotary = (x: string, n: number) =>
+    g.node("RotaryEmbedding", [x, positions, "/rope/cos", "/rope/sin"], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
+
+  const embedded = g.node("Gather", [names.embed, ids], { axis: int(0) });
+  let residual = embedded;
+  let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
+  for (let l = 0; l < L; l++) {
+    const w = names.layers[l]!;
+    const qkvLin = linear(x, w.qkv);
+    const qkv = w.qkvBias ? g.node("Add", [qkvLin, w.qkvBias.name]) : qkvLin;
+    const [q, k, v] = g.nodeN("Split", [qkv, g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, { count: 3 });
+    // GroupQueryAttention reads each row's cache as columns [0, seqlens_k + 1 − S) of its past buffer and writes the S
+    // new keys right after them, so right-padded rows of different lengths share one pass. Its default scale is 1/√D.
+    const [attn] = g.nodeN(
+      "GroupQueryAttention",
+      [rotary(q!, NH), rotary(k!, KV), v!, past[l]!.key, past[l]!.value, seqlensK, totalLen],
+      { num_heads: int(NH), kv_num_heads: int(KV) },
+      { domain: "com.microsoft", outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`] },
+    );
+    const post = addNorm(residual, linear(attn!, w.o), w.postNorm);
+    const [gate, up] = g.nodeN("Split", [linear(post.normed, w.gateUp), g.int64([spec.intermediate, spec.intermediate])], { axis: int(-1) }, { count: 2 });
+    const act = g.node("Mul", [g.node("Mul", [gate!, g.node("Sigmoid", [gate!])]), up!]);
+    const last = l + 1 === L;
+    const next = addNorm(post.residual, linear(act, w.down), last ? names.finalNorm : names.layers[l + 1]!.inputNorm, last);
+    residual = next.residual;
+    x = next.normed;
+  }
+
+  // Only the last position reaches the head: a decode step needs no more, and a prefill's other rows would cost vocab·S.
+  const lastPos = g.node("Slice", [x, g.int64([-1]), g.int64([INT64_MAX]), g.int64([1])]);
+  const head = dtype === "fp16" ? g.node("MatMul", [lastPos, FP16_HEAD]) : linear(lastPos, names.head);
+  g.node("Cast", [head], { to: int(T.FLOAT) }, { output: "logits" });
+
+  g.output("logits", T.FLOAT, ["batch_size", 1, V]);
+  for (let l = 0; l < L; l++) {
+    for (const kv of ["key", "value"]) g.output(`present.${l}.${kv}`, F16, ["batch_size", KV, "present_sequence_length", D]);
+  }
+  return g;
+}
