@@ -18,6 +18,8 @@ export interface NodePlacement {
 /** The ops that carry a decoder's arithmetic: any of them on the CPU means a device graph pays copies and CPU time each step. */
 export const DEVICE_COMPUTE_OPS: readonly string[] = Object.freeze([
   "MatMul", "MatMulNBits", "GroupQueryAttention", "RotaryEmbedding", "SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization",
+  // What other exporters (and ONNX Runtime's own fusions) put in a layer's place: the same rule holds for them.
+  "Gemm", "FusedMatMul", "MatMulInteger", "DynamicQuantizeMatMul", "Attention", "MultiHeadAttention",
 ]);
 
 export const WEBGPU_PROVIDER = "WebGpuExecutionProvider";
@@ -54,4 +56,16 @@ export function nodePlacement(profile: string | unknown[]): NodePlacement {
 /** The nodes of `ops` that ran anywhere but on `provider` (empty: the graph's arithmetic stayed on the device). */
 export function nodesOffDevice(p: NodePlacement, ops: readonly string[] = DEVICE_COMPUTE_OPS, provider = WEBGPU_PROVIDER): NodeRun[] {
   return p.nodes.filter((n) => ops.includes(n.op) && n.provider !== provider);
+}
+
+/** "WebGpuExecutionProvider: 24 MatMulNBits, 4 GroupQueryAttention; CPUExecutionProvider: 2 Shape", busiest first: the log's line. */
+export function describePlacement(p: NodePlacement): string {
+  const byProvider = new Map<string, Map<string, number>>();
+  for (const n of p.nodes) {
+    const ops = byProvider.get(n.provider) ?? new Map<string, number>();
+    ops.set(n.op, (ops.get(n.op) ?? 0) + 1);
+    byProvider.set(n.provider, ops);
+  }
+  const sorted = (ops: Map<string, number>) => [...ops].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return [...byProvider].map(([provider, ops]) => `${provider}: ${sorted(ops).map(([op, n]) => `${n} ${op}`).join(", ")}`).join("; ");
 }

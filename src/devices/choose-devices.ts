@@ -12,7 +12,7 @@ export interface DeviceProbes {
 }
 
 export function candidateOf(m: ModelEntry): DeviceCandidate {
-  return { id: m.id, device: m.device, defaultDtype: m.defaultDtype, dtypes: m.dtypes, textOnly: !m.media && !m.diffusion };
+  return { id: m.id, device: m.device, defaultDtype: m.defaultDtype, dtypes: m.dtypes, kind: m.media ? "media" : m.diffusion ? "image" : "text" };
 }
 
 /** Places every model (setting `placement` on its entry) and returns what the machine showed. */

@@ -28,8 +28,8 @@ export interface DeviceCandidate {
   device: DeviceSetting | null;
   defaultDtype: string;
   dtypes: string[];
-  /** Media decoders and image pipelines have no webgpu path yet. */
-  textOnly: boolean;
+  /** text: a decoder (GPU formats fp16/q4f16); image: a diffusion pipeline (its fp32 graphs run on webgpu as they are); media: a decoder with encoders (no webgpu path yet). */
+  kind: "text" | "image" | "media";
 }
 
 export interface Placement {
@@ -49,13 +49,22 @@ export function needsProbe(models: DeviceCandidate[], server: DeviceSetting, ada
   const hardware = adapters.some((a) => !a.software);
   return models.some((m) => {
     const { setting } = settingOf(m, server);
-    return setting === "webgpu" || (setting === "auto" && hardware && gpuDtype(m) !== null && m.textOnly);
+    return setting === "webgpu" || (setting === "auto" && hardware && gpuDtype(m) !== null);
   });
 }
 
-/** The folder's best graph for the GPU, or null. */
+/** The folder's best graph for the GPU, or null (media models have none yet). */
 export function gpuDtype(model: DeviceCandidate): string | null {
+  if (model.kind === "media") return null;
+  if (model.kind === "image") return model.defaultDtype;
   return GPU_DTYPES.find((d) => model.dtypes.includes(d)) ?? null;
+}
+
+/** Why a model cannot go to the GPU, or null when it can. */
+function unfitReason(model: DeviceCandidate): string | null {
+  if (model.kind === "media") return "its media decoder has no webgpu path yet";
+  if (!gpuDtype(model)) return `it has no ${GPU_DTYPES.join(" or ")} graph (onnx/model_q4f16.onnx); rebuild it with \`kiln models build\``;
+  return null;
 }
 
 function cpu(model: DeviceCandidate, reason: string): Placement {
@@ -82,7 +91,7 @@ export function placeModel(model: DeviceCandidate, server: DeviceSetting, view: 
   const problem = gpuProblem(view);
   if (setting === "webgpu") {
     if (problem) throw new DeviceError(`device webgpu (${from}) cannot work here: ${problem}`);
-    const unfit = !model.textOnly ? "its media or image graphs have no webgpu path yet" : !dtype ? `it has no ${GPU_DTYPES.join(" or ")} graph (onnx/model_q4f16.onnx); rebuild it with \`kiln models build\`` : null;
+    const unfit = unfitReason(model);
     if (unfit && model.device === "webgpu") throw new DeviceError(`model ${model.id}: device webgpu (${from}) cannot work: ${unfit}`);
     if (unfit) return cpu(model, `webgpu asked, but ${unfit}`);
     return { device: "webgpu", dtype: dtype!, reason: `${from} says webgpu` };
@@ -90,7 +99,7 @@ export function placeModel(model: DeviceCandidate, server: DeviceSetting, view: 
   const software = view.adapters.length > 0 && view.adapters.every((a) => a.software);
   if (software) return cpu(model, `auto: the only Vulkan adapter is a software one (${view.adapters.map((a) => a.name).join(", ")}), slower than the CPU path`);
   if (problem) return cpu(model, `auto: ${problem}`);
-  if (!model.textOnly) return cpu(model, "auto: its media or image graphs have no webgpu path yet");
-  if (!dtype) return cpu(model, `auto: it has no ${GPU_DTYPES.join(" or ")} graph`);
-  return { device: "webgpu", dtype, reason: `auto: the webgpu probe passed on ${view.adapters.filter((a) => !a.software).map((a) => a.name).join(", ")}` };
+  const unfit = unfitReason(model);
+  if (unfit) return cpu(model, `auto: ${unfit}`);
+  return { device: "webgpu", dtype: dtype!, reason: `auto: the webgpu probe passed on ${view.adapters.filter((a) => !a.software).map((a) => a.name).join(", ")}` };
 }

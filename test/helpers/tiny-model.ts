@@ -4,13 +4,13 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildImageModel, buildModel, DEFAULT_DTYPES, imageSpecHash, isImageSpec, presetSpec, specHash, type AnySpec } from "../../build/model/index.ts";
+import { buildImageModel, buildModel, builtinDtypes, imageSpecHash, isImageSpec, presetSpec, specHash, type AnySpec } from "../../build/model/index.ts";
 
 const BUILDER_DIR = join(import.meta.dir, "..", "..", "build", "model");
 
 /** Hash of the spec plus every builder source and corpus file, so any builder change gets a fresh cache entry. */
 function cacheKey(spec: AnySpec): string {
-  const h = createHash("sha256").update(isImageSpec(spec) ? imageSpecHash(spec) : specHash(spec, DEFAULT_DTYPES));
+  const h = createHash("sha256").update(isImageSpec(spec) ? imageSpecHash(spec) : specHash(spec, builtinDtypes(spec)));
   const walk = (dir: string, rel: string) => {
     for (const name of readdirSync(dir).sort()) {
       const p = join(dir, name);
@@ -58,7 +58,7 @@ export function presetModelDir(preset: string): Promise<string> {
     const tmp = join(root, `${key}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
     try {
       if (isImageSpec(spec)) await buildImageModel({ spec, outDir: join(tmp, spec.id) });
-      else await buildModel({ spec, dtypes: DEFAULT_DTYPES, outDir: join(tmp, spec.id) });
+      else await buildModel({ spec, dtypes: builtinDtypes(spec), outDir: join(tmp, spec.id) });
       try {
         renameSync(tmp, final);
       } catch (e) {

@@ -12,7 +12,7 @@ import { type LoadedModel, loadTokenizerSide, offlineFrom } from "../engine/load
 import type { ModelConfig } from "../engine/ort-runner.ts";
 import { DeviceCache, type Transfer } from "./device-cache.ts";
 import { type DeviceGraph, DeviceRunner } from "./device-runner.ts";
-import { describePlacement, hotNodesOff, nodePlacement } from "./placement.ts";
+import { describePlacement, nodePlacement, nodesOffDevice } from "../../build/model/node-placement.ts";
 
 const PAST = /^past_key_values\.(\d+)\.(key|value)$/;
 const KNOWN = new Set(["input_ids", "position_ids", "seqlens_k", "total_sequence_length", "attention_mask"]);
@@ -86,11 +86,11 @@ export async function loadDeviceModel(spec: ModelLoadSpec): Promise<LoadedModel<
     session.endProfiling();
     const profile = readdirSync(profileDir).find((n) => n.endsWith(".json"));
     if (!profile) throw new Error("ONNX Runtime wrote no profile of the warm-up pass");
-    const nodes = nodePlacement(JSON.parse(readFileSync(join(profileDir, profile), "utf8")));
-    const off = hotNodesOff(nodes, "WebGpuExecutionProvider");
-    if (off.length) throw new Error(`the ${spec.dtype} graph runs ${off.length} matmul/attention node(s) off the GPU: ${off.slice(0, 4).join(", ")}${off.length > 4 ? ", …" : ""}`);
+    const placement = nodePlacement(readFileSync(join(profileDir, profile), "utf8"));
+    const off = nodesOffDevice(placement).map((n) => `${n.node} (${n.op} on ${n.provider})`);
+    if (off.length) throw new Error(`the ${spec.dtype} graph runs ${off.length} of its layers' nodes off the GPU: ${off.slice(0, 4).join(", ")}${off.length > 4 ? ", …" : ""}`);
     runner.transfer.toDevice = runner.transfer.toHost = 0;
-    return { runner, tokenBytes: side.tokenBytes, tokenizerJson: side.tokenizerJson, eosIds: side.eosIds, dispose, report: { device: "webgpu", dtype: spec.dtype, placement: describePlacement(nodes) } };
+    return { runner, tokenBytes: side.tokenBytes, tokenizerJson: side.tokenizerJson, eosIds: side.eosIds, dispose, report: { device: "webgpu", dtype: spec.dtype, placement: describePlacement(placement) } };
   } catch (e) {
     await dispose();
     throw e;

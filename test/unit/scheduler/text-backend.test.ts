@@ -42,16 +42,18 @@ async function started() {
 }
 
 describe("TextBackend", () => {
-  test("a model batches up to its max only when its left padding is exact", () => {
+  test("a model batches up to its max only when its left padding is exact; on the webgpu device every model batches", () => {
     expect(maxBatchOf(exact)).toBe(3);
     expect(maxBatchOf(unsafe)).toBe(1);
+    expect(maxBatchOf({ ...unsafe, placement: { device: "webgpu", dtype: "q4f16", reason: "" } })).toBe(8);
+    expect(maxBatchOf({ ...exact, placement: { device: "webgpu", dtype: "q4f16", reason: "" } })).toBe(3);
   });
 
   test("each worker loads the model's folder, dtype, threads and batch size", async () => {
     const { text, workers } = await started();
     expect(workers.map((w) => w.posted[0])).toEqual([
-      { type: "load", model: { id: exact.id, dir: "/models/exact-model-v1", dtype: "fp32", threads: 2, maxBatch: 3 } },
-      { type: "load", model: { id: unsafe.id, dir: "/models/unsafe-model-v1", dtype: "fp32", threads: 2, maxBatch: 1 } },
+      { type: "load", model: { id: exact.id, dir: "/models/exact-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 3 } },
+      { type: "load", model: { id: unsafe.id, dir: "/models/unsafe-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 1 } },
     ]);
     await text.workers.shutdown(5);
   });
