@@ -21,6 +21,11 @@ const int64 = (values: number[]) => new ort.Tensor("int64", BigInt64Array.from(v
 export class DeviceCache implements CacheOps<DeviceTensor> {
   /** Every device tensor made by the runner or here and not yet freed. */
   private readonly live = new Set<DeviceTensor>();
+  /**
+   * Rows a decoding batch holds at least (the runner sets it): rows past the real ones are copies that nobody reads,
+   * so a graph whose kernels change with the row count sees one row count's kernels whether 1 or 3 rows decode.
+   */
+  minRows = 1;
 
   private constructor(
     private readonly select: ort.InferenceSession,
@@ -45,12 +50,13 @@ export class DeviceCache implements CacheOps<DeviceTensor> {
     for (const t of tensors) this.live.add(t);
   }
 
-  /** Rows `rows` of `kv` in that order, with `capacity` columns (the new ones zero). */
-  async take(kv: DeviceBatch, rows: number[], capacity: number): Promise<DeviceTensor[]> {
+  /** Rows `rows` of `kv` in that order (then copies of the first up to `minRows`), with `capacity` columns (the new ones zero). */
+  async take(kv: DeviceBatch, rows: number[], capacity: number, minRows = 0): Promise<DeviceTensor[]> {
     const cap = kv.tensors[0]!.dims[2]!;
     if (capacity < cap) throw new Error(`cannot shrink a device cache from ${cap} to ${capacity} columns`);
-    const feeds: Record<string, ort.Tensor> = { rows: int64(rows), pads: int64([0, 0, 0, 0, 0, 0, capacity - cap, 0]) };
-    this.transfer.toDevice += 8 * rows.length + 64;
+    const picked = rows.length < minRows ? [...rows, ...Array<number>(minRows - rows.length).fill(rows[0]!)] : rows;
+    const feeds: Record<string, ort.Tensor> = { rows: int64(picked), pads: int64([0, 0, 0, 0, 0, 0, capacity - cap, 0]) };
+    this.transfer.toDevice += 8 * picked.length + 64;
     kv.tensors.forEach((t, i) => (feeds[`kv${i}`] = t));
     const out = await this.select.run(feeds);
     return this.outputs(out);
@@ -85,14 +91,18 @@ export class DeviceCache implements CacheOps<DeviceTensor> {
     });
     const order = rows.map((_, i) => i);
     let kv: DeviceBatch | null = null;
-    if (rows.length > 0 && sources.length === 1 && isWhole(picks, sources[0]!.lens.length)) kv = sources[0]!;
+    const whole = sources.length === 1 && isWhole(picks, sources[0]!.lens.length) && sources[0]!.tensors[0]!.dims[0]! >= this.minRows;
+    if (rows.length > 0 && whole) kv = sources[0]!;
     else if (rows.length > 0) {
       const lens = rows.map((r) => r.kv.lens[r.row]!);
       // The widest source's capacity, and room for the next step's column.
       const capacity = Math.max(Math.max(...lens) + 1, ...sources.map((s) => s.tensors[0]!.dims[2]!));
       let tensors: DeviceTensor[] | null = null;
-      for (const run of runsOf(picks)) {
-        const part = await this.take(sources[run.source]!, run.rows, capacity);
+      const runs = runsOf(picks);
+      for (const [i, run] of runs.entries()) {
+        // The last run brings the copies that fill the batch up to minRows, so they sit after every real row.
+        const fill = i === runs.length - 1 ? this.minRows - (rows.length - run.rows.length) : 0;
+        const part = await this.take(sources[run.source]!, run.rows, capacity, fill);
         tensors = tensors ? await this.stack(tensors, part) : part;
       }
       kv = { tensors: tensors!, lens, length: Math.max(...lens) };

@@ -65,31 +65,38 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
     return { logits, vocab, present: stacked! };
   }
 
-  /** One pass of `seqLen` tokens per row over `past` (rows right-padded; null: empty), growing the cache first if needed. */
-  private async pass(ids: BigInt64Array, positions: BigInt64Array, batch: number, seqLen: number, past: DeviceBatch | null): Promise<ForwardResult<DeviceTensor>> {
+  /**
+   * One pass of `seqLen` tokens per row over `past` (rows right-padded; null: empty), growing the cache first if needed.
+   * A cache may hold filler rows after the real ones (DeviceCache.minRows): they are fed padding tokens over an empty
+   * past, and their logits are dropped.
+   */
+  private async pass(realIds: BigInt64Array, realPositions: BigInt64Array, batch: number, seqLen: number, past: DeviceBatch | null): Promise<ForwardResult<DeviceTensor>> {
     const G = this.graph;
-    const lens = past ? past.lens : Array<number>(batch).fill(0);
+    const rows = past ? past.tensors[0]!.dims[0]! : batch;
+    const lens = [...(past ? past.lens : []), ...Array<number>(rows - (past ? past.lens.length : 0)).fill(0)];
+    const ids = rows === batch ? realIds : padRows(realIds, rows * seqLen, BigInt(this.padId));
+    const positions = rows === batch ? realPositions : padRows(realPositions, rows * seqLen, 0n);
     let kv = past?.tensors ?? null;
     const need = Math.max(...lens) + seqLen;
     if (past && kv![0]!.dims[2]! < need) kv = await this.cache.take(past, lens.map((_, r) => r), capacityFor(need, this.maxContext));
-    const feeds: Record<string, ort.Tensor> = { input_ids: new ort.Tensor("int64", ids, [batch, seqLen]) };
+    const feeds: Record<string, ort.Tensor> = { input_ids: new ort.Tensor("int64", ids, [rows, seqLen]) };
     let bytes = ids.byteLength;
     if (G.hasPositionIds) {
-      feeds.position_ids = new ort.Tensor("int64", positions, [batch, seqLen]);
+      feeds.position_ids = new ort.Tensor("int64", positions, [rows, seqLen]);
       bytes += positions.byteLength;
     }
     if (G.lengths === "seqlens") {
       const { seqlensK, total } = attentionLengths(lens, seqLen);
-      feeds.seqlens_k = new ort.Tensor("int32", seqlensK, [batch]);
+      feeds.seqlens_k = new ort.Tensor("int32", seqlensK, [rows]);
       feeds.total_sequence_length = new ort.Tensor("int32", Int32Array.of(total), []);
       bytes += seqlensK.byteLength + 4;
     } else {
       const { mask, total } = rightPaddedMask(lens, seqLen);
-      feeds.attention_mask = new ort.Tensor("int64", mask, [batch, total]);
+      feeds.attention_mask = new ort.Tensor("int64", mask, [rows, total]);
       bytes += mask.byteLength;
     }
     G.pastNames.forEach((name, j) => {
-      feeds[name] = kv ? kv[j]! : G.kvType === "float16" ? hostHalf(new Uint16Array(0), [batch, G.kvHeads, 0, G.headDim]) : new ort.Tensor("float32", new Float32Array(0), [batch, G.kvHeads, 0, G.headDim]);
+      feeds[name] = kv ? kv[j]! : G.kvType === "float16" ? hostHalf(new Uint16Array(0), [rows, G.kvHeads, 0, G.headDim]) : new ort.Tensor("float32", new Float32Array(0), [rows, G.kvHeads, 0, G.headDim]);
     });
     this.transfer.toDevice += bytes;
     const started = performance.now();
@@ -107,6 +114,13 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
     if (!logits) throw new Error("graph did not return logits");
     const last = lastPositionLogits(logits);
     this.transfer.toHost += (logits.data as ArrayBufferView).byteLength;
-    return { ...last, present };
+    return { logits: last.logits.subarray(0, batch * last.vocab), vocab: last.vocab, present };
   }
+}
+
+/** The real rows' values followed by `fill` up to `length` (the filler rows' inputs). */
+function padRows(values: BigInt64Array, length: number, fill: bigint): BigInt64Array {
+  const out = new BigInt64Array(length).fill(fill);
+  out.set(values);
+  return out;
 }

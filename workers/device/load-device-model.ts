@@ -14,6 +14,14 @@ import { DeviceCache, type Transfer } from "./device-cache.ts";
 import { type DeviceGraph, DeviceRunner } from "./device-runner.ts";
 import { describePlacement, nodePlacement, nodesOffDevice } from "../../build/model/node-placement.ts";
 
+/**
+ * ONNX Runtime's webgpu MatMulNBits runs passes of fewer than 4 rows with one kernel and larger ones with another
+ * (its tiled, and at accuracy level 4 int8-activation, path): a row's logits then depend on how many rows share its
+ * decode step (measured 0.03 apart between 3 and 4 rows). Decoding batches of such graphs hold at least 4 rows, so a
+ * sequence decodes the same alone as in any batch.
+ */
+const MATMUL_NBITS_MIN_ROWS = 4;
+
 const PAST = /^past_key_values\.(\d+)\.(key|value)$/;
 const KNOWN = new Set(["input_ids", "position_ids", "seqlens_k", "total_sequence_length", "attention_mask"]);
 
@@ -89,6 +97,7 @@ export async function loadDeviceModel(spec: ModelLoadSpec): Promise<LoadedModel<
     const placement = nodePlacement(readFileSync(join(profileDir, profile), "utf8"));
     const off = nodesOffDevice(placement).map((n) => `${n.node} (${n.op} on ${n.provider})`);
     if (off.length) throw new Error(`the ${spec.dtype} graph runs ${off.length} of its layers' nodes off the GPU: ${off.slice(0, 4).join(", ")}${off.length > 4 ? ", …" : ""}`);
+    if (placement.nodes.some((n) => n.op === "MatMulNBits")) cache.minRows = MATMUL_NBITS_MIN_ROWS;
     runner.transfer.toDevice = runner.transfer.toHost = 0;
     return { runner, tokenBytes: side.tokenBytes, tokenizerJson: side.tokenizerJson, eosIds: side.eosIds, dispose, report: { device: "webgpu", dtype: spec.dtype, placement: describePlacement(placement) } };
   } catch (e) {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildModel, PRESETS, type ModelSpec } from "../../../build/model/index.ts";
 import { fromFloat16 } from "../../../build/model/float16.ts";
+import { fp16Correlation, Q4_CORRELATION } from "../../../build/model/gpu-bounds.ts";
 import { nodePlacement, nodesOffDevice, WEBGPU_PROVIDER } from "../../../build/model/node-placement.ts";
 import { f16Tensor, type GpuDriver, gpuStep, gpuTeacherForced, halfBits, openGpuDriver, range, type Cache, type Ep } from "./gpu-driver.ts";
 import { argmax, correlation, forward, maxAbsDiff, openDriver, type Past } from "./ort-driver.ts";
@@ -21,18 +22,11 @@ beforeAll(async () => {
 });
 
 /*
- * Bounds. fp16 has an 11-bit significand: rounding to it leaves a relative error uniform within ±u, u = 2^-11 ≈ 4.9e-4,
- * i.e. a noise-to-signal variance (NSR) of u²/3 ≈ 8e-8 per rounded tensor. A layer rounds about 15 tensors (its four
- * weights and its stored activations); if a kernel also accumulates in fp16, each of its 4 matmuls adds up to K·u²/3
- * (K ≤ 384 inputs). Over L = 4 layers that is 4·(15 + 4·384)·8e-8 ≈ 5e-4; allowing the random network to amplify it
- * tenfold gives NSR 5e-3 and a correlation 1/√(1 + NSR) ≥ 0.9975: FP16_CORR. (Measured: 0.99998.)
- * q4f16 against fp32 carries q4's own error, so it gets the existing q4 test's bound (0.9). Against the q4 CPU graph
- * (the same 4-bit levels, scales rounded to fp16) it adds the fp16 chain above plus each side's own int8 activation
- * quantization (accuracy_level 4): (4/127)²/12 ≈ 8e-5 per matmul, 17 matmuls, twice ≈ 3e-3; together ≈ 8e-3, r ≥ 0.996:
- * Q4F16_VS_Q4_CORR 0.995. (Measured: 0.9997.)
+ * Bounds: fp16 vs fp32 and q4f16 vs fp32 as build/model/gpu-bounds.ts derives them (tiny: 0.9975; measured 0.99998).
+ * q4f16 against the q4 CPU graph (the same 4-bit levels, scales rounded to fp16) adds the fp16 chain plus each side's
+ * own int8 activation quantization (accuracy_level 4): (4/127)²/12 ≈ 8e-5 per matmul, 17 matmuls, twice ≈ 3e-3;
+ * together ≈ 8e-3, r ≥ 0.996: Q4F16_VS_Q4_CORR 0.995. (Measured: 0.9997.)
  */
-const FP16_CORR = 0.9975;
-const Q4_CORR = 0.9;
 const Q4F16_VS_Q4_CORR = 0.995;
 
 const TOKENS = Array.from({ length: 32 }, (_, i) => (i * 7919 + 13) % 960);
@@ -105,9 +99,9 @@ describe("GPU formats: fp16 and q4f16", () => {
         const q4f16 = compare(fp32, q4f16Out, vocab);
         const q4f16VsQ4 = compare(q4, q4f16Out, vocab);
         console.log(`${m} ${ep}: fp16 vs fp32 ${JSON.stringify(fp16)}; q4f16 vs fp32 ${JSON.stringify(q4f16)}; q4f16 vs q4 ${JSON.stringify(q4f16VsQ4)}`);
-        expect(fp16.minCorr).toBeGreaterThan(FP16_CORR);
+        expect(fp16.minCorr).toBeGreaterThan(fp16Correlation(MODELS[m]!));
         expect(fp16.agree).toBe(fp32.length);
-        expect(q4f16.minCorr).toBeGreaterThan(Q4_CORR);
+        expect(q4f16.minCorr).toBeGreaterThan(Q4_CORRELATION);
         expect(q4f16VsQ4.minCorr).toBeGreaterThan(Q4F16_VS_Q4_CORR);
         // int8 activation rounding differs between the two kernels, so a near-tie may flip; a clear winner may not.
         expect(q4f16VsQ4.clearFlips).toBe(0);

@@ -9,7 +9,7 @@ const enc = new TextEncoder();
 export const tokenBytes = (id: number) => enc.encode(`${id},`);
 export const tokensOf = (text: string) => text.split(",").filter(Boolean).map(Number);
 
-export function engineHarness<R extends ModelRunner>(runner: R, opts: { maxBatch?: number; budget?: number } = {}) {
+export function engineHarness<R extends ModelRunner<any>>(runner: R, opts: { maxBatch?: number; budget?: number } = {}) {
   const reports: { deltas: SeqDelta[]; finished: SeqFinish[]; batch?: StepBatch }[] = [];
   let wakes = 0;
   const engine = new Engine(runner, {

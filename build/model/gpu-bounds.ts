@@ -1,0 +1,18 @@
+// How closely the GPU formats' next-token logits must track the fp32 CPU graph: bounds derived from the formats' own
+// precision, never from what one machine happened to give (tests and the bench both use these).
+
+/**
+ * fp16 vs fp32. fp16 has an 11-bit significand: rounding to it leaves a relative error uniform within ±u, u = 2^-11,
+ * a noise-to-signal variance (NSR) of u²/3 ≈ 8e-8 per rounded tensor. A layer rounds about 15 tensors (weights and
+ * stored activations); a kernel that also accumulates in fp16 adds up to K·u²/3 for each of its 4 matmuls (K inputs,
+ * the wider of hidden and intermediate). Over L layers that is L·(15 + 4K)·u²/3; allowing the network to amplify it
+ * tenfold, the correlation 1/√(1 + NSR) must hold. The tiny preset (L 4, K 384): 0.9975; qwen2-0.5b (L 24, K 4864): 0.85.
+ */
+export function fp16Correlation(spec: { layers: number; hidden: number; intermediate: number }): number {
+  const perRounding = 2 ** -22 / 3;
+  const nsr = 10 * spec.layers * (15 + 4 * Math.max(spec.hidden, spec.intermediate)) * perRounding;
+  return 1 / Math.sqrt(1 + nsr);
+}
+
+/** q4f16 vs fp32 carries q4's own error: the bound the CPU q4 format is held to. */
+export const Q4_CORRELATION = 0.9;

@@ -1,0 +1,160 @@
+// The webgpu device path on the tiny model (Mesa's software Vulkan driver here, a real GPU on a GPU box): its
+// next-token logits track the fp32 CPU graph within the formats' bounds, greedy batched equals greedy solo through
+// the engine (joins, leaves, a cancel, capacity growth), a decode step moves only ids, lengths and logits, and a
+// finished batch leaves nothing on the device.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildModel, PRESETS } from "../../../build/model/index.ts";
+import { fp16Correlation, Q4_CORRELATION } from "../../../build/model/gpu-bounds.ts";
+import { decodeInputs, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
+import { loadDeviceModel } from "../../../workers/device/load-device-model.ts";
+import type { DeviceRunner } from "../../../workers/device/device-runner.ts";
+import { loadModel } from "../../../workers/engine/load-model.ts";
+import type { ModelRunner } from "../../../workers/engine/model-runner.ts";
+import { greedyParams } from "../../helpers/sampling.ts";
+import { engineHarness } from "../../unit/workers/engine-harness.ts";
+
+const root = mkdtempSync(join(tmpdir(), "kiln-device-runner-"));
+const dir = join(root, "kiln-tiny-v1");
+const spec = PRESETS.tiny!;
+const loaded: { dispose(): Promise<void> }[] = [];
+let cpu: ModelRunner;
+let fp16: DeviceRunner;
+let q4f16: DeviceRunner;
+
+const load = async (dtype: string) => {
+  const m = await loadDeviceModel({ id: spec.id, dir, dtype, device: "webgpu", threads: 1, maxBatch: 16 });
+  loaded.push(m);
+  return m;
+};
+
+beforeAll(async () => {
+  await buildModel({ spec, dtypes: ["fp32", "fp16", "q4f16"], outDir: dir });
+  const c = await loadModel({ id: spec.id, dir, dtype: "fp32", threads: 1, maxBatch: 16 });
+  loaded.push(c);
+  cpu = c.runner;
+  fp16 = (await load("fp16")).runner;
+  q4f16 = (await load("q4f16")).runner;
+}, 300_000);
+
+afterAll(async () => {
+  for (const m of loaded) await m.dispose();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const argmax = (x: Float32Array) => x.reduce((best, v, i) => (v > x[best]! ? i : best), 0);
+
+function correlation(a: Float32Array, b: Float32Array): number {
+  let ma = 0, mb = 0;
+  for (let i = 0; i < a.length; i++) (ma += a[i]!), (mb += b[i]!);
+  ma /= a.length;
+  mb /= b.length;
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]! - ma, y = b[i]! - mb;
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  return ab / Math.sqrt(aa * bb);
+}
+
+/**
+ * A 32-token teacher-forced run (an 8-token prompt, then 24 tokens the reference chose): each step's next-token
+ * logits of `runner` against the reference's. Returns the worst correlation and how often the argmax agreed.
+ */
+async function teacherForced(runner: ModelRunner<unknown>, reference: ModelRunner<unknown>) {
+  const prompt = [3, 14, 15, 92, 65, 35, 89, 79];
+  let a = await runner.forward(prefillInputs([prompt], 0), null);
+  let b = await reference.forward(prefillInputs([prompt], 0), null);
+  let len = prompt.length;
+  let minCorr = 1, agree = 0, steps = 0;
+  for (;;) {
+    minCorr = Math.min(minCorr, correlation(a.logits, b.logits));
+    const token = argmax(b.logits);
+    if (argmax(a.logits) === token) agree++;
+    steps++;
+    if (len === 32) break;
+    a = await runner.forward(decodeInputs([token], [len], len), { tensors: a.present, lens: [len], length: len });
+    b = await reference.forward(decodeInputs([token], [len], len), { tensors: b.present, lens: [len], length: len });
+    len++;
+  }
+  return { minCorr, agree, steps };
+}
+
+describe("the webgpu device path", () => {
+  test("fp16 logits track the fp32 CPU graph within fp16's bound; q4f16 within q4's", async () => {
+    const f = await teacherForced(fp16, cpu);
+    expect(f.steps).toBe(25);
+    expect(f.minCorr).toBeGreaterThan(fp16Correlation(spec));
+    expect(f.agree).toBe(25);
+    const q = await teacherForced(q4f16, cpu);
+    expect(q.minCorr).toBeGreaterThan(Q4_CORRELATION);
+  }, 120_000);
+
+  test("greedy batched equals greedy solo through the engine: staggered joins, leaves, a cancel and cache growth", async () => {
+    const prompts: Record<string, number[]> = {
+      a: [5, 6, 7, 8, 9],
+      b: [17],
+      long: Array.from({ length: 40 }, (_, i) => (i * 37 + 11) % 2000),
+      c: [99, 98, 97],
+      d: [3, 1, 4, 1, 5, 9, 2, 6],
+    };
+    const lengths: Record<string, number> = { a: 90, b: 10, long: 45, c: 50, d: 30 };
+    const solo = new Map<string, number[]>();
+    for (const id of Object.keys(prompts)) {
+      const h = engineHarness(q4f16, { maxBatch: 1, budget: 16 });
+      h.engine.add(id, prompts[id]!, greedyParams(lengths[id]!));
+      await h.run(id);
+      solo.set(id, h.tokens(id));
+      expect(h.tokens(id)).toHaveLength(lengths[id]!);
+    }
+    const h = engineHarness(q4f16, { maxBatch: 4, budget: 16 });
+    h.engine.add("a", prompts.a!, greedyParams(lengths.a!));
+    h.engine.add("b", prompts.b!, greedyParams(lengths.b!));
+    h.engine.add("victim", [7, 7, 7], greedyParams(200));
+    for (let i = 0; i < 4; i++) await h.engine.step();
+    h.engine.add("long", prompts.long!, greedyParams(lengths.long!));
+    h.engine.add("c", prompts.c!, greedyParams(lengths.c!));
+    for (let i = 0; i < 6; i++) await h.engine.step();
+    h.engine.cancel("victim");
+    h.engine.add("d", prompts.d!, greedyParams(lengths.d!));
+    await h.run("a", "b", "long", "c", "d", "victim");
+    expect(h.finish("victim")?.reason).toBe("cancelled");
+    for (const id of Object.keys(prompts)) expect([id, h.tokens(id)]).toEqual([id, solo.get(id)!]);
+    // "a" decoded 95 tokens from a 5-token prompt: its cache grew past its first capacity on the device.
+    expect(Math.max(...h.steps.map((s) => s.decodeRows))).toBe(4);
+    // Every batch is gone once the engine is idle: nothing is left on the device.
+    expect(q4f16.cache.liveCount).toBe(0);
+  }, 240_000);
+
+  test("a decode step moves token ids, positions and lengths in, one row of logits out, whatever the context", async () => {
+    const perStep = async (promptLength: number, rows: number) => {
+      const prompts = Array.from({ length: rows }, (_, r) => Array.from({ length: promptLength }, (_, j) => (r * 31 + j * 7) % 500 + 1));
+      const first = await fp16.forward(prefillInputs(prompts, 0), null);
+      let kv = { tensors: first.present, lens: prompts.map((p) => p.length), length: promptLength };
+      // One step to give the cache its capacity, then a measured one.
+      const step = async () => {
+        const out = await fp16.forward(decodeInputs(Array(rows).fill(1), kv.lens, kv.length), kv);
+        kv = { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 };
+      };
+      await step();
+      const before = { ...fp16.transfer };
+      await step();
+      const moved = { toDevice: fp16.transfer.toDevice - before.toDevice, toHost: fp16.transfer.toHost - before.toHost };
+      fp16.cache.sweep([]);
+      return moved;
+    };
+    const vocab = spec.vocab;
+    for (const rows of [1, 16]) {
+      const short = await perStep(8, rows);
+      const long = await perStep(160, rows);
+      // input_ids and position_ids (int64 each), seqlens_k (int32) and total_sequence_length in; float32 logits out.
+      expect(short).toEqual({ toDevice: rows * 8 * 2 + rows * 4 + 4, toHost: rows * vocab * 4 });
+      expect(long).toEqual(short);
+    }
+    expect(fp16.cache.liveCount).toBe(0);
+  }, 240_000);
+});
