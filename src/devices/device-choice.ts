@@ -74,7 +74,7 @@ function cpu(model: DeviceCandidate, reason: string): Placement {
 /** Why the probe or the adapters rule the GPU out, or null when it works. */
 function gpuProblem(view: WebgpuView): string | null {
   if (view.probe?.ok) return null;
-  if (view.probe && !view.probe.ok) return `the webgpu probe failed: ${view.probe.error}`;
+  if (view.probe && !view.probe.ok) return `the webgpu probe failed: ${view.probe.error}${view.adaptersError ? `; Vulkan: ${view.adaptersError}` : ""}`;
   if (view.adapters.length === 0) return view.adaptersError ?? "no Vulkan adapter";
   return "the webgpu probe did not run";
 }

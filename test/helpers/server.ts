@@ -25,7 +25,9 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const { modelDir: chosen, ...media } = opts;
   const modelDir = chosen ?? (await tinyModelDir());
-  const config = loadConfig({ KILN_DATA_DIR: tempDir(), KILN_MODELS_DIR: dirname(modelDir), KILN_PORT: "0", KILN_THREADS: "1", ...env }, []);
+  // KILN_DEVICE passes through, so a run of the suite's API tests can be made on the webgpu device.
+  const device = process.env.KILN_DEVICE ? { KILN_DEVICE: process.env.KILN_DEVICE } : {};
+  const config = loadConfig({ KILN_DATA_DIR: tempDir(), KILN_MODELS_DIR: dirname(modelDir), KILN_PORT: "0", KILN_THREADS: "1", ...device, ...env }, []);
   let printed = "";
   const logger = memoryLogger();
   const workers: Worker[] = [];

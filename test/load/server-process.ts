@@ -11,20 +11,32 @@ export interface ServerProcess {
   stop(): Promise<number>;
   /** SIGKILL: no drain, no cleanup. */
   kill9(): Promise<number>;
+  /** The server's log so far (its standard error). */
+  log(): string;
 }
 
 /** `key`: the data dir's key when it was made by an earlier start (only the first start prints one). */
-export async function startServerProcess(opts: { dataDir: string; modelsDir: string; env?: Record<string, string>; key?: string }): Promise<ServerProcess> {
+export async function startServerProcess(opts: { dataDir: string; modelsDir: string; env?: Record<string, string>; key?: string; logLevel?: string }): Promise<ServerProcess> {
   const root = join(import.meta.dir, "..", "..");
-  const proc = Bun.spawn([process.execPath, join(root, "src", "main.ts"), "serve", "--port", "0", "--data-dir", opts.dataDir, "--models-dir", opts.modelsDir, "--log-level", "warn"], {
+  const proc = Bun.spawn([process.execPath, join(root, "src", "main.ts"), "serve", "--port", "0", "--data-dir", opts.dataDir, "--models-dir", opts.modelsDir, "--log-level", opts.logLevel ?? "warn"], {
     cwd: root,
     stdout: "pipe",
-    stderr: "inherit",
+    stderr: "pipe",
     // Only the text default is built in beside what the scenario serves (the models dir may be the tests' shared cache).
     env: { ...process.env, KILN_BUILTIN_MODELS: "kiln-tiny-v1", ...opts.env },
   });
   const decoder = new TextDecoder();
   let out = "";
+  // The log is kept (and passed on, as the terminal would have shown it).
+  let log = "";
+  void (async () => {
+    const errDecoder = new TextDecoder();
+    for await (const chunk of proc.stderr) {
+      const text = errDecoder.decode(chunk, { stream: true });
+      log += text;
+      process.stderr.write(text);
+    }
+  })();
   const reader = proc.stdout.getReader();
   const deadline = Date.now() + 180_000;
   let url = "";
@@ -55,6 +67,7 @@ export async function startServerProcess(opts: { dataDir: string; modelsDir: str
       proc.kill("SIGTERM");
       return proc.exited;
     },
+    log: () => log,
     async kill9() {
       proc.kill("SIGKILL");
       return proc.exited;
