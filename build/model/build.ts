@@ -8,6 +8,7 @@ import { isGpuDtype } from "./gpu-decoder-graph.ts";
 import { manifestMedia, mediaJsonFiles, mediaModelConfig } from "./media-files.ts";
 import { mediaLayout } from "./media-spec.ts";
 import { generationConfig, kilnManifest, modelConfig } from "./model-files.ts";
+import type { GpuLengths } from "./gpu-decoder-graph.ts";
 import { modelGraphs, modelPlan, onnxFile } from "./model-graphs.ts";
 import { WeightSink } from "./sinks.ts";
 import { specHash, validateSpec, type Dtype, type ModelSpec } from "./spec.ts";
@@ -23,6 +24,8 @@ export interface BuildOptions {
   defaultDtype?: Dtype;
   /** Called after each tensor chunk with generated values so far, their total, and the tensor's name. */
   onProgress?: (done: number, total: number, label: string) => void;
+  /** The GPU formats' length inputs (gpu-decoder-graph.ts); "attention_mask" writes transformers.js's I/O. */
+  gpuLengths?: GpuLengths;
 }
 
 /** fp16 and q4f16 are the WebGPU formats (gpu-decoder-graph.ts), for text models only. */
@@ -58,7 +61,7 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
 
   // One sink per graph file: each dtype's graphs (one for text, up to four for media), each with its own data file.
   const sinks = dtypes.flatMap((dtype) =>
-    modelGraphs(spec, dtype).map((t) => {
+    modelGraphs(spec, dtype, opts.gpuLengths).map((t) => {
       const file = onnxFile(t.stem, dtype);
       const data = new DataFile(join(outDir, "onnx", `${file}_data`));
       return { file, name: t.name, route: t.route, sink: new WeightSink(dtype, t.graph, data, `${file}_data`, t.tied) };

@@ -27,7 +27,14 @@ const INT64_MAX = 9223372036854775807n;
  * GroupQueryAttention, RotaryEmbedding, the two RMS norms, Gather, Split, Add, Mul, Sigmoid, Slice, Cast), so a session
  * places no compute on the CPU; opset-23 Attention, FusedMatMul and DynamicQuantizeMatMul (the CPU graph's) have none.
  */
-export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype): GraphBuilder {
+/**
+ * Where the attention's lengths come from: kiln's own inputs (seqlens_k, total_sequence_length: nothing that grows with
+ * the context crosses to the device), or an attention_mask [B, total] they are derived from inside the graph, as
+ * transformers.js's GroupQueryAttention exports take it (an operator's own q4f16 folder looks like that).
+ */
+export type GpuLengths = "inputs" | "attention_mask";
+
+export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLengths = "inputs"): GraphBuilder {
   const g = new GraphBuilder();
   const { heads: NH, kvHeads: KV, headDim: D, vocab: V, layers: L } = spec;
   const names = weightNames(spec);
@@ -35,8 +42,16 @@ export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype): GraphBuilder 
 
   const ids = g.input("input_ids", T.INT64, ["batch_size", "sequence_length"]);
   const positions = g.input("position_ids", T.INT64, ["batch_size", "sequence_length"]);
-  const seqlensK = g.input("seqlens_k", T.INT32, ["batch_size"]);
-  const totalLen = g.input("total_sequence_length", T.INT32, []);
+  let seqlensK: string, totalLen: string;
+  if (lengths === "inputs") {
+    seqlensK = g.input("seqlens_k", T.INT32, ["batch_size"]);
+    totalLen = g.input("total_sequence_length", T.INT32, []);
+  } else {
+    const mask = g.input("attention_mask", T.INT64, ["batch_size", "total_sequence_length"]);
+    const toInt32 = (x: string) => g.node("Cast", [x], { to: int(T.INT32) });
+    seqlensK = toInt32(g.node("Sub", [g.node("ReduceSum", [mask, g.int64([1])], { keepdims: int(0) }), g.int64([1], [])]));
+    totalLen = toInt32(g.node("Squeeze", [g.node("Slice", [g.node("Shape", [mask]), g.int64([1]), g.int64([2])]), g.int64([0])]));
+  }
   const past: { key: string; value: string }[] = [];
   for (let l = 0; l < L; l++) {
     past.push({

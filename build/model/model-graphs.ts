@@ -2,7 +2,7 @@
 import { decoderGraph, embedTokensGraph } from "./decoder-graph.ts";
 import { audioEncoderGraph, visionEncoderGraph } from "./encoder-graphs.ts";
 import { audioWeights, visionWeights } from "./encoder-weights.ts";
-import { gpuDecoderGraph, isGpuDtype } from "./gpu-decoder-graph.ts";
+import { gpuDecoderGraph, type GpuLengths, isGpuDtype } from "./gpu-decoder-graph.ts";
 import { mediaLayout } from "./media-spec.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
@@ -37,12 +37,12 @@ export function modelPlan(spec: ModelSpec): PlanEntry[] {
   ];
 }
 
-export function modelGraphs(spec: ModelSpec, dtype: Dtype): GraphTarget[] {
+export function modelGraphs(spec: ModelSpec, dtype: Dtype, gpuLengths: GpuLengths = "inputs"): GraphTarget[] {
   const text = `kiln-${spec.architecture}`;
   if (isGpuDtype(dtype)) {
     // buildModel refuses these for media specs: the encoders and the embeddings-input decoder stay CPU graphs.
     if (mediaLayout(spec)) throw new Error(`dtype ${dtype} is for text models; ${spec.id} has media encoders`);
-    return [{ stem: "model", name: text, graph: gpuDecoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings }];
+    return [{ stem: "model", name: text, graph: gpuDecoderGraph(spec, dtype, gpuLengths), route: (e) => e, tied: spec.tiedEmbeddings }];
   }
   if (!mediaLayout(spec)) return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings }];
   const owned = (graph: PlanEntry["graph"]) => (e: PlanEntry) => (e.graph === graph ? e : null);

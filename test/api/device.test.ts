@@ -2,7 +2,9 @@
 // software Vulkan driver here), /v1/models and /metrics say so, the log names the EP's node placement; with the Vulkan
 // driver hidden, an explicit webgpu stops start-up with one line and auto falls back to the CPU with a log line.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { buildModel, PRESETS } from "../../build/model/index.ts";
 import { chooseDevices, type DeviceProbes } from "../../src/devices/choose-devices.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import type { ModelEntry } from "../../src/models/registry.ts";
@@ -48,6 +50,37 @@ describe("KILN_DEVICE=webgpu", () => {
     // Greedy on the same device: the stream says what the plain answer said.
     expect(content).toBe(json.choices[0]!.message.content);
   });
+});
+
+describe("an operator's own transformers.js folder (no kiln.json, a q4f16 graph taking attention_mask)", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    const dir = join(tempDir("kiln-operator-folder-"), "operator-tiny-v1");
+    await buildModel({ spec: { ...PRESETS.tiny!, id: "operator-tiny-v1" }, dtypes: ["fp32", "q4f16"], outDir: dir, gpuLengths: "attention_mask" });
+    rmSync(join(dir, "kiln.json"));
+    server = await startTestServer({ KILN_DEVICE: "webgpu" }, { modelDir: dir });
+  }, 180_000);
+  afterAll(() => server?.stop(0));
+
+  test("runs on the GPU, batched: greedy answers in a batch equal the same requests one at a time", async () => {
+    const models = (await (await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { data: { id: string; device: string; weights: string }[] };
+    expect(models.data.map((m) => [m.id, m.device, m.weights])).toEqual([["operator-tiny-v1", "webgpu", "q4f16"]]);
+    const ask = async (content: string) => {
+      const res = await fetch(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "operator-tiny-v1", max_tokens: 12, temperature: 0, ignore_eos: true, messages: [{ role: "user", content }] }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+    };
+    const questions = ["Hi", "What is the capital of France, in one word?", "Count to three", "Say something nice about the weather today"];
+    const alone: string[] = [];
+    for (const q of questions) alone.push(await ask(q));
+    expect(await Promise.all(questions.map(ask))).toEqual(alone);
+    // Its GroupQueryAttention graph decodes one row at a time on the CPU; on the device rows are right-padded and batch.
+    expect(server.logs.find((l) => l.msg === "worker ready")).toMatchObject({ device: "webgpu", dtype: "q4f16" });
+  }, 120_000);
 });
 
 describe("without a Vulkan driver", () => {

@@ -18,6 +18,8 @@ export interface DeviceGraph {
   /** kiln's graphs take seqlens_k and total_sequence_length; transformers.js's GQA exports an attention mask. */
   lengths: "seqlens" | "mask";
   hasPositionIds: boolean;
+  /** transformers.js exports may take how many last positions to return logits for (1 here). */
+  hasLogitsToKeep: boolean;
 }
 
 /** A float16 host tensor: under Bun, a Float16Array reaches ONNX Runtime as 0 bytes, so the 16-bit words are given. */
@@ -94,6 +96,10 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
       const { mask, total } = rightPaddedMask(lens, seqLen);
       feeds.attention_mask = new ort.Tensor("int64", mask, [rows, total]);
       bytes += mask.byteLength;
+    }
+    if (G.hasLogitsToKeep) {
+      feeds.num_logits_to_keep = new ort.Tensor("int64", BigInt64Array.of(1n), []);
+      bytes += 8;
     }
     G.pastNames.forEach((name, j) => {
       feeds[name] = kv ? kv[j]! : G.kvType === "float16" ? hostHalf(new Uint16Array(0), [rows, G.kvHeads, 0, G.headDim]) : new ort.Tensor("float32", new Float32Array(0), [rows, G.kvHeads, 0, G.headDim]);

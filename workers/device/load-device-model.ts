@@ -23,7 +23,7 @@ import { describePlacement, nodePlacement, nodesOffDevice } from "../../build/mo
 const MATMUL_NBITS_MIN_ROWS = 4;
 
 const PAST = /^past_key_values\.(\d+)\.(key|value)$/;
-const KNOWN = new Set(["input_ids", "position_ids", "seqlens_k", "total_sequence_length", "attention_mask"]);
+const KNOWN = new Set(["input_ids", "position_ids", "seqlens_k", "total_sequence_length", "attention_mask", "num_logits_to_keep"]);
 
 /** Dawn looks for its runtime directory; a service started without a login session has none. */
 function ensureRuntimeDir(): void {
@@ -49,7 +49,7 @@ export function deviceGraphOf(session: ort.InferenceSession, config: ModelConfig
   const kvHeads = typeof shape[1] === "number" ? shape[1] : (config.num_key_value_heads ?? config.num_attention_heads);
   const headDim = typeof shape[3] === "number" ? shape[3] : config.head_dim ?? (config.hidden_size && config.num_attention_heads ? config.hidden_size / config.num_attention_heads : undefined);
   if (!kvHeads || !headDim) throw new Error("cannot tell KV heads and head_dim from the graph or config.json");
-  return { pastNames: past.map((p) => p.name), presentNames, kvHeads, headDim, kvType: meta?.type === "float16" ? "float16" : "float32", lengths, hasPositionIds: inputs.includes("position_ids") };
+  return { pastNames: past.map((p) => p.name), presentNames, kvHeads, headDim, kvType: meta?.type === "float16" ? "float16" : "float32", lengths, hasPositionIds: inputs.includes("position_ids"), hasLogitsToKeep: inputs.includes("num_logits_to_keep") };
 }
 
 /** Present names a decoder of `layers` layers has (ONNX Runtime needs them before the session exists). */
