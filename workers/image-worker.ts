@@ -34,6 +34,7 @@ const life = serveLifecycle<ImageLoadSpec, ImageToWorker, ImageFromWorker>({
       throw new Error(problem);
     }
     engine = new DiffusionEngine(model, { maxBatch: spec.maxBatch, emit: (msg, transfer) => life.post(msg, transfer) });
+    return model.report;
   },
   counts: () => engine?.counts() ?? { active: 0, queued: 0 },
   onMessage(msg) {

@@ -32,7 +32,7 @@ export class ImageBackend implements RenderBackend {
       ...opts,
       kind: "image",
       loadSpec: (model) => ({
-        id: model.id, dir: model.dir, threads: opts.threads, maxBatch: rendersPerWorker(model),
+        id: model.id, dir: model.dir, threads: opts.threads, device: model.placement?.device ?? "cpu", maxBatch: rendersPerWorker(model),
         sizes: model.diffusion!.sizes.map(({ width, height }) => ({ width, height })), textLength: model.diffusion!.textLength,
       }),
       onMessage: (workerId, msg) => {

@@ -8,6 +8,8 @@ export interface ImageLoadSpec {
   dir: string;
   /** ONNX Runtime intra-op threads for this worker. */
   threads: number;
+  /** Where the graphs run (start-up's placement, src/devices/choose-devices.ts); absent means the CPU. */
+  device?: "cpu" | "webgpu";
   /** Most UNet rows one denoising pass runs (classifier-free guidance takes two rows per image). */
   maxBatch: number;
   /** Every size the server offers for this model: a load whose graphs cannot run one of them fails, naming it. */

@@ -47,8 +47,8 @@ export class ImageWorkerClient {
     });
   }
 
-  /** `served`: the sizes and prompt length the server would offer (none, and CLIP's 77, unless a test says). */
-  async load(dir: string, maxBatch = 4, threads = 1, served: Pick<ImageLoadSpec, "sizes" | "textLength"> = { sizes: [], textLength: 77 }): Promise<Extract<ImageWorkerOut, { type: "loaded" | "load_error" }>> {
+  /** `served`: the sizes and prompt length the server would offer (none, and CLIP's 77, unless a test says), and the device. */
+  async load(dir: string, maxBatch = 4, threads = 1, served: Pick<ImageLoadSpec, "sizes" | "textLength" | "device"> = { sizes: [], textLength: 77 }): Promise<Extract<ImageWorkerOut, { type: "loaded" | "load_error" }>> {
     const done = Promise.race([this.next("loaded"), this.next("load_error")]);
     this.post({ type: "load", model: { id: "toy-image", dir, threads, maxBatch, ...served } });
     return done;
