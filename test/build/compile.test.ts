@@ -1,5 +1,6 @@
 // Builds dist/kiln for real, copies it alone into an empty folder and runs it with an empty environment.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Subprocess } from "bun";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +8,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { compileKiln, type CompileResult } from "../../build/compile.ts";
 import { devOnlyPackages, forbiddenInputs } from "../../build/compile/checks.ts";
 import { noiseImage, sine, wavBytes } from "../helpers/media-fixtures.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
 import { freePort, rssBytes, runBinary, runOnce, waitForHttp, type RunningBinary } from "./binary-process.ts";
 
@@ -40,6 +42,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (server && server.proc.exitCode === null) server.proc.kill("SIGKILL");
+  for (const p of gpuProcs) if (p.exitCode === null) p.kill("SIGKILL");
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -232,4 +235,120 @@ describe("the executable, alone in an empty folder", () => {
     expect(out).toMatch(/libvips 8\.\d+\.\d+/);
     expect(out).toContain("single executable");
   });
+});
+
+// The environment that hides the Vulkan driver from the loader (older loaders read the first, newer ones the second).
+const NO_DRIVER = { VK_ICD_FILENAMES: "/nonexistent", VK_DRIVER_FILES: "/nonexistent" };
+const gpuProcs: Subprocess[] = [];
+
+/** The binary copied alone into a fresh folder of `work`, with a fresh home (so no shader cache either). */
+function freshBox(name: string): { dir: string; home: string } {
+  const dir = join(work, name);
+  const boxHome = join(dir, "home");
+  mkdirSync(boxHome, { recursive: true });
+  copyFileSync(first.outfile, join(dir, "kiln"));
+  return { dir, home: boxHome };
+}
+
+/** `env -i PATH=/usr/bin:/bin HOME=<home> <vars> ./kiln <args>`: runBinary's empty environment plus these variables. */
+function startWith(dir: string, args: string[], boxHome: string, vars: Record<string, string>) {
+  const proc = Bun.spawn(["./kiln", ...args], { cwd: dir, env: { PATH: "/usr/bin:/bin", HOME: boxHome, ...vars }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  gpuProcs.push(proc);
+  const text = { out: "", err: "" };
+  const pump = async (stream: ReadableStream<Uint8Array>, into: "out" | "err") => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) text[into] += decoder.decode(chunk, { stream: true });
+  };
+  const drained = Promise.all([pump(proc.stdout, "out"), pump(proc.stderr, "err")]);
+  return { proc, text, drained };
+}
+
+/** Runs one command to completion; stdout and stderr apart. */
+async function runWith(dir: string, args: string[], boxHome: string, vars: Record<string, string>, timeoutMs = 60_000) {
+  const run = startWith(dir, args, boxHome, vars);
+  const timer = setTimeout(() => run.proc.kill("SIGKILL"), timeoutMs);
+  const code = await run.proc.exited;
+  clearTimeout(timer);
+  await run.drained;
+  return { code, ...run.text };
+}
+
+const answers = (url: string) => fetch(url).then(() => true, () => false);
+
+describe("the executable on the webgpu path (this machine: Mesa's lavapipe, a software Vulkan adapter)", () => {
+  test("kiln doctor lists the llvmpipe adapter as software, and its webgpu provider row runs from the unpacked libraries", async () => {
+    const box = freshBox("gpu-doctor");
+    const { code, out } = await runWith(box.dir, ["doctor"], box.home, {});
+    expect(code).toBe(0);
+    expect(out).toContain("single executable");
+    expect(out).toMatch(new RegExp(`^native libraries +ok +libvips and ONNX Runtime unpacked in ${box.dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/data/runtime/`, "m"));
+    expect(out).toMatch(/^adapters +ok +1 Vulkan adapter: llvmpipe .*\(software\)$/m);
+    expect(out).toMatch(/^ {2}llvmpipe .*: vendor Mesa \(software\), type cpu, backend vulkan, driver llvmpipe: Mesa .*; software adapter: WebGPU works but runs on the CPU/m);
+    expect(out).toMatch(/^provider: webgpu +ok +ran MatMul\+Add as \S+ on WebGpuExecutionProvider, output as expected$/m);
+    expect(out).toContain("All required checks passed.");
+  }, 120_000);
+
+  test("kiln doctor with the Vulkan driver hidden says there is none, how to get one, and still exits 0", async () => {
+    const box = freshBox("gpu-doctor-hidden");
+    const { code, out } = await runWith(box.dir, ["doctor"], box.home, NO_DRIVER);
+    expect(out).toMatch(/^adapters +WARN +.*no Vulkan driver/m);
+    expect(out).toMatch(/^ {2}adapters \(optional\): kiln runs on the CPU without one; for WebGPU install a Vulkan driver/m);
+    expect(out).toMatch(/^provider: webgpu +WARN +/m);
+    expect(out).not.toMatch(/^adapters:$/m);
+    expect(out).toContain("All required checks passed.");
+    expect(code).toBe(0);
+  }, 120_000);
+
+  test("KILN_DEVICE=webgpu serves the built-in text model on the GPU path: a chat completion, /v1/models and /metrics say webgpu q4f16", async () => {
+    const box = freshBox("gpu-serve");
+    const port = freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const started = performance.now();
+    const run = startWith(box.dir, ["--port", String(port)], box.home, { KILN_DEVICE: "webgpu", KILN_BUILTIN_MODELS: "kiln-tiny-v1" });
+    // A fresh home has no shader cache: the load and then the first request compile shaders (each 25-90 s on lavapipe on this busy 2-core box).
+    await waitFor(() => run.proc.exitCode !== null || /kiln listening on/.test(run.text.out), { what: "kiln listening (webgpu)", timeoutMs: 240_000, intervalMs: 50 });
+    if (run.proc.exitCode !== null) throw new Error(`kiln exited ${run.proc.exitCode} while starting:\n${run.text.out}${run.text.err}`);
+    console.log(`webgpu start (fresh shader cache) to listening: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const log = run.text.err;
+    expect(log).toMatch(/"msg":"webgpu probe","ok":true,"ms":\d+,"adapters":\["llvmpipe/);
+    expect(log).toContain('"msg":"model device","model":"kiln-tiny-v1","device":"webgpu","dtype":"q4f16","reason":"KILN_DEVICE says webgpu"');
+    expect(log).toMatch(/"msg":"worker ready".*"model":"kiln-tiny-v1".*"device":"webgpu","dtype":"q4f16","placement":"WebGpuExecutionProvider: \d+ MatMulNBits/);
+    const firstKey = run.text.out.match(KEY_RE)![0];
+    const auth = { authorization: `Bearer ${firstKey}` };
+    const asked = performance.now();
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ model: "kiln-tiny-v1", messages: [{ role: "user", content: "hi" }], max_tokens: 6, temperature: 0 }),
+    });
+    expect(res.status).toBe(200);
+    console.log(`first webgpu chat completion (fresh shader cache): ${((performance.now() - asked) / 1000).toFixed(1)} s`);
+    const chat = (await res.json()) as { choices: { message: { content: string }; finish_reason: string }[]; usage: { completion_tokens: number } };
+    // Greedy on fixed weights: the same six tokens every run, none of them the end of the turn.
+    expect([chat.choices[0]!.finish_reason, chat.usage.completion_tokens]).toEqual(["length", 6]);
+    expect(chat.choices[0]!.message.content.length).toBeGreaterThan(0);
+    const models = (await (await fetch(`${url}/v1/models`, { headers: auth })).json()) as { data: { id: string; device: string; weights: string }[] };
+    expect(models.data.map((m) => [m.id, m.device, m.weights])).toEqual([["kiln-tiny-v1", "webgpu", "q4f16"]]);
+    const metrics = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+    expect(sampleValue(metrics, "kiln_model_device_info", { model: "kiln-tiny-v1", device: "webgpu", weights: "q4f16" })).toBe(1);
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }, 480_000);
+
+  test("KILN_DEVICE=webgpu with the driver hidden exits 2 with one line naming why, and never listens", async () => {
+    const box = freshBox("gpu-none");
+    const port = freePort();
+    const url = `http://127.0.0.1:${port}/v1/status`;
+    const run = startWith(box.dir, ["--port", String(port)], box.home, { KILN_DEVICE: "webgpu", KILN_BUILTIN_MODELS: "kiln-tiny-v1", ...NO_DRIVER });
+    // Knock on its port for as long as it runs: nothing may answer, ever.
+    let answered = false;
+    while (run.proc.exitCode === null) if (await answers(url)) answered = true;
+    expect(await run.proc.exited).toBe(2);
+    await run.drained;
+    expect(answered).toBe(false);
+    expect(await answers(url)).toBe(false);
+    const said = run.text.err.split("\n").filter((l) => l.startsWith("kiln:"));
+    expect(said).toEqual([expect.stringMatching(/^kiln: device webgpu \(KILN_DEVICE\) cannot work here: .*no WebGPU adapter/)]);
+    expect(`${run.text.out}${run.text.err}`).not.toMatch(/kiln listening|"msg":"worker ready"|"msg":"listening"/);
+  }, 120_000);
 });

@@ -31,12 +31,12 @@ function sh(command: string, extra: Record<string, string> = {}, timeoutMs = 300
 }
 
 /** Starts a long-running command in its own process group; resolves with its output once `ready` matches. */
-async function background(command: string, ready: RegExp, extra: Record<string, string> = {}, cwd = root, env = userEnv(extra)) {
+async function background(command: string, ready: RegExp, extra: Record<string, string> = {}, cwd = root, env = userEnv(extra), readyMs = 120_000) {
   const proc = spawn("bash", ["-c", command], { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   proc.stdout!.on("data", (b) => (out += b));
   proc.stderr!.on("data", (b) => (out += b));
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + readyMs;
   while (!ready.test(out)) {
     if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`\`${command}\` did not get ready:\n${out}`);
     await Bun.sleep(50);
@@ -86,6 +86,9 @@ const COVERED = new Set([
   "npm run build",
   "scp dist/kiln box:/opt/kiln/",
   "ssh box 'cd /opt/kiln && ./kiln doctor && ./kiln --port 8080 --host 0.0.0.0'",
+  // GPU box (run on the binary by "the GPU box section" below).
+  "./kiln doctor",
+  "KILN_DEVICE=webgpu ./kiln",
   "npm run kiln -- keys create --team default --name laptop",
   "npm run kiln -- doctor",
   "npm run kiln -- …",
@@ -280,6 +283,42 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     await waitForHttp(`http://127.0.0.1:${port}/v1/status`, 30_000, () => server.proc.exitCode === null);
     expect(await stop(server.proc)).toBe(0);
   }, 300_000);
+
+  test("the GPU box section on the binary alone: ./kiln doctor shows the adapter, KILN_DEVICE=webgpu ./kiln serves on webgpu", async () => {
+    const section = readme.slice(readme.indexOf("## GPU box"), readme.indexOf("## Configuration"));
+    // Its commands (its prose also names `npm test`, run above).
+    const typed = readmeCommands(section).filter((c) => c.includes("./kiln"));
+    expect(typed).toEqual(["./kiln doctor", "KILN_DEVICE=webgpu ./kiln"]);
+    // The binary as `npm run build` writes it (again: this test may run alone), in a folder of its own, with an empty environment.
+    expect(sh("npm run build").code).toBe(0);
+    const box = join(root, "dist", "readme-box", "gpu");
+    mkdirSync(box, { recursive: true });
+    copyFileSync(join(root, "dist", "kiln"), join(box, "kiln"));
+    const boxEnv = { PATH: "/usr/bin:/bin", HOME: box };
+    const doctor = spawnSync("bash", ["-c", typed[0]!], { cwd: box, env: boxEnv, encoding: "utf8", timeout: 120_000 });
+    expect([doctor.status, doctor.stdout]).toEqual([0, expect.stringContaining("All required checks passed.")]);
+    // This project's set-up installs Mesa's software Vulkan driver, so the box has one adapter and WebGPU runs.
+    expect(doctor.stdout).toMatch(/^adapters +ok +\d+ Vulkan adapters?: \S/m);
+    expect(doctor.stdout).toMatch(/^provider: webgpu +ok +ran MatMul\+Add as \S+ on WebGpuExecutionProvider/m);
+    // Each adapter line has the shape the README's sample shows.
+    const adapterLine = /^ {2}.+: vendor .+, type [a-z-]+, backend vulkan, driver .+, API \d+\.\d+\.\d+, \d+\.\d GiB device-local, max storage buffer \d+ MiB/m;
+    expect(doctor.stdout).toMatch(adapterLine);
+    expect(section).toMatch(adapterLine);
+
+    const port = freePort();
+    const keyFile = join(box, "first-key");
+    const started = performance.now();
+    // A fresh home: no shader cache, so the first load compiles them all (up to a minute on lavapipe on a busy box).
+    const env = { ...boxEnv, KILN_PORT: String(port), KILN_BUILTIN_MODELS: "kiln-tiny-v1", KILN_FIRST_KEY_FILE: keyFile };
+    const server = await background(typed[1]!, /kiln listening on/, {}, box, env, 240_000);
+    console.log(`KILN_DEVICE=webgpu ./kiln listening after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    expect(server.output()).toContain('"msg":"model device","model":"kiln-tiny-v1","device":"webgpu","dtype":"q4f16"');
+    const key = readFileSync(keyFile, "utf8").match(/LLM\|\d+\|\S+/)![0];
+    const listCmd = readmeCommands(readme).find((c) => c.startsWith("curl ") && c.includes("/v1/models "))!;
+    const list = JSON.parse(sh(listCmd.replace("http://127.0.0.1:8080", `http://127.0.0.1:${port}`), { MODEL_API_KEY: key }).out);
+    expect(list.data.map((m: { id: string; device: string; weights: string }) => [m.id, m.device, m.weights])).toEqual([["kiln-tiny-v1", "webgpu", "q4f16"]]);
+    expect(await stop(server.proc)).toBe(0);
+  }, 400_000);
 
   test("npm run bench (a quick run on the tiny preset, with --profile) prints the CPU, the int8 accuracy, the table and the profile", () => {
     const r = sh("npm run bench -- --profile", {
