@@ -10,6 +10,7 @@ import { nodePlacement, nodesOffDevice, WEBGPU_PROVIDER } from "../../../build/m
 import { f16Tensor, type GpuDriver, gpuStep, gpuTeacherForced, halfBits, openGpuDriver, range, type Cache, type Ep } from "./gpu-driver.ts";
 import { argmax, correlation, forward, maxAbsDiff, openDriver, type Past } from "./ort-driver.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
+import { FP16_CORR, Q4_CORR } from "../../load/format-bounds.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-build-gpu-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -25,14 +26,13 @@ beforeAll(async () => {
  * i.e. a noise-to-signal variance (NSR) of u²/3 ≈ 8e-8 per rounded tensor. A layer rounds about 15 tensors (its four
  * weights and its stored activations); if a kernel also accumulates in fp16, each of its 4 matmuls adds up to K·u²/3
  * (K ≤ 384 inputs). Over L = 4 layers that is 4·(15 + 4·384)·8e-8 ≈ 5e-4; allowing the random network to amplify it
- * tenfold gives NSR 5e-3 and a correlation 1/√(1 + NSR) ≥ 0.9975: FP16_CORR. (Measured: 0.99998.)
+ * tenfold gives NSR 5e-3 and a correlation 1/√(1 + NSR) ≥ 0.9975: FP16_CORR (test/load/format-bounds.ts, which the bench's
+ * webgpu section shares). (Measured: 0.99998.)
  * q4f16 against fp32 carries q4's own error, so it gets the existing q4 test's bound (0.9). Against the q4 CPU graph
  * (the same 4-bit levels, scales rounded to fp16) it adds the fp16 chain above plus each side's own int8 activation
  * quantization (accuracy_level 4): (4/127)²/12 ≈ 8e-5 per matmul, 17 matmuls, twice ≈ 3e-3; together ≈ 8e-3, r ≥ 0.996:
  * Q4F16_VS_Q4_CORR 0.995. (Measured: 0.9997.)
  */
-const FP16_CORR = 0.9975;
-const Q4_CORR = 0.9;
 const Q4F16_VS_Q4_CORR = 0.995;
 
 const TOKENS = Array.from({ length: 32 }, (_, i) => (i * 7919 + 13) % 960);
