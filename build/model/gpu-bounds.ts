@@ -14,5 +14,13 @@ export function fp16Correlation(spec: { layers: number; hidden: number; intermed
   return 1 / Math.sqrt(1 + nsr);
 }
 
+/** fp16Correlation's derivation for one model, in a line (for reports). */
+export function fp16Derivation(spec: { layers: number; hidden: number; intermediate: number }): string {
+  const k = Math.max(spec.hidden, spec.intermediate);
+  return `fp16 rounding u = 2^-11, NSR u²/3 per rounded tensor over ${spec.layers} layers × (15 tensors + 4 fp16-accumulated matmuls of K ≤ ${k}), ×10 slack, r ≥ 1/√(1 + NSR)`;
+}
+
 /** q4f16 vs fp32 carries q4's own error: the bound the CPU q4 format is held to. */
 export const Q4_CORRELATION = 0.9;
+/** Q4_CORRELATION's reason in a line (for reports). */
+export const Q4_DERIVATION = "q4's bound: 15 levels a block, ~18× int8's step², only a loose correlation is promised";

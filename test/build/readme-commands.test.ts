@@ -320,7 +320,7 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(await stop(server.proc)).toBe(0);
   }, 400_000);
 
-  test("npm run bench (a quick run on the tiny preset, with --profile) prints the CPU, the int8 accuracy, the table and the profile", () => {
+  test("npm run bench (a quick run on the tiny preset, with --profile) prints the CPU, the int8 accuracy, the table, the profile and the device section", () => {
     const r = sh("npm run bench -- --profile", {
       KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_LEVELS: "1,2", KILN_BENCH_TOKENS: "8", KILN_BENCH_MODELS: join(work, "bench-models"),
     });
@@ -341,6 +341,16 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(r.out).toMatch(/^constrained \/ unconstrained throughput: \d+\.\d\d×/m);
     expect(r.out).toMatch(/^ {2}1 client, 1 rows: ORT run \d+\.\d \+ engine host work \d+\.\d\d .+ = worker step interval \d+\.\d; client TPOT p50/m);
     expect(r.out).toMatch(/^ {4}\d+ decode steps, \d+ with prefill .+CPU ms per step: .*main thread \d+\.\d/m);
+    // The device auto picks here; where webgpu runs (a software driver counts), its accuracy and decode-step table.
+    expect(r.out).toMatch(/^device: (cpu|webgpu \(q4f16\)) — what the server's default KILN_DEVICE=auto would choose here: .+/m);
+    if (/^webgpu: not available/m.test(r.out)) expect(r.out).toMatch(/^webgpu section skipped: webgpu is not available here/m);
+    else {
+      expect(r.out).toMatch(/^webgpu adapter: .+ \((software: numbers say nothing of GPU speed|hardware)\)$/m);
+      expect(r.out).toMatch(/^accuracy: webgpu fp16 vs cpu fp32 next-token logits over a 32-token teacher-forced run, correlation min 0\.99\d+ \(bound 0\.9975: .+\), argmax \d+\/32$/m);
+      expect(r.out).toMatch(/^accuracy: webgpu q4f16 vs cpu fp32 .+correlation min 0\.9\d+ \(bound 0\.9: /m);
+      for (const rows of [1, 16]) expect(r.out).toMatch(new RegExp(`^\\| webgpu q4f16 \\| +${rows} \\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+ \\| +\\d+ \\|$`, "m"));
+      expect(r.out).toMatch(/^transfer per decode step does not grow with context: yes$/m);
+    }
   }, 300_000);
 
   test("npm run bench -- --stored (a quick run on the tiny preset) prints both rates, the table and the ratio", () => {

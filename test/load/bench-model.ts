@@ -14,7 +14,7 @@ export const ROUNDS = Number(process.env.KILN_BENCH_ROUNDS ?? 3);
 export const MODELS_BASE = process.env.KILN_BENCH_MODELS ?? join(import.meta.dir, "..", "..", "data", "bench-models");
 export const MODELS_DIR = join(MODELS_BASE, DTYPE);
 /** The 0.5B shape by default; `tiny` makes a quick run that exercises the whole bench (the README test uses it). */
-const PRESET = process.env.KILN_BENCH_PRESET ?? "qwen2-0.5b";
+export const PRESET = process.env.KILN_BENCH_PRESET ?? "qwen2-0.5b";
 const PRESET_SPEC = PRESETS[PRESET] ?? (() => { throw new Error(`KILN_BENCH_PRESET: no preset "${PRESET}"`); })();
 /** Its own id: the server builds its default model (the tiny preset's id, fp32) into the same models dir. */
 export const SPEC = { ...PRESET_SPEC, id: PRESET_SPEC.id.replace(/-v(\d+)$/, "-bench-v$1") };
@@ -30,16 +30,28 @@ export const FORMATS = formatsLabel(DTYPE, SMALL);
 /** The one user message every client sends; the yardsticks run prompts of its templated token count. */
 export const PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle on a quiet winter morning.";
 
-/** Builds the bench model for `dtype` (`dtypes` in its folder) unless an identical build is there. */
-export async function ensureBenchModel(dtype: Dtype, dtypes: Dtype[] = [dtype]): Promise<string> {
+/**
+ * The WebGPU formats the bench's webgpu section runs (test/load/webgpu-section.ts). They ride in the fp32 folder, the
+ * section's accuracy reference, whatever the section's switch says: a folder whose formats follow an env var would
+ * be rebuilt (minutes at 0.5B) each time the switch flips.
+ */
+export const GPU_BENCH_DTYPES: Dtype[] = ["fp16", "q4f16"];
+
+/** Builds the bench model for `dtype` (`dtypes` in its folder, and the GPU formats in the fp32 one) unless an identical build is there. */
+export async function ensureBenchModel(dtype: Dtype, cpuDtypes: Dtype[] = [dtype]): Promise<string> {
   const modelsDir = join(MODELS_BASE, dtype);
+  const dtypes = dtype === "fp32" ? [...new Set([...cpuDtypes, ...GPU_BENCH_DTYPES])] : cpuDtypes;
   console.log(`bench model ${SPEC.id} (${dtypes.join(", ")}) in ${modelsDir} …`);
   const r = await installModel(modelsDir, { spec: SPEC, dtypes, defaultDtype: dtype });
   console.log(r.built ? `  built` : `  up to date`);
   return r.dir;
 }
 
-/** The server settings every bench scenario runs kiln with: all cores, the same small-step rule as the rest. */
+/**
+ * The server settings every bench scenario runs kiln with: all cores, the same small-step rule as the rest, and the
+ * CPU device: its yardsticks (the direct loop, llama.cpp) run on the CPU, and on a GPU box auto would move an fp32
+ * bench model (which carries q4f16) to the GPU. The device path has its own section.
+ */
 export function benchServerEnv(threads: number): Record<string, string> {
-  return { KILN_THREADS: String(threads), KILN_SMALL_STEP_TOKENS: String(SMALL?.maxTokens ?? 0) };
+  return { KILN_THREADS: String(threads), KILN_SMALL_STEP_TOKENS: String(SMALL?.maxTokens ?? 0), KILN_DEVICE: "cpu" };
 }

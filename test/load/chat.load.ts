@@ -17,6 +17,7 @@ import { breakdown, cpuBetween, parseRecords, type ProfileLevel, readThreadCpu, 
 import { startServerProcess } from "./server-process.ts";
 import { streamChat } from "./stream-client.ts";
 import { structuredRow } from "./structured.ts";
+import { webgpuSection } from "./webgpu-section.ts";
 
 const LEVELS = (process.env.KILN_BENCH_LEVELS ?? "1,4,8,16").split(",").map(Number);
 /** `npm run bench -- --profile` (build/bench.mjs sets it): per-step timings from the server's worker, CPU per thread. */
@@ -140,6 +141,12 @@ test(
     // One table of everyone's wall and decode rates, and the long-prompt scenario (test/load/llama-cpp-section.ts);
     // llama.cpp's rows are skipped, with the reason, when node-llama-cpp cannot load.
     console.log(await llamaCppSection({ ...gguf, kiln: kiln.levels, direct: directRuns, llama, modelDir, dtype: DTYPE, small: SMALL }));
+
+    // The device auto would pick here and, where webgpu runs (even on a software driver), its accuracy and step
+    // profile (test/load/webgpu-section.ts). Last, so Dawn's threads never share the box with the CPU measurements.
+    const webgpu = await webgpuSection({ promptIds, cpu: { dir: modelDir, dtype: DTYPE, small: SMALL }, threads });
+    console.log(`\n${webgpu.text}`);
+    expect(webgpu.problems).toEqual([]);
   },
   3_600_000,
 );
