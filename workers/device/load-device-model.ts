@@ -11,7 +11,8 @@ import type { LoadReport } from "../../src/scheduler/supervisor-protocol.ts";
 import { type LoadedModel, loadTokenizerSide, offlineFrom } from "../engine/load-common.ts";
 import type { ModelConfig } from "../engine/ort-runner.ts";
 import { DeviceCache, type Transfer } from "./device-cache.ts";
-import { type DeviceGraph, DeviceRunner } from "./device-runner.ts";
+import { type DeviceGraph, DeviceRunner, MAX_PASS_TOKENS } from "./device-runner.ts";
+import { decodeInputs, prefillInputs } from "../engine/batch-inputs.ts";
 import { describePlacement, nodePlacement, nodesOffDevice } from "../../build/model/node-placement.ts";
 
 /**
@@ -52,6 +53,15 @@ export function deviceGraphOf(session: ort.InferenceSession, config: ModelConfig
   return { pastNames: past.map((p) => p.name), presentNames, kvHeads, headDim, kvType: meta?.type === "float16" ? "float16" : "float32", lengths, hasPositionIds: inputs.includes("position_ids"), hasLogitsToKeep: inputs.includes("num_logits_to_keep") };
 }
 
+/** Warms the shapes serving uses: a full-size prefill pass, a two-token one, and a decode step of a padded batch. */
+async function warmUp(runner: DeviceRunner, cache: DeviceCache, padId: number): Promise<void> {
+  const prompts = [Array<number>(MAX_PASS_TOKENS).fill(padId), [padId, padId]];
+  const first = await runner.forward(prefillInputs(prompts, padId), null);
+  const lens = prompts.map((p) => p.length);
+  const { kv } = await cache.arrange(lens.map((_, row) => ({ kv: { tensors: first.present, lens, length: MAX_PASS_TOKENS }, row })), []);
+  await runner.forward(decodeInputs([padId, padId], kv!.lens, kv!.length), kv);
+}
+
 /** Present names a decoder of `layers` layers has (ONNX Runtime needs them before the session exists). */
 function presentOutputs(layers: number): Record<string, "gpu-buffer"> {
   const out: Record<string, "gpu-buffer"> = {};
@@ -86,10 +96,11 @@ export async function loadDeviceModel(spec: ModelLoadSpec): Promise<LoadedModel<
     cache = await DeviceCache.create(io.pastNames.length, io.kvType, transfer);
     const side = await loadTokenizerSide(spec.dir, config as never);
     const runner = new DeviceRunner({ session, ...io }, cache, transfer, side.vocabSize, side.padId, config.max_position_embeddings ?? 2048);
-    // The warm-up pass: a prompt of two tokens, then one decode step over its cache, profiled.
-    const ids = BigInt64Array.of(BigInt(side.padId), BigInt(side.padId));
-    const first = await runner.forward({ batch: 1, seqLen: 2, pastLen: 0, inputIds: ids, attentionMask: BigInt64Array.of(1n, 1n), positionIds: BigInt64Array.of(0n, 1n) }, null);
-    await runner.forward({ batch: 1, seqLen: 1, pastLen: 2, inputIds: ids.subarray(0, 1), attentionMask: BigInt64Array.of(1n, 1n, 1n), positionIds: BigInt64Array.of(2n) }, { tensors: first.present, lens: [2], length: 2 });
+    // The warm-up, profiled: a prompt of one full attention pass and then a decode step over a batch of the size decode
+    // passes run at, so the shaders a first request needs are compiled before the worker says it is ready.
+    // 4-bit formats run MatMulNBits (known for sure once the profile is read, below).
+    if (/q4|int4|bnb4/.test(spec.dtype)) cache.minRows = MATMUL_NBITS_MIN_ROWS;
+    await warmUp(runner, cache, side.padId);
     cache.sweep([]);
     session.endProfiling();
     const profile = readdirSync(profileDir).find((n) => n.endsWith(".json"));
