@@ -1,6 +1,6 @@
 // The Llama/Qwen2 decoder as an ONNX graph of standard and com.microsoft ops, exact under left padding (no GroupQueryAttention).
-import { linearOp } from "./graph-ops.ts";
-import { float, GraphBuilder, int, T } from "./onnx-builder.ts";
+import { linearOp, rmsNormOps } from "./graph-ops.ts";
+import { GraphBuilder, int, T } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames } from "./weights.ts";
 
@@ -49,16 +49,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
   const keep = g.input("num_logits_to_keep", T.INT64, []);
 
   const linear = linearOp(g, dtype);
-  const rmsNorm = (x: string, weight: string) =>
-    g.node("SimplifiedLayerNormalization", [x, weight], { axis: int(-1), epsilon: float(spec.rmsEps), stash_type: int(1) });
-  /** The residual add and the next norm in one node: norm(residual + x), and the new residual unless `last`. */
-  let skips = 0;
-  const addNorm = (residual: string, x: string, weight: string, last = false): { normed: string; residual: string } => {
-    const id = skips++;
-    const outputs = [`/skip_norm_${id}`, "", "", ...(last ? [] : [`/residual_${id}`])];
-    g.nodeN("SkipSimplifiedLayerNormalization", [residual, x, weight], { epsilon: float(spec.rmsEps) }, { domain: "com.microsoft", outputs });
-    return { normed: outputs[0]!, residual: outputs[3] ?? "" };
-  };
+  const { rmsNorm, addNorm } = rmsNormOps(g, spec.rmsEps);
 
   // Sizes: S (new tokens), P (cached tokens), T = P + S (the attention mask's length).
   const one = g.int64([1]);

@@ -1,4 +1,5 @@
 // ggml's tensor encodings that kiln writes into GGUF files: F32, and the 32-element Q8_0 and Q4_0 blocks with an f16 scale.
+import { float16Bits } from "./float16.ts";
 
 /** ggml type ids as stored in a GGUF tensor info. */
 export const GGML_TYPE = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8 } as const;
@@ -18,36 +19,8 @@ export function ggmlBytes(type: GgmlType, elements: number): number {
   return (elements / QK) * (type === GGML_TYPE.Q8_0 ? Q8_0_BLOCK_BYTES : Q4_0_BLOCK_BYTES);
 }
 
-const f32 = new Float32Array(1);
-const f32Bits = new Uint32Array(f32.buffer);
-
 /** IEEE half-precision bits of `x`, rounded to nearest even (as the scales are stored; the reader uses exactly these). */
-export function f32ToF16(x: number): number {
-  f32[0] = x;
-  const b = f32Bits[0]!;
-  const sign = (b >>> 16) & 0x8000;
-  const exp = (b >>> 23) & 0xff;
-  const mant = b & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    // Half subnormal: value = m · 2^-24, so the 24-bit significand is shifted right by 14 − e.
-    if (e < -10) return sign;
-    const full = mant | 0x800000;
-    const shift = 14 - e;
-    let h = full >>> shift;
-    const rem = full & ((1 << shift) - 1);
-    const halfway = 1 << (shift - 1);
-    if (rem > halfway || (rem === halfway && h & 1)) h++;
-    return sign | h;
-  }
-  let h = (e << 10) | (mant >>> 13);
-  const rem = mant & 0x1fff;
-  // A carry out of the mantissa correctly bumps the exponent (and reaches infinity at the top).
-  if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
-  return sign | h;
-}
+export const f32ToF16 = float16Bits;
 
 /** The value of half-precision bits `h`. */
 export function f16ToF32(h: number): number {

@@ -2,8 +2,8 @@
 import { bytesOf } from "./data-file.ts";
 import { ropeTables } from "./decoder-graph.ts";
 import { toFloat16 } from "./float16.ts";
-import { Q4_ACCURACY_LEVEL, Q4_BLOCK } from "./graph-ops.ts";
-import { float, GraphBuilder, int, T } from "./onnx-builder.ts";
+import { Q4_ACCURACY_LEVEL, Q4_BLOCK, rmsNormOps } from "./graph-ops.ts";
+import { GraphBuilder, int, T } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames, type Linear } from "./weights.ts";
 
@@ -69,16 +69,7 @@ export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLe
           { K: int(w.in), N: int(w.out), bits: int(4), block_size: int(Q4_BLOCK), accuracy_level: int(Q4_ACCURACY_LEVEL) },
           { domain: "com.microsoft", output },
         );
-  // stash_type 1: the mean square is accumulated in fp32 whatever the input type.
-  const rmsNorm = (x: string, weight: string) =>
-    g.node("SimplifiedLayerNormalization", [x, weight], { axis: int(-1), epsilon: float(spec.rmsEps), stash_type: int(1) });
-  let skips = 0;
-  const addNorm = (residual: string, x: string, weight: string, last = false): { normed: string; residual: string } => {
-    const id = skips++;
-    const outputs = [`/skip_norm_${id}`, "", "", ...(last ? [] : [`/residual_${id}`])];
-    g.nodeN("SkipSimplifiedLayerNormalization", [residual, x, weight], { epsilon: float(spec.rmsEps) }, { domain: "com.microsoft", outputs });
-    return { normed: outputs[0]!, residual: outputs[3] ?? "" };
-  };
+  const { rmsNorm, addNorm } = rmsNormOps(g, spec.rmsEps);
 
   // fp16 cos/sin tables over the whole context; position_ids index them directly (never negative in this format).
   const rope = ropeTables(spec);

@@ -28,6 +28,22 @@ export function linearOp(g: GraphBuilder, dtype: Dtype): LinearOp {
   };
 }
 
+/** A decoder's RMS norms: the plain one, and the residual add fused with the next norm. */
+export function rmsNormOps(g: GraphBuilder, eps: number) {
+  let skips = 0;
+  return {
+    // stash_type 1: the mean square is accumulated in fp32 whatever the input type.
+    rmsNorm: (x: string, weight: string) => g.node("SimplifiedLayerNormalization", [x, weight], { axis: int(-1), epsilon: float(eps), stash_type: int(1) }),
+    /** norm(residual + x) in one node, and the new residual unless `last`. */
+    addNorm(residual: string, x: string, weight: string, last = false): { normed: string; residual: string } {
+      const id = skips++;
+      const outputs = [`/skip_norm_${id}`, "", "", ...(last ? [] : [`/residual_${id}`])];
+      g.nodeN("SkipSimplifiedLayerNormalization", [residual, x, weight], { epsilon: float(eps) }, { domain: "com.microsoft", outputs });
+      return { normed: outputs[0]!, residual: outputs[3] ?? "" };
+    },
+  };
+}
+
 /** The exact (erf) GELU of CLIP, Whisper and LLaVA's projector: x · ½ · (1 + erf(x / √2)). */
 export function gelu(g: GraphBuilder, x: string): string {
   const erf = g.node("Erf", [g.node("Div", [x, g.float32([Math.SQRT2], [])])]);

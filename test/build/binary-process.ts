@@ -1,6 +1,14 @@
 // Runs the compiled executable the way an operator would: alone in a folder, with an empty environment.
 import type { Subprocess } from "bun";
 import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Mesa's shader cache for the suite's webgpu runs of the binary, each in a fresh home: the first run compiles the
+ * shaders (tens of seconds on a software driver), the others find them, as a second start on a real box would.
+ */
+export const SHARED_SHADER_CACHE = { XDG_CACHE_HOME: join(tmpdir(), "kiln-test-shader-cache") };
 
 export interface RunningBinary {
   proc: Subprocess<"ignore", "pipe", "pipe">;

@@ -10,7 +10,7 @@ import { devOnlyPackages, forbiddenInputs } from "../../build/compile/checks.ts"
 import { noiseImage, sine, wavBytes } from "../helpers/media-fixtures.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
-import { freePort, rssBytes, runBinary, runOnce, waitForHttp, type RunningBinary } from "./binary-process.ts";
+import { freePort, rssBytes, runBinary, runOnce, SHARED_SHADER_CACHE, waitForHttp, type RunningBinary } from "./binary-process.ts";
 
 const KEY_RE = /LLM\|\d+\|[A-Za-z0-9_-]{32,}/;
 const work = mkdtempSync(join(tmpdir(), "kiln-compile-"));
@@ -241,7 +241,7 @@ describe("the executable, alone in an empty folder", () => {
 const NO_DRIVER = { VK_ICD_FILENAMES: "/nonexistent", VK_DRIVER_FILES: "/nonexistent" };
 const gpuProcs: Subprocess[] = [];
 
-/** The binary copied alone into a fresh folder of `work`, with a fresh home (so no shader cache either). */
+/** The binary copied alone into a fresh folder of `work`, with a fresh home (Mesa's shader cache is the suite's: SHARED_SHADER_CACHE). */
 function freshBox(name: string): { dir: string; home: string } {
   const dir = join(work, name);
   const boxHome = join(dir, "home");
@@ -252,7 +252,7 @@ function freshBox(name: string): { dir: string; home: string } {
 
 /** `env -i PATH=/usr/bin:/bin HOME=<home> <vars> ./kiln <args>`: runBinary's empty environment plus these variables. */
 function startWith(dir: string, args: string[], boxHome: string, vars: Record<string, string>) {
-  const proc = Bun.spawn(["./kiln", ...args], { cwd: dir, env: { PATH: "/usr/bin:/bin", HOME: boxHome, ...vars }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(["./kiln", ...args], { cwd: dir, env: { PATH: "/usr/bin:/bin", HOME: boxHome, ...SHARED_SHADER_CACHE, ...vars }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   gpuProcs.push(proc);
   const text = { out: "", err: "" };
   const pump = async (stream: ReadableStream<Uint8Array>, into: "out" | "err") => {
@@ -305,10 +305,10 @@ describe("the executable on the webgpu path (this machine: Mesa's lavapipe, a so
     const url = `http://127.0.0.1:${port}`;
     const started = performance.now();
     const run = startWith(box.dir, ["--port", String(port)], box.home, { KILN_DEVICE: "webgpu", KILN_BUILTIN_MODELS: "kiln-tiny-v1" });
-    // A fresh home has no shader cache: the load and then the first request compile shaders (each 25-90 s on lavapipe on this busy 2-core box).
+    // Unless another webgpu run of the suite came first, the load compiles the shaders (25-90 s on lavapipe on this busy 2-core box).
     await waitFor(() => run.proc.exitCode !== null || /kiln listening on/.test(run.text.out), { what: "kiln listening (webgpu)", timeoutMs: 240_000, intervalMs: 50 });
     if (run.proc.exitCode !== null) throw new Error(`kiln exited ${run.proc.exitCode} while starting:\n${run.text.out}${run.text.err}`);
-    console.log(`webgpu start (fresh shader cache) to listening: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    console.log(`webgpu start to listening: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     const log = run.text.err;
     expect(log).toMatch(/"msg":"webgpu probe","ok":true,"ms":\d+,"adapters":\["llvmpipe/);
     expect(log).toContain('"msg":"model device","model":"kiln-tiny-v1","device":"webgpu","dtype":"q4f16","reason":"KILN_DEVICE says webgpu"');
@@ -322,7 +322,7 @@ describe("the executable on the webgpu path (this machine: Mesa's lavapipe, a so
       body: JSON.stringify({ model: "kiln-tiny-v1", messages: [{ role: "user", content: "hi" }], max_tokens: 6, temperature: 0 }),
     });
     expect(res.status).toBe(200);
-    console.log(`first webgpu chat completion (fresh shader cache): ${((performance.now() - asked) / 1000).toFixed(1)} s`);
+    console.log(`first webgpu chat completion: ${((performance.now() - asked) / 1000).toFixed(1)} s`);
     const chat = (await res.json()) as { choices: { message: { content: string }; finish_reason: string }[]; usage: { completion_tokens: number } };
     // Greedy on fixed weights: the same six tokens every run, none of them the end of the turn.
     expect([chat.choices[0]!.finish_reason, chat.usage.completion_tokens]).toEqual(["length", 6]);

@@ -10,10 +10,12 @@ import type { VaeSpec } from "./vae-config.ts";
 /** The parts of a loaded pipeline (load-diffusion.ts's DiffusionModel) the warm-up runs. */
 export interface Pipeline {
   vae: VaeSpec;
+  /** Pixel sides must divide by this: the VAE's scale times the UNet's halvings. */
   sizeMultiple: number;
   text: TextEncoder;
   unet: UnetRunner;
   decoder: VaeGraph;
+  /** Null when the folder has no vae_encoder/: edits are refused. */
   encoder: VaeGraph | null;
 }
 

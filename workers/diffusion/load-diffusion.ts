@@ -8,7 +8,7 @@ import { type NodePlacement, nodePlacement } from "../../build/model/node-placem
 import type { ImageLoadSpec } from "../../src/scheduler/image-protocol.ts";
 import type { LoadReport } from "../../src/scheduler/supervisor-protocol.ts";
 import { workerSessionOptions } from "../engine/load-common.ts";
-import { DIFFUSION_GRAPHS, describePipeline, offDeviceProblem, warmUp, warmUpSize } from "./device-check.ts";
+import { DIFFUSION_GRAPHS, describePipeline, offDeviceProblem, type Pipeline, warmUp, warmUpSize } from "./device-check.ts";
 import { type GraphSession, textEncoderIO, unetIO, vaeDecoderIO, vaeEncoderIO } from "./graph-io.ts";
 import type { SchedulerSpec } from "./schedule.ts";
 import { parseSchedulerConfig } from "./scheduler-config.ts";
@@ -18,16 +18,9 @@ import { UnetRunner } from "./unet-runner.ts";
 import type { VaeGraph } from "./vae.ts";
 import { parseVaeConfig, type VaeSpec } from "./vae-config.ts";
 
-export interface DiffusionModel {
+/** A loaded pipeline (device-check.ts's Pipeline: VAE, size multiple, text encoder, UNet, VAE graphs) with its scheduler. */
+export interface DiffusionModel extends Pipeline {
   scheduler: SchedulerSpec;
-  vae: VaeSpec;
-  /** Pixel sides must divide by this: the VAE's scale times the UNet's halvings. */
-  sizeMultiple: number;
-  text: TextEncoder;
-  unet: UnetRunner;
-  decoder: VaeGraph;
-  /** Null when the folder has no vae_encoder/: edits are refused. */
-  encoder: VaeGraph | null;
   dispose(): Promise<void>;
 }
 

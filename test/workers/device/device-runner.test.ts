@@ -14,6 +14,7 @@ import type { DeviceRunner } from "../../../workers/device/device-runner.ts";
 import { loadModel } from "../../../workers/engine/load-model.ts";
 import type { ModelRunner } from "../../../workers/engine/model-runner.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
+import { correlation } from "../../unit/build/ort-driver.ts";
 import { engineHarness } from "../../unit/workers/engine-harness.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-device-runner-"));
@@ -45,21 +46,6 @@ afterAll(async () => {
 });
 
 const argmax = (x: Float32Array) => x.reduce((best, v, i) => (v > x[best]! ? i : best), 0);
-
-function correlation(a: Float32Array, b: Float32Array): number {
-  let ma = 0, mb = 0;
-  for (let i = 0; i < a.length; i++) (ma += a[i]!), (mb += b[i]!);
-  ma /= a.length;
-  mb /= b.length;
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]! - ma, y = b[i]! - mb;
-    ab += x * y;
-    aa += x * x;
-    bb += y * y;
-  }
-  return ab / Math.sqrt(aa * bb);
-}
 
 /**
  * A 32-token teacher-forced run (an 8-token prompt, then 24 tokens the reference chose): each step's next-token
