@@ -348,7 +348,8 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     else {
       expect(r.out).toMatch(/^webgpu adapter: .+ \((software: numbers say nothing of GPU speed|hardware)\)$/m);
       expect(r.out).toMatch(/^accuracy: webgpu fp16 vs cpu fp32 next-token logits over a 32-token teacher-forced run, correlation min (0\.99\d+|1\.0000) \(bound 0\.9975: .+\), argmax \d+\/32$/m);
-      expect(r.out).toMatch(/^accuracy: webgpu q4f16 vs cpu fp32 .+correlation min 0\.9\d+ \(bound 0\.9: /m);
+      expect(r.out).toMatch(/^accuracy: webgpu q4f16 vs cpu q4 next-token logits over a 32-token teacher-forced run, correlation min (0\.99\d+|1\.0000) \(bound 0\.99\d*: .+\), argmax \d+\/32$/m);
+      expect(r.out).toMatch(/^accuracy: webgpu q4f16 vs cpu fp32 .+correlation min 0\.\d+ \(the CPU's own format: 0\.\d+\), argmax \d+\/32$/m);
       for (const rows of [1, 16]) expect(r.out).toMatch(new RegExp(`^\\| webgpu q4f16 \\| +${rows} \\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+ \\| +\\d+ \\|$`, "m"));
       expect(r.out).toMatch(/^transfer per decode step does not grow with context: yes$/m);
     }

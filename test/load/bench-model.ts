@@ -36,11 +36,13 @@ export const PROMPT = "Write a short story about a lighthouse keeper who finds a
  * be rebuilt (minutes at 0.5B) each time the switch flips.
  */
 export const GPU_BENCH_DTYPES: Dtype[] = ["fp16", "q4f16"];
+/** What the fp32 folder carries beside them: q4, the CPU twin of q4f16 (same 4-bit levels) its accuracy line is held to. */
+const GPU_REFERENCE_DTYPES: Dtype[] = ["q4"];
 
 /** Builds the bench model for `dtype` (`dtypes` in its folder, and the GPU formats in the fp32 one) unless an identical build is there. */
 export async function ensureBenchModel(dtype: Dtype, cpuDtypes: Dtype[] = [dtype]): Promise<string> {
   const modelsDir = join(MODELS_BASE, dtype);
-  const dtypes = dtype === "fp32" ? [...new Set([...cpuDtypes, ...GPU_BENCH_DTYPES])] : cpuDtypes;
+  const dtypes = dtype === "fp32" ? [...new Set([...cpuDtypes, ...GPU_REFERENCE_DTYPES, ...GPU_BENCH_DTYPES])] : cpuDtypes;
   console.log(`bench model ${SPEC.id} (${dtypes.join(", ")}) in ${modelsDir} …`);
   const r = await installModel(modelsDir, { spec: SPEC, dtypes, defaultDtype: dtype });
   console.log(r.built ? `  built` : `  up to date`);

@@ -33,13 +33,19 @@ export function skippedLine(why: string): string {
   return `webgpu section skipped: ${why}`;
 }
 
-/** Like the bench's int8 line, with the bound it must keep and the argmax agreement. */
-export function accuracyLine(dtype: string, a: RunAgreement, bound: number, derivation: string): string {
-  return (
-    `accuracy: webgpu ${dtype} vs cpu fp32 next-token logits over a ${a.positions}-token teacher-forced run, ` +
-    `correlation min ${a.min.toFixed(4)} (bound ${Number(bound.toFixed(4))}: ${derivation}), argmax ${a.argmaxSame}/${a.positions}` +
-    (a.min >= bound ? "" : " — BELOW the bound")
-  );
+/**
+ * Like the bench's int8 line: against a CPU format, with the bound it must keep and the argmax agreement; or, for the
+ * line without a bound of its own, beside what the CPU's own format gives against the same reference (`versus`).
+ */
+export function accuracyLine(
+  dtype: string,
+  a: RunAgreement,
+  against: { reference: string; bound: number; derivation: string } | { reference: string; versus: RunAgreement },
+): string {
+  const head = `accuracy: webgpu ${dtype} vs ${against.reference} next-token logits over a ${a.positions}-token teacher-forced run, correlation min ${a.min.toFixed(4)}`;
+  if ("versus" in against) return `${head} (the CPU's own format: ${against.versus.min.toFixed(4)}), argmax ${a.argmaxSame}/${a.positions}`;
+  const { bound, derivation } = against;
+  return `${head} (bound ${Number(bound.toFixed(4))}: ${derivation}), argmax ${a.argmaxSame}/${a.positions}${a.min >= bound ? "" : " — BELOW the bound"}`;
 }
 
 export interface StepRow extends StepProfile {

@@ -20,12 +20,16 @@ describe("webgpu section text", () => {
     expect(skippedLine("KILN_BENCH_WEBGPU=0")).toBe("webgpu section skipped: KILN_BENCH_WEBGPU=0");
   });
 
-  test("the accuracy line gives the minimum, the bound and the argmax agreement, and flags a miss", () => {
+  test("the accuracy line gives the reference, the minimum, the bound and the argmax agreement, and flags a miss", () => {
     const a = { positions: 32, min: 0.99981, median: 0.9999, argmaxSame: 31 };
-    expect(accuracyLine("fp16", a, 0.9975, "why")).toBe(
+    expect(accuracyLine("fp16", a, { reference: "cpu fp32", bound: 0.99749, derivation: "why" })).toBe(
       "accuracy: webgpu fp16 vs cpu fp32 next-token logits over a 32-token teacher-forced run, correlation min 0.9998 (bound 0.9975: why), argmax 31/32",
     );
-    expect(accuracyLine("fp16", { ...a, min: 0.99 }, 0.9975, "why")).toEndWith("argmax 31/32 — BELOW the bound");
+    expect(accuracyLine("fp16", { ...a, min: 0.99 }, { reference: "cpu fp32", bound: 0.9975, derivation: "why" })).toEndWith("argmax 31/32 — BELOW the bound");
+    // Without a bound of its own: beside the CPU's own format against the same reference.
+    expect(accuracyLine("q4f16", { ...a, min: 0.8377, argmaxSame: 3 }, { reference: "cpu fp32", versus: { ...a, min: 0.8489 } })).toBe(
+      "accuracy: webgpu q4f16 vs cpu fp32 next-token logits over a 32-token teacher-forced run, correlation min 0.8377 (the CPU's own format: 0.8489), argmax 3/32",
+    );
   });
 
   test("the step table has one row per device and shape, bytes n/a for the CPU", () => {
