@@ -1,5 +1,5 @@
 // The Llama/Qwen2 decoder as an ONNX graph of standard and com.microsoft ops, exact under left padding (no GroupQueryAttention).
-import { linearOp, rmsNormOps } from "./graph-ops.ts";
+import { linearOp, layerTail, rmsNormOps } from "./graph-ops.ts";
 import { GraphBuilder, int, T } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames } from "./weights.ts";
@@ -95,13 +95,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
     const [attn] = g.nodeN("Attention", [rotary(qp!, NH), stepKey, stepValue, mask, past[l]!.key, past[l]!.value], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {
       outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`],
     });
-    const post = addNorm(residual, linear(attn!, w.o), w.postNorm);
-    const [gate, up] = g.nodeN("Split", [linear(post.normed, w.gateUp), g.int64([spec.intermediate, spec.intermediate])], { axis: int(-1) }, { count: 2 });
-    const act = g.node("Mul", [g.node("Mul", [gate!, g.node("Sigmoid", [gate!])]), up!]);
-    const last = l + 1 === L;
-    const next = addNorm(post.residual, linear(act, w.down), last ? names.finalNorm : names.layers[l + 1]!.inputNorm, last);
-    residual = next.residual;
-    x = next.normed;
+    ({ residual, x } = layerTail(g, { linear, addNorm }, spec, names, l, residual, attn!));
   }
 
   // num_logits_to_keep: 0 → every position, k > 0 → the last k (clamped to S).

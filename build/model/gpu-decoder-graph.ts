@@ -2,7 +2,7 @@
 import { bytesOf } from "./data-file.ts";
 import { ropeTables } from "./decoder-graph.ts";
 import { toFloat16 } from "./float16.ts";
-import { Q4_ACCURACY_LEVEL, Q4_BLOCK, rmsNormOps } from "./graph-ops.ts";
+import { Q4_ACCURACY_LEVEL, Q4_BLOCK, layerTail, rmsNormOps } from "./graph-ops.ts";
 import { GraphBuilder, int, T } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames, type Linear } from "./weights.ts";
@@ -94,13 +94,7 @@ export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLe
       { num_heads: int(NH), kv_num_heads: int(KV) },
       { domain: "com.microsoft", outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`] },
     );
-    const post = addNorm(residual, linear(attn!, w.o), w.postNorm);
-    const [gate, up] = g.nodeN("Split", [linear(post.normed, w.gateUp), g.int64([spec.intermediate, spec.intermediate])], { axis: int(-1) }, { count: 2 });
-    const act = g.node("Mul", [g.node("Mul", [gate!, g.node("Sigmoid", [gate!])]), up!]);
-    const last = l + 1 === L;
-    const next = addNorm(post.residual, linear(act, w.down), last ? names.finalNorm : names.layers[l + 1]!.inputNorm, last);
-    residual = next.residual;
-    x = next.normed;
+    ({ residual, x } = layerTail(g, { linear, addNorm }, spec, names, l, residual, attn!));
   }
 
   // Only the last position reaches the head: a decode step needs no more, and a prefill's other rows would cost vocab·S.

@@ -1,7 +1,7 @@
 // Graph pieces the decoder and the encoders share: linear layers in each dtype, GELU, LayerNorm and a pre-norm encoder layer.
 import { float, GraphBuilder, int } from "./onnx-builder.ts";
 import type { Dtype } from "./spec.ts";
-import type { Linear } from "./weights.ts";
+import type { Linear, WeightNames } from "./weights.ts";
 
 /** Q4 linear layers use MatMulNBits with this block size and accuracy level (level 4 quantizes activations: fast). */
 export const Q4_BLOCK = 32;
@@ -42,6 +42,29 @@ export function rmsNormOps(g: GraphBuilder, eps: number) {
       return { normed: outputs[0]!, residual: outputs[3] ?? "" };
     },
   };
+}
+
+/**
+ * A decoder layer after its attention output: the output projection added to the residual and normed, the SwiGLU MLP,
+ * then its sum normed by the next layer's input norm (the final norm after the last layer). Returns the next layer's
+ * residual and normed input.
+ */
+export function layerTail(
+  g: GraphBuilder,
+  parts: { linear: (x: string, w: Linear) => string; addNorm: ReturnType<typeof rmsNormOps>["addNorm"] },
+  spec: { intermediate: number; layers: number },
+  names: WeightNames,
+  l: number,
+  residual: string,
+  attn: string,
+): { residual: string; x: string } {
+  const w = names.layers[l]!;
+  const post = parts.addNorm(residual, parts.linear(attn, w.o), w.postNorm);
+  const [gate, up] = g.nodeN("Split", [parts.linear(post.normed, w.gateUp), g.int64([spec.intermediate, spec.intermediate])], { axis: int(-1) }, { count: 2 });
+  const act = g.node("Mul", [g.node("Mul", [gate!, g.node("Sigmoid", [gate!])]), up!]);
+  const last = l + 1 === spec.layers;
+  const next = parts.addNorm(post.residual, parts.linear(act, w.down), last ? names.finalNorm : names.layers[l + 1]!.inputNorm, last);
+  return { residual: next.residual, x: next.normed };
 }
 
 /** The exact (erf) GELU of CLIP, Whisper and LLaVA's projector: x · ½ · (1 + erf(x / √2)). */
