@@ -1,4 +1,17 @@
 // Which execution provider ran each node, read from an ONNX Runtime profile (enableProfiling), to prove a graph stays on the GPU.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * Ends a session's profiling and returns the profile's text, or null when ONNX Runtime wrote none. onnxruntime-node
+ * 1.30's endProfiling returns no file name, so the session must have profiled into a fresh folder of its own (its
+ * `profileFilePrefix` inside `dir`): the profile is the one JSON file there.
+ */
+export function endedProfile(session: { endProfiling(): void }, dir: string): string | null {
+  session.endProfiling();
+  const file = readdirSync(dir).find((n) => n.endsWith(".json"));
+  return file ? readFileSync(join(dir, file), "utf8") : null;
+}
 
 /** One node as the profile saw it run. */
 export interface NodeRun {

@@ -1,5 +1,6 @@
 // The runtime checks behind `kiln doctor`: ONNX Runtime, a worker thread, sharp, and the execution providers.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { endedProfile } from "../../build/model/node-placement.ts";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
@@ -89,11 +90,9 @@ async function probeProvider(backend: string): Promise<{ op: string; provider: s
     const session = await ort.InferenceSession.create(probeModel(), options);
     const x: [number, number] = [2, 2];
     assertProbe(x, await runProbe(session, x));
-    // endProfiling returns no file name (onnxruntime-node 1.30): the profile is the one JSON file in the fresh dir.
-    session.endProfiling();
+    const profile = endedProfile(session, dir);
     await session.release();
-    const file = readdirSync(dir).find((f) => f.endsWith(".json"));
-    return file ? kernelProviders(JSON.parse(readFileSync(join(dir, file), "utf8"))) : [];
+    return profile ? kernelProviders(JSON.parse(profile)) : [];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 // Loads a folder's GPU graph (fp16 or q4f16) on ONNX Runtime's webgpu EP with its KV cache outputs kept on the device,
 // and proves the placement once: a warm-up pass is profiled, and a graph that left a layer's matmul or attention on the
 // CPU is refused (naming the nodes) instead of serving slowly.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
@@ -13,7 +13,7 @@ import type { ModelConfig } from "../engine/ort-runner.ts";
 import { DeviceCache, type Transfer } from "./device-cache.ts";
 import { type DeviceGraph, DeviceRunner, MAX_PASS_TOKENS } from "./device-runner.ts";
 import { decodeInputs, prefillInputs } from "../engine/batch-inputs.ts";
-import { describePlacement, nodePlacement, nodesOffDevice } from "../../build/model/node-placement.ts";
+import { describePlacement, endedProfile, nodePlacement, nodesOffDevice } from "../../build/model/node-placement.ts";
 
 /**
  * ONNX Runtime's webgpu MatMulNBits runs passes of fewer than 4 rows with one kernel and larger ones with another
@@ -102,10 +102,9 @@ export async function loadDeviceModel(spec: ModelLoadSpec): Promise<LoadedModel<
     if (/q4|int4|bnb4/.test(spec.dtype)) cache.minRows = MATMUL_NBITS_MIN_ROWS;
     await warmUp(runner, cache, side.padId);
     cache.sweep([]);
-    session.endProfiling();
-    const profile = readdirSync(profileDir).find((n) => n.endsWith(".json"));
+    const profile = endedProfile(session, profileDir);
     if (!profile) throw new Error("ONNX Runtime wrote no profile of the warm-up pass");
-    const placement = nodePlacement(readFileSync(join(profileDir, profile), "utf8"));
+    const placement = nodePlacement(profile);
     const off = nodesOffDevice(placement).map((n) => `${n.node} (${n.op} on ${n.provider})`);
     if (off.length) throw new Error(`the ${spec.dtype} graph runs ${off.length} of its layers' nodes off the GPU: ${off.slice(0, 4).join(", ")}${off.length > 4 ? ", …" : ""}`);
     if (placement.nodes.some((n) => n.op === "MatMulNBits")) cache.minRows = MATMUL_NBITS_MIN_ROWS;

@@ -1,10 +1,10 @@
 // Opens a diffusion folder (optimum's ONNX Runtime export layout): its configs, then the text encoder, UNet and VAE
 // sessions on the spec's device, each graph's variant read from the session, and the cross-checks between them.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { type NodePlacement, nodePlacement } from "../../build/model/node-placement.ts";
+import { endedProfile, type NodePlacement, nodePlacement } from "../../build/model/node-placement.ts";
 import type { ImageLoadSpec } from "../../src/scheduler/image-protocol.ts";
 import type { LoadReport } from "../../src/scheduler/supervisor-protocol.ts";
 import { workerSessionOptions } from "../engine/load-common.ts";
@@ -123,10 +123,9 @@ async function proveOnDevice(model: DiffusionModel, sessions: Map<string, ort.In
   for (const name of DIFFUSION_GRAPHS) {
     const session = sessions.get(name);
     if (!session) continue;
-    session.endProfiling();
-    const file = readdirSync(join(profileDir, name)).find((n) => n.endsWith(".json"));
-    if (!file) throw new Error(`ONNX Runtime wrote no profile of ${name}'s warm-up call`);
-    const placement = nodePlacement(readFileSync(join(profileDir, name, file), "utf8"));
+    const profile = endedProfile(session, join(profileDir, name));
+    if (!profile) throw new Error(`ONNX Runtime wrote no profile of ${name}'s warm-up call`);
+    const placement = nodePlacement(profile);
     const problem = offDeviceProblem(name, placement);
     if (problem) throw new Error(problem);
     placements.push([name, placement]);
