@@ -26,6 +26,12 @@ export interface Config {
   readonly device: DeviceSetting;
   /** Forward passes of at most this many tokens run on q4 weights beside an int8 default (0: one format only). */
   readonly smallStepTokens: number;
+  /** Whether text workers keep prompt prefixes' KV for later requests (workers/engine/prefix-cache.ts). */
+  readonly prefixCache: boolean;
+  /** Bytes of prefix KV each text worker may hold; unset: prefixCacheBytes() from the models' size and the box's memory. */
+  readonly prefixCacheMb?: number;
+  /** Who shares cached prefixes: each team its own (plus the models' declared public prefixes), or every team. */
+  readonly prefixSharing: "team" | "all";
   /** A worker that has not loaded its model within this many seconds failed: the model answers 503 backend_unavailable. */
   readonly loadTimeoutS: number;
   /** Active + queued generation requests admitted before 503 service_overloaded. */
@@ -236,6 +242,15 @@ export const OPTIONS: Option[] = [
     key: "smallStepTokens", env: "KILN_SMALL_STEP_TOKENS", flag: "--small-step-tokens",
     help: "passes of ≤ this many tokens run on q4 beside int8 (0 = off; default follows the CPU)", parse: int(0, 4096),
   },
+  { key: "prefixCache", env: "KILN_PREFIX_CACHE", flag: "--prefix-cache", help: "1: reuse cached prompt prefixes across requests (0 = off)", parse: flag },
+  { key: "prefixCacheMb", env: "KILN_PREFIX_CACHE_MB", flag: "--prefix-cache-mb", help: "MiB of prefix KV per text worker (default from model size and memory)", parse: int(1, 1 << 20) },
+  {
+    key: "prefixSharing", env: "KILN_PREFIX_SHARING", flag: "--prefix-sharing", help: "team | all: who shares cached prefixes (team: only declared public ones cross teams)",
+    parse: (raw, name) => {
+      if (raw !== "team" && raw !== "all") throw new ConfigError(`${name} must be team or all, got "${raw}"`);
+      return raw;
+    },
+  },
   { key: "loadTimeoutS", env: "KILN_LOAD_TIMEOUT_S", flag: "--load-timeout-s", help: "a worker not loaded by then failed (503 backend_unavailable)", parse: int(1, 3600) },
   { key: "maxQueue", env: "KILN_MAX_QUEUE", flag: "--max-queue", help: "active + queued requests before 503", parse: int(1, 100000) },
   { key: "requestTimeoutMs", env: "KILN_REQUEST_TIMEOUT_MS", flag: "--request-timeout-ms", help: "non-streaming time limit", parse: int(1000, 86_400_000) },
@@ -302,6 +317,8 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     threads: cores,
     device: "auto",
     smallStepTokens: smallStepTokensFor(readCpuInfo()),
+    prefixCache: true,
+    prefixSharing: "team",
     loadTimeoutS: 300,
     maxQueue: 256,
     requestTimeoutMs: 300_000,

@@ -80,6 +80,42 @@ export interface ModelLoadSpec {
   threads: number;
   /** Most sequences decoded together in one step. */
   maxBatch: number;
+  /** The worker's prefix cache (workers/engine/prefix-cache.ts); absent: off (KILN_PREFIX_CACHE=0). */
+  prefixCache?: PrefixCacheSpec;
+}
+
+/** A worker's prefix cache: KV of prompt prefixes kept in blocks of `blockTokens` tokens, within `maxBytes`. */
+export interface PrefixCacheSpec {
+  maxBytes: number;
+  blockTokens: number;
+}
+
+/**
+ * Who may share a sequence's cached prefix blocks: `scope` is an opaque namespace (one per team, or one for every
+ * team when the operator shares across teams). The first `publicTokens` prompt tokens equal an operator-declared public
+ * prefix: whole blocks within them are shared by every scope. Absent on an add: the sequence neither reads nor writes
+ * the cache.
+ */
+export interface PrefixScope {
+  scope: string;
+  publicTokens: number;
+}
+
+/**
+ * A worker's prefix-cache figures, cumulative since it started (a restarted worker starts from zero again): sent on a
+ * step message whenever they changed.
+ */
+export interface PrefixCacheStats {
+  /** Blocks held now, and their bytes. */
+  blocks: number;
+  bytes: number;
+  /** Blocks dropped to stay within the budget. */
+  evictions: number;
+  /** Prompt tokens of sequences that looked the cache up, and how many of them came from it. */
+  promptTokens: number;
+  hitTokens: number;
+  /** Prompt positions run through prefill passes (padding excluded; a hit's recomputed tail included). */
+  prefillTokens: number;
 }
 
 /**
@@ -92,7 +128,7 @@ export type MediaInput =
 
 /** The text kind's own requests to a worker (the supervisor adds load, ping and shutdown). */
 export type TextToWorker =
-  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams; media?: MediaInput[] }
+  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams; media?: MediaInput[]; prefix?: PrefixScope }
   | { type: "cancel"; seqId: string };
 
 export type ToWorker = LifecycleToWorker<ModelLoadSpec> | TextToWorker;
@@ -112,6 +148,8 @@ export interface SeqFinish {
   seqId: string;
   reason: SeqEndReason;
   promptTokens: number;
+  /** Of promptTokens, those whose KV came from the prefix cache (absent: none). */
+  cachedTokens?: number;
   outputTokens: number;
   /** Which stop string ended it, when reason is "stop" because of a stop sequence. */
   stopSequence?: string;
@@ -125,6 +163,6 @@ export interface StepBatch {
 }
 
 /** One message per engine step: every active sequence's delta, plus the sequences that ended (and, after a decode pass, its rows). */
-export type TextFromWorker = { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[]; batch?: StepBatch };
+export type TextFromWorker = { type: "step"; deltas: SeqDelta[]; finished: SeqFinish[]; batch?: StepBatch; cache?: PrefixCacheStats };
 
 export type FromWorker = LifecycleFromWorker | TextFromWorker;
