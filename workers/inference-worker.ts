@@ -7,6 +7,8 @@ import { LazyConstraintSource } from "./engine/constraint-source.ts";
 import { loadModel } from "./engine/load-model.ts";
 import type { ModelRunner } from "./engine/model-runner.ts";
 import { loadDeviceModel } from "./device/load-device-model.ts";
+import { PrefixCache } from "./engine/prefix-cache.ts";
+import { PrefixReuse } from "./engine/prefix-reuse.ts";
 import { profilerFromEnv } from "./engine/step-profile.ts";
 import { serveLifecycle, yieldToEvents } from "./lifecycle.ts";
 
@@ -46,8 +48,24 @@ async function profiledStep(e: Engine, r: { runMs: number }): Promise<void> {
   profiler!.end(now, { ...e.lastStep, runMs: r.runMs - run0, stepMs: now - started });
 }
 
+/** The cache figures last sent, so a step message carries them only when they changed. */
+let sentStats = "";
+
 function stepMessage(deltas: SeqDelta[], finished: SeqFinish[], batch: StepBatch | undefined): FromWorker {
-  return batch ? { type: "step", deltas, finished, batch } : { type: "step", deltas, finished };
+  const msg: FromWorker = batch ? { type: "step", deltas, finished, batch } : { type: "step", deltas, finished };
+  const stats = engine?.prefix.stats();
+  const json = JSON.stringify(stats);
+  if (stats && json !== sentStats) {
+    sentStats = json;
+    return { ...msg, cache: stats };
+  }
+  return msg;
+}
+
+/** The worker's prefix cache, addressed under the model's identity: its id, weight formats and device. */
+function prefixReuse(spec: ModelLoadSpec): PrefixReuse {
+  const root = [spec.id, spec.dtype, spec.small ? `${spec.small.dtype}<=${spec.small.maxTokens}` : "", spec.device ?? "cpu"].join("\0");
+  return new PrefixReuse(spec.prefixCache ? new PrefixCache(spec.prefixCache.blockTokens, spec.prefixCache.maxBytes) : null, root);
 }
 
 const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
@@ -56,6 +74,7 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
     runner = loaded.runner;
     engine = new Engine(loaded.runner, {
       maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
+      prefix: prefixReuse(spec),
       tokenBytes: loaded.tokenBytes,
       // Without an end id a constrained answer could never finish: such a model serves unconstrained requests only.
       ...(loaded.eosIds.length ? { constraints: new LazyConstraintSource(loaded.runner.vocabSize, loaded.tokenizerJson, loaded.eosIds) } : {}),
@@ -79,7 +98,7 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
         life.post({ type: "step", deltas: [], finished: [{ seqId: msg.seqId, reason: "error", promptTokens, outputTokens: 0, message: "model is not loaded" }] });
         return;
       }
-      engine.add(msg.seqId, msg.promptIds, msg.params, msg.media);
+      engine.add(msg.seqId, msg.promptIds, msg.params, msg.media, msg.prefix);
     } else engine?.cancel(msg.seqId);
     void runLoop();
   },

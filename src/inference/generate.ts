@@ -2,7 +2,7 @@
 // check → scheduler sequences → block events per choice, with usage counted from the tokens the worker generated.
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
-import type { MediaInput, OutputConstraint, ThinkingBudget } from "../scheduler/protocol.ts";
+import type { MediaInput, OutputConstraint, PrefixScope, ThinkingBudget } from "../scheduler/protocol.ts";
 import type { SeqEvent } from "../scheduler/scheduler.ts";
 import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
 import { forcedCall, outputConstraint } from "./constraint.ts";
@@ -11,6 +11,7 @@ import { type Conversation, type MediaPart, mediaParts } from "./conversation.ts
 import type { CoreDeps } from "./core-deps.ts";
 import { expandPlaceholders, type MediaSlot, mediaSlots } from "./media-placement.ts";
 import { OutputParser, type ParserOptions } from "./output-parser.ts";
+import { prefixScope, publicTokens } from "./public-prefix.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
 import { budgetOf, closeFraming, opensThinking, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
@@ -36,6 +37,15 @@ export interface Prepared {
   constraint?: OutputConstraint;
   /** Encoder inputs whose features replace their runs of placeholder ids in promptIds (none for text). */
   media: MediaInput[];
+  /** Whose prefix cache it uses, and who may share its prompt's cached prefix (absent: it does not use the cache). */
+  owner?: PrefixOwner;
+  prefix?: PrefixScope;
+}
+
+/** Whose prefix cache a request uses: its team (the server's sharing setting decides what that means). */
+export interface PrefixOwner {
+  teamId: number;
+  sharing: "team" | "all";
 }
 
 function withFormatInstruction(conv: Conversation, format: AnswerFormat, prompt: PromptFormat): Conversation {
@@ -68,8 +78,8 @@ export function placeMedia(conv: Conversation, model: ModelEntry): Map<MediaPart
   return slots;
 }
 
-/** Renders, bounds, tokenizes and fits the prompt; throws the family-neutral 400/503 errors. */
-export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, request: CoreRequest): Promise<Prepared> {
+/** Renders, bounds, tokenizes and fits the prompt; throws the family-neutral 400/503 errors. `owner`: its prefix-cache scope. */
+export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, request: CoreRequest, owner?: PrefixOwner): Promise<Prepared> {
   deps.scheduler.assertServing(model.id);
   const slots = placeMedia(request.conversation, model);
   // A multimodal model's template gets every message's content as parts (what such templates expect), media or not.
@@ -101,6 +111,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     call, format: request.answerFormat, tools, prefilled: !!request.assistantPrefill, ignoreEos: request.ignoreEos, ...(thinks ? { startAfter: startAfterOf(close) } : {}),
   });
   const parser = { thinking, toolCall: tools?.length ? format.toolCall : null, startInThinking };
+  const prefix = owner && prefixScope(owner.teamId, owner.sharing, await publicTokens(tokenizer, model.publicPrefixes, promptIds));
   return {
     model,
     request,
@@ -114,6 +125,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     ...(budget !== undefined && close ? { thinking: budgetOf(close, budget) } : {}),
     ...(constraint ? { constraint } : {}),
     media,
+    ...(owner && prefix ? { owner, prefix } : {}),
   };
 }
 
@@ -140,6 +152,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
       model: p.model.id,
       promptIds: p.promptIds,
       ...(p.media.length ? { media: p.media } : {}),
+      ...(p.prefix ? { prefix: p.prefix } : {}),
       signal,
       onStart,
       params: {

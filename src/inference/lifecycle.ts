@@ -3,6 +3,7 @@
 // settle exactly once, writing usage from the core's own count of generated tokens, whoever reads the stream.
 import { costMicros } from "../billing/cost.ts";
 import { settle as settleUsage } from "../billing/settle.ts";
+import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import type { UsageStatus } from "../db/usage-repo.ts";
 import { ApiError } from "../errors/api-error.ts";
@@ -59,6 +60,8 @@ export interface LifecycleDeps extends CoreDeps {
   gate?: { admit(a: Admission): Promise<AdmissionTicket> };
   /** TTFT, inter-token latency and token counters, and settlements the database refused or took from the journal. */
   metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken" | "settlementFailed" | "settlementsReplayed">;
+  /** Who shares cached prompt prefixes (absent: each team its own). */
+  config?: Pick<Config, "prefixSharing">;
 }
 
 /**
@@ -171,7 +174,7 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
       throw abortReason ? abortedBeforeRun(abortReason, opts.timeoutMs) : e;
     });
     if (abortReason) throw abortedBeforeRun(abortReason, opts.timeoutMs);
-    prepared = await prepareGeneration(deps, opts.model, opts.request);
+    prepared = await prepareGeneration(deps, opts.model, opts.request, { teamId: opts.scope.teamId, sharing: deps.config?.prefixSharing ?? "team" });
     ticket = await deps.gate?.admit({
       scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n, resumed: opts.resumed,
     });

@@ -1,5 +1,7 @@
 // Starts the inference runtime for a registry: tokenizers, the scheduler, and the text and image worker pools wired together.
+import { totalmem } from "node:os";
 import type { Config } from "../config.ts";
+import { prefixCacheSpec, weightBytes } from "../models/prefix-budget.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
 import type { HealthCause } from "../models/failures.ts";
@@ -24,7 +26,7 @@ export interface Runtime {
 
 export async function startRuntime(opts: {
   registry: ModelRegistry;
-  config: Pick<Config, "workers" | "threads" | "maxQueue" | "loadTimeoutS"> & Partial<Pick<Config, "smallStepTokens">>;
+  config: Pick<Config, "workers" | "threads" | "maxQueue" | "loadTimeoutS"> & Partial<Pick<Config, "smallStepTokens" | "prefixCache" | "prefixCacheMb">>;
   logger: Logger;
   workerUrl: string | URL;
   /** The image worker's entry (default: workers/image-worker.ts, or its place in the executable). */
@@ -55,10 +57,19 @@ export async function startRuntime(opts: {
     onUnservable: (model: string, failure: WorkerFailure) => scheduler.onUnservable(model, failure),
     onRestart: opts.onWorkerRestart,
   };
+  const prefixCache = prefixCacheSpec({
+    enabled: opts.config.prefixCache ?? false,
+    configuredMb: opts.config.prefixCacheMb,
+    totalMemory: totalmem(),
+    weightBytes: chatModels.map((m) => weightBytes(m.dir, [m.placement?.dtype ?? m.defaultDtype])),
+    workersPerModel: opts.config.workers,
+  });
+  if (prefixCache) logger.info("prefix cache", { mib_per_worker: Math.round(prefixCache.maxBytes / 2 ** 20), block_tokens: prefixCache.blockTokens });
   const text = new TextBackend(chatModels, {
     ...pools,
     workerUrl: opts.workerUrl,
     smallStepTokens: opts.config.smallStepTokens,
+    prefixCache,
     onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
     onBatch: opts.onDecodeBatch,
   });

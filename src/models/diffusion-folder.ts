@@ -88,5 +88,6 @@ export function readDiffusionFolder(dir: string, folderName: string): ModelInfo 
     media: null,
     diffusion,
     device: parseDevice(m),
+    publicPrefixes: [],
   };
 }

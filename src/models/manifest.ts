@@ -40,6 +40,11 @@ export interface ModelInfo {
   diffusion: DiffusionLayout | null;
   /** kiln.json's `device` (cpu | webgpu | auto), which wins over KILN_DEVICE; null: the server's setting. */
   device: DeviceSetting | null;
+  /**
+   * kiln.json's `public_prefixes`: system prompts the operator declares public. The cached KV of a prompt's opening
+   * that matches one is shared by every team (other prefixes stay within the team that sent them).
+   */
+  publicPrefixes: string[];
 }
 
 /** The kiln.json format this kiln writes. 2: int8 weights are 7-bit and declared in `quantization.int8_max_level`. */
@@ -144,7 +149,15 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
     media,
     diffusion: null,
     device: parseDevice(m),
+    publicPrefixes: parsePublicPrefixes(m),
   };
+}
+
+/** kiln.json's optional `public_prefixes`: a list of non-empty strings. */
+export function parsePublicPrefixes(m: Json): string[] {
+  const v = m.public_prefixes ?? [];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === "string" && x.length > 0)) throw new Error(`"public_prefixes" must be a list of non-empty strings`);
+  return v as string[];
 }
 
 /** kiln.json's optional `device`. */
@@ -236,5 +249,6 @@ export function infoFromConfig(
     media,
     diffusion: null,
     device: null,
+    publicPrefixes: [],
   };
 }

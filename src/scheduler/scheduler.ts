@@ -6,7 +6,7 @@ import { ApiError } from "../errors/api-error.ts";
 import { type Failure, failureError, renderFailureError } from "../models/failures.ts";
 import { Channel } from "./channel.ts";
 import type { RenderRequest, RenderTimings } from "./image-protocol.ts";
-import type { MediaInput, SamplingParams, SeqDelta, SeqFinish } from "./protocol.ts";
+import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish } from "./protocol.ts";
 import { type NewEntry, RequestQueue, type SlotView } from "./queue.ts";
 
 /** What every backend offers the scheduler: its workers' free slots, whether one is ready, and cancels. */
@@ -20,7 +20,7 @@ export interface WorkBackend {
 
 /** The backend that runs generation sequences (text-backend.ts; a fake in unit tests). */
 export interface SequenceBackend extends WorkBackend {
-  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[]): void;
+  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope): void;
 }
 
 /** The backend that renders images (image-backend.ts). */
@@ -40,6 +40,8 @@ export interface SeqRequest {
   params: SamplingParams;
   /** Encoder inputs whose features fill runs of promptIds (a multimodal prompt). */
   media?: MediaInput[];
+  /** Who may share its cached prefix (absent: it does not use the prefix cache). */
+  prefix?: PrefixScope;
   /** Aborts (client disconnected, time limit): the sequence leaves the batch within one step. */
   signal?: AbortSignal;
   /** Called synchronously when the sequence leaves the queue for a worker slot. */
@@ -56,7 +58,7 @@ export interface RenderSubmission {
 }
 
 type Work =
-  | { kind: "seq"; promptIds: number[]; params: SamplingParams; media?: MediaInput[]; channel: Channel<SeqEvent> }
+  | { kind: "seq"; promptIds: number[]; params: SamplingParams; media?: MediaInput[]; prefix?: PrefixScope; channel: Channel<SeqEvent> }
   | { kind: "render"; render: RenderRequest; channel: Channel<RenderEvent> };
 
 type Pending = Work & { onStart?: () => void };
@@ -101,7 +103,7 @@ export class Scheduler {
 
   /** Admits a group of sequences atomically (n > 1 shares one admission) or throws 503 service_overloaded. */
   submit(requests: SeqRequest[]): AsyncIterable<SeqEvent>[] {
-    const works = requests.map((r) => ({ kind: "seq" as const, promptIds: r.promptIds, params: r.params, media: r.media, channel: new Channel<SeqEvent>() }));
+    const works = requests.map((r) => ({ kind: "seq" as const, promptIds: r.promptIds, params: r.params, media: r.media, prefix: r.prefix, channel: new Channel<SeqEvent>() }));
     this.admit(requests, works, this.text);
     return works.map((w) => w.channel);
   }
@@ -134,7 +136,7 @@ export class Scheduler {
     if (!slots.length) return;
     for (const { entry, workerId } of this.queue.dispatch(slots, performance.now())) {
       const work = entry.payload;
-      if (work.kind === "seq") this.text!.add(workerId, entry.id, work.promptIds, work.params, work.media);
+      if (work.kind === "seq") this.text!.add(workerId, entry.id, work.promptIds, work.params, work.media, work.prefix);
       else this.images!.render(workerId, entry.id, work.render);
       work.onStart?.();
     }

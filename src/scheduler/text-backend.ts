@@ -1,7 +1,7 @@
 // The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
 import type { ModelEntry } from "../models/registry.ts";
 import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
-import type { MediaInput, ModelLoadSpec, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
+import type { MediaInput, ModelLoadSpec, PrefixCacheSpec, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
 import { type PoolOptions, WorkerSupervisor } from "./supervisor.ts";
@@ -13,6 +13,8 @@ export interface TextBackendOptions extends PoolOptions {
   threads: number;
   /** Passes of at most this many tokens run on q4 beside an int8 default (src/models/step-formats.ts); 0 or absent: off. */
   smallStepTokens?: number;
+  /** Each CPU worker's prefix cache (absent: off); a webgpu worker's KV stays on its device, uncached. */
+  prefixCache?: PrefixCacheSpec;
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
   /** What shared a decode pass: rows with media and rows without (the worker's own record). */
   onBatch?(batch: { media: number; text: number }): void;
@@ -52,6 +54,7 @@ export class TextBackend implements SequenceBackend {
         small: smallOf(model),
         threads: opts.threads,
         maxBatch: maxBatchOf(model),
+        ...(opts.prefixCache && model.placement?.device !== "webgpu" ? { prefixCache: opts.prefixCache } : {}),
       }),
       onMessage: (workerId, msg) => {
         // Released before the step is delivered, so the slots freed are visible to the dispatch it triggers.
@@ -70,8 +73,8 @@ export class TextBackend implements SequenceBackend {
     return this.workers.hasReadyWorker(model);
   }
 
-  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[]): void {
-    this.workers.assign(workerId, seqId, { type: "add", seqId, promptIds, params, ...(media?.length ? { media } : {}) });
+  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope): void {
+    this.workers.assign(workerId, seqId, { type: "add", seqId, promptIds, params, ...(media?.length ? { media } : {}), ...(prefix ? { prefix } : {}) });
   }
 
   cancel(workerId: number, seqId: string): void {

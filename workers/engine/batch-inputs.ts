@@ -89,3 +89,29 @@ export function overCapacity(inputs: StepInputs, capacity: number): StepInputs {
   }
   return { ...inputs, pastLen: capacity, attentionMask };
 }
+
+/**
+ * Inputs for prompts prefilled over cached pasts: row r's past is its `past` columns right-aligned at `pastLen`, its
+ * new tokens right-aligned in the pass's width (the longest row's); positions continue from the past. A row with
+ * fewer new tokens than the width must have no past (its padding would sit between past and tokens).
+ */
+export function extendInputs(rows: { tokens: number[]; past: number }[], pastLen: number, padId: number): StepInputs {
+  const batch = rows.length;
+  const seqLen = Math.max(...rows.map((r) => r.tokens.length));
+  const width = pastLen + seqLen;
+  const inputIds = new BigInt64Array(batch * seqLen).fill(BigInt(padId));
+  const attentionMask = new BigInt64Array(batch * width);
+  const positionIds = new BigInt64Array(batch * seqLen);
+  rows.forEach(({ tokens, past }, r) => {
+    if (past > pastLen) throw new Error(`row ${r} claims ${past} past columns of ${pastLen}`);
+    if (past > 0 && tokens.length < seqLen) throw new Error(`row ${r} has a past and ${tokens.length} of the pass's ${seqLen} new tokens`);
+    const pad = seqLen - tokens.length;
+    attentionMask.fill(1n, r * width + pastLen - past, r * width + pastLen);
+    attentionMask.fill(1n, r * width + pastLen + pad, (r + 1) * width);
+    tokens.forEach((id, j) => {
+      inputIds[r * seqLen + pad + j] = BigInt(id);
+      positionIds[r * seqLen + pad + j] = BigInt(past + j);
+    });
+  });
+  return { batch, seqLen, pastLen, inputIds, attentionMask, positionIds };
+}

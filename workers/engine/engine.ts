@@ -1,13 +1,13 @@
 // The continuous-batching step loop: admits queued sequences at step boundaries, decodes the batch, retires finished rows.
-import type { MediaInput, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/scheduler/protocol.ts";
-import { chunkInputs, decodeInputs, type FeatureRows, prefillInputs, type StepInputs } from "./batch-inputs.ts";
-import { arrangeHost, type BatchKv, type BatchRow } from "./kv-cache.ts";
+import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/scheduler/protocol.ts";
+import { chunkInputs, decodeInputs, extendInputs, type FeatureRows, prefillInputs, type StepInputs } from "./batch-inputs.ts";
+import { arrangeHost, type BatchKv, type BatchRow, grownCapacity } from "./kv-cache.ts";
 import type { CacheOps, ForwardResult, ModelRunner } from "./model-runner.ts";
-import { Sampler } from "./sampler.ts";
-import { TopK } from "./top-k.ts";
+import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
 import type { ConstraintSource } from "./row-constraint.ts";
 import { addProblem, mediaProblem } from "./validate.ts";
+import { PrefixReuse } from "./prefix-reuse.ts";
 
 export interface EngineOptions {
   /** Most sequences decoded together; extra ones wait in the queue. */
@@ -24,6 +24,8 @@ export interface EngineOptions {
   prefillTokenBudget?: number;
   /** Where constrained sequences get their grammar matchers; without it, constrained adds fail. */
   constraints?: ConstraintSource;
+  /** The prefix cache and the prefill figures (absent: nothing cached, figures kept). */
+  prefix?: PrefixReuse;
 }
 
 /** What one step gathers: the report, and the rows that form the next batch. */
@@ -51,8 +53,7 @@ export class Engine {
   /** Sequences the step under way took on (admitted, or done with the chunked lane) until they join the batch. */
   private inStep: Sequence[] = [];
   private readonly known = new Set<string>();
-  private readonly sampler = new Sampler();
-  private readonly topK = new TopK();
+  private readonly rowSampler: RowSampler;
   /**
    * What the last step ran, for profiles and the step's batch record: rows decoded (of which with media), prompt
    * tokens prefilled (padding included), and ms spent in media encoders.
@@ -61,12 +62,16 @@ export class Engine {
 
   /** The runner's cache arrangement (on its device), or the host's. */
   private readonly cache: CacheOps<unknown>;
+  /** Prefix reuse: host caches only (a device runner's KV stays on its device). */
+  readonly prefix: PrefixReuse;
 
   constructor(private readonly runner: ModelRunner<unknown>, private readonly opts: EngineOptions) {
+    this.rowSampler = new RowSampler(runner.maxContext);
     this.cache = runner.cache ?? { arrange: async (rows) => arrangeHost(rows as BatchRow[]) };
+    this.prefix = !runner.cache && opts.prefix ? opts.prefix : new PrefixReuse(null, "");
   }
 
-  add(seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[]): void {
+  add(seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope): void {
     const problem =
       typeof seqId !== "string" || seqId === ""
         ? "seqId must be a non-empty string"
@@ -82,6 +87,7 @@ export class Engine {
     }
     this.known.add(seqId);
     const seq = new Sequence(seqId, promptIds, params, this.opts.tokenBytes, this.opts.constraints, media);
+    seq.prefix = this.prefix.open(promptIds, media ?? [], prefix);
     this.queue.push(seq);
     if (!seq.media.ready) this.prepareMedia(seq);
   }
@@ -151,33 +157,57 @@ export class Engine {
       const kv = this.kv;
       const tokens = live.map((s) => s.lastToken);
       const out = await this.forwardMasked(live, ctx, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
+      if (out) live.forEach((s, r) => this.prefix.fed(s.prefix, tokens[r]!));
       if (out) this.collect(ctx, live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
     }
     const budget = this.opts.prefillTokenBudget ?? 512;
-    if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.chunked = this.takeLongPrompt(budget);
+    if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.takeLongPrompt(budget);
     const spent = this.chunked ? await this.advanceChunk(ctx, budget) : 0;
     const admitted = this.admit(this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0), budget, spent);
     this.inStep = [...ctx.next, ...admitted];
-    const newcomers: Sequence[] = [];
-    for (const seq of admitted) if (await this.encodeMedia(seq, 0, seq.promptIds.length, ctx)) newcomers.push(seq);
-    if (newcomers.length > 0) {
-      const prompts = newcomers.map((s) => s.promptIds);
-      const width = Math.max(...prompts.map((p) => p.length));
-      this.lastStep.prefillTokens += newcomers.length * width;
-      const inputs = prefillInputs(prompts, this.runner.padId);
-      // Left padding puts row r's prompt position 0 in column width − length.
-      const out = await this.forwardMasked(newcomers, ctx, () =>
-        this.runner.forward(this.withFeatures(inputs, newcomers.map((s, r) => this.featureRows(s, r, 0, s.promptIds.length, width - s.promptIds.length))), null),
-      );
-      for (const s of newcomers) s.media.release();
-      if (out) this.collect(ctx, newcomers, { tensors: out.present, lens: prompts.map((p) => p.length), length: width }, out);
-    }
+    await this.prefillNewcomers(admitted, ctx);
+    for (const s of admitted) this.prefix.markPending(s.prefix, -1);
     await this.setBatch(ctx.keep, ctx.next);
     this.inStep = [];
     for (const f of ctx.finished) this.known.delete(f.seqId);
     const { decodeRows, mediaRows } = this.lastStep;
     const batch = decodeRows > 0 ? { media: mediaRows, text: decodeRows - mediaRows } : undefined;
     if (ctx.deltas.length > 0 || ctx.finished.length > 0) this.opts.emit(ctx.deltas, ctx.finished, batch);
+  }
+
+  /**
+   * Prefills the admitted prompts in one pass. Each row's new tokens are the last `width` of its prompt (width: the most
+   * any row has left after its cached prefix), the positions before them come from the cache: a row that found more
+   * recomputes a few cached positions in columns it would otherwise pad. Rows shorter than the width are left-padded.
+   */
+  private async prefillNewcomers(admitted: Sequence[], ctx: StepContext): Promise<void> {
+    if (admitted.length === 0) return;
+    const width = Math.max(...admitted.map((s) => s.promptIds.length - (s.prefix?.hit?.length ?? 0)));
+    const newcomers: Sequence[] = [];
+    for (const seq of admitted) {
+      seq.cached = Math.max(0, seq.promptIds.length - width);
+      if (await this.encodeMedia(seq, seq.cached, seq.promptIds.length, ctx)) newcomers.push(seq);
+    }
+    if (newcomers.length === 0) return;
+    const pastLens = newcomers.map((s) => s.cached);
+    const pastLen = Math.max(...pastLens);
+    const past = this.prefix.past(newcomers.map((s) => s.prefix), pastLens, this.runner.spareColumns ? grownCapacity(pastLen + width) : undefined);
+    const rows = newcomers.map((s) => ({ tokens: s.promptIds.slice(s.cached), past: s.cached }));
+    const passWidth = Math.max(...rows.map((r) => r.tokens.length));
+    this.lastStep.prefillTokens += newcomers.length * passWidth;
+    for (const s of newcomers) this.prefix.admitted(s.prefix, s.promptIds.length);
+    const inputs = past ? extendInputs(rows, pastLen, this.runner.padId) : prefillInputs(rows.map((r) => r.tokens), this.runner.padId);
+    // Left padding puts row r's first new position in column passWidth − its new tokens.
+    const features = newcomers.map((s, r) => this.featureRows(s, r, s.cached, rows[r]!.tokens.length, passWidth - rows[r]!.tokens.length));
+    const out = await this.forwardMasked(newcomers, ctx, () => this.runner.forward(this.withFeatures(inputs, features), past));
+    for (const s of newcomers) s.media.release();
+    if (!out) return;
+    const kv: BatchKv<unknown> = { tensors: out.present, lens: newcomers.map((s) => s.promptIds.length), length: pastLen + passWidth };
+    newcomers.forEach((s, r) => {
+      this.prefix.prefilled(rows[r]!.tokens.length);
+      this.prefix.record(s.prefix, kv as BatchKv, r);
+    });
+    this.collect(ctx, newcomers, kv, out);
   }
 
   /** Runs the encoders of a sequence's media over prompt positions [from, to) (timed); false if it failed and ended. */
@@ -209,8 +239,10 @@ export class Engine {
   /** Samples each row's next token; rows that go on are kept (from `kv`) for the next batch. */
   private collect(ctx: StepContext, seqs: Sequence[], kv: BatchKv<unknown>, out: ForwardResult<unknown>): void {
     seqs.forEach((seq, row) => {
-      const outcome = this.sampleNext(seq, out, row);
+      const outcome = this.rowSampler.next(seq, out.logits.subarray(row * out.vocab, (row + 1) * out.vocab));
       ctx.deltas.push({ seqId: seq.id, text: outcome.text, tokens: outcome.tokens });
+      // A finished sequence's whole KV (prompt and what it decoded) stays as a prefix for the next turn.
+      if (outcome.finish && outcome.finish.reason !== "error") this.prefix.record(seq.prefix, kv as BatchKv, row);
       if (outcome.finish) ctx.finished.push(outcome.finish);
       else {
         ctx.keep.push({ kv, row });
@@ -224,7 +256,7 @@ export class Engine {
     const { seq, kv, done } = this.chunked!;
     const piece = seq.promptIds.slice(done, done + budget);
     if (!(await this.encodeMedia(seq, done, done + piece.length, ctx))) {
-      this.chunked = null;
+      this.endChunked();
       return 0;
     }
     this.lastStep.prefillTokens += piece.length;
@@ -232,11 +264,13 @@ export class Engine {
     const inputs = this.withFeatures(chunkInputs(piece, done), [this.featureRows(seq, 0, done, piece.length, 0)]);
     const run = () => this.runner.forward(inputs, kv);
     const out = await (last ? this.forwardMasked([seq], ctx, run) : this.tryForward([seq], ctx, run));
-    this.chunked = null;
+    this.endChunked();
     if (out) {
       const cached = done + piece.length;
       const present: BatchKv<unknown> = { tensors: out.present, lens: [cached], length: cached };
-      if (cached < seq.promptIds.length) this.chunked = { seq, kv: present, done: cached };
+      this.prefix.prefilled(piece.length);
+      this.prefix.record(seq.prefix, present as BatchKv, 0);
+      if (cached < seq.promptIds.length) this.startChunked({ seq, kv: present, done: cached });
       else {
         seq.media.release();
         this.collect(ctx, [seq], present, out);
@@ -256,7 +290,7 @@ export class Engine {
   private async dropCancelled(finished: SeqFinish[]): Promise<Sequence[]> {
     if (this.chunked?.seq.cancelled) {
       finished.push(this.chunked.seq.finish("cancelled"));
-      this.chunked = null;
+      this.endChunked();
     }
     if (!this.running.some((s) => s.cancelled) || !this.kv) return this.running;
     const kv = this.kv;
@@ -273,12 +307,34 @@ export class Engine {
     return this.running;
   }
 
-  /** Removes and returns the first queued prompt too long for one step's prefill budget, if any. */
-  private takeLongPrompt(budget: number): Chunked | null {
-    const i = this.queue.findIndex((s) => s.media.ready && s.promptIds.length > budget);
-    if (i < 0) return null;
-    const [seq] = this.queue.splice(i, 1);
-    return { seq: seq!, kv: null, done: 0 };
+  /**
+   * Takes the first queued prompt whose uncached part is too long for one step's prefill budget, if any, with its
+   * cached prefix as the past of its first chunk. One whose next block another prefill is computing waits for it.
+   */
+  private takeLongPrompt(budget: number): void {
+    const i = this.queue.findIndex((s) => {
+      if (!s.media.ready) return false;
+      const usable = this.prefix.usable(s.prefix, s.promptIds.length, true);
+      return s.promptIds.length - usable > budget && !this.prefix.waitsForPending(s.prefix, usable);
+    });
+    if (i < 0) return;
+    const seq = this.queue.splice(i, 1)[0]!;
+    seq.cached = seq.prefix?.hit?.length ?? 0;
+    const capacity = this.runner.spareColumns ? grownCapacity(seq.cached + budget) : undefined;
+    const kv = this.prefix.past([seq.prefix], [seq.cached], capacity) as BatchKv<unknown> | null;
+    this.prefix.admitted(seq.prefix, seq.promptIds.length);
+    this.startChunked({ seq, kv, done: seq.cached });
+  }
+
+  /** A long prompt enters the chunked lane: sequences sharing its blocks wait for them meanwhile. */
+  private startChunked(c: Chunked): void {
+    this.chunked = c;
+    this.prefix.markPending(c.seq.prefix, 1);
+  }
+
+  private endChunked(): void {
+    if (this.chunked) this.prefix.markPending(this.chunked.seq.prefix, -1);
+    this.chunked = null;
   }
 
   /**
@@ -289,9 +345,16 @@ export class Engine {
     const taken: Sequence[] = [];
     let longest = 0;
     for (let i = 0; i < this.queue.length && taken.length < free; ) {
-      const len = this.queue[i]!.promptIds.length;
+      const seq = this.queue[i]!;
       // Sequences whose media is still being preprocessed wait without holding up the ones behind them.
-      if (len > budget || !this.queue[i]!.media.ready) {
+      if (!seq.media.ready) {
+        i++;
+        continue;
+      }
+      const usable = this.prefix.usable(seq.prefix, seq.promptIds.length, true);
+      const len = seq.promptIds.length - usable;
+      // Long ones go to the chunked lane; one whose next block a prefill under way computes waits to find it cached.
+      if (len > budget || this.prefix.waitsForPending(seq.prefix, usable)) {
         i++;
         continue;
       }
@@ -299,6 +362,7 @@ export class Engine {
       if (spent + wider * (taken.length + 1) > budget) break;
       longest = wider;
       taken.push(this.queue.splice(i, 1)[0]!);
+      this.prefix.markPending(seq.prefix, 1);
     }
     return taken;
   }
@@ -332,21 +396,5 @@ export class Engine {
         await masks;
       }
     });
-  }
-
-  private sampleNext(seq: Sequence, out: ForwardResult<unknown>, row: number): { text: string; tokens: number; finish?: SeqFinish } {
-    try {
-      const logits = out.logits.subarray(row * out.vocab, (row + 1) * out.vocab);
-      const forced = seq.forcedToken();
-      // The grammar's mask comes first, so top-k and top-p choose among allowed tokens only.
-      if (forced === null) seq.constraint?.restrict(logits);
-      if (forced === null && seq.params.topK && seq.params.temperature > 0) this.topK.apply(logits, seq.params.topK);
-      const token = forced ?? this.sampler.sample(logits, seq.params, seq.rng);
-      const outcome = seq.accept(token, this.runner.maxContext);
-      return { text: outcome.text, tokens: 1, finish: outcome.finish };
-    } catch (err) {
-      const message = `sampling failed: ${err instanceof Error ? err.message : String(err)}`;
-      return { text: "", tokens: 0, finish: seq.finish("error", { message }) };
-    }
   }
 }

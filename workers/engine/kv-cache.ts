@@ -156,7 +156,7 @@ export function compactRows(kv: BatchKv, keep: readonly number[]): { kv: BatchKv
 export function withCapacity(kv: BatchKv, columns: number): BatchKv {
   const cap = kv.tensors[0]?.dims[2] ?? 0;
   if (cap >= columns) return kv;
-  const target = columns + Math.max(32, Math.ceil(columns / 8));
+  const target = grownCapacity(columns);
   const tensors = kv.tensors.map((t) => {
     const [batch, heads, len, dim] = t.dims;
     const out: KvData = t.data instanceof Uint16Array ? new Uint16Array(batch * heads * target * dim) : new Float32Array(batch * heads * target * dim);
@@ -165,6 +165,11 @@ export function withCapacity(kv: BatchKv, columns: number): BatchKv {
     return { data: out, dims: [batch, heads, target, dim] as KvTensor["dims"] };
   });
   return { tensors, lens: kv.lens, length: kv.length };
+}
+
+/** The columns a cache grown to hold `columns` gets: max(32, columns / 8) spare ones beyond them. */
+export function grownCapacity(columns: number): number {
+  return columns + Math.max(32, Math.ceil(columns / 8));
 }
 
 /**

@@ -32,6 +32,8 @@ export interface ModelRunner<T = KvTensor> {
   readonly maxContext: number;
   /** Id written into left padding of a batched prefill (masked, so any valid id works). */
   readonly padId: number;
+  /** Whether a past may carry spare columns past its used length (the runner writes new columns into them in place). */
+  readonly spareColumns?: boolean;
   /** Runs one step; `past` is null for a prefill from an empty cache. */
   forward(inputs: StepInputs, past: BatchKv<T> | null): Promise<ForwardResult<T>>;
   /** Cache arrangement; host caches (KvTensor) are arranged by arrangeHost when absent. */

@@ -162,6 +162,10 @@ export class OrtRunner implements ModelRunner {
     }
   }
 
+  get spareColumns(): boolean {
+    return this.layout.stepNames !== null;
+  }
+
   async forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult> {
     const onSmall = runsSmall(this.small?.format, inputs.batch, inputs.seqLen);
     if (onSmall) this.smallRuns++;

@@ -1,6 +1,7 @@
 // One generation request inside the engine: its sampling state, text stream, the tokens the worker writes itself
 // (a thinking close, a constraint's close) and the rules that end it.
 import type { MediaInput, SamplingParams, SeqEndReason, SeqFinish } from "../../src/scheduler/protocol.ts";
+import type { PrefixState } from "./prefix-reuse.ts";
 import { createRng } from "./prng.ts";
 import { type ConstraintSource, type ConstraintStep, RowConstraint } from "./row-constraint.ts";
 import { SequenceMedia } from "./sequence-media.ts";
@@ -23,6 +24,10 @@ export class Sequence {
   /** The newest sampled token, fed at the next decode step. */
   lastToken = -1;
   cancelled = false;
+  /** Its path through the prefix cache (null: it neither reads nor writes it). */
+  prefix: PrefixState | null = null;
+  /** Prompt tokens whose KV came from the prefix cache. */
+  cached = 0;
   /** Present when the output is held to a grammar. */
   readonly constraint: RowConstraint | null;
   /** The prompt's images and audio clips (none for text prompts). */
@@ -87,6 +92,6 @@ export class Sequence {
   /** The sequence's end report; frees its constraint (every way a sequence ends comes through here). */
   finish(reason: SeqEndReason, extra: { stopSequence?: string; message?: string } = {}): SeqFinish {
     this.constraint?.dispose();
-    return { seqId: this.id, reason, promptTokens: this.promptTokens, outputTokens: this.generated, ...extra };
+    return { seqId: this.id, reason, promptTokens: this.promptTokens, ...(this.cached ? { cachedTokens: this.cached } : {}), outputTokens: this.generated, ...extra };
   }
 }

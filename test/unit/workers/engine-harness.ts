@@ -3,19 +3,21 @@
 import type { SeqDelta, SeqFinish, StepBatch } from "../../../src/scheduler/protocol.ts";
 import { Engine } from "../../../workers/engine/engine.ts";
 import type { ModelRunner } from "../../../workers/engine/model-runner.ts";
+import type { PrefixReuse } from "../../../workers/engine/prefix-reuse.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
 
 const enc = new TextEncoder();
 export const tokenBytes = (id: number) => enc.encode(`${id},`);
 export const tokensOf = (text: string) => text.split(",").filter(Boolean).map(Number);
 
-export function engineHarness<R extends ModelRunner<any>>(runner: R, opts: { maxBatch?: number; budget?: number } = {}) {
+export function engineHarness<R extends ModelRunner<any>>(runner: R, opts: { maxBatch?: number; budget?: number; prefix?: PrefixReuse } = {}) {
   const reports: { deltas: SeqDelta[]; finished: SeqFinish[]; batch?: StepBatch }[] = [];
   let wakes = 0;
   const engine = new Engine(runner, {
     maxBatch: opts.maxBatch ?? 4,
     tokenBytes,
     prefillTokenBudget: opts.budget,
+    ...(opts.prefix ? { prefix: opts.prefix } : {}),
     emit: (deltas, finished, batch) => reports.push({ deltas, finished, ...(batch ? { batch } : {}) }),
     wake: () => wakes++,
   });
