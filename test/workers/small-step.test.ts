@@ -4,8 +4,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildModel, PRESETS } from "../../build/model/index.ts";
+import { Q4_CORRELATION } from "../../build/model/gpu-bounds.ts";
 import { prefillInputs } from "../../workers/engine/batch-inputs.ts";
 import { type LoadedModel, loadModel } from "../../workers/engine/load-model.ts";
+import type { ModelRunner } from "../../workers/engine/model-runner.ts";
+import { PrefixCache } from "../../workers/engine/prefix-cache.ts";
+import { PrefixReuse } from "../../workers/engine/prefix-reuse.ts";
+import { greedyParams } from "../helpers/sampling.ts";
+import { correlation } from "../unit/build/ort-driver.ts";
+import { engineHarness } from "../unit/workers/engine-harness.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-small-step-"));
 const dir = join(root, "kiln-tiny-v1");
@@ -55,5 +62,40 @@ describe("small-step format", () => {
     // kiln's graphs keep the cache in place: the step's column went into the prefill's spare capacity.
     expect(got.present[0]).toBe(first.present[0]!);
     expect(got.present[0]!.dims[2]).toBeGreaterThanOrEqual(6);
+  });
+});
+
+describe("prefix cache over int8 and q4 passes", () => {
+  test("a hit's short rest runs on q4 over the int8 prefill's cached KV, within q4's bound of the fresh prefill", async () => {
+    const prompt = Array.from({ length: 40 }, (_, i) => (i * 53 + 7) % 2000);
+    const fresh = await logitsOf(mixed, [prompt]);
+    const passes: number[] = [];
+    const logits: Float32Array[] = [];
+    const inner = mixed.runner;
+    const runner: ModelRunner = {
+      vocabSize: inner.vocabSize,
+      maxContext: inner.maxContext,
+      padId: inner.padId,
+      spareColumns: inner.spareColumns,
+      async forward(inputs, past) {
+        const out = await inner.forward(inputs, past);
+        passes.push(inputs.seqLen * inputs.batch);
+        logits.push(out.logits.slice(0, out.vocab));
+        return out;
+      },
+    };
+    const h = engineHarness(runner, { maxBatch: 2, prefix: new PrefixReuse(new PrefixCache(16, 1 << 26), "kiln-tiny-v1\0int8\0q4<=2") });
+    const scope = { scope: "team:1", publicTokens: 0 };
+    h.engine.add("first", prompt, greedyParams(1), undefined, scope);
+    await h.run("first");
+    const before = mixed.runner.smallRuns;
+    h.engine.add("again", prompt, greedyParams(1), undefined, scope);
+    await h.run("again");
+    // The repeat ran one token on q4 over 39 cached positions the int8 prefill computed.
+    expect(h.finish("again")?.cachedTokens).toBe(39);
+    expect(passes.at(-1)).toBe(1);
+    expect(mixed.runner.smallRuns).toBe(before + 1);
+    expect(correlation(logits.at(-1)!, fresh)).toBeGreaterThan(Q4_CORRELATION);
+    expect(correlation(logits[0]!, fresh)).toBeGreaterThan(0.99999);
   });
 });

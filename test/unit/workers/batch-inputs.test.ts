@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chunkInputs, decodeInputs, overCapacity, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
+import { chunkInputs, decodeInputs, extendInputs, overCapacity, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
 
 const nums = (a: BigInt64Array) => Array.from(a, Number);
 
@@ -56,5 +56,22 @@ describe("overCapacity", () => {
   test("a prefill chunk over a cache with room: past ones, spare zeros, then the chunk's ones", () => {
     const wide = overCapacity(chunkInputs([4, 5], 3), 5);
     expect(Array.from(wide.attentionMask, Number)).toEqual([1, 1, 1, 0, 0, 1, 1]);
+  });
+});
+
+describe("extendInputs", () => {
+  test("rows over cached pasts: pasts right-aligned at pastLen, new tokens right-aligned, positions continue", () => {
+    const x = extendInputs([{ tokens: [5, 6], past: 3 }, { tokens: [7], past: 0 }, { tokens: [8, 9], past: 1 }], 3, 0);
+    expect(x.batch).toBe(3);
+    expect(x.seqLen).toBe(2);
+    expect(x.pastLen).toBe(3);
+    expect(Array.from(x.inputIds, Number)).toEqual([5, 6, 0, 7, 8, 9]);
+    expect(Array.from(x.attentionMask, Number)).toEqual([1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 1]);
+    expect(Array.from(x.positionIds, Number)).toEqual([3, 4, 0, 0, 1, 2]);
+  });
+
+  test("a row with a past and fewer new tokens than the pass is refused (its padding would split past and tokens)", () => {
+    expect(() => extendInputs([{ tokens: [5, 6], past: 0 }, { tokens: [7], past: 2 }], 2, 0)).toThrow(/has a past/);
+    expect(() => extendInputs([{ tokens: [5], past: 3 }], 2, 0)).toThrow(/claims 3/);
   });
 });
