@@ -42,7 +42,11 @@ export class TextBackend implements SequenceBackend {
     // A model on the GPU runs its one GPU format (the small-step twin is a CPU trick).
     const smallOf = (m: ModelEntry) => (m.media || m.placement?.device === "webgpu" ? undefined : smallStepFormat(m, opts.smallStepTokens ?? 0));
     const dtypeOf = (m: ModelEntry) => m.placement?.dtype ?? m.defaultDtype;
-    for (const m of models) opts.logger.info("model weights", { model: m.id, formats: formatsLabel(dtypeOf(m), smallOf(m)), device: m.placement?.device ?? "cpu" });
+    // The prefix cache lives in host memory: a webgpu worker's KV stays on its device, uncached.
+    const cachesPrefixes = (m: ModelEntry) => !!opts.prefixCache && m.placement?.device !== "webgpu";
+    for (const m of models) {
+      opts.logger.info("model weights", { model: m.id, formats: formatsLabel(dtypeOf(m), smallOf(m)), device: m.placement?.device ?? "cpu", prefix_cache: cachesPrefixes(m) ? "on" : "off" });
+    }
     this.workers = new WorkerSupervisor(models, {
       ...opts,
       kind: "text",
@@ -54,7 +58,7 @@ export class TextBackend implements SequenceBackend {
         small: smallOf(model),
         threads: opts.threads,
         maxBatch: maxBatchOf(model),
-        ...(opts.prefixCache && model.placement?.device !== "webgpu" ? { prefixCache: opts.prefixCache } : {}),
+        ...(cachesPrefixes(model) ? { prefixCache: opts.prefixCache } : {}),
       }),
       onMessage: (workerId, msg) => {
         // Released before the step is delivered, so the slots freed are visible to the dispatch it triggers.
