@@ -36,6 +36,10 @@ describe("pure parts", () => {
   test("totalUsage counts the prompt once and adds the outputs", () => {
     expect(totalUsage([u(3, 1), u(4, 2)], 7)).toEqual({ inputTokens: 7, outputTokens: 7, reasoningTokens: 3, cachedTokens: 0 });
   });
+
+  test("totalUsage: the choices share one prompt, so its cached part is the most any choice read from the cache", () => {
+    expect(totalUsage([{ ...u(3), cachedTokens: 2 }, { ...u(4), cachedTokens: 5 }], 7)).toEqual({ inputTokens: 7, outputTokens: 7, reasoningTokens: 0, cachedTokens: 5 });
+  });
 });
 
 /**
