@@ -196,7 +196,7 @@ describe("startRun", () => {
   });
 
   test("a billed team's charge is written with the usage row: same amount, balance after it", async () => {
-    const priced = { ...model, pricing: { inputPerMillion: 2, outputPerMillion: 10, perImage: 0 } };
+    const priced = { ...model, pricing: { inputPerMillion: 2, cachedInputPerMillion: 2, outputPerMillion: 10, perImage: 0 } };
     const { d, db, scope } = deps(5, []);
     setBillingEnabled(db, scope.teamId, true);
     credit(db, scope.teamId, 1_000_000, "start");
