@@ -4,7 +4,7 @@
 // and the ticket's `release` when it settles. Everything is read from the database per request, so a change applies
 // on the very next one, and a background job recovered after a restart is checked again when it is admitted.
 import type { AuthContext } from "../auth/authenticate.ts";
-import { costMicros } from "../billing/cost.ts";
+import { worstCaseMicros } from "../billing/cost.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import { findActiveKeyWithTeam } from "../db/keys-repo.ts";
@@ -87,7 +87,8 @@ export class Gate {
   }
 
   /**
-   * Before anything is queued: for a billed team, holds the worst-case price against its balance (402 when the
+   * Before anything is queued: for a billed team, holds the worst-case price (the whole prompt at the dearer of the
+   * input and cached-input rates, max output × choices) against its balance (402 when the
    * account lapsed or the balance cannot cover it), then reserves input + max output × choices off the team's TPM
    * (429 when they do not fit; a resumed job takes them without refusal, since waiting is all a limit asks).
    */
@@ -98,7 +99,7 @@ export class Gate {
     const reserved = a.inputTokens + output;
     const images = a.images ?? 0;
     const what = images ? `${images} image${images === 1 ? "" : "s"} of ${a.model.id} and a ${a.inputTokens}-token prompt` : `${a.inputTokens} input + up to ${output} output tokens of ${a.model.id}`;
-    const releaseHold = team.billingEnabled ? this.holds.hold(team.id, costMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: output, images }), what, images ? "ask for fewer images" : undefined) : () => {};
+    const releaseHold = team.billingEnabled ? this.holds.hold(team.id, worstCaseMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: output, images }), what, images ? "ask for fewer images" : undefined) : () => {};
     try {
       await this.limits.reserveTokens(team, entry.limits, reserved, entry.snapshot, a.resumed === true);
     } catch (e) {

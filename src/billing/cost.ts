@@ -5,12 +5,22 @@ import type { ModelInfo } from "../models/manifest.ts";
 export const MICROS_PER_UNIT = 1_000_000;
 
 export interface BilledTokens {
-  /** Prompt tokens, cached ones included: the manifest has no cached-token price, so they bill at the input rate. */
+  /** Prompt tokens, cached ones included. */
   inputTokens: number;
+  /** Of inputTokens, those read from the prefix cache: billed at the cached-input rate instead (absent: none). */
+  cachedTokens?: number;
   /** Generated tokens, reasoning included. */
   outputTokens: number;
   /** Images delivered, each at the model's per-image price (absent: none). */
   images?: number;
+}
+
+/** A manifest price per million tokens (or per image), taken to the micro-unit. */
+const perMillion = (price: number) => BigInt(Math.round(price * MICROS_PER_UNIT));
+
+function count(n: number): bigint {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`token count must be a non-negative integer, got ${n}`);
+  return BigInt(n);
 }
 
 /**
@@ -18,16 +28,24 @@ export interface BilledTokens {
  * tokens) are taken to the micro-unit first, and the product is summed in BigInt, so large counts stay exact.
  */
 export function costMicros(pricing: ModelInfo["pricing"], tokens: BilledTokens): number {
-  const perMillion = (price: number) => BigInt(Math.round(price * MICROS_PER_UNIT));
-  const count = (n: number) => {
-    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`token count must be a non-negative integer, got ${n}`);
-    return BigInt(n);
-  };
+  const input = count(tokens.inputTokens);
+  const cached = count(tokens.cachedTokens ?? 0);
+  if (cached > input) throw new RangeError(`cached tokens (${cached}) cannot exceed input tokens (${input})`);
   // tokens × (micro-units per million tokens) is in micro-units × 10⁶.
   const scaled =
-    count(tokens.inputTokens) * perMillion(pricing.inputPerMillion) +
+    (input - cached) * perMillion(pricing.inputPerMillion) +
+    cached * perMillion(pricing.cachedInputPerMillion) +
     count(tokens.outputTokens) * perMillion(pricing.outputPerMillion) +
     // An image's price in micro-units, scaled like the token terms.
     count(tokens.images ?? 0) * perMillion(pricing.perImage ?? 0) * 1_000_000n;
   return Number((scaled + 500_000n) / 1_000_000n);
+}
+
+/**
+ * The most a request of these counts can cost before anyone knows how much of its prompt the cache will serve: the
+ * cost is linear in the cached count, so it is all cached when the cached rate is the higher one, else none.
+ */
+export function worstCaseMicros(pricing: ModelInfo["pricing"], tokens: Omit<BilledTokens, "cachedTokens">): number {
+  const cachedDearer = perMillion(pricing.cachedInputPerMillion) > perMillion(pricing.inputPerMillion);
+  return costMicros(pricing, { ...tokens, cachedTokens: cachedDearer ? tokens.inputTokens : 0 });
 }

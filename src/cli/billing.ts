@@ -98,15 +98,15 @@ export function usageCommand(db: Db, args: string[], out: Out): number {
     out(JSON.stringify({
       object: "list",
       data: rows.map((r) => ({
-        day: r.day, team: r.team, model: r.model, requests: r.requests, input_tokens: r.inputTokens, output_tokens: r.outputTokens, images: r.images,
+        day: r.day, team: r.team, model: r.model, requests: r.requests, input_tokens: r.inputTokens, cached_tokens: r.cachedTokens, output_tokens: r.outputTokens, images: r.images,
         cost_micros: r.costMicros, cost: formatMicros(r.costMicros),
       })),
     }, null, 2));
     return 0;
   }
   out(formatTable(
-    ["day", "team", "model", "requests", "input tokens", "output tokens", "images", "cost"],
-    rows.map((r) => [r.day, r.team, r.model, String(r.requests), String(r.inputTokens), String(r.outputTokens), String(r.images), formatMicros(r.costMicros)]),
+    ["day", "team", "model", "requests", "input tokens", "cached tokens", "output tokens", "images", "cost"],
+    rows.map((r) => [r.day, r.team, r.model, String(r.requests), String(r.inputTokens), String(r.cachedTokens), String(r.outputTokens), String(r.images), formatMicros(r.costMicros)]),
   ));
   return 0;
 }

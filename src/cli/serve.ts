@@ -83,6 +83,7 @@ export async function startKiln(
     registry, config, logger, workerUrl: inferenceWorkerUrl(), tokenizerWorkerUrl: tokenizerWorkerUrl(), spawnWorker: opts.spawnWorker,
     onWorkerRestart: (model) => metrics.workerRestarted(model),
     onDecodeBatch: (batch) => metrics.observeDecodeBatch(batch),
+    onCacheStats: (workerId, model, stats) => metrics.observePrefixCache(workerId, model, stats),
   });
   metrics.watch({
     queueDepth: () => {

@@ -46,6 +46,8 @@ export interface DailyUsage {
   model: string;
   requests: number;
   inputTokens: number;
+  /** Of inputTokens, those read from the prefix cache. */
+  cachedTokens: number;
   outputTokens: number;
   images: number;
   costMicros: number;
@@ -65,6 +67,7 @@ export function usageByDay(db: Db, filter: { teamId?: number; since?: string; un
       model: usage.model,
       requests: sql<number>`count(*)`,
       inputTokens: sql<number>`sum(${usage.inputTokens})`,
+      cachedTokens: sql<number>`sum(${usage.cachedTokens})`,
       outputTokens: sql<number>`sum(${usage.outputTokens})`,
       images: sql<number>`sum(${usage.images})`,
       costMicros: sql<number>`sum(${usage.costMicros})`,

@@ -21,7 +21,7 @@ export interface Usage {
   /** Every generated token, reasoning included. */
   outputTokens: number;
   reasoningTokens: number;
-  /** Prompt tokens served from a cache (kiln has none yet, so 0). */
+  /** Of inputTokens, those whose KV came from the worker's prefix cache (billed at the cached-input rate). */
   cachedTokens: number;
 }
 

@@ -191,6 +191,8 @@ async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser,
       const f = ev.finish;
       // The worker's own count is authoritative (it includes tokens that produced no text).
       usage.outputTokens = f.outputTokens;
+      // Prompt tokens whose KV came from the worker's prefix cache; never more than the prompt (billing refuses that).
+      usage.cachedTokens = Math.min(f.cachedTokens ?? 0, inputTokens);
       const last = [...frame(parser.end()), ...framer.end()];
       yield* last;
       yield { type: "usage", usage };

@@ -7,6 +7,7 @@ import type { Logger } from "../log/logger.ts";
 import type { HealthCause } from "../models/failures.ts";
 import type { Health, ModelRegistry } from "../models/registry.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
+import type { PrefixCacheStats } from "../scheduler/protocol.ts";
 import type { SupervisedWorker, WorkerFailure } from "../scheduler/supervisor.ts";
 import { imageWorkerUrl } from "../native/worker-url.ts";
 import { ImageBackend, type ImageWorkers } from "../scheduler/image-backend.ts";
@@ -39,6 +40,8 @@ export async function startRuntime(opts: {
   onWorkerRestart?: (model: string, failure: WorkerFailure) => void;
   /** A decode pass's rows with and without media (the worker's record of what shared a batch). */
   onDecodeBatch?: (batch: { media: number; text: number }) => void;
+  /** A text worker's prefix-cache figures, cumulative since it started (the prefix-cache metrics). */
+  onCacheStats?: (workerId: number, model: string, stats: PrefixCacheStats) => void;
 }): Promise<Runtime> {
   const { registry, logger } = opts;
   const scheduler = new Scheduler(opts.config.maxQueue);
@@ -72,6 +75,7 @@ export async function startRuntime(opts: {
     prefixCache,
     onStep: (deltas, finished) => scheduler.onStep(deltas, finished),
     onBatch: opts.onDecodeBatch,
+    onCacheStats: opts.onCacheStats,
   });
   scheduler.attach(text);
   const images = new ImageBackend(registry.list().filter((m) => m.diffusion), {

@@ -1,6 +1,8 @@
 // kiln's Prometheus metrics (prom-client): one registry per server, the instruments the HTTP layer, the request
 // lifecycle and the worker supervisor feed, and gauges read from the scheduler and the workers at scrape time.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { PrefixCacheStats } from "../scheduler/protocol.ts";
+import { PrefixCacheTally } from "./prefix-cache-tally.ts";
 
 /** Request durations: an API call takes milliseconds, a long generation minutes (the non-streaming limit is 300 s). */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
@@ -128,6 +130,23 @@ export class Metrics {
     help: "Image worker time spent on delivered images, by model and stage: text (text encoder), encode (VAE encoder, edits), denoise (UNet passes), decode (VAE decoder); a batched pass is shared by its rows",
     labelNames: ["model", "stage"] as const, registers: [this.registry],
   });
+  private readonly cacheEvictions = new Counter({
+    name: "kiln_prefix_cache_evictions_total", help: "Prefix-cache blocks the inference workers dropped to stay within their budget, by model",
+    labelNames: ["model"] as const, registers: [this.registry],
+  });
+  private readonly cachePromptTokens = new Counter({
+    name: "kiln_prefix_cache_prompt_tokens_total", help: "Prompt tokens of sequences that looked the prefix cache up, by model",
+    labelNames: ["model"] as const, registers: [this.registry],
+  });
+  private readonly cacheHitTokens = new Counter({
+    name: "kiln_prefix_cache_hit_tokens_total", help: "Of those prompt tokens, the ones whose KV came from the prefix cache, by model",
+    labelNames: ["model"] as const, registers: [this.registry],
+  });
+  private readonly prefillTokens = new Counter({
+    name: "kiln_prefill_tokens_total", help: "Prompt positions the inference workers ran through prefill passes (padding excluded, a cache hit's recomputed tail included), by model",
+    labelNames: ["model"] as const, registers: [this.registry],
+  });
+  private readonly prefixCache = new PrefixCacheTally();
   private sources: RuntimeSources | null = null;
 
   constructor(opts: { processMetrics?: boolean; teamLabels?: boolean } = {}) {
@@ -164,6 +183,36 @@ export class Metrics {
       collect() {
         this.reset();
         for (const w of sources()?.workers() ?? []) this.set({ worker: String(w.workerId), model: w.model }, w.rssBytes);
+      },
+    });
+    const cache = this.prefixCache;
+    // A worker that exited or was replaced is no longer listed, so what it held stops counting.
+    const heldNow = () => {
+      const live = sources();
+      return cache.held(live ? live.workers() : null);
+    };
+    new Gauge({
+      name: "kiln_prefix_cache_blocks", help: "Prefix-cache blocks the model's live inference workers hold now",
+      labelNames: ["model"] as const, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [model, h] of heldNow()) this.set({ model }, h.blocks);
+      },
+    });
+    new Gauge({
+      name: "kiln_prefix_cache_bytes", help: "Bytes of the prefix-cache blocks the model's live inference workers hold now",
+      labelNames: ["model"] as const, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [model, h] of heldNow()) this.set({ model }, h.bytes);
+      },
+    });
+    new Gauge({
+      name: "kiln_prefix_cache_hit_ratio", help: "Prompt tokens read from the prefix cache over those that looked it up, since the server started (0 when none did), by model",
+      labelNames: ["model"] as const, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [model, ratio] of cache.hitRatios()) this.set({ model }, ratio);
       },
     });
     // Process and event-loop metrics under their usual names (process_*, nodejs_*), for the server only: they start timers.
@@ -253,6 +302,15 @@ export class Metrics {
         this.imageStageSeconds.inc({ model, stage }, ms / 1000);
       }
     }
+  }
+
+  /** A worker's prefix-cache figures (cumulative over its life): the counters take what they grew by since its last report. */
+  observePrefixCache(workerId: number, model: string, stats: PrefixCacheStats): void {
+    const d = this.prefixCache.record(workerId, model, stats);
+    this.cacheEvictions.inc({ model }, d.evictions);
+    this.cachePromptTokens.inc({ model }, d.promptTokens);
+    this.cacheHitTokens.inc({ model }, d.hitTokens);
+    this.prefillTokens.inc({ model }, d.prefillTokens);
   }
 
   workerRestarted(model: string): void {

@@ -26,8 +26,8 @@ export interface ModelInfo {
   defaultDtype: string;
   dtypes: string[];
   capabilities: Capabilities;
-  /** Currency units per million tokens, and per image. */
-  pricing: { inputPerMillion: number; outputPerMillion: number; perImage: number | null };
+  /** Currency units per million tokens, and per image; prompt tokens read from the prefix cache at `cachedInputPerMillion`. */
+  pricing: { inputPerMillion: number; cachedInputPerMillion: number; outputPerMillion: number; perImage: number | null };
   /** "exact": left-padded rows give the same logits as alone, so rows of different lengths may share a batch. */
   batching: { maxBatch: number; leftPadding: "exact" | "unsafe" };
   /** Largest |level| of the int8 weights when the folder declares it (kiln's own builds do); null if unknown. */
@@ -190,12 +190,21 @@ export function parseCapabilities(m: Json, chatByDefault: boolean): Capabilities
   };
 }
 
-/** kiln.json's `pricing`: per million tokens, and per image (null: images are not priced). */
+/**
+ * kiln.json's `pricing`: per million tokens, and per image (null: images are not priced). Cached input (prompt tokens
+ * read from the prefix cache) costs `cached_input_per_million`, by default the input price: nothing changes unless set.
+ */
 export function parsePricing(m: Json): ModelInfo["pricing"] {
   const pricing = obj(m.pricing ?? {}, "pricing");
   const perImage = pricing.per_image ?? null;
   if (perImage !== null && (typeof perImage !== "number" || !Number.isFinite(perImage) || perImage < 0)) throw new Error(`"pricing.per_image" must be a number ≥ 0 or null`);
-  return { inputPerMillion: num(pricing, "input_per_million", 0), outputPerMillion: num(pricing, "output_per_million", 0), perImage: perImage as number | null };
+  const inputPerMillion = num(pricing, "input_per_million", 0);
+  return {
+    inputPerMillion,
+    cachedInputPerMillion: num(pricing, "cached_input_per_million", inputPerMillion),
+    outputPerMillion: num(pricing, "output_per_million", 0),
+    perImage: perImage as number | null,
+  };
 }
 
 function int8Level(m: Json): number | null {
@@ -241,7 +250,7 @@ export function infoFromConfig(
     defaultDtype: preferred ?? (presentDtypes.includes("q4") ? "q4" : presentDtypes[0]!),
     dtypes: presentDtypes,
     capabilities: { chat: hasChatTemplate, tools: false, reasoning: false, vision: !!media?.image, audio: !!media?.audio, image_generation: false },
-    pricing: { inputPerMillion: 0, outputPerMillion: 0, perImage: null },
+    pricing: { inputPerMillion: 0, cachedInputPerMillion: 0, outputPerMillion: 0, perImage: null },
     // GroupQueryAttention assumes right padding: such graphs decode one sequence per step.
     batching: usesGroupQueryAttention ? { maxBatch: 1, leftPadding: "unsafe" } : { maxBatch: 8, leftPadding: "exact" },
     int8MaxLevel: null,

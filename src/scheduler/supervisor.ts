@@ -100,6 +100,11 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
     return out;
   }
 
+  /** The model a worker serves, while the pool holds it. */
+  modelOf(workerId: number): string | undefined {
+    return this.handles.get(workerId)?.model.id;
+  }
+
   hasReadyWorker(model: string): boolean {
     for (const h of this.handles.values()) if (h.model.id === model && h.state === "ready") return true;
     return false;

@@ -1,7 +1,7 @@
 // The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
 import type { ModelEntry } from "../models/registry.ts";
 import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
-import type { MediaInput, ModelLoadSpec, PrefixCacheSpec, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
+import type { MediaInput, ModelLoadSpec, PrefixCacheSpec, PrefixCacheStats, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
 import { type PoolOptions, WorkerSupervisor } from "./supervisor.ts";
@@ -18,6 +18,8 @@ export interface TextBackendOptions extends PoolOptions {
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
   /** What shared a decode pass: rows with media and rows without (the worker's own record). */
   onBatch?(batch: { media: number; text: number }): void;
+  /** A worker's prefix-cache figures, cumulative since it started, whenever they changed. */
+  onCacheStats?(workerId: number, model: string, stats: PrefixCacheStats): void;
 }
 
 /** Rows a webgpu worker batches for a folder that declares no exact batch size (its rows are right-padded there). */
@@ -63,6 +65,9 @@ export class TextBackend implements SequenceBackend {
       onMessage: (workerId, msg) => {
         // Released before the step is delivered, so the slots freed are visible to the dispatch it triggers.
         for (const f of msg.finished) this.workers.release(workerId, f.seqId);
+        // Counted before the step is delivered, so a client that has its answer finds the cache figures it moved.
+        const model = this.workers.modelOf(workerId);
+        if (msg.cache && model) opts.onCacheStats?.(workerId, model, msg.cache);
         opts.onStep(msg.deltas, msg.finished);
         if (msg.batch) opts.onBatch?.(msg.batch);
       },

@@ -98,6 +98,7 @@ const Usage = t.Object({
   prompt_tokens: Int(),
   completion_tokens: Int(),
   total_tokens: Int(),
+  prompt_tokens_details: t.Object({ cached_tokens: Int({ description: "of prompt_tokens, those read from the prefix cache (0 on a miss)" }) }),
   completion_tokens_details: t.Optional(t.Object({ reasoning_tokens: Int() }, { description: "present when the model thought: how many completion tokens were reasoning" })),
 });
 

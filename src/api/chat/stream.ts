@@ -80,11 +80,13 @@ export class ChatChunkEncoder {
   }
 }
 
+/** The format's usage object: prompt_tokens_details.cached_tokens is always there (0 when nothing came from the cache). */
 export function chatUsage(u: Usage) {
   return {
     prompt_tokens: u.inputTokens,
     completion_tokens: u.outputTokens,
     total_tokens: u.inputTokens + u.outputTokens,
+    prompt_tokens_details: { cached_tokens: u.cachedTokens },
     ...(u.reasoningTokens ? { completion_tokens_details: { reasoning_tokens: u.reasoningTokens } } : {}),
   };
 }

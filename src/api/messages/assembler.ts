@@ -2,7 +2,7 @@
 // content_block_start/delta/stop per block, message_delta, message_stop): one state machine for both forms.
 import type { Sealer } from "../../crypto/sealing.ts";
 import type { ApiError } from "../../errors/api-error.ts";
-import type { BlockHead, CoreEvent, FinishReason } from "../../inference/blocks.ts";
+import type { BlockHead, CoreEvent, FinishReason, Usage } from "../../inference/blocks.ts";
 import { toolUseId } from "./ids.ts";
 import { toolInput } from "./tool-input.ts";
 
@@ -36,6 +36,15 @@ export function messagesErrorBody(e: ApiError): Json {
   return { type: "error", error: { ...error, type: anthropicErrorType(e.status) } };
 }
 
+/**
+ * The format's usage, with Anthropic's meaning of the cache fields: `input_tokens` are the prompt tokens NOT read from
+ * the cache, `cache_read_input_tokens` those that were; kiln caches prefixes by itself and charges nothing for writing
+ * them, so `cache_creation_input_tokens` is 0.
+ */
+export function messagesUsage(u: Pick<Usage, "inputTokens" | "cachedTokens" | "outputTokens">) {
+  return { input_tokens: u.inputTokens - u.cachedTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: u.cachedTokens, output_tokens: u.outputTokens };
+}
+
 interface Open {
   head: BlockHead;
   text: string;
@@ -45,9 +54,12 @@ export class MessageAssembler {
   private readonly content: Json[] = [];
   private readonly open = new Map<number, Open>();
   private stop: { reason: StopReason; sequence: string | null } | null = null;
-  private outputTokens = 0;
+  /** Until the core's count arrives (message_start goes out before the prefill): the whole prompt, none of it cached. */
+  private usage: Pick<Usage, "inputTokens" | "cachedTokens" | "outputTokens">;
 
-  constructor(private readonly o: { id: string; model: string; inputTokens: number; sealer: Sealer }) {}
+  constructor(private readonly o: { id: string; model: string; inputTokens: number; sealer: Sealer }) {
+    this.usage = { inputTokens: o.inputTokens, cachedTokens: 0, outputTokens: 0 };
+  }
 
   message(): Json {
     return {
@@ -58,7 +70,7 @@ export class MessageAssembler {
       content: this.content,
       stop_reason: this.stop?.reason ?? null,
       stop_sequence: this.stop?.sequence ?? null,
-      usage: { input_tokens: this.o.inputTokens, output_tokens: this.outputTokens },
+      usage: messagesUsage(this.usage),
     };
   }
 
@@ -75,12 +87,13 @@ export class MessageAssembler {
       case "block_end":
         return this.endBlock(ev.index);
       case "usage":
-        this.outputTokens = ev.usage.outputTokens;
+        this.usage = ev.usage;
         return [];
       case "finish":
         this.stop = { reason: stopReason(ev.reason, ev.stopSequence), sequence: ev.stopSequence };
         return [
-          { type: "message_delta", delta: { stop_reason: this.stop.reason, stop_sequence: this.stop.sequence }, usage: { output_tokens: this.outputTokens } },
+          // The final counts, the cache split included: the format's clients take each of them from here.
+          { type: "message_delta", delta: { stop_reason: this.stop.reason, stop_sequence: this.stop.sequence }, usage: messagesUsage(this.usage) },
           { type: "message_stop" },
         ];
       case "error":

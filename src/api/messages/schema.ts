@@ -103,7 +103,15 @@ export const MessageObject = t.Object(
     content: t.Array(t.Record(t.String(), t.Unknown(), { description: "text, thinking (with signature) or tool_use (toolu_ id, parsed input) block" })),
     stop_reason: t.Union([t.Literal("end_turn"), t.Literal("max_tokens"), t.Literal("stop_sequence"), t.Literal("tool_use"), t.Null()]),
     stop_sequence: t.Union([t.String(), t.Null()]),
-    usage: t.Object({ input_tokens: Int(), output_tokens: Int() }, { additionalProperties: true }),
+    usage: t.Object(
+      {
+        input_tokens: Int({ description: "prompt tokens not read from the prefix cache" }),
+        cache_creation_input_tokens: Int({ description: "always 0: kiln caches prompt prefixes by itself, at no extra charge" }),
+        cache_read_input_tokens: Int({ description: "prompt tokens read from the prefix cache" }),
+        output_tokens: Int(),
+      },
+      { additionalProperties: true },
+    ),
   },
   {
     additionalProperties: true,
@@ -111,7 +119,7 @@ export const MessageObject = t.Object(
       {
         id: "msg_1f3…", type: "message", role: "assistant", model: "kiln-tiny-v1",
         content: [{ type: "tool_use", id: "toolu_9c0…", name: "get_weather", input: { city: "Paris" } }],
-        stop_reason: "tool_use", stop_sequence: null, usage: { input_tokens: 52, output_tokens: 18 },
+        stop_reason: "tool_use", stop_sequence: null, usage: { input_tokens: 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 48, output_tokens: 18 },
       },
     ],
   },

@@ -22,6 +22,7 @@ export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof Mo
     capabilities: m.capabilities,
     pricing: {
       input_per_million: m.pricing.inputPerMillion,
+      cached_input_per_million: m.pricing.cachedInputPerMillion,
       output_per_million: m.pricing.outputPerMillion,
       per_image: m.pricing.perImage,
     },

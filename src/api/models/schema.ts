@@ -18,6 +18,7 @@ export const ModelObject = t.Object({
   }),
   pricing: t.Object({
     input_per_million: t.Number(),
+    cached_input_per_million: t.Number({ description: "Price of prompt tokens read from the prefix cache (kiln.json's cached_input_per_million; default: input_per_million)." }),
     output_per_million: t.Number(),
     per_image: t.Union([t.Number(), t.Null()]),
   }),

@@ -34,6 +34,7 @@ function modelRow(r: Row): Html {
   <td class="num">${fmtCount(m.context_length)}</td>
   <td class="caps">${caps.length ? caps.map((c) => html`<span class="badge">${c}</span> `) : "–"}</td>
   <td class="num price-input">${fmtPrice(m.pricing.input_per_million)}</td>
+  <td class="num price-cached">${fmtPrice(m.pricing.cached_input_per_million)}</td>
   <td class="num price-output">${fmtPrice(m.pricing.output_per_million)}</td>
   <td class="num price-image">${fmtPrice(m.pricing.per_image)}</td>
   <td><span class="badge ${healthTone(r.health.status)}">${r.health.status}</span>${r.health.message ? html`<div class="hint">${r.health.message}</div>` : ""}</td>
@@ -72,7 +73,7 @@ function modelsBody(v: Viewer, rows: Row[], teamName: string | null, load: { wai
   const usable = rows.filter((r) => r.available !== false).length;
   const models = rows.length
     ? html`<div class="table-wrap"><table class="table" id="models-table">
-  <thead><tr><th>Model</th><th class="num">Context</th><th>Capabilities</th><th class="num">Input / 1M tokens</th><th class="num">Output / 1M tokens</th><th class="num">Per image</th><th>Health</th>${member ? html`<th>Your team</th>` : ""}</tr></thead>
+  <thead><tr><th>Model</th><th class="num">Context</th><th>Capabilities</th><th class="num">Input / 1M tokens</th><th class="num">Cached input / 1M tokens</th><th class="num">Output / 1M tokens</th><th class="num">Per image</th><th>Health</th>${member ? html`<th>Your team</th>` : ""}</tr></thead>
   <tbody>${rows.map(modelRow)}</tbody>
 </table></div>`
     : html`<p class="empty">No models are served. Put model folders in the models directory and restart kiln (<code>kiln models build</code> makes one).</p>`;

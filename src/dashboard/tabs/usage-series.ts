@@ -23,6 +23,8 @@ export interface UsageCharts {
 export interface UsageTotals {
   requests: number;
   inputTokens: number;
+  /** Of inputTokens, those read from the prefix cache. */
+  cachedTokens: number;
   outputTokens: number;
   images: number;
   costMicros: number;
@@ -68,11 +70,12 @@ export function usageCharts(rows: readonly DailyUsage[], range: DayRange): Usage
   };
 }
 
-const zero = (): UsageTotals => ({ requests: 0, inputTokens: 0, outputTokens: 0, images: 0, costMicros: 0 });
+const zero = (): UsageTotals => ({ requests: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0 });
 
 function add(into: UsageTotals, r: UsageTotals): void {
   into.requests += r.requests;
   into.inputTokens += r.inputTokens;
+  into.cachedTokens += r.cachedTokens;
   into.outputTokens += r.outputTokens;
   into.images += r.images;
   into.costMicros += r.costMicros;

@@ -49,6 +49,7 @@ function statTiles(t: UsageTotals): Html {
   return html`<div class="stats">
   ${tile("total-requests", "Requests", fmtCount(t.requests))}
   ${tile("total-input-tokens", "Input tokens", fmtCount(t.inputTokens))}
+  ${tile("total-cached-tokens", "Cached input tokens", fmtCount(t.cachedTokens))}
   ${tile("total-output-tokens", "Output tokens", fmtCount(t.outputTokens))}
   ${t.images ? tile("total-images", "Images", fmtCount(t.images)) : ""}
   ${tile("total-spend", "Spend", fmtMoney(t.costMicros))}
@@ -58,11 +59,12 @@ function statTiles(t: UsageTotals): Html {
 /** The number cells every usage table ends with. */
 const numberCells = (t: UsageTotals) => html`<td class="num">${fmtCount(t.requests)}</td>
   <td class="num">${fmtCount(t.inputTokens)}</td>
+  <td class="num">${fmtCount(t.cachedTokens)}</td>
   <td class="num">${fmtCount(t.outputTokens)}</td>
   <td class="num">${fmtCount(t.images)}</td>
   <td class="num">${fmtMoney(t.costMicros)}</td>`;
 
-const numberHeads = html`<th class="num">Requests</th><th class="num">Input tokens</th><th class="num">Output tokens</th><th class="num">Images</th><th class="num">Spend</th>`;
+const numberHeads = html`<th class="num">Requests</th><th class="num">Input tokens</th><th class="num">Cached input tokens</th><th class="num">Output tokens</th><th class="num">Images</th><th class="num">Spend</th>`;
 
 function dayTable(rows: readonly DailyUsage[], total: UsageTotals): Html {
   return html`<div class="table-wrap"><table class="table" id="usage-table">
@@ -114,7 +116,7 @@ function usageBody(team: Team, range: DayRange, rows: readonly DailyUsage[]): Ht
     <a class="btn btn-small" id="download-csv" href="${usagePath(team, range, ".csv")}" download>Download CSV</a>
   </div>
   ${dayTable(rows, total)}
-  <p class="hint">From ${span}. Every finished request counts, whatever its status; spend is what the requests cost at the models' prices.</p>
+  <p class="hint">From ${span}. Every finished request counts, whatever its status; spend is what the requests cost at the models' prices. Cached input tokens are the part of the input read from the prefix cache (billed at the model's cached-input price).</p>
 </section>`;
 }
 

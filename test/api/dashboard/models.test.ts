@@ -20,7 +20,7 @@ const cells = (row: string) => [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].m
 
 describe("dashboard Models tab", () => {
   const dir = tempDir();
-  writeFakeModel(dir, "a", fakeManifest("alpha-model-v1", { display_name: "Alpha One", pricing: { input_per_million: 0.15, output_per_million: 0.6, per_image: null } }));
+  writeFakeModel(dir, "a", fakeManifest("alpha-model-v1", { display_name: "Alpha One", pricing: { input_per_million: 0.15, cached_input_per_million: 0.075, output_per_million: 0.6, per_image: null } }));
   writeFakeModel(dir, "b", fakeManifest("beta-model-v2", { context_length: 8192, pricing: { input_per_million: 2.5, output_per_million: 10, per_image: 0.04 } }));
   const [alpha, beta] = scanModels(dir).models;
   // A vision model as the registry holds one (its folder's graphs are not needed to list it).
@@ -47,14 +47,16 @@ describe("dashboard Models tab", () => {
     const listed: any[] = ((await (await k.req("/v1/models")).json()) as any).data;
     expect(listed.map((m) => m.id)).toEqual(["alpha-model-v1", "beta-model-v2", "vision-model-v1"]);
     for (const m of listed) {
-      const [name, context, , input, output, image, health] = cells(rowOf(page.text, "models-table", m.id));
+      const [name, context, , input, cached, output, image, health] = cells(rowOf(page.text, "models-table", m.id));
       // A display name that only repeats the id is not shown twice.
       expect(name).toBe(m.display_name === m.id ? m.id : `${m.display_name} ${m.id}`);
       expect(context).toBe(m.context_length.toLocaleString("en-US"));
       expect(health).toBe(m.status);
-      expect([input, output, image]).toEqual(
-        m.id === "alpha-model-v1" ? ["0.15", "0.60", "–"] : ["2.50", "10.00", "0.04"],
+      // Cached input is the input price unless kiln.json sets its own.
+      expect([input, cached, output, image]).toEqual(
+        m.id === "alpha-model-v1" ? ["0.15", "0.075", "0.60", "–"] : ["2.50", "2.50", "10.00", "0.04"],
       );
+      expect(m.pricing.cached_input_per_million).toBe(m.id === "alpha-model-v1" ? 0.075 : 2.5);
     }
     expect(cells(rowOf(page.text, "models-table", "beta-model-v2"))[1]).toBe("8,192");
     expect(cells(rowOf(page.text, "models-table", "alpha-model-v1"))[2]).toBe("chat tools reasoning");
@@ -96,7 +98,7 @@ describe("dashboard Models tab", () => {
       expect(cells(rowOf(page.text, "workers-table", "beta-model-v2"))).toEqual(["beta-model-v2", "degraded", "1 ready, 1 loading", "3", "0", "2", "768.0 MiB"]);
       expect(cells(rowOf(page.text, "workers-table", "alpha-model-v1"))).toEqual(["alpha-model-v1", "operational", "1 ready", "1", "0", "0", "100.0 MiB"]);
       expect(cells(rowOf(page.text, "workers-table", "vision-model-v1"))).toEqual(["vision-model-v1", "operational", "none", "0", "0", "0", "–"]);
-      expect(cells(rowOf(page.text, "models-table", "beta-model-v2"))[6]).toBe("degraded a worker stopped responding");
+      expect(cells(rowOf(page.text, "models-table", "beta-model-v2"))[7]).toBe("degraded a worker stopped responding");
       expect(page.text).toContain('id="models-operational">2 of 3</div>');
       // The same restarts the scrape reports.
       expect((await k.deps.metrics.render()).body).toContain('kiln_worker_restarts_total{model="beta-model-v2"} 2');

@@ -13,6 +13,8 @@ interface Sent {
   at: string;
   model: string;
   input: number;
+  /** Of input, read from the prefix cache. */
+  cached?: number;
   output: number;
   images?: number;
   cost: number;
@@ -26,10 +28,10 @@ const FORMULA = "=cmd()";
 const SENT: Sent[] = [
   { team: "a", at: "2026-01-29T23:59:59Z", model: "alpha", input: 1000, output: 1000, cost: 9_000_000 },
   { team: "a", at: "2026-01-30T00:00:00Z", model: "alpha", input: 120, output: 30, cost: 1_250_000 },
-  { team: "a", at: "2026-01-30T13:05:00Z", model: "alpha", input: 80, output: 20, cost: 750_000 },
+  { team: "a", at: "2026-01-30T13:05:00Z", model: "alpha", input: 80, cached: 64, output: 20, cost: 750_000 },
   { team: "a", at: "2026-01-30T22:00:00Z", model: "beta", input: 5, output: 6, cost: 7 },
   { team: "a", at: "2026-02-01T08:00:00Z", model: SCRIPTY, input: 1, output: 2, cost: 3 },
-  { team: "a", at: "2026-02-01T09:00:00Z", model: "alpha", input: 12_345, output: 678, cost: 2_000_000 },
+  { team: "a", at: "2026-02-01T09:00:00Z", model: "alpha", input: 12_345, cached: 12_288, output: 678, cost: 2_000_000 },
   { team: "a", at: "2026-02-02T23:59:59Z", model: FORMULA, input: 3, output: 4, images: 2, cost: 40_000 },
   { team: "a", at: "2026-02-03T00:00:00Z", model: "beta", input: 1000, output: 1000, cost: 9_000_000 },
   { team: "b", at: "2026-01-30T10:00:00Z", model: "bravo-secret", input: 777_777, output: 666_666, cost: 555_555_555 },
@@ -41,12 +43,13 @@ const inRange = SENT.filter((s) => s.team === "a" && s.at >= "2026-01-30" && s.a
 
 /** What the page must show per day and model: the sums of the rows sent, worked out here, not by kiln's code. */
 function expectedRows() {
-  const by = new Map<string, { day: string; model: string; requests: number; input: number; output: number; images: number; cost: number }>();
+  const by = new Map<string, { day: string; model: string; requests: number; input: number; cached: number; output: number; images: number; cost: number }>();
   for (const s of inRange) {
     const day = s.at.slice(0, 10);
-    const r = by.get(`${day} ${s.model}`) ?? { day, model: s.model, requests: 0, input: 0, output: 0, images: 0, cost: 0 };
+    const r = by.get(`${day} ${s.model}`) ?? { day, model: s.model, requests: 0, input: 0, cached: 0, output: 0, images: 0, cost: 0 };
     r.requests++;
     r.input += s.input;
+    r.cached += s.cached ?? 0;
     r.output += s.output;
     r.images += s.images ?? 0;
     r.cost += s.cost;
@@ -59,7 +62,7 @@ const unescape = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").re
 const byId = (page: string, id: string) => unescape(new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(page)?.[1] ?? "(missing)");
 const table = (page: string, id: string) => new RegExp(`<table class="table" id="${id}">([\\s\\S]*?)</table>`).exec(page)?.[1] ?? "";
 
-/** The usage table's body rows as [day, model, requests, input, output, images, spend] text. */
+/** The usage table's body rows as [day, model, requests, input, cached, output, images, spend] text. */
 function dayRows(page: string): string[][] {
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table(page, "usage-table"))?.[1] ?? "";
   return [...body.matchAll(/<tr[^>]*>([\s\S]*?)<\/tr>/g)].map((m) => [...m[1]!.matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((c) => unescape(c[1]!)));
@@ -84,7 +87,7 @@ describe("dashboard usage tab", () => {
   beforeAll(async () => {
     SENT.forEach((s, i) => recordUsage(db, {
       requestId: `req_usage_${i}`, teamId: s.team === "a" ? k.teamId : teamB.id, keyId: s.team === "a" ? k.keyId : keyB.id, model: s.model, endpoint: "chat",
-      status: "completed", inputTokens: s.input, outputTokens: s.output, reasoningTokens: 0, cachedTokens: 0, images: s.images ?? 0, costMicros: s.cost,
+      status: "completed", inputTokens: s.input, outputTokens: s.output, reasoningTokens: 0, cachedTokens: s.cached ?? 0, images: s.images ?? 0, costMicros: s.cost,
       createdAt: Date.parse(s.at) / 1000,
     }));
     for (const [name, role, team] of [["ops", "operator", null], ["alice", "member", k.teamId], ["bob", "member", teamB.id]] as const) {
@@ -102,6 +105,8 @@ describe("dashboard usage tab", () => {
     expect(byId(res.text, "total-requests")).toBe(String(inRange.length));
     expect(byId(res.text, "total-input-tokens")).toBe(fmtCount(sum((s) => s.input)));
     expect(byId(res.text, "total-input-tokens")).toBe("12,554");
+    expect(byId(res.text, "total-cached-tokens")).toBe(fmtCount(sum((s) => s.cached ?? 0)));
+    expect(byId(res.text, "total-cached-tokens")).toBe("12,352");
     expect(byId(res.text, "total-output-tokens")).toBe(fmtCount(sum((s) => s.output)));
     expect(byId(res.text, "total-images")).toBe("2");
     expect(byId(res.text, "total-spend")).toBe(fmtMoney(sum((s) => s.cost)));
@@ -112,14 +117,14 @@ describe("dashboard usage tab", () => {
 
   test("the table has one row per day and model with the rows' sums, the same rows kiln usage reads, and a totals row", async () => {
     const page = (await clients.alice!.get(`${a}?${RANGE}`)).text;
-    const want = expectedRows().map((r) => [r.day, r.model, fmtCount(r.requests), fmtCount(r.input), fmtCount(r.output), fmtCount(r.images), fmtMoney(r.cost)]);
+    const want = expectedRows().map((r) => [r.day, r.model, fmtCount(r.requests), fmtCount(r.input), fmtCount(r.cached), fmtCount(r.output), fmtCount(r.images), fmtMoney(r.cost)]);
     const got = dayRows(page);
     expect(new Set(got.map((r) => r.join("|")))).toEqual(new Set(want.map((r) => r.join("|"))));
     expect(got).toHaveLength(want.length);
     const cli = usageByDay(db, { teamId: k.teamId, since: "2026-01-30", until: "2026-02-02" });
     expect(got.map((r) => `${r[0]} ${r[1]} ${r[2]}`)).toEqual(cli.map((r) => `${r.day} ${r.model} ${r.requests}`));
     const foot = /<tfoot>([\s\S]*?)<\/tfoot>/.exec(table(page, "usage-table"))?.[1] ?? "";
-    expect([...foot.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(["6", "12,554", "740", "2", "4.04001"]);
+    expect([...foot.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(["6", "12,554", "12,352", "740", "2", "4.04001"]);
   });
 
   test("the per-model table sums each model over the range, most spend first", async () => {
@@ -128,10 +133,10 @@ describe("dashboard usage tab", () => {
       unescape(m[1]!), ...[...m[2]!.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((c) => c[1]),
     ]);
     expect(rows).toEqual([
-      ["alpha", "3", "12,545", "728", "0", "4.00"],
-      [FORMULA, "1", "3", "4", "2", "0.04"],
-      ["beta", "1", "5", "6", "0", "0.000007"],
-      [SCRIPTY, "1", "1", "2", "0", "0.000003"],
+      ["alpha", "3", "12,545", "12,352", "728", "0", "4.00"],
+      [FORMULA, "1", "3", "0", "4", "2", "0.04"],
+      ["beta", "1", "5", "0", "6", "0", "0.000007"],
+      [SCRIPTY, "1", "1", "0", "2", "0", "0.000003"],
     ]);
     expect(page).toMatch(/<meter min="0" max="1" value="0\.99\d+"><\/meter> 99%/);
   });
@@ -171,9 +176,9 @@ describe("dashboard usage tab", () => {
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="kiln-usage-test-team-2026-01-30-to-2026-02-02.csv"');
     expect(res.headers.get("cache-control")).toBe("no-store");
     const lines = res.text.split("\r\n");
-    expect(lines[0]).toBe("day,team,model,requests,input_tokens,output_tokens,images,cost_micros,cost");
+    expect(lines[0]).toBe("day,team,model,requests,input_tokens,cached_tokens,output_tokens,images,cost_micros,cost");
     expect(lines.at(-1)).toBe("");
-    const want = expectedRows().map((r) => [r.day, "test-team", r.model === FORMULA ? `'${FORMULA}` : r.model, r.requests, r.input, r.output, r.images, r.cost, fmtMoney(r.cost)].join(","));
+    const want = expectedRows().map((r) => [r.day, "test-team", r.model === FORMULA ? `'${FORMULA}` : r.model, r.requests, r.input, r.cached, r.output, r.images, r.cost, fmtMoney(r.cost)].join(","));
     expect(new Set(lines.slice(1, -1))).toEqual(new Set(want));
     expect(lines).toHaveLength(want.length + 2);
     expect(res.text).not.toContain("bravo-secret");

@@ -75,6 +75,22 @@ describe("Gate", () => {
     await expect(s.gate.admit(s.admission(again.id, 10, 100))).resolves.toBeDefined();
   });
 
+  test("billing: the hold prices the prompt at the dearer of the input and cached-input rates", async () => {
+    const priced = (cached: number): ModelEntry => ({ ...model, pricing: { ...model.pricing, cachedInputPerMillion: cached } });
+    const s = setup();
+    setBillingEnabled(s.db, s.team.id, true);
+    // Cache reads dearer than input (3 vs 1): the worst case is a full hit, 10 × 3 + 100 × 4 = 430.
+    credit(s.db, s.team.id, 429, null);
+    const m = await s.enter();
+    const refusal = s.gate.admit({ ...s.admission(m.id, 10, 100), model: priced(3) });
+    await expect(refusal).rejects.toMatchObject({ status: 402, message: expect.stringContaining("may cost up to 0.00043") });
+    // Cheaper cache reads: the worst case is a miss, 10 × 1 + 100 × 4 = 410, which 429 covers.
+    const cheap = await s.gate.admit({ ...s.admission(m.id, 10, 100), model: priced(0.5) });
+    cheap.release(null);
+    credit(s.db, s.team.id, 1, null);
+    await expect(s.gate.admit({ ...s.admission(m.id, 10, 100), model: priced(3) })).resolves.toBeDefined();
+  });
+
   test("a TPM refusal after the balance check releases the hold it placed", async () => {
     const s = setup();
     setBillingEnabled(s.db, s.team.id, true);

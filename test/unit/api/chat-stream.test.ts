@@ -1,5 +1,6 @@
+// Chat Completions chunk encoding and its usage object.
 import { describe, expect, test } from "bun:test";
-import { ChatChunkEncoder } from "../../../src/api/chat/stream.ts";
+import { ChatChunkEncoder, chatUsage } from "../../../src/api/chat/stream.ts";
 
 describe("chat chunk encoding", () => {
   const enc = () => new ChatChunkEncoder({ id: "chatcmpl-1", created: 7, model: "m-1", includeUsage: true });
@@ -34,6 +35,17 @@ describe("chat chunk encoding", () => {
     expect(enc().usage({ inputTokens: 3, outputTokens: 4, reasoningTokens: 2, cachedTokens: 0 })).toMatchObject({
       choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, completion_tokens_details: { reasoning_tokens: 2 } },
     });
-    expect(enc().usage({ inputTokens: 1, outputTokens: 1, reasoningTokens: 0, cachedTokens: 0 }).usage).toEqual({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 });
+    expect(enc().usage({ inputTokens: 1, outputTokens: 1, reasoningTokens: 0, cachedTokens: 0 }).usage).toEqual({
+      prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, prompt_tokens_details: { cached_tokens: 0 },
+    });
+  });
+
+  test("chatUsage: cached prompt tokens in prompt_tokens_details, always present, and still part of prompt_tokens", () => {
+    expect(chatUsage({ inputTokens: 80, outputTokens: 5, reasoningTokens: 0, cachedTokens: 64 })).toEqual({
+      prompt_tokens: 80, completion_tokens: 5, total_tokens: 85, prompt_tokens_details: { cached_tokens: 64 },
+    });
+    expect(chatUsage({ inputTokens: 80, outputTokens: 5, reasoningTokens: 3, cachedTokens: 0 })).toEqual({
+      prompt_tokens: 80, completion_tokens: 5, total_tokens: 85, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 3 },
+    });
   });
 });

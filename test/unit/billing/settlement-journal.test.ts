@@ -7,7 +7,7 @@ import { tempDir } from "../../helpers/kiln.ts";
 
 const record = (requestId: string): SettlementRecord => ({
   requestId, teamId: 1, keyId: 2, model: "m-v1", endpoint: "chat", status: "completed",
-  inputTokens: 10, outputTokens: 5, reasoningTokens: 1, cachedTokens: 0, images: 0, costMicros: 30, createdAt: 1_767_225_600,
+  inputTokens: 10, outputTokens: 5, reasoningTokens: 1, cachedTokens: 4, images: 0, costMicros: 30, createdAt: 1_767_225_600,
 });
 
 describe("settlement journal", () => {

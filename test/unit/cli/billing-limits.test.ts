@@ -97,15 +97,15 @@ describe("billing CLI", () => {
     const key = createKey(db, team.id, "k");
     recordUsage(db, {
       requestId: "req_1", teamId: team.id, keyId: key.id, model: "m-1", endpoint: "chat", status: "completed",
-      inputTokens: 40, outputTokens: 8, reasoningTokens: 0, cachedTokens: 0, images: 2, costMicros: 1234,
+      inputTokens: 40, outputTokens: 8, reasoningTokens: 0, cachedTokens: 32, images: 2, costMicros: 1234,
     });
     const today = new Date().toISOString().slice(0, 10);
     expect(usageCommand(db, ["--team", "acme"], out)).toBe(0);
-    expect(last()).toMatch(new RegExp(`${today} +acme +m-1 +1 +40 +8 +2 +0\\.001234`));
+    expect(last()).toMatch(new RegExp(`${today} +acme +m-1 +1 +40 +32 +8 +2 +0\\.001234`));
     expect(usageCommand(db, ["--json", "--since", today, "--until", today], out)).toBe(0);
     expect(JSON.parse(last())).toEqual({
       object: "list",
-      data: [{ day: today, team: "acme", model: "m-1", requests: 1, input_tokens: 40, output_tokens: 8, images: 2, cost_micros: 1234, cost: "0.001234" }],
+      data: [{ day: today, team: "acme", model: "m-1", requests: 1, input_tokens: 40, cached_tokens: 32, output_tokens: 8, images: 2, cost_micros: 1234, cost: "0.001234" }],
     });
     expect(usageCommand(db, ["--since", "yesterday"], out)).toBe(2);
     expect(usageCommand(db, ["--team", "ghost"], out)).toBe(1);

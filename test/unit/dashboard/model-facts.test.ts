@@ -4,7 +4,7 @@ import { capabilityLabels, describeWorkers, fmtBytes, fmtPrice, mediaFacts, type
 const base: ModelView = {
   id: "m-1", object: "model", created: 0, owned_by: "kiln", display_name: "M", context_length: 4096,
   capabilities: { chat: true, tools: false, reasoning: true, vision: false, audio: false, image_generation: false },
-  pricing: { input_per_million: 0.1, output_per_million: 0.4, per_image: null }, status: "operational",
+  pricing: { input_per_million: 0.1, cached_input_per_million: 0.1, output_per_million: 0.4, per_image: null }, status: "operational",
 };
 
 describe("model facts", () => {

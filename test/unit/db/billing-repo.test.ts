@@ -80,16 +80,16 @@ describe("usage per team, model and day", () => {
     const other = createTeam(db, "other");
     const day = (d: string) => Math.floor(Date.parse(`${d}Z`) / 1000);
     const put = (r: ReturnType<typeof row>, at: string, teamId = team.id) => db.insert(usage).values({ ...r, teamId, keyId: key.id, createdAt: day(at) }).run();
-    put(row("a", "m-1", 10, 100, 10), "2026-03-01T00:00:00");
-    put(row("b", "m-1", 20, 200, 20), "2026-03-01T23:59:59");
+    put({ ...row("a", "m-1", 10, 100, 10), cachedTokens: 48 }, "2026-03-01T00:00:00");
+    put({ ...row("b", "m-1", 20, 200, 20), cachedTokens: 160 }, "2026-03-01T23:59:59");
     put(row("c", "m-2", 5), "2026-03-01T12:00:00");
     put(row("d", "m-1", 1), "2026-03-02T00:00:00");
     put(row("e", "m-1", 7), "2026-03-01T08:00:00", other.id);
     expect(usageByDay(db)).toEqual([
-      { day: "2026-03-01", team: "acme", model: "m-1", requests: 2, inputTokens: 300, outputTokens: 30, images: 0, costMicros: 30 },
-      { day: "2026-03-01", team: "acme", model: "m-2", requests: 1, inputTokens: 10, outputTokens: 5, images: 0, costMicros: 5 },
-      { day: "2026-03-01", team: "other", model: "m-1", requests: 1, inputTokens: 10, outputTokens: 5, images: 0, costMicros: 7 },
-      { day: "2026-03-02", team: "acme", model: "m-1", requests: 1, inputTokens: 10, outputTokens: 5, images: 0, costMicros: 1 },
+      { day: "2026-03-01", team: "acme", model: "m-1", requests: 2, inputTokens: 300, cachedTokens: 208, outputTokens: 30, images: 0, costMicros: 30 },
+      { day: "2026-03-01", team: "acme", model: "m-2", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 5 },
+      { day: "2026-03-01", team: "other", model: "m-1", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 7 },
+      { day: "2026-03-02", team: "acme", model: "m-1", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 1 },
     ]);
     expect(usageByDay(db, { teamId: other.id }).map((r) => r.team)).toEqual(["other"]);
     expect(usageByDay(db, { since: "2026-03-02" }).map((r) => r.day)).toEqual(["2026-03-02"]);

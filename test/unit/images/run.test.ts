@@ -12,7 +12,7 @@ import { testKiln } from "../../helpers/kiln.ts";
 import { apiRefusal } from "../../helpers/api-refusal.ts";
 
 const diffusion = parseDiffusionLayout({ resolution: 64 }, { vaeScale: 8, unetScale: 2, nativeResolution: 64, textLength: 77, edits: true });
-const model = { id: "img-model-v1", pricing: { inputPerMillion: 0, outputPerMillion: 0, perImage: 0.01 }, diffusion } as unknown as ModelEntry;
+const model = { id: "img-model-v1", pricing: { inputPerMillion: 0, cachedInputPerMillion: 0, outputPerMillion: 0, perImage: 0.01 }, diffusion } as unknown as ModelEntry;
 const image: Rendered = { rgb: new Uint8Array(3), width: 1, height: 1, timings: { textMs: 1, encodeMs: 0, denoiseMs: 4, decodeMs: 1 } };
 
 /** A scheduler whose renders the test ends by hand; it records what was submitted and what was cancelled. */

@@ -105,6 +105,14 @@ describe("choice events", () => {
     expect(events.findIndex((e) => e.type === "usage")).toBeLessThan(events.findIndex((e) => e.type === "finish"));
   });
 
+  test("the worker's cached prompt tokens become usage.cachedTokens (absent: 0), never more than the prompt", async () => {
+    const cached = (n: number | undefined): SeqEvent => ({ type: "finish", finish: { seqId: "s", reason: "stop", promptTokens: 9, outputTokens: 1, ...(n === undefined ? {} : { cachedTokens: n }) } });
+    const usageOf = async (n: number | undefined) => (await run([delta("a"), cached(n)])).events.find((e) => e.type === "usage");
+    expect(await usageOf(undefined)).toEqual({ type: "usage", usage: { inputTokens: 9, outputTokens: 1, reasoningTokens: 0, cachedTokens: 0 } });
+    expect(await usageOf(5)).toEqual({ type: "usage", usage: { inputTokens: 9, outputTokens: 1, reasoningTokens: 0, cachedTokens: 5 } });
+    expect(await usageOf(40)).toEqual({ type: "usage", usage: { inputTokens: 9, outputTokens: 1, reasoningTokens: 0, cachedTokens: 9 } });
+  });
+
   test("a lost worker still reports the tokens generated so far, then the error", async () => {
     const { events } = await run([delta("a", 1), delta("b", 1), ApiError.backendUnavailable("gone")]);
     const [usage, error] = events.slice(-2);

@@ -36,6 +36,10 @@ describe("pure parts", () => {
   test("totalUsage counts the prompt once and adds the outputs", () => {
     expect(totalUsage([u(3, 1), u(4, 2)], 7)).toEqual({ inputTokens: 7, outputTokens: 7, reasoningTokens: 3, cachedTokens: 0 });
   });
+
+  test("totalUsage: the choices share one prompt, so its cached part is the most any choice read from the cache", () => {
+    expect(totalUsage([{ ...u(3), cachedTokens: 2 }, { ...u(4), cachedTokens: 5 }], 7)).toEqual({ inputTokens: 7, outputTokens: 7, reasoningTokens: 0, cachedTokens: 5 });
+  });
 });
 
 /**
@@ -192,7 +196,7 @@ describe("startRun", () => {
   });
 
   test("a billed team's charge is written with the usage row: same amount, balance after it", async () => {
-    const priced = { ...model, pricing: { inputPerMillion: 2, outputPerMillion: 10, perImage: 0 } };
+    const priced = { ...model, pricing: { inputPerMillion: 2, cachedInputPerMillion: 2, outputPerMillion: 10, perImage: 0 } };
     const { d, db, scope } = deps(5, []);
     setBillingEnabled(db, scope.teamId, true);
     credit(db, scope.teamId, 1_000_000, "start");

@@ -28,7 +28,7 @@ const model: ModelEntry = { ...parseManifest(fakeManifest("loop-model-v1"), ["fp
 const CALL = '<tool_call>\n{"name": "web_search", "arguments": {"query": "paris"}}\n</tool_call>';
 
 /** A core whose k-th submission writes script[k] (the last one repeats) and whose k-th prompt is 10·k tokens. */
-function setup(script: { text: string; reason?: "stop" | "length" }[], opts: { thinking?: boolean } = {}) {
+function setup(script: { text: string; reason?: "stop" | "length"; cached?: number }[], opts: { thinking?: boolean } = {}) {
   const db = openDatabase(tempDir("kiln-loop-"));
   const team = createTeam(db, "t");
   const key = createKey(db, team.id, "k");
@@ -45,7 +45,7 @@ function setup(script: { text: string; reason?: "stop" | "length" }[], opts: { t
         for (const r of reqs) r.onStart?.();
         return reqs.map(() => (async function* (): AsyncGenerator<SeqEvent> {
           yield { type: "delta", text: step.text, tokens: 5 };
-          yield { type: "finish", finish: { seqId: "s", reason: step.reason ?? "stop", promptTokens: 0, outputTokens: 5 } };
+          yield { type: "finish", finish: { seqId: "s", reason: step.reason ?? "stop", promptTokens: 0, outputTokens: 5, cachedTokens: step.cached ?? 0 } };
         })());
       },
     },
@@ -89,7 +89,7 @@ async function run(s: ReturnType<typeof setup>, request: CoreRequest, on: ModelE
 
 describe("tool loop", () => {
   test("a call to web_search runs the search and a second step in the same stream: indexes continue, usage is summed and settled once", async () => {
-    const s = setup([{ text: `Let me look. ${CALL}` }, { text: "Paris [1] is the capital." }]);
+    const s = setup([{ text: `Let me look. ${CALL}`, cached: 3 }, { text: "Paris [1] is the capital.", cached: 16 }]);
     const { b, queries } = backend();
     const { events, settlement } = await run(s, withBuiltins(base(), [webSearchTool(b, 3)], null));
     expect(queries).toEqual(["paris"]);
@@ -99,11 +99,11 @@ describe("tool loop", () => {
     const end = events.find((e) => e.type === "block_end" && e.index === 1);
     expect(end).toMatchObject({ result: { status: "completed", detail: { sources: [{ n: 1, url: "https://paris.example" }, { n: 2, url: "https://france.example" }] } } });
     expect(events.filter((e) => e.type === "finish")).toEqual([{ type: "finish", reason: "stop", stopSequence: null }]);
-    // Prompts of 10 and 20 tokens, 5 output tokens per step.
-    expect(settlement.usage).toMatchObject({ inputTokens: 30, outputTokens: 10 });
-    expect(events.filter((e) => e.type === "usage").at(-1)).toMatchObject({ usage: { inputTokens: 30, outputTokens: 10 } });
+    // Prompts of 10 and 20 tokens (3 and 16 of them from the prefix cache), 5 output tokens per step.
+    expect(settlement.usage).toMatchObject({ inputTokens: 30, outputTokens: 10, cachedTokens: 19 });
+    expect(events.filter((e) => e.type === "usage").at(-1)).toMatchObject({ usage: { inputTokens: 30, outputTokens: 10, cachedTokens: 19 } });
     const rows = s.db.select().from(usage).where(eq(usage.requestId, s.scope.requestId)).all();
-    expect(rows.map((r) => [r.status, r.inputTokens, r.outputTokens])).toEqual([["completed", 30, 10]]);
+    expect(rows.map((r) => [r.status, r.inputTokens, r.outputTokens, r.cachedTokens])).toEqual([["completed", 30, 10, 19]]);
     // The second step saw the call and its numbered results.
     const conv = s.renders[1]!.conv;
     expect(conv.at(-2)).toMatchObject({ role: "assistant", parts: [{ type: "text", text: "Let me look. " }, { type: "tool_call", name: "web_search", arguments: { query: "paris" } }] });

@@ -1,7 +1,8 @@
 // The Metrics instruments render valid Prometheus text (checked by a strict parser) and count what they are told.
 import { describe, expect, test } from "bun:test";
-import { Metrics, refusalReason } from "../../../src/metrics/metrics.ts";
+import { Metrics, refusalReason, type WorkerStat } from "../../../src/metrics/metrics.ts";
 import { TokenTiming } from "../../../src/metrics/token-timing.ts";
+import type { PrefixCacheStats } from "../../../src/scheduler/protocol.ts";
 import { parsePrometheusText, sampleValue, samplesOf } from "../../helpers/prom-text.ts";
 
 const scrape = async (m: Metrics) => parsePrometheusText((await m.render()).body);
@@ -140,6 +141,51 @@ describe("Metrics", () => {
     for (let i = 0; i < 20; i++) await m.render();
     // About 1 ms on this machine; the heap-space metrics alone took ~10 ms.
     expect((performance.now() - t0) / 20).toBeLessThan(6);
+  });
+});
+
+describe("prefix-cache metrics", () => {
+  const stats = (o: Partial<PrefixCacheStats>): PrefixCacheStats => ({ blocks: 0, bytes: 0, evictions: 0, promptTokens: 0, hitTokens: 0, prefillTokens: 0, ...o });
+
+  test("counters grow by each worker's increments, never down across a restart; gauges sum the live workers; the ratio is since the start", async () => {
+    const m = new Metrics();
+    let workers: WorkerStat[] = [{ workerId: 1, model: "tiny", held: 0, rssBytes: 0 }, { workerId: 2, model: "tiny", held: 0, rssBytes: 0 }];
+    m.watch({ queueDepth: () => ({}), workers: () => workers });
+    m.observePrefixCache(1, "tiny", stats({ blocks: 4, bytes: 4000, promptTokens: 64, hitTokens: 0, prefillTokens: 64 }));
+    m.observePrefixCache(1, "tiny", stats({ blocks: 5, bytes: 5000, evictions: 2, promptTokens: 128, hitTokens: 48, prefillTokens: 80 }));
+    m.observePrefixCache(2, "tiny", stats({ blocks: 1, bytes: 1000, promptTokens: 32, hitTokens: 16, prefillTokens: 16 }));
+    let f = await scrape(m);
+    const tiny = { model: "tiny" };
+    expect(f.get("kiln_prefix_cache_blocks")?.type).toBe("gauge");
+    expect(f.get("kiln_prefix_cache_hit_tokens_total")?.type).toBe("counter");
+    expect(sampleValue(f, "kiln_prefix_cache_blocks", tiny)).toBe(6);
+    expect(sampleValue(f, "kiln_prefix_cache_bytes", tiny)).toBe(6000);
+    expect(sampleValue(f, "kiln_prefix_cache_evictions_total", tiny)).toBe(2);
+    expect(sampleValue(f, "kiln_prefix_cache_prompt_tokens_total", tiny)).toBe(160);
+    expect(sampleValue(f, "kiln_prefix_cache_hit_tokens_total", tiny)).toBe(64);
+    expect(sampleValue(f, "kiln_prefill_tokens_total", tiny)).toBe(96);
+    expect(sampleValue(f, "kiln_prefix_cache_hit_ratio", tiny)).toBeCloseTo(64 / 160, 12);
+    // Worker 1 is replaced by worker 3, which starts from zero; worker 2 restarts in place and reports less than before.
+    workers = [{ workerId: 2, model: "tiny", held: 0, rssBytes: 0 }, { workerId: 3, model: "tiny", held: 0, rssBytes: 0 }];
+    m.observePrefixCache(3, "tiny", stats({ blocks: 2, bytes: 2000, promptTokens: 40, hitTokens: 0, prefillTokens: 40 }));
+    m.observePrefixCache(2, "tiny", stats({ blocks: 0, bytes: 0, promptTokens: 8, hitTokens: 0, prefillTokens: 8 }));
+    f = await scrape(m);
+    expect(sampleValue(f, "kiln_prefix_cache_blocks", tiny)).toBe(2);
+    expect(sampleValue(f, "kiln_prefix_cache_bytes", tiny)).toBe(2000);
+    expect(sampleValue(f, "kiln_prefix_cache_prompt_tokens_total", tiny)).toBe(208);
+    expect(sampleValue(f, "kiln_prefix_cache_hit_tokens_total", tiny)).toBe(64);
+    expect(sampleValue(f, "kiln_prefill_tokens_total", tiny)).toBe(144);
+    expect(sampleValue(f, "kiln_prefix_cache_hit_ratio", tiny)).toBeCloseTo(64 / 208, 12);
+    // No worker left: nothing held.
+    workers = [];
+    expect(sampleValue(await scrape(m), "kiln_prefix_cache_blocks", tiny)).toBe(0);
+  });
+
+  test("before any report there are no series, and the ratio is 0 for a model that looked nothing up", async () => {
+    const m = new Metrics();
+    expect(samplesOf(await scrape(m), "kiln_prefix_cache_hit_ratio")).toEqual([]);
+    m.observePrefixCache(1, "tiny", stats({ blocks: 0 }));
+    expect(sampleValue(await scrape(m), "kiln_prefix_cache_hit_ratio", { model: "tiny" })).toBe(0);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { dtypesFromFiles, infoFromConfig, isValidModelId, parseManifest } from "../../../src/models/manifest.ts";
+import { dtypesFromFiles, infoFromConfig, isValidModelId, parseManifest, parsePricing } from "../../../src/models/manifest.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 
 describe("model manifest", () => {
@@ -17,8 +17,23 @@ describe("model manifest", () => {
     expect(info).toMatchObject({
       id: "kiln-tiny-v1", contextLength: 4096, defaultDtype: "fp32",
       batching: { maxBatch: 16, leftPadding: "exact" },
-      pricing: { inputPerMillion: 0.1, outputPerMillion: 0.4, perImage: null },
+      pricing: { inputPerMillion: 0.1, cachedInputPerMillion: 0.1, outputPerMillion: 0.4, perImage: null },
     });
+  });
+
+  test("pricing: cached_input_per_million is its own price when set, the input price when not; it must be a number ≥ 0", () => {
+    expect(parsePricing({ pricing: { input_per_million: 0.3, output_per_million: 1.2, cached_input_per_million: 0.03 } })).toEqual({
+      inputPerMillion: 0.3, cachedInputPerMillion: 0.03, outputPerMillion: 1.2, perImage: null,
+    });
+    expect(parsePricing({ pricing: { input_per_million: 0.3, output_per_million: 1.2 } }).cachedInputPerMillion).toBe(0.3);
+    // Dearer than input is the operator's call; free is allowed.
+    expect(parsePricing({ pricing: { input_per_million: 0.3, cached_input_per_million: 0.5 } }).cachedInputPerMillion).toBe(0.5);
+    expect(parsePricing({ pricing: { input_per_million: 0.3, cached_input_per_million: 0 } }).cachedInputPerMillion).toBe(0);
+    expect(parsePricing({}).cachedInputPerMillion).toBe(0);
+    for (const bad of [-0.1, "0.1", Number.NaN, Number.POSITIVE_INFINITY, true]) {
+      expect(() => parsePricing({ pricing: { input_per_million: 0.3, cached_input_per_million: bad } })).toThrow('"cached_input_per_million" must be a number ≥ 0');
+    }
+    expect(parseManifest(fakeManifest("cached-v1", { pricing: { input_per_million: 1, output_per_million: 2, cached_input_per_million: 0.25 } }), ["fp32"]).pricing.cachedInputPerMillion).toBe(0.25);
   });
 
   test("problems are named", () => {

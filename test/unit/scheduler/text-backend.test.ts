@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import type { ModelEntry } from "../../../src/models/registry.ts";
-import type { SeqFinish } from "../../../src/scheduler/protocol.ts";
+import type { PrefixCacheStats, SeqFinish } from "../../../src/scheduler/protocol.ts";
 import { maxBatchOf, TextBackend } from "../../../src/scheduler/text-backend.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
@@ -19,6 +19,7 @@ const unsafe = entry("unsafe-model-v1", "unsafe");
 async function started() {
   const workers: FakeWorker[] = [];
   const steps: { finished: SeqFinish[]; freeAtDelivery: number }[] = [];
+  const cache: [number, string, PrefixCacheStats, number][] = [];
   const text: TextBackend = new TextBackend([exact, unsafe], {
     workerUrl: "fake:worker",
     workersPerModel: 1,
@@ -30,6 +31,7 @@ async function started() {
       return w;
     },
     onStep: (_deltas, finished) => steps.push({ finished, freeAtDelivery: text.slots()[0]!.free }),
+    onCacheStats: (workerId, model, stats) => cache.push([workerId, model, stats, steps.length]),
     onLost: () => {},
     onHealth: () => {},
     onReady: () => {},
@@ -38,7 +40,7 @@ async function started() {
   const start = text.workers.start();
   workers.forEach((w, i) => w.reply({ type: "loaded", modelId: [exact, unsafe][i]!.id, ms: 1 }));
   await start;
-  return { text, workers, steps };
+  return { text, workers, steps, cache };
 }
 
 describe("TextBackend", () => {
@@ -74,6 +76,17 @@ describe("TextBackend", () => {
     const finish: SeqFinish = { seqId: "s2", reason: "cancelled", promptTokens: 1, outputTokens: 0 };
     workers[0]!.reply({ type: "step", deltas: [{ seqId: "s1", text: "a", tokens: 1 }], finished: [finish] });
     expect(steps).toEqual([{ finished: [finish], freeAtDelivery: 2 }]);
+    await text.workers.shutdown(5);
+  });
+
+  test("a step's prefix-cache figures go out with the worker's id and model, before the step is delivered; steps without them send none", async () => {
+    const { text, workers, steps, cache } = await started();
+    const stats: PrefixCacheStats = { blocks: 4, bytes: 4096, evictions: 1, promptTokens: 80, hitTokens: 48, prefillTokens: 32 };
+    workers[1]!.reply({ type: "step", deltas: [], finished: [] });
+    workers[1]!.reply({ type: "step", deltas: [], finished: [], cache: stats });
+    // The third number is how many steps were delivered when the figures came: the one without them only.
+    expect(cache).toEqual([[2, unsafe.id, stats, 1]]);
+    expect(steps).toHaveLength(2);
     await text.workers.shutdown(5);
   });
 });

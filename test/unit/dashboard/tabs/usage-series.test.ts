@@ -7,7 +7,7 @@ import { dayAxis, totalsByModel, totalsOf, usageCharts } from "../../../../src/d
 const at = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
 
 function row(day: string, model: string, n: Partial<DailyUsage> = {}): DailyUsage {
-  return { day, team: "t", model, requests: 1, inputTokens: 0, outputTokens: 0, images: 0, costMicros: 0, ...n };
+  return { day, team: "t", model, requests: 1, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0, ...n };
 }
 
 describe("dayAxis", () => {
@@ -66,24 +66,24 @@ describe("usageCharts", () => {
 
 describe("totals", () => {
   const rows = [
-    row("2026-01-30", "alpha", { requests: 3, inputTokens: 100, outputTokens: 40, images: 0, costMicros: 1_000 }),
-    row("2026-01-31", "alpha", { requests: 1, inputTokens: 1, outputTokens: 1, images: 0, costMicros: 1_000 }),
+    row("2026-01-30", "alpha", { requests: 3, inputTokens: 100, cachedTokens: 64, outputTokens: 40, images: 0, costMicros: 1_000 }),
+    row("2026-01-31", "alpha", { requests: 1, inputTokens: 1, cachedTokens: 1, outputTokens: 1, images: 0, costMicros: 1_000 }),
     row("2026-01-30", "img", { requests: 2, inputTokens: 20, outputTokens: 0, images: 4, costMicros: 5_000 }),
     row("2026-01-31", "free-a", { requests: 7 }),
     row("2026-01-31", "free-b", { requests: 7 }),
   ];
 
   test("totalsOf sums every column", () => {
-    expect(totalsOf(rows)).toEqual({ requests: 20, inputTokens: 121, outputTokens: 41, images: 4, costMicros: 7_000 });
-    expect(totalsOf([])).toEqual({ requests: 0, inputTokens: 0, outputTokens: 0, images: 0, costMicros: 0 });
+    expect(totalsOf(rows)).toEqual({ requests: 20, inputTokens: 121, cachedTokens: 65, outputTokens: 41, images: 4, costMicros: 7_000 });
+    expect(totalsOf([])).toEqual({ requests: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0 });
   });
 
   test("totalsByModel: one entry per model, most spend first, then most requests, then by name", () => {
     expect(totalsByModel(rows)).toEqual([
-      { model: "img", requests: 2, inputTokens: 20, outputTokens: 0, images: 4, costMicros: 5_000 },
-      { model: "alpha", requests: 4, inputTokens: 101, outputTokens: 41, images: 0, costMicros: 2_000 },
-      { model: "free-a", requests: 7, inputTokens: 0, outputTokens: 0, images: 0, costMicros: 0 },
-      { model: "free-b", requests: 7, inputTokens: 0, outputTokens: 0, images: 0, costMicros: 0 },
+      { model: "img", requests: 2, inputTokens: 20, cachedTokens: 0, outputTokens: 0, images: 4, costMicros: 5_000 },
+      { model: "alpha", requests: 4, inputTokens: 101, cachedTokens: 65, outputTokens: 41, images: 0, costMicros: 2_000 },
+      { model: "free-a", requests: 7, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0 },
+      { model: "free-b", requests: 7, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0 },
     ]);
   });
 });
