@@ -55,7 +55,8 @@ export class PrefixCache {
 
   /**
    * The longest cached prefix of the path's first `limit` positions: whole blocks by hash, then the longest run of a
-   * cached continuation (whole or partial) the path shares, so a hit may end mid-block. Every block used is touched.
+   * cached continuation (whole or partial) the path shares, so a hit may end mid-block; a hit shorter than a block
+   * counts as none. Every block used is touched.
    */
   lookup(path: PrefixPath, limit: number): PrefixHit {
     const B = this.blockTokens;
@@ -84,6 +85,8 @@ export class PrefixCache {
         length += run;
       }
     }
+    // Less than a block (a template's opening markup, which every prompt shares) is not worth a join's copy.
+    if (length < B) return { blocks: [], length: 0 };
     for (const b of blocks) this.touch(b);
     return { blocks, length };
   }

@@ -74,3 +74,12 @@ describe("PrefixCache", () => {
     expect(sharedRun([1], [], 0)).toBe(0);
   });
 });
+
+describe("PrefixCache short hits", () => {
+  test("a shared run shorter than a block (a template's opening) is no hit", () => {
+    const cache = new PrefixCache(B, 1 << 20);
+    store(cache, seq(10));
+    expect(cache.lookup(path([1, 2, 3, 77, 78]), 100)).toEqual({ blocks: [], length: 0 });
+    expect(cache.lookup(path([1, 2, 3, 4, 78]), 100).length).toBe(4);
+  });
+});
