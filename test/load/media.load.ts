@@ -91,7 +91,10 @@ test(
     }
     const profile = join(tempDir("kiln-bench-media-"), "steps.jsonl");
     const threads = navigator.hardwareConcurrency;
-    const server = await startServerProcess({ dataDir: tempDir("kiln-bench-media-data-"), modelsDir, env: { KILN_THREADS: String(threads), KILN_PROFILE_FILE: profile } });
+    // Every request sends the same medium: with the prefix cache its rows (and its encoder) would be skipped after the
+    // first, and this scenario measures the encoders' share of a real prefill.
+    const env = { KILN_THREADS: String(threads), KILN_PROFILE_FILE: profile, KILN_PREFIX_CACHE: "0" };
+    const server = await startServerProcess({ dataDir: tempDir("kiln-bench-media-data-"), modelsDir, env });
     const png = Buffer.from(await noiseImage("png", 336, 336)).toString("base64");
     const wav = Buffer.from(wavBytes(sine(440, 10, 16000, 0.3), 16000)).toString("base64");
     const inputs = [
