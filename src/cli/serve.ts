@@ -107,7 +107,8 @@ export async function startKiln(
   };
   // Uploads a crash cut short (and bytes stored without their row) are removed before the first upload starts.
   const swept = await deps.files.sweep((id) => fileExists(db, id));
-  if (swept.partial || swept.orphaned) logger.info("file storage swept", swept);
+  if (swept.partial || swept.orphaned) logger.info("file storage swept", { partial: swept.partial, orphaned: swept.orphaned });
+  if (swept.unchecked) logger.warn("file storage sweep could not check everything", { unchecked: swept.unchecked });
   if (config.defaultTier && !deps.gate.findTier(config.defaultTier)) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
   const kiln = createApp(deps);
   // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.

@@ -22,6 +22,8 @@ export interface TestS3Server {
    * not implement ListMultipartUploads, so this reads its own record of them: one folder per open upload.
    */
   openUploads(): string[];
+  /** The parts stored so far of one open upload, by part number (from the same record). */
+  storedParts(uploadId: string): number[];
   /** SIGKILL (the server keeps nothing in memory that a test needs afterwards). */
   stop(): Promise<void>;
 }
@@ -74,6 +76,11 @@ export async function startS3Server(opts: { bucket?: string } = {}): Promise<Tes
     openUploads() {
       const uploads = join(dir, "_multipart");
       return existsSync(uploads) ? readdirSync(uploads).sort() : [];
+    },
+    storedParts(uploadId) {
+      const parts = join(dir, "_multipart", uploadId, "parts");
+      if (!existsSync(parts)) return [];
+      return readdirSync(parts).flatMap((n) => (n.endsWith(".data") ? [Number(n.slice(0, -5))] : [])).sort((a, b) => a - b);
     },
     async stop() {
       proc.kill("SIGKILL");
