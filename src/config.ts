@@ -1,14 +1,15 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
 import { DEVICE_SETTINGS, type DeviceSetting } from "./devices/device-choice.ts";
-import { isIP } from "node:net";
-import { canonicalIp } from "./http/ip-address.ts";
 import { availableParallelism } from "node:os";
 import { BUILTIN_MODEL_IDS } from "../build/model/install.ts";
 import { resolve } from "node:path";
 import { smallStepTokensFor } from "./models/step-formats.ts";
 import { readCpuInfo } from "./native/cpu.ts";
-import { parseHostPatterns } from "./media/host-patterns.ts";
-import { parseTiers, TIER_NAME, type Tier } from "./ratelimit/tiers.ts";
+import type { Tier } from "./ratelimit/tiers.ts";
+import { addressList, baseUrl, builtinList, ConfigError, decimal, flag, hostPatterns, int, nonEmpty, secret, tierList, tierName } from "./config-values.ts";
+import { bucketName, checkS3Options, originUrl, regionName } from "./config-s3.ts";
+
+export { ConfigError };
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -94,6 +95,14 @@ export interface Config {
   readonly maxFileBytes: number;
   /** An upload (the whole multipart body) not received within this gets 408. */
   readonly uploadTimeoutMs: number;
+  /** Uploaded files go to this bucket of an S3-compatible store (replicas share it); unset: the data dir's files/. */
+  readonly s3Bucket?: string;
+  /** The store's origin (MinIO, Ceph, R2…); unset: AWS S3 in s3Region. */
+  readonly s3Endpoint?: string;
+  readonly s3Region: string;
+  readonly s3AccessKeyId?: string;
+  /** Never logged, never echoed in an error. */
+  readonly s3SecretAccessKey?: string;
   /** Worker threads decoding images, audio and video off the event loop. */
   readonly mediaWorkers: number;
   /** Decodes waiting for a worker beyond the running ones; one more is refused at once with 503 service_overloaded. */
@@ -116,103 +125,12 @@ export interface Config {
   readonly builtinModels: readonly string[];
 }
 
-export class ConfigError extends Error {}
-
 interface Option {
   key: keyof Config;
   env: string;
   flag: string;
   help: string;
   parse: (raw: string, name: string) => unknown;
-}
-
-function int(min: number, max: number) {
-  return (raw: string, name: string) => {
-    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-    const n = Number(raw);
-    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-    return n;
-  };
-}
-
-function nonEmpty(raw: string, name: string) {
-  if (!raw.trim()) throw new ConfigError(`${name} must not be empty`);
-  return raw.trim();
-}
-
-/** An http(s) base URL without query or fragment (kiln appends /search?q=…&format=json to its path). */
-function baseUrl(raw: string, name: string) {
-  let u: URL;
-  try {
-    u = new URL(raw.trim());
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
-  }
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash) {
-    throw new ConfigError(`${name} must be an http(s) URL without a query or fragment, got "${raw}"`);
-  }
-  return u.href.replace(/\/+$/, "");
-}
-
-/** An admin secret: long enough that guessing it is hopeless, and printable (it travels in a header). */
-function secret(raw: string, name: string) {
-  if (!/^[\x21-\x7e]{16,}$/.test(raw)) throw new ConfigError(`${name} must be at least 16 printable characters without spaces`);
-  return raw;
-}
-
-/** IP addresses, comma-separated (IPv4 or IPv6 literals, no names: a name would be looked up on every request). */
-function addressList(raw: string, name: string) {
-  const list = raw.split(",").map((a) => a.trim()).filter(Boolean);
-  const bad = list.find((a) => !isIP(a));
-  if (bad !== undefined) throw new ConfigError(`${name} must be IP addresses separated by commas, got "${bad}"`);
-  return list.map(canonicalIp);
-}
-
-/** A decimal number such as 0.5 or 2. */
-function decimal(min: number, max: number) {
-  return (raw: string, name: string) => {
-    if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(`${name} must be a number, got "${raw}"`);
-    const n = Number(raw);
-    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-    return n;
-  };
-}
-
-/** A switch: 1/true/yes/on or 0/false/no/off. */
-function flag(raw: string, name: string) {
-  const t = raw.trim().toLowerCase();
-  if (["1", "true", "yes", "on"].includes(t)) return true;
-  if (["0", "false", "no", "off"].includes(t)) return false;
-  throw new ConfigError(`${name} must be 1 or 0 (true/false, yes/no, on/off), got "${raw}"`);
-}
-
-function hostPatterns(raw: string, name: string) {
-  try {
-    return Object.freeze(parseHostPatterns(raw));
-  } catch (e) {
-    throw new ConfigError(`${name} ${(e as Error).message}`);
-  }
-}
-
-function tierList(raw: string, name: string) {
-  try {
-    return Object.freeze(parseTiers(raw));
-  } catch (e) {
-    throw new ConfigError(`${name}: ${(e as Error).message}`);
-  }
-}
-
-function tierName(raw: string, name: string) {
-  if (!TIER_NAME.test(raw.trim())) throw new ConfigError(`${name} must be a tier name (lowercase letters, digits, - and _), got "${raw}"`);
-  return raw.trim();
-}
-
-/** A comma-separated list of built-in model ids; "none" (or nothing) for none. */
-function builtinList(raw: string, name: string) {
-  const ids = raw.trim().toLowerCase() === "none" ? [] : raw.split(",").map((s) => s.trim()).filter(Boolean);
-  const unknown = ids.find((id) => !BUILTIN_MODEL_IDS.includes(id));
-  if (unknown) throw new ConfigError(`${name} lists "${unknown}", which is not a built-in model (${BUILTIN_MODEL_IDS.join(", ")}, or none)`);
-  return Object.freeze([...new Set(ids)]);
 }
 
 const LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
@@ -292,6 +210,12 @@ export const OPTIONS: Option[] = [
   { key: "fetchRobots", env: "KILN_FETCH_ROBOTS", flag: "--fetch-robots", help: "0: remote media fetches ignore robots.txt", parse: flag },
   { key: "maxFileBytes", env: "KILN_MAX_FILE_BYTES", flag: "--max-file-bytes", help: "largest file upload (400 above)", parse: int(1024, 64 * 1024 * 1024 * 1024) },
   { key: "uploadTimeoutMs", env: "KILN_UPLOAD_TIMEOUT_MS", flag: "--upload-timeout-ms", help: "time to receive a file upload (408 after)", parse: int(1000, 86_400_000) },
+  // Files in an S3-compatible object store (src/files/s3-storage.ts).
+  { key: "s3Bucket", env: "KILN_S3_BUCKET", flag: "--s3-bucket", help: "keep uploaded files in this S3 bucket (unset: on disk)", parse: bucketName },
+  { key: "s3Endpoint", env: "KILN_S3_ENDPOINT", flag: "--s3-endpoint", help: "S3-compatible endpoint, http(s)://host[:port] (unset: AWS)", parse: originUrl },
+  { key: "s3Region", env: "KILN_S3_REGION", flag: "--s3-region", help: "S3 region", parse: regionName },
+  { key: "s3AccessKeyId", env: "KILN_S3_ACCESS_KEY_ID", flag: "--s3-access-key-id", help: "S3 access key id", parse: nonEmpty },
+  { key: "s3SecretAccessKey", env: "KILN_S3_SECRET_ACCESS_KEY", flag: "--s3-secret-access-key", help: "S3 secret key (prefer the environment: flags show in ps)", parse: nonEmpty },
   { key: "mediaWorkers", env: "KILN_MEDIA_WORKERS", flag: "--media-workers", help: "worker threads decoding images, audio and video", parse: int(1, 16) },
   { key: "mediaMaxQueue", env: "KILN_MEDIA_MAX_QUEUE", flag: "--media-max-queue", help: "media decodes waiting for a worker (503 beyond)", parse: int(0, 4096) },
   { key: "mediaDecodeTimeoutMs", env: "KILN_MEDIA_DECODE_TIMEOUT_MS", flag: "--media-decode-timeout-ms", help: "time limit of one media decode", parse: int(1000, 3_600_000) },
@@ -349,6 +273,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     maxFileBytes: 1024 * 1024 * 1024,
     // 1 GiB at 20 Mbit/s takes about 7 minutes: an hour leaves room for slow links.
     uploadTimeoutMs: 3_600_000,
+    s3Region: "us-east-1",
     mediaWorkers: 1,
     // Media is decoded before admission: this bounds what a burst of requests can pile up (the bytes they hold).
     mediaMaxQueue: 16,
@@ -381,6 +306,7 @@ export function loadConfig(env: Record<string, string | undefined>, argv: string
     if (raw === undefined) throw new ConfigError(`${opt.flag} needs a value`);
     values[opt.key] = opt.parse(raw, opt.flag);
   }
+  checkS3Options(values as Partial<Config>);
   const dataDir = resolve(values.dataDir as string);
   const modelsDir = resolve((values.modelsDir as string | undefined) ?? `${dataDir}/models`);
   return Object.freeze({ ...(values as unknown as Config), dataDir, modelsDir });

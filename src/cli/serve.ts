@@ -10,7 +10,8 @@ import type { Config } from "../config.ts";
 import { replaySettlements } from "../billing/settle.ts";
 import { openDatabase } from "../db/client.ts";
 import { fileExists } from "../db/files-repo.ts";
-import { DiskFileStorage } from "../files/disk-storage.ts";
+import { createFileStorage, storagePlace } from "../files/create-storage.ts";
+import { FileStorageError } from "../files/storage.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
 import { newRequestId } from "../http/request-id.ts";
@@ -93,7 +94,7 @@ export async function startKiln(
     workers: () => [...runtime.pool.stats(), ...runtime.imagePool.stats()],
     devices: () => registry.list().filter((m) => m.capabilities.chat || m.diffusion).map((m) => ({ model: m.id, device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype })),
   });
-  const files = new DiskFileStorage(config.dataDir);
+  const files = createFileStorage(config);
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
@@ -107,7 +108,9 @@ export async function startKiln(
   };
   // Uploads a crash cut short (and bytes stored without their row) are removed before the first upload starts.
   const swept = await deps.files.sweep((id) => fileExists(db, id));
-  if (swept.partial || swept.orphaned) logger.info("file storage swept", swept);
+  logger.info("file storage", storagePlace(config));
+  if (swept.partial || swept.orphaned) logger.info("file storage swept", { partial: swept.partial, orphaned: swept.orphaned });
+  if (swept.unchecked) logger.warn("file storage sweep could not check everything", { unchecked: swept.unchecked });
   if (config.defaultTier && !deps.gate.findTier(config.defaultTier)) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
   const kiln = createApp(deps);
   // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.
@@ -169,7 +172,7 @@ export async function serve(config: Config): Promise<number> {
   try {
     kiln = await startKiln(config);
   } catch (e) {
-    if (!(e instanceof FirstKeyFileError || e instanceof ContentPolicyError || e instanceof DeviceError)) throw e;
+    if (!(e instanceof FirstKeyFileError || e instanceof ContentPolicyError || e instanceof DeviceError || e instanceof FileStorageError)) throw e;
     console.error(`kiln: ${e.message}`);
     return 2;
   }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { syncDir } from "../fs/sync-dir.ts";
 import type { StreamReader } from "../http/body-reader.ts";
 import { isFileId } from "./file-id.ts";
-import type { FileStorage, StoredFile } from "./storage.ts";
+import type { FileStorage, StoredFile, SweepResult } from "./storage.ts";
 
 /** Upload chunks are gathered into writes of this size: fewer system calls than one per network chunk. */
 const WRITE_CHUNK = 1024 * 1024;
@@ -60,7 +60,8 @@ export class DiskFileStorage implements FileStorage {
     const path = this.pathOf(id);
     if (!path) return null;
     const file = Bun.file(path);
-    return (await file.exists()) ? file : null;
+    if (!(await file.exists())) return null;
+    return { size: file.size, stream: () => file.stream(), bytes: () => file.bytes(), body: () => file };
   }
 
   async delete(id: string): Promise<void> {
@@ -71,7 +72,7 @@ export class DiskFileStorage implements FileStorage {
     });
   }
 
-  async sweep(keep: (id: string) => boolean): Promise<{ partial: number; orphaned: number }> {
+  async sweep(keep: (id: string) => boolean | Promise<boolean>): Promise<SweepResult> {
     let partial = 0;
     let orphaned = 0;
     for (const name of await readdir(this.tmpDir)) {
@@ -79,7 +80,7 @@ export class DiskFileStorage implements FileStorage {
       partial++;
     }
     for (const name of await readdir(this.dir)) {
-      if (isFileId(name) && !keep(name)) {
+      if (isFileId(name) && !(await keep(name))) {
         await unlink(join(this.dir, name));
         orphaned++;
       }

@@ -97,6 +97,7 @@ const COVERED = new Set([
   "npm run bench -- --stored",
   "npm run bench -- --input-rules",
   "npm run bench -- --upload",
+  "npm run bench -- --upload-s3",
   "npm run bench -- --media-decode",
   "npm run bench -- --media",
   "npm run bench -- --images",
@@ -380,6 +381,13 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     if (r.code !== 0) throw new Error(r.out);
     expect(r.out).toMatch(/^cpu: /m);
     expect(r.out).toMatch(/^\| 16 MiB +\| +\d+\.\d \| +\d+ \| +\d+ \| +\d+\.\d \| +-?\d+\.\d \| < 64 MiB \|$/m);
+  }, 300_000);
+
+  test("npm run bench -- --upload-s3 (a 16 MiB run) prints throughput and RSS growth on disk and in the local S3 server", () => {
+    const r = sh("npm run bench -- --upload-s3", { KILN_BENCH_UPLOAD_MIB: "16" });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    for (const store of ["disk", "s3"]) expect(r.out).toMatch(new RegExp(`^\\| ${store} +\\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+ \\| +-?\\d+\\.\\d \\| +\\d+ \\|$`, "m"));
   }, 300_000);
   test("npm run bench -- --media-decode prints /v1/status latency idle, while a video decodes in the worker, and on the event loop", () => {
     const r = sh("npm run bench -- --media-decode", { KILN_BENCH_MEDIA_SECONDS: "2" });

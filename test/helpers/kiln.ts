@@ -11,7 +11,7 @@ import { MemoryRateLimiter } from "../../src/ratelimit/limiter.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/client.ts";
-import { DiskFileStorage } from "../../src/files/disk-storage.ts";
+import { createFileStorage } from "../../src/files/create-storage.ts";
 import { EMPTY_POLICY } from "../../src/media/content-policy.ts";
 import { createMediaIntake } from "../../src/media/media-intake.ts";
 import { loopbackNet } from "./loopback-net.ts";
@@ -58,7 +58,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
   const created = createKey(db, team.id, "test key");
   const logger = memoryLogger();
   const registry = opts.registry ?? new ModelRegistry(scanModels(config.modelsDir).models);
-  const files = new DiskFileStorage(config.dataDir);
+  const files = createFileStorage(config);
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false },
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),

@@ -54,7 +54,7 @@ export function filesRoutes(deps: AppDeps) {
       params: FileId,
       detail: {
         summary: "Download a file's bytes",
-        description: "The bytes as uploaded, streamed, as application/octet-stream with their Content-Length.",
+        description: "The bytes as uploaded, streamed, as application/octet-stream: with their Content-Length from disk, chunked from an S3 store.",
         responses: { 200: { description: "The file's bytes", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } },
         tags: ["Files"],
       },

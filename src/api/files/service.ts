@@ -75,10 +75,10 @@ export function retrieveFile(deps: AppDeps, teamId: number, id: string): typeof 
   return toFileObject(teamFile(deps.db, teamId, id));
 }
 
-/** The file's bytes, streamed from the storage; Bun sends a Blob body with its Content-Length. */
+/** The file's bytes, streamed from the storage (from disk with their Content-Length; see StoredFile.body). */
 export async function fileContent(deps: AppDeps, teamId: number, id: string): Promise<Response> {
   const { stored } = await openTeamFile(deps, teamId, id);
-  return new Response(stored, { headers: { "content-type": "application/octet-stream" } });
+  return new Response(stored.body(), { headers: { "content-type": "application/octet-stream" } });
 }
 
 /** Deletes the row, then the bytes: a crash between the two leaves bytes no row names, which the start-up sweep removes. */

@@ -1,29 +1,17 @@
-// The disk file storage: whole or absent (a temp file, fsync, rename), nothing left by a failed or cut upload, the
-// start-up sweep, and ids that cannot reach outside the files directory.
+// What only the disk file storage does: a temp file under tmp/, fsync, rename into place (and a failed rename or
+// directory sync), the sweep of temp files, and ids that cannot reach outside the files directory. What every storage
+// does is tested against both in file-storage.test.ts.
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DiskFileStorage } from "../../../src/files/disk-storage.ts";
 import { newFileId } from "../../../src/files/file-id.ts";
+import { handFed } from "../../helpers/hand-fed.ts";
 import { tempDir } from "../../helpers/kiln.ts";
-
-/** A stream the test feeds by hand: push chunks, then end or fail it. */
-function handFed() {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  const state = { cancelled: false };
-  const stream = new ReadableStream<Uint8Array>({
-    start: (c) => void (controller = c),
-    cancel: () => void (state.cancelled = true),
-  });
-  return { stream, state, push: (b: Uint8Array) => controller.enqueue(b), end: () => controller.close(), fail: (e: Error) => controller.error(e) };
-}
-
-const waitUntil = async (what: string, f: () => boolean) => {
-  for (const until = Date.now() + 5000; !f(); await Bun.sleep(5)) if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-};
+import { waitFor } from "../../helpers/wait-for.ts";
 
 describe("DiskFileStorage", () => {
-  test("put stores the bytes under the id only once they are complete; get gives them back with their size", async () => {
+  test("an upload under way is a temp file in tmp/ named after the id; complete, it is renamed to files/<id>", async () => {
     const dataDir = tempDir();
     const s = new DiskFileStorage(dataDir);
     const id = newFileId();
@@ -31,7 +19,7 @@ describe("DiskFileStorage", () => {
     const put = s.put(id, feed.stream);
     feed.push(new Uint8Array(3 * 1024 * 1024).fill(7));
     // Under way: a temp file in tmp/, nothing under the id.
-    await waitUntil("a temp file", () => readdirSync(s.tmpDir).length === 1);
+    await waitFor(() => readdirSync(s.tmpDir), { what: "a temp file", until: (names) => names.length === 1 });
     expect(readdirSync(s.tmpDir)[0]).toStartWith(`${id}.`);
     expect(await s.get(id)).toBeNull();
     feed.push(Uint8Array.of(1, 2, 3));
@@ -43,20 +31,6 @@ describe("DiskFileStorage", () => {
     expect(blob.size).toBe(3 * 1024 * 1024 + 3);
     const bytes = await blob.bytes();
     expect([bytes[0], bytes.at(-4), ...bytes.subarray(-3)]).toEqual([7, 7, 1, 2, 3]);
-  });
-
-  test("a body that fails part-way (a cut or refused upload) leaves no temp file and nothing under the id", async () => {
-    const s = new DiskFileStorage(tempDir());
-    const id = newFileId();
-    const feed = handFed();
-    const put = s.put(id, feed.stream);
-    feed.push(new Uint8Array(2 * 1024 * 1024));
-    await waitUntil("a temp file", () => readdirSync(s.tmpDir).length === 1);
-    const cut = new Error("client went away");
-    feed.fail(cut);
-    await expect(put).rejects.toBe(cut);
-    expect(readdirSync(s.tmpDir)).toEqual([]);
-    expect(await s.get(id)).toBeNull();
   });
 
   test("a write that fails (the rename cannot happen) removes the temp file and rejects", async () => {
@@ -93,7 +67,7 @@ describe("DiskFileStorage", () => {
     expect(readdirSync(s.tmpDir)).toEqual([]);
   });
 
-  test("the sweep removes temp files and stored files no row keeps, and leaves the rest", async () => {
+  test("the sweep removes temp files (partial uploads) and stored files no row keeps, and leaves names that are not ids", async () => {
     const dataDir = tempDir();
     const s = new DiskFileStorage(dataDir);
     const kept = newFileId();
@@ -107,7 +81,7 @@ describe("DiskFileStorage", () => {
     expect(readdirSync(s.dir).sort()).toEqual([kept, "NOTES.txt", "tmp"].sort());
   });
 
-  test("ids of any other shape reach nothing: get is null, delete does nothing, put refuses before writing", async () => {
+  test("ids that try to leave the files directory reach no file there, and nothing is written", async () => {
     const dataDir = tempDir();
     const s = new DiskFileStorage(dataDir);
     writeFileSync(join(dataDir, "secret"), "do not serve");
@@ -118,14 +92,5 @@ describe("DiskFileStorage", () => {
     }
     expect(existsSync(join(dataDir, "secret"))).toBe(true);
     expect(readdirSync(s.tmpDir)).toEqual([]);
-  });
-
-  test("delete removes the bytes; deleting what is not there is not an error", async () => {
-    const s = new DiskFileStorage(tempDir());
-    const id = newFileId();
-    await s.put(id, new Blob(["hello"]).stream());
-    await s.delete(id);
-    expect(await s.get(id)).toBeNull();
-    await s.delete(id);
   });
 });
