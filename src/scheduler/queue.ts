@@ -1,4 +1,5 @@
 // The scheduler's pure state: admission against a cost budget, FIFO waiting entries, and dispatch to free worker slots.
+import { createHash } from "node:crypto";
 
 export interface QueueEntry<T> {
   id: string;
@@ -10,6 +11,35 @@ export interface QueueEntry<T> {
   queuedAt: number;
   /** Set when handed to a worker. */
   batchedAt: number | null;
+  /**
+   * Entries with the same key go to the worker that took the last one while it has room (each worker keeps its own
+   * prefix cache: a conversation's next turn or a shared system prompt finds it there).
+   */
+  affinity?: string;
+}
+
+/** Opening tokens an affinity key covers: enough to tell conversations apart, shared by turns and long system prompts. */
+export const AFFINITY_TOKENS = 64;
+
+/** A sequence's affinity key: its cache scope and its opening tokens (none without a scope: it does not use the cache). */
+export function affinityKey(scope: string | undefined, promptIds: readonly number[]): string | undefined {
+  if (scope === undefined) return undefined;
+  const head = Int32Array.from(promptIds.slice(0, AFFINITY_TOKENS));
+  return `${scope}|${createHash("sha256").update(new Uint8Array(head.buffer)).digest("hex").slice(0, 32)}`;
+}
+
+/** Affinity keys remembered (least recently dispatched forgotten first). */
+const AFFINITY_KEYS = 10_000;
+
+/**
+ * The slot an entry goes to: the worker its affinity key went to last, while that one has at least half the free slots
+ * of the least-loaded worker (so one hot prefix cannot pile everything onto one worker); else the least-loaded one.
+ */
+export function pickSlot(slots: readonly SlotView[], model: string, preferred: number | undefined): SlotView | undefined {
+  const open = slots.filter((s) => s.model === model && s.free > 0);
+  const best = open.reduce<SlotView | undefined>((a, s) => (!a || s.free > a.free ? s : a), undefined);
+  const sticky = preferred === undefined ? undefined : open.find((s) => s.workerId === preferred);
+  return sticky && best && sticky.free * 2 >= best.free ? sticky : best;
 }
 
 export type NewEntry<T> = Omit<QueueEntry<T>, "batchedAt">;
@@ -28,6 +58,8 @@ export class RequestQueue<T> {
   private active = new Map<string, QueueEntry<T> & { workerId: number }>();
   /** Cost of every waiting and active entry. */
   private used = 0;
+  /** The worker each affinity key went to last. */
+  private readonly affinity = new Map<string, number>();
 
   constructor(private readonly budget: number) {}
 
@@ -63,12 +95,13 @@ export class RequestQueue<T> {
     const out: { entry: QueueEntry<T>; workerId: number }[] = [];
     const keep: QueueEntry<T>[] = [];
     for (const entry of this.waiting) {
-      // Least-loaded worker first, so entries spread across workers of the same model.
-      const slot = slots.filter((s) => s.model === entry.model && s.free > 0).sort((a, b) => b.free - a.free)[0];
+      // Least-loaded worker first, so entries spread across workers of the same model, unless affinity says otherwise.
+      const slot = pickSlot(slots, entry.model, entry.affinity === undefined ? undefined : this.affinity.get(entry.affinity));
       if (!slot) {
         keep.push(entry);
         continue;
       }
+      if (entry.affinity !== undefined) this.remember(entry.affinity, slot.workerId);
       slot.free--;
       entry.batchedAt = now;
       this.active.set(entry.id, { ...entry, workerId: slot.workerId });
@@ -76,6 +109,12 @@ export class RequestQueue<T> {
     }
     this.waiting = keep;
     return out;
+  }
+
+  private remember(key: string, workerId: number): void {
+    this.affinity.delete(key);
+    this.affinity.set(key, workerId);
+    if (this.affinity.size > AFFINITY_KEYS) this.affinity.delete(this.affinity.keys().next().value!);
   }
 
   /** Removes a finished entry and frees its cost; returns it, or undefined when it was not active. */

@@ -7,7 +7,7 @@ import { type Failure, failureError, renderFailureError } from "../models/failur
 import { Channel } from "./channel.ts";
 import type { RenderRequest, RenderTimings } from "./image-protocol.ts";
 import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish } from "./protocol.ts";
-import { type NewEntry, RequestQueue, type SlotView } from "./queue.ts";
+import { affinityKey, type NewEntry, RequestQueue, type SlotView } from "./queue.ts";
 
 /** What every backend offers the scheduler: its workers' free slots, whether one is ready, and cancels. */
 export interface WorkBackend {
@@ -119,7 +119,11 @@ export class Scheduler {
     for (const r of requests) this.assertServing(r.model);
     const cost = backend?.entryCost ?? 1;
     const now = performance.now();
-    const group: NewEntry<Pending>[] = requests.map((r, i) => ({ id: `${works[i]!.kind}_${++workCounter}`, model: r.model, cost, queuedAt: now, payload: { ...works[i]!, onStart: r.onStart } }));
+    const group: NewEntry<Pending>[] = requests.map((r, i) => {
+      const work = works[i]!;
+      const affinity = work.kind === "seq" ? affinityKey(work.prefix?.scope, work.promptIds) : undefined;
+      return { id: `${work.kind}_${++workCounter}`, model: r.model, cost, queuedAt: now, payload: { ...work, onStart: r.onStart }, ...(affinity ? { affinity } : {}) };
+    });
     if (!this.queue.admit(group).ok) throw ApiError.overloaded();
     group.forEach(({ id, payload }, i) => {
       this.live.set(id, payload);

@@ -1,6 +1,6 @@
 // The pure request queue: a cost budget, atomic group admission, FIFO dispatch to free slots, cancel and finish.
 import { describe, expect, test } from "bun:test";
-import { RequestQueue } from "../../../src/scheduler/queue.ts";
+import { affinityKey, pickSlot, RequestQueue } from "../../../src/scheduler/queue.ts";
 
 const entry = (id: string, model = "m-1", cost = 1) => ({ id, model, cost, payload: id, queuedAt: 0 });
 
@@ -87,5 +87,33 @@ describe("RequestQueue", () => {
     expect(q.finish("a")?.id).toBe("a");
     expect(q.finish("a")).toBeUndefined();
     expect(q.room()).toBe(10);
+  });
+});
+
+describe("prefix affinity", () => {
+  const slots = (a: number, b: number) => [
+    { workerId: 1, model: "m-1", free: a },
+    { workerId: 2, model: "m-1", free: b },
+  ];
+  test("an entry goes where its key went last while that worker has half the best free slots; else the least loaded", () => {
+    expect(pickSlot(slots(2, 4), "m-1", 1)?.workerId).toBe(1);
+    expect(pickSlot(slots(1, 4), "m-1", 1)?.workerId).toBe(2);
+    expect(pickSlot(slots(0, 4), "m-1", 1)?.workerId).toBe(2);
+    expect(pickSlot(slots(2, 4), "m-1", undefined)?.workerId).toBe(2);
+    expect(pickSlot(slots(0, 0), "m-1", 1)).toBeUndefined();
+  });
+
+  test("the queue sends a key's entries to the worker that took it; keys are per scope and opening tokens", () => {
+    const q = new RequestQueue<string>(100);
+    const key = affinityKey("team:1", Array.from({ length: 100 }, (_, i) => i));
+    expect(key).toBe(affinityKey("team:1", [...Array.from({ length: 64 }, (_, i) => i), 7, 7, 7]));
+    expect(key).not.toBe(affinityKey("team:2", Array.from({ length: 100 }, (_, i) => i)));
+    expect(affinityKey(undefined, [1, 2, 3])).toBeUndefined();
+    q.admit([{ id: "a", model: "m-1", cost: 1, payload: "a", queuedAt: 0, affinity: key }]);
+    expect(q.dispatch(slots(3, 4), 0).map((d) => d.workerId)).toEqual([2]);
+    q.admit([{ id: "b", model: "m-1", cost: 1, payload: "b", queuedAt: 0, affinity: key }]);
+    expect(q.dispatch(slots(4, 3), 0).map((d) => d.workerId)).toEqual([2]);
+    q.admit([{ id: "c", model: "m-1", cost: 1, payload: "c", queuedAt: 0 }]);
+    expect(q.dispatch(slots(4, 3), 0).map((d) => d.workerId)).toEqual([1]);
   });
 });
