@@ -67,43 +67,57 @@ export function textOfTokens(tokens: number, o: { count: CountTokens; words: rea
 }
 
 /**
- * Prompts that differ from their first words on and all have one token count: `Request: w1 w2 w3. <base>` with the
- * three words a different combination each call. A prompt cache (kiln's, llama.cpp's) then has nothing to reuse beyond
- * the template's opening tokens, and every request costs what a fresh one costs.
+ * Prompts of exactly the base's token count that differ from their first token on: the base's opening words (at least
+ * three tokens of them) give way to as many one-token words, a different combination each call. A prompt cache
+ * (kiln's, llama.cpp's) then has nothing to reuse beyond the template's opening tokens, every request costs what a
+ * fresh one costs, and the prompt is as long as the base alone.
  */
 export class FreshPrompts {
-  private n = 0;
+  private n: number;
   private issued = 0;
-  private length?: number;
+  /** The first word's pool (one token with or without a space before it), and how many words replace the opening. */
+  private readonly first: string[];
+  private readonly slots: number;
+  private readonly rest: string;
+  private readonly combinations: number;
+  readonly length: number;
 
   constructor(
-    private readonly base: string,
+    base: string,
     private readonly words: readonly string[],
     private readonly count: CountTokens,
-    /** Where the combinations start (a different one per sitting keeps sittings apart too). */
+    /** Where the combinations start. */
     start = 0,
   ) {
-    if (words.length < 16) throw new Error(`FreshPrompts: only ${words.length} one-token words for this tokenizer (16 needed)`);
-    this.n = start % words.length ** 3;
+    this.first = words.filter((w) => count(w) === 1);
+    if (words.length < 16 || this.first.length < 4) {
+      throw new Error(`FreshPrompts: only ${words.length} one-token words (${this.first.length} also without a space) for this tokenizer (16 and 4 needed)`);
+    }
+    this.length = count(base);
+    const baseWords = base.split(" ");
+    let k = 1;
+    while (k < baseWords.length && count(baseWords.slice(0, k).join(" ")) < 3) k++;
+    if (k >= baseWords.length) throw new Error(`FreshPrompts: "${base}" is too short to open with fresh words`);
+    this.slots = count(baseWords.slice(0, k).join(" "));
+    this.rest = ` ${baseWords.slice(k).join(" ")}`;
+    this.combinations = this.first.length * words.length ** (this.slots - 1);
+    this.n = start % this.combinations;
   }
 
   private make(i: number): string {
-    const w = this.words;
-    const k = i % w.length ** 3;
-    return `Request: ${w[k % w.length]} ${w[Math.floor(k / w.length) % w.length]} ${w[Math.floor(k / w.length ** 2)]}. ${this.base}`;
+    let k = i % this.combinations;
+    const tag = [this.first[k % this.first.length]!];
+    k = Math.floor(k / this.first.length);
+    for (let s = 1; s < this.slots; s++, k = Math.floor(k / this.words.length)) tag.push(this.words[k % this.words.length]!);
+    return tag.join(" ") + this.rest;
   }
 
-  /** The next prompt; throws if its token count differs from the others' (the tokenizer broke the rule above). */
+  /** The next prompt; throws if its token count differs from the base's (the tokenizer broke the rule above). */
   next(): string {
-    if (this.issued++ >= this.words.length ** 3) throw new Error(`FreshPrompts: all ${this.words.length ** 3} combinations used`);
+    if (this.issued++ >= this.combinations) throw new Error(`FreshPrompts: all ${this.combinations} combinations used`);
     const prompt = this.make(this.n++);
     const n = this.count(prompt);
-    if (n !== this.tokens()) throw new Error(`FreshPrompts: "${prompt}" is ${n} tokens, the others ${this.tokens()}`);
+    if (n !== this.length) throw new Error(`FreshPrompts: "${prompt}" is ${n} tokens, the base ${this.length}`);
     return prompt;
-  }
-
-  /** Token count of every prompt. */
-  tokens(): number {
-    return (this.length ??= this.count(this.make(this.n)));
   }
 }

@@ -40,22 +40,26 @@ describe("token text", () => {
     expect(() => textOfTokens(7, { count: (t) => 2 * t.split(" ").length, words, seed: "s" })).toThrow(/could not make/);
   });
 
-  test("fresh prompts are all different, all one length, and differ from their first words on", () => {
-    const fresh = new FreshPrompts("Write a short story.", words, count);
+  test("fresh prompts are all different, all the base's length, and differ from their first word on", () => {
+    const base = "Write a short story about a lighthouse.";
+    const fresh = new FreshPrompts(base, words, count);
+    expect(fresh.length).toBe(count(base));
     const prompts = Array.from({ length: 500 }, () => fresh.next());
     expect(new Set(prompts).size).toBe(500);
-    expect(new Set(prompts.map(count))).toEqual(new Set([fresh.tokens()]));
-    expect(prompts.every((p) => p.startsWith("Request: ") && p.endsWith(". Write a short story."))).toBe(true);
-    expect(prompts[0]!.split(" ")[1]).not.toBe(prompts[1]!.split(" ")[1]);
-    // Another start gives other prompts.
-    expect(new FreshPrompts("Write a short story.", words, count, 7).next()).toBe(prompts[7]!);
+    expect(new Set(prompts.map(count))).toEqual(new Set([count(base)]));
+    // "Write a" is three tokens here, so three fresh words take their place.
+    expect(prompts.every((p) => /^\w+ \w+ \w+ short story about a lighthouse\.$/.test(p))).toBe(true);
+    expect(prompts[0]!.split(" ")[0]).not.toBe(prompts[1]!.split(" ")[0]);
+    // Another start gives the same sequence further on.
+    expect(new FreshPrompts(base, words, count, 7).next()).toBe(prompts[7]!);
   });
 
-  test("fresh prompts refuse a tokenizer with too few words, one that breaks the length, and running out", () => {
-    expect(() => new FreshPrompts("b", words.slice(0, 15), count)).toThrow(/16 needed/);
-    const uneven = new FreshPrompts("b", [...words.slice(0, 15), "longer"], (t) => (t.includes("longer") ? 99 : count(t)));
-    expect(() => Array.from({ length: 16 }, () => uneven.next())).toThrow(/is 99 tokens, the others/);
-    const few = new FreshPrompts("b", words.slice(0, 16), count);
+  test("fresh prompts refuse a tokenizer with too few words, a short base, one that breaks the length, and running out", () => {
+    expect(() => new FreshPrompts("a b c d", words.slice(0, 15), count)).toThrow(/16 and 4 needed/);
+    expect(() => new FreshPrompts("Hi there", words, count)).toThrow(/too short/);
+    const uneven = new FreshPrompts("a b c d", [...words.slice(0, 15), "odd"], (t) => (t.includes("odd") ? 99 : count(t)));
+    expect(() => Array.from({ length: 16 ** 3 }, () => uneven.next())).toThrow(/is 99 tokens, the base 4/);
+    const few = new FreshPrompts("a b c d", words.slice(0, 16), count);
     for (let i = 0; i < 16 ** 3; i++) few.next();
     expect(() => few.next()).toThrow(/all 4096 combinations used/);
   });
