@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync 
 import { createHash } from "node:crypto";
 import { delimiter, join } from "node:path";
 import { tempDir } from "../helpers/kiln.ts";
+import { prefixOutputProblems } from "../load/prefix-output.ts";
 import { freePort, SHARED_SHADER_CACHE, waitForHttp } from "./binary-process.ts";
 import { readmeCommands } from "./readme-commands.ts";
 
@@ -101,6 +102,7 @@ const COVERED = new Set([
   "npm run bench -- --media-decode",
   "npm run bench -- --media",
   "npm run bench -- --images",
+  "npm run bench -- --prefix",
   "npm run db:generate",
   "kiln [serve]",
   "kiln keys create --team T --name N",
@@ -418,6 +420,18 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
       expect(r.out).toMatch(new RegExp(`^\\| ${clients} +\\| +${clients} \\| +\\d+\\.\\d \\| +\\d+% \\| +\\d+ / \\d+ / \\d+ \\| +\\d+\\.\\d \\| +\\d+% \\| +\\d\\.\\d\\d \\|`, "m"));
     }
   }, 600_000);
+
+  test("npm run bench -- --prefix (the tiny preset, 3 turns, 4 clients, one round) prints the CPU, every row of its table with figures, and its targets", () => {
+    const r = sh("npm run bench -- --prefix", {
+      KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_TOKENS: "8", KILN_BENCH_PREFIX_TURNS: "3", KILN_BENCH_PREFIX_CLIENTS: "4",
+      KILN_BENCH_MODELS: join(work, "bench-models"),
+    });
+    if (r.code !== 0) throw new Error(r.out);
+    // Every row with figures, the targets with verdicts (never asserted), what the cache did once it reports (prefix-output.ts).
+    const problems = prefixOutputProblems(r.out, { turns: 3, clients: 4, levels: [1, 4] });
+    if (problems.length) console.log(r.out);
+    expect(problems).toEqual([]);
+  }, 300_000);
 
   test("npm run db:generate on an unchanged schema changes nothing", () => {
     const before = hashDir(join(root, "src", "db"));

@@ -8,9 +8,10 @@ import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 import { logitsAgreement } from "./accuracy.ts";
-import { BENCH_DTYPES, benchServerEnv, DTYPE, ensureBenchModel, FORMATS, MODELS_BASE, MODELS_DIR, NEW_TOKENS, PROMPT, ROUNDS, SMALL, SPEC } from "./bench-model.ts";
+import { BENCH_DTYPES, benchServerEnv, DTYPE, ensureBenchModel, FORMATS, MODELS_BASE, MODELS_DIR, NEW_TOKENS, ROUNDS, SMALL, SPEC } from "./bench-model.ts";
 import { directDecodeBench, type DirectBenchResult } from "./direct-ort.ts";
 import { engineDecodeBench, loadEngineModel } from "./engine-inproc.ts";
+import { type FreshChat, freshChat } from "./fresh-chat.ts";
 import { llamaCppSection, llamaLevelForBench, openLlamaForBench } from "./llama-cpp-section.ts";
 import { medianBy, renderTable, summarize, targetLines, type LevelSummary } from "./metrics.ts";
 import { breakdown, cpuBetween, parseRecords, type ProfileLevel, readThreadCpu, renderProfile } from "./profile.ts";
@@ -38,22 +39,24 @@ async function accuracyLine(modelDir: string, promptIds: number[]): Promise<stri
 }
 
 /**
- * kiln over HTTP: `clients` concurrent streaming requests per round; the median round stands for the level.
+ * kiln over HTTP: `clients` concurrent streaming requests per round, each with a prompt no other request had (`fresh`:
+ * test/load/fresh-chat.ts says why); the median round stands for the level.
  * `afterLevel` runs right after each level while the server idles: the direct loop at the same batch, so the two
  * sides of kiln/direct see the same load on a shared box (sections minutes apart drifted by 30% here).
  */
 async function kilnLevels(
   modelsDir: string,
   threads: number,
+  fresh: FreshChat,
   afterLevel: (clients: number) => Promise<void>,
 ): Promise<{ levels: LevelSummary[]; peakRssMb: number; structured: string; profile: Omit<ProfileLevel, "directStepMs">[] }> {
   const profileFile = join(tempDir("kiln-profile-"), "steps.jsonl");
   const env: Record<string, string> = { ...benchServerEnv(threads), ...(PROFILE ? { KILN_PROFILE_FILE: profileFile } : {}) };
   const server = await startServerProcess({ dataDir: tempDir("kiln-bench-"), modelsDir, env });
   const profile: Omit<ProfileLevel, "directStepMs">[] = [];
-  const body = { model: SPEC.id, messages: [{ role: "user", content: PROMPT }], max_tokens: NEW_TOKENS, temperature: 0, ignore_eos: true };
+  const body = () => ({ model: SPEC.id, messages: [{ role: "user", content: fresh.next() }], max_tokens: NEW_TOKENS, temperature: 0, ignore_eos: true });
   try {
-    await streamChat(server.url, server.key, { ...body, max_tokens: 4 }); // warm-up
+    await streamChat(server.url, server.key, { ...body(), max_tokens: 4 }); // warm-up
     const levels: LevelSummary[] = [];
     for (const clients of LEVELS) {
       const rounds: LevelSummary[] = [];
@@ -63,7 +66,7 @@ async function kilnLevels(
       const client0 = process.cpuUsage();
       for (let r = 0; r < ROUNDS; r++) {
         const t0 = performance.now();
-        const timings = await Promise.all(Array.from({ length: clients }, () => streamChat(server.url, server.key, body)));
+        const timings = await Promise.all(Array.from({ length: clients }, () => streamChat(server.url, server.key, body())));
         rounds.push(summarize(clients, timings, performance.now() - t0));
         for (const t of timings) expect(t.outputTokens).toBe(NEW_TOKENS);
       }
@@ -87,7 +90,7 @@ async function kilnLevels(
       console.log(`kiln ${clients} clients: ${s.outputTokPerSec.toFixed(1)} tok/s (rounds: ${rounds.map((x) => x.outputTokPerSec.toFixed(1)).join(", ")})`);
     }
     // Constrained vs unconstrained at 16 clients on the same server (test/load/structured.ts).
-    const structured = !STRUCTURED ? "structured row left out (KILN_BENCH_STRUCTURED=0)" : await structuredRow({ url: server.url, key: server.key, model: SPEC.id, prompt: PROMPT, clients: 16, maxTokens: NEW_TOKENS, rounds: ROUNDS });
+    const structured = !STRUCTURED ? "structured row left out (KILN_BENCH_STRUCTURED=0)" : await structuredRow({ url: server.url, key: server.key, model: SPEC.id, prompt: fresh.next, clients: 16, maxTokens: NEW_TOKENS, rounds: ROUNDS });
     console.log(structured);
     return { levels, peakRssMb: await server.peakRssMb(), structured, profile };
   } finally {
@@ -101,17 +104,19 @@ test(
     const modelDir = await ensureBenchModel(DTYPE, BENCH_DTYPES);
     const threads = navigator.hardwareConcurrency;
     const tokenizer = await loadTokenizer(readModelFolder(modelDir, SPEC.id));
-    const promptIds = await tokenizer.encodePrompt(tokenizer.renderChat([{ role: "user", parts: [{ type: "text", text: PROMPT }] }], null));
+    // Every request and every llama.cpp row gets its own prompt, all of this length (test/load/fresh-chat.ts).
+    const fresh = await freshChat(tokenizer);
+    const promptIds = fresh.promptIds;
     const promptTokens = promptIds.length;
 
     // kiln over HTTP, then the direct loop and llama.cpp (on the same weights and prompt ids), level by level: the
     // server idles while the other two run, and all three see the same load on a shared box. kiln's engine in process
     // comes after the server stops.
-    const gguf = { spec: SPEC, ggufDir: join(MODELS_BASE, "gguf"), promptIds, levels: LEVELS, newTokens: NEW_TOKENS, rounds: ROUNDS, threads };
+    const gguf = { spec: SPEC, ggufDir: join(MODELS_BASE, "gguf"), promptIds, promptsFor: fresh.idsFor, levels: LEVELS, newTokens: NEW_TOKENS, rounds: ROUNDS, threads };
     const llama = await openLlamaForBench(gguf);
     const direct: number[] = [];
     const directRuns: DirectBenchResult[] = [];
-    const kiln = await kilnLevels(MODELS_DIR, threads, async (batch) => {
+    const kiln = await kilnLevels(MODELS_DIR, threads, fresh, async (batch) => {
       const r = await directDecodeBench({ modelDir, dtype: DTYPE, small: SMALL, batch, promptTokens, newTokens: NEW_TOKENS, threads, rounds: ROUNDS });
       direct.push(r.tokPerSec);
       directRuns.push(r);

@@ -58,8 +58,10 @@ export async function longPromptRows(o: LongOptions): Promise<LongRow[]> {
   }
   if (o.llama) {
     const prompt = syntheticPrompt(o.promptTokens, o.vocab);
+    // One prompt on every row, as the direct loop and the engine run it: none of them shares KV between rows (the engine
+    // is given no prefix scope, so its prefix cache stays out; llama.cpp's rows keep their own cells, cleared each run).
     for (const batch of o.levels) {
-      const t = await o.llama.model.run(prompt, batch, o.newTokens, 1);
+      const t = await o.llama.model.run(Array.from({ length: batch }, () => prompt), o.newTokens, 1);
       const step = t.stepMs.length ? percentile(t.stepMs, 50) : NaN;
       rows.push({ who: `llama.cpp (${o.llama.model.format.toUpperCase()})`, batch, promptTokens: o.promptTokens, prefillMs: t.prefillMs, stepMsP50: step, shortStepMsP50: o.llama.shortStepMs.get(batch) });
       console.log(`long prompt: llama.cpp batch ${batch}: prefill ${t.prefillMs.toFixed(0)} ms, step p50 ${step.toFixed(1)} ms`);

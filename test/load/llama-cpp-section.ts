@@ -26,8 +26,13 @@ export interface SectionInput {
   spec: ModelSpec;
   /** Where GGUF files are kept between runs. */
   ggufDir: string;
-  /** kiln's templated prompt: llama.cpp gets exactly these token ids. */
+  /** kiln's templated prompt (one of them: every request's is different, all of this length). */
   promptIds: number[];
+  /**
+   * llama.cpp's rows at `batch`: a different prompt each, of promptIds' length, as kiln gets a different one per request,
+   * so neither side's prompt cache has anything to reuse.
+   */
+  promptsFor: (batch: number) => Promise<number[][]>;
   levels: number[];
   newTokens: number;
   rounds: number;
@@ -65,10 +70,10 @@ export async function openLlamaForBench(i: Pick<SectionInput, "spec" | "ggufDir"
 }
 
 /** Runs llama.cpp at one level, if it is in the bench; a failure leaves it out of the rest (kiln's rows go on). */
-export async function llamaLevelForBench(runs: LlamaRuns, i: Pick<SectionInput, "promptIds" | "newTokens" | "rounds">, batch: number): Promise<void> {
+export async function llamaLevelForBench(runs: LlamaRuns, i: Pick<SectionInput, "promptsFor" | "newTokens" | "rounds">, batch: number): Promise<void> {
   if (runs.skipped) return;
   try {
-    runs.levels.push(...(await llamaCppLevel(runs.models, i.promptIds, batch, i.newTokens, i.rounds)));
+    runs.levels.push(...(await llamaCppLevel(runs.models, await i.promptsFor(batch), i.newTokens, i.rounds)));
   } catch (e) {
     for (const m of runs.models) await m.dispose();
     runs.models = [];
@@ -88,7 +93,7 @@ export async function llamaCppSection(i: SectionInput): Promise<string> {
   out.push(
     ran
       ? `llama.cpp: node-llama-cpp ${nodeLlamaCppVersion()} prebuilt CPU binary, ${i.threads} threads, flash attention ${ran.flashAttention}, ` +
-          `the same ${i.promptIds.length} prompt token ids, one llama_decode per step for all rows, prompts fed ≤ ${PREFILL_CHUNK} tokens a decode, F16 KV cache, median of ${i.rounds} rounds`
+          `prompts of kiln's ${i.promptIds.length} tokens (a different one per row, as kiln gets per request), one llama_decode per step for all rows, prompts fed ≤ ${PREFILL_CHUNK} tokens a decode, F16 KV cache, median of ${i.rounds} rounds`
       : `llama.cpp rows skipped: ${(bench as { skipped: string }).skipped}`,
   );
   const rows: VersusRow[] = i.levels.map((clients, k) => ({

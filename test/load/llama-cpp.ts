@@ -72,22 +72,26 @@ export class LlamaCppModel {
   }
 
   /**
-   * `rounds` timed runs (after one short warm-up) of `batch` rows of `prompt` generating `newTokens` each; the median
-   * run by total time is returned, as the direct loop does.
+   * `rounds` timed runs (after one short warm-up) of one row per prompt (all of one length) generating `newTokens`
+   * each; the median run by total time is returned, as the direct loop does. Every run starts from empty KV cells, so
+   * nothing of one run's prompts is reused by the next.
    */
-  async run(prompt: readonly number[], batch: number, newTokens: number, rounds: number): Promise<RunTiming> {
+  async run(prompts: readonly (readonly number[])[], newTokens: number, rounds: number): Promise<RunTiming> {
+    const batch = prompts.length;
+    const length = prompts[0]?.length ?? 0;
+    if (!batch || prompts.some((p) => p.length !== length)) throw new Error("llama.cpp run: every row needs a prompt, all of one length");
     const context = await this.model.createContext({
       sequences: batch,
-      contextSize: prompt.length + newTokens + 8,
-      batchSize: Math.min(PREFILL_CHUNK, Math.max(batch, batch * prompt.length)),
+      contextSize: length + newTokens + 8,
+      batchSize: Math.min(PREFILL_CHUNK, Math.max(batch, batch * length)),
       // The same thread count as kiln; node-llama-cpp's default starts more threads than cores, and they spin.
       threads: this.threads,
     });
     const decoder = new BatchDecoder(context, this.model);
     try {
-      await greedy(decoder, prompt, batch, Math.min(4, newTokens));
+      await greedy(decoder, prompts, Math.min(4, newTokens));
       const runs: RunTiming[] = [];
-      for (let r = 0; r < rounds; r++) runs.push(await greedy(decoder, prompt, batch, newTokens));
+      for (let r = 0; r < rounds; r++) runs.push(await greedy(decoder, prompts, newTokens));
       return medianBy(runs, (x) => x.totalMs);
     } finally {
       decoder.dispose();
@@ -100,16 +104,16 @@ export class LlamaCppModel {
   }
 }
 
-async function greedy(decoder: BatchDecoder, prompt: readonly number[], batch: number, newTokens: number): Promise<RunTiming> {
+async function greedy(decoder: BatchDecoder, rows: readonly (readonly number[])[], newTokens: number): Promise<RunTiming> {
+  const batch = rows.length;
   decoder.clear(batch);
-  const rows = Array.from({ length: batch }, () => prompt);
   const started = performance.now();
   let next = await decoder.prefill(rows, PREFILL_CHUNK);
   const prefillMs = performance.now() - started;
   const stepMs: number[] = [];
   for (let step = 1; step < newTokens; step++) {
     const t0 = performance.now();
-    next = await decoder.step(next.map((t) => [t]), rows.map(() => prompt.length + step - 1));
+    next = await decoder.step(next.map((t) => [t]), rows.map((p) => p.length + step - 1));
     stepMs.push(performance.now() - t0);
   }
   return { batch, newTokens, totalMs: performance.now() - started, prefillMs, stepMs };
@@ -139,13 +143,14 @@ export async function openLlamaCpp(opts: LlamaCppOptions): Promise<LlamaCppModel
 }
 
 /**
- * Every format at one level. The bench runs it right after kiln's level of the same size, as it does the direct loop,
- * so both sides of kiln/llama.cpp see the same load on a shared box.
+ * Every format at one level, a row per prompt. The bench runs it right after kiln's level of the same size, as it does
+ * the direct loop, so both sides of kiln/llama.cpp see the same load on a shared box.
  */
-export async function llamaCppLevel(models: LlamaCppModel[], prompt: readonly number[], batch: number, newTokens: number, rounds: number): Promise<LlamaLevel[]> {
+export async function llamaCppLevel(models: LlamaCppModel[], prompts: readonly (readonly number[])[], newTokens: number, rounds: number): Promise<LlamaLevel[]> {
   const out: LlamaLevel[] = [];
+  const batch = prompts.length;
   for (const m of models) {
-    const t = await m.run(prompt, batch, newTokens, rounds);
+    const t = await m.run(prompts, newTokens, rounds);
     const level = { format: m.format, batch, prefillMs: t.prefillMs, stepMsP50: t.stepMs.length ? percentile(t.stepMs, 50) : NaN, ...ratesOf(t) };
     out.push(level);
     console.log(`llama.cpp ${m.format} batch ${batch}: ${level.wall.toFixed(1)} tok/s wall, ${level.decode.toFixed(1)} decode (prefill ${t.prefillMs.toFixed(0)} ms, step p50 ${level.stepMsP50.toFixed(1)} ms)`);

@@ -24,7 +24,8 @@ export interface StructuredOptions {
   url: string;
   key: string;
   model: string;
-  prompt: string;
+  /** Each request's user message: a different one each (test/load/fresh-chat.ts), so no prompt cache flatters either side. */
+  prompt: () => string;
   clients: number;
   maxTokens: number;
   rounds: number;
@@ -45,7 +46,7 @@ async function round(o: StructuredOptions, constrained: boolean): Promise<Round>
       streamChat(o.url, o.key, {
         model: o.model,
         // The unconstrained rows get kiln's JSON instruction as a system message too: the same prompt either way.
-        messages: [...(constrained ? [] : [{ role: "system", content: INSTRUCTION }]), { role: "user", content: o.prompt }],
+        messages: [...(constrained ? [] : [{ role: "system", content: INSTRUCTION }]), { role: "user", content: o.prompt() }],
         max_tokens: o.maxTokens,
         temperature: 0.8,
         seed: i + 1,
@@ -63,7 +64,7 @@ async function round(o: StructuredOptions, constrained: boolean): Promise<Round>
 /** Runs both settings, alternating which goes first each round so drift on a busy machine hits both alike. */
 export async function structuredRow(o: StructuredOptions): Promise<string> {
   // Warm-up: the worker builds its grammar compiler and compiles the schema on the first constrained request.
-  await streamChat(o.url, o.key, { model: o.model, messages: [{ role: "user", content: o.prompt }], max_tokens: 4, response_format: { type: "json_schema", json_schema: { name: "fields", strict: true, schema: SCHEMA } } });
+  await streamChat(o.url, o.key, { model: o.model, messages: [{ role: "user", content: o.prompt() }], max_tokens: 4, response_format: { type: "json_schema", json_schema: { name: "fields", strict: true, schema: SCHEMA } } });
   const plain: Round[] = [];
   const constrained: Round[] = [];
   for (let r = 0; r < o.rounds; r++) {
