@@ -1,14 +1,14 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
 import { DEVICE_SETTINGS, type DeviceSetting } from "./devices/device-choice.ts";
-import { isIP } from "node:net";
-import { canonicalIp } from "./http/ip-address.ts";
 import { availableParallelism } from "node:os";
 import { BUILTIN_MODEL_IDS } from "../build/model/install.ts";
 import { resolve } from "node:path";
 import { smallStepTokensFor } from "./models/step-formats.ts";
 import { readCpuInfo } from "./native/cpu.ts";
-import { parseHostPatterns } from "./media/host-patterns.ts";
-import { parseTiers, TIER_NAME, type Tier } from "./ratelimit/tiers.ts";
+import type { Tier } from "./ratelimit/tiers.ts";
+import { addressList, baseUrl, builtinList, ConfigError, decimal, flag, hostPatterns, int, nonEmpty, secret, tierList, tierName } from "./config-values.ts";
+
+export { ConfigError } from "./config-values.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -116,103 +116,12 @@ export interface Config {
   readonly builtinModels: readonly string[];
 }
 
-export class ConfigError extends Error {}
-
 interface Option {
   key: keyof Config;
   env: string;
   flag: string;
   help: string;
   parse: (raw: string, name: string) => unknown;
-}
-
-function int(min: number, max: number) {
-  return (raw: string, name: string) => {
-    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-    const n = Number(raw);
-    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-    return n;
-  };
-}
-
-function nonEmpty(raw: string, name: string) {
-  if (!raw.trim()) throw new ConfigError(`${name} must not be empty`);
-  return raw.trim();
-}
-
-/** An http(s) base URL without query or fragment (kiln appends /search?q=…&format=json to its path). */
-function baseUrl(raw: string, name: string) {
-  let u: URL;
-  try {
-    u = new URL(raw.trim());
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
-  }
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash) {
-    throw new ConfigError(`${name} must be an http(s) URL without a query or fragment, got "${raw}"`);
-  }
-  return u.href.replace(/\/+$/, "");
-}
-
-/** An admin secret: long enough that guessing it is hopeless, and printable (it travels in a header). */
-function secret(raw: string, name: string) {
-  if (!/^[\x21-\x7e]{16,}$/.test(raw)) throw new ConfigError(`${name} must be at least 16 printable characters without spaces`);
-  return raw;
-}
-
-/** IP addresses, comma-separated (IPv4 or IPv6 literals, no names: a name would be looked up on every request). */
-function addressList(raw: string, name: string) {
-  const list = raw.split(",").map((a) => a.trim()).filter(Boolean);
-  const bad = list.find((a) => !isIP(a));
-  if (bad !== undefined) throw new ConfigError(`${name} must be IP addresses separated by commas, got "${bad}"`);
-  return list.map(canonicalIp);
-}
-
-/** A decimal number such as 0.5 or 2. */
-function decimal(min: number, max: number) {
-  return (raw: string, name: string) => {
-    if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(`${name} must be a number, got "${raw}"`);
-    const n = Number(raw);
-    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-    return n;
-  };
-}
-
-/** A switch: 1/true/yes/on or 0/false/no/off. */
-function flag(raw: string, name: string) {
-  const t = raw.trim().toLowerCase();
-  if (["1", "true", "yes", "on"].includes(t)) return true;
-  if (["0", "false", "no", "off"].includes(t)) return false;
-  throw new ConfigError(`${name} must be 1 or 0 (true/false, yes/no, on/off), got "${raw}"`);
-}
-
-function hostPatterns(raw: string, name: string) {
-  try {
-    return Object.freeze(parseHostPatterns(raw));
-  } catch (e) {
-    throw new ConfigError(`${name} ${(e as Error).message}`);
-  }
-}
-
-function tierList(raw: string, name: string) {
-  try {
-    return Object.freeze(parseTiers(raw));
-  } catch (e) {
-    throw new ConfigError(`${name}: ${(e as Error).message}`);
-  }
-}
-
-function tierName(raw: string, name: string) {
-  if (!TIER_NAME.test(raw.trim())) throw new ConfigError(`${name} must be a tier name (lowercase letters, digits, - and _), got "${raw}"`);
-  return raw.trim();
-}
-
-/** A comma-separated list of built-in model ids; "none" (or nothing) for none. */
-function builtinList(raw: string, name: string) {
-  const ids = raw.trim().toLowerCase() === "none" ? [] : raw.split(",").map((s) => s.trim()).filter(Boolean);
-  const unknown = ids.find((id) => !BUILTIN_MODEL_IDS.includes(id));
-  if (unknown) throw new ConfigError(`${name} lists "${unknown}", which is not a built-in model (${BUILTIN_MODEL_IDS.join(", ")}, or none)`);
-  return Object.freeze([...new Set(ids)]);
 }
 
 const LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];

@@ -1,0 +1,99 @@
+// The value parsers behind config.ts's options: each takes the raw text and the option's name, and returns the value
+// or throws a ConfigError naming the option and what it wants.
+import { isIP } from "node:net";
+import { BUILTIN_MODEL_IDS } from "../build/model/install.ts";
+import { canonicalIp } from "./http/ip-address.ts";
+import { parseHostPatterns } from "./media/host-patterns.ts";
+import { parseTiers, TIER_NAME } from "./ratelimit/tiers.ts";
+
+export class ConfigError extends Error {}
+
+export function int(min: number, max: number) {
+  return (raw: string, name: string) => {
+    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+}
+
+export function nonEmpty(raw: string, name: string) {
+  if (!raw.trim()) throw new ConfigError(`${name} must not be empty`);
+  return raw.trim();
+}
+
+/** An http(s) base URL without query or fragment (kiln appends /search?q=…&format=json to its path). */
+export function baseUrl(raw: string, name: string) {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash) {
+    throw new ConfigError(`${name} must be an http(s) URL without a query or fragment, got "${raw}"`);
+  }
+  return u.href.replace(/\/+$/, "");
+}
+
+/** An admin secret: long enough that guessing it is hopeless, and printable (it travels in a header). */
+export function secret(raw: string, name: string) {
+  if (!/^[\x21-\x7e]{16,}$/.test(raw)) throw new ConfigError(`${name} must be at least 16 printable characters without spaces`);
+  return raw;
+}
+
+/** IP addresses, comma-separated (IPv4 or IPv6 literals, no names: a name would be looked up on every request). */
+export function addressList(raw: string, name: string) {
+  const list = raw.split(",").map((a) => a.trim()).filter(Boolean);
+  const bad = list.find((a) => !isIP(a));
+  if (bad !== undefined) throw new ConfigError(`${name} must be IP addresses separated by commas, got "${bad}"`);
+  return list.map(canonicalIp);
+}
+
+/** A decimal number such as 0.5 or 2. */
+export function decimal(min: number, max: number) {
+  return (raw: string, name: string) => {
+    if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(`${name} must be a number, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+}
+
+/** A switch: 1/true/yes/on or 0/false/no/off. */
+export function flag(raw: string, name: string) {
+  const t = raw.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(t)) return true;
+  if (["0", "false", "no", "off"].includes(t)) return false;
+  throw new ConfigError(`${name} must be 1 or 0 (true/false, yes/no, on/off), got "${raw}"`);
+}
+
+export function hostPatterns(raw: string, name: string) {
+  try {
+    return Object.freeze(parseHostPatterns(raw));
+  } catch (e) {
+    throw new ConfigError(`${name} ${(e as Error).message}`);
+  }
+}
+
+export function tierList(raw: string, name: string) {
+  try {
+    return Object.freeze(parseTiers(raw));
+  } catch (e) {
+    throw new ConfigError(`${name}: ${(e as Error).message}`);
+  }
+}
+
+export function tierName(raw: string, name: string) {
+  if (!TIER_NAME.test(raw.trim())) throw new ConfigError(`${name} must be a tier name (lowercase letters, digits, - and _), got "${raw}"`);
+  return raw.trim();
+}
+
+/** A comma-separated list of built-in model ids; "none" (or nothing) for none. */
+export function builtinList(raw: string, name: string) {
+  const ids = raw.trim().toLowerCase() === "none" ? [] : raw.split(",").map((s) => s.trim()).filter(Boolean);
+  const unknown = ids.find((id) => !BUILTIN_MODEL_IDS.includes(id));
+  if (unknown) throw new ConfigError(`${name} lists "${unknown}", which is not a built-in model (${BUILTIN_MODEL_IDS.join(", ")}, or none)`);
+  return Object.freeze([...new Set(ids)]);
+}
+
