@@ -55,6 +55,11 @@ export class Gate {
     return this.limits.findTier(name);
   }
 
+  /** A team's limits, from its tier and its own values; no store is asked. */
+  limitsOf(team: Team): TeamLimits {
+    return this.limits.limitsOf(team);
+  }
+
   /** A team's limits and where it stands against them now, taking nothing (the dashboard's Limits tab). */
   async standing(team: Team): Promise<{ limits: TeamLimits; snapshot: LimitSnapshot }> {
     const limits = this.limits.limitsOf(team);
