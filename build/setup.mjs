@@ -24,10 +24,11 @@ if (!bun) {
 const frozen = existsSync(join(root, "bun.lock")) ? ["--frozen-lockfile"] : [];
 run(bun, ["install", ...frozen, ...(quiet ? ["--silent"] : [])]);
 
-// Only `npm test` asks for the browser and WebGPU's driver: serving and building never need them.
+// Only `npm test` asks for the browser, WebGPU's driver and the cluster's servers: serving and building never need them.
 const steps = [
   ["--browser", async () => (await import("./setup-browser.mjs")).setupBrowser()],
   ["--webgpu", async () => (await import("./setup-vulkan.mjs")).setupVulkan()],
+  ["--cluster", async () => (await import("./setup-cluster.mjs")).setupCluster()],
 ];
 for (const [flag, step] of steps) {
   if (!process.argv.includes(flag)) continue;

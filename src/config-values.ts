@@ -97,3 +97,17 @@ export function builtinList(raw: string, name: string) {
   if (unknown) throw new ConfigError(`${name} lists "${unknown}", which is not a built-in model (${BUILTIN_MODEL_IDS.join(", ")}, or none)`);
   return Object.freeze([...new Set(ids)]);
 }
+
+/** A Redis URL: redis:// or rediss:// (TLS), a host, and optionally a user, password and database number. */
+export function redisUrl(raw: string, name: string) {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be a redis:// or rediss:// URL, got "${raw}"`);
+  }
+  if ((u.protocol !== "redis:" && u.protocol !== "rediss:") || !u.hostname || u.search || u.hash || !/^\/?\d*$/.test(u.pathname)) {
+    throw new ConfigError(`${name} must be a redis:// or rediss:// URL with a host (and at most a database number as its path), got "${raw.replace(/\/\/[^@/]*@/, "//…@")}"`);
+  }
+  return raw.trim();
+}

@@ -1,18 +1,19 @@
 // Billing holds: a billed team's running requests each hold their worst-case price against its balance, so racing
 // requests cannot together spend more than it has, and so do its charges still in the settlement journal (the
-// database refused them for now); a missing or lapsed account refuses them all (402).
+// database refused them for now); a missing or lapsed account refuses them all (402). The holds live in a HoldStore
+// (hold-store.ts): this process's memory, or Redis when replicas must see each other's.
 import { type BillingAccount, findAccount } from "../db/billing-repo.ts";
 import type { Db } from "../db/client.ts";
 import { formatMicros } from "../billing/money.ts";
 import { journaledByTeam, journalPathFor } from "../billing/settlement-journal.ts";
 import { ApiError } from "../errors/api-error.ts";
+import { type HoldStore, MemoryHoldStore } from "./hold-store.ts";
 
 export class BillingHolds {
-  /** Micro-units held per team, by requests admitted and not yet settled. */
-  private readonly held = new Map<number, number>();
   private readonly journal: string | null;
 
-  constructor(private readonly db: Db) {
+  /** `store`: where holds are kept (this process's memory by default; Redis when replicas share them). */
+  constructor(private readonly db: Db, private readonly store: HoldStore = new MemoryHoldStore()) {
     this.journal = journalPathFor(db.$client.filename);
   }
 
@@ -26,40 +27,38 @@ export class BillingHolds {
 
   /**
    * Checks the account and holds `micros` if the balance, less what is held already and the team's journaled charges,
-   * covers it (402 otherwise); `what` describes the request for that message, `smaller` how to ask for less. One synchronous step, so racing
-   * requests see each other's holds. Returns the release, which gives the hold back once.
+   * covers it (402 otherwise); `what` describes the request for that message, `smaller` how to ask for less. The store
+   * checks and holds in one atomic step, so racing requests (on every replica sharing it) see each other's holds.
+   * Resolves to the release, which gives the hold back once (its promise, which never rejects, says the store was told).
    */
-  hold(teamId: number, micros: number, what: string, smaller = "lower the maximum output tokens"): () => void {
+  async hold(teamId: number, micros: number, what: string, smaller = "lower the maximum output tokens"): Promise<() => Promise<void>> {
+    // Before the balance is read: a hold released while it is read still counts, its charge may not be in the balance.
+    const mark = await this.store.mark(teamId);
     const account = this.checkAccount(teamId);
-    const available = account.balanceMicros - this.heldBy(teamId) - this.journaledBy(teamId);
-    if (micros > available) {
+    const holdId = crypto.randomUUID();
+    const held = await this.store.hold(teamId, holdId, micros, account.balanceMicros - this.journaledBy(teamId), mark);
+    if (!held.ok) {
       throw billingError(
         `This team's balance cannot cover this request: it may cost up to ${formatMicros(micros)} (${what}), ` +
-          `and ${formatMicros(Math.max(0, available))} is available. Add credit, or ${smaller}.`,
+          `and ${formatMicros(Math.max(0, held.available))} is available. Add credit, or ${smaller}.`,
       );
     }
-    this.move(teamId, micros);
     let released = false;
-    return () => {
+    return async () => {
       if (released) return;
       released = true;
-      this.move(teamId, -micros);
+      // A store that cannot be told lets the hold's lease run out instead.
+      await this.store.release(teamId, holdId).catch(() => {});
     };
   }
 
-  heldBy(teamId: number): number {
-    return this.held.get(teamId) ?? 0;
+  heldBy(teamId: number): Promise<number> {
+    return this.store.heldBy(teamId);
   }
 
   /** The team's charges in the settlement journal: spent already, though not yet in its balance. */
   journaledBy(teamId: number): number {
     return this.journal ? journaledByTeam(this.journal).get(teamId) ?? 0 : 0;
-  }
-
-  private move(teamId: number, micros: number): void {
-    const left = this.heldBy(teamId) + micros;
-    if (left > 0) this.held.set(teamId, left);
-    else this.held.delete(teamId);
   }
 }
 

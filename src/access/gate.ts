@@ -15,6 +15,7 @@ import type { LimitSnapshot } from "../ratelimit/headers.ts";
 import type { RateLimiter } from "../ratelimit/limiter.ts";
 import type { TeamLimits, Tier } from "../ratelimit/tiers.ts";
 import { BillingHolds } from "./billing-holds.ts";
+import type { HoldStore } from "./hold-store.ts";
 import { endpointRefusal, familyRefusal, modelRefusal, restrictionOf } from "./rules.ts";
 import { TeamRateLimits } from "./team-limits.ts";
 
@@ -44,13 +45,19 @@ export class Gate {
   private readonly limits: TeamRateLimits;
   private readonly holds: BillingHolds;
 
-  constructor(private readonly deps: { db: Db; config: Pick<Config, "tiers" | "defaultTier">; limiter: RateLimiter }) {
+  /** `limiter` and `holds`: where the counts and holds are kept (memory by default; Redis when replicas share them: stores.ts). */
+  constructor(private readonly deps: { db: Db; config: Pick<Config, "tiers" | "defaultTier">; limiter: RateLimiter; holds?: HoldStore }) {
     this.limits = new TeamRateLimits(deps);
-    this.holds = new BillingHolds(deps.db);
+    this.holds = new BillingHolds(deps.db, deps.holds);
   }
 
   findTier(name: string): Tier | undefined {
     return this.limits.findTier(name);
+  }
+
+  /** A team's limits, from its tier and its own values; no store is asked. */
+  limitsOf(team: Team): TeamLimits {
+    return this.limits.limitsOf(team);
   }
 
   /** A team's limits and where it stands against them now, taking nothing (the dashboard's Limits tab). */
@@ -99,14 +106,15 @@ export class Gate {
     const reserved = a.inputTokens + output;
     const images = a.images ?? 0;
     const what = images ? `${images} image${images === 1 ? "" : "s"} of ${a.model.id} and a ${a.inputTokens}-token prompt` : `${a.inputTokens} input + up to ${output} output tokens of ${a.model.id}`;
-    const releaseHold = team.billingEnabled ? this.holds.hold(team.id, worstCaseMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: output, images }), what, images ? "ask for fewer images" : undefined) : () => {};
+    const releaseHold = team.billingEnabled ? await this.holds.hold(team.id, worstCaseMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: output, images }), what, images ? "ask for fewer images" : undefined) : async () => {};
     try {
       await this.limits.reserveTokens(team, entry.limits, reserved, entry.snapshot, a.resumed === true);
     } catch (e) {
       // A refusal, or a shared store that fails, must not leave the hold behind.
-      releaseHold();
+      void releaseHold();
       if (e instanceof ApiError && entry.tookRequest) {
-        await this.limits.giveBackRequest(team.id, entry.limits);
+        // A store that fails again keeps the request taken: the team waits longer, never less.
+        await this.limits.giveBackRequest(team.id, entry.limits).catch(() => {});
         entry.tookRequest = false;
       }
       throw e;
@@ -116,7 +124,7 @@ export class Gate {
       release: (used) => {
         if (released) return;
         released = true;
-        releaseHold();
+        void releaseHold();
         this.limits.reconcile(team.id, entry.limits, reserved, used ? used.inputTokens + used.outputTokens : 0);
       },
     };

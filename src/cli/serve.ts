@@ -1,10 +1,10 @@
 // `kiln serve`: database → first key → default model → registry → worker pool → HTTP; drains on SIGTERM/SIGINT.
 import { ensureDefaultModel } from "../../build/model/index.ts";
 import { Gate } from "../access/gate.ts";
+import { accessStores } from "../access/stores.ts";
 import { LiveResponses } from "../api/responses/live.ts";
 import { startResponseUpkeep } from "../api/responses/upkeep.ts";
 import { createApp } from "../app.ts";
-import { MemoryRateLimiter } from "../ratelimit/limiter.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { replaySettlements } from "../billing/settle.ts";
@@ -29,6 +29,7 @@ import { ensureFirstKey, FirstKeyFileError } from "./first-run.ts";
 import { ContentPolicyError, loadContentPolicy } from "../media/content-policy.ts";
 import type { FetchPolicy, Net } from "../media/fetch-policy.ts";
 import { createMediaIntake } from "../media/media-intake.ts";
+import { redactUrl } from "../redis/connection.ts";
 
 /**
  * Bun's own cap on a request body: never the one that answers. Past it Bun sends an empty 413 before the key check,
@@ -95,12 +96,18 @@ export async function startKiln(
     devices: () => registry.list().filter((m) => m.capabilities.chat || m.diffusion).map((m) => ({ model: m.id, device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype })),
   });
   const files = createFileStorage(config);
+  const stores = accessStores(config, logger);
+  if (stores.redis) {
+    // Not fatal: requests that need Redis fail closed (503) until it answers; the rest are served meanwhile.
+    const reachable = await stores.redis.time().then(() => true, () => false);
+    logger.info("rate limits and billing holds in redis", { redis: redactUrl(stores.redis.url), reachable });
+  }
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     promptTokenizers: new PromptTokenizers(logger),
     sealer: createSealer(loadServerSecret(config.dataDir)),
-    gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
+    gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),
     live: new LiveResponses(logger),
     metrics,
     files,
@@ -160,6 +167,7 @@ export async function startKiln(
         await Promise.race([server.stop(false), Bun.sleep(left())]);
         void server.stop(true);
         await Promise.race([Promise.all([workersStopped, media.close()]), Bun.sleep(left())]);
+        stores.close();
         db.$client.close();
       })();
       return stopped;

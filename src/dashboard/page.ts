@@ -1,5 +1,6 @@
 // The wrappers every dashboard route goes through: the viewer from the session (or a redirect to sign in), the
 // form read and its CSRF token checked for a post, and any failure shown as a page (never a JSON body).
+import { ApiError } from "../errors/api-error.ts";
 import { metaOf } from "../http/request-meta.ts";
 import type { DashboardDeps } from "./deps.ts";
 import { readForm } from "./form.ts";
@@ -42,6 +43,8 @@ async function guarded(d: DashboardDeps, request: Request, run: () => Promise<Re
   } catch (e) {
     if (e instanceof GoTo) return redirect(e.location);
     if (e instanceof PageError) return errorPage(e);
+    // A store the page needs that cannot be reached (Redis for where a team stands): said as it is, not as a bug.
+    if (e instanceof ApiError && e.status === 503) return errorPage(new PageError(503, "Unavailable for now", e.message));
     const meta = metaOf(request);
     d.logger.error("unhandled exception", { request_id: meta.id, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e), stack: e instanceof Error ? e.stack : undefined });
     return errorPage(new PageError(500, "Something went wrong", `kiln could not show this page. The error is in its log under request ${meta.id}.`));

@@ -61,8 +61,8 @@ export class ApiError extends Error {
   static overloaded() {
     return new ApiError(503, "server_error", "The server is at its active request limit; retry shortly", "service_overloaded", null, retryAfter(60));
   }
-  static backendUnavailable(message = "The model backend is unavailable; retry shortly") {
-    return new ApiError(503, "server_error", message, "backend_unavailable", null, retryAfter(60));
+  static backendUnavailable(message = "The model backend is unavailable; retry shortly", retryAfterS = 60) {
+    return new ApiError(503, "server_error", message, "backend_unavailable", null, retryAfter(retryAfterS));
   }
   static shuttingDown() {
     return new ApiError(503, "server_error", "The server is shutting down; retry the request", "server_shutting_down", null, retryAfter(5));

@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Gate } from "../../src/access/gate.ts";
+import { accessStores } from "../../src/access/stores.ts";
 import { LiveResponses } from "../../src/api/responses/live.ts";
 import { createApp, type Kiln } from "../../src/app.ts";
-import { MemoryRateLimiter } from "../../src/ratelimit/limiter.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/client.ts";
@@ -59,6 +59,7 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
   const logger = memoryLogger();
   const registry = opts.registry ?? new ModelRegistry(scanModels(config.modelsDir).models);
   const files = createFileStorage(config);
+  const stores = accessStores(config, logger);
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false },
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
@@ -66,7 +67,8 @@ export function testKiln(opts: { modelsDir?: string; env?: Record<string, string
     promptTokenizers: new PromptTokenizers(logger),
     sealer: createSealer(loadServerSecret(config.dataDir)),
     metrics: new Metrics({ teamLabels: config.metricsTeamLabels }),
-    gate: new Gate({ db, config, limiter: new MemoryRateLimiter() }),
+    // KILN_REDIS_URL in `env` puts the limits and holds in that Redis, as in serve.
+    gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),
     live: new LiveResponses(logger),
     files,
     // A guarded net: no test through this app can reach beyond loopback, whatever URL a request names.

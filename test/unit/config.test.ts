@@ -72,6 +72,16 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ KILN_METRICS_TEAM_LABELS: "maybe" }, [])).toThrow('KILN_METRICS_TEAM_LABELS must be 1 or 0 (true/false, yes/no, on/off), got "maybe"');
   });
 
+  test("Redis: unset by default (limits and holds in memory); redis:// or rediss:// with a host; the password is not echoed", () => {
+    expect(loadConfig({}, []).redisUrl).toBeUndefined();
+    expect(loadConfig({ KILN_REDIS_URL: "redis://127.0.0.1:6379" }, []).redisUrl).toBe("redis://127.0.0.1:6379");
+    expect(loadConfig({}, ["--redis-url", "rediss://kiln:pw@cache.internal:6380/2"]).redisUrl).toBe("rediss://kiln:pw@cache.internal:6380/2");
+    expect(() => loadConfig({ KILN_REDIS_URL: "http://cache:6379" }, [])).toThrow('KILN_REDIS_URL must be a redis:// or rediss:// URL with a host (and at most a database number as its path), got "http://cache:6379"');
+    expect(() => loadConfig({ KILN_REDIS_URL: "cache:6379" }, [])).toThrow("KILN_REDIS_URL must be a redis:// or rediss:// URL");
+    expect(() => loadConfig({}, ["--redis-url", "redis://:hunter2@cache/kiln"])).toThrow('got "redis://…@cache/kiln"');
+    expect(() => loadConfig({}, ["--redis-url", "redis://:hunter2@cache/kiln"])).not.toThrow("hunter2");
+  });
+
   test("stripConfigFlags leaves the command and its arguments", () => {
     expect(stripConfigFlags(["--port", "1", "keys", "create", "--team", "a", "--data-dir=/x"])).toEqual(["keys", "create", "--team", "a"]);
   });

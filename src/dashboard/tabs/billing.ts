@@ -53,7 +53,7 @@ export function billingTab(d: DashboardDeps) {
       // What `kiln teams set --tier` does: the tier name only; the team's own RPM/TPM overrides stay.
       const updated = updateTeam(d.db, team.id, { tier: choice.value });
       d.logger.info("dashboard tier set", { team_id: team.id, tier: choice.value, by: viewer.user.username });
-      const { limits } = await d.gate.standing(updated);
+      const limits = d.gate.limitsOf(updated);
       const on = choice.value === null ? `no tier${limits.tier ? ` (the default tier "${limits.tier}" applies)` : ""}` : `tier "${choice.value}"`;
       return doneWith(d, viewer, back(team), `Team "${team.name}" is now on ${on}: ${fmtLimit(limits.rpm)} requests and ${fmtLimit(limits.tpm)} tokens per minute, from its next request.`);
     }), { edge: POLICY.pageForm, ...HIDDEN })

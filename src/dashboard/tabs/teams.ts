@@ -19,7 +19,7 @@ export function teamsTab(d: DashboardDeps) {
     .get("/dashboard/teams", page(d, async ({ viewer }) => {
       if (!viewer.operator) throw PageError.notFound();
       const rows = await Promise.all(listTeams(d.db).map(async (t) => {
-        const { limits } = await d.gate.standing(t);
+        const limits = d.gate.limitsOf(t);
         const account = findAccount(d.db, t.id);
         return html`<tr>
   <td class="name"><a href="/dashboard/teams/${t.id}/keys">${t.name}</a></td>

@@ -1,7 +1,9 @@
 // Billing holds: worst-case prices held against the balance, released once, journaled charges counted until they are
-// written; missing and lapsed accounts refused.
-import { describe, expect, test } from "bun:test";
+// written; missing and lapsed accounts refused. Run against both hold stores: this process's memory and Redis.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BillingHolds } from "../../../src/access/billing-holds.ts";
+import { type HoldStore, MemoryHoldStore } from "../../../src/access/hold-store.ts";
+import { RedisHoldStore } from "../../../src/access/redis-holds.ts";
 import { replaySettlements } from "../../../src/billing/settle.ts";
 import { appendSettlement, journalPathFor } from "../../../src/billing/settlement-journal.ts";
 import { credit, setBillingEnabled, setLapsed } from "../../../src/db/billing-repo.ts";
@@ -9,41 +11,80 @@ import { openDatabase } from "../../../src/db/client.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
+import { RedisConnection } from "../../../src/redis/connection.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { startRedis, type TestRedis } from "../../helpers/redis-server.ts";
 
-function setup() {
-  const db = openDatabase(tempDir("kiln-holds-"));
-  const team = createTeam(db, "t");
-  return { db, team, holds: new BillingHolds(db) };
+let redis: TestRedis;
+const stores: HoldStore[] = [];
+const connections: RedisConnection[] = [];
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  for (const s of stores) s.close();
+  for (const c of connections) c.close();
+  await redis.stop();
+});
+
+let run = 0;
+const STORES: [string, () => HoldStore][] = [
+  ["memory", () => new MemoryHoldStore()],
+  [
+    "Redis",
+    () => {
+      // Each test's own prefix: team ids repeat across the tests' databases.
+      const conn = new RedisConnection(redis.url);
+      connections.push(conn);
+      const store = new RedisHoldStore(conn, { prefix: `holds${++run}:` });
+      stores.push(store);
+      return store;
+    },
+  ],
+];
+
+async function refusal(p: Promise<unknown>): Promise<Error & { status?: number }> {
+  return p.then(() => {
+    throw new Error("expected a refusal");
+  }, (e: Error) => e);
 }
 
-describe("BillingHolds", () => {
-  test("holds add up against the balance: the one that does not fit is refused with what it may cost and what is left", () => {
+describe.each(STORES)("BillingHolds over the %s store", (_name, makeStore) => {
+  function setup() {
+    const db = openDatabase(tempDir("kiln-holds-"));
+    const team = createTeam(db, "t");
+    return { db, team, holds: new BillingHolds(db, makeStore()) };
+  }
+
+  test("holds add up against the balance: the one that does not fit is refused with what it may cost and what is left", async () => {
     const s = setup();
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 900, null);
-    const first = s.holds.hold(s.team.id, 410, "a");
-    s.holds.hold(s.team.id, 410, "b");
-    const refused = (() => {
-      try {
-        s.holds.hold(s.team.id, 410, "10 input + up to 100 output tokens of m");
-      } catch (e) {
-        return e;
-      }
-    })();
+    const first = await s.holds.hold(s.team.id, 410, "a");
+    await s.holds.hold(s.team.id, 410, "b");
+    const refused = await refusal(s.holds.hold(s.team.id, 410, "10 input + up to 100 output tokens of m"));
     expect(refused).toMatchObject({ status: 402, type: "billing_error", code: "billing_not_configured" });
-    expect((refused as Error).message).toBe(
+    expect(refused.message).toBe(
       "This team's balance cannot cover this request: it may cost up to 0.00041 (10 input + up to 100 output tokens of m), and 0.00008 is available. Add credit, or lower the maximum output tokens.",
     );
-    expect(s.holds.heldBy(s.team.id)).toBe(820);
+    expect(await s.holds.heldBy(s.team.id)).toBe(820);
     // A release gives its share back once, however often it is called.
-    first();
-    first();
-    expect(s.holds.heldBy(s.team.id)).toBe(410);
-    expect(() => s.holds.hold(s.team.id, 410, "c")).not.toThrow();
+    await first();
+    await first();
+    expect(await s.holds.heldBy(s.team.id)).toBe(410);
+    expect(await s.holds.hold(s.team.id, 410, "c")).toBeFunction();
   });
 
-  test("a charge waiting in the settlement journal counts against the balance until it is written, and then once", () => {
+  test("64 racing holds against a balance that covers 10 of them: exactly 10 held", async () => {
+    const s = setup();
+    setBillingEnabled(s.db, s.team.id, true);
+    credit(s.db, s.team.id, 4100, null);
+    const results = await Promise.allSettled(Array.from({ length: 64 }, () => s.holds.hold(s.team.id, 410, "x")));
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(10);
+    expect(await s.holds.heldBy(s.team.id)).toBe(4100);
+  });
+
+  test("a charge waiting in the settlement journal counts against the balance until it is written, and then once", async () => {
     const s = setup();
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 1000, null);
@@ -59,26 +100,44 @@ describe("BillingHolds", () => {
     charge(other.id, "req_x", 900);
     charge(s.team.id, "req_b", 300);
     expect(s.holds.journaledBy(s.team.id)).toBe(700);
-    expect(() => s.holds.hold(s.team.id, 301, "x")).toThrow("and 0.0003 is available");
-    const release = s.holds.hold(s.team.id, 300, "y");
-    release();
+    expect((await refusal(s.holds.hold(s.team.id, 301, "x"))).message).toContain("and 0.0003 is available");
+    const release = await s.holds.hold(s.team.id, 300, "y");
+    await release();
     // Written to the database: the balance carries the charges, the journal no longer does, so they count once.
     expect(replaySettlements(s.db, memoryLogger()).replayed).toBe(3);
     expect(s.holds.journaledBy(s.team.id)).toBe(0);
     expect(s.holds.checkAccount(s.team.id).balanceMicros).toBe(300);
-    expect(() => s.holds.hold(s.team.id, 301, "x")).toThrow("and 0.0003 is available");
-    expect(() => s.holds.hold(s.team.id, 300, "y")).not.toThrow();
+    expect((await refusal(s.holds.hold(s.team.id, 301, "x"))).message).toContain("and 0.0003 is available");
+    expect(await s.holds.hold(s.team.id, 300, "y")).toBeFunction();
   });
 
-  test("no account, or a lapsed one, refuses every hold", () => {
+  test("no account, or a lapsed one, refuses every hold", async () => {
     const s = setup();
-    expect(() => s.holds.hold(s.team.id, 0, "x")).toThrow("it has no billing account");
+    expect((await refusal(s.holds.hold(s.team.id, 0, "x"))).message).toContain("it has no billing account");
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 1000, null);
     setLapsed(s.db, s.team.id, true);
     expect(() => s.holds.checkAccount(s.team.id)).toThrow("has lapsed");
-    expect(() => s.holds.hold(s.team.id, 1, "x")).toThrow("has lapsed");
+    expect((await refusal(s.holds.hold(s.team.id, 1, "x"))).message).toContain("has lapsed");
     setLapsed(s.db, s.team.id, false);
     expect(s.holds.checkAccount(s.team.id).balanceMicros).toBe(1000);
+  });
+});
+
+describe.each(STORES)("the %s hold store", (_name, make) => {
+  test("a hold released after the caller's mark still counts (its charge may be missing from the balance read); one released before does not", async () => {
+    const store = make();
+    expect(await store.hold(7, "a", 400, 1000, await store.mark(7))).toEqual({ ok: true, available: 600 });
+    const mark = await store.mark(7);
+    // Settled between this caller's mark and its hold: the balance it read may still include the 400.
+    await store.release(7, "a");
+    expect(await store.hold(7, "b", 700, 1000, mark)).toEqual({ ok: false, available: 600 });
+    expect(await store.hold(7, "b", 700, 1000, await store.mark(7))).toEqual({ ok: true, available: 300 });
+    // Releasing twice, or an unknown id, changes nothing.
+    await store.release(7, "a");
+    await store.release(7, "zzz");
+    expect(await store.heldBy(7)).toBe(700);
+    // Teams are apart.
+    expect(await store.heldBy(8)).toBe(0);
   });
 });
