@@ -23,10 +23,17 @@ export function extractColumns(kv: BatchKv, row: number, from: number, n: number
   if (len === undefined) throw new Error(`row ${row} is not in the batch`);
   if (from < 0 || n < 0 || from + n > len) throw new Error(`positions ${from}..${from + n} are outside the row's ${len}`);
   const col0 = kv.length - len + from;
-  return kv.tensors.map((t) => {
+  // One allocation for every tensor of the block (views into it): a block of a deep model is dozens of tensors.
+  const sizes = kv.tensors.map((t) => t.dims[1] * n * t.dims[3]);
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const all: KvData = kv.tensors[0]?.data instanceof Uint16Array ? new Uint16Array(total) : new Float32Array(total);
+  let offset = 0;
+  return kv.tensors.map((t, j) => {
     const [batch, heads, cap, dim] = t.dims;
     if (row >= batch) throw new Error(`row ${row} out of range for batch ${batch}`);
-    const out: KvData = t.data instanceof Uint16Array ? new Uint16Array(heads * n * dim) : new Float32Array(heads * n * dim);
+    if (t.data.constructor !== all.constructor) throw new Error("kv tensors of different element types");
+    const out = all.subarray(offset, offset + sizes[j]!);
+    offset += sizes[j]!;
     for (let h = 0; h < heads; h++) {
       const at = ((row * heads + h) * cap + col0) * dim;
       out.set(t.data.subarray(at, at + n * dim), h * n * dim);
