@@ -8,6 +8,7 @@ import { RedisConnection } from "../../../src/redis/connection.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { startRedis, type TestRedis } from "../../helpers/redis-server.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
+import { createRng } from "../../../workers/engine/prng.ts";
 
 let redis: TestRedis;
 const connections: RedisConnection[] = [];
@@ -24,17 +25,6 @@ afterAll(async () => {
   await redis.stop();
 });
 
-/** A small seeded generator (mulberry32), so a failing sequence can be replayed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("RedisRateLimiter", () => {
   test("three replicas' connections, 64 concurrent takes of 1 against 10 RPM: exactly 10; 64 × 250 tokens against 2,500 TPM: exactly 10", async () => {
@@ -54,7 +44,7 @@ describe("RedisRateLimiter", () => {
     let t = 50_000_000;
     const mem = new MemoryRateLimiter(() => t);
     const red = new RedisRateLimiter(connect(), { now: () => t, prefix: "diff:" });
-    const next = random(29);
+    const next = createRng(29);
     const pick = <T>(xs: T[]) => xs[Math.floor(next() * xs.length)]!;
     for (let i = 0; i < 3000; i++) {
       t += pick([0, 0, 1, 7, 999, 6000, 59_999, 120_000]);
