@@ -29,6 +29,13 @@ let server: TestServer;
 let openai: OpenAI;
 let anthropic: Anthropic;
 let teamId: number;
+/** A second team's client: it must never read the first team's cached prefixes, except declared public ones. */
+let other: OpenAI;
+
+/** The model's declared public system prompt (kiln.json public_prefixes), long enough to fill several blocks. */
+const PUBLIC_SYSTEM =
+  "You are the public help desk of a river museum. Answer visitors' questions about rivers, sediment, deltas, dams " +
+  "and coastlines in short, friendly sentences, and say so when a question is outside what the museum covers.";
 
 beforeAll(async () => {
   // The tiny model under a kiln.json of its own, with a cached-input price apart from the input price.
@@ -36,6 +43,7 @@ beforeAll(async () => {
   cpSync(await tinyModelDir(), dir, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(dir, "kiln.json"), "utf8"));
   manifest.pricing = { input_per_million: PRICE.input, cached_input_per_million: PRICE.cached, output_per_million: PRICE.output, per_image: null };
+  manifest.public_prefixes = [PUBLIC_SYSTEM];
   writeFileSync(join(dir, "kiln.json"), JSON.stringify(manifest));
   server = await startTestServer({ KILN_PREFIX_CACHE: "1" }, { modelDir: dir });
   const db = server.deps.db;
@@ -45,6 +53,8 @@ beforeAll(async () => {
   credit(db, team.id, 1_000_000_000, "plenty");
   const key = createKey(db, team.id, "cache").key;
   openai = new OpenAI({ apiKey: key, baseURL: `${server.url}/v1`, maxRetries: 0 });
+  const otherTeam = createTeam(db, "other-team");
+  other = new OpenAI({ apiKey: createKey(db, otherTeam.id, "other").key, baseURL: `${server.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: key, baseURL: server.url, maxRetries: 0 });
 });
 afterAll(() => server.stop(1000));
@@ -185,4 +195,27 @@ test("/metrics: after the repeats above, the hit-token counter and the hit ratio
   expect(sampleValue(f, "kiln_prefix_cache_prompt_tokens_total", model)).toBeGreaterThan(hits);
   expect(sampleValue(f, "kiln_prefix_cache_hit_ratio", model)).toBeGreaterThan(0);
   expect(sampleValue(f, "kiln_prefix_cache_blocks", model)).toBeGreaterThan(0);
+});
+
+describe("isolation between teams", () => {
+  const ask = (messages: OpenAI.ChatCompletionMessageParam[]) => ({ model: server.modelId, max_tokens: 2, temperature: 0, messages });
+  const cached = (r: OpenAI.ChatCompletion) => r.usage!.prompt_tokens_details!.cached_tokens!;
+
+  test("another team's identical prompt finds nothing cached, though the first team's repeat does", async () => {
+    const messages = [{ role: "user" as const, content: fresh() }];
+    expect(cached(await openai.chat.completions.create(ask(messages)))).toBe(0);
+    expect(cached(await other.chat.completions.create(ask(messages)))).toBe(0);
+    expect(cached(await openai.chat.completions.create(ask(messages)))).toBeGreaterThanOrEqual(48);
+  });
+
+  test("a declared public system prompt is shared across teams, and only its whole blocks", async () => {
+    const withPublic = (question: string) => [{ role: "system" as const, content: PUBLIC_SYSTEM }, { role: "user" as const, content: question }];
+    const mine = await openai.chat.completions.create(ask(withPublic(fresh())));
+    const theirs = await other.chat.completions.create(ask(withPublic(fresh())));
+    // The system prompt's rendered tokens fill whole blocks; the other team reads those, and nothing of the question.
+    expect(cached(theirs)).toBeGreaterThanOrEqual(32);
+    expect(cached(theirs) % 16).toBe(0);
+    expect(cached(theirs)).toBeLessThan(theirs.usage!.prompt_tokens - 20);
+    expect(mine.usage!.prompt_tokens).toBeGreaterThan(cached(theirs));
+  });
 });
