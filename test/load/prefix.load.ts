@@ -13,7 +13,7 @@ import { freshChat } from "./fresh-chat.ts";
 import { llamaLevelForBench, openLlamaForBench } from "./llama-cpp-section.ts";
 import { llamaCppBench } from "./llama-cpp.ts";
 import { llamaFormatsLine } from "./llama-cpp-report.ts";
-import { type LevelSummary, medianBy } from "./metrics.ts";
+import { type LevelSummary, medianBy, percentile } from "./metrics.ts";
 import { cacheLine, type Conversation, type FreshLevel, type OnOff, prefixTargetLines, renderPrefixTable, type Shared } from "./prefix-report.ts";
 import { freshRound, messagesHistory, responsesChain, scrape, sharedSystem, type Target, warmUp } from "./prefix-scenarios.ts";
 import { startServerProcess } from "./server-process.ts";
@@ -73,10 +73,12 @@ test(
       console.log(`Messages history TTFT ms, on: ${mOn.ttftMs.map((v) => v.toFixed(0)).join(" ")}; off: ${mOff.ttftMs.map((v) => v.toFixed(0)).join(" ")}`);
 
       // 2. Every client at once after one system prompt.
-      const sOn = await sharedSystem(on, system, questions, SHARED_REPLY_TOKENS);
-      const sOff = await sharedSystem(off, system, questions, SHARED_REPLY_TOKENS);
-      shared = { on: sOn, off: sOff };
-      console.log(`shared system prompt: prefill tokens computed on ${sOn.prefillTokens ?? "n/a"}, off ${sOff.prefillTokens ?? "n/a"}`);
+      const sharedRun = async (t: Target, side: string) => {
+        const s = await sharedSystem(t, system, questions, SHARED_REPLY_TOKENS);
+        console.log(`shared system prompt, cache ${side}: TTFT p50 ${percentile(s.ttftMs, 50).toFixed(0)} ms, p95 ${percentile(s.ttftMs, 95).toFixed(0)} ms, prefill tokens computed ${s.prefillTokens ?? "n/a"}`);
+        return s;
+      };
+      shared = { on: await sharedRun(on, "on"), off: await sharedRun(off, "off") };
 
       // 3. Fresh prompts: an uncounted round of each side first, then alternating rounds, then llama.cpp at the same rows.
       for (const t of [on, off]) await freshRound(t, fresh, LEVELS[LEVELS.length - 1]!, NEW_TOKENS);

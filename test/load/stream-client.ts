@@ -4,8 +4,12 @@ import type { StreamTiming } from "./metrics.ts";
 
 /** POSTs a streaming request and hands each SSE `data:` payload to `onData` with its arrival time (ms since t0). */
 async function readStream(url: string, key: string, body: unknown, t0: number, onData: (data: string, nowMs: number) => void): Promise<void> {
-  // Bearer works for every family (Messages takes x-api-key too).
-  const res = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  // Bearer works for every family (Messages takes x-api-key too). No idle timeout: a stream queued behind long prompts
+  // on a busy box stayed silent past Bun's 5-minute default (the prefix bench's shared prompt, cache off), and its
+  // TTFT is the figure being measured.
+  const res = await fetch(url, {
+    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body), timeout: false,
+  });
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
   let buffered = "";
   const decoder = new TextDecoder();
