@@ -423,7 +423,7 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
 
   test("npm run bench -- --prefix (the tiny preset, 3 turns, 4 clients, one round) prints the CPU, every row of its table with figures, and its targets", () => {
     const r = sh("npm run bench -- --prefix", {
-      KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_TOKENS: "8", KILN_BENCH_PREFIX_TURNS: "3", KILN_BENCH_PREFIX_CLIENTS: "4",
+      KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_TOKENS: "8", KILN_BENCH_PREFIX_TURNS: "3", KILN_BENCH_PREFIX_CONVERSATIONS: "1", KILN_BENCH_PREFIX_CLIENTS: "4",
       KILN_BENCH_MODELS: join(work, "bench-models"),
     });
     if (r.code !== 0) throw new Error(r.out);

@@ -13,6 +13,16 @@ export interface Conversation {
   prefillTokens?: number;
 }
 
+/**
+ * Several conversations of the same shape as one: each turn's median TTFT (one slow turn on a shared box must not
+ * decide a turn-10 / turn-1 ratio), the first one's cached and prefill counts.
+ */
+export function medianConversation(runs: readonly Conversation[]): Conversation {
+  const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const turns = Math.min(...runs.map((r) => r.ttftMs.length));
+  return { ...runs[0]!, ttftMs: Array.from({ length: turns }, (_, i) => mid(runs.map((r) => r.ttftMs[i]!))) };
+}
+
 /** The clients sharing one system prompt, all sent at once, on one server. */
 export interface Shared {
   ttftMs: number[];

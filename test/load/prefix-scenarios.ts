@@ -39,6 +39,19 @@ function ended(status: string, what: string): void {
   if (status !== "completed" && status !== "incomplete") throw new Error(`${what} ended ${status || "without a status"}`);
 }
 
+/**
+ * The bench model's random weights mostly write reserved vocabulary entries, whose text ("<|reserved_57796|>") comes
+ * back as about 13 tokens when a client re-sends it: a 16-token reply would add some 200 tokens to the next turn, not
+ * the few a real model's reply adds. So replies are held to short, plain text: a Responses turn answers a one-field
+ * JSON object (structured output), a Messages turn stops at the first "|" (a reserved entry's text gives its "<"
+ * and stops, so the reply streams a first character at once), so each turn adds its input and a few tokens, as a
+ * conversation whose replies round-trip does.
+ */
+const SHORT_REPLY = {
+  type: "json_schema", name: "reply", strict: true,
+  schema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"], additionalProperties: false },
+};
+
 /** One Responses turn per input, each continuing the last through previous_response_id (stored, as chaining needs). */
 export async function responsesChain(t: Target, inputs: readonly string[], maxTokens: number): Promise<Conversation> {
   const ttftMs: number[] = [];
@@ -47,7 +60,7 @@ export async function responsesChain(t: Target, inputs: readonly string[], maxTo
   const { prefillTokens } = await withPrefill(t, async () => {
     for (const [i, input] of inputs.entries()) {
       const r = await streamResponse(t.url, t.key, {
-        model: t.model, input, max_output_tokens: maxTokens, temperature: 0, store: true, ...(previous ? { previous_response_id: previous } : {}),
+        model: t.model, input, max_output_tokens: maxTokens, temperature: 0, store: true, text: { format: SHORT_REPLY }, ...(previous ? { previous_response_id: previous } : {}),
       });
       ended(r.status, `Responses turn ${i + 1}`);
       ttftMs.push(r.ttftMs);
@@ -69,7 +82,7 @@ export async function messagesHistory(t: Target, inputs: readonly string[], maxT
   const { prefillTokens } = await withPrefill(t, async () => {
     for (const [i, input] of inputs.entries()) {
       history.push({ role: "user", content: input });
-      const r = await streamMessages(t.url, t.key, { model: t.model, messages: history, max_tokens: maxTokens, temperature: 0 });
+      const r = await streamMessages(t.url, t.key, { model: t.model, messages: history, max_tokens: maxTokens, temperature: 0, stop_sequences: ["|"] });
       if (!r.stopReason) throw new Error(`Messages turn ${i + 1} ended without a stop reason`);
       ttftMs.push(r.ttftMs);
       history.push({ role: "assistant", content: r.text || EMPTY_REPLY });
@@ -111,5 +124,7 @@ export async function freshRound(t: Target, fresh: FreshChat, clients: number, n
 export async function warmUp(t: Target, fresh: FreshChat): Promise<void> {
   await streamChat(t.url, t.key, { model: t.model, messages: [{ role: "user", content: fresh.next() }], max_tokens: 4, temperature: 0 });
   await streamResponse(t.url, t.key, { model: t.model, input: fresh.next(), max_output_tokens: 16, temperature: 0, store: true });
+  // The conversations' reply format, so its grammar is compiled before the first turn is timed.
+  await streamResponse(t.url, t.key, { model: t.model, input: fresh.next(), max_output_tokens: 16, temperature: 0, store: false, text: { format: SHORT_REPLY } });
   await streamMessages(t.url, t.key, { model: t.model, messages: [{ role: "user", content: fresh.next() }], max_tokens: 4, temperature: 0 });
 }

@@ -14,13 +14,15 @@ import { llamaLevelForBench, openLlamaForBench } from "./llama-cpp-section.ts";
 import { llamaCppBench } from "./llama-cpp.ts";
 import { llamaFormatsLine } from "./llama-cpp-report.ts";
 import { type LevelSummary, medianBy, percentile } from "./metrics.ts";
-import { cacheLine, type Conversation, type FreshLevel, type OnOff, prefixTargetLines, renderPrefixTable, type Shared } from "./prefix-report.ts";
+import { cacheLine, type Conversation, type FreshLevel, medianConversation, type OnOff, prefixTargetLines, renderPrefixTable, type Shared } from "./prefix-report.ts";
 import { freshRound, messagesHistory, responsesChain, scrape, sharedSystem, type Target, warmUp } from "./prefix-scenarios.ts";
 import { startServerProcess } from "./server-process.ts";
 import { oneTokenWords, textOfTokens } from "./token-text.ts";
 
 /** Conversation turns, clients sharing the system prompt, and the fresh-prompt levels (the README test makes them small). */
 const TURNS = Number(process.env.KILN_BENCH_PREFIX_TURNS ?? 10);
+/** Conversations per format with the cache on, their turns' TTFT taken as medians. */
+const CONVERSATIONS = Number(process.env.KILN_BENCH_PREFIX_CONVERSATIONS ?? 3);
 const CLIENTS = Number(process.env.KILN_BENCH_PREFIX_CLIENTS ?? 16);
 const LEVELS = (process.env.KILN_BENCH_PREFIX_LEVELS ?? `1,${CLIENTS}`).split(",").map(Number);
 /** Token counts of the texts (the model's tokenizer), and the short replies that keep the history growing by a turn's input. */
@@ -62,13 +64,19 @@ test(
     try {
       for (const t of [on, off]) await warmUp(t, fresh);
 
-      // 1. Conversations: which side goes first alternates between the two.
-      const rOn = await responsesChain(on, turns("responses"), TURN_REPLY_TOKENS);
-      const rOff = await responsesChain(off, turns("responses"), TURN_REPLY_TOKENS);
+      // 1. Conversations: which side goes first alternates between the two. With the cache, each turn's TTFT is the
+      // median of CONVERSATIONS conversations (its own texts each); without it one, whose growth is plain anyway.
+      const onRuns = async <T>(run: (label: string) => Promise<T>) => {
+        const out: T[] = [];
+        for (let k = 0; k < CONVERSATIONS; k++) out.push(await run(String(k)));
+        return out;
+      };
+      const rOn = medianConversation(await onRuns((k) => responsesChain(on, turns(`responses ${k}`), TURN_REPLY_TOKENS)));
+      const rOff = await responsesChain(off, turns("responses 0"), TURN_REPLY_TOKENS);
       responses = { on: rOn, off: rOff };
       console.log(`Responses chain TTFT ms, on: ${rOn.ttftMs.map((v) => v.toFixed(0)).join(" ")}; off: ${rOff.ttftMs.map((v) => v.toFixed(0)).join(" ")}`);
-      const mOff = await messagesHistory(off, turns("messages"), TURN_REPLY_TOKENS);
-      const mOn = await messagesHistory(on, turns("messages"), TURN_REPLY_TOKENS);
+      const mOff = await messagesHistory(off, turns("messages 0"), TURN_REPLY_TOKENS);
+      const mOn = medianConversation(await onRuns((k) => messagesHistory(on, turns(`messages ${k}`), TURN_REPLY_TOKENS)));
       messages = { on: mOn, off: mOff };
       console.log(`Messages history TTFT ms, on: ${mOn.ttftMs.map((v) => v.toFixed(0)).join(" ")}; off: ${mOff.ttftMs.map((v) => v.toFixed(0)).join(" ")}`);
 
@@ -107,7 +115,7 @@ test(
     console.log(`\ncpu: ${describeCpu(cpu)}; load average ${loadavg()[0]!.toFixed(1)} on ${cpu.logicalCores} cores`);
     console.log(
       `model ${SPEC.id}, ${FORMATS}, ${threads} threads; two servers, KILN_PREFIX_CACHE=1 and 0, otherwise alike; ` +
-        `conversations of ${TURNS} turns of ${TURN_TOKENS}-token inputs, ${TURN_REPLY_TOKENS}-token replies at most, temperature 0; ` +
+        `conversations of ${TURNS} turns (cache on: each turn's median over ${CONVERSATIONS}) of ${TURN_TOKENS}-token inputs, ${TURN_REPLY_TOKENS}-token replies at most (Responses: a one-field JSON answer; Messages: cut at "|"), temperature 0; ` +
         `${CLIENTS} clients with a ${SYSTEM_TOKENS}-token system prompt and ${QUESTION_TOKENS}-token questions, ${SHARED_REPLY_TOKENS} tokens each; ` +
         `fresh prompts of ${fresh.promptIds.length} tokens (a different one per request), ${NEW_TOKENS} tokens each, median of ${ROUNDS} rounds\n`,
     );

@@ -1,7 +1,7 @@
 // The prefix-cache bench's table and targets (test/load/prefix-report.ts): figures, ratios, and n/a for what is missing.
 import { describe, expect, test } from "bun:test";
 import { parsePromText } from "../../load/prom-text.ts";
-import { cacheLine, prefillCut, prefixRows, prefixTargetLines, type PrefixResults, renderPrefixTable, turnGrowth } from "../../load/prefix-report.ts";
+import { cacheLine, medianConversation, prefillCut, prefixRows, prefixTargetLines, type PrefixResults, renderPrefixTable, turnGrowth } from "../../load/prefix-report.ts";
 
 const full: PrefixResults = {
   responses: { on: { ttftMs: [100, 110, 105], cachedLast: 230, prefillTokens: 360 }, off: { ttftMs: [100, 200, 300], cachedLast: 0, prefillTokens: 700 } },
@@ -80,5 +80,16 @@ describe("prefix bench report", () => {
     ].join("\n"));
     expect(cacheLine("on", scrape, "m")).toBe("on: prefix cache blocks 12, 3.0 MiB, evictions 2, hit ratio 0.500, prompt/hit tokens 400/200, prefill tokens 200");
     expect(cacheLine("off", [], "m")).toBe("off: prefix cache blocks n/a, n/a MiB, evictions n/a, hit ratio n/a, prompt/hit tokens n/a/n/a, prefill tokens n/a");
+  });
+});
+
+describe("medianConversation", () => {
+  test("each turn's median TTFT over the conversations; the first one's counts", () => {
+    const runs = [
+      { ttftMs: [100, 900, 300], cachedLast: 40, prefillTokens: 120 },
+      { ttftMs: [110, 200, 310], cachedLast: 41, prefillTokens: 130 },
+      { ttftMs: [90, 210, 5000], cachedLast: 42, prefillTokens: 140 },
+    ];
+    expect(medianConversation(runs)).toEqual({ ttftMs: [100, 210, 310], cachedLast: 40, prefillTokens: 120 });
   });
 });
