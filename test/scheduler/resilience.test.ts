@@ -49,8 +49,9 @@ describe("admission, disconnects and worker failure", () => {
   });
 
   test("a crashed worker fails only its own requests, retryably; the next request succeeds", async () => {
+    // Different prompts: equal ones would go to the same worker (its prefix cache holds them).
     const victim = post({ max_tokens: 3000, ignore_eos: true });
-    const bystander = post({ max_tokens: 400, ignore_eos: true });
+    const bystander = post({ max_tokens: 400, ignore_eos: true, messages: [{ role: "user", content: "stay" }] });
     // One sequence on each of the two workers (a list of two, so `every` cannot hold vacuously).
     const oneEach = () => s.runtime.pool.stats().map((w) => w.held);
     await waitFor(() => oneEach().join() === "1,1", { what: "one sequence on each worker" });
