@@ -313,7 +313,7 @@ export class Engine {
    */
   private takeLongPrompt(budget: number): void {
     const i = this.queue.findIndex((s) => {
-      if (!s.media.ready) return false;
+      if (!s.media.ready || s.promptIds.length <= budget) return false; // never long, cached or not: no lookup
       const usable = this.prefix.usable(s.prefix, s.promptIds.length, true);
       return s.promptIds.length - usable > budget && !this.prefix.waitsForPending(s.prefix, usable);
     });
