@@ -1,7 +1,7 @@
 // The continuous-batching step loop: admits queued sequences at step boundaries, decodes the batch, retires finished rows.
 import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/scheduler/protocol.ts";
 import { chunkInputs, decodeInputs, extendInputs, type FeatureRows, prefillInputs, type StepInputs } from "./batch-inputs.ts";
-import { arrangeHost, type BatchKv, type BatchRow, grownCapacity } from "./kv-cache.ts";
+import { arrangeHost, type BatchKv, type BatchRow } from "./kv-cache.ts";
 import type { CacheOps, ForwardResult, ModelRunner } from "./model-runner.ts";
 import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
@@ -191,7 +191,7 @@ export class Engine {
     if (newcomers.length === 0) return;
     const pastLens = newcomers.map((s) => s.cached);
     const pastLen = Math.max(...pastLens);
-    const past = this.prefix.past(newcomers.map((s) => s.prefix), pastLens, this.runner.spareColumns ? grownCapacity(pastLen + width) : undefined);
+    const past = this.prefix.past(newcomers.map((s) => s.prefix), pastLens);
     const rows = newcomers.map((s) => ({ tokens: s.promptIds.slice(s.cached), past: s.cached }));
     const passWidth = Math.max(...rows.map((r) => r.tokens.length));
     this.lastStep.prefillTokens += newcomers.length * passWidth;
@@ -320,8 +320,7 @@ export class Engine {
     if (i < 0) return;
     const seq = this.queue.splice(i, 1)[0]!;
     seq.cached = seq.prefix?.hit?.length ?? 0;
-    const capacity = this.runner.spareColumns ? grownCapacity(seq.cached + budget) : undefined;
-    const kv = this.prefix.past([seq.prefix], [seq.cached], capacity) as BatchKv<unknown> | null;
+    const kv = this.prefix.past([seq.prefix], [seq.cached]) as BatchKv<unknown> | null;
     this.prefix.admitted(seq.prefix, seq.promptIds.length);
     this.startChunked({ seq, kv, done: seq.cached });
   }

@@ -50,13 +50,13 @@ export interface BlockData {
 
 /**
  * A past cache from blocks: row r takes the first lens[r] positions of its blocks (in order), right-aligned at the
- * longest row with masked zero columns on the left, the layout of a batch (kv-cache.ts). `capacity` columns are allocated
- * (spare ones after the used ones, for a runner that writes new columns in place); the used length when omitted.
+ * longest row with masked zero columns on the left, the layout of a batch (kv-cache.ts). It has no spare columns: the pass
+ * over it attends to the past alone, and a runner that writes new columns in place grows the cache after that pass.
  */
-export function pastFromBlocks(rows: { blocks: BlockData[]; len: number }[], layers: number, shape: BlockShape, capacity?: number): BatchKv {
+export function pastFromBlocks(rows: { blocks: BlockData[]; len: number }[], layers: number, shape: BlockShape): BatchKv {
   const { heads, headDim: dim } = shape;
   const length = Math.max(0, ...rows.map((r) => r.len));
-  const cap = Math.max(length, capacity ?? 0);
+  const cap = length;
   const size = rows.length * heads * cap * dim;
   const tensors: KvTensor[] = [];
   for (let j = 0; j < layers; j++) {

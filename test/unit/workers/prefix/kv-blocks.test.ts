@@ -23,15 +23,15 @@ describe("kv blocks", () => {
     expect(shapeOf(kv)).toEqual({ heads: 2, headDim: 3, float16: false });
   });
 
-  test("pastFromBlocks right-aligns each row's first len positions, zero on the left, with spare capacity", () => {
+  test("pastFromBlocks right-aligns each row's first len positions, zero on the left, no spare columns", () => {
     const kv = batch([6], 6, 6, 1, 1);
     const blockA = { kv: extractColumns(kv, 0, 0, 4), tokens: 4 };
     const blockB = { kv: extractColumns(kv, 0, 4, 2), tokens: 2 };
-    const past = pastFromBlocks([{ blocks: [blockA, blockB], len: 5 }, { blocks: [blockA], len: 2 }], 2, shapeOf(kv), 8);
+    const past = pastFromBlocks([{ blocks: [blockA, blockB], len: 5 }, { blocks: [blockA], len: 2 }], 2, shapeOf(kv));
     expect(past.lens).toEqual([5, 2]);
     expect(past.length).toBe(5);
-    expect(past.tensors[0]!.dims).toEqual([2, 1, 8, 1]);
-    expect(Array.from(past.tensors[0]!.data)).toEqual([0, 10, 20, 30, 40, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0]);
+    expect(past.tensors[0]!.dims).toEqual([2, 1, 5, 1]);
+    expect(Array.from(past.tensors[0]!.data)).toEqual([0, 10, 20, 30, 40, 0, 0, 0, 0, 10]);
     expect(() => pastFromBlocks([{ blocks: [blockB], len: 3 }], 2, shapeOf(kv))).toThrow(/hold 2 positions/);
   });
 });
