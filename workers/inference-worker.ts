@@ -63,9 +63,10 @@ function stepMessage(deltas: SeqDelta[], finished: SeqFinish[], batch: StepBatch
 }
 
 /** The worker's prefix cache, addressed under the model's identity: its id, weight formats and device. */
-function prefixReuse(spec: ModelLoadSpec): PrefixReuse {
+function prefixReuse(spec: ModelLoadSpec, runner: ModelRunner<unknown>): PrefixReuse {
   const root = [spec.id, spec.dtype, spec.small ? `${spec.small.dtype}<=${spec.small.maxTokens}` : "", spec.device ?? "cpu"].join("\0");
-  return new PrefixReuse(spec.prefixCache ? new PrefixCache(spec.prefixCache.blockTokens, spec.prefixCache.maxBytes) : null, root);
+  const cache = spec.prefixCache ? new PrefixCache(spec.prefixCache.blockTokens, spec.prefixCache.maxBytes) : null;
+  return new PrefixReuse(cache, root, runner.readColumns?.bind(runner));
 }
 
 const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
@@ -74,7 +75,7 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
     runner = loaded.runner;
     engine = new Engine(loaded.runner, {
       maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
-      prefix: prefixReuse(spec),
+      prefix: prefixReuse(spec, loaded.runner),
       tokenBytes: loaded.tokenBytes,
       // Without an end id a constrained answer could never finish: such a model serves unconstrained requests only.
       ...(loaded.eosIds.length ? { constraints: new LazyConstraintSource(loaded.runner.vocabSize, loaded.tokenizerJson, loaded.eosIds) } : {}),

@@ -13,7 +13,7 @@ export interface TextBackendOptions extends PoolOptions {
   threads: number;
   /** Passes of at most this many tokens run on q4 beside an int8 default (src/models/step-formats.ts); 0 or absent: off. */
   smallStepTokens?: number;
-  /** Each CPU worker's prefix cache (absent: off); a webgpu worker's KV stays on its device, uncached. */
+  /** Each worker's prefix cache (absent: off), in host memory (a webgpu worker reads its blocks back from the device). */
   prefixCache?: PrefixCacheSpec;
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void;
   /** What shared a decode pass: rows with media and rows without (the worker's own record). */
@@ -44,10 +44,10 @@ export class TextBackend implements SequenceBackend {
     // A model on the GPU runs its one GPU format (the small-step twin is a CPU trick).
     const smallOf = (m: ModelEntry) => (m.media || m.placement?.device === "webgpu" ? undefined : smallStepFormat(m, opts.smallStepTokens ?? 0));
     const dtypeOf = (m: ModelEntry) => m.placement?.dtype ?? m.defaultDtype;
-    // The prefix cache lives in host memory: a webgpu worker's KV stays on its device, uncached.
-    const cachesPrefixes = (m: ModelEntry) => !!opts.prefixCache && m.placement?.device !== "webgpu";
+    // The prefix cache lives in host memory, a webgpu worker's too (its blocks are read back from the device).
+    const prefixCache = opts.prefixCache ? "on" : "off";
     for (const m of models) {
-      opts.logger.info("model weights", { model: m.id, formats: formatsLabel(dtypeOf(m), smallOf(m)), device: m.placement?.device ?? "cpu", prefix_cache: cachesPrefixes(m) ? "on" : "off" });
+      opts.logger.info("model weights", { model: m.id, formats: formatsLabel(dtypeOf(m), smallOf(m)), device: m.placement?.device ?? "cpu", prefix_cache: prefixCache });
     }
     this.workers = new WorkerSupervisor(models, {
       ...opts,
@@ -60,7 +60,7 @@ export class TextBackend implements SequenceBackend {
         small: smallOf(model),
         threads: opts.threads,
         maxBatch: maxBatchOf(model),
-        ...(cachesPrefixes(model) ? { prefixCache: opts.prefixCache } : {}),
+        ...(opts.prefixCache ? { prefixCache: opts.prefixCache } : {}),
       }),
       onMessage: (workerId, msg) => {
         // Released before the step is delivered, so the slots freed are visible to the dispatch it triggers.

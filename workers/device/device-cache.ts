@@ -1,10 +1,10 @@
 // A KV cache kept in GPU memory between steps: rows join, leave and the cache grows through small graphs run on the
 // device (kv-graphs.ts), so only row indices and pad amounts travel from the host. Dead batches are freed each step.
 import * as ort from "onnxruntime-node";
-import type { Arranged, BatchKv, BatchRow } from "../engine/kv-cache.ts";
+import type { Arranged, BatchKv, BatchRow, KvData } from "../engine/kv-cache.ts";
 import type { CacheOps } from "../engine/model-runner.ts";
 import { isWhole, runsOf } from "./cache-plan.ts";
-import { concatGraph, type KvElement, selectGraph } from "./kv-graphs.ts";
+import { concatGraph, type KvElement, readGraph, selectGraph } from "./kv-graphs.ts";
 
 /** A cache tensor living on the device, [batch, kvHeads, capacity, headDim]. */
 export type DeviceTensor = ort.Tensor;
@@ -30,6 +30,7 @@ export class DeviceCache implements CacheOps<DeviceTensor> {
   private constructor(
     private readonly select: ort.InferenceSession,
     private readonly concat: ort.InferenceSession,
+    private readonly read: ort.InferenceSession,
     private readonly count: number,
     readonly transfer: Transfer,
   ) {}
@@ -37,12 +38,19 @@ export class DeviceCache implements CacheOps<DeviceTensor> {
   /** Sessions for a model with `count` cache tensors (2 per layer) of element type `kind`, on the webgpu EP. */
   static async create(count: number, kind: KvElement, transfer: Transfer): Promise<DeviceCache> {
     const options = { executionProviders: ["webgpu"], logSeverityLevel: 3, preferredOutputLocation: "gpu-buffer" } as ort.InferenceSession.SessionOptions;
-    const select = await ort.InferenceSession.create(selectGraph(count, kind), options);
-    const concat = await ort.InferenceSession.create(concatGraph(count, kind), options).catch(async (e) => {
-      await select.release();
+    const made: ort.InferenceSession[] = [];
+    try {
+      for (const [graph, opts] of [
+        [selectGraph(count, kind), options],
+        [concatGraph(count, kind), options],
+        // Its outputs come to the host.
+        [readGraph(count, kind), { ...options, preferredOutputLocation: "cpu" }],
+      ] as const) made.push(await ort.InferenceSession.create(graph, opts as ort.InferenceSession.SessionOptions));
+    } catch (e) {
+      await Promise.all(made.map((m) => m.release()));
       throw e;
-    });
-    return new DeviceCache(select, concat, count, transfer);
+    }
+    return new DeviceCache(made[0]!, made[1]!, made[2]!, count, transfer);
   }
 
   /** Registers tensors the runner's passes produced. */
@@ -60,6 +68,30 @@ export class DeviceCache implements CacheOps<DeviceTensor> {
     kv.tensors.forEach((t, i) => (feeds[`kv${i}`] = t));
     const out = await this.select.run(feeds);
     return this.outputs(out);
+  }
+
+  /**
+   * Positions [from, from + n) of row `row` of a device batch (rows are right-padded there: position p is column p),
+   * copied to the host: each tensor's [heads, n, headDim], float16 as 16-bit words.
+   */
+  async readColumns(kv: DeviceBatch, row: number, from: number, n: number): Promise<KvData[]> {
+    const len = kv.lens[row];
+    if (len === undefined) throw new Error(`row ${row} is not in the batch`);
+    if (from < 0 || n < 0 || from + n > len) throw new Error(`positions ${from}..${from + n} are outside the row's ${len}`);
+    const [, heads, , dim] = kv.tensors[0]!.dims as number[];
+    const feeds: Record<string, ort.Tensor> = { starts: int64([row, 0, from, 0]), ends: int64([row + 1, heads!, from + n, dim!]) };
+    kv.tensors.forEach((t, i) => (feeds[`kv${i}`] = t));
+    this.transfer.toDevice += 64;
+    const out = await this.read.run(feeds);
+    return Array.from({ length: this.count }, (_, i) => {
+      const t = out[`out${i}`]!;
+      const d = t.data as ArrayBufferView & { length: number };
+      this.transfer.toHost += d.byteLength;
+      // float16 may come back as a Float16Array: the cache keeps its words.
+      const words: KvData = t.type === "float16" ? new Uint16Array(d.buffer, d.byteOffset, d.length).slice() : (d as Float32Array).slice();
+      t.dispose();
+      return words;
+    });
   }
 
   /** The rows of `a` then those of `b` (of one capacity), as one batch's tensors. */
@@ -128,6 +160,6 @@ export class DeviceCache implements CacheOps<DeviceTensor> {
 
   async release(): Promise<void> {
     this.sweep([]);
-    await Promise.all([this.select.release(), this.concat.release()]);
+    await Promise.all([this.select.release(), this.concat.release(), this.read.release()]);
   }
 }

@@ -2,6 +2,7 @@
 // rows' lengths, and reads back one row of logits each; the cache never crosses to the host (see device-cache.ts).
 import * as ort from "onnxruntime-node";
 import type { StepInputs } from "../engine/batch-inputs.ts";
+import type { BatchKv, KvData, KvTensor } from "../engine/kv-cache.ts";
 import type { ForwardResult, ModelRunner } from "../engine/model-runner.ts";
 import { lastPositionLogits, type OrtValue } from "../engine/ort-runner.ts";
 import { attentionLengths, capacityFor, rightPaddedMask, unpadRows } from "./cache-plan.ts";
@@ -40,6 +41,8 @@ function hostHalf(words: Uint16Array, dims: number[]): ort.Tensor {
 export class DeviceRunner implements ModelRunner<DeviceTensor> {
   /** Milliseconds inside session.run (the step profile's ORT share). */
   runMs = 0;
+  /** A pass over a past has one row (the device's attention reads right-padded rows, prefilled one by one). */
+  readonly oneRowPast = true;
 
   constructor(
     private readonly graph: DeviceGraph,
@@ -50,8 +53,15 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
     readonly maxContext: number,
   ) {}
 
-  async forward(inputs: StepInputs, past: DeviceBatch | null): Promise<ForwardResult<DeviceTensor>> {
+  /** A row's positions [from, from + n), copied to the host for the prefix cache. */
+  readColumns(kv: BatchKv<DeviceTensor>, row: number, from: number, n: number): Promise<KvData[]> {
+    return this.cache.readColumns(kv, row, from, n);
+  }
+
+  /** `given` may also be a host past from the prefix cache (ModelRunner.readColumns). */
+  async forward(inputs: StepInputs, given: DeviceBatch | null): Promise<ForwardResult<DeviceTensor>> {
     if (inputs.features) throw new Error("media prompts do not run on the webgpu device path");
+    const past = given && onHost(given) ? this.upload(given) : given;
     if (past && inputs.seqLen === 1) return this.pass(inputs.inputIds, inputs.positionIds, inputs.batch, 1, past);
     if (past) {
       if (inputs.batch !== 1) throw new Error(`a pass of ${inputs.seqLen} tokens over a cache has one row, not ${inputs.batch}`);
@@ -77,6 +87,19 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
       stacked = stacked ? await this.cache.stack(stacked, widened) : widened;
     }
     return { logits, vocab, present: stacked! };
+  }
+
+  /**
+   * A past from the prefix cache, on the host (one row, no padding): fed as host tensors, which ONNX Runtime copies to
+   * the device for the first pass; what that pass returns stays there.
+   */
+  private upload(given: DeviceBatch): DeviceBatch {
+    const kv = given as unknown as BatchKv;
+    const tensors = kv.tensors.map((t) => {
+      this.transfer.toDevice += t.data.byteLength;
+      return t.data instanceof Uint16Array ? hostHalf(t.data, [...t.dims]) : new ort.Tensor("float32", t.data, [...t.dims]);
+    });
+    return { tensors, lens: kv.lens, length: kv.length };
   }
 
   /** One row's tokens after its cache (or from nothing), in passes of at most MAX_PASS_TOKENS. */
@@ -149,6 +172,11 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
     this.transfer.toHost += (logits.data as ArrayBufferView).byteLength;
     return { logits: last.logits.subarray(0, batch * last.vocab), vocab: last.vocab, present };
   }
+}
+
+/** Whether a past is a host cache (the prefix cache's blocks) rather than device tensors. */
+function onHost(kv: BatchKv<unknown>): boolean {
+  return !(kv.tensors[0] instanceof ort.Tensor) && (kv.tensors[0] as KvTensor | undefined)?.data !== undefined;
 }
 
 /** The real rows' values followed by `fill` up to `length` (the filler rows' inputs). */

@@ -1,5 +1,6 @@
 // The small ONNX graphs that edit a KV cache kept on the GPU (ONNX Runtime's device buffers cannot be read or written
-// from JavaScript): `select` takes rows of a batch and widens every tensor to a capacity, `concat` stacks two batches.
+// from JavaScript): `select` takes rows of a batch and widens every tensor to a capacity, `concat` stacks two batches,
+// `read` slices one row's columns out (its outputs go to the host, for the prefix cache).
 import { GraphBuilder, T } from "../../build/model/onnx-builder.ts";
 
 /** Element type of the cache tensors: float16 graphs (kiln's fp16 / q4f16) or float32 ones. */
@@ -40,4 +41,20 @@ export function concatGraph(count: number, kind: KvElement): Uint8Array {
     g.output(`out${i}`, elemType(kind), ["batch", "heads", "cap", "dim"]);
   }
   return g.encode("kv_concat");
+}
+
+/**
+ * `read`: inputs `starts` and `ends` (int64 [4]: Slice's bounds over [batch, heads, cap, dim]) and `kv{i}`; outputs
+ * `out{i}` = Slice(kv{i}, starts, ends), one row's columns of every tensor.
+ */
+export function readGraph(count: number, kind: KvElement): Uint8Array {
+  const g = new GraphBuilder();
+  const starts = g.input("starts", T.INT64, [4]);
+  const ends = g.input("ends", T.INT64, [4]);
+  for (let i = 0; i < count; i++) {
+    const kv = g.input(`kv${i}`, elemType(kind), ["batch", "heads", "cap", "dim"]);
+    g.node("Slice", [kv, starts, ends], {}, { output: `out${i}` });
+    g.output(`out${i}`, elemType(kind), [1, "heads", "n", "dim"]);
+  }
+  return g.encode("kv_read");
 }

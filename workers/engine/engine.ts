@@ -2,6 +2,7 @@
 import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/scheduler/protocol.ts";
 import { chunkInputs, decodeInputs, extendInputs, type FeatureRows, prefillInputs, type StepInputs } from "./batch-inputs.ts";
 import { arrangeHost, type BatchKv, type BatchRow } from "./kv-cache.ts";
+import { forwardMasked, tryForward } from "./forward-guard.ts";
 import type { CacheOps, ForwardResult, ModelRunner } from "./model-runner.ts";
 import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
@@ -68,7 +69,8 @@ export class Engine {
   constructor(private readonly runner: ModelRunner<unknown>, private readonly opts: EngineOptions) {
     this.rowSampler = new RowSampler(runner.maxContext);
     this.cache = runner.cache ?? { arrange: async (rows) => arrangeHost(rows as BatchRow[]) };
-    this.prefix = !runner.cache && opts.prefix ? opts.prefix : new PrefixReuse(null, "");
+    // A cache the host cannot read in place (a device's) is cached only through the runner's readColumns.
+    this.prefix = opts.prefix && (!runner.cache || runner.readColumns) ? opts.prefix : new PrefixReuse(null, "");
   }
 
   add(seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope): void {
@@ -156,7 +158,7 @@ export class Engine {
     if (live.length > 0 && this.kv) {
       const kv = this.kv;
       const tokens = live.map((s) => s.lastToken);
-      const out = await this.forwardMasked(live, ctx, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
+      const out = await forwardMasked(live, ctx.finished, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
       if (out) live.forEach((s, r) => this.prefix.fed(s.prefix, tokens[r]!));
       if (out) this.collect(ctx, live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
     }
@@ -167,6 +169,7 @@ export class Engine {
     this.inStep = [...ctx.next, ...admitted];
     await this.prefillNewcomers(admitted, ctx);
     for (const s of admitted) this.prefix.markPending(s.prefix, -1);
+    await this.prefix.flush();
     await this.setBatch(ctx.keep, ctx.next);
     this.inStep = [];
     for (const f of ctx.finished) this.known.delete(f.seqId);
@@ -199,7 +202,7 @@ export class Engine {
     const inputs = past ? extendInputs(rows, pastLen, this.runner.padId) : prefillInputs(rows.map((r) => r.tokens), this.runner.padId);
     // Left padding puts row r's first new position in column passWidth − its new tokens.
     const features = newcomers.map((s, r) => this.featureRows(s, r, s.cached, rows[r]!.tokens.length, passWidth - rows[r]!.tokens.length));
-    const out = await this.forwardMasked(newcomers, ctx, () => this.runner.forward(this.withFeatures(inputs, features), past));
+    const out = await forwardMasked(newcomers, ctx.finished, () => this.runner.forward(this.withFeatures(inputs, features), past));
     for (const s of newcomers) s.media.release();
     if (!out) return;
     const kv: BatchKv<unknown> = { tensors: out.present, lens: newcomers.map((s) => s.promptIds.length), length: pastLen + passWidth };
@@ -263,7 +266,7 @@ export class Engine {
     const last = done + piece.length >= seq.promptIds.length;
     const inputs = this.withFeatures(chunkInputs(piece, done), [this.featureRows(seq, 0, done, piece.length, 0)]);
     const run = () => this.runner.forward(inputs, kv);
-    const out = await (last ? this.forwardMasked([seq], ctx, run) : this.tryForward([seq], ctx, run));
+    const out = await (last ? forwardMasked([seq], ctx.finished, run) : tryForward([seq], ctx.finished, run));
     this.endChunked();
     if (out) {
       const cached = done + piece.length;
@@ -358,42 +361,14 @@ export class Engine {
         continue;
       }
       const wider = Math.max(longest, len);
-      if (spent + wider * (taken.length + 1) > budget) break;
+      // A runner whose passes over a past take one row prefills a sequence with a cached prefix alone.
+      const alone = this.runner.oneRowPast === true && usable > 0;
+      if (spent + wider * (taken.length + 1) > budget || (alone && taken.length > 0)) break;
       longest = wider;
       taken.push(this.queue.splice(i, 1)[0]!);
       this.prefix.markPending(seq.prefix, 1);
+      if (alone) break;
     }
     return taken;
-  }
-
-  /** Runs a forward pass; if it throws, only the sequences in that pass fail. */
-  private async tryForward(seqs: Sequence[], ctx: StepContext, run: () => Promise<ForwardResult<unknown>>): Promise<ForwardResult<unknown> | null> {
-    try {
-      return await run();
-    } catch (err) {
-      const message = `inference failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300);
-      for (const s of seqs) ctx.finished.push(s.finish("error", { message }));
-      return null;
-    }
-  }
-
-  /**
-   * A forward pass with the constrained rows' masks filled meanwhile: a mask depends only on tokens already
-   * accepted, so it costs no step time unless it takes longer than the model. Rows without one add nothing.
-   */
-  private async forwardMasked(seqs: Sequence[], ctx: StepContext, run: () => Promise<ForwardResult<unknown>>): Promise<ForwardResult<unknown> | null> {
-    const masked = seqs.filter((s) => s.constraint?.masking && s.forcedToken() === null);
-    if (masked.length === 0) return this.tryForward(seqs, ctx, run);
-    return this.tryForward(seqs, ctx, async () => {
-      // The model's pass is dispatched first (it runs on ONNX Runtime's threads), then the masks fill meanwhile.
-      const forward = run();
-      const masks = Promise.all(masked.map((s) => s.constraint!.prepare()));
-      // A failed pass ends its rows only after their masks settle, so no matcher is freed mid-fill.
-      try {
-        return await forward;
-      } finally {
-        await masks;
-      }
-    });
   }
 }

@@ -1,7 +1,7 @@
 // The one thing the engine needs from a model: a forward pass over a batch with its KV cache.
 import type { MediaInput } from "../../src/scheduler/protocol.ts";
 import type { StepInputs } from "./batch-inputs.ts";
-import type { Arranged, BatchKv, BatchRow, KvTensor } from "./kv-cache.ts";
+import type { Arranged, BatchKv, BatchRow, KvData, KvTensor } from "./kv-cache.ts";
 
 export interface ForwardResult<T = KvTensor> {
   /** [batch, vocab] float32: logits at each row's last position. */
@@ -34,6 +34,13 @@ export interface ModelRunner<T = KvTensor> {
   readonly padId: number;
   /** Whether a past may carry spare columns past its used length (the runner writes new columns into them in place). */
   readonly spareColumns?: boolean;
+  /** Whether a pass over a past takes one row only: a sequence with a cached prefix is then prefilled alone. */
+  readonly oneRowPast?: boolean;
+  /**
+   * For a cache the host cannot read in place (a device's): a row's positions [from, from + n) copied to the host,
+   * each tensor's [heads, n, headDim]. Such a runner's forward also takes a host past (the prefix cache's blocks).
+   */
+  readColumns?(kv: BatchKv<T>, row: number, from: number, n: number): Promise<KvData[]>;
   /** Runs one step; `past` is null for a prefill from an empty cache. */
   forward(inputs: StepInputs, past: BatchKv<T> | null): Promise<ForwardResult<T>>;
   /** Cache arrangement; host caches (KvTensor) are arranged by arrangeHost when absent. */

@@ -3,7 +3,7 @@
 // the figures the worker reports.
 import type { MediaInput, PrefixCacheStats, PrefixScope } from "../../src/scheduler/protocol.ts";
 import { type BlockShape, extractColumns, pastFromBlocks, shapeOf } from "./kv-blocks.ts";
-import type { BatchKv } from "./kv-cache.ts";
+import type { BatchKv, KvData } from "./kv-cache.ts";
 import type { PrefixCache, PrefixHit } from "./prefix-cache.ts";
 import { mediaDigest, PrefixPath, positionKeys } from "./prefix-keys.ts";
 
@@ -14,15 +14,31 @@ export interface PrefixState {
   hit: PrefixHit | null;
 }
 
+/** Host copies of a row's positions [from, from + n) (each tensor's [heads, n, headDim]), from a cache on a device. */
+export type KvReader = (kv: BatchKv<unknown>, row: number, from: number, n: number) => Promise<KvData[]>;
+
+interface QueuedRecord {
+  state: PrefixState;
+  kv: BatchKv<unknown>;
+  row: number;
+  upTo: number;
+}
+
 export class PrefixReuse {
   private readonly counts = { promptTokens: 0, hitTokens: 0, prefillTokens: 0 };
   /** Full-block hashes a prefill under way will store: a newcomer that would compute one of them waits for it. */
   private readonly pending = new Map<string, number>();
+  /** Records waiting for flush (a device cache is read asynchronously). */
+  private queued: QueuedRecord[] = [];
 
-  /** `cache` null: the figures are kept (prefill tokens) but nothing is cached. `root`: the model's identity. */
+  /**
+   * `cache` null: the figures are kept (prefill tokens) but nothing is cached. `root`: the model's identity. `reader`:
+   * for a runner whose cache the host cannot read in place; records then wait for flush.
+   */
   constructor(
     private readonly cache: PrefixCache | null,
     private readonly root: string,
+    private readonly reader?: KvReader,
   ) {}
 
   /** A new sequence's state, or null when it does not use the cache (off, or added without a scope). */
@@ -88,16 +104,46 @@ export class PrefixReuse {
     this.counts.prefillTokens += positions;
   }
 
-  /** Stores the blocks of the positions row `row` of `kv` holds for the sequence, not cached yet. */
-  record(state: PrefixState | null, kv: BatchKv, row: number): void {
+  /**
+   * Stores the blocks of the positions row `row` of `kv` holds for the sequence, not cached yet: at once from a host
+   * cache, at the next flush from a device's (before the step lets go of `kv`).
+   */
+  record(state: PrefixState | null, kv: BatchKv<unknown>, row: number): void {
     if (!state || !this.cache) return;
     const upTo = Math.min(kv.lens[row] ?? 0, state.path.keys.length);
     if (upTo === 0) return;
-    if (!this.cache.shape) {
-      this.cache.shape = shapeOf(kv);
-      this.cache.layers = kv.tensors.length;
-    } else if (!sameShape(this.cache.shape, shapeOf(kv)) || this.cache.layers !== kv.tensors.length) return;
-    this.cache.insert(state.path, upTo, (from, n) => extractColumns(kv, row, from, n));
+    if (this.reader) this.queued.push({ state, kv, row, upTo });
+    else this.store(state, kv as BatchKv, row, upTo, 0);
+  }
+
+  /** Stores the queued records: each row's positions past its cached whole blocks are read to the host, then inserted. */
+  async flush(): Promise<void> {
+    const queued = this.queued;
+    this.queued = [];
+    for (const { state, kv, row, upTo } of queued) {
+      const B = this.cache!.blockTokens;
+      const start = Math.floor(this.cache!.lookup(state.path, upTo).length / B) * B;
+      if (start >= upTo) continue;
+      const n = upTo - start;
+      const { dims } = kv.tensors[0] as { dims: readonly number[] };
+      try {
+        const data = await this.reader!(kv, row, start, n);
+        const host: BatchKv = { tensors: data.map((d) => ({ data: d, dims: [1, dims[1]!, n, dims[3]!] })), lens: [n], length: n };
+        this.store(state, host, 0, upTo, start);
+      } catch {
+        // The cache only saves work: a record that cannot be read is not stored, and the sequence is unaffected.
+      }
+    }
+  }
+
+  /** Inserts the sequence's blocks up to `upTo`; `kv`'s row holds its positions from `offset` on. */
+  private store(state: PrefixState, kv: BatchKv, row: number, upTo: number, offset: number): void {
+    const cache = this.cache!;
+    if (!cache.shape) {
+      cache.shape = shapeOf(kv);
+      cache.layers = kv.tensors.length;
+    } else if (!sameShape(cache.shape, shapeOf(kv)) || cache.layers !== kv.tensors.length) return;
+    cache.insert(state.path, upTo, (from, n) => extractColumns(kv, row, from - offset, n));
   }
 
   /** A token fed to the model after the prompt: its position joins the sequence's path. */

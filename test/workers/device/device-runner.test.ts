@@ -1,18 +1,20 @@
 // The webgpu device path on the tiny model (Mesa's software Vulkan driver here, a real GPU on a GPU box): its
 // next-token logits track the fp32 CPU graph within the formats' bounds, greedy batched equals greedy solo through
-// the engine (joins, leaves, a cancel, capacity growth), a decode step moves only ids, lengths and logits, and a
-// finished batch leaves nothing on the device.
+// the engine (joins, leaves, a cancel, capacity growth), a decode step moves only ids, lengths and logits, a finished
+// batch leaves nothing on the device, and the prefix cache serves the device from blocks read back to the host.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildModel, PRESETS } from "../../../build/model/index.ts";
 import { fp16Correlation, Q4_CORRELATION } from "../../../build/model/gpu-bounds.ts";
-import { decodeInputs, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
+import { chunkInputs, decodeInputs, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
 import { loadDeviceModel } from "../../../workers/device/load-device-model.ts";
 import type { DeviceRunner } from "../../../workers/device/device-runner.ts";
 import { loadModel } from "../../../workers/engine/load-model.ts";
 import type { ModelRunner } from "../../../workers/engine/model-runner.ts";
+import { PrefixCache } from "../../../workers/engine/prefix-cache.ts";
+import { PrefixReuse } from "../../../workers/engine/prefix-reuse.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
 import { correlation } from "../../unit/build/ort-driver.ts";
 import { engineHarness } from "../../unit/workers/engine-harness.ts";
@@ -152,5 +154,52 @@ describe("the webgpu device path", () => {
       expect(long).toEqual(short);
     }
     expect(fp16.cache.liveCount).toBe(0);
+  }, 240_000);
+
+  test("the prefix cache on the device: repeats and a next turn read their blocks from the host, within fp16's bound of fresh ones", async () => {
+    const TEAM = { scope: "team", publicTokens: 0 };
+    const shared = Array.from({ length: 40 }, (_, i) => (i * 29 + 7) % 1500);
+    const prompts: Record<string, number[]> = { a: [...shared, 11, 12], b: [...shared, 13], c: [...shared, 14, 15, 16] };
+    const reuse = new PrefixReuse(new PrefixCache(16, 64 * 1024 * 1024), `${spec.id}\0q4f16\0webgpu`, (kv, row, from, n) => q4f16.readColumns(kv as never, row, from, n));
+    const h = engineHarness(q4f16, { maxBatch: 4, budget: 64, prefix: reuse });
+    h.engine.add("a", prompts.a!, greedyParams(12), undefined, TEAM);
+    await h.run("a");
+    expect(h.finish("a")?.cachedTokens).toBeUndefined();
+    // Two sequences sharing a's blocks and one unrelated arrive together: each hit is prefilled alone (one-row pasts).
+    const other = Array.from({ length: 20 }, (_, i) => (i * 53 + 1) % 1500);
+    h.engine.add("b", prompts.b!, greedyParams(12), undefined, TEAM);
+    h.engine.add("c", prompts.c!, greedyParams(12), undefined, TEAM);
+    h.engine.add("other", other, greedyParams(12), undefined, TEAM);
+    await h.run("b", "c", "other");
+    // The 40 shared positions: two whole blocks, then 8 of the block a's prompt and reply filled (a hit may end mid-block).
+    expect(h.finish("b")?.cachedTokens).toBe(40);
+    expect(h.finish("c")?.cachedTokens).toBe(40);
+    for (const id of ["b", "c"]) expect(h.tokens(id)).toHaveLength(12);
+    // Uncached, "other" decodes beside the hits as it does alone.
+    const solo = engineHarness(q4f16, { maxBatch: 1, budget: 64 });
+    solo.engine.add("other", other, greedyParams(12));
+    await solo.run("other");
+    expect(h.tokens("other")).toEqual(solo.tokens("other"));
+    // The next turn re-sends a's prompt and reply: its decode KV, read back from the device, serves it too.
+    const next = [...prompts.a!, ...h.tokens("a").slice(0, 11), 21, 22];
+    h.engine.add("next", next, greedyParams(8), undefined, TEAM);
+    await h.run("next");
+    // a's 42 prompt positions and the 11 reply tokens it fed back (its last token was sampled, never fed).
+    expect(h.finish("next")?.cachedTokens).toBe(53);
+    expect(q4f16.cache.liveCount).toBe(0);
+
+    // A hit's first logits against a fresh prefill's: both are fp16 computations of one graph (in passes of different
+    // sizes), so they differ by at most two fp16 errors: twice fp16's noise-to-signal ratio.
+    const bound = 1 / Math.sqrt(1 + 2 * (fp16Correlation(spec) ** -2 - 1));
+    for (const prompt of [prompts.b!, prompts.c!, next]) {
+      const state = reuse.open(prompt, [], TEAM);
+      const cached = reuse.usable(state, prompt.length, true);
+      expect(cached).toBeGreaterThanOrEqual(40);
+      const hit = await q4f16.forward(chunkInputs(prompt.slice(cached), cached), reuse.past([state], [cached]) as never);
+      const fresh = await q4f16.forward(prefillInputs([prompt], 0), null);
+      expect(correlation(hit.logits, fresh.logits)).toBeGreaterThan(bound);
+      q4f16.cache.sweep([]);
+    }
+    expect(reuse.stats().blocks).toBeGreaterThanOrEqual(4);
   }, 240_000);
 });
