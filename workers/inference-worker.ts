@@ -66,7 +66,7 @@ function stepMessage(deltas: SeqDelta[], finished: SeqFinish[], batch: StepBatch
 function prefixReuse(spec: ModelLoadSpec, runner: ModelRunner<unknown>): PrefixReuse {
   const root = [spec.id, spec.dtype, spec.small ? `${spec.small.dtype}<=${spec.small.maxTokens}` : "", spec.device ?? "cpu"].join("\0");
   const cache = spec.prefixCache ? new PrefixCache(spec.prefixCache.blockTokens, spec.prefixCache.maxBytes) : null;
-  return new PrefixReuse(cache, root, runner.readColumns?.bind(runner));
+  return new PrefixReuse(cache, root, runner.readColumns?.bind(runner), runner.passAlign);
 }
 
 const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({

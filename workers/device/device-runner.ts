@@ -43,6 +43,8 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
   runMs = 0;
   /** A pass over a past has one row (the device's attention reads right-padded rows, prefilled one by one). */
   readonly oneRowPast = true;
+  /** Prompts go in passes of MAX_PASS_TOKENS from position 0; a cached prefix keeps to those passes' bounds. */
+  readonly passAlign = MAX_PASS_TOKENS;
 
   constructor(
     private readonly graph: DeviceGraph,

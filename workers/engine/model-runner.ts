@@ -37,6 +37,12 @@ export interface ModelRunner<T = KvTensor> {
   /** Whether a pass over a past takes one row only: a sequence with a cached prefix is then prefilled alone. */
   readonly oneRowPast?: boolean;
   /**
+   * For a runner that prefills in passes of at most this many tokens from position 0: cached prefixes are cut to a
+   * multiple of it, so a hit's passes fall where a fresh prefill's do (a repeat is then bit-identical even on kernels
+   * that change with a pass's size).
+   */
+  readonly passAlign?: number;
+  /**
    * For a cache the host cannot read in place (a device's): a row's positions [from, from + n) copied to the host,
    * each tensor's [heads, n, headDim]. Such a runner's forward also takes a host past (the prefix cache's blocks).
    */

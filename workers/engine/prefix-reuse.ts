@@ -33,12 +33,14 @@ export class PrefixReuse {
 
   /**
    * `cache` null: the figures are kept (prefill tokens) but nothing is cached. `root`: the model's identity. `reader`:
-   * for a runner whose cache the host cannot read in place; records then wait for flush.
+   * for a runner whose cache the host cannot read in place; records then wait for flush. `align`: hits are cut to a
+   * multiple of it (ModelRunner.passAlign).
    */
   constructor(
     private readonly cache: PrefixCache | null,
     private readonly root: string,
     private readonly reader?: KvReader,
+    private readonly align = 1,
   ) {}
 
   /** A new sequence's state, or null when it does not use the cache (off, or added without a scope). */
@@ -54,7 +56,9 @@ export class PrefixReuse {
    */
   usable(state: PrefixState | null, promptLength: number, keep = false): number {
     if (!state || !this.cache) return 0;
-    const hit = this.cache.lookup(state.path, promptLength - 1);
+    const found = this.cache.lookup(state.path, promptLength - 1);
+    const length = Math.floor(found.length / this.align) * this.align;
+    const hit = length >= this.cache.blockTokens ? { blocks: found.blocks, length } : { blocks: [], length: 0 };
     if (keep) state.hit = hit;
     return hit.length;
   }
