@@ -2,7 +2,7 @@
 // requests cannot together spend more than it has, and so do its charges still in the settlement journal (the
 // database refused them for now); a missing or lapsed account refuses them all (402).
 import { type BillingAccount, findAccount } from "../db/billing-repo.ts";
-import type { Db } from "../db/client.ts";
+import { type Db, localDirOf } from "../db/client.ts";
 import { formatMicros } from "../billing/money.ts";
 import { journaledByTeam, journalPathFor } from "../billing/settlement-journal.ts";
 import { ApiError } from "../errors/api-error.ts";
@@ -13,7 +13,7 @@ export class BillingHolds {
   private readonly journal: string | null;
 
   constructor(private readonly db: Db) {
-    this.journal = journalPathFor(db.$client.filename);
+    this.journal = journalPathFor(localDirOf(db));
   }
 
   /** The team's account, or the 402 for a missing or lapsed one. */

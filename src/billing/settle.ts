@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { eq } from "drizzle-orm";
 import { chargeUsage } from "../db/billing-repo.ts";
-import type { Db } from "../db/client.ts";
+import { type Db, localDirOf } from "../db/client.ts";
 import { usage } from "../db/schema.ts";
 import { recordUsage } from "../db/usage-repo.ts";
 import type { Logger } from "../log/logger.ts";
@@ -55,7 +55,7 @@ export async function settle(deps: SettleDeps, r: SettlementRecord, delaysMs: re
     if (attempt >= delaysMs.length) break;
     await new Promise((resolve) => setTimeout(resolve, delaysMs[attempt]));
   }
-  const path = journalPathFor(deps.db.$client.filename);
+  const path = journalPathFor(localDirOf(deps.db));
   try {
     if (!path) throw new Error("an in-memory database has no journal");
     appendSettlement(path, r);
@@ -85,7 +85,7 @@ export interface ReplayReport {
  */
 export function replaySettlements(db: Db, logger: Logger): ReplayReport {
   const report: ReplayReport = { replayed: 0, alreadyRecorded: 0, kept: 0, unreadable: 0 };
-  const path = journalPathFor(db.$client.filename);
+  const path = journalPathFor(localDirOf(db));
   if (!path) return report;
   const { records, unreadable } = readJournal(path);
   if (!records.length && !unreadable.length) return report;
@@ -116,7 +116,7 @@ const retryAt = new Map<string, number>();
  * not at the next start (billing holds count it until then). A journal that does not exist costs one stat.
  */
 function replayAfterRecovery(deps: SettleDeps): void {
-  const path = journalPathFor(deps.db.$client.filename);
+  const path = journalPathFor(localDirOf(deps.db));
   if (!path || !existsSync(path) || performance.now() < (retryAt.get(path) ?? 0)) return;
   let report: ReplayReport;
   try {

@@ -8,7 +8,7 @@ import { MemoryRateLimiter } from "../ratelimit/limiter.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { replaySettlements } from "../billing/settle.ts";
-import { openDatabase } from "../db/client.ts";
+import { closeDatabase, openDatabase } from "../db/client.ts";
 import { fileExists } from "../db/files-repo.ts";
 import { DiskFileStorage } from "../files/disk-storage.ts";
 import { ApiError } from "../errors/api-error.ts";
@@ -66,7 +66,7 @@ export async function startKiln(
   const logger = opts.logger ?? createLogger(config.logLevel);
   // A content policy the operator set must work before anything starts.
   const policy = loadContentPolicy(config.contentPolicyFile);
-  const db = openDatabase(config.dataDir);
+  const db = await openDatabase(config.dataDir);
   // Usage the database refused last time (kept in the settlement journal) is written before anything new.
   const replay = replaySettlements(db, logger);
   if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
@@ -157,7 +157,7 @@ export async function startKiln(
         await Promise.race([server.stop(false), Bun.sleep(left())]);
         void server.stop(true);
         await Promise.race([Promise.all([workersStopped, media.close()]), Bun.sleep(left())]);
-        db.$client.close();
+        await closeDatabase(db);
       })();
       return stopped;
     },

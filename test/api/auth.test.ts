@@ -5,8 +5,8 @@ import { testKiln } from "../helpers/kiln.ts";
 
 const UNAUTHORIZED = { error: { message: "Unauthorized", type: "authentication_error", param: null, code: "invalid_api_key" } };
 
-describe("API key authentication", () => {
-  const k = testKiln();
+describe("API key authentication", async () => {
+  const k = await testKiln();
 
   async function expect401(res: Response) {
     expect(res.status).toBe(401);

@@ -8,7 +8,7 @@ import { createKey, restrictKey } from "../../src/db/keys-repo.ts";
 import { createTeam, updateTeam } from "../../src/db/teams-repo.ts";
 import { testKiln } from "../helpers/kiln.ts";
 
-const k = testKiln();
+const k = await testKiln();
 const stored = () => readdirSync(join(k.deps.config.dataDir, "files")).filter((n) => n !== "tmp").length;
 
 /** An upload whose body records whether anyone read it. */

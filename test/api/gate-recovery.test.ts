@@ -90,7 +90,7 @@ test("a job whose key was revoked or restricted, or whose account lapsed or was 
   }
   await k.first.stop(300);
   // While kiln was down, the operator changed things: each job's refusal is what a new request would get now.
-  const reopened = openDatabase(k.dataDir);
+  const reopened = await openDatabase(k.dataDir);
   revokeKey(reopened, cases.revoked.key.id);
   restrictKey(reopened, cases.restricted.key.id, { models: ["another-model"] });
   updateTeam(reopened, cases.family.team.id, { allowedEndpoints: ["chat"] });

@@ -69,7 +69,7 @@ beforeAll(async () => {
       return w;
     },
   });
-  k = testKiln({ modelsDir, runtime, registry });
+  k = await testKiln({ modelsDir, runtime, registry });
 });
 afterAll(() => runtime.stop());
 

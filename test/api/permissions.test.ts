@@ -6,11 +6,11 @@ import { updateTeam } from "../../src/db/teams-repo.ts";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln } from "../helpers/kiln.ts";
 
-describe("permissions", () => {
+describe("permissions", async () => {
   const dir = tempDir();
   writeFakeModel(dir, "a", fakeManifest("alpha-model-v1"));
   writeFakeModel(dir, "b", fakeManifest("beta-model-v2"));
-  const k = testKiln({ modelsDir: dir });
+  const k = await testKiln({ modelsDir: dir });
   const chat = (model: string, key = k.key) =>
     k.req("/v1/chat/completions", { method: "POST", key, json: { model, messages: [{ role: "user", content: "hi" }], max_tokens: 16 } });
   const listed = async (key: string) => ((await (await k.req("/v1/models", { key })).json()) as { data: { id: string }[] }).data.map((m) => m.id);
@@ -72,7 +72,7 @@ describe("permissions", () => {
   });
 
   test("team restrictions bound every key of the team; changes and revocation apply on the very next request", async () => {
-    const kk = testKiln({ modelsDir: dir });
+    const kk = await testKiln({ modelsDir: dir });
     const second = createKey(kk.deps.db, kk.teamId, "second");
     expect((await kk.req("/v1/models/beta-model-v2", { key: second.key })).status).toBe(200);
     updateTeam(kk.deps.db, kk.teamId, { allowedModels: ["alpha-model-v1"] });

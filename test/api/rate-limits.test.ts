@@ -8,7 +8,7 @@ import { testKiln } from "../helpers/kiln.ts";
 
 describe("requests per minute", () => {
   test("a burst past a team's RPM gets 429 with Retry-After and retry-after-ms, while a second team is unaffected", async () => {
-    const k = testKiln();
+    const k = await testKiln();
     updateTeam(k.deps.db, k.teamId, { rpmLimit: 5 });
     const other = createTeam(k.deps.db, "other");
     updateTeam(k.deps.db, other.id, { rpmLimit: 5 });
@@ -34,7 +34,7 @@ describe("requests per minute", () => {
   });
 
   test("every keyed endpoint counts, whatever its answer; unkeyed ones do not", async () => {
-    const k = testKiln();
+    const k = await testKiln();
     updateTeam(k.deps.db, k.teamId, { rpmLimit: 3 });
     expect((await k.req("/v1/status", { key: null })).headers.get("x-ratelimit-limit-requests")).toBeNull();
     expect((await k.req("/v1/models/nope-v1")).status).toBe(404);
@@ -49,7 +49,7 @@ describe("requests per minute", () => {
   });
 
   test("headers on every keyed answer: requests and tokens, OpenAI's names and formats; none for a limit a team does not have", async () => {
-    const k = testKiln({ env: { KILN_TIERS: "free:60:40000,pro:-:90000", KILN_DEFAULT_TIER: "free" } });
+    const k = await testKiln({ env: { KILN_TIERS: "free:60:40000,pro:-:90000", KILN_DEFAULT_TIER: "free" } });
     const res = await k.req("/v1/models");
     expect(res.headers.get("x-ratelimit-limit-requests")).toBe("60");
     expect(res.headers.get("x-ratelimit-remaining-requests")).toBe("59");
@@ -73,7 +73,7 @@ describe("requests per minute", () => {
   });
 
   test("a team with no tier and no overrides is unlimited and gets no rate-limit headers", async () => {
-    const k = testKiln();
+    const k = await testKiln();
     const answers = await Promise.all(Array.from({ length: 50 }, () => k.req("/v1/models")));
     expect(answers.every((r) => r.status === 200 && !r.headers.has("x-ratelimit-limit-requests"))).toBe(true);
   });

@@ -28,7 +28,7 @@ const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, Bun.sleep(ms).
 
 describe("the live entry of a stored response", () => {
   test("a cancel of a job stuck in its worker answers within the bound, with the response as it stands", async () => {
-    const k = testKiln();
+    const k = await testKiln();
     backgroundRow(k.deps.db, { id: "resp_stuck", teamId: k.teamId, keyId: k.keyId, model: "m", status: "in_progress" });
     // A run that does not stop when told (a worker stuck in one pass).
     k.deps.live.begin("resp_stuck", () => {});

@@ -13,7 +13,7 @@ import { createTeam } from "../../src/db/teams-repo.ts";
 import { testKiln } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 
-const k = testKiln({ modelsDir: dirname(await tinyModelDir()) });
+const k = await testKiln({ modelsDir: dirname(await tinyModelDir()) });
 const model = k.deps.registry.list()[0]!;
 const tok = await k.deps.tokenizers.get(model);
 afterAll(() => k.deps.tokenizers.close());

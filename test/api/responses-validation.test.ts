@@ -6,11 +6,11 @@ import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln } from "../helpers/kiln.ts";
 import { madeByV1 } from "../helpers/v1-seal.ts";
 
-describe("POST /v1/responses validation", () => {
+describe("POST /v1/responses validation", async () => {
   const models = tempDir();
   writeFakeModel(models, "m", fakeManifest("resp-check-v1"));
   writeFakeModel(models, "p", fakeManifest("plain-check-v1", { capabilities: { chat: true } }));
-  const k = testKiln({ modelsDir: models });
+  const k = await testKiln({ modelsDir: models });
   const post = (json: Record<string, unknown>, path = "/v1/responses") => k.req(path, { method: "POST", json: { model: "resp-check-v1", input: "hi", ...json } });
 
   async function expect400(res: Response, param: string | null, message?: string | RegExp) {

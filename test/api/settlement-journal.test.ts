@@ -12,6 +12,7 @@ import { costMicros } from "../../src/billing/cost.ts";
 import { formatMicros } from "../../src/billing/money.ts";
 import { journalPathFor } from "../../src/billing/settlement-journal.ts";
 import { credit, setBillingEnabled } from "../../src/db/billing-repo.ts";
+import { localDirOf } from "../../src/db/client.ts";
 import { createKey } from "../../src/db/keys-repo.ts";
 import { billingAccounts, ledger, usage } from "../../src/db/schema.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
@@ -112,7 +113,7 @@ test("while a team's charge waits in the journal it cannot be spent again; the n
     db.$client.run("DROP TRIGGER full_disk");
     expect((await chat(otherKey)).status).toBe(200);
     await waitFor(() => metric(kiln.url, "kiln_settlements_replayed_total"), { what: "the journal replayed", until: (n) => n >= 1, timeoutMs: 30_000, intervalMs: 20 });
-    expect(existsSync(journalPathFor(db.$client.filename)!)).toBe(false);
+    expect(existsSync(journalPathFor(localDirOf(db))!)).toBe(false);
     const requestId = first.headers.get("x-request-id")!;
     expect(db.select().from(usage).where(eq(usage.requestId, requestId)).all().map((r) => r.costMicros)).toEqual([spent]);
     expect(db.select().from(ledger).where(eq(ledger.requestId, requestId)).all().map((c) => c.amountMicros)).toEqual([-spent]);

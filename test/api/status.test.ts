@@ -3,10 +3,10 @@ import { statusCommand } from "../../src/cli/admin.ts";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln } from "../helpers/kiln.ts";
 
-describe("GET /v1/status", () => {
+describe("GET /v1/status", async () => {
   const models = tempDir();
   writeFakeModel(models, "m", fakeManifest("status-model-v1"));
-  const k = testKiln({ modelsDir: models });
+  const k = await testKiln({ modelsDir: models });
 
   test("operational with every field", async () => {
     const res = await k.req("/v1/status", { key: null });

@@ -11,7 +11,7 @@ import { recordUsage } from "../../../src/db/usage-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
 
-const k = testKiln({ env: { KILN_TIERS: "free:20:-,pro:600:2000000" } });
+const k = await testKiln({ env: { KILN_TIERS: "free:20:-,pro:600:2000000" } });
 const db = k.deps.db;
 upsertTier(db, { name: "enterprise", rpm: null, tpm: null });
 await addUser(db, "op", "operator", null);

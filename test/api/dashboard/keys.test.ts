@@ -8,7 +8,7 @@ import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
 
 async function setUp() {
-  const k = testKiln();
+  const k = await testKiln();
   const other = createTeam(k.deps.db, "other-team");
   const otherKey = createKey(k.deps.db, other.id, "theirs");
   const member = await addUser(k.deps.db, "alice", "member", k.teamId);

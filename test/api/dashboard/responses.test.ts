@@ -77,7 +77,7 @@ async function client(username: string, role: "operator" | "member", teamId: num
 }
 
 beforeAll(async () => {
-  k = testKiln();
+  k = await testKiln();
   db = k.deps.db;
   teamA = k.teamId;
   teamB = createTeam(db, "team-b").id;

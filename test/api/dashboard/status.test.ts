@@ -14,10 +14,10 @@ function sectionOf(page: string, id: string): string {
   return page.slice(start, page.indexOf("</section>", start));
 }
 
-describe("dashboard Status tab", () => {
+describe("dashboard Status tab", async () => {
   const models = tempDir();
   writeFakeModel(models, "m", fakeManifest("status-tab-model-v1"));
-  const k = testKiln({ modelsDir: models });
+  const k = await testKiln({ modelsDir: models });
   const handle = (r: Request) => k.handle(r);
   const operator = new DashboardClient(handle);
   const member = new DashboardClient(handle);

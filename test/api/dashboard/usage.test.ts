@@ -73,8 +73,8 @@ function chart(page: string, id: string): { x: number[]; series: { label: string
   return JSON.parse(text ?? "null");
 }
 
-describe("dashboard usage tab", () => {
-  const k = testKiln();
+describe("dashboard usage tab", async () => {
+  const k = await testKiln();
   const db = k.deps.db;
   const teamB = createTeam(db, "team-b");
   const quiet = createTeam(db, "quiet-team");

@@ -5,21 +5,21 @@ import { BillingHolds } from "../../../src/access/billing-holds.ts";
 import { replaySettlements } from "../../../src/billing/settle.ts";
 import { appendSettlement, journalPathFor } from "../../../src/billing/settlement-journal.ts";
 import { credit, setBillingEnabled, setLapsed } from "../../../src/db/billing-repo.ts";
-import { openDatabase } from "../../../src/db/client.ts";
+import { localDirOf, openDatabase } from "../../../src/db/client.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function setup() {
-  const db = openDatabase(tempDir("kiln-holds-"));
+async function setup() {
+  const db = await openDatabase(tempDir("kiln-holds-"));
   const team = createTeam(db, "t");
   return { db, team, holds: new BillingHolds(db) };
 }
 
 describe("BillingHolds", () => {
-  test("holds add up against the balance: the one that does not fit is refused with what it may cost and what is left", () => {
-    const s = setup();
+  test("holds add up against the balance: the one that does not fit is refused with what it may cost and what is left", async () => {
+    const s = await setup();
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 900, null);
     const first = s.holds.hold(s.team.id, 410, "a");
@@ -43,12 +43,12 @@ describe("BillingHolds", () => {
     expect(() => s.holds.hold(s.team.id, 410, "c")).not.toThrow();
   });
 
-  test("a charge waiting in the settlement journal counts against the balance until it is written, and then once", () => {
-    const s = setup();
+  test("a charge waiting in the settlement journal counts against the balance until it is written, and then once", async () => {
+    const s = await setup();
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 1000, null);
     const other = createTeam(s.db, "other");
-    const journal = journalPathFor(s.db.$client.filename)!;
+    const journal = journalPathFor(localDirOf(s.db))!;
     const charge = (teamId: number, requestId: string, costMicros: number) =>
       appendSettlement(journal, {
         requestId, teamId, keyId: createKey(s.db, teamId, requestId).id, model: "m-v1", endpoint: "chat", status: "completed",
@@ -70,8 +70,8 @@ describe("BillingHolds", () => {
     expect(() => s.holds.hold(s.team.id, 300, "y")).not.toThrow();
   });
 
-  test("no account, or a lapsed one, refuses every hold", () => {
-    const s = setup();
+  test("no account, or a lapsed one, refuses every hold", async () => {
+    const s = await setup();
     expect(() => s.holds.hold(s.team.id, 0, "x")).toThrow("it has no billing account");
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 1000, null);

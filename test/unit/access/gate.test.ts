@@ -21,8 +21,8 @@ const model: ModelEntry = {
   dir: "/nowhere",
 };
 
-function setup() {
-  const db = openDatabase(tempDir("kiln-gate-"));
+async function setup() {
+  const db = await openDatabase(tempDir("kiln-gate-"));
   const team = createTeam(db, "t");
   const key = createKey(db, team.id, "k");
   let now = 5_000_000;
@@ -42,7 +42,7 @@ function setup() {
 
 describe("Gate", () => {
   test("TPM: input + max output × choices reserved at admission; the rest given back at release", async () => {
-    const s = setup();
+    const s = await setup();
     updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
     const meta = await s.enter();
     expect(meta.rateLimit!.tokens).toEqual({ limit: 1000, remaining: 1000, resetMs: 0 });
@@ -57,7 +57,7 @@ describe("Gate", () => {
   });
 
   test("billing: racing admissions hold their worst case, so together they never overspend the balance", async () => {
-    const s = setup();
+    const s = await setup();
     setBillingEnabled(s.db, s.team.id, true);
     // Worst case of each: 10 × 1 + 100 × 4 = 410 micro-units; the balance covers two.
     credit(s.db, s.team.id, 900, null);
@@ -77,7 +77,7 @@ describe("Gate", () => {
 
   test("billing: the hold prices the prompt at the dearer of the input and cached-input rates", async () => {
     const priced = (cached: number): ModelEntry => ({ ...model, pricing: { ...model.pricing, cachedInputPerMillion: cached } });
-    const s = setup();
+    const s = await setup();
     setBillingEnabled(s.db, s.team.id, true);
     // Cache reads dearer than input (3 vs 1): the worst case is a full hit, 10 × 3 + 100 × 4 = 430.
     credit(s.db, s.team.id, 429, null);
@@ -92,7 +92,7 @@ describe("Gate", () => {
   });
 
   test("a TPM refusal after the balance check releases the hold it placed", async () => {
-    const s = setup();
+    const s = await setup();
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 410, null);
     updateTeam(s.db, s.team.id, { tpmLimit: 50 });
@@ -104,14 +104,14 @@ describe("Gate", () => {
   });
 
   test("a request admitted without passing the edge (a background job) is checked against its team as it is now", async () => {
-    const s = setup();
+    const s = await setup();
     updateTeam(s.db, s.team.id, { tpmLimit: 100 });
     await expect(s.gate.admit(s.admission("req_background", 50, 60))).rejects.toMatchObject({ status: 429 });
     await expect(s.gate.admit(s.admission("req_background2", 50, 40))).resolves.toBeDefined();
   });
 
   test("RPM refusal carries the true wait; the limit's refill admits again after it", async () => {
-    const s = setup();
+    const s = await setup();
     updateTeam(s.db, s.team.id, { rpmLimit: 2 });
     await s.enter();
     await s.enter();
@@ -124,7 +124,7 @@ describe("Gate", () => {
 
 describe("Gate, both limits", () => {
   test("a request refused for its tokens gives back the request it took, so its Retry-After is the whole wait", async () => {
-    const s = setup();
+    const s = await setup();
     updateTeam(s.db, s.team.id, { rpmLimit: 2, tpmLimit: 10_000 });
     const first = await s.enter();
     await s.gate.admit(s.admission(first.id, 8000, 1000));
@@ -139,7 +139,7 @@ describe("Gate, both limits", () => {
   });
 
   test("a resumed admission (a job acknowledged before a restart) is not refused by the TPM, yet reserves and holds", async () => {
-    const s = setup();
+    const s = await setup();
     updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 7000, null);
@@ -155,7 +155,7 @@ describe("Gate, both limits", () => {
   });
 
   test("a limiter that fails at admission leaves no billing hold behind", async () => {
-    const s = setup();
+    const s = await setup();
     updateTeam(s.db, s.team.id, { tpmLimit: 100_000 });
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 1000, null);
@@ -171,26 +171,26 @@ describe("Gate, both limits", () => {
 });
 
 describe("Gate, a job recovered after a restart (admitted without the edge)", () => {
-  const resumed = (s: ReturnType<typeof setup>, inputTokens = 10, maxOutputTokens = 100) => {
+  const resumed = (s: Awaited<ReturnType<typeof setup>>, inputTokens = 10, maxOutputTokens = 100) => {
     const a = s.admission(`req_${crypto.randomUUID()}`, inputTokens, maxOutputTokens);
     return s.gate.admit({ ...a, scope: { ...a.scope, endpoint: "responses" }, resumed: true });
   };
 
   test("runs when nothing changed since it was accepted", async () => {
-    const s = setup();
+    const s = await setup();
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 1000, null);
     (await resumed(s)).release(null);
   });
 
   test("a key revoked since is refused (401)", async () => {
-    const s = setup();
+    const s = await setup();
     revokeKey(s.db, s.key.id);
     await expect(resumed(s)).rejects.toMatchObject({ status: 401, code: "invalid_api_key", message: "The API key this request was made with is no longer active." });
   });
 
   test("a key or team restricted since, to other models or endpoint families, is refused (403)", async () => {
-    const s = setup();
+    const s = await setup();
     restrictKey(s.db, s.key.id, { models: ["another-model"] });
     await expect(resumed(s)).rejects.toMatchObject({ status: 403, message: "This API key may not use the model 'gate-model-v1'." });
     restrictKey(s.db, s.key.id, { models: null });
@@ -199,7 +199,7 @@ describe("Gate, a job recovered after a restart (admitted without the edge)", ()
   });
 
   test("a lapsed account, or a balance spent since, is refused (402)", async () => {
-    const s = setup();
+    const s = await setup();
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 1000, null);
     setLapsed(s.db, s.team.id, true);

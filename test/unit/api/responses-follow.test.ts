@@ -8,8 +8,8 @@ import { createTeam } from "../../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function setup() {
-  const db = openDatabase(tempDir());
+async function setup() {
+  const db = await openDatabase(tempDir());
   const team = createTeam(db, "a");
   const key = createKey(db, team.id, "k");
   insertResponse(db, { id: "resp_1", teamId: team.id, keyId: key.id, model: "m", status: "in_progress", requestJson: "{}", responseJson: "{}", createdAt: 1, updatedAt: 1, expiresAt: 9e9 }, []);
@@ -32,7 +32,7 @@ async function collect(it: AsyncGenerator<{ data: string }, unknown>): Promise<n
 
 describe("following a stored response", () => {
   test("stored events after N, then live ones, each once, ending at the terminal event", async () => {
-    const { db, live, emit } = setup();
+    const { db, live, emit } = await setup();
     live.begin("resp_1", () => {});
     emit("response.created");
     emit("response.queued");
@@ -46,14 +46,14 @@ describe("following a stored response", () => {
   });
 
   test("a response no longer live replays what was stored and ends", async () => {
-    const { db, live, emit } = setup();
+    const { db, live, emit } = await setup();
     emit("response.created");
     emit("response.in_progress");
     expect(await collect(followResponse(db, live, "resp_1", -1))).toEqual([0, 1]);
   });
 
   test("a stored error that later events followed (an interruption recovered from) is skipped; one at the end ends the replay", async () => {
-    const { db, live, emit } = setup();
+    const { db, live, emit } = await setup();
     emit("response.created");
     emit("response.queued");
     emit("error");
@@ -61,14 +61,14 @@ describe("following a stored response", () => {
     emit("response.completed");
     expect(await collect(followResponse(db, live, "resp_1", -1))).toEqual([0, 1, 3, 4]);
     expect(await collect(followResponse(db, live, "resp_1", 2))).toEqual([3, 4]);
-    const other = setup();
+    const other = await setup();
     other.emit("response.created");
     other.emit("error");
     expect(await collect(followResponse(other.db, other.live, "resp_1", -1))).toEqual([0, 1]);
   });
 
   test("the job ending closes a follower that saw no terminal event", async () => {
-    const { db, live, emit } = setup();
+    const { db, live, emit } = await setup();
     live.begin("resp_1", () => {});
     emit("response.created");
     const following = collect(followResponse(db, live, "resp_1", -1));

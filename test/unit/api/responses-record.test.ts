@@ -16,8 +16,8 @@ import { waitFor } from "../../helpers/wait-for.ts";
 
 const IDS = ["resp_a", "resp_b", "resp_c"];
 
-function setup() {
-  const db = openDatabase(tempDir());
+async function setup() {
+  const db = await openDatabase(tempDir());
   const team = createTeam(db, "t");
   const key = createKey(db, team.id, "k");
   const logger = memoryLogger();
@@ -42,7 +42,7 @@ const deltas = (n: number) => Array.from({ length: n }, (_, i) => ({ type: "resp
 
 describe("stored stream writes", () => {
   test("one macrotask's events of every response: one transaction, in order, each published after it is stored", async () => {
-    const { db, live, recorders, transactions } = setup();
+    const { db, live, recorders, transactions } = await setup();
     const heard = new Map<string, { sequence: number; storedFirst: boolean }[]>();
     for (const { id } of recorders) {
       heard.set(id, []);
@@ -66,8 +66,8 @@ describe("stored stream writes", () => {
     }
   });
 
-  test("a row saved after events lands with them; flush() writes at once", () => {
-    const { db, team, recorders } = setup();
+  test("a row saved after events lands with them; flush() writes at once", async () => {
+    const { db, team, recorders } = await setup();
     const { id, asm, rec } = recorders[0]!;
     rec.emit(asm.start());
     asm.push({ type: "finish", reason: "stop", stopSequence: null });
@@ -77,8 +77,8 @@ describe("stored stream writes", () => {
     expect(eventsAfter(db, id, -1).length).toBe(2);
   });
 
-  test("a discarded recorder (its launch failed) drops what it had queued", () => {
-    const { db, team, recorders } = setup();
+  test("a discarded recorder (its launch failed) drops what it had queued", async () => {
+    const { db, team, recorders } = await setup();
     const { id, asm, rec } = recorders[0]!;
     rec.emit(asm.start());
     rec.save();
@@ -89,7 +89,7 @@ describe("stored stream writes", () => {
   });
 
   test("a response deleted while its events wait costs only its own writes; the others land and nothing is logged", async () => {
-    const { db, team, logger, recorders } = setup();
+    const { db, team, logger, recorders } = await setup();
     for (const { asm, rec } of recorders) rec.emit([...asm.start(), ...deltas(2)]);
     deleteResponse(db, "resp_b", team.id);
     recorders[0]!.rec.flush();
@@ -103,7 +103,7 @@ describe("stored stream writes", () => {
   });
 
   test("a listener that throws is logged; the events are stored and the other responses' listeners still hear theirs", async () => {
-    const { db, live, logger, recorders } = setup();
+    const { db, live, logger, recorders } = await setup();
     live.listen("resp_a", () => {
       throw new Error("listener broke");
     });

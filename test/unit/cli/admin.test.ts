@@ -9,8 +9,8 @@ import { tempDir } from "../../helpers/kiln.ts";
 const KEY_RE = /LLM\|\d+\|[A-Za-z0-9]{40}/;
 
 describe("operator CLI", () => {
-  test("first start creates team default and prints its key once; never again", () => {
-    const db = openDatabase(tempDir());
+  test("first start creates team default and prints its key once; never again", async () => {
+    const db = await openDatabase(tempDir());
     let printed = "";
     expect(ensureFirstKey(db, (t) => (printed += t))).not.toBeNull();
     const key = printed.match(KEY_RE)![0];
@@ -20,8 +20,8 @@ describe("operator CLI", () => {
     expect(again).toBe("");
   });
 
-  test("teams create/list, keys create/list/revoke", () => {
-    const db = openDatabase(tempDir());
+  test("teams create/list, keys create/list/revoke", async () => {
+    const db = await openDatabase(tempDir());
     const out: string[] = [];
     const say = (l: string) => out.push(l);
     expect(teamsCommand(db, ["create", "research"], say)).toBe(0);
@@ -41,8 +41,8 @@ describe("operator CLI", () => {
     expect(keysCommand(db, ["bogus"], say)).toBe(2);
   });
 
-  test("authentication records when a key was last used, at most once a minute", () => {
-    const db = openDatabase(tempDir());
+  test("authentication records when a key was last used, at most once a minute", async () => {
+    const db = await openDatabase(tempDir());
     const out: string[] = [];
     expect(teamsCommand(db, ["create", "ops"], () => {})).toBe(0);
     expect(keysCommand(db, ["create", "--team", "ops", "--name", "bot"], (l) => out.push(l))).toBe(0);

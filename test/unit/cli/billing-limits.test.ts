@@ -10,8 +10,8 @@ import { createTeam, findTeamByName } from "../../../src/db/teams-repo.ts";
 import { recordUsage } from "../../../src/db/usage-repo.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function setup() {
-  const db = openDatabase(tempDir());
+async function setup() {
+  const db = await openDatabase(tempDir());
   const team = createTeam(db, "acme");
   const lines: string[] = [];
   const out = (l: string) => void lines.push(l);
@@ -22,8 +22,8 @@ function setup() {
 const config = { tiers: [{ name: "free", rpm: 20, tpm: 40_000 }], defaultTier: "free" };
 
 describe("limits CLI", () => {
-  test("tiers set / list / delete; config and database tiers side by side", () => {
-    const { db, out, last } = setup();
+  test("tiers set / list / delete; config and database tiers side by side", async () => {
+    const { db, out, last } = await setup();
     expect(tiersCommand(db, config, ["set", "gold", "--rpm", "600", "--tpm", "none"], out)).toBe(0);
     expect(tiersCommand(db, config, ["set", "free", "--rpm", "30", "--tpm", "50000"], out)).toBe(0);
     expect(tiersCommand(db, config, ["list"], out)).toBe(0);
@@ -36,8 +36,8 @@ describe("limits CLI", () => {
     expect(tiersCommand(db, config, ["delete", "gold"], out)).toBe(1);
   });
 
-  test("teams set: tier, overrides and restrictions, shown by teams list; unknown tier or family refused", () => {
-    const { db, out, last } = setup();
+  test("teams set: tier, overrides and restrictions, shown by teams list; unknown tier or family refused", async () => {
+    const { db, out, last } = await setup();
     expect(teamsCommand(db, ["set", "acme", "--tier", "free", "--tpm", "900", "--models", "m-1,m-2", "--endpoints", "chat,responses"], out, config)).toBe(0);
     expect(teamsCommand(db, ["list"], out, config)).toBe(0);
     expect(last()).toMatch(/acme +free +20 +900\* +off +m-1,m-2 +chat,responses/);
@@ -51,8 +51,8 @@ describe("limits CLI", () => {
     expect(last()).toMatch(/acme +\(free\) +20 +40000 +off +all +all/);
   });
 
-  test("keys restrict applies to the key's next authentication", () => {
-    const { db, team, out, last } = setup();
+  test("keys restrict applies to the key's next authentication", async () => {
+    const { db, team, out, last } = await setup();
     const key = createKey(db, team.id, "k");
     expect(keysCommand(db, ["restrict", String(key.id), "--models", "m-1", "--endpoints", "messages"], out)).toBe(0);
     expect(authenticate(db, new Headers({ authorization: `Bearer ${key.key}` })).rules.key).toEqual({ models: ["m-1"], endpoints: ["messages"] });
@@ -66,8 +66,8 @@ describe("limits CLI", () => {
 });
 
 describe("billing CLI", () => {
-  test("enable, credit, show (table and JSON), lapse, reinstate, disable", () => {
-    const { db, team, out, last, lines } = setup();
+  test("enable, credit, show (table and JSON), lapse, reinstate, disable", async () => {
+    const { db, team, out, last, lines } = await setup();
     expect(billingCommand(db, ["enable", "acme"], out)).toBe(0);
     expect(findTeamByName(db, "acme")!.billingEnabled).toBe(true);
     expect(billingCommand(db, ["credit", "acme", "12.5", "--note", "invoice 7"], out)).toBe(0);
@@ -92,8 +92,8 @@ describe("billing CLI", () => {
     expect(billingCommand(db, ["bogus", "acme"], out)).toBe(2);
   });
 
-  test("usage per team, model and day, as a table and as JSON", () => {
-    const { db, team, out, last } = setup();
+  test("usage per team, model and day, as a table and as JSON", async () => {
+    const { db, team, out, last } = await setup();
     const key = createKey(db, team.id, "k");
     recordUsage(db, {
       requestId: "req_1", teamId: team.id, keyId: key.id, model: "m-1", endpoint: "chat", status: "completed",

@@ -2,14 +2,14 @@
 import { describe, expect, test } from "bun:test";
 import { ensureFirstKey } from "../../../src/cli/first-run.ts";
 import { usersCommand } from "../../../src/cli/users.ts";
-import { openDatabase } from "../../../src/db/client.ts";
+import { type Db, openDatabase } from "../../../src/db/client.ts";
 import { findUser } from "../../../src/db/dashboard-users-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { passwordMatches } from "../../../src/dashboard/accounts/password.ts";
 import { startSession } from "../../../src/dashboard/accounts/sessions.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function run(db: ReturnType<typeof openDatabase>, args: string[], password: string | null = "a long password 1") {
+function run(db: Db, args: string[], password: string | null = "a long password 1") {
   const lines: string[] = [];
   const prompts: string[] = [];
   return usersCommand(db, args, (l) => lines.push(l), async (p) => (prompts.push(p), password)).then((code) => ({ code, out: lines.join("\n"), prompts }));
@@ -17,7 +17,7 @@ function run(db: ReturnType<typeof openDatabase>, args: string[], password: stri
 
 describe("kiln users", () => {
   test("add an operator and a member; the password is stored only as an argon2id hash", async () => {
-    const db = openDatabase(tempDir());
+    const db = await openDatabase(tempDir());
     createTeam(db, "acme");
     const op = await run(db, ["add", "Admin", "--operator"]);
     expect(op.code).toBe(0);
@@ -37,7 +37,7 @@ describe("kiln users", () => {
   });
 
   test("refusals: unknown team, both or neither role, a short password, a taken or malformed name", async () => {
-    const db = openDatabase(tempDir());
+    const db = await openDatabase(tempDir());
     createTeam(db, "acme");
     expect((await run(db, ["add", "x", "--team", "nope"])).out).toContain(`no team named "nope"`);
     expect((await run(db, ["add", "x", "--operator", "--team", "acme"])).code).toBe(2);
@@ -53,7 +53,7 @@ describe("kiln users", () => {
   });
 
   test("passwd sets a new password and signs out the old sessions; remove deletes the account and its sessions", async () => {
-    const db = openDatabase(tempDir());
+    const db = await openDatabase(tempDir());
     await run(db, ["add", "carol", "--operator"]);
     const user = findUser(db, "carol")!;
     startSession(db, user.id);
@@ -68,9 +68,9 @@ describe("kiln users", () => {
     expect((await run(db, ["passwd", "carol"])).code).toBe(1);
   });
 
-  test("the first start says how to set the operator's password", () => {
+  test("the first start says how to set the operator's password", async () => {
     let printed = "";
-    ensureFirstKey(openDatabase(tempDir()), (t) => (printed += t));
+    ensureFirstKey(await openDatabase(tempDir()), (t) => (printed += t));
     expect(printed).toContain("kiln users add admin --operator");
     expect(printed).toContain("/dashboard");
   });

@@ -8,8 +8,8 @@ import { createTeam } from "../../../src/db/teams-repo.ts";
 import { recordUsage, usageByDay } from "../../../src/db/usage-repo.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function setup() {
-  const db = openDatabase(tempDir());
+async function setup() {
+  const db = await openDatabase(tempDir());
   const team = createTeam(db, "acme");
   const key = createKey(db, team.id, "k");
   const row = (requestId: string, model: string, costMicros: number, inputTokens = 10, outputTokens = 5) => ({
@@ -20,8 +20,8 @@ function setup() {
 }
 
 describe("billing accounts and the ledger", () => {
-  test("enable opens a zero-balance account; credits add with their balance after; charges only while billing is on", () => {
-    const { db, team, row } = setup();
+  test("enable opens a zero-balance account; credits add with their balance after; charges only while billing is on", async () => {
+    const { db, team, row } = await setup();
     recordUsage(db, row("req_free", "m-1", 7));
     chargeUsage(db, team.id, "req_free", 7);
     expect(findAccount(db, team.id)).toBeUndefined();
@@ -45,8 +45,8 @@ describe("billing accounts and the ledger", () => {
     expect(findAccount(db, team.id)!.balanceMicros).toBe(750);
   });
 
-  test("a charge that fails rolls back its usage row with it (one transaction)", () => {
-    const { db, team, row } = setup();
+  test("a charge that fails rolls back its usage row with it (one transaction)", async () => {
+    const { db, team, row } = await setup();
     setBillingEnabled(db, team.id, true);
     recordUsage(db, row("req_dup", "m-1", 1));
     chargeUsage(db, team.id, "req_dup", 1);
@@ -61,8 +61,8 @@ describe("billing accounts and the ledger", () => {
     expect(db.select().from(billingAccounts).get()!.balanceMicros).toBe(-1);
   });
 
-  test("lapse and reinstate; no account, nothing to lapse; credits must be positive whole micro-units", () => {
-    const { db, team } = setup();
+  test("lapse and reinstate; no account, nothing to lapse; credits must be positive whole micro-units", async () => {
+    const { db, team } = await setup();
     expect(setLapsed(db, team.id, true)).toBe(false);
     setBillingEnabled(db, team.id, true);
     expect(setLapsed(db, team.id, true)).toBe(true);
@@ -75,8 +75,8 @@ describe("billing accounts and the ledger", () => {
 });
 
 describe("usage per team, model and day", () => {
-  test("sums per UTC day, team and model; filters by team and inclusive days", () => {
-    const { db, team, key, row } = setup();
+  test("sums per UTC day, team and model; filters by team and inclusive days", async () => {
+    const { db, team, key, row } = await setup();
     const other = createTeam(db, "other");
     const day = (d: string) => Math.floor(Date.parse(`${d}Z`) / 1000);
     const put = (r: ReturnType<typeof row>, at: string, teamId = team.id) => db.insert(usage).values({ ...r, teamId, keyId: key.id, createdAt: day(at) }).run();

@@ -7,16 +7,16 @@ import {
 import { incidents } from "../../../src/db/schema.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function setup() {
-  const db = openDatabase(tempDir());
+async function setup() {
+  const db = await openDatabase(tempDir());
   /** Moves an incident's times into the past, so a change made now is seen to move them. */
   const age = (id: number, createdAt: number) => db.update(incidents).set({ createdAt, updatedAt: createdAt }).where(eq(incidents.id, id)).run();
   return { db, age };
 }
 
 describe("incidents repository", () => {
-  test("updateIncident changes an open incident's status and message and its updated time, never resolved_at", () => {
-    const { db, age } = setup();
+  test("updateIncident changes an open incident's status and message and its updated time, never resolved_at", async () => {
+    const { db, age } = await setup();
     const inc = addIncident(db, { title: "Slow", message: "first", impact: "outage" });
     age(inc.id, 100);
     const after = updateIncident(db, inc.id, { status: "monitoring", message: null })!;
@@ -25,8 +25,8 @@ describe("incidents repository", () => {
     expect(findIncident(db, inc.id)).toEqual(after);
   });
 
-  test("updateIncident leaves a resolved incident alone and refuses to resolve", () => {
-    const { db } = setup();
+  test("updateIncident leaves a resolved incident alone and refuses to resolve", async () => {
+    const { db } = await setup();
     const inc = addIncident(db, { title: "Down" });
     expect(() => updateIncident(db, inc.id, { status: "resolved", message: "x" })).toThrow(/resolveIncident/);
     const resolved = resolveIncident(db, inc.id, "fixed")!;
@@ -35,8 +35,8 @@ describe("incidents repository", () => {
     expect(updateIncident(db, 9999, { status: "identified", message: null })).toBeUndefined();
   });
 
-  test("open incidents all, newest first, whatever the recent list holds; resolved ones by when they were resolved", () => {
-    const { db, age } = setup();
+  test("open incidents all, newest first, whatever the recent list holds; resolved ones by when they were resolved", async () => {
+    const { db, age } = await setup();
     const old = addIncident(db, { title: "old and still open" });
     age(old.id, 100);
     for (let i = 0; i < 25; i++) resolveIncident(db, addIncident(db, { title: `closed ${i}` }).id);

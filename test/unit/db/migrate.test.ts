@@ -5,9 +5,9 @@ import { openDatabase } from "../../../src/db/client.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
 describe("database", () => {
-  test("migrations apply to a fresh data dir, and again without change", () => {
+  test("migrations apply to a fresh data dir, and again without change", async () => {
     const dir = tempDir();
-    const first = openDatabase(dir);
+    const first = await openDatabase(dir);
     const tables = () =>
       (first.$client.query("select name from sqlite_master where type='table' order by name").all() as { name: string }[]).map((r) => r.name);
     expect(tables()).toEqual(expect.arrayContaining(["teams", "api_keys", "incidents", "usage", "__drizzle_migrations"]));
@@ -15,15 +15,15 @@ describe("database", () => {
     first.$client.exec("insert into teams (name) values ('keep-me')");
     first.$client.close();
 
-    const second = openDatabase(dir);
+    const second = await openDatabase(dir);
     expect((second.$client.query("select count(*) as n from __drizzle_migrations").get() as { n: number }).n).toBe(applied.n);
     expect(second.$client.query("select name from teams").all()).toEqual([{ name: "keep-me" }]);
     expect((second.$client.query("pragma journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
     second.$client.close();
   });
 
-  test("foreign keys are enforced again once migrations have run", () => {
-    const db = openDatabase(tempDir());
+  test("foreign keys are enforced again once migrations have run", async () => {
+    const db = await openDatabase(tempDir());
     expect(db.$client.query("pragma foreign_keys").get()).toEqual({ foreign_keys: 1 });
     expect(() => db.$client.exec("insert into api_keys (team_id, name, secret_hash, hint) values (999, 'k', 'h', 'abcd')")).toThrow(
       /FOREIGN KEY constraint failed/,

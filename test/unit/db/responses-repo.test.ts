@@ -12,8 +12,8 @@ import {
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function setup() {
-  const db = openDatabase(tempDir());
+async function setup() {
+  const db = await openDatabase(tempDir());
   const team = createTeam(db, "a");
   const other = createTeam(db, "b");
   const key = createKey(db, team.id, "k");
@@ -31,8 +31,8 @@ function setup() {
 }
 
 describe("stored responses", () => {
-  test("reads and deletes are scoped to the owning team", () => {
-    const { db, team, other, add } = setup();
+  test("reads and deletes are scoped to the owning team", async () => {
+    const { db, team, other, add } = await setup();
     add("resp_1");
     expect(findResponse(db, "resp_1", other.id)).toBeUndefined();
     expect(deleteResponse(db, "resp_1", other.id)).toBe(false);
@@ -41,8 +41,8 @@ describe("stored responses", () => {
     expect(findResponse(db, "resp_1", team.id)).toBeUndefined();
   });
 
-  test("input items page in both orders after a cursor, with has_more; an unknown cursor is null", () => {
-    const { db, add } = setup();
+  test("input items page in both orders after a cursor, with has_more; an unknown cursor is null", async () => {
+    const { db, add } = await setup();
     add("resp_1", { items: 5 });
     const ns = (p: ReturnType<typeof pageInputItems>) => p!.items.map((i) => i.item.n);
     expect(ns(pageInputItems(db, "resp_1", { order: "desc", after: null, limit: 2 }))).toEqual([4, 3]);
@@ -53,8 +53,8 @@ describe("stored responses", () => {
     expect(pageInputItems(db, "resp_1", { order: "asc", after: "msg_9", limit: 2 })).toBeNull();
   });
 
-  test("events replay after a sequence number; a number is stored once", () => {
-    const { db, add } = setup();
+  test("events replay after a sequence number; a number is stored once", async () => {
+    const { db, add } = await setup();
     add("resp_1");
     for (let i = 0; i < 4; i++) appendEvent(db, "resp_1", i, `{"n":${i}}`);
     expect(() => appendEvent(db, "resp_1", 2, "{}")).toThrow();
@@ -63,8 +63,8 @@ describe("stored responses", () => {
     expect(lastSequence(db, "resp_none")).toBe(-1);
   });
 
-  test("expiry: an expired response reads as gone, and the sweep deletes it with its items and events", () => {
-    const { db, team, add } = setup();
+  test("expiry: an expired response reads as gone, and the sweep deletes it with its items and events", async () => {
+    const { db, team, add } = await setup();
     add("resp_old", { expiresAt: 1000, items: 3 });
     add("resp_new", { items: 1 });
     appendEvent(db, "resp_old", 0, "{}");
@@ -77,8 +77,8 @@ describe("stored responses", () => {
     expect(findResponse(db, "resp_new", team.id)?.id).toBe("resp_new");
   });
 
-  test("the sweep deletes a batch at a time", () => {
-    const { db, add } = setup();
+  test("the sweep deletes a batch at a time", async () => {
+    const { db, add } = await setup();
     for (let i = 0; i < 5; i++) add(`resp_${i}`, { expiresAt: 1000 });
     expect(sweepExpired(db, 2000, 2)).toBe(2);
     expect(sweepExpired(db, 2000, 2)).toBe(2);
@@ -86,8 +86,8 @@ describe("stored responses", () => {
     expect(sweepExpired(db, 2000, 2)).toBe(0);
   });
 
-  test("unfinished responses (background or streamed) are found for recovery", () => {
-    const { db, add } = setup();
+  test("unfinished responses (background or streamed) are found for recovery", async () => {
+    const { db, add } = await setup();
     add("resp_q", { status: "queued", background: true });
     add("resp_r", { status: "in_progress", background: true });
     add("resp_done", { status: "completed", background: true });
@@ -95,8 +95,8 @@ describe("stored responses", () => {
     expect(unfinishedResponses(db).map((r) => r.id).sort()).toEqual(["resp_q", "resp_r", "resp_stream"]);
   });
 
-  test("reasoning items are found by id for the owning team's live responses only, and go with their response", () => {
-    const { db, team, other, add } = setup();
+  test("reasoning items are found by id for the owning team's live responses only, and go with their response", async () => {
+    const { db, team, other, add } = await setup();
     add("resp_1", { reasoning: ["rs_a"] });
     add("resp_old", { reasoning: ["rs_old"], expiresAt: 50 });
     updateResponse(db, "resp_1", { status: "completed", responseJson: "{}" }, ["rs_a", "rs_b"]);
@@ -125,8 +125,8 @@ describe("stored responses", () => {
 });
 
 describe("a team's list of responses (the dashboard)", () => {
-  function listed() {
-    const db = openDatabase(tempDir());
+  async function listed() {
+    const db = await openDatabase(tempDir());
     const team = createTeam(db, "a");
     const other = createTeam(db, "b");
     const key = createKey(db, team.id, "ci");
@@ -143,8 +143,8 @@ describe("a team's list of responses (the dashboard)", () => {
     return { db, team, other, key, otherKey, add };
   }
 
-  test("newest first, ties by id, only the team's unexpired ones, with the key's name and last four characters", () => {
-    const { db, team, other, key, otherKey, add } = listed();
+  test("newest first, ties by id, only the team's unexpired ones, with the key's name and last four characters", async () => {
+    const { db, team, other, key, otherKey, add } = await listed();
     add("resp_a", 10);
     add("resp_c", 20);
     add("resp_b", 20, { status: "failed", background: true });
@@ -159,8 +159,8 @@ describe("a team's list of responses (the dashboard)", () => {
     expect(listTeamResponses(db, other.id, { limit: 10 }, 100).rows.map((r) => r.id)).toEqual(["resp_theirs"]);
   });
 
-  test("keyset pages after a cursor cover every response once, across equal creation times", () => {
-    const { db, team, add } = listed();
+  test("keyset pages after a cursor cover every response once, across equal creation times", async () => {
+    const { db, team, add } = await listed();
     for (let i = 0; i < 7; i++) add(`resp_${i}`, 100 + Math.floor(i / 3));
     const seen: string[] = [];
     let before = null;
@@ -174,8 +174,8 @@ describe("a team's list of responses (the dashboard)", () => {
     expect(seen).toEqual(["resp_6", "resp_5", "resp_4", "resp_3", "resp_2", "resp_1", "resp_0"]);
   });
 
-  test("filters by status and by background, and counts by status", () => {
-    const { db, team, add } = listed();
+  test("filters by status and by background, and counts by status", async () => {
+    const { db, team, add } = await listed();
     add("resp_q", 1, { status: "queued", background: true });
     add("resp_f", 2, { status: "failed", background: true });
     add("resp_f2", 3, { status: "failed" });
@@ -186,8 +186,8 @@ describe("a team's list of responses (the dashboard)", () => {
     expect(countTeamResponses(db, team.id, 10)).toEqual({ queued: 1, failed: 2 });
   });
 
-  test("one response with its key, for its own team only", () => {
-    const { db, team, other, key, add } = listed();
+  test("one response with its key, for its own team only", async () => {
+    const { db, team, other, key, add } = await listed();
     add("resp_1", 1);
     expect(findResponseWithKey(db, "resp_1", team.id)).toMatchObject({ row: { id: "resp_1" }, key: { id: key.id, name: "ci", revoked: false } });
     expect(findResponseWithKey(db, "resp_1", other.id)).toBeUndefined();

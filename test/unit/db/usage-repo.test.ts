@@ -6,8 +6,8 @@ import { recordUsage, type NewUsage } from "../../../src/db/usage-repo.ts";
 import { usage } from "../../../src/db/schema.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function setup() {
-  const db = openDatabase(tempDir());
+async function setup() {
+  const db = await openDatabase(tempDir());
   const team = createTeam(db, "t");
   const key = createKey(db, team.id, "k");
   const row: NewUsage = {
@@ -18,15 +18,15 @@ function setup() {
 }
 
 describe("usage rows", () => {
-  test("every ledger column is stored as given", () => {
-    const { db, row } = setup();
+  test("every ledger column is stored as given", async () => {
+    const { db, row } = await setup();
     recordUsage(db, row);
     expect(db.select().from(usage).all()).toEqual([expect.objectContaining(row)]);
     db.$client.close();
   });
 
-  test("a request id is recorded at most once", () => {
-    const { db, row } = setup();
+  test("a request id is recorded at most once", async () => {
+    const { db, row } = await setup();
     recordUsage(db, row);
     expect(() => recordUsage(db, { ...row, status: "completed" })).toThrow(/UNIQUE constraint failed: usage.request_id/);
     recordUsage(db, { ...row, requestId: "req_b" });

@@ -7,8 +7,8 @@ import { testKiln } from "../../helpers/kiln.ts";
 import { apiRefusal } from "../../helpers/api-refusal.ts";
 
 
-describe("readTeamFile", () => {
-  const k = testKiln();
+describe("readTeamFile", async () => {
+  const k = await testKiln();
   const upload = async (bytes: Uint8Array) => {
     const form = new FormData();
     form.append("purpose", "vision");
