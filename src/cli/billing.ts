@@ -10,13 +10,13 @@ import { formatTable } from "./table.ts";
 const fmtTime = (s: number) => new Date(s * 1000).toISOString().replace(".000", "");
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-export function billingCommand(db: Db, args: string[], out: Out): number {
+export async function billingCommand(db: Db, args: string[], out: Out): Promise<number> {
   const [sub, name, ...rest] = args;
   const subs = ["enable", "disable", "credit", "lapse", "reinstate", "show"];
   if (!sub || !subs.includes(sub) || !name) {
     return usage(out, "kiln billing enable|disable|lapse|reinstate <team> | kiln billing credit <team> <amount> [--note N] | kiln billing show <team> [--limit N] [--json]");
   }
-  const team = findTeamByName(db, name);
+  const team = await findTeamByName(db, name);
   if (!team) return noTeam(out, name);
   switch (sub) {
     case "enable":
@@ -82,14 +82,14 @@ export function billingCommand(db: Db, args: string[], out: Out): number {
   return 0;
 }
 
-export function usageCommand(db: Db, args: string[], out: Out): number {
+export async function usageCommand(db: Db, args: string[], out: Out): Promise<number> {
   const text = "kiln usage [--team T] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [--json]";
   const values = tryParse(args, { team: { type: "string" }, since: { type: "string" }, until: { type: "string" }, json: { type: "boolean" } })?.values;
   if (!values) return usage(out, text);
   for (const d of [values.since, values.until]) if (d !== undefined && (!DAY.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)))) return usage(out, text);
   let teamId: number | undefined;
   if (values.team !== undefined) {
-    const team = findTeamByName(db, values.team);
+    const team = await findTeamByName(db, values.team);
     if (!team) return noTeam(out, values.team);
     teamId = team.id;
   }

@@ -70,7 +70,7 @@ export async function startKiln(
   // Usage the database refused last time (kept in the settlement journal) is written before anything new.
   const replay = replaySettlements(db, logger);
   if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
-  ensureFirstKey(db, opts.print, config.firstKeyFile);
+  await ensureFirstKey(db, opts.print, config.firstKeyFile);
   if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir, config.builtinModels);
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
@@ -108,7 +108,7 @@ export async function startKiln(
   // Uploads a crash cut short (and bytes stored without their row) are removed before the first upload starts.
   const swept = await deps.files.sweep((id) => fileExists(db, id));
   if (swept.partial || swept.orphaned) logger.info("file storage swept", swept);
-  if (config.defaultTier && !deps.gate.findTier(config.defaultTier)) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
+  if (config.defaultTier && !(await deps.gate.findTier(config.defaultTier))) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
   const kiln = createApp(deps);
   // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.
   const upkeep = await startResponseUpkeep(deps);

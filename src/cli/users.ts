@@ -40,7 +40,7 @@ export async function usersCommand(db: Db, args: string[], out: Out, read: Passw
   if (sub === "add") {
     const values = tryParse(rest, { operator: { type: "boolean" }, team: { type: "string" } })?.values;
     if (!values || Boolean(values.operator) === (values.team !== undefined)) return usage(out, "kiln users add <name> --operator | --team <team>   (the password is read from standard input)");
-    const team = values.team !== undefined ? findTeamByName(db, values.team) : null;
+    const team = values.team !== undefined ? await findTeamByName(db, values.team) : null;
     if (values.team !== undefined && !team) return noTeam(out, values.team);
     if (findUser(db, name)) {
       out(`kiln: user "${name}" already exists (kiln users passwd ${name} sets a new password)`);

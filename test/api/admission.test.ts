@@ -14,9 +14,9 @@ beforeAll(async () => (server = await startTestServer()));
 afterAll(() => server.stop(1000));
 
 /** A fresh team with one key, so each test has its own limits, balance and usage rows. */
-function team(name: string) {
-  const t = createTeam(server.deps.db, name);
-  return { id: t.id, key: createKey(server.deps.db, t.id, "k").key };
+async function team(name: string) {
+  const t = await createTeam(server.deps.db, name);
+  return { id: t.id, key: (await createKey(server.deps.db, t.id, "k")).key };
 }
 
 function post(path: string, key: string, body: unknown) {
@@ -29,8 +29,8 @@ const chatBody = (content: string, maxTokens = 16, extra: object = {}) => ({
 
 describe("rate limits on a real server", () => {
   test("64 concurrent requests against a limit of 10 admit exactly 10", async () => {
-    const t = team("racers");
-    updateTeam(server.deps.db, t.id, { rpmLimit: 10 });
+    const t = await team("racers");
+    await updateTeam(server.deps.db, t.id, { rpmLimit: 10 });
     const answers = await Promise.all(Array.from({ length: 64 }, () => post("/v1/chat/completions", t.key, chatBody("Hi", 4))));
     const ok = answers.filter((r) => r.status === 200);
     const refused = answers.filter((r) => r.status === 429);
@@ -43,12 +43,12 @@ describe("rate limits on a real server", () => {
   }, 60_000);
 
   test("TPM counts real tokens: one large request exhausts it, and the 429 says how long until the next fits", async () => {
-    const t = team("tokens");
+    const t = await team("tokens");
     const big = "The quick brown fox jumps over the lazy dog. ".repeat(90);
     // The prompt's real size, measured by an unlimited team.
     const probe = ((await (await post("/v1/chat/completions", server.key, chatBody(big, 1))).json()) as any).usage.prompt_tokens as number;
     const tpm = probe + 16 + 100;
-    updateTeam(server.deps.db, t.id, { tpmLimit: tpm });
+    await updateTeam(server.deps.db, t.id, { tpmLimit: tpm });
     const first = await post("/v1/chat/completions", t.key, chatBody(big, 16));
     expect(first.status).toBe(200);
     const used = ((await first.json()) as any).usage;
@@ -79,8 +79,8 @@ describe("rate limits on a real server", () => {
   }, 60_000);
 
   test("the unused part of a reservation is given back when the request ends", async () => {
-    const t = team("refunds");
-    updateTeam(server.deps.db, t.id, { tpmLimit: 100_000 });
+    const t = await team("refunds");
+    await updateTeam(server.deps.db, t.id, { tpmLimit: 100_000 });
     const r = await post("/v1/chat/completions", t.key, chatBody("Hi", 2000, { stop: [" ", "e", "a", "o"] }));
     expect(r.status).toBe(200);
     const u = ((await r.json()) as any).usage;
@@ -96,8 +96,8 @@ describe("rate limits on a real server", () => {
 
 describe("headers of streamed answers", () => {
   test("a stream's headers carry the team's state after its admission, in every format", async () => {
-    const t = team("streamers");
-    updateTeam(server.deps.db, t.id, { rpmLimit: 10, tpmLimit: 50_000 });
+    const t = await team("streamers");
+    await updateTeam(server.deps.db, t.id, { rpmLimit: 10, tpmLimit: 50_000 });
     const answers = [
       await post("/v1/chat/completions", t.key, chatBody("Hi", 64, { stream: true })),
       await post("/v1/messages", t.key, { model: server.modelId, max_tokens: 64, stream: true, messages: [{ role: "user", content: "Hi" }] }),
@@ -117,7 +117,7 @@ describe("headers of streamed answers", () => {
 
 describe("billing on a real server", () => {
   test("zero balance: 402 before any token is generated; crediting makes the same request pass; the ledger matches the usage rows", async () => {
-    const t = team("payers");
+    const t = await team("payers");
     setBillingEnabled(server.deps.db, t.id, true);
     const body = chatBody("Tell me a story", 16);
     const refused = await post("/v1/chat/completions", t.key, body);
@@ -145,7 +145,7 @@ describe("billing on a real server", () => {
   }, 60_000);
 
   test("the worst case must fit: a balance for a short answer refuses a long max_tokens, which a smaller one passes", async () => {
-    const t = team("careful");
+    const t = await team("careful");
     setBillingEnabled(server.deps.db, t.id, true);
     // The tiny model bills 0.1 and 0.4 micro-units per input and output token.
     credit(server.deps.db, t.id, 30, null);
@@ -156,7 +156,7 @@ describe("billing on a real server", () => {
   }, 60_000);
 
   test("a lapsed or missing account: 402 on every keyed endpoint; billing off: free again", async () => {
-    const t = team("lapsed");
+    const t = await team("lapsed");
     setBillingEnabled(server.deps.db, t.id, true);
     credit(server.deps.db, t.id, 1_000_000, null);
     setLapsed(server.deps.db, t.id, true);

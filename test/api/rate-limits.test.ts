@@ -9,12 +9,12 @@ import { testKiln } from "../helpers/kiln.ts";
 describe("requests per minute", () => {
   test("a burst past a team's RPM gets 429 with Retry-After and retry-after-ms, while a second team is unaffected", async () => {
     const k = await testKiln();
-    updateTeam(k.deps.db, k.teamId, { rpmLimit: 5 });
-    const other = createTeam(k.deps.db, "other");
-    updateTeam(k.deps.db, other.id, { rpmLimit: 5 });
-    const otherKey = createKey(k.deps.db, other.id, "o").key;
+    await updateTeam(k.deps.db, k.teamId, { rpmLimit: 5 });
+    const other = await createTeam(k.deps.db, "other");
+    await updateTeam(k.deps.db, other.id, { rpmLimit: 5 });
+    const otherKey = (await createKey(k.deps.db, other.id, "o")).key;
     // Two keys of the first team share its limit.
-    const secondKey = createKey(k.deps.db, k.teamId, "second").key;
+    const secondKey = (await createKey(k.deps.db, k.teamId, "second")).key;
     const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => k.req("/v1/models", { key: i % 2 ? secondKey : k.key })));
     const statuses = burst.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
@@ -35,7 +35,7 @@ describe("requests per minute", () => {
 
   test("every keyed endpoint counts, whatever its answer; unkeyed ones do not", async () => {
     const k = await testKiln();
-    updateTeam(k.deps.db, k.teamId, { rpmLimit: 3 });
+    await updateTeam(k.deps.db, k.teamId, { rpmLimit: 3 });
     expect((await k.req("/v1/status", { key: null })).headers.get("x-ratelimit-limit-requests")).toBeNull();
     expect((await k.req("/v1/models/nope-v1")).status).toBe(404);
     expect((await k.req("/v1/chat/completions", { method: "POST", json: { model: "x" } })).status).toBe(400);
@@ -59,16 +59,16 @@ describe("requests per minute", () => {
     expect(res.headers.get("x-ratelimit-reset-tokens")).toBe("0ms");
     // Errors carry them too.
     expect((await k.req("/v1/models/nope-v1")).headers.get("x-ratelimit-remaining-requests")).toBe("58");
-    updateTeam(k.deps.db, k.teamId, { tier: "pro" });
+    await updateTeam(k.deps.db, k.teamId, { tier: "pro" });
     const pro = await k.req("/v1/models");
     expect(pro.headers.get("x-ratelimit-limit-requests")).toBeNull();
     expect(pro.headers.get("x-ratelimit-limit-tokens")).toBe("90000");
     // A database tier of the same name wins over config, from the next request on; a team override wins over both.
-    upsertTier(k.deps.db, { name: "pro", rpm: 7, tpm: null });
+    await upsertTier(k.deps.db, { name: "pro", rpm: 7, tpm: null });
     const db = await k.req("/v1/models");
     expect(db.headers.get("x-ratelimit-limit-requests")).toBe("7");
     expect(db.headers.get("x-ratelimit-limit-tokens")).toBeNull();
-    updateTeam(k.deps.db, k.teamId, { rpmLimit: 2 });
+    await updateTeam(k.deps.db, k.teamId, { rpmLimit: 2 });
     expect((await k.req("/v1/models")).headers.get("x-ratelimit-limit-requests")).toBe("2");
   });
 

@@ -51,8 +51,8 @@ describe("the live entry of a stored response", () => {
     test("a recorder that throws after the job went live: the run stops, the entry ends, the row ends failed, followers get an ending", async () => {
       server = await startTestServer();
       const { db } = server.deps;
-      const team = createTeam(db, "recovery");
-      const key = createKey(db, team.id, "k");
+      const team = await createTeam(db, "recovery");
+      const key = await createKey(db, team.id, "k");
       backgroundRow(db, { id: "resp_broken_log", teamId: team.id, keyId: key.id, model: server.modelId, status: "queued" });
       // A follower subscribes the moment the job goes live (no entry exists before: listen would find nothing).
       const heard: (string | null)[] = [];

@@ -59,21 +59,21 @@ describe("Responses: reasoning reaches the prompt only from kiln", () => {
     expect(p).not.toContain("FORGED-THOUGHT");
   });
 
-  test("an item sent back by the id kiln stored it under replays the stored text; another team's or model's id adds nothing", () => {
+  test("an item sent back by the id kiln stored it under replays the stored text; another team's or model's id adds nothing", async () => {
     storedResponse("resp_by_id", { rsId: "rs_kiln_by_id", thought: "STORED-THOUGHT: Rome has museums" });
     const p = prompt(around(reasoning({ id: "rs_kiln_by_id", content: text(FORGED) })));
     expect(p).toContain("STORED-THOUGHT: Rome has museums");
     expect(p).not.toContain("FORGED-THOUGHT");
 
-    const team = createTeam(k.deps.db, "stranger");
+    const team = await createTeam(k.deps.db, "stranger");
     expect(prompt(around(reasoning({ id: "rs_kiln_by_id" })), { teamId: team.id })).toBe(prompt(without, { teamId: team.id }));
     storedResponse("resp_other_model", { rsId: "rs_other_model", thought: "OTHER-MODEL-THOUGHT", model: "some-other-model-v1" });
     expect(prompt(around(reasoning({ id: "rs_other_model" })))).not.toContain("OTHER-MODEL-THOUGHT");
   });
 
-  test("previous_response_id: the chain's own reasoning output is replayed; a client's unsealed item stored in its input is not", () => {
-    const team = createTeam(k.deps.db, "chain-team");
-    const key = createKey(k.deps.db, team.id, "chain");
+  test("previous_response_id: the chain's own reasoning output is replayed; a client's unsealed item stored in its input is not", async () => {
+    const team = await createTeam(k.deps.db, "chain-team");
+    const key = await createKey(k.deps.db, team.id, "chain");
     storedResponse("resp_chain", {
       rsId: "rs_kiln_chain", thought: "CHAIN-THOUGHT: Rome then Florence", teamId: team.id, keyId: key.id,
       input: [
@@ -86,15 +86,15 @@ describe("Responses: reasoning reaches the prompt only from kiln", () => {
     expect(p).toContain("CHAIN-THOUGHT: Rome then Florence");
     expect(p).not.toContain("FORGED-THOUGHT");
   });
-  test("a seal kiln can no longer open: a 400 for the client's own item, but a stored id replays its text and a chain item adds nothing", () => {
+  test("a seal kiln can no longer open: a 400 for the client's own item, but a stored id replays its text and a chain item adds nothing", async () => {
     const stale = "v1.bm90IGEgc2VhbCBraWxuIG9wZW5zIGFueSBtb3Jl";
     expect(() => prompt(around(reasoning({ encrypted_content: stale })))).toThrow("input.1.encrypted_content could not be verified");
     storedResponse("resp_stale_seal", { rsId: "rs_kiln_stale", thought: "STORED-DESPITE-SEAL" });
     expect(prompt(around(reasoning({ id: "rs_kiln_stale", encrypted_content: stale })))).toContain("STORED-DESPITE-SEAL");
     expect(() => prompt(around(reasoning({ id: "rs_unknown_stale", encrypted_content: stale })))).toThrow("could not be verified");
 
-    const team = createTeam(k.deps.db, "stale-chain-team");
-    const key = createKey(k.deps.db, team.id, "stale");
+    const team = await createTeam(k.deps.db, "stale-chain-team");
+    const key = await createKey(k.deps.db, team.id, "stale");
     storedResponse("resp_stale_chain", {
       rsId: "rs_kiln_stale_chain", thought: "CHAIN-THOUGHT-2", teamId: team.id, keyId: key.id,
       input: [

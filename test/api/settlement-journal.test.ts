@@ -38,10 +38,10 @@ test("a refused settlement is journaled and counted, and replayed into usage and
 
   const first = await life();
   const db = first.deps.db;
-  const team = createTeam(db, "billed");
+  const team = await createTeam(db, "billed");
   setBillingEnabled(db, team.id, true);
   credit(db, team.id, 1_000_000, "start");
-  const key = createKey(db, team.id, "k").key;
+  const key = (await createKey(db, team.id, "k")).key;
   // The database now refuses every usage row, as a full disk would.
   db.$client.run(FULL_DISK);
   const res = await fetch(`${first.url}/v1/chat/completions`, {
@@ -82,11 +82,11 @@ test("while a team's charge waits in the journal it cannot be spent again; the n
   try {
     const db = kiln.deps.db;
     const model = kiln.deps.registry.list()[0]!;
-    const billed = createTeam(db, "billed");
+    const billed = await createTeam(db, "billed");
     setBillingEnabled(db, billed.id, true);
     credit(db, billed.id, 1_000_000, "start");
-    const billedKey = createKey(db, billed.id, "k").key;
-    const otherKey = createKey(db, createTeam(db, "unbilled").id, "k").key;
+    const billedKey = (await createKey(db, billed.id, "k")).key;
+    const otherKey = (await createKey(db, (await createTeam(db, "unbilled")).id, "k")).key;
     const chat = (key: string) =>
       fetch(`${kiln.url}/v1/chat/completions`, {
         method: "POST",

@@ -24,8 +24,8 @@ beforeAll(async () => {
   base = server.url;
   const db = server.deps.db;
   teamId = server.deps.db.$client.query<{ id: number }, []>("SELECT id FROM teams WHERE name = 'default'").get()!.id;
-  const rival = createTeam(db, "rival");
-  createKey(db, rival.id, "rival key");
+  const rival = await createTeam(db, "rival");
+  await createKey(db, rival.id, "rival key");
   pw.alice = await addUser(db, "alice", "member", teamId);
   pw.mallory = await addUser(db, "mallory", "member", rival.id);
   pw.root = await addUser(db, "root", "operator", null);
@@ -105,7 +105,7 @@ describe("a team member in the browser", () => {
       expect([path, res!.status()]).toEqual([path, 404]);
       expect(await p.page.content()).not.toContain("first key");
     }
-    expect(findActiveKey(server.deps.db, victim)).toBeDefined();
+    expect(await findActiveKey(server.deps.db, victim)).toBeDefined();
     p.assertClean();
   }, 60_000);
 
@@ -133,7 +133,7 @@ describe("a team member in the browser", () => {
     // The page's own cookies (HttpOnly included) but no token: 403 as well.
     const bare = await p.request.post(target, { form: { x: "1" }, maxRedirects: 0 });
     expect(bare.status()).toBe(403);
-    expect(findActiveKey(server.deps.db, victim)).toBeDefined();
+    expect(await findActiveKey(server.deps.db, victim)).toBeDefined();
     expect((await api("/v1/models", server.key)).status).toBe(200);
   }, 60_000);
 

@@ -54,8 +54,8 @@ export async function testKiln(opts: { modelsDir?: string; env?: Record<string, 
   const dataDir = tempDir();
   const config = loadConfig({ KILN_DATA_DIR: dataDir, ...(opts.modelsDir ? { KILN_MODELS_DIR: opts.modelsDir } : {}), ...opts.env }, []);
   const db = await openDatabase(config.dataDir);
-  const team = createTeam(db, "test-team");
-  const created = createKey(db, team.id, "test key");
+  const team = await createTeam(db, "test-team");
+  const created = await createKey(db, team.id, "test key");
   const logger = memoryLogger();
   const registry = opts.registry ?? new ModelRegistry(scanModels(config.modelsDir).models);
   const files = new DiskFileStorage(config.dataDir);

@@ -22,7 +22,7 @@ let teamId: number;
 beforeAll(async () => {
   ({ server, client } = await openaiTestServer());
   teamId = (server.deps.db.$client.query("SELECT team_id AS t FROM api_keys ORDER BY id LIMIT 1").get() as { t: number }).t;
-  const other = createKey(server.deps.db, createTeam(server.deps.db, "other-team").id, "other");
+  const other = await createKey(server.deps.db, (await createTeam(server.deps.db, "other-team")).id, "other");
   stranger = new OpenAI({ apiKey: other.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
 });
 afterAll(() => server.stop(1000));

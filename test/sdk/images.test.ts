@@ -209,8 +209,8 @@ describe("refusals", () => {
 describe("billing", () => {
   test("a billed team is charged 0.01 × n in the ledger beside the usage row; a balance that cannot cover n images is a 402 before any render", async () => {
     const db = server.deps.db;
-    const team = createTeam(db, "image-buyers");
-    const key = createKey(db, team.id, "images");
+    const team = await createTeam(db, "image-buyers");
+    const key = await createKey(db, team.id, "images");
     setBillingEnabled(db, team.id, true);
     credit(db, team.id, 25_000, "two images and a half");
     const billed = new OpenAI({ apiKey: key.key, baseURL: `${server.url}/v1`, maxRetries: 0 });

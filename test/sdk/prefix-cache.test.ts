@@ -39,11 +39,11 @@ beforeAll(async () => {
   writeFileSync(join(dir, "kiln.json"), JSON.stringify(manifest));
   server = await startTestServer({ KILN_PREFIX_CACHE: "1" }, { modelDir: dir });
   const db = server.deps.db;
-  const team = createTeam(db, "cache-buyers");
+  const team = await createTeam(db, "cache-buyers");
   teamId = team.id;
   setBillingEnabled(db, team.id, true);
   credit(db, team.id, 1_000_000_000, "plenty");
-  const key = createKey(db, team.id, "cache").key;
+  const key = (await createKey(db, team.id, "cache")).key;
   openai = new OpenAI({ apiKey: key, baseURL: `${server.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: key, baseURL: server.url, maxRetries: 0 });
 });

@@ -15,7 +15,7 @@ let stranger: OpenAI;
 
 beforeAll(async () => {
   ({ server, client } = await openaiTestServer());
-  const other = createKey(server.deps.db, createTeam(server.deps.db, "other-team").id, "other");
+  const other = await createKey(server.deps.db, (await createTeam(server.deps.db, "other-team")).id, "other");
   stranger = new OpenAI({ apiKey: other.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
 });
 afterAll(() => server.stop(1000));

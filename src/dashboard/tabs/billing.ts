@@ -17,7 +17,7 @@ import { ledgerPage, parseBefore, parseCreditForm, parseSwitch, parseTierChoice,
 
 const LEDGER_PAGE = 50;
 
-const tiersOf = (d: DashboardDeps) => tierChoices(d.config.tiers, listDbTiers(d.db));
+const tiersOf = async (d: DashboardDeps) => tierChoices(d.config.tiers, await listDbTiers(d.db));
 
 async function billingPage(d: DashboardDeps, v: Viewer, team: Team, before: number | null, problem?: FormProblem): Promise<Response> {
   const { limits, snapshot } = await d.gate.standing(team);
@@ -25,7 +25,7 @@ async function billingPage(d: DashboardDeps, v: Viewer, team: Team, before: numb
   const ledger = ledgerPage(ledgerOf(d.db, team.id, LEDGER_PAGE + 1, before ?? undefined), LEDGER_PAGE);
   const body = billingBody(v, {
     team, limits, snapshot,
-    tiers: tiersOf(d),
+    tiers: await tiersOf(d),
     defaultTier: d.config.defaultTier,
     account: findAccount(d.db, team.id),
     ledger: { ...ledger, before },
@@ -38,27 +38,27 @@ export function billingTab(d: DashboardDeps) {
   const back = (team: Team) => `/dashboard/teams/${team.id}/billing`;
   return new Elysia({ name: "dashboard-billing" })
     .use(edgePolicies)
-    .get(base, page(d, ({ request, params, query, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .get(base, page(d, async ({ request, params, query, viewer }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       const before = parseBefore(query.before);
       if (!before.ok) throw new PageError(400, "Page link not valid", before.error);
       return billingPage(d, viewer, team, before.value);
     }), { edge: POLICY.page, ...HIDDEN })
     .post(`${base}/tier`, formPost(d, async ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
+      const team = await teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
       const typed = form.get("tier") ?? "";
-      const choice = parseTierChoice(typed, tiersOf(d));
+      const choice = parseTierChoice(typed, await tiersOf(d));
       if (!choice.ok) return billingPage(d, viewer, team, null, { form: "tier", message: choice.error, tier: typed });
       // What `kiln teams set --tier` does: the tier name only; the team's own RPM/TPM overrides stay.
-      const updated = updateTeam(d.db, team.id, { tier: choice.value });
+      const updated = await updateTeam(d.db, team.id, { tier: choice.value });
       d.logger.info("dashboard tier set", { team_id: team.id, tier: choice.value, by: viewer.user.username });
       const { limits } = await d.gate.standing(updated);
       const on = choice.value === null ? `no tier${limits.tier ? ` (the default tier "${limits.tier}" applies)` : ""}` : `tier "${choice.value}"`;
       return doneWith(d, viewer, back(team), `Team "${team.name}" is now on ${on}: ${fmtLimit(limits.rpm)} requests and ${fmtLimit(limits.tpm)} tokens per minute, from its next request.`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .post(`${base}/credit`, formPost(d, ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .post(`${base}/credit`, formPost(d, async ({ request, params, viewer, form }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
       const typed = { amount: form.get("amount") ?? "", note: form.get("note") ?? "" };
       const parsed = parseCreditForm(typed);
@@ -74,8 +74,8 @@ export function billingTab(d: DashboardDeps) {
       const off = team.billingEnabled ? "" : " Billing is off for the team, so nothing is charged until it is turned on.";
       return doneWith(d, viewer, back(team), `Added ${fmtMoney(parsed.value.micros)} to team "${team.name}". The balance is now ${fmtMoney(balance)}.${off}`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .post(`${base}/enabled`, formPost(d, ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .post(`${base}/enabled`, formPost(d, async ({ request, params, viewer, form }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
       const on = parseSwitch(form.get("billing"), "on", "off");
       if (on === null) return billingPage(d, viewer, team, null, { form: "billing", message: "Choose whether billing is on or off." });
@@ -88,8 +88,8 @@ export function billingTab(d: DashboardDeps) {
         : `Billing is now off for team "${team.name}": its requests are free. The balance (${balance}) and the ledger are kept.`;
       return doneWith(d, viewer, back(team), notice);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .post(`${base}/lapse`, formPost(d, ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .post(`${base}/lapse`, formPost(d, async ({ request, params, viewer, form }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
       const lapse = parseSwitch(form.get("lapse"), "lapse", "reinstate");
       if (lapse === null) return billingPage(d, viewer, team, null, { form: "lapse", message: "Choose whether to lapse or reinstate the account." });

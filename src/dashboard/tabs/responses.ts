@@ -104,19 +104,19 @@ export function responsesTab(d: DashboardDeps) {
   const base = "/dashboard/teams/:team/responses";
   return new Elysia({ name: "dashboard-responses" })
     .use(edgePolicies)
-    .get(base, page(d, ({ request, params, query, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .get(base, page(d, async ({ request, params, query, viewer }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       const parsed = parseListFilter(query);
       if ("problem" in parsed) return listPage(d, viewer, team, NO_FILTER, parsed.problem);
       return listPage(d, viewer, team, parsed.filter);
     }), { edge: POLICY.page, ...HIDDEN })
-    .get(`${base}/:id`, page(d, ({ request, params, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .get(`${base}/:id`, page(d, async ({ request, params, viewer }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       const { row, key } = responseOf(d, team, params.id);
       return responsePage(viewer, team, row, key);
     }), { edge: POLICY.page, ...HIDDEN })
     .post(`${base}/:id/cancel`, formPost(d, async ({ request, params, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
+      const team = await teamScope(d, request, viewer, params.team);
       const before = responseOf(d, team, params.id);
       const again = () => responseOf(d, team, params.id);
       let after: string;

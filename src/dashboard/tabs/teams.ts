@@ -18,7 +18,7 @@ export function teamsTab(d: DashboardDeps) {
     .use(edgePolicies)
     .get("/dashboard/teams", page(d, async ({ viewer }) => {
       if (!viewer.operator) throw PageError.notFound();
-      const rows = await Promise.all(listTeams(d.db).map(async (t) => {
+      const rows = await Promise.all((await listTeams(d.db)).map(async (t) => {
         const { limits } = await d.gate.standing(t);
         const account = findAccount(d.db, t.id);
         return html`<tr>
@@ -28,7 +28,7 @@ export function teamsTab(d: DashboardDeps) {
   <td>${fmtLimit(limits.tpm)}</td>
   <td>${!t.billingEnabled ? "off" : account?.lapsedAt ? html`<span class="badge bad">lapsed</span>` : "on"}</td>
   <td class="num">${account ? fmtMoney(account.balanceMicros) : "–"}</td>
-  <td class="num">${activeTeamKeys(d.db, t.id).length}</td>
+  <td class="num">${(await activeTeamKeys(d.db, t.id)).length}</td>
   <td class="actions"><a class="btn btn-small" href="/dashboard/teams/${t.id}/usage">Usage</a> <a class="btn btn-small" href="/dashboard/teams/${t.id}/billing">Billing</a></td>
 </tr>`;
       }));

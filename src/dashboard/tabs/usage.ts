@@ -147,6 +147,6 @@ export function usageTab(d: DashboardDeps) {
   const base = "/dashboard/teams/:team/usage";
   return new Elysia({ name: "dashboard-usage" })
     .use(edgePolicies)
-    .get(base, page(d, ({ request, params, viewer }) => usagePage(d, viewer, teamScope(d, request, viewer, params.team), request)), { edge: POLICY.page, ...HIDDEN })
-    .get(`${base}.csv`, page(d, ({ request, params, viewer }) => usageDownload(d, teamScope(d, request, viewer, params.team), request), { download: true }), { edge: POLICY.page, ...HIDDEN });
+    .get(base, page(d, async ({ request, params, viewer }) => usagePage(d, viewer, await teamScope(d, request, viewer, params.team), request)), { edge: POLICY.page, ...HIDDEN })
+    .get(`${base}.csv`, page(d, async ({ request, params, viewer }) => usageDownload(d, await teamScope(d, request, viewer, params.team), request), { download: true }), { edge: POLICY.page, ...HIDDEN });
 }

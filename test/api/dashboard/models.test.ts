@@ -116,7 +116,7 @@ describe("dashboard Models tab", async () => {
     // Memory is the operator's concern; the member's workers table has no such column.
     expect(page.text).not.toContain('<th class="num">Memory</th>');
 
-    updateTeam(k.deps.db, k.teamId, { allowedModels: ["alpha-model-v1"] });
+    await updateTeam(k.deps.db, k.teamId, { allowedModels: ["alpha-model-v1"] });
     try {
       page = await member.get("/dashboard/models");
       expect(cells(rowOf(page.text, "models-table", "alpha-model-v1")).at(-1)).toBe("available");
@@ -127,7 +127,7 @@ describe("dashboard Models tab", async () => {
       const listed: any[] = ((await (await k.req("/v1/models")).json()) as any).data;
       expect(listed.map((m) => m.id)).toEqual(["alpha-model-v1"]);
     } finally {
-      updateTeam(k.deps.db, k.teamId, { allowedModels: null });
+      await updateTeam(k.deps.db, k.teamId, { allowedModels: null });
     }
   });
 

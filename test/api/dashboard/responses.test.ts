@@ -80,8 +80,8 @@ beforeAll(async () => {
   k = await testKiln();
   db = k.deps.db;
   teamA = k.teamId;
-  teamB = createTeam(db, "team-b").id;
-  keyB = createKey(db, teamB, "b key");
+  teamB = (await createTeam(db, "team-b")).id;
+  keyB = await createKey(db, teamB, "b key");
   // Team A: 62 responses, 1 a second, cycling through the statuses; every third one background. One expired.
   for (let i = 0; i < 62; i++) {
     addRow(db, { id: `resp_a${String(i).padStart(3, "0")}`, teamId: teamA, keyId: k.keyId, status: STATUSES[i % 6]!, background: i % 3 === 0, createdAt: NOW - 1000 + i });
@@ -153,7 +153,7 @@ describe("the list", () => {
   });
 
   test("a team without responses gets the empty state", async () => {
-    const t = createTeam(db, "quiet").id;
+    const t = (await createTeam(db, "quiet")).id;
     const res = await operator.get(`/dashboard/teams/${t}/responses`);
     expect(res.status).toBe(200);
     expect(res.text).toContain('<p class="empty" id="responses-empty">');
@@ -294,7 +294,7 @@ describe("cancel on a real kiln", () => {
     const waiting = await call("POST", "/v1/responses", { model: server.modelId, input: "Say 1", max_output_tokens: 16, background: true });
     expect((await call("GET", `/v1/responses/${waiting.id}`)).status).toBe("queued");
 
-    const team = findActiveKeyWithTeam(server.deps.db, parseKey(server.key)!.id)!.team;
+    const team = (await findActiveKeyWithTeam(server.deps.db, parseKey(server.key)!.id))!.team;
     const password = await addUser(server.deps.db, "carol", "member", team.id);
     const c = new DashboardClient((r) => fetch(r, { redirect: "manual" }), server.url);
     expect((await c.signIn("carol", password)).status).toBe(303);

@@ -204,7 +204,7 @@ describe("dashboard sign-in", () => {
       // No inline script or style anywhere in the markup.
       expect(res.text).not.toMatch(/style=|<style|<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")/);
     }
-    expect(countTeams(k.deps.db)).toBe(1);
+    expect(await countTeams(k.deps.db)).toBe(1);
   });
 
   test("dashboard requests are counted in /metrics and logged like API requests", async () => {

@@ -26,7 +26,7 @@ describe("dashboard Status tab", async () => {
   const count = () => recentIncidents(k.deps.db, 1000).length;
 
   beforeAll(async () => {
-    const other = createTeam(k.deps.db, "other-team");
+    const other = await createTeam(k.deps.db, "other-team");
     expect((await operator.signIn("olive", await addUser(k.deps.db, "olive", "operator", null))).status).toBe(303);
     expect((await member.signIn("mia", await addUser(k.deps.db, "mia", "member", k.teamId))).status).toBe(303);
     expect((await outsider.signIn("otto", await addUser(k.deps.db, "otto", "member", other.id))).status).toBe(303);

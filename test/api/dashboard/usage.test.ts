@@ -76,10 +76,10 @@ function chart(page: string, id: string): { x: number[]; series: { label: string
 describe("dashboard usage tab", async () => {
   const k = await testKiln();
   const db = k.deps.db;
-  const teamB = createTeam(db, "team-b");
-  const quiet = createTeam(db, "quiet-team");
-  const keyB = createKey(db, teamB.id, "b key");
-  const keyQuiet = createKey(db, quiet.id, "quiet key");
+  const teamB = await createTeam(db, "team-b");
+  const quiet = await createTeam(db, "quiet-team");
+  const keyB = await createKey(db, teamB.id, "b key");
+  const keyQuiet = await createKey(db, quiet.id, "quiet key");
   const a = `/dashboard/teams/${k.teamId}/usage`;
   const b = `/dashboard/teams/${teamB.id}/usage`;
   const clients: Record<string, DashboardClient> = {};

@@ -13,7 +13,7 @@ import { tempDir } from "../../helpers/kiln.ts";
 
 async function setup() {
   const db = await openDatabase(tempDir("kiln-holds-"));
-  const team = createTeam(db, "t");
+  const team = await createTeam(db, "t");
   return { db, team, holds: new BillingHolds(db) };
 }
 
@@ -47,17 +47,17 @@ describe("BillingHolds", () => {
     const s = await setup();
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 1000, null);
-    const other = createTeam(s.db, "other");
+    const other = await createTeam(s.db, "other");
     const journal = journalPathFor(localDirOf(s.db))!;
-    const charge = (teamId: number, requestId: string, costMicros: number) =>
+    const charge = async (teamId: number, requestId: string, costMicros: number) =>
       appendSettlement(journal, {
-        requestId, teamId, keyId: createKey(s.db, teamId, requestId).id, model: "m-v1", endpoint: "chat", status: "completed",
+        requestId, teamId, keyId: (await createKey(s.db, teamId, requestId)).id, model: "m-v1", endpoint: "chat", status: "completed",
         inputTokens: 1, outputTokens: 1, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros, createdAt: 1_767_225_600,
       });
     // The database refused two of the team's charges (and one of another team's): 700 of its 1000 is spent already.
-    charge(s.team.id, "req_a", 400);
-    charge(other.id, "req_x", 900);
-    charge(s.team.id, "req_b", 300);
+    await charge(s.team.id, "req_a", 400);
+    await charge(other.id, "req_x", 900);
+    await charge(s.team.id, "req_b", 300);
     expect(s.holds.journaledBy(s.team.id)).toBe(700);
     expect(() => s.holds.hold(s.team.id, 301, "x")).toThrow("and 0.0003 is available");
     const release = s.holds.hold(s.team.id, 300, "y");

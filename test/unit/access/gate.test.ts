@@ -23,14 +23,14 @@ const model: ModelEntry = {
 
 async function setup() {
   const db = await openDatabase(tempDir("kiln-gate-"));
-  const team = createTeam(db, "t");
-  const key = createKey(db, team.id, "k");
+  const team = await createTeam(db, "t");
+  const key = await createKey(db, team.id, "k");
   let now = 5_000_000;
   const limiter = new MemoryRateLimiter(() => now);
   const gate = new Gate({ db, config: { tiers: [] }, limiter });
   /** One request through the edge part of the gate; returns its id (for admission) and its rate-limit snapshot. */
   const enter = async () => {
-    const v = { requestId: `req_${crypto.randomUUID()}`, auth: authenticate(db, new Headers({ authorization: `Bearer ${key.key}` })), path: "/v1/chat/completions", snapshot: {} as LimitSnapshot };
+    const v = { requestId: `req_${crypto.randomUUID()}`, auth: await authenticate(db, new Headers({ authorization: `Bearer ${key.key}` })), path: "/v1/chat/completions", snapshot: {} as LimitSnapshot };
     await gate.enter(v);
     return { id: v.requestId, rateLimit: v.snapshot };
   };
@@ -43,7 +43,7 @@ async function setup() {
 describe("Gate", () => {
   test("TPM: input + max output × choices reserved at admission; the rest given back at release", async () => {
     const s = await setup();
-    updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
+    await updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
     const meta = await s.enter();
     expect(meta.rateLimit!.tokens).toEqual({ limit: 1000, remaining: 1000, resetMs: 0 });
     const ticket = await s.gate.admit(s.admission(meta.id, 100, 200, 2));
@@ -95,24 +95,24 @@ describe("Gate", () => {
     const s = await setup();
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 410, null);
-    updateTeam(s.db, s.team.id, { tpmLimit: 50 });
+    await updateTeam(s.db, s.team.id, { tpmLimit: 50 });
     const m = await s.enter();
     await expect(s.gate.admit(s.admission(m.id, 10, 100))).rejects.toMatchObject({ status: 429 });
-    updateTeam(s.db, s.team.id, { tpmLimit: null });
+    await updateTeam(s.db, s.team.id, { tpmLimit: null });
     const n = await s.enter();
     await expect(s.gate.admit(s.admission(n.id, 10, 100))).resolves.toBeDefined();
   });
 
   test("a request admitted without passing the edge (a background job) is checked against its team as it is now", async () => {
     const s = await setup();
-    updateTeam(s.db, s.team.id, { tpmLimit: 100 });
+    await updateTeam(s.db, s.team.id, { tpmLimit: 100 });
     await expect(s.gate.admit(s.admission("req_background", 50, 60))).rejects.toMatchObject({ status: 429 });
     await expect(s.gate.admit(s.admission("req_background2", 50, 40))).resolves.toBeDefined();
   });
 
   test("RPM refusal carries the true wait; the limit's refill admits again after it", async () => {
     const s = await setup();
-    updateTeam(s.db, s.team.id, { rpmLimit: 2 });
+    await updateTeam(s.db, s.team.id, { rpmLimit: 2 });
     await s.enter();
     await s.enter();
     const refused = await s.enter().catch((e) => e);
@@ -125,7 +125,7 @@ describe("Gate", () => {
 describe("Gate, both limits", () => {
   test("a request refused for its tokens gives back the request it took, so its Retry-After is the whole wait", async () => {
     const s = await setup();
-    updateTeam(s.db, s.team.id, { rpmLimit: 2, tpmLimit: 10_000 });
+    await updateTeam(s.db, s.team.id, { rpmLimit: 2, tpmLimit: 10_000 });
     const first = await s.enter();
     await s.gate.admit(s.admission(first.id, 8000, 1000));
     const second = await s.enter();
@@ -140,7 +140,7 @@ describe("Gate, both limits", () => {
 
   test("a resumed admission (a job acknowledged before a restart) is not refused by the TPM, yet reserves and holds", async () => {
     const s = await setup();
-    updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
+    await updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 7000, null);
     // 900 tokens and up to 3300 micro-units each: twice over the TPM together, within the balance.
@@ -156,7 +156,7 @@ describe("Gate, both limits", () => {
 
   test("a limiter that fails at admission leaves no billing hold behind", async () => {
     const s = await setup();
-    updateTeam(s.db, s.team.id, { tpmLimit: 100_000 });
+    await updateTeam(s.db, s.team.id, { tpmLimit: 100_000 });
     setBillingEnabled(s.db, s.team.id, true);
     credit(s.db, s.team.id, 1000, null);
     const take = s.limiter.take.bind(s.limiter);
@@ -185,16 +185,16 @@ describe("Gate, a job recovered after a restart (admitted without the edge)", ()
 
   test("a key revoked since is refused (401)", async () => {
     const s = await setup();
-    revokeKey(s.db, s.key.id);
+    await revokeKey(s.db, s.key.id);
     await expect(resumed(s)).rejects.toMatchObject({ status: 401, code: "invalid_api_key", message: "The API key this request was made with is no longer active." });
   });
 
   test("a key or team restricted since, to other models or endpoint families, is refused (403)", async () => {
     const s = await setup();
-    restrictKey(s.db, s.key.id, { models: ["another-model"] });
+    await restrictKey(s.db, s.key.id, { models: ["another-model"] });
     await expect(resumed(s)).rejects.toMatchObject({ status: 403, message: "This API key may not use the model 'gate-model-v1'." });
-    restrictKey(s.db, s.key.id, { models: null });
-    updateTeam(s.db, s.team.id, { allowedEndpoints: ["chat"] });
+    await restrictKey(s.db, s.key.id, { models: null });
+    await updateTeam(s.db, s.team.id, { allowedEndpoints: ["chat"] });
     await expect(resumed(s)).rejects.toMatchObject({ status: 403, message: "Your team may not use the responses endpoints." });
   });
 

@@ -10,7 +10,7 @@ import { tempDir } from "../../helpers/kiln.ts";
 
 async function setup(tiers: { name: string; rpm: number | null; tpm: number | null }[] = [], defaultTier?: string) {
   const db = await openDatabase(tempDir("kiln-limits-"));
-  const team = createTeam(db, "t");
+  const team = await createTeam(db, "t");
   let now = 1_000_000;
   const limiter = new MemoryRateLimiter(() => now);
   const limits = new TeamRateLimits({ db, config: { tiers, defaultTier }, limiter });
@@ -20,10 +20,10 @@ async function setup(tiers: { name: string; rpm: number | null; tpm: number | nu
 describe("TeamRateLimits", () => {
   test("limits: the team's own values over its tier's; a database tier wins over a config tier of the same name", async () => {
     const s = await setup([{ name: "pro", rpm: 10, tpm: 1000 }], "pro");
-    expect(s.limits.limitsOf(s.team)).toEqual({ rpm: 10, tpm: 1000, tier: "pro" });
-    upsertTier(s.db, { name: "pro", rpm: 20, tpm: null });
-    expect(s.limits.limitsOf(s.team)).toEqual({ rpm: 20, tpm: null, tier: "pro" });
-    expect(s.limits.limitsOf(updateTeam(s.db, s.team.id, { rpmLimit: 3 }))).toEqual({ rpm: 3, tpm: null, tier: "pro" });
+    expect(await s.limits.limitsOf(s.team)).toEqual({ rpm: 10, tpm: 1000, tier: "pro" });
+    await upsertTier(s.db, { name: "pro", rpm: 20, tpm: null });
+    expect(await s.limits.limitsOf(s.team)).toEqual({ rpm: 20, tpm: null, tier: "pro" });
+    expect(await s.limits.limitsOf(await updateTeam(s.db, s.team.id, { rpmLimit: 3 }))).toEqual({ rpm: 3, tpm: null, tier: "pro" });
   });
 
   test("RPM: one request each; past the limit a 429 with the true wait, and the snapshot says where the team stands", async () => {

@@ -10,8 +10,8 @@ import { tempDir } from "../../helpers/kiln.ts";
 
 async function setup() {
   const db = await openDatabase(tempDir());
-  const team = createTeam(db, "a");
-  const key = createKey(db, team.id, "k");
+  const team = await createTeam(db, "a");
+  const key = await createKey(db, team.id, "k");
   insertResponse(db, { id: "resp_1", teamId: team.id, keyId: key.id, model: "m", status: "in_progress", requestJson: "{}", responseJson: "{}", createdAt: 1, updatedAt: 1, expiresAt: 9e9 }, []);
   const live = new LiveResponses(memoryLogger());
   let seq = 0;

@@ -18,8 +18,8 @@ const IDS = ["resp_a", "resp_b", "resp_c"];
 
 async function setup() {
   const db = await openDatabase(tempDir());
-  const team = createTeam(db, "t");
-  const key = createKey(db, team.id, "k");
+  const team = await createTeam(db, "t");
+  const key = await createKey(db, team.id, "k");
   const logger = memoryLogger();
   const live = new LiveResponses(logger);
   const sealer = createSealer(randomBytes(32));

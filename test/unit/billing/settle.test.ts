@@ -18,10 +18,10 @@ const FAIL = "CREATE TRIGGER full_disk BEFORE INSERT ON usage BEGIN SELECT RAISE
 async function setup() {
   const dir = tempDir("kiln-settle-");
   const db = await openDatabase(dir);
-  const team = createTeam(db, "billed");
+  const team = await createTeam(db, "billed");
   setBillingEnabled(db, team.id, true);
   credit(db, team.id, 1000, null);
-  const key = createKey(db, team.id, "k");
+  const key = await createKey(db, team.id, "k");
   const failed: boolean[] = [];
   const replayed: number[] = [];
   const logger = memoryLogger();

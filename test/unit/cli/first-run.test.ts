@@ -11,7 +11,7 @@ const KEY_RE = /LLM\|\d+\|[A-Za-z0-9]{40}/;
 describe("the first key", () => {
   test("printed: the banner says where it goes and that the log never has it", async () => {
     let printed = "";
-    ensureFirstKey(await openDatabase(tempDir()), (t) => (printed += t));
+    await ensureFirstKey(await openDatabase(tempDir()), (t) => (printed += t));
     expect(printed).toMatch(KEY_RE);
     expect(printed).toContain("standard output");
     expect(printed).toContain("KILN_FIRST_KEY_FILE");
@@ -20,7 +20,7 @@ describe("the first key", () => {
   test("to a file: mode 0600, only the path is printed", async () => {
     const file = join(tempDir(), "first-key");
     let printed = "";
-    ensureFirstKey(await openDatabase(tempDir()), (t) => (printed += t), file);
+    await ensureFirstKey(await openDatabase(tempDir()), (t) => (printed += t), file);
     expect(readFileSync(file, "utf8")).toMatch(KEY_RE);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(printed).not.toMatch(KEY_RE);
@@ -31,9 +31,9 @@ describe("the first key", () => {
     const file = join(tempDir(), "taken");
     writeFileSync(file, "mine");
     const db = await openDatabase(tempDir());
-    expect(() => ensureFirstKey(db, () => {}, file)).toThrow(FirstKeyFileError);
+    await expect(ensureFirstKey(db, () => {}, file)).rejects.toThrow(FirstKeyFileError);
     expect(readFileSync(file, "utf8")).toBe("mine");
-    expect(countTeams(db)).toBe(0);
+    expect(await countTeams(db)).toBe(0);
     expect(existsSync(file)).toBe(true);
   });
 });

@@ -18,7 +18,7 @@ function run(db: Db, args: string[], password: string | null = "a long password 
 describe("kiln users", () => {
   test("add an operator and a member; the password is stored only as an argon2id hash", async () => {
     const db = await openDatabase(tempDir());
-    createTeam(db, "acme");
+    await createTeam(db, "acme");
     const op = await run(db, ["add", "Admin", "--operator"]);
     expect(op.code).toBe(0);
     expect(op.out).toContain(`Created operator "admin" (sees every team)`);
@@ -38,7 +38,7 @@ describe("kiln users", () => {
 
   test("refusals: unknown team, both or neither role, a short password, a taken or malformed name", async () => {
     const db = await openDatabase(tempDir());
-    createTeam(db, "acme");
+    await createTeam(db, "acme");
     expect((await run(db, ["add", "x", "--team", "nope"])).out).toContain(`no team named "nope"`);
     expect((await run(db, ["add", "x", "--operator", "--team", "acme"])).code).toBe(2);
     expect((await run(db, ["add", "x"])).code).toBe(2);
@@ -70,7 +70,7 @@ describe("kiln users", () => {
 
   test("the first start says how to set the operator's password", async () => {
     let printed = "";
-    ensureFirstKey(await openDatabase(tempDir()), (t) => (printed += t));
+    await ensureFirstKey(await openDatabase(tempDir()), (t) => (printed += t));
     expect(printed).toContain("kiln users add admin --operator");
     expect(printed).toContain("/dashboard");
   });

@@ -10,8 +10,8 @@ import { tempDir } from "../../helpers/kiln.ts";
 
 async function setup() {
   const db = await openDatabase(tempDir());
-  const team = createTeam(db, "acme");
-  const key = createKey(db, team.id, "k");
+  const team = await createTeam(db, "acme");
+  const key = await createKey(db, team.id, "k");
   const row = (requestId: string, model: string, costMicros: number, inputTokens = 10, outputTokens = 5) => ({
     requestId, teamId: team.id, keyId: key.id, model, endpoint: "chat", status: "completed" as const,
     inputTokens, outputTokens, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros,
@@ -77,7 +77,7 @@ describe("billing accounts and the ledger", () => {
 describe("usage per team, model and day", () => {
   test("sums per UTC day, team and model; filters by team and inclusive days", async () => {
     const { db, team, key, row } = await setup();
-    const other = createTeam(db, "other");
+    const other = await createTeam(db, "other");
     const day = (d: string) => Math.floor(Date.parse(`${d}Z`) / 1000);
     const put = (r: ReturnType<typeof row>, at: string, teamId = team.id) => db.insert(usage).values({ ...r, teamId, keyId: key.id, createdAt: day(at) }).run();
     put({ ...row("a", "m-1", 10, 100, 10), cachedTokens: 48 }, "2026-03-01T00:00:00");

@@ -14,9 +14,9 @@ import { tempDir } from "../../helpers/kiln.ts";
 
 async function setup() {
   const db = await openDatabase(tempDir());
-  const team = createTeam(db, "a");
-  const other = createTeam(db, "b");
-  const key = createKey(db, team.id, "k");
+  const team = await createTeam(db, "a");
+  const other = await createTeam(db, "b");
+  const key = await createKey(db, team.id, "k");
   const add = (id: string, o: { status?: string; background?: boolean; expiresAt?: number; items?: number; reasoning?: string[] } = {}) =>
     insertResponse(
       db,
@@ -127,10 +127,10 @@ describe("stored responses", () => {
 describe("a team's list of responses (the dashboard)", () => {
   async function listed() {
     const db = await openDatabase(tempDir());
-    const team = createTeam(db, "a");
-    const other = createTeam(db, "b");
-    const key = createKey(db, team.id, "ci");
-    const otherKey = createKey(db, other.id, "theirs");
+    const team = await createTeam(db, "a");
+    const other = await createTeam(db, "b");
+    const key = await createKey(db, team.id, "ci");
+    const otherKey = await createKey(db, other.id, "theirs");
     const add = (id: string, createdAt: number, o: { status?: string; background?: boolean; expiresAt?: number; teamId?: number; keyId?: number } = {}) =>
       insertResponse(
         db,
@@ -154,7 +154,7 @@ describe("a team's list of responses (the dashboard)", () => {
     expect(page.rows.map((r) => r.id)).toEqual(["resp_c", "resp_b", "resp_a"]);
     expect(page.hasMore).toBe(false);
     expect(page.rows[1]).toEqual({ id: "resp_b", model: "m", status: "failed", background: true, createdAt: 20, updatedAt: 21, key: { id: key.id, name: "ci", hint: key.key.slice(-4), revoked: false } });
-    revokeKey(db, key.id);
+    await revokeKey(db, key.id);
     expect(listTeamResponses(db, team.id, { limit: 1 }, 100).rows[0]!.key.revoked).toBe(true);
     expect(listTeamResponses(db, other.id, { limit: 10 }, 100).rows.map((r) => r.id)).toEqual(["resp_theirs"]);
   });

@@ -8,8 +8,8 @@ import { tempDir } from "../../helpers/kiln.ts";
 
 async function setup() {
   const db = await openDatabase(tempDir());
-  const team = createTeam(db, "t");
-  const key = createKey(db, team.id, "k");
+  const team = await createTeam(db, "t");
+  const key = await createKey(db, team.id, "k");
   const row: NewUsage = {
     requestId: "req_a", teamId: team.id, keyId: key.id, model: "m-1", endpoint: "chat", status: "client_gone",
     inputTokens: 20, outputTokens: 7, reasoningTokens: 4, cachedTokens: 2, images: 0, costMicros: 12,

@@ -69,8 +69,8 @@ function tickingScheduler(limit: number, submitted: SeqRequest[], produced: { to
 
 async function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admission) => Promise<AdmissionTicket>) {
   const db = await openDatabase(tempDir("kiln-life-"));
-  const team = createTeam(db, "t");
-  const key = createKey(db, team.id, "k");
+  const team = await createTeam(db, "t");
+  const key = await createKey(db, team.id, "k");
   const produced = { tokens: 0 };
   const d: LifecycleDeps = {
     db, logger: memoryLogger(), lifecycle: { draining: false }, gate: admit && { admit },

@@ -30,8 +30,8 @@ const CALL = '<tool_call>\n{"name": "web_search", "arguments": {"query": "paris"
 /** A core whose k-th submission writes script[k] (the last one repeats) and whose k-th prompt is 10·k tokens. */
 async function setup(script: { text: string; reason?: "stop" | "length"; cached?: number }[], opts: { thinking?: boolean } = {}) {
   const db = await openDatabase(tempDir("kiln-loop-"));
-  const team = createTeam(db, "t");
-  const key = createKey(db, team.id, "k");
+  const team = await createTeam(db, "t");
+  const key = await createKey(db, team.id, "k");
   const submitted: SeqRequest[] = [];
   const renders: { conv: Conversation; tools: ToolDef[] | null }[] = [];
   const deps: LifecycleDeps = {
