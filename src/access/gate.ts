@@ -69,7 +69,7 @@ export class Gate {
     await this.limits.look(team.id, limits, v.snapshot);
     const refusal = endpointRefusal(v.auth.rules, v.path);
     if (refusal) throw refusal;
-    if (team.billingEnabled) this.holds.checkAccount(team.id);
+    if (team.billingEnabled) await this.holds.checkAccount(team.id);
     const entry: Entry = { auth: v.auth, limits, snapshot: v.snapshot, tookRequest: false };
     this.live.set(v.requestId, entry);
     entry.tookRequest = await this.limits.takeRequest(team, limits, v.snapshot);
@@ -99,7 +99,7 @@ export class Gate {
     const reserved = a.inputTokens + output;
     const images = a.images ?? 0;
     const what = images ? `${images} image${images === 1 ? "" : "s"} of ${a.model.id} and a ${a.inputTokens}-token prompt` : `${a.inputTokens} input + up to ${output} output tokens of ${a.model.id}`;
-    const releaseHold = team.billingEnabled ? this.holds.hold(team.id, worstCaseMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: output, images }), what, images ? "ask for fewer images" : undefined) : () => {};
+    const releaseHold = team.billingEnabled ? await this.holds.hold(team.id, worstCaseMicros(a.model.pricing, { inputTokens: a.inputTokens, outputTokens: output, images }), what, images ? "ask for fewer images" : undefined) : () => {};
     try {
       await this.limits.reserveTokens(team, entry.limits, reserved, entry.snapshot, a.resumed === true);
     } catch (e) {

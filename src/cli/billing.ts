@@ -20,16 +20,16 @@ export async function billingCommand(db: Db, args: string[], out: Out): Promise<
   if (!team) return noTeam(out, name);
   switch (sub) {
     case "enable":
-      setBillingEnabled(db, team.id, true);
-      out(`Billing is on for team "${team.name}": each request is charged, and refused (402) when the balance (${formatMicros(findAccount(db, team.id)!.balanceMicros)}) cannot cover it.`);
+      await setBillingEnabled(db, team.id, true);
+      out(`Billing is on for team "${team.name}": each request is charged, and refused (402) when the balance (${formatMicros((await findAccount(db, team.id))!.balanceMicros)}) cannot cover it.`);
       return 0;
     case "disable":
-      setBillingEnabled(db, team.id, false);
+      await setBillingEnabled(db, team.id, false);
       out(`Billing is off for team "${team.name}": its requests are free. Its balance and ledger are kept.`);
       return 0;
     case "lapse":
     case "reinstate": {
-      if (!setLapsed(db, team.id, sub === "lapse")) {
+      if (!(await setLapsed(db, team.id, sub === "lapse"))) {
         out(`kiln: team "${team.name}" has no billing account (kiln billing enable ${team.name} opens one)`);
         return 1;
       }
@@ -48,7 +48,7 @@ export async function billingCommand(db: Db, args: string[], out: Out): Promise<
       }
       let balance: number;
       try {
-        balance = credit(db, team.id, micros, parsed.values.note ?? null);
+        balance = await credit(db, team.id, micros, parsed.values.note ?? null);
       } catch (e) {
         if (!(e instanceof BalanceLimitError)) throw e;
         out(`kiln: no credit added: ${e.message}`);
@@ -62,8 +62,8 @@ export async function billingCommand(db: Db, args: string[], out: Out): Promise<
   const values = tryParse(rest, { limit: { type: "string" }, json: { type: "boolean" } })?.values;
   const limit = values?.limit === undefined ? 20 : Number(values.limit);
   if (!values || !Number.isSafeInteger(limit) || limit < 1 || limit > 100_000) return usage(out, "kiln billing show <team> [--limit 1..100000] [--json]");
-  const account = findAccount(db, team.id);
-  const entries = ledgerOf(db, team.id, limit);
+  const account = await findAccount(db, team.id);
+  const entries = await ledgerOf(db, team.id, limit);
   const state = !team.billingEnabled ? "off" : !account ? "on, no account" : account.lapsedAt !== null ? "on, lapsed" : "on";
   if (values.json) {
     out(JSON.stringify({
@@ -93,7 +93,7 @@ export async function usageCommand(db: Db, args: string[], out: Out): Promise<nu
     if (!team) return noTeam(out, values.team);
     teamId = team.id;
   }
-  const rows = usageByDay(db, { teamId, since: values.since, until: values.until });
+  const rows = await usageByDay(db, { teamId, since: values.since, until: values.until });
   if (values.json) {
     out(JSON.stringify({
       object: "list",

@@ -68,7 +68,7 @@ export async function startKiln(
   const policy = loadContentPolicy(config.contentPolicyFile);
   const db = await openDatabase(config.dataDir);
   // Usage the database refused last time (kept in the settlement journal) is written before anything new.
-  const replay = replaySettlements(db, logger);
+  const replay = await replaySettlements(db, logger);
   if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
   await ensureFirstKey(db, opts.print, config.firstKeyFile);
   if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir, config.builtinModels);

@@ -118,7 +118,7 @@ describe("headers of streamed answers", () => {
 describe("billing on a real server", () => {
   test("zero balance: 402 before any token is generated; crediting makes the same request pass; the ledger matches the usage rows", async () => {
     const t = await team("payers");
-    setBillingEnabled(server.deps.db, t.id, true);
+    await setBillingEnabled(server.deps.db, t.id, true);
     const body = chatBody("Tell me a story", 16);
     const refused = await post("/v1/chat/completions", t.key, body);
     expect(refused.status).toBe(402);
@@ -126,7 +126,7 @@ describe("billing on a real server", () => {
     // Nothing ran: a request that reached the scheduler always leaves a usage row.
     expect(server.deps.db.select().from(usage).where(eq(usage.teamId, t.id)).all()).toEqual([]);
 
-    credit(server.deps.db, t.id, 10_000, "test credit");
+    await credit(server.deps.db, t.id, 10_000, "test credit");
     const passed = await post("/v1/chat/completions", t.key, body);
     expect(passed.status).toBe(200);
     // More traffic in every format, streamed and not.
@@ -146,9 +146,9 @@ describe("billing on a real server", () => {
 
   test("the worst case must fit: a balance for a short answer refuses a long max_tokens, which a smaller one passes", async () => {
     const t = await team("careful");
-    setBillingEnabled(server.deps.db, t.id, true);
+    await setBillingEnabled(server.deps.db, t.id, true);
     // The tiny model bills 0.1 and 0.4 micro-units per input and output token.
-    credit(server.deps.db, t.id, 30, null);
+    await credit(server.deps.db, t.id, 30, null);
     const long = await post("/v1/chat/completions", t.key, chatBody("Hi", 1000));
     expect(long.status).toBe(402);
     expect(((await long.json()) as any).error.message).toMatch(/may cost up to 0\.0004\d\d \(\d+ input \+ up to 1000 output tokens of kiln-tiny-v1\), and 0\.00003 is available/);
@@ -157,20 +157,20 @@ describe("billing on a real server", () => {
 
   test("a lapsed or missing account: 402 on every keyed endpoint; billing off: free again", async () => {
     const t = await team("lapsed");
-    setBillingEnabled(server.deps.db, t.id, true);
-    credit(server.deps.db, t.id, 1_000_000, null);
-    setLapsed(server.deps.db, t.id, true);
+    await setBillingEnabled(server.deps.db, t.id, true);
+    await credit(server.deps.db, t.id, 1_000_000, null);
+    await setLapsed(server.deps.db, t.id, true);
     const models = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${t.key}` } });
     expect(models.status).toBe(402);
     expect(((await models.json()) as any).error.message).toContain("lapsed");
-    setLapsed(server.deps.db, t.id, false);
+    await setLapsed(server.deps.db, t.id, false);
     expect((await post("/v1/chat/completions", t.key, chatBody("Hi", 4))).status).toBe(200);
     server.deps.db.delete(ledger).where(eq(ledger.teamId, t.id)).run();
     server.deps.db.delete(billingAccounts).where(eq(billingAccounts.teamId, t.id)).run();
     const missing = await post("/v1/chat/completions", t.key, chatBody("Hi", 4));
     expect(missing.status).toBe(402);
     expect(((await missing.json()) as any).error.message).toContain("no billing account");
-    setBillingEnabled(server.deps.db, t.id, false);
+    await setBillingEnabled(server.deps.db, t.id, false);
     expect((await post("/v1/chat/completions", t.key, chatBody("Hi", 4))).status).toBe(200);
   }, 60_000);
 });

@@ -47,9 +47,9 @@ describe("the gate on /v1/files", () => {
   test("a lapsed billing account: 402 before the upload is read", async () => {
     const team = await createTeam(k.deps.db, "lapsed");
     const key = (await createKey(k.deps.db, team.id, "k")).key;
-    setBillingEnabled(k.deps.db, team.id, true);
-    credit(k.deps.db, team.id, 1_000_000, null);
-    setLapsed(k.deps.db, team.id, true);
+    await setBillingEnabled(k.deps.db, team.id, true);
+    await credit(k.deps.db, team.id, 1_000_000, null);
+    await setLapsed(k.deps.db, team.id, true);
     const before = stored();
     const up = upload(key);
     expect((await up.res).status).toBe(402);

@@ -75,8 +75,8 @@ test("a job whose key was revoked or restricted, or whose account lapsed or was 
   const team = async (name: string, billed = false) => {
     const t = await createTeam(db, name);
     if (billed) {
-      setBillingEnabled(db, t.id, true);
-      credit(db, t.id, 1_000_000, "start");
+      await setBillingEnabled(db, t.id, true);
+      await credit(db, t.id, 1_000_000, "start");
     }
     return { team: t, key: await createKey(db, t.id, "k") };
   };
@@ -94,7 +94,7 @@ test("a job whose key was revoked or restricted, or whose account lapsed or was 
   await revokeKey(reopened, cases.revoked.key.id);
   await restrictKey(reopened, cases.restricted.key.id, { models: ["another-model"] });
   await updateTeam(reopened, cases.family.team.id, { allowedEndpoints: ["chat"] });
-  setLapsed(reopened, cases.lapsed.team.id, true);
+  await setLapsed(reopened, cases.lapsed.team.id, true);
   reopened.update(billingAccounts).set({ balanceMicros: 0 }).where(eq(billingAccounts.teamId, cases.spent.team.id)).run();
   reopened.$client.close();
   const second = await k.restart();
@@ -125,8 +125,8 @@ test("a job whose key was revoked or restricted, or whose account lapsed or was 
 test("a queued job drained by a shutdown and run after the restart is charged once, for the run that did the work", async () => {
   const k = await twoLives();
   const team = await createTeam(k.first.deps.db, "billed");
-  setBillingEnabled(k.first.deps.db, team.id, true);
-  credit(k.first.deps.db, team.id, 1_000_000, "start");
+  await setBillingEnabled(k.first.deps.db, team.id, true);
+  await credit(k.first.deps.db, team.id, 1_000_000, "start");
   const key = (await createKey(k.first.deps.db, team.id, "k")).key;
   await k.fill();
   const job = await k.post(key, { model: k.model, input: "Say A", max_output_tokens: 16, background: true });
@@ -155,9 +155,9 @@ test("a 403 or 402 at the edge carries the rate-limit headers like every keyed a
     expect(r403.status).toBe(403);
     expect(r403.headers.get("x-ratelimit-limit-requests")).toBe("10");
     expect(r403.headers.get("x-ratelimit-limit-tokens")).toBe("10000");
-    setBillingEnabled(server.deps.db, t.id, true);
-    credit(server.deps.db, t.id, 1000, null);
-    setLapsed(server.deps.db, t.id, true);
+    await setBillingEnabled(server.deps.db, t.id, true);
+    await credit(server.deps.db, t.id, 1000, null);
+    await setLapsed(server.deps.db, t.id, true);
     const r402 = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: h, body: JSON.stringify({ model: server.modelId, max_tokens: 4, messages: [{ role: "user", content: "hi" }] }) });
     expect(r402.status).toBe(402);
     expect(r402.headers.get("x-ratelimit-limit-requests")).toBe("10");

@@ -39,8 +39,8 @@ test("a refused settlement is journaled and counted, and replayed into usage and
   const first = await life();
   const db = first.deps.db;
   const team = await createTeam(db, "billed");
-  setBillingEnabled(db, team.id, true);
-  credit(db, team.id, 1_000_000, "start");
+  await setBillingEnabled(db, team.id, true);
+  await credit(db, team.id, 1_000_000, "start");
   const key = (await createKey(db, team.id, "k")).key;
   // The database now refuses every usage row, as a full disk would.
   db.$client.run(FULL_DISK);
@@ -83,8 +83,8 @@ test("while a team's charge waits in the journal it cannot be spent again; the n
     const db = kiln.deps.db;
     const model = kiln.deps.registry.list()[0]!;
     const billed = await createTeam(db, "billed");
-    setBillingEnabled(db, billed.id, true);
-    credit(db, billed.id, 1_000_000, "start");
+    await setBillingEnabled(db, billed.id, true);
+    await credit(db, billed.id, 1_000_000, "start");
     const billedKey = (await createKey(db, billed.id, "k")).key;
     const otherKey = (await createKey(db, (await createTeam(db, "unbilled")).id, "k")).key;
     const chat = (key: string) =>

@@ -41,8 +41,8 @@ beforeAll(async () => {
   const db = server.deps.db;
   const team = await createTeam(db, "cache-buyers");
   teamId = team.id;
-  setBillingEnabled(db, team.id, true);
-  credit(db, team.id, 1_000_000_000, "plenty");
+  await setBillingEnabled(db, team.id, true);
+  await credit(db, team.id, 1_000_000_000, "plenty");
   const key = (await createKey(db, team.id, "cache")).key;
   openai = new OpenAI({ apiKey: key, baseURL: `${server.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: key, baseURL: server.url, maxRetries: 0 });

@@ -58,7 +58,7 @@ describe("official clients and refusals", () => {
     expect(denied.error).toMatchObject({ type: "error", error: { type: "permission_error", message: `This API key may not use the model '${server.modelId}'.` } });
 
     await restrictKey(server.deps.db, created.id, { models: null });
-    setBillingEnabled(server.deps.db, team.id, true);
+    await setBillingEnabled(server.deps.db, team.id, true);
     const unpaid = await client.messages.create({ model: server.modelId, max_tokens: 4, messages: [{ role: "user", content: "Hi" }] }).catch((e) => e);
     expect(unpaid).toBeInstanceOf(Anthropic.APIError);
     expect(unpaid.status).toBe(402);

@@ -22,12 +22,12 @@ const tiersOf = async (d: DashboardDeps) => tierChoices(d.config.tiers, await li
 async function billingPage(d: DashboardDeps, v: Viewer, team: Team, before: number | null, problem?: FormProblem): Promise<Response> {
   const { limits, snapshot } = await d.gate.standing(team);
   // One row past the page says whether an older page exists.
-  const ledger = ledgerPage(ledgerOf(d.db, team.id, LEDGER_PAGE + 1, before ?? undefined), LEDGER_PAGE);
+  const ledger = ledgerPage(await ledgerOf(d.db, team.id, LEDGER_PAGE + 1, before ?? undefined), LEDGER_PAGE);
   const body = billingBody(v, {
     team, limits, snapshot,
     tiers: await tiersOf(d),
     defaultTier: d.config.defaultTier,
-    account: findAccount(d.db, team.id),
+    account: await findAccount(d.db, team.id),
     ledger: { ...ledger, before },
   }, problem);
   return htmlResponse(layout({ title: "Limits & billing", viewer: v, team, tab: "billing", body }), problem ? 400 : 200);
@@ -65,7 +65,7 @@ export function billingTab(d: DashboardDeps) {
       if (!parsed.ok) return billingPage(d, viewer, team, null, { form: "credit", message: parsed.error, credit: typed });
       let balance: number;
       try {
-        balance = credit(d.db, team.id, parsed.value.micros, parsed.value.note);
+        balance = await credit(d.db, team.id, parsed.value.micros, parsed.value.note);
       } catch (e) {
         if (!(e instanceof BalanceLimitError)) throw e;
         return billingPage(d, viewer, team, null, { form: "credit", message: `No credit added: ${e.message}.`, credit: typed });
@@ -79,9 +79,9 @@ export function billingTab(d: DashboardDeps) {
       requireOperator(viewer);
       const on = parseSwitch(form.get("billing"), "on", "off");
       if (on === null) return billingPage(d, viewer, team, null, { form: "billing", message: "Choose whether billing is on or off." });
-      setBillingEnabled(d.db, team.id, on);
+      await setBillingEnabled(d.db, team.id, on);
       d.logger.info("dashboard billing switched", { team_id: team.id, enabled: on, by: viewer.user.username });
-      const account = findAccount(d.db, team.id);
+      const account = await findAccount(d.db, team.id);
       const balance = account ? fmtMoney(account.balanceMicros) : "none";
       const notice = on
         ? `Billing is now on for team "${team.name}" (balance ${balance}): each request is charged, and one the balance cannot cover gets 402.`
@@ -93,7 +93,7 @@ export function billingTab(d: DashboardDeps) {
       requireOperator(viewer);
       const lapse = parseSwitch(form.get("lapse"), "lapse", "reinstate");
       if (lapse === null) return billingPage(d, viewer, team, null, { form: "lapse", message: "Choose whether to lapse or reinstate the account." });
-      if (!setLapsed(d.db, team.id, lapse)) {
+      if (!(await setLapsed(d.db, team.id, lapse))) {
         return billingPage(d, viewer, team, null, { form: "lapse", message: `Team "${team.name}" has no billing account to ${lapse ? "lapse" : "reinstate"}. Turn billing on or add credit to open one.` });
       }
       d.logger.info(lapse ? "dashboard account lapsed" : "dashboard account reinstated", { team_id: team.id, by: viewer.user.username });

@@ -20,7 +20,7 @@ export function teamsTab(d: DashboardDeps) {
       if (!viewer.operator) throw PageError.notFound();
       const rows = await Promise.all((await listTeams(d.db)).map(async (t) => {
         const { limits } = await d.gate.standing(t);
-        const account = findAccount(d.db, t.id);
+        const account = await findAccount(d.db, t.id);
         return html`<tr>
   <td class="name"><a href="/dashboard/teams/${t.id}/keys">${t.name}</a></td>
   <td>${limits.tier ?? "none"}</td>

@@ -2,12 +2,12 @@
 // four forms and what they change, form errors beside their form, and who may see or post what (404, 403, CSRF).
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { chargeUsage, credit, findAccount, ledgerOf, setBillingEnabled } from "../../../src/db/billing-repo.ts";
+import { credit, findAccount, ledgerOf, setBillingEnabled } from "../../../src/db/billing-repo.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { ledger } from "../../../src/db/schema.ts";
 import { createTeam, findTeam } from "../../../src/db/teams-repo.ts";
 import { upsertTier } from "../../../src/db/tiers-repo.ts";
-import { recordUsage } from "../../../src/db/usage-repo.ts";
+import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
 
@@ -36,7 +36,7 @@ const ledgerIds = (text: string) => [...text.matchAll(/data-ledger-id="(\d+)"/g)
 const ledgerCount = (teamId: number) => db.select().from(ledger).where(eq(ledger.teamId, teamId)).all().length;
 const attr = (text: string, id: string, name: string) => new RegExp(`id="${id}"[^>]* ${name}="([^"]*)"`).exec(text)?.[1];
 /** The parts of a team that the tab's forms change. */
-const stateOf = async (teamId: number) => ({ team: await findTeam(db, teamId), account: findAccount(db, teamId) ?? null, ledger: ledgerCount(teamId) });
+const stateOf = async (teamId: number) => ({ team: await findTeam(db, teamId), account: (await findAccount(db, teamId)) ?? null, ledger: ledgerCount(teamId) });
 
 describe("the Limits & billing page", () => {
   test("shows tier, live RPM use against the gate, unlimited TPM, the balance and the ledger, under the CSP", async () => {
@@ -45,7 +45,7 @@ describe("the Limits & billing page", () => {
     await op.get(t.path);
     expect((await op.post(`${t.path}/tier`, { tier: "free" })).status).toBe(303);
     for (let i = 0; i < 2; i++) expect((await k.req("/v1/models", { key: t.key })).status).toBe(200);
-    credit(db, t.id, 7_250_000, "first deposit");
+    await credit(db, t.id, 7_250_000, "first deposit");
     const page = await op.get(t.path);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
@@ -77,16 +77,13 @@ describe("the Limits & billing page", () => {
     expect(empty.text).not.toContain('id="ledger-table"');
     expect(balanceOf(empty.text)).toBe("–");
     expect(empty.text).toContain('id="no-account"');
-    setBillingEnabled(db, t.id, true);
-    credit(db, t.id, 1_000_000, null);
+    await setBillingEnabled(db, t.id, true);
+    await credit(db, t.id, 1_000_000, null);
     const c = await createKey(db, t.id, "c");
-    db.transaction((tx) => {
-      recordUsage(tx, { requestId: "req_billing_tab_1", teamId: t.id, keyId: c.id, model: "m", endpoint: "chat", status: "completed", inputTokens: 10, outputTokens: 5, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 1234 });
-      chargeUsage(tx, t.id, "req_billing_tab_1", 1234);
-    });
+    await recordSettlement(db, { requestId: "req_billing_tab_1", teamId: t.id, keyId: c.id, model: "m", endpoint: "chat", status: "completed", inputTokens: 10, outputTokens: 5, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 1234 });
     const page = await op.get(t.path);
     expect(balanceOf(page.text)).toBe("0.998766");
-    const [charge, credited] = ledgerOf(db, t.id, 2);
+    const [charge, credited] = await ledgerOf(db, t.id, 2);
     expect(ledgerIds(page.text)).toEqual([charge!.id, credited!.id]);
     expect(page.text).toContain("<code>req_billing_tab_1</code>");
     expect(page.text).toContain("-0.001234");
@@ -95,8 +92,8 @@ describe("the Limits & billing page", () => {
 
   test("the ledger pages by 50, newest first, with an Older link and back", async () => {
     const t = await team();
-    for (let i = 1; i <= 60; i++) credit(db, t.id, i * 1_000_000, `credit ${i}`);
-    const all = ledgerOf(db, t.id, 100).map((r) => r.id);
+    for (let i = 1; i <= 60; i++) await credit(db, t.id, i * 1_000_000, `credit ${i}`);
+    const all = (await ledgerOf(db, t.id, 100)).map((r) => r.id);
     const op = await signedIn("op");
     const first = await op.get(t.path);
     expect(ledgerIds(first.text)).toEqual(all.slice(0, 50));
@@ -115,14 +112,14 @@ describe("the Limits & billing page", () => {
 describe("operator forms", () => {
   test("credit 12.50: the balance on the page and in the account grow by exactly 12.50, with a ledger row", async () => {
     const t = await team();
-    credit(db, t.id, 3_000_000, null);
+    await credit(db, t.id, 3_000_000, null);
     const op = await signedIn("op");
     await op.get(t.path);
     const res = await op.post(`${t.path}/credit`, { amount: "12.50", note: "invoice <7>" });
     expect(res.status).toBe(303);
     expect(res.location).toBe(t.path);
-    expect(findAccount(db, t.id)!.balanceMicros).toBe(15_500_000);
-    const [row] = ledgerOf(db, t.id, 1);
+    expect((await findAccount(db, t.id))!.balanceMicros).toBe(15_500_000);
+    const [row] = await ledgerOf(db, t.id, 1);
     expect(row).toMatchObject({ kind: "credit", amountMicros: 12_500_000, balanceAfterMicros: 15_500_000, note: "invoice <7>", requestId: null });
     const page = await op.get(t.path);
     expect(balanceOf(page.text)).toBe("15.50");
@@ -148,7 +145,7 @@ describe("operator forms", () => {
     expect(long.status).toBe(400);
     expect(long.text).toContain("A note has at most 200 characters");
     expect(ledgerCount(t.id)).toBe(0);
-    expect(findAccount(db, t.id)).toBeUndefined();
+    expect(await findAccount(db, t.id)).toBeUndefined();
   });
 
   test("credits stop at the largest balance: the one past it is refused beside the form, writes nothing, and the pages still render", async () => {
@@ -161,7 +158,7 @@ describe("operator forms", () => {
     expect(refused.status).toBe(400);
     expect(refused.text).toContain("No credit added: this credit (2.00) would take the balance past 1000000000.00; it may grow by at most 1.00 more.");
     expect(ledgerCount(t.id)).toBe(1);
-    expect(findAccount(db, t.id)!.balanceMicros).toBe(999_999_999_000_000);
+    expect((await findAccount(db, t.id))!.balanceMicros).toBe(999_999_999_000_000);
     await op.get(t.path);
     expect((await op.post(`${t.path}/credit`, { amount: "1" })).status).toBe(303);
     expect(balanceOf((await op.get(t.path)).text)).toBe("1000000000.00");
@@ -200,18 +197,18 @@ describe("operator forms", () => {
     expect(noAccount.status).toBe(400);
     expect(noAccount.text).toContain('id="lapse-error" role="alert">Team &quot;');
     expect(noAccount.text).toContain("has no billing account to lapse");
-    expect(findAccount(db, t.id)).toBeUndefined();
+    expect(await findAccount(db, t.id)).toBeUndefined();
 
     expect((await op.post(`${t.path}/enabled`, { billing: "on" })).status).toBe(303);
     expect((await findTeam(db, t.id))!.billingEnabled).toBe(true);
-    expect(findAccount(db, t.id)).toMatchObject({ balanceMicros: 0, lapsedAt: null });
+    expect(await findAccount(db, t.id)).toMatchObject({ balanceMicros: 0, lapsedAt: null });
     expect((await k.req("/v1/models", { key: t.key })).status).toBe(200);
 
     const on = await op.get(t.path);
     expect(on.text).toContain("Billing is now on for team");
     expect(on.text).toMatch(/id="billing-state" data-state="empty"/);
     expect((await op.post(`${t.path}/lapse`, { lapse: "lapse" })).status).toBe(303);
-    expect(findAccount(db, t.id)!.lapsedAt).not.toBeNull();
+    expect((await findAccount(db, t.id))!.lapsedAt).not.toBeNull();
     const refused = await k.req("/v1/models", { key: t.key });
     expect(refused.status).toBe(402);
     expect(((await refused.json()) as any).error.message).toContain("lapsed");
@@ -220,7 +217,7 @@ describe("operator forms", () => {
     expect(lapsed.text).toContain('name="lapse" value="reinstate"');
 
     expect((await op.post(`${t.path}/lapse`, { lapse: "reinstate" })).status).toBe(303);
-    expect(findAccount(db, t.id)!.lapsedAt).toBeNull();
+    expect((await findAccount(db, t.id))!.lapsedAt).toBeNull();
     expect((await k.req("/v1/models", { key: t.key })).status).toBe(200);
 
     await op.get(t.path);
@@ -235,8 +232,8 @@ describe("operator forms", () => {
 describe("who may see and change what", () => {
   test("a member sees the balance and ledger but no forms; each of their posts is a 403 and nothing changes", async () => {
     const t = await team();
-    setBillingEnabled(db, t.id, true);
-    credit(db, t.id, 5_000_000, "paid");
+    await setBillingEnabled(db, t.id, true);
+    await credit(db, t.id, 5_000_000, "paid");
     const m = await signedIn(t.member);
     const page = await m.get(t.path);
     expect(page.status).toBe(200);

@@ -58,9 +58,9 @@ describe("Gate", () => {
 
   test("billing: racing admissions hold their worst case, so together they never overspend the balance", async () => {
     const s = await setup();
-    setBillingEnabled(s.db, s.team.id, true);
+    await setBillingEnabled(s.db, s.team.id, true);
     // Worst case of each: 10 × 1 + 100 × 4 = 410 micro-units; the balance covers two.
-    credit(s.db, s.team.id, 900, null);
+    await credit(s.db, s.team.id, 900, null);
     const metas = await Promise.all(Array.from({ length: 5 }, () => s.enter()));
     const results = await Promise.allSettled(metas.map((m) => s.gate.admit(s.admission(m.id, 10, 100))));
     const admitted = results.filter((r) => r.status === "fulfilled");
@@ -78,23 +78,23 @@ describe("Gate", () => {
   test("billing: the hold prices the prompt at the dearer of the input and cached-input rates", async () => {
     const priced = (cached: number): ModelEntry => ({ ...model, pricing: { ...model.pricing, cachedInputPerMillion: cached } });
     const s = await setup();
-    setBillingEnabled(s.db, s.team.id, true);
+    await setBillingEnabled(s.db, s.team.id, true);
     // Cache reads dearer than input (3 vs 1): the worst case is a full hit, 10 × 3 + 100 × 4 = 430.
-    credit(s.db, s.team.id, 429, null);
+    await credit(s.db, s.team.id, 429, null);
     const m = await s.enter();
     const refusal = s.gate.admit({ ...s.admission(m.id, 10, 100), model: priced(3) });
     await expect(refusal).rejects.toMatchObject({ status: 402, message: expect.stringContaining("may cost up to 0.00043") });
     // Cheaper cache reads: the worst case is a miss, 10 × 1 + 100 × 4 = 410, which 429 covers.
     const cheap = await s.gate.admit({ ...s.admission(m.id, 10, 100), model: priced(0.5) });
     cheap.release(null);
-    credit(s.db, s.team.id, 1, null);
+    await credit(s.db, s.team.id, 1, null);
     await expect(s.gate.admit({ ...s.admission(m.id, 10, 100), model: priced(3) })).resolves.toBeDefined();
   });
 
   test("a TPM refusal after the balance check releases the hold it placed", async () => {
     const s = await setup();
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 410, null);
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 410, null);
     await updateTeam(s.db, s.team.id, { tpmLimit: 50 });
     const m = await s.enter();
     await expect(s.gate.admit(s.admission(m.id, 10, 100))).rejects.toMatchObject({ status: 429 });
@@ -141,8 +141,8 @@ describe("Gate, both limits", () => {
   test("a resumed admission (a job acknowledged before a restart) is not refused by the TPM, yet reserves and holds", async () => {
     const s = await setup();
     await updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 7000, null);
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 7000, null);
     // 900 tokens and up to 3300 micro-units each: twice over the TPM together, within the balance.
     const first = await s.gate.admit({ ...s.admission("req_resumed_1", 100, 800), resumed: true });
     const second = await s.gate.admit({ ...s.admission("req_resumed_2", 100, 800), resumed: true });
@@ -157,8 +157,8 @@ describe("Gate, both limits", () => {
   test("a limiter that fails at admission leaves no billing hold behind", async () => {
     const s = await setup();
     await updateTeam(s.db, s.team.id, { tpmLimit: 100_000 });
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 1000, null);
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 1000, null);
     const take = s.limiter.take.bind(s.limiter);
     s.limiter.take = (k: string, l: number, a: number) => (k.endsWith(":tpm") ? Promise.reject(new Error("store unreachable")) : take(k, l, a));
     const meta = await s.enter();
@@ -178,8 +178,8 @@ describe("Gate, a job recovered after a restart (admitted without the edge)", ()
 
   test("runs when nothing changed since it was accepted", async () => {
     const s = await setup();
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 1000, null);
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 1000, null);
     (await resumed(s)).release(null);
   });
 
@@ -200,11 +200,11 @@ describe("Gate, a job recovered after a restart (admitted without the edge)", ()
 
   test("a lapsed account, or a balance spent since, is refused (402)", async () => {
     const s = await setup();
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 1000, null);
-    setLapsed(s.db, s.team.id, true);
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 1000, null);
+    await setLapsed(s.db, s.team.id, true);
     await expect(resumed(s)).rejects.toMatchObject({ status: 402, message: expect.stringContaining("has lapsed") });
-    setLapsed(s.db, s.team.id, false);
+    await setLapsed(s.db, s.team.id, false);
     // Up to 10 × 1 + 300 × 4 = 1210 micro-units: more than the 1000 left.
     await expect(resumed(s, 10, 300)).rejects.toMatchObject({ status: 402, message: expect.stringContaining("balance cannot cover") });
   });

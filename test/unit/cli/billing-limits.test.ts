@@ -82,7 +82,7 @@ describe("billing CLI", () => {
     expect(json).toMatchObject({ team: "acme", billing: "on", balance_micros: 12_500_000, balance: "12.50" });
     expect(json.ledger).toEqual([expect.objectContaining({ kind: "credit", amount_micros: 12_500_000, note: "invoice 7" })]);
     expect(await billingCommand(db, ["lapse", "acme"], out)).toBe(0);
-    expect(findAccount(db, team.id)!.lapsedAt).not.toBeNull();
+    expect((await findAccount(db, team.id))!.lapsedAt).not.toBeNull();
     expect(await billingCommand(db, ["show", "acme", "--json"], out)).toBe(0);
     expect(JSON.parse(last()).billing).toBe("on, lapsed");
     expect(await billingCommand(db, ["reinstate", "acme"], out)).toBe(0);
@@ -95,7 +95,7 @@ describe("billing CLI", () => {
   test("usage per team, model and day, as a table and as JSON", async () => {
     const { db, team, out, last } = await setup();
     const key = await createKey(db, team.id, "k");
-    recordUsage(db, {
+    await recordUsage(db, {
       requestId: "req_1", teamId: team.id, keyId: key.id, model: "m-1", endpoint: "chat", status: "completed",
       inputTokens: 40, outputTokens: 8, reasoningTokens: 0, cachedTokens: 32, images: 2, costMicros: 1234,
     });

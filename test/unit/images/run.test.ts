@@ -39,8 +39,8 @@ function scripted() {
 async function setup(opts: { billed?: number } = {}) {
   const k = await testKiln();
   if (opts.billed !== undefined) {
-    setBillingEnabled(k.deps.db, k.teamId, true);
-    if (opts.billed) credit(k.deps.db, k.teamId, opts.billed, null);
+    await setBillingEnabled(k.deps.db, k.teamId, true);
+    if (opts.billed) await credit(k.deps.db, k.teamId, opts.billed, null);
   }
   const scheduler = scripted();
   const deps = { ...k.deps, scheduler };
@@ -70,7 +70,7 @@ describe("the images lifecycle", () => {
     }
     expect(await done).toHaveLength(2);
     expect(row(j.scope.requestId)).toEqual({ status: "completed", images: 2, tokens: 9, cost: 20_000, endpoint: "images" });
-    expect(ledgerOf(k.deps.db, k.teamId, 10)[0]).toMatchObject({ amountMicros: -20_000, requestId: j.scope.requestId });
+    expect((await ledgerOf(k.deps.db, k.teamId, 10))[0]).toMatchObject({ amountMicros: -20_000, requestId: j.scope.requestId });
   });
 
   test("a balance that cannot cover n images is a 402 before any render is queued", async () => {

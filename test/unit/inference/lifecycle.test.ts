@@ -198,8 +198,8 @@ describe("startRun", () => {
   test("a billed team's charge is written with the usage row: same amount, balance after it", async () => {
     const priced = { ...model, pricing: { inputPerMillion: 2, cachedInputPerMillion: 2, outputPerMillion: 10, perImage: 0 } };
     const { d, db, scope } = await deps(5, []);
-    setBillingEnabled(db, scope.teamId, true);
-    credit(db, scope.teamId, 1_000_000, "start");
+    await setBillingEnabled(db, scope.teamId, true);
+    await credit(db, scope.teamId, 1_000_000, "start");
     const run = await startRun(d, { scope, model: priced, request: request(), clientSignal: null, timeoutMs: null });
     await run.settled;
     const row = db.select().from(usage).where(eq(usage.requestId, scope.requestId)).get()!;
