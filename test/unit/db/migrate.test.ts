@@ -1,7 +1,10 @@
+import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "../../../src/db/client.ts";
+import { applyMigrations } from "../../../src/db/migrate.ts";
+import { migrations } from "../../../src/db/migrations.gen.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
 describe("database", () => {
@@ -42,5 +45,21 @@ describe("database", () => {
       expect(e.idx).toBe(i);
       if (i > 0) expect({ tag: e.tag, later: e.when > journal.entries[i - 1]!.when }).toEqual({ tag: e.tag, later: true });
     });
+  });
+
+  test("the migration that adds the reasoning index fills it from the responses stored before it", () => {
+    const sqlite = new Database(join(tempDir(), "kiln.db"), { create: true, strict: true });
+    const at = migrations.findIndex((m) => m.tag === "0004_reasoning_items");
+    applyMigrations(sqlite, migrations.slice(0, at));
+    sqlite.run("insert into teams (id, name) values (1, 't'); insert into api_keys (id, team_id, name, secret_hash, hint) values (1, 1, 'k', 'h', 'hint')");
+    const row = sqlite.query("insert into responses (id, team_id, key_id, model, status, request_json, response_json, created_at, updated_at, expires_at) values (?, 1, 1, 'm', 'completed', '{}', ?, 1, 1, 9999999999)");
+    row.run("resp_1", JSON.stringify({ output: [{ id: "rs_1", type: "reasoning", summary: [] }, { id: "msg_1", type: "message" }, { id: "rs_2", type: "reasoning", summary: [] }] }));
+    row.run("resp_broken", "{not json");
+    applyMigrations(sqlite, migrations);
+    expect(sqlite.query("select item_id, response_id from response_reasoning_items order by item_id").all()).toEqual([
+      { item_id: "rs_1", response_id: "resp_1" },
+      { item_id: "rs_2", response_id: "resp_1" },
+    ]);
+    sqlite.close();
   });
 });
