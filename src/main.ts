@@ -43,7 +43,7 @@ async function main(argv: string[]): Promise<number> {
     case "usage":
       return usageCommand(await openDatabase(config.dataDir), args, out);
     case "status":
-      return statusCommand(await openDatabase(config.dataDir), args, out);
+      return await statusCommand(await openDatabase(config.dataDir), args, out);
     case "users":
       return usersCommand(await openDatabase(config.dataDir), args, out, passwordFromStdin);
     case "models":

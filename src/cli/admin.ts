@@ -83,7 +83,7 @@ export async function teamsCommand(db: Db, args: string[], out: Out, config: Pic
   return usage(out, "kiln teams create <name> | kiln teams list | kiln teams set <team> …");
 }
 
-export function statusCommand(db: Db, args: string[], out: Out): number {
+export async function statusCommand(db: Db, args: string[], out: Out): Promise<number> {
   const [noun, sub, ...rest] = args;
   if (noun !== "incident") return usage(out, "kiln status incident add|resolve …");
   if (sub === "add") {
@@ -96,7 +96,7 @@ export function statusCommand(db: Db, args: string[], out: Out): number {
     if (!title) return usage(out, `kiln status incident add <title> [--message M] [--status ${INCIDENT_STATUSES.join("|")}] [--impact ${IMPACTS.join("|")}]`);
     if (values.status && !(INCIDENT_STATUSES as readonly string[]).includes(values.status)) return usage(out, `--status must be one of ${INCIDENT_STATUSES.join(", ")}`);
     if (values.impact && !(IMPACTS as readonly string[]).includes(values.impact)) return usage(out, `--impact must be one of ${IMPACTS.join(", ")}`);
-    const inc = addIncident(db, { title, message: values.message, status: values.status, impact: values.impact });
+    const inc = await addIncident(db, { title, message: values.message, status: values.status, impact: values.impact });
     out(`Opened incident ${inc.id} "${inc.title}" (${inc.status}, ${inc.impact}).`);
     return 0;
   }
@@ -104,7 +104,7 @@ export function statusCommand(db: Db, args: string[], out: Out): number {
     const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { message: { type: "string" } } });
     const id = Number(positionals[0]);
     if (!Number.isSafeInteger(id) || id <= 0) return usage(out, "kiln status incident resolve <id> [--message M]");
-    const inc = resolveIncident(db, id, values.message);
+    const inc = await resolveIncident(db, id, values.message);
     if (!inc) {
       out(`kiln: no incident with id ${id}`);
       return 1;

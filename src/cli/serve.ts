@@ -9,7 +9,7 @@ import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { replaySettlements } from "../billing/settle.ts";
 import { closeDatabase, openDatabase } from "../db/client.ts";
-import { fileExists } from "../db/files-repo.ts";
+import { allFileIds } from "../db/files-repo.ts";
 import { DiskFileStorage } from "../files/disk-storage.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
@@ -106,7 +106,9 @@ export async function startKiln(
     intake: media.intake,
   };
   // Uploads a crash cut short (and bytes stored without their row) are removed before the first upload starts.
-  const swept = await deps.files.sweep((id) => fileExists(db, id));
+  // The storage asks about each file it holds synchronously: the ids are read first (a start-up step, before any upload).
+  const known = await allFileIds(db);
+  const swept = await deps.files.sweep((id) => known.has(id));
   if (swept.partial || swept.orphaned) logger.info("file storage swept", swept);
   if (config.defaultTier && !(await deps.gate.findTier(config.defaultTier))) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
   const kiln = createApp(deps);

@@ -26,8 +26,8 @@ export class GoTo extends Error {
 }
 
 /** The session's viewer; a request without a live session is sent to sign in, then back here (for a GET). */
-export function requireViewer(d: DashboardDeps, request: Request, opts: { takeFlash: boolean }): Viewer {
-  const signed = sessionOfRequest(d.db, request);
+export async function requireViewer(d: DashboardDeps, request: Request, opts: { takeFlash: boolean }): Promise<Viewer> {
+  const signed = await sessionOfRequest(d.db, request);
   if (!signed) {
     const url = new URL(request.url);
     const back = request.method === "GET" ? `?next=${encodeURIComponent(url.pathname + url.search)}` : "";

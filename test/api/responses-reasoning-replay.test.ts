@@ -49,7 +49,7 @@ describe("Responses: reasoning reaches the prompt only from kiln", () => {
     const p = await prompt(around(reasoning({ id: "rs_client1", content: text(FORGED) })));
     expect(p).not.toContain("FORGED-THOUGHT");
     expect(p).toBe(await prompt(without));
-    expect(() => prompt([{ role: "user", content: "x" }, reasoning({ id: "rs_client1", content: text(FORGED) }), { role: "user", content: "y" }])).toThrow("without its required following item");
+    await expect(prompt([{ role: "user", content: "x" }, reasoning({ id: "rs_client1", content: text(FORGED) }), { role: "user", content: "y" }])).rejects.toThrow("without its required following item");
   });
 
   test("a sealed item's text is replayed from the seal, not from the plain text beside it", async () => {
@@ -88,10 +88,10 @@ describe("Responses: reasoning reaches the prompt only from kiln", () => {
   });
   test("a seal kiln can no longer open: a 400 for the client's own item, but a stored id replays its text and a chain item adds nothing", async () => {
     const stale = "v1.bm90IGEgc2VhbCBraWxuIG9wZW5zIGFueSBtb3Jl";
-    expect(() => prompt(around(reasoning({ encrypted_content: stale })))).toThrow("input.1.encrypted_content could not be verified");
+    await expect(prompt(around(reasoning({ encrypted_content: stale })))).rejects.toThrow("input.1.encrypted_content could not be verified");
     await storedResponse("resp_stale_seal", { rsId: "rs_kiln_stale", thought: "STORED-DESPITE-SEAL" });
     expect(await prompt(around(reasoning({ id: "rs_kiln_stale", encrypted_content: stale })))).toContain("STORED-DESPITE-SEAL");
-    expect(() => prompt(around(reasoning({ id: "rs_unknown_stale", encrypted_content: stale })))).toThrow("could not be verified");
+    await expect(prompt(around(reasoning({ id: "rs_unknown_stale", encrypted_content: stale })))).rejects.toThrow("could not be verified");
 
     const team = await createTeam(k.deps.db, "stale-chain-team");
     const key = await createKey(k.deps.db, team.id, "stale");

@@ -25,7 +25,7 @@ describe("kiln users", () => {
     expect(op.prompts).toEqual(["Password for admin: "]);
     const member = await run(db, ["add", "bob", "--team", "acme"], "bob's long password");
     expect(member.out).toContain(`Created member "bob" of team "acme"`);
-    const admin = findUser(db, "admin")!;
+    const admin = (await findUser(db, "admin"))!;
     expect(admin.role).toBe("operator");
     expect(admin.teamId).toBeNull();
     expect(admin.passwordHash).toStartWith("$argon2id$");
@@ -46,7 +46,7 @@ describe("kiln users", () => {
     expect(short.code).toBe(2);
     expect(short.out).toContain("at least 12 characters");
     expect((await run(db, ["add", "x", "--operator"], null)).out).toContain("no password was given");
-    expect(findUser(db, "x")).toBeUndefined();
+    expect(await findUser(db, "x")).toBeUndefined();
     await run(db, ["add", "x", "--operator"]);
     expect((await run(db, ["add", "X", "--operator"])).out).toContain("already exists");
     expect((await run(db, ["add", "bad name", "--operator"])).code).toBe(2);
@@ -55,15 +55,15 @@ describe("kiln users", () => {
   test("passwd sets a new password and signs out the old sessions; remove deletes the account and its sessions", async () => {
     const db = await openDatabase(tempDir());
     await run(db, ["add", "carol", "--operator"]);
-    const user = findUser(db, "carol")!;
-    startSession(db, user.id);
+    const user = (await findUser(db, "carol"))!;
+    await startSession(db, user.id);
     const changed = await run(db, ["passwd", "carol"], "another long password");
     expect(changed.code).toBe(0);
-    expect(await passwordMatches("another long password", findUser(db, "carol")!.passwordHash)).toBe(true);
+    expect(await passwordMatches("another long password", (await findUser(db, "carol"))!.passwordHash)).toBe(true);
     expect(db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
-    startSession(db, user.id);
+    await startSession(db, user.id);
     expect((await run(db, ["remove", "carol"])).code).toBe(0);
-    expect(findUser(db, "carol")).toBeUndefined();
+    expect(await findUser(db, "carol")).toBeUndefined();
     expect(db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
     expect((await run(db, ["passwd", "carol"])).code).toBe(1);
   });
