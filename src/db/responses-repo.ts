@@ -190,15 +190,18 @@ export type StreamWrite =
   | { kind: "event"; responseId: string; sequence: number; json: string }
   | { kind: "row"; responseId: string; set: ResponseUpdate; reasoningIds: readonly string[] };
 
-/** A stored stream's writes, in order, in one transaction: all of them or none. */
+/**
+ * A stored stream's writes, in order, in one transaction: all of them or none. Once per generation step: the
+ * connection's own transaction (drizzle's builds a transaction object, with a query builder per table, each time).
+ */
 export async function writeStream(db: Db, writes: readonly StreamWrite[]): Promise<void> {
   if (!writes.length) return;
-  db.transaction(() => {
+  db.$client.transaction(() => {
     for (const w of writes) {
       if (w.kind === "event") appendEventNow(db, w.responseId, w.sequence, w.json);
       else updateResponseNow(db, w.responseId, w.set, w.reasoningIds);
     }
-  });
+  })();
 }
 
 /**
