@@ -34,9 +34,12 @@ export class BillingHolds {
   async hold(teamId: number, micros: number, what: string, smaller = "lower the maximum output tokens"): Promise<() => Promise<void>> {
     // Before the balance is read: a hold released while it is read still counts, its charge may not be in the balance.
     const mark = await this.store.mark(teamId);
+    // The journal before the balance: a charge replayed while the balance is read then counts twice for the moment,
+    // never in neither (read after, the journal may be emptied of a charge the balance read did not see yet).
+    const journaled = this.journaledBy(teamId);
     const account = await this.checkAccount(teamId);
     const holdId = crypto.randomUUID();
-    const held = await this.store.hold(teamId, holdId, micros, account.balanceMicros - this.journaledBy(teamId), mark);
+    const held = await this.store.hold(teamId, holdId, micros, account.balanceMicros - journaled, mark);
     if (!held.ok) {
       throw billingError(
         `This team's balance cannot cover this request: it may cost up to ${formatMicros(micros)} (${what}), ` +

@@ -151,6 +151,38 @@ describe.each(STORES)("BillingHolds over the %s store", (_name, makeStore) => {
     await (await c)();
     expect(await s.holds.heldBy(s.team.id)).toBe(0);
   });
+
+  test("a journaled charge replayed while a hold reads the balance counts in the balance or the journal, never in neither", async () => {
+    const s = await setup();
+    // The balance read's answer comes back only when `arrive` is called (a database across the network takes that long).
+    let [read, arrive] = [() => {}, () => {}];
+    const [wasRead, arrived] = [new Promise<void>((r) => (read = r)), new Promise<void>((r) => (arrive = r))];
+    class SlowRead extends BillingHolds {
+      override async checkAccount(teamId: number) {
+        const account = await super.checkAccount(teamId);
+        read();
+        await arrived;
+        return account;
+      }
+    }
+    const holds = new SlowRead(s.db, makeStore());
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 1000, null);
+    const key = await createKey(s.db, s.team.id, "k");
+    // The database refused this charge earlier (its hold is long released): 400 of the 1000 is spent.
+    appendSettlement(journalPathFor(localDirOf(s.db))!, {
+      requestId: "req_j", teamId: s.team.id, keyId: key.id, model: "m", endpoint: "chat", status: "completed",
+      inputTokens: 1, outputTokens: 1, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 400, createdAt: 1_767_225_600,
+    });
+    const hold = holds.hold(s.team.id, 601, "x");
+    // The hold has read the balance (1000) but not yet had the answer; meanwhile the journal is replayed and emptied.
+    await wasRead;
+    expect((await replaySettlements(s.db, memoryLogger())).replayed).toBe(1);
+    expect(holds.journaledBy(s.team.id)).toBe(0);
+    arrive();
+    expect((await refusal(hold)).message).toContain("it may cost up to 0.000601 (x)");
+    expect((await holds.checkAccount(s.team.id)).balanceMicros).toBe(600);
+  });
 });
 
 describe.each(STORES)("the %s hold store", (_name, make) => {
