@@ -33,19 +33,19 @@ async function main(argv: string[]): Promise<number> {
     case "serve":
       return serve(config);
     case "keys":
-      return keysCommand(openDatabase(config.dataDir), args, out);
+      return keysCommand(await openDatabase(config.dataDir), args, out);
     case "teams":
-      return teamsCommand(openDatabase(config.dataDir), args, out, config);
+      return teamsCommand(await openDatabase(config.dataDir), args, out, config);
     case "tiers":
-      return tiersCommand(openDatabase(config.dataDir), config, args, out);
+      return tiersCommand(await openDatabase(config.dataDir), config, args, out);
     case "billing":
-      return billingCommand(openDatabase(config.dataDir), args, out);
+      return billingCommand(await openDatabase(config.dataDir), args, out);
     case "usage":
-      return usageCommand(openDatabase(config.dataDir), args, out);
+      return usageCommand(await openDatabase(config.dataDir), args, out);
     case "status":
-      return statusCommand(openDatabase(config.dataDir), args, out);
+      return await statusCommand(await openDatabase(config.dataDir), args, out);
     case "users":
-      return usersCommand(openDatabase(config.dataDir), args, out, passwordFromStdin);
+      return usersCommand(await openDatabase(config.dataDir), args, out, passwordFromStdin);
     case "models":
       return modelsCommand(config, args, out);
     case "doctor":

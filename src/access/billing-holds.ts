@@ -3,7 +3,7 @@
 // database refused them for now); a missing or lapsed account refuses them all (402). The holds live in a HoldStore
 // (hold-store.ts): this process's memory, or Redis when replicas must see each other's.
 import { type BillingAccount, findAccount } from "../db/billing-repo.ts";
-import type { Db } from "../db/client.ts";
+import { type Db, localDirOf } from "../db/client.ts";
 import { formatMicros } from "../billing/money.ts";
 import { journaledByTeam, journalPathFor } from "../billing/settlement-journal.ts";
 import { ApiError } from "../errors/api-error.ts";
@@ -14,12 +14,12 @@ export class BillingHolds {
 
   /** `store`: where holds are kept (this process's memory by default; Redis when replicas share them). */
   constructor(private readonly db: Db, private readonly store: HoldStore = new MemoryHoldStore()) {
-    this.journal = journalPathFor(db.$client.filename);
+    this.journal = journalPathFor(localDirOf(db));
   }
 
   /** The team's account, or the 402 for a missing or lapsed one. */
-  checkAccount(teamId: number): BillingAccount {
-    const account = findAccount(this.db, teamId);
+  async checkAccount(teamId: number): Promise<BillingAccount> {
+    const account = await findAccount(this.db, teamId);
     if (!account) throw billingError("Billing is on for this team, but it has no billing account.");
     if (account.lapsedAt !== null) throw billingError("This team's billing account has lapsed: requests are refused until the operator reinstates it.");
     return account;
@@ -34,9 +34,12 @@ export class BillingHolds {
   async hold(teamId: number, micros: number, what: string, smaller = "lower the maximum output tokens"): Promise<() => Promise<void>> {
     // Before the balance is read: a hold released while it is read still counts, its charge may not be in the balance.
     const mark = await this.store.mark(teamId);
-    const account = this.checkAccount(teamId);
+    // The journal before the balance: a charge replayed while the balance is read then counts twice for the moment,
+    // never in neither (read after, the journal may be emptied of a charge the balance read did not see yet).
+    const journaled = this.journaledBy(teamId);
+    const account = await this.checkAccount(teamId);
     const holdId = crypto.randomUUID();
-    const held = await this.store.hold(teamId, holdId, micros, account.balanceMicros - this.journaledBy(teamId), mark);
+    const held = await this.store.hold(teamId, holdId, micros, account.balanceMicros - journaled, mark);
     if (!held.ok) {
       throw billingError(
         `This team's balance cannot cover this request: it may cost up to ${formatMicros(micros)} (${what}), ` +

@@ -51,18 +51,18 @@ export class Gate {
     this.holds = new BillingHolds(deps.db, deps.holds);
   }
 
-  findTier(name: string): Tier | undefined {
+  findTier(name: string): Promise<Tier | undefined> {
     return this.limits.findTier(name);
   }
 
-  /** A team's limits, from its tier and its own values; no store is asked. */
-  limitsOf(team: Team): TeamLimits {
+  /** A team's limits, from its tier (read from the database) and its own values; no rate-limit store is asked. */
+  limitsOf(team: Team): Promise<TeamLimits> {
     return this.limits.limitsOf(team);
   }
 
   /** A team's limits and where it stands against them now, taking nothing (the dashboard's Limits tab). */
   async standing(team: Team): Promise<{ limits: TeamLimits; snapshot: LimitSnapshot }> {
-    const limits = this.limits.limitsOf(team);
+    const limits = await this.limits.limitsOf(team);
     const snapshot: LimitSnapshot = {};
     await this.limits.look(team.id, limits, snapshot);
     return { limits, snapshot };
@@ -71,12 +71,12 @@ export class Gate {
   /** At the edge, after the key: 403 for a family the key may not call, 402 for a lapsed account, 429 past the RPM. */
   async enter(v: EdgeVisit): Promise<void> {
     const team = v.auth.team;
-    const limits = this.limits.limitsOf(team);
+    const limits = await this.limits.limitsOf(team);
     // The snapshot comes first, so a 403 or 402 below carries the rate-limit headers like every keyed answer.
     await this.limits.look(team.id, limits, v.snapshot);
     const refusal = endpointRefusal(v.auth.rules, v.path);
     if (refusal) throw refusal;
-    if (team.billingEnabled) this.holds.checkAccount(team.id);
+    if (team.billingEnabled) await this.holds.checkAccount(team.id);
     const entry: Entry = { auth: v.auth, limits, snapshot: v.snapshot, tookRequest: false };
     this.live.set(v.requestId, entry);
     entry.tookRequest = await this.limits.takeRequest(team, limits, v.snapshot);
@@ -100,7 +100,7 @@ export class Gate {
    * (429 when they do not fit; a resumed job takes them without refusal, since waiting is all a limit asks).
    */
   async admit(a: Admission): Promise<AdmissionTicket> {
-    const entry = this.live.get(a.scope.requestId) ?? this.outsideEdge(a);
+    const entry = this.live.get(a.scope.requestId) ?? (await this.outsideEdge(a));
     const team = entry.auth.team;
     const output = a.maxOutputTokens * a.choices;
     const reserved = a.inputTokens + output;
@@ -134,13 +134,13 @@ export class Gate {
    * A request that did not pass the edge (a background job recovered after a restart): its key, team and
    * permissions as they are now, so a key revoked or restricted since the job was accepted refuses it.
    */
-  private outsideEdge(a: Admission): Entry {
-    const found = findActiveKeyWithTeam(this.deps.db, a.scope.keyId);
+  private async outsideEdge(a: Admission): Promise<Entry> {
+    const found = await findActiveKeyWithTeam(this.deps.db, a.scope.keyId);
     if (!found) throw new ApiError(401, "authentication_error", "The API key this request was made with is no longer active.", "invalid_api_key");
     const rules = { key: restrictionOf(found.key), team: restrictionOf(found.team) };
     const refusal = familyRefusal(rules, a.scope.endpoint) ?? modelRefusal(rules, a.model.id);
     if (refusal) throw refusal;
     const auth: AuthContext = { keyId: found.key.id, teamId: found.team.id, team: found.team, rules };
-    return { auth, limits: this.limits.limitsOf(found.team), snapshot: {}, tookRequest: false };
+    return { auth, limits: await this.limits.limitsOf(found.team), snapshot: {}, tookRequest: false };
   }
 }

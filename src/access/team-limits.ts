@@ -16,12 +16,15 @@ export class TeamRateLimits {
   constructor(private readonly deps: { db: Db; config: Pick<Config, "tiers" | "defaultTier">; limiter: RateLimiter }) {}
 
   /** Config tiers, with the database's definition winning for a name both define. */
-  findTier(name: string): Tier | undefined {
-    return findDbTier(this.deps.db, name) ?? this.deps.config.tiers.find((t) => t.name === name);
+  async findTier(name: string): Promise<Tier | undefined> {
+    return (await findDbTier(this.deps.db, name)) ?? this.deps.config.tiers.find((t) => t.name === name);
   }
 
-  limitsOf(team: Pick<Team, "tier" | "rpmLimit" | "tpmLimit">): TeamLimits {
-    return teamLimits(team, (n) => this.findTier(n), this.deps.config.defaultTier);
+  /** The limits that apply to the team now (its tier read first, as teamLimits would ask for it). */
+  async limitsOf(team: Pick<Team, "tier" | "rpmLimit" | "tpmLimit">): Promise<TeamLimits> {
+    const name = team.tier ?? this.deps.config.defaultTier;
+    const tier = name ? await this.findTier(name) : undefined;
+    return teamLimits(team, () => tier, this.deps.config.defaultTier);
   }
 
   /** Fills `snapshot` with where the team stands, taking nothing (every keyed answer, a refusal too, reports it). */

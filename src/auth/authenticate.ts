@@ -18,15 +18,15 @@ export interface AuthContext {
 /** A key's last-used time is written at most this often (seconds), so a busy key does not write on every request. */
 export const LAST_USED_RESOLUTION_S = 60;
 
-export function authenticate(db: Db, headers: Headers, nowS = Math.floor(Date.now() / 1000)): AuthContext {
+export async function authenticate(db: Db, headers: Headers, nowS = Math.floor(Date.now() / 1000)): Promise<AuthContext> {
   const text = keyFromHeaders(headers);
   const parsed = text ? parseKey(text) : null;
   if (!parsed) throw ApiError.unauthorized();
-  const found = findActiveKeyWithTeam(db, parsed.id);
+  const found = await findActiveKeyWithTeam(db, parsed.id);
   // Compare even when the id is unknown so both failures take the same time.
   const ok = secretMatches(parsed.secret, found?.key.secretHash ?? "0".repeat(64));
   if (!found || !ok) throw ApiError.unauthorized();
   const { key, team } = found;
-  if (key.lastUsedAt === null || nowS - key.lastUsedAt >= LAST_USED_RESOLUTION_S) touchKey(db, key.id, nowS);
+  if (key.lastUsedAt === null || nowS - key.lastUsedAt >= LAST_USED_RESOLUTION_S) await touchKey(db, key.id, nowS);
   return { keyId: key.id, teamId: key.teamId, team, rules: { key: restrictionOf(key), team: restrictionOf(team) } };
 }

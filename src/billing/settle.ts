@@ -3,11 +3,8 @@
 // settlement the database takes replays (or else the next start), so no request goes unrecorded or unbilled; /metrics
 // counts the failures and the replays.
 import { existsSync } from "node:fs";
-import { eq } from "drizzle-orm";
-import { chargeUsage } from "../db/billing-repo.ts";
-import type { Db } from "../db/client.ts";
-import { usage } from "../db/schema.ts";
-import { recordUsage } from "../db/usage-repo.ts";
+import { type Db, localDirOf } from "../db/client.ts";
+import { recordSettlement } from "../db/settlement-repo.ts";
 import type { Logger } from "../log/logger.ts";
 import { appendSettlement, journalPathFor, readJournal, rewriteJournal, type SettlementRecord } from "./settlement-journal.ts";
 
@@ -27,17 +24,25 @@ export interface SettleDeps {
   metrics?: SettlementCounters;
 }
 
+/** The journal's last turn, by path: see inTurn. */
+const turns = new Map<string, Promise<unknown>>();
+
 /**
- * Writes the usage row and its charge, unless a row with the same request id exists (a journal replayed again after
- * a crash mid-replay): true when written.
+ * Runs `fn` once every earlier append to or replay of the journal at `path` has finished. A replay reads the journal,
+ * writes its settlements into the database (asynchronously) and rewrites it: a settlement appended in between would
+ * be lost by the rewrite, so appends and replays take turns.
  */
-export function recordSettlement(db: Db, r: SettlementRecord): boolean {
-  return db.transaction((tx) => {
-    if (tx.select({ id: usage.id }).from(usage).where(eq(usage.requestId, r.requestId)).get()) return false;
-    recordUsage(tx, r);
-    chargeUsage(tx, r.teamId, r.requestId, r.costMicros);
-    return true;
+function inTurn<T>(path: string, fn: () => T | Promise<T>): Promise<T> {
+  const run = (turns.get(path) ?? Promise.resolve()).then(fn);
+  const done = run.then(
+    () => {},
+    () => {},
+  );
+  turns.set(path, done);
+  void done.then(() => {
+    if (turns.get(path) === done) turns.delete(path);
   });
+  return run;
 }
 
 /** Settles one request; never throws (the answer, or the real error, the client is owed comes first). */
@@ -46,19 +51,19 @@ export async function settle(deps: SettleDeps, r: SettlementRecord, delaysMs: re
   for (let attempt = 0; ; attempt++) {
     let written = false;
     try {
-      recordSettlement(deps.db, r);
+      await recordSettlement(deps.db, r);
       written = true;
     } catch (e) {
       error = e;
     }
-    if (written) return replayAfterRecovery(deps);
+    if (written) return await replayAfterRecovery(deps);
     if (attempt >= delaysMs.length) break;
     await new Promise((resolve) => setTimeout(resolve, delaysMs[attempt]));
   }
-  const path = journalPathFor(deps.db.$client.filename);
+  const path = journalPathFor(localDirOf(deps.db));
   try {
     if (!path) throw new Error("an in-memory database has no journal");
-    appendSettlement(path, r);
+    await inTurn(path, () => appendSettlement(path, r));
     deps.metrics?.settlementFailed(true);
     deps.logger.error("usage not recorded; kept in the settlement journal until the database takes it", { request_id: r.requestId, error: String(error) });
   } catch (e) {
@@ -80,20 +85,24 @@ export interface ReplayReport {
 }
 
 /**
- * Writes the journal's settlements into the database and empties it, in one synchronous step (no settlement is
- * journaled meanwhile): at start-up, before any request, and after a settlement the database took again.
+ * Writes the journal's settlements into the database and empties it, taking its turn with appends (none is journaled
+ * meanwhile): at start-up, before any request, and after a settlement the database took again.
  */
-export function replaySettlements(db: Db, logger: Logger): ReplayReport {
+export async function replaySettlements(db: Db, logger: Logger): Promise<ReplayReport> {
+  const path = journalPathFor(localDirOf(db));
+  if (!path) return { replayed: 0, alreadyRecorded: 0, kept: 0, unreadable: 0 };
+  return inTurn(path, () => replayJournal(db, path, logger));
+}
+
+async function replayJournal(db: Db, path: string, logger: Logger): Promise<ReplayReport> {
   const report: ReplayReport = { replayed: 0, alreadyRecorded: 0, kept: 0, unreadable: 0 };
-  const path = journalPathFor(db.$client.filename);
-  if (!path) return report;
   const { records, unreadable } = readJournal(path);
   if (!records.length && !unreadable.length) return report;
   for (const line of unreadable) logger.error("settlement journal line unreadable; dropped", { line: line.slice(0, 2000) });
   const kept: SettlementRecord[] = [];
   for (const r of records) {
     try {
-      if (recordSettlement(db, r)) report.replayed++;
+      if (await recordSettlement(db, r)) report.replayed++;
       else report.alreadyRecorded++;
     } catch (e) {
       kept.push(r);
@@ -115,12 +124,12 @@ const retryAt = new Map<string, number>();
  * The database just took a settlement, so it takes writes again: a journal left by earlier refusals is replayed now,
  * not at the next start (billing holds count it until then). A journal that does not exist costs one stat.
  */
-function replayAfterRecovery(deps: SettleDeps): void {
-  const path = journalPathFor(deps.db.$client.filename);
+async function replayAfterRecovery(deps: SettleDeps): Promise<void> {
+  const path = journalPathFor(localDirOf(deps.db));
   if (!path || !existsSync(path) || performance.now() < (retryAt.get(path) ?? 0)) return;
   let report: ReplayReport;
   try {
-    report = replaySettlements(deps.db, deps.logger);
+    report = await replaySettlements(deps.db, deps.logger);
   } catch (e) {
     // The journal could not be read or rewritten: it stays as it is (a replay is idempotent), and holds still count it.
     retryAt.set(path, performance.now() + REPLAY_RETRY_MS);
@@ -129,6 +138,8 @@ function replayAfterRecovery(deps: SettleDeps): void {
   }
   if (report.kept) retryAt.set(path, performance.now() + REPLAY_RETRY_MS);
   else retryAt.delete(path);
+  // Another settlement's replay, which took its turn first, emptied the journal already.
+  if (!report.replayed && !report.alreadyRecorded && !report.kept && !report.unreadable) return;
   deps.metrics?.settlementsReplayed(report.replayed);
   deps.logger.info("settlement journal replayed", { ...report });
 }

@@ -12,10 +12,9 @@ export const JOURNAL_FILE = "settlements.jsonl";
 /** A usage row as the journal keeps it: when the request ended travels with it. */
 export type SettlementRecord = NewUsage & { createdAt: number };
 
-/** The journal of the database at `databaseFile` (in the same directory: the data dir); null for an in-memory one. */
-export function journalPathFor(databaseFile: string): string | null {
-  if (databaseFile === "" || databaseFile === ":memory:") return null;
-  return join(dirname(databaseFile), JOURNAL_FILE);
+/** The journal in `dir` (the database's local directory, the data dir: src/db/client.ts localDirOf); null without one. */
+export function journalPathFor(dir: string | null): string | null {
+  return dir === null ? null : join(dir, JOURNAL_FILE);
 }
 
 /** Appends one record and fsyncs it before returning; throws when the disk will not take it. */

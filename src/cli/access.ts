@@ -26,24 +26,24 @@ export function tryParse<O extends Options>(args: string[], options: O, allowPos
 }
 
 /** Runs `body`, turning a thrown argument error into one line and exit code 2. */
-function guarded(out: Out, body: () => number): number {
+async function guarded(out: Out, body: () => Promise<number>): Promise<number> {
   try {
-    return body();
+    return await body();
   } catch (e) {
     out(`kiln: ${(e as Error).message}`);
     return 2;
   }
 }
 
-export function tiersCommand(db: Db, config: Pick<Config, "tiers" | "defaultTier">, args: string[], out: Out): number {
+export async function tiersCommand(db: Db, config: Pick<Config, "tiers" | "defaultTier">, args: string[], out: Out): Promise<number> {
   const [sub, name, ...rest] = args;
   if (sub === "set") {
     const values = tryParse(rest, { rpm: { type: "string" }, tpm: { type: "string" } })?.values;
     if (!name || !values || values.rpm === undefined || values.tpm === undefined) return usage(out, "kiln tiers set <name> --rpm <n|none> --tpm <n|none>");
-    return guarded(out, () => {
+    return guarded(out, async () => {
       if (!TIER_NAME.test(name)) throw new Error(`a tier name is lowercase letters, digits, - and _, got "${name}"`);
       const tier = { name, rpm: parseLimit(values.rpm!, "--rpm"), tpm: parseLimit(values.tpm!, "--tpm") };
-      upsertTier(db, tier);
+      await upsertTier(db, tier);
       out(`Tier "${name}": ${showLimit(tier.rpm)} requests and ${showLimit(tier.tpm)} tokens per minute. Teams on it get these limits on their next request.`);
       return 0;
     });
@@ -51,18 +51,18 @@ export function tiersCommand(db: Db, config: Pick<Config, "tiers" | "defaultTier
   if (sub === "list") {
     const rows = new Map<string, string[]>();
     for (const t of config.tiers) rows.set(t.name, [t.name, showLimit(t.rpm), showLimit(t.tpm), "config"]);
-    for (const t of listDbTiers(db)) rows.set(t.name, [t.name, showLimit(t.rpm), showLimit(t.tpm), config.tiers.some((c) => c.name === t.name) ? "database (over config)" : "database"]);
+    for (const t of await listDbTiers(db)) rows.set(t.name, [t.name, showLimit(t.rpm), showLimit(t.tpm), config.tiers.some((c) => c.name === t.name) ? "database (over config)" : "database"]);
     const list = [...rows.values()].sort((a, b) => a[0]!.localeCompare(b[0]!)).map((r) => (r[0] === config.defaultTier ? [...r.slice(0, 3), `${r[3]}, default`] : r));
     out(formatTable(["tier", "rpm", "tpm", "defined in"], list));
     return 0;
   }
   if (sub === "delete") {
     if (!name) return usage(out, "kiln tiers delete <name>");
-    if (!findDbTier(db, name)) {
+    if (!(await findDbTier(db, name))) {
       out(`kiln: no tier "${name}" in the database${config.tiers.some((t) => t.name === name) ? " (it is defined by KILN_TIERS)" : ""}`);
       return 1;
     }
-    const r = deleteTier(db, name);
+    const r = await deleteTier(db, name);
     if (!r.deleted) {
       out(`kiln: tier "${name}" is still used by team${r.usedBy.length > 1 ? "s" : ""} ${r.usedBy.join(", ")}; move them first (kiln teams set <team> --tier …)`);
       return 1;
@@ -74,25 +74,25 @@ export function tiersCommand(db: Db, config: Pick<Config, "tiers" | "defaultTier
 }
 
 /** `kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints …|all]` */
-export function teamsSet(db: Db, config: Pick<Config, "tiers">, args: string[], out: Out): number {
+export async function teamsSet(db: Db, config: Pick<Config, "tiers">, args: string[], out: Out): Promise<number> {
   const [name, ...rest] = args;
   const text = "kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints chat,responses,…|all]";
   const values = tryParse(rest, { tier: { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" }, models: { type: "string" }, endpoints: { type: "string" } })?.values;
   if (!name || !values || !Object.keys(values).length) return usage(out, text);
-  const team = findTeamByName(db, name);
+  const team = await findTeamByName(db, name);
   if (!team) return noTeam(out, name);
-  return guarded(out, () => {
+  return guarded(out, async () => {
     const s: TeamSettings = {};
     if (values.tier !== undefined) {
       const t = values.tier.trim();
-      if (t !== "none" && !findDbTier(db, t) && !config.tiers.some((c) => c.name === t)) throw new Error(`no tier "${t}" (see kiln tiers list)`);
+      if (t !== "none" && !(await findDbTier(db, t)) && !config.tiers.some((c) => c.name === t)) throw new Error(`no tier "${t}" (see kiln tiers list)`);
       s.tier = t === "none" ? null : t;
     }
     if (values.rpm !== undefined) s.rpmLimit = parseLimit(values.rpm, "--rpm");
     if (values.tpm !== undefined) s.tpmLimit = parseLimit(values.tpm, "--tpm");
     if (values.models !== undefined) s.allowedModels = parseRestrictionArg(values.models, "models");
     if (values.endpoints !== undefined) s.allowedEndpoints = parseRestrictionArg(values.endpoints, "endpoints");
-    const t = updateTeam(db, team.id, s);
+    const t = await updateTeam(db, team.id, s);
     out(
       `Team "${t.name}": tier ${t.tier ?? "none"}, rpm override ${t.rpmLimit ?? "none"}, tpm override ${t.tpmLimit ?? "none"}, ` +
         `models ${showList(t.allowedModels)}, endpoints ${showList(t.allowedEndpoints)}. Applies from the next request.`,
@@ -102,19 +102,19 @@ export function teamsSet(db: Db, config: Pick<Config, "tiers">, args: string[], 
 }
 
 /** `kiln keys restrict <id> [--models a,b|all] [--endpoints …|all]` */
-export function keysRestrict(db: Db, args: string[], out: Out): number {
+export async function keysRestrict(db: Db, args: string[], out: Out): Promise<number> {
   const [idText, ...rest] = args;
   const values = tryParse(rest, { models: { type: "string" }, endpoints: { type: "string" } })?.values;
   const id = Number(idText);
   if (!values || !Number.isSafeInteger(id) || id <= 0 || (values.models === undefined && values.endpoints === undefined)) {
     return usage(out, "kiln keys restrict <id> [--models a,b|all] [--endpoints chat,responses,…|all]");
   }
-  return guarded(out, () => {
+  return guarded(out, async () => {
     const r = {
       ...(values.models !== undefined ? { models: parseRestrictionArg(values.models, "models") } : {}),
       ...(values.endpoints !== undefined ? { endpoints: parseRestrictionArg(values.endpoints, "endpoints") } : {}),
     };
-    if (!restrictKey(db, id, r)) {
+    if (!(await restrictKey(db, id, r))) {
       out(`kiln: no active key with id ${id}`);
       return 1;
     }

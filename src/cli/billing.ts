@@ -10,26 +10,26 @@ import { formatTable } from "./table.ts";
 const fmtTime = (s: number) => new Date(s * 1000).toISOString().replace(".000", "");
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-export function billingCommand(db: Db, args: string[], out: Out): number {
+export async function billingCommand(db: Db, args: string[], out: Out): Promise<number> {
   const [sub, name, ...rest] = args;
   const subs = ["enable", "disable", "credit", "lapse", "reinstate", "show"];
   if (!sub || !subs.includes(sub) || !name) {
     return usage(out, "kiln billing enable|disable|lapse|reinstate <team> | kiln billing credit <team> <amount> [--note N] | kiln billing show <team> [--limit N] [--json]");
   }
-  const team = findTeamByName(db, name);
+  const team = await findTeamByName(db, name);
   if (!team) return noTeam(out, name);
   switch (sub) {
     case "enable":
-      setBillingEnabled(db, team.id, true);
-      out(`Billing is on for team "${team.name}": each request is charged, and refused (402) when the balance (${formatMicros(findAccount(db, team.id)!.balanceMicros)}) cannot cover it.`);
+      await setBillingEnabled(db, team.id, true);
+      out(`Billing is on for team "${team.name}": each request is charged, and refused (402) when the balance (${formatMicros((await findAccount(db, team.id))!.balanceMicros)}) cannot cover it.`);
       return 0;
     case "disable":
-      setBillingEnabled(db, team.id, false);
+      await setBillingEnabled(db, team.id, false);
       out(`Billing is off for team "${team.name}": its requests are free. Its balance and ledger are kept.`);
       return 0;
     case "lapse":
     case "reinstate": {
-      if (!setLapsed(db, team.id, sub === "lapse")) {
+      if (!(await setLapsed(db, team.id, sub === "lapse"))) {
         out(`kiln: team "${team.name}" has no billing account (kiln billing enable ${team.name} opens one)`);
         return 1;
       }
@@ -48,7 +48,7 @@ export function billingCommand(db: Db, args: string[], out: Out): number {
       }
       let balance: number;
       try {
-        balance = credit(db, team.id, micros, parsed.values.note ?? null);
+        balance = await credit(db, team.id, micros, parsed.values.note ?? null);
       } catch (e) {
         if (!(e instanceof BalanceLimitError)) throw e;
         out(`kiln: no credit added: ${e.message}`);
@@ -62,8 +62,8 @@ export function billingCommand(db: Db, args: string[], out: Out): number {
   const values = tryParse(rest, { limit: { type: "string" }, json: { type: "boolean" } })?.values;
   const limit = values?.limit === undefined ? 20 : Number(values.limit);
   if (!values || !Number.isSafeInteger(limit) || limit < 1 || limit > 100_000) return usage(out, "kiln billing show <team> [--limit 1..100000] [--json]");
-  const account = findAccount(db, team.id);
-  const entries = ledgerOf(db, team.id, limit);
+  const account = await findAccount(db, team.id);
+  const entries = await ledgerOf(db, team.id, limit);
   const state = !team.billingEnabled ? "off" : !account ? "on, no account" : account.lapsedAt !== null ? "on, lapsed" : "on";
   if (values.json) {
     out(JSON.stringify({
@@ -82,18 +82,18 @@ export function billingCommand(db: Db, args: string[], out: Out): number {
   return 0;
 }
 
-export function usageCommand(db: Db, args: string[], out: Out): number {
+export async function usageCommand(db: Db, args: string[], out: Out): Promise<number> {
   const text = "kiln usage [--team T] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [--json]";
   const values = tryParse(args, { team: { type: "string" }, since: { type: "string" }, until: { type: "string" }, json: { type: "boolean" } })?.values;
   if (!values) return usage(out, text);
   for (const d of [values.since, values.until]) if (d !== undefined && (!DAY.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)))) return usage(out, text);
   let teamId: number | undefined;
   if (values.team !== undefined) {
-    const team = findTeamByName(db, values.team);
+    const team = await findTeamByName(db, values.team);
     if (!team) return noTeam(out, values.team);
     teamId = team.id;
   }
-  const rows = usageByDay(db, { teamId, since: values.since, until: values.until });
+  const rows = await usageByDay(db, { teamId, since: values.since, until: values.until });
   if (values.json) {
     out(JSON.stringify({
       object: "list",

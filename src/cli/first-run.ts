@@ -2,8 +2,7 @@
 // printed on standard output (never to the log, which is stderr), or written to a mode-0600 file whose path is printed.
 import { writeFileSync } from "node:fs";
 import type { Db } from "../db/client.ts";
-import { createKey } from "../db/keys-repo.ts";
-import { countTeams, createTeam } from "../db/teams-repo.ts";
+import { createFirstTeam } from "../db/teams-repo.ts";
 
 export class FirstKeyFileError extends Error {}
 
@@ -12,21 +11,16 @@ export class FirstKeyFileError extends Error {}
  * the key goes only to that new file (created with mode 0600; an existing file is never overwritten) and the banner
  * names the file. If the file cannot be written, nothing is created and start-up fails.
  */
-export function ensureFirstKey(db: Db, out: (text: string) => void = (t) => process.stdout.write(t), keyFile?: string): string | null {
-  const created = db.transaction((tx) => {
-    const txDb = tx as unknown as Db;
-    if (countTeams(txDb) > 0) return null;
-    const team = createTeam(txDb, "default");
-    const key = createKey(txDb, team.id, "first key");
-    if (keyFile) {
-      try {
-        writeFileSync(keyFile, `${key.key}\n`, { mode: 0o600, flag: "wx" });
-      } catch (e) {
-        const reason = (e as NodeJS.ErrnoException).code === "EEXIST" ? "it already exists" : (e as Error).message;
-        throw new FirstKeyFileError(`cannot write the first API key to ${keyFile}: ${reason}`);
-      }
+export async function ensureFirstKey(db: Db, out: (text: string) => void = (t) => process.stdout.write(t), keyFile?: string): Promise<string | null> {
+  // The file is written inside the transaction that creates the key: if it cannot be, neither team nor key remains.
+  const created = await createFirstTeam(db, "default", "first key", (key) => {
+    if (!keyFile) return;
+    try {
+      writeFileSync(keyFile, `${key.key}\n`, { mode: 0o600, flag: "wx" });
+    } catch (e) {
+      const reason = (e as NodeJS.ErrnoException).code === "EEXIST" ? "it already exists" : (e as Error).message;
+      throw new FirstKeyFileError(`cannot write the first API key to ${keyFile}: ${reason}`);
     }
-    return key;
   });
   if (!created) return null;
   const rule = "─".repeat(72);

@@ -8,7 +8,7 @@ import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { replaySettlements } from "../billing/settle.ts";
-import { openDatabase } from "../db/client.ts";
+import { closeDatabase, openDatabase } from "../db/client.ts";
 import { fileExists } from "../db/files-repo.ts";
 import { createFileStorage, storagePlace } from "../files/create-storage.ts";
 import { FileStorageError } from "../files/storage.ts";
@@ -68,11 +68,11 @@ export async function startKiln(
   const logger = opts.logger ?? createLogger(config.logLevel);
   // A content policy the operator set must work before anything starts.
   const policy = loadContentPolicy(config.contentPolicyFile);
-  const db = openDatabase(config.dataDir);
+  const db = await openDatabase(config.dataDir);
   // Usage the database refused last time (kept in the settlement journal) is written before anything new.
-  const replay = replaySettlements(db, logger);
+  const replay = await replaySettlements(db, logger);
   if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
-  ensureFirstKey(db, opts.print, config.firstKeyFile);
+  await ensureFirstKey(db, opts.print, config.firstKeyFile);
   if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir, config.builtinModels);
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
@@ -114,11 +114,12 @@ export async function startKiln(
     intake: media.intake,
   };
   // Uploads a crash cut short (and bytes stored without their row) are removed before the first upload starts.
+  // Each file is asked about as the sweep reaches it (keep may be async): in a shared bucket other replicas write rows meanwhile.
   const swept = await deps.files.sweep((id) => fileExists(db, id));
   logger.info("file storage", storagePlace(config));
   if (swept.partial || swept.orphaned) logger.info("file storage swept", { partial: swept.partial, orphaned: swept.orphaned });
   if (swept.unchecked) logger.warn("file storage sweep could not check everything", { unchecked: swept.unchecked });
-  if (config.defaultTier && !deps.gate.findTier(config.defaultTier)) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
+  if (config.defaultTier && !(await deps.gate.findTier(config.defaultTier))) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
   const kiln = createApp(deps);
   // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.
   const upkeep = await startResponseUpkeep(deps);
@@ -168,7 +169,7 @@ export async function startKiln(
         void server.stop(true);
         await Promise.race([Promise.all([workersStopped, media.close()]), Bun.sleep(left())]);
         stores.close();
-        db.$client.close();
+        await closeDatabase(db);
       })();
       return stopped;
     },

@@ -27,7 +27,7 @@ async function newPassword(read: PasswordSource, name: string, out: Out): Promis
 export async function usersCommand(db: Db, args: string[], out: Out, read: PasswordSource): Promise<number> {
   const [sub, rawName, ...rest] = args;
   if (sub === "list") {
-    const rows = listUsers(db).map((u) => [u.username, u.role, u.team ?? (u.role === "operator" ? "(all teams)" : "-"), fmtTime(u.createdAt), fmtTime(u.lastLoginAt)]);
+    const rows = (await listUsers(db)).map((u) => [u.username, u.role, u.team ?? (u.role === "operator" ? "(all teams)" : "-"), fmtTime(u.createdAt), fmtTime(u.lastLoginAt)]);
     out(rows.length ? formatTable(["user", "role", "team", "created", "last sign-in"], rows) : "No dashboard users yet: kiln users add <name> --operator");
     return 0;
   }
@@ -40,32 +40,32 @@ export async function usersCommand(db: Db, args: string[], out: Out, read: Passw
   if (sub === "add") {
     const values = tryParse(rest, { operator: { type: "boolean" }, team: { type: "string" } })?.values;
     if (!values || Boolean(values.operator) === (values.team !== undefined)) return usage(out, "kiln users add <name> --operator | --team <team>   (the password is read from standard input)");
-    const team = values.team !== undefined ? findTeamByName(db, values.team) : null;
+    const team = values.team !== undefined ? await findTeamByName(db, values.team) : null;
     if (values.team !== undefined && !team) return noTeam(out, values.team);
-    if (findUser(db, name)) {
+    if (await findUser(db, name)) {
       out(`kiln: user "${name}" already exists (kiln users passwd ${name} sets a new password)`);
       return 1;
     }
     const password = await newPassword(read, name, out);
     if (password === null) return 2;
     const role = values.operator ? "operator" : "member";
-    createUser(db, { username: name, passwordHash: await hashPassword(password), role, teamId: team?.id ?? null });
+    await createUser(db, { username: name, passwordHash: await hashPassword(password), role, teamId: team?.id ?? null });
     out(`Created ${role} "${name}"${team ? ` of team "${team.name}"` : " (sees every team)"}. Sign in at /dashboard.`);
     return 0;
   }
-  const user = findUser(db, name);
+  const user = await findUser(db, name);
   if (!user) {
     out(`kiln: no dashboard user "${name}" (kiln users list shows them)`);
     return 1;
   }
   if (sub === "remove") {
-    deleteUser(db, user.id);
+    await deleteUser(db, user.id);
     out(`Removed user "${name}"; their sessions are signed out.`);
     return 0;
   }
   const password = await newPassword(read, name, out);
   if (password === null) return 2;
-  setPassword(db, user.id, await hashPassword(password));
+  await setPassword(db, user.id, await hashPassword(password));
   out(`New password set for "${name}"; their other sessions are signed out.`);
   return 0;
 }

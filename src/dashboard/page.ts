@@ -53,14 +53,14 @@ async function guarded(d: DashboardDeps, request: Request, run: () => Promise<Re
 
 /** A page that needs a signed-in viewer; `download` (a file, not a page) leaves the session's one-shot notice for the next page. */
 export function page(d: DashboardDeps, handler: (c: PageInput) => Promise<Response> | Response, o: { download?: boolean } = {}) {
-  return (c: RouteInput) => guarded(d, c.request, () => handler({ ...c, viewer: requireViewer(d, c.request, { takeFlash: !o.download }) }));
+  return (c: RouteInput) => guarded(d, c.request, async () => handler({ ...c, viewer: await requireViewer(d, c.request, { takeFlash: !o.download }) }));
 }
 
 /** A form post of a signed-in viewer: nothing runs unless it carries the session's CSRF token and came from this site. */
 export function formPost(d: DashboardDeps, handler: (c: FormInput) => Promise<Response> | Response) {
   return (c: RouteInput) =>
     guarded(d, c.request, async () => {
-      const viewer = requireViewer(d, c.request, { takeFlash: false });
+      const viewer = await requireViewer(d, c.request, { takeFlash: false });
       const form = await readForm(c.request);
       checkCsrf(c.request, viewer, form);
       return handler({ ...c, viewer, form });

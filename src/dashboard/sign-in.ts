@@ -49,8 +49,8 @@ function loginPage(request: Request, v: LoginView): Response {
   });
 }
 
-export function showLogin(d: DashboardDeps, c: RouteInput): Response {
-  if (sessionOfRequest(d.db, c.request)) return redirect(safeNext(c.query.next));
+export async function showLogin(d: DashboardDeps, c: RouteInput): Promise<Response> {
+  if (await sessionOfRequest(d.db, c.request)) return redirect(safeNext(c.query.next));
   return loginPage(c.request, { next: safeNext(c.query.next), notice: c.query.signed_out !== undefined ? "You are signed out." : undefined });
 }
 
@@ -66,7 +66,7 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   const meta = metaOf(c.request);
   const address = clientAddress(meta.peer ?? null, c.request.headers.get("x-forwarded-for"), d.config.trustedProxies);
   const name = normalUsername(given);
-  const user = name ? findUser(d.db, name) : undefined;
+  const user = name ? await findUser(d.db, name) : undefined;
   // The attempt is counted before its password is checked, so parallel guesses meet the limit as a sequence would.
   const started = d.logins.begin(user ? user.username : null, address);
   if ("waitMs" in started) {
@@ -84,10 +84,10 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   }
   d.logins.succeed(started.attempt);
   // A session the browser still held ends here: one sign-in, one live session per browser.
-  const previous = sessionOfRequest(d.db, c.request);
-  if (previous) endSession(d.db, previous.session);
-  const { token } = startSession(d.db, user.id);
-  recordLogin(d.db, user.id, Math.floor(Date.now() / 1000));
+  const previous = await sessionOfRequest(d.db, c.request);
+  if (previous) await endSession(d.db, previous.session);
+  const { token } = await startSession(d.db, user.id);
+  await recordLogin(d.db, user.id, Math.floor(Date.now() / 1000));
   d.logger.info("dashboard sign-in", { username: user.username, user_id: user.id, address, request_id: meta.id });
   const secure = isHttps(c.request);
   const res = redirect(next);
@@ -96,8 +96,8 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   return res;
 }
 
-export function signOut(d: DashboardDeps, c: FormInput): Response {
-  endSession(d.db, c.viewer.session);
+export async function signOut(d: DashboardDeps, c: FormInput): Promise<Response> {
+  await endSession(d.db, c.viewer.session);
   d.flash.drop(c.viewer.session.tokenHash);
   return redirect("/dashboard/login?signed_out", { "set-cookie": clearCookie(SESSION_COOKIE, isHttps(c.request)) });
 }

@@ -26,8 +26,8 @@ export class GoTo extends Error {
 }
 
 /** The session's viewer; a request without a live session is sent to sign in, then back here (for a GET). */
-export function requireViewer(d: DashboardDeps, request: Request, opts: { takeFlash: boolean }): Viewer {
-  const signed = sessionOfRequest(d.db, request);
+export async function requireViewer(d: DashboardDeps, request: Request, opts: { takeFlash: boolean }): Promise<Viewer> {
+  const signed = await sessionOfRequest(d.db, request);
   if (!signed) {
     const url = new URL(request.url);
     const back = request.method === "GET" ? `?next=${encodeURIComponent(url.pathname + url.search)}` : "";
@@ -39,11 +39,11 @@ export function requireViewer(d: DashboardDeps, request: Request, opts: { takeFl
 }
 
 /** The team a page under /dashboard/teams/:team is about; 404 when there is none or it is not the viewer's. */
-export function teamScope(d: DashboardDeps, request: Request, v: Viewer, param: string | undefined): Team {
+export async function teamScope(d: DashboardDeps, request: Request, v: Viewer, param: string | undefined): Promise<Team> {
   const id = /^\d{1,12}$/.test(param ?? "") ? Number(param) : NaN;
   if (!Number.isSafeInteger(id)) throw PageError.notFound();
   if (!v.operator && v.user.teamId !== id) throw PageError.notFound();
-  const team = findTeam(d.db, id);
+  const team = await findTeam(d.db, id);
   if (!team) throw PageError.notFound();
   metaOf(request).teamId = team.id;
   return team;

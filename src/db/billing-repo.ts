@@ -1,8 +1,8 @@
 // Billing accounts and the ledger: credits from the operator, and one charge per usage row of a billed team,
-// written in the usage row's own transaction.
+// written in the usage row's own transaction (settlement-repo.ts).
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { formatMicros, MAX_BALANCE_MICROS } from "../billing/money.ts";
-import type { Db } from "./client.ts";
+import type { Db, SqliteDb } from "./client.ts";
 import { preparedFor } from "./prepared.ts";
 import { billingAccounts, ledger, teams } from "./schema.ts";
 
@@ -15,19 +15,20 @@ export class BalanceLimitError extends RangeError {
   }
 }
 export type LedgerRow = typeof ledger.$inferSelect;
-/** A database or a transaction over it. */
-type Tx = Pick<Db, "select" | "insert" | "update">;
+/** A transaction's synchronous body (SQLite: see client.ts), or the database outside one. */
+type Tx = Pick<SqliteDb, "select" | "insert" | "update">;
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
 const accountOf = preparedFor((db) => db.select().from(billingAccounts).where(eq(billingAccounts.teamId, sql.placeholder("teamId"))).prepare());
 
-export function findAccount(db: Db, teamId: number): BillingAccount | undefined {
+/** Read for every request of a billed team: a prepared statement. */
+export async function findAccount(db: Db, teamId: number): Promise<BillingAccount | undefined> {
   return accountOf(db).get({ teamId });
 }
 
 /** Billing on (the account is opened with a zero balance if the team has none) or off (balance and ledger kept). */
-export function setBillingEnabled(db: Db, teamId: number, on: boolean): void {
+export async function setBillingEnabled(db: Db, teamId: number, on: boolean): Promise<void> {
   db.transaction((tx) => {
     tx.update(teams).set({ billingEnabled: on }).where(eq(teams.id, teamId)).run();
     if (on) tx.insert(billingAccounts).values({ teamId }).onConflictDoNothing().run();
@@ -35,7 +36,7 @@ export function setBillingEnabled(db: Db, teamId: number, on: boolean): void {
 }
 
 /** Adds credit, opening the account if the team has none; returns the new balance. */
-export function credit(db: Db, teamId: number, micros: number, note: string | null): number {
+export async function credit(db: Db, teamId: number, micros: number, note: string | null): Promise<number> {
   if (!Number.isSafeInteger(micros) || micros <= 0) throw new RangeError(`a credit is a positive whole number of micro-units, got ${micros}`);
   return db.transaction((tx) => {
     tx.insert(billingAccounts).values({ teamId }).onConflictDoNothing().run();
@@ -49,13 +50,12 @@ export function credit(db: Db, teamId: number, micros: number, note: string | nu
 }
 
 /** Marks the account lapsed (every request of the billed team gets 402) or reinstates it; false without an account. */
-export function setLapsed(db: Db, teamId: number, lapsed: boolean): boolean {
-  const rows = db
+export async function setLapsed(db: Db, teamId: number, lapsed: boolean): Promise<boolean> {
+  const rows = await db
     .update(billingAccounts)
     .set({ lapsedAt: lapsed ? nowS() : null, updatedAt: nowS() })
     .where(eq(billingAccounts.teamId, teamId))
-    .returning()
-    .all();
+    .returning({ teamId: billingAccounts.teamId });
   return rows.length > 0;
 }
 
@@ -83,7 +83,7 @@ export function chargeUsage(tx: Tx, teamId: number, requestId: string, costMicro
 }
 
 /** The newest entries first; `before` (a ledger id) pages back. */
-export function ledgerOf(db: Db, teamId: number, limit: number, before?: number): LedgerRow[] {
+export async function ledgerOf(db: Db, teamId: number, limit: number, before?: number): Promise<LedgerRow[]> {
   const where = before ? and(eq(ledger.teamId, teamId), lt(ledger.id, before)) : eq(ledger.teamId, teamId);
-  return db.select().from(ledger).where(where).orderBy(desc(ledger.id)).limit(limit).all();
+  return await db.select().from(ledger).where(where).orderBy(desc(ledger.id)).limit(limit);
 }

@@ -12,7 +12,7 @@ export interface SessionRow {
   expiresAt: number;
 }
 
-export function insertSession(db: Db, row: SessionRow): void {
+export async function insertSession(db: Db, row: SessionRow): Promise<void> {
   db.transaction((tx) => {
     // Expired sessions go when a new one starts: the table never holds more than the live ones and a day's debris.
     tx.delete(dashboardSessions).where(lte(dashboardSessions.expiresAt, row.createdAt)).run();
@@ -21,16 +21,16 @@ export function insertSession(db: Db, row: SessionRow): void {
 }
 
 /** The live session with this token hash and its user; undefined when there is none or it expired. */
-export function liveSession(db: Db, tokenHash: string, nowS: number): { session: SessionRow; user: DashboardUser } | undefined {
-  const row = db
+export async function liveSession(db: Db, tokenHash: string, nowS: number): Promise<{ session: SessionRow; user: DashboardUser } | undefined> {
+  const [row] = await db
     .select({ session: dashboardSessions, user: dashboardUsers })
     .from(dashboardSessions)
     .innerJoin(dashboardUsers, eq(dashboardSessions.userId, dashboardUsers.id))
     .where(and(eq(dashboardSessions.tokenHash, tokenHash), gt(dashboardSessions.expiresAt, nowS)))
-    .get();
-  return row ?? undefined;
+    .limit(1);
+  return row;
 }
 
-export function deleteSession(db: Db, tokenHash: string): void {
-  db.delete(dashboardSessions).where(eq(dashboardSessions.tokenHash, tokenHash)).run();
+export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
+  await db.delete(dashboardSessions).where(eq(dashboardSessions.tokenHash, tokenHash));
 }

@@ -7,22 +7,25 @@ import { files } from "./schema.ts";
 export type FileRow = typeof files.$inferSelect;
 export type NewFileRow = Omit<typeof files.$inferInsert, "seq" | "status">;
 
-export function insertFile(db: Db, row: NewFileRow): FileRow {
-  return db.insert(files).values(row).returning().get();
+export async function insertFile(db: Db, row: NewFileRow): Promise<FileRow> {
+  const [file] = await db.insert(files).values(row).returning();
+  return file!;
 }
 
 /** The team's file, or undefined. */
-export function findFile(db: Db, id: string, teamId: number): FileRow | undefined {
-  return db.select().from(files).where(and(eq(files.id, id), eq(files.teamId, teamId))).get();
+export async function findFile(db: Db, id: string, teamId: number): Promise<FileRow | undefined> {
+  const [file] = await db.select().from(files).where(and(eq(files.id, id), eq(files.teamId, teamId))).limit(1);
+  return file;
 }
 
 /** Whether any team has a file with this id (the start-up sweep keeps its bytes). */
-export function fileExists(db: Db, id: string): boolean {
-  return db.$client.query("SELECT 1 FROM files WHERE id = ?").get(id) !== null;
+export async function fileExists(db: Db, id: string): Promise<boolean> {
+  const [file] = await db.select({ id: files.id }).from(files).where(eq(files.id, id)).limit(1);
+  return file !== undefined;
 }
 
 /** Deletes the team's file row; false when there was none. */
-export function deleteFile(db: Db, id: string, teamId: number): boolean {
+export async function deleteFile(db: Db, id: string, teamId: number): Promise<boolean> {
   return db.$client.query("DELETE FROM files WHERE id = ? AND team_id = ?").run(id, teamId).changes > 0;
 }
 
@@ -35,11 +38,11 @@ export interface FilePageQuery {
 }
 
 /** One page of the team's files; null when `after` names no file of the team. */
-export function pageFiles(db: Db, teamId: number, q: FilePageQuery): { rows: FileRow[]; hasMore: boolean } | null {
+export async function pageFiles(db: Db, teamId: number, q: FilePageQuery): Promise<{ rows: FileRow[]; hasMore: boolean } | null> {
   const where = ["team_id = ?"];
   const args: (string | number)[] = [teamId];
   if (q.after !== null) {
-    const cursor = findFile(db, q.after, teamId);
+    const cursor = await findFile(db, q.after, teamId);
     if (!cursor) return null;
     where.push(`(created_at, seq) ${q.order === "asc" ? ">" : "<"} (?, ?)`);
     args.push(cursor.createdAt, cursor.seq);

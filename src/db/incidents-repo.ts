@@ -7,11 +7,11 @@ export type Incident = typeof incidents.$inferSelect;
 export const INCIDENT_STATUSES = ["investigating", "identified", "monitoring", "resolved"] as const;
 export const IMPACTS = ["degraded", "outage"] as const;
 
-export function addIncident(
+export async function addIncident(
   db: Db,
   input: { title: string; message?: string | null; status?: string; impact?: string },
-): Incident {
-  return db
+): Promise<Incident> {
+  const [incident] = await db
     .insert(incidents)
     .values({
       title: input.title,
@@ -19,50 +19,51 @@ export function addIncident(
       status: input.status ?? "investigating",
       impact: input.impact ?? "degraded",
     })
-    .returning()
-    .get();
+    .returning();
+  return incident!;
 }
 
-export function resolveIncident(db: Db, id: number, message?: string): Incident | undefined {
+export async function resolveIncident(db: Db, id: number, message?: string): Promise<Incident | undefined> {
   const now = Math.floor(Date.now() / 1000);
-  return db
+  const [incident] = await db
     .update(incidents)
     .set({ status: "resolved", resolvedAt: now, updatedAt: now, ...(message ? { message } : {}) })
     .where(eq(incidents.id, id))
-    .returning()
-    .get();
+    .returning();
+  return incident;
 }
 
 /** Most recent first. */
-export function recentIncidents(db: Db, limit = 20): Incident[] {
-  return db.select().from(incidents).orderBy(desc(incidents.createdAt), desc(incidents.id)).limit(limit).all();
+export async function recentIncidents(db: Db, limit = 20): Promise<Incident[]> {
+  return await db.select().from(incidents).orderBy(desc(incidents.createdAt), desc(incidents.id)).limit(limit);
 }
 
 /** Every open incident, most recent first: the dashboard lists them all, however many newer ones were resolved. */
-export function openIncidents(db: Db): Incident[] {
-  return db.select().from(incidents).where(isNull(incidents.resolvedAt)).orderBy(desc(incidents.createdAt), desc(incidents.id)).all();
+export async function openIncidents(db: Db): Promise<Incident[]> {
+  return await db.select().from(incidents).where(isNull(incidents.resolvedAt)).orderBy(desc(incidents.createdAt), desc(incidents.id));
 }
 
 /** Resolved incidents, most recently resolved first. */
-export function resolvedIncidents(db: Db, limit = 20): Incident[] {
-  return db.select().from(incidents).where(isNotNull(incidents.resolvedAt)).orderBy(desc(incidents.resolvedAt), desc(incidents.id)).limit(limit).all();
+export async function resolvedIncidents(db: Db, limit = 20): Promise<Incident[]> {
+  return await db.select().from(incidents).where(isNotNull(incidents.resolvedAt)).orderBy(desc(incidents.resolvedAt), desc(incidents.id)).limit(limit);
 }
 
-export function findIncident(db: Db, id: number): Incident | undefined {
-  return db.select().from(incidents).where(eq(incidents.id, id)).get();
+export async function findIncident(db: Db, id: number): Promise<Incident | undefined> {
+  const [incident] = await db.select().from(incidents).where(eq(incidents.id, id)).limit(1);
+  return incident;
 }
 
 /**
  * A new status and message for an open incident; undefined when there is no such open incident. Resolving is
  * resolveIncident's alone, so resolved_at is set in one place and never by an update.
  */
-export function updateIncident(db: Db, id: number, input: { status: string; message: string | null }): Incident | undefined {
+export async function updateIncident(db: Db, id: number, input: { status: string; message: string | null }): Promise<Incident | undefined> {
   if (input.status === "resolved") throw new Error("an incident is resolved with resolveIncident, which records when");
   const now = Math.floor(Date.now() / 1000);
-  return db
+  const [incident] = await db
     .update(incidents)
     .set({ status: input.status, message: input.message, updatedAt: now })
     .where(and(eq(incidents.id, id), isNull(incidents.resolvedAt)))
-    .returning()
-    .get();
+    .returning();
+  return incident;
 }

@@ -1,7 +1,7 @@
 // API keys: created with a fresh secret (returned once), looked up by id, revoked in place.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { formatKey, generateSecret, hashSecret } from "../auth/api-key.ts";
-import type { Db } from "./client.ts";
+import type { Db, SqliteDb } from "./client.ts";
 import { preparedFor } from "./prepared.ts";
 import { apiKeys, teams } from "./schema.ts";
 
@@ -15,18 +15,20 @@ export interface CreatedKey {
   key: string;
 }
 
-export function createKey(db: Db, teamId: number, name: string): CreatedKey {
+export async function createKey(db: Db, teamId: number, name: string): Promise<CreatedKey> {
+  return insertKey(db, teamId, name);
+}
+
+/** createKey inside a transaction's synchronous body (SQLite: see client.ts). */
+export function insertKey(tx: Pick<SqliteDb, "insert">, teamId: number, name: string): CreatedKey {
   const secret = generateSecret();
-  const row = db
-    .insert(apiKeys)
-    .values({ teamId, name, secretHash: hashSecret(secret), hint: secret.slice(-4) })
-    .returning()
-    .get();
+  const row = tx.insert(apiKeys).values({ teamId, name, secretHash: hashSecret(secret), hint: secret.slice(-4) }).returning({ id: apiKeys.id }).get();
   return { id: row.id, teamId, name, key: formatKey(row.id, secret) };
 }
 
-export function findActiveKey(db: Db, id: number): ApiKeyRow | undefined {
-  return db.select().from(apiKeys).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).get();
+export async function findActiveKey(db: Db, id: number): Promise<ApiKeyRow | undefined> {
+  const [key] = await db.select().from(apiKeys).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).limit(1);
+  return key;
 }
 
 const keyWithTeam = preparedFor((db) =>
@@ -34,33 +36,32 @@ const keyWithTeam = preparedFor((db) =>
     .where(and(eq(apiKeys.id, sql.placeholder("id")), isNull(apiKeys.revokedAt))).prepare(),
 );
 
-/** An active key with its team, in one read: what every keyed request is checked against. */
-export function findActiveKeyWithTeam(db: Db, id: number): { key: ApiKeyRow; team: typeof teams.$inferSelect } | undefined {
+/** An active key with its team, in one read: what every keyed request is checked against (a prepared statement). */
+export async function findActiveKeyWithTeam(db: Db, id: number): Promise<{ key: ApiKeyRow; team: typeof teams.$inferSelect } | undefined> {
   return keyWithTeam(db).get({ id });
 }
 
 /** Sets a key's restrictions (null = none); false when there is no such active key. */
-export function restrictKey(db: Db, id: number, r: { models?: string[] | null; endpoints?: string[] | null }): boolean {
+export async function restrictKey(db: Db, id: number, r: { models?: string[] | null; endpoints?: string[] | null }): Promise<boolean> {
   const set: Partial<ApiKeyRow> = {};
   if (r.models !== undefined) set.allowedModels = r.models && JSON.stringify(r.models);
   if (r.endpoints !== undefined) set.allowedEndpoints = r.endpoints && JSON.stringify(r.endpoints);
-  if (!Object.keys(set).length) return !!findActiveKey(db, id);
-  return db.update(apiKeys).set(set).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id }).all().length > 0;
+  if (!Object.keys(set).length) return !!(await findActiveKey(db, id));
+  return (await db.update(apiKeys).set(set).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id })).length > 0;
 }
 
 /** Marks the key revoked; returns false when there is no such active key. */
-export function revokeKey(db: Db, id: number): boolean {
-  const res = db
+export async function revokeKey(db: Db, id: number): Promise<boolean> {
+  const res = await db
     .update(apiKeys)
     .set({ revokedAt: Math.floor(Date.now() / 1000) })
     .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
-    .returning({ id: apiKeys.id })
-    .all();
+    .returning({ id: apiKeys.id });
   return res.length > 0;
 }
 
-export function listKeys(db: Db) {
-  return db
+export async function listKeys(db: Db) {
+  return await db
     .select({
       id: apiKeys.id,
       name: apiKeys.name,
@@ -74,20 +75,20 @@ export function listKeys(db: Db) {
     })
     .from(apiKeys)
     .innerJoin(teams, eq(apiKeys.teamId, teams.id))
-    .orderBy(apiKeys.id)
-    .all();
+    .orderBy(apiKeys.id);
 }
 
-export function touchKey(db: Db, id: number, nowS: number): void {
-  db.update(apiKeys).set({ lastUsedAt: nowS }).where(eq(apiKeys.id, id)).run();
+export async function touchKey(db: Db, id: number, nowS: number): Promise<void> {
+  await db.update(apiKeys).set({ lastUsedAt: nowS }).where(eq(apiKeys.id, id));
 }
 
 /** A team's active keys, oldest first (what its API keys tab lists). */
-export function activeTeamKeys(db: Db, teamId: number): ApiKeyRow[] {
-  return db.select().from(apiKeys).where(and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt))).orderBy(apiKeys.id).all();
+export async function activeTeamKeys(db: Db, teamId: number): Promise<ApiKeyRow[]> {
+  return await db.select().from(apiKeys).where(and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt))).orderBy(apiKeys.id);
 }
 
 /** An active key of this team; undefined for another team's key (a dashboard URL naming it is a 404). */
-export function findActiveTeamKey(db: Db, teamId: number, id: number): ApiKeyRow | undefined {
-  return db.select().from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt))).get();
+export async function findActiveTeamKey(db: Db, teamId: number, id: number): Promise<ApiKeyRow | undefined> {
+  const [key] = await db.select().from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt))).limit(1);
+  return key;
 }

@@ -5,24 +5,26 @@ import type { Db } from "./client.ts";
 import { preparedFor } from "./prepared.ts";
 import { teams, tiers } from "./schema.ts";
 
-export function upsertTier(db: Db, tier: Tier): void {
-  db.insert(tiers).values(tier).onConflictDoUpdate({ target: tiers.name, set: { rpm: tier.rpm, tpm: tier.tpm } }).run();
+export async function upsertTier(db: Db, tier: Tier): Promise<void> {
+  await db.insert(tiers).values(tier).onConflictDoUpdate({ target: tiers.name, set: { rpm: tier.rpm, tpm: tier.tpm } });
 }
 
 const tierByName = preparedFor((db) =>
   db.select({ name: tiers.name, rpm: tiers.rpm, tpm: tiers.tpm }).from(tiers).where(eq(tiers.name, sql.placeholder("name"))).prepare(),
 );
 
-export function findDbTier(db: Db, name: string): Tier | undefined {
+/** Read on every keyed request whose team has a tier: a prepared statement. */
+export async function findDbTier(db: Db, name: string): Promise<Tier | undefined> {
   return tierByName(db).get({ name });
 }
 
-export function listDbTiers(db: Db): Tier[] {
-  return db.select({ name: tiers.name, rpm: tiers.rpm, tpm: tiers.tpm }).from(tiers).orderBy(tiers.name).all();
+export async function listDbTiers(db: Db): Promise<Tier[]> {
+  return await db.select({ name: tiers.name, rpm: tiers.rpm, tpm: tiers.tpm }).from(tiers).orderBy(tiers.name);
 }
 
 /** Deletes a tier no team names; returns the teams that still name it (then nothing is deleted). */
-export function deleteTier(db: Db, name: string): { deleted: boolean; usedBy: string[] } {
+export async function deleteTier(db: Db, name: string): Promise<{ deleted: boolean; usedBy: string[] }> {
+  // The check and the delete in one transaction (a synchronous body on SQLite: see client.ts).
   return db.transaction((tx) => {
     const usedBy = tx.select({ name: teams.name }).from(teams).where(eq(teams.tier, name)).all().map((t) => t.name);
     if (usedBy.length) return { deleted: false, usedBy };

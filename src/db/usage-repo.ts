@@ -1,6 +1,6 @@
 // Usage rows: one per finished generation request; rate limits and billing read them.
 import { and, eq, gte, lt, sql } from "drizzle-orm";
-import type { Db } from "./client.ts";
+import type { Db, SqliteDb } from "./client.ts";
 import { teams, usage } from "./schema.ts";
 
 export type UsageRow = typeof usage.$inferSelect;
@@ -35,8 +35,13 @@ export interface NewUsage {
   createdAt?: number;
 }
 
-export function recordUsage(db: Pick<Db, "insert">, row: NewUsage): void {
-  db.insert(usage).values(row).run();
+export async function recordUsage(db: Db, row: NewUsage): Promise<void> {
+  insertUsage(db, row);
+}
+
+/** recordUsage inside a transaction's synchronous body (SQLite: see client.ts). */
+export function insertUsage(tx: Pick<SqliteDb, "insert">, row: NewUsage): void {
+  tx.insert(usage).values(row).run();
 }
 
 export interface DailyUsage {
@@ -53,14 +58,14 @@ export interface DailyUsage {
   costMicros: number;
 }
 
-/** Usage summed per UTC day, team and model, oldest day first; `since` / `until` are inclusive UTC days. */
-export function usageByDay(db: Db, filter: { teamId?: number; since?: string; until?: string } = {}): DailyUsage[] {
+/** Usage summed per UTC day, team and model, oldest day first; `since` / `until` are inclusive UTC days (SQLite's date functions). */
+export async function usageByDay(db: Db, filter: { teamId?: number; since?: string; until?: string } = {}): Promise<DailyUsage[]> {
   const day = sql<string>`strftime('%Y-%m-%d', ${usage.createdAt}, 'unixepoch')`;
   const conds = [];
   if (filter.teamId !== undefined) conds.push(eq(usage.teamId, filter.teamId));
   if (filter.since) conds.push(gte(usage.createdAt, sql`unixepoch(${filter.since})`));
   if (filter.until) conds.push(lt(usage.createdAt, sql`unixepoch(${filter.until}, '+1 day')`));
-  return db
+  return await db
     .select({
       day,
       team: teams.name,
@@ -76,6 +81,5 @@ export function usageByDay(db: Db, filter: { teamId?: number; since?: string; un
     .innerJoin(teams, eq(usage.teamId, teams.id))
     .where(and(...conds))
     .groupBy(day, teams.name, usage.model)
-    .orderBy(day, teams.name, usage.model)
-    .all();
+    .orderBy(day, teams.name, usage.model);
 }

@@ -30,7 +30,7 @@ export async function readTeamFile(
     return { file: toFileObject(row), bytes: await stored.bytes() };
   } catch (e) {
     // Deleted while it was being read: a 404 like any deleted file.
-    teamFile(deps.db, teamId, fileId, param);
+    await teamFile(deps.db, teamId, fileId, param);
     throw e;
   }
 }

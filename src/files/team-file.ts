@@ -10,18 +10,18 @@ export function fileNotFound(id: string, param: string): ApiError {
 }
 
 /** The team's file row; 404 file_not_found (naming `param`) for anything else. */
-export function teamFile(db: Db, teamId: number, id: string, param = "file_id"): FileRow {
-  const row = isFileId(id) ? findFile(db, id, teamId) : undefined;
+export async function teamFile(db: Db, teamId: number, id: string, param = "file_id"): Promise<FileRow> {
+  const row = isFileId(id) ? await findFile(db, id, teamId) : undefined;
   if (!row) throw fileNotFound(id, param);
   return row;
 }
 
 /** The team's file row and its stored bytes; 404 as teamFile. */
 export async function openTeamFile(deps: { db: Db; files: FileStorage }, teamId: number, id: string, param = "file_id"): Promise<{ row: FileRow; stored: StoredFile }> {
-  const row = teamFile(deps.db, teamId, id, param);
+  const row = await teamFile(deps.db, teamId, id, param);
   const stored = await deps.files.get(row.id);
   if (stored) return { row, stored };
   // Deleted between the two lookups: a 404 like any deleted file. A row whose bytes are missing is a fault.
-  teamFile(deps.db, teamId, id, param);
+  await teamFile(deps.db, teamId, id, param);
   throw new Error(`file ${row.id} has a row but no stored bytes`);
 }

@@ -75,7 +75,7 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
   const policy = deps.policyFor(raw.method, target.path);
   if (deps.lifecycle.draining && !policy?.drainExempt) return { kind: "refuse", error: ApiError.shuttingDown(), policy };
   if (policy?.auth) {
-    const auth = authenticate(deps.db, raw.headers);
+    const auth = await authenticate(deps.db, raw.headers);
     meta.teamId = auth.teamId;
     meta.keyId = auth.keyId;
     meta.auth = auth;

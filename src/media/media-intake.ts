@@ -45,7 +45,7 @@ export function createMediaIntake(o: MediaIntakeOptions): MediaIntake {
     fetch: async (url, signal) => (await fetchRemote(url, fetchPolicy, net, signal)).bytes,
     readFile: async (who, fileId, maxBytes) => {
       // The key's permissions as they are now: a key without the files family cannot read files through a prompt either.
-      const found = findActiveKeyWithTeam(o.db, who.keyId);
+      const found = await findActiveKeyWithTeam(o.db, who.keyId);
       if (!found) throw ApiError.unauthorized();
       const refusal = familyRefusal({ key: restrictionOf(found.key), team: restrictionOf(found.team) }, "files", " (a file_id in the request)");
       if (refusal) throw refusal;

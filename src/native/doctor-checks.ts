@@ -1,7 +1,7 @@
 // The host checks behind `kiln doctor` (data dir, SQLite, disk, models); each says how to fix what fails.
-import { Database } from "bun:sqlite";
 import { accessSync, constants, existsSync, mkdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { probeDatabase } from "../db/probe.ts";
 import { scanModels } from "../models/registry.ts";
 import { nativeRuntime } from "./preload.ts";
 
@@ -53,23 +53,7 @@ export function checkDataDir(dataDir: string): Promise<CheckResult> {
 
 export function checkSqlite(dataDir: string): Promise<CheckResult> {
   const fix = "SQLite's WAL mode needs a local filesystem with shared memory (not NFS/SMB): put the data dir on a local disk.";
-  return runCheck("sqlite (WAL)", true, fix, async () => {
-    const file = join(dataDir, `.doctor-${process.pid}.db`);
-    const db = new Database(file, { create: true, strict: true });
-    try {
-      const mode = db.query<{ journal_mode: string }, []>("PRAGMA journal_mode = WAL").get()?.journal_mode;
-      if (mode !== "wal") throw new Error(`journal_mode is ${mode}, not wal`);
-      db.run("CREATE TABLE t (v TEXT)");
-      db.run("INSERT INTO t (v) VALUES (?)", ["kiln"]);
-      const v = db.query<{ v: string }, []>("SELECT v FROM t").get()?.v;
-      if (v !== "kiln") throw new Error("read back a different value than written");
-      const version = db.query<{ v: string }, []>("SELECT sqlite_version() AS v").get()?.v;
-      return { status: "ok", detail: `SQLite ${version}: open, write, read back, WAL` };
-    } finally {
-      db.close();
-      for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
-    }
-  });
+  return runCheck("sqlite (WAL)", true, fix, async () => ({ status: "ok", detail: await probeDatabase(dataDir) }));
 }
 
 export function checkDiskSpace(dataDir: string, minBytes = 2 * 1024 ** 3): Promise<CheckResult> {

@@ -14,9 +14,9 @@ beforeAll(async () => (server = await startTestServer()));
 afterAll(() => server.stop(1000));
 
 /** A fresh team with one key, so each test has its own limits, balance and usage rows. */
-function team(name: string) {
-  const t = createTeam(server.deps.db, name);
-  return { id: t.id, key: createKey(server.deps.db, t.id, "k").key };
+async function team(name: string) {
+  const t = await createTeam(server.deps.db, name);
+  return { id: t.id, key: (await createKey(server.deps.db, t.id, "k")).key };
 }
 
 function post(path: string, key: string, body: unknown) {
@@ -29,8 +29,8 @@ const chatBody = (content: string, maxTokens = 16, extra: object = {}) => ({
 
 describe("rate limits on a real server", () => {
   test("64 concurrent requests against a limit of 10 admit exactly 10", async () => {
-    const t = team("racers");
-    updateTeam(server.deps.db, t.id, { rpmLimit: 10 });
+    const t = await team("racers");
+    await updateTeam(server.deps.db, t.id, { rpmLimit: 10 });
     const answers = await Promise.all(Array.from({ length: 64 }, () => post("/v1/chat/completions", t.key, chatBody("Hi", 4))));
     const ok = answers.filter((r) => r.status === 200);
     const refused = answers.filter((r) => r.status === 429);
@@ -43,12 +43,12 @@ describe("rate limits on a real server", () => {
   }, 60_000);
 
   test("TPM counts real tokens: one large request exhausts it, and the 429 says how long until the next fits", async () => {
-    const t = team("tokens");
+    const t = await team("tokens");
     const big = "The quick brown fox jumps over the lazy dog. ".repeat(90);
     // The prompt's real size, measured by an unlimited team.
     const probe = ((await (await post("/v1/chat/completions", server.key, chatBody(big, 1))).json()) as any).usage.prompt_tokens as number;
     const tpm = probe + 16 + 100;
-    updateTeam(server.deps.db, t.id, { tpmLimit: tpm });
+    await updateTeam(server.deps.db, t.id, { tpmLimit: tpm });
     const first = await post("/v1/chat/completions", t.key, chatBody(big, 16));
     expect(first.status).toBe(200);
     const used = ((await first.json()) as any).usage;
@@ -79,8 +79,8 @@ describe("rate limits on a real server", () => {
   }, 60_000);
 
   test("the unused part of a reservation is given back when the request ends", async () => {
-    const t = team("refunds");
-    updateTeam(server.deps.db, t.id, { tpmLimit: 100_000 });
+    const t = await team("refunds");
+    await updateTeam(server.deps.db, t.id, { tpmLimit: 100_000 });
     const r = await post("/v1/chat/completions", t.key, chatBody("Hi", 2000, { stop: [" ", "e", "a", "o"] }));
     expect(r.status).toBe(200);
     const u = ((await r.json()) as any).usage;
@@ -96,8 +96,8 @@ describe("rate limits on a real server", () => {
 
 describe("headers of streamed answers", () => {
   test("a stream's headers carry the team's state after its admission, in every format", async () => {
-    const t = team("streamers");
-    updateTeam(server.deps.db, t.id, { rpmLimit: 10, tpmLimit: 50_000 });
+    const t = await team("streamers");
+    await updateTeam(server.deps.db, t.id, { rpmLimit: 10, tpmLimit: 50_000 });
     const answers = [
       await post("/v1/chat/completions", t.key, chatBody("Hi", 64, { stream: true })),
       await post("/v1/messages", t.key, { model: server.modelId, max_tokens: 64, stream: true, messages: [{ role: "user", content: "Hi" }] }),
@@ -117,8 +117,8 @@ describe("headers of streamed answers", () => {
 
 describe("billing on a real server", () => {
   test("zero balance: 402 before any token is generated; crediting makes the same request pass; the ledger matches the usage rows", async () => {
-    const t = team("payers");
-    setBillingEnabled(server.deps.db, t.id, true);
+    const t = await team("payers");
+    await setBillingEnabled(server.deps.db, t.id, true);
     const body = chatBody("Tell me a story", 16);
     const refused = await post("/v1/chat/completions", t.key, body);
     expect(refused.status).toBe(402);
@@ -126,7 +126,7 @@ describe("billing on a real server", () => {
     // Nothing ran: a request that reached the scheduler always leaves a usage row.
     expect(server.deps.db.select().from(usage).where(eq(usage.teamId, t.id)).all()).toEqual([]);
 
-    credit(server.deps.db, t.id, 10_000, "test credit");
+    await credit(server.deps.db, t.id, 10_000, "test credit");
     const passed = await post("/v1/chat/completions", t.key, body);
     expect(passed.status).toBe(200);
     // More traffic in every format, streamed and not.
@@ -145,10 +145,10 @@ describe("billing on a real server", () => {
   }, 60_000);
 
   test("the worst case must fit: a balance for a short answer refuses a long max_tokens, which a smaller one passes", async () => {
-    const t = team("careful");
-    setBillingEnabled(server.deps.db, t.id, true);
+    const t = await team("careful");
+    await setBillingEnabled(server.deps.db, t.id, true);
     // The tiny model bills 0.1 and 0.4 micro-units per input and output token.
-    credit(server.deps.db, t.id, 30, null);
+    await credit(server.deps.db, t.id, 30, null);
     const long = await post("/v1/chat/completions", t.key, chatBody("Hi", 1000));
     expect(long.status).toBe(402);
     expect(((await long.json()) as any).error.message).toMatch(/may cost up to 0\.0004\d\d \(\d+ input \+ up to 1000 output tokens of kiln-tiny-v1\), and 0\.00003 is available/);
@@ -156,21 +156,21 @@ describe("billing on a real server", () => {
   }, 60_000);
 
   test("a lapsed or missing account: 402 on every keyed endpoint; billing off: free again", async () => {
-    const t = team("lapsed");
-    setBillingEnabled(server.deps.db, t.id, true);
-    credit(server.deps.db, t.id, 1_000_000, null);
-    setLapsed(server.deps.db, t.id, true);
+    const t = await team("lapsed");
+    await setBillingEnabled(server.deps.db, t.id, true);
+    await credit(server.deps.db, t.id, 1_000_000, null);
+    await setLapsed(server.deps.db, t.id, true);
     const models = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${t.key}` } });
     expect(models.status).toBe(402);
     expect(((await models.json()) as any).error.message).toContain("lapsed");
-    setLapsed(server.deps.db, t.id, false);
+    await setLapsed(server.deps.db, t.id, false);
     expect((await post("/v1/chat/completions", t.key, chatBody("Hi", 4))).status).toBe(200);
     server.deps.db.delete(ledger).where(eq(ledger.teamId, t.id)).run();
     server.deps.db.delete(billingAccounts).where(eq(billingAccounts.teamId, t.id)).run();
     const missing = await post("/v1/chat/completions", t.key, chatBody("Hi", 4));
     expect(missing.status).toBe(402);
     expect(((await missing.json()) as any).error.message).toContain("no billing account");
-    setBillingEnabled(server.deps.db, t.id, false);
+    await setBillingEnabled(server.deps.db, t.id, false);
     expect((await post("/v1/chat/completions", t.key, chatBody("Hi", 4))).status).toBe(200);
   }, 60_000);
 });

@@ -5,8 +5,8 @@ import { testKiln } from "../helpers/kiln.ts";
 
 const UNAUTHORIZED = { error: { message: "Unauthorized", type: "authentication_error", param: null, code: "invalid_api_key" } };
 
-describe("API key authentication", () => {
-  const k = testKiln();
+describe("API key authentication", async () => {
+  const k = await testKiln();
 
   async function expect401(res: Response) {
     expect(res.status).toBe(401);
@@ -35,10 +35,10 @@ describe("API key authentication", () => {
   });
 
   test("revoking a key rejects it on the very next request; the team's other key keeps working", async () => {
-    const other = createKey(k.deps.db, k.teamId, "second");
-    const doomed = createKey(k.deps.db, k.teamId, "doomed");
+    const other = await createKey(k.deps.db, k.teamId, "second");
+    const doomed = await createKey(k.deps.db, k.teamId, "doomed");
     expect((await k.req("/v1/models", { key: doomed.key })).status).toBe(200);
-    expect(revokeKey(k.deps.db, doomed.id)).toBe(true);
+    expect(await revokeKey(k.deps.db, doomed.id)).toBe(true);
     await expect401(await k.req("/v1/models", { key: doomed.key }));
     expect((await k.req("/v1/models", { key: other.key })).status).toBe(200);
     expect((await k.req("/v1/models")).status).toBe(200);

@@ -3,10 +3,10 @@ import { describe, expect, test } from "bun:test";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln } from "../helpers/kiln.ts";
 
-describe("POST /v1/chat/completions validation", () => {
+describe("POST /v1/chat/completions validation", async () => {
   const models = tempDir();
   writeFakeModel(models, "m", fakeManifest("chat-check-v1"));
-  const k = testKiln({ modelsDir: models });
+  const k = await testKiln({ modelsDir: models });
   const post = (json: unknown) => k.req("/v1/chat/completions", { method: "POST", json });
   const user = [{ role: "user", content: "hi" }];
 
@@ -69,7 +69,7 @@ describe("POST /v1/chat/completions validation", () => {
   });
 
   test("n above KILN_MAX_QUEUE is a 400 (it could never be admitted), not a 503 to retry", async () => {
-    const small = testKiln({ modelsDir: models, env: { KILN_MAX_QUEUE: "2" } });
+    const small = await testKiln({ modelsDir: models, env: { KILN_MAX_QUEUE: "2" } });
     const res = await small.req("/v1/chat/completions", { method: "POST", json: { model: "chat-check-v1", messages: user, n: 3 } });
     await expect400(res, "n", /at most 2 generations at once/);
   });

@@ -8,7 +8,7 @@ import { createKey, restrictKey } from "../../src/db/keys-repo.ts";
 import { createTeam, updateTeam } from "../../src/db/teams-repo.ts";
 import { testKiln } from "../helpers/kiln.ts";
 
-const k = testKiln();
+const k = await testKiln();
 const stored = () => readdirSync(join(k.deps.config.dataDir, "files")).filter((n) => n !== "tmp").length;
 
 /** An upload whose body records whether anyone read it. */
@@ -28,8 +28,8 @@ function upload(key: string) {
 
 describe("the gate on /v1/files", () => {
   test("a key limited to other endpoint families gets 403 on every files route, its upload unread; one allowed files gets through", async () => {
-    const chatOnly = createKey(k.deps.db, k.teamId, "chat only");
-    restrictKey(k.deps.db, chatOnly.id, { endpoints: ["chat"] });
+    const chatOnly = await createKey(k.deps.db, k.teamId, "chat only");
+    await restrictKey(k.deps.db, chatOnly.id, { endpoints: ["chat"] });
     const before = stored();
     const up = upload(chatOnly.key);
     const refused = await up.res;
@@ -38,18 +38,18 @@ describe("the gate on /v1/files", () => {
     for (const [method, path] of [["GET", "/v1/files"], ["GET", "/v1/files/file-x"], ["GET", "/v1/files/file-x/content"], ["DELETE", "/v1/files/file-x"]]) {
       expect([method, path, (await k.req(path!, { method, key: chatOnly.key })).status]).toEqual([method, path, 403]);
     }
-    const filesOnly = createKey(k.deps.db, k.teamId, "files only");
-    restrictKey(k.deps.db, filesOnly.id, { endpoints: ["files"] });
+    const filesOnly = await createKey(k.deps.db, k.teamId, "files only");
+    await restrictKey(k.deps.db, filesOnly.id, { endpoints: ["files"] });
     expect((await upload(filesOnly.key).res).status).toBe(200);
     expect(stored()).toBe(before + 1);
   });
 
   test("a lapsed billing account: 402 before the upload is read", async () => {
-    const team = createTeam(k.deps.db, "lapsed");
-    const key = createKey(k.deps.db, team.id, "k").key;
-    setBillingEnabled(k.deps.db, team.id, true);
-    credit(k.deps.db, team.id, 1_000_000, null);
-    setLapsed(k.deps.db, team.id, true);
+    const team = await createTeam(k.deps.db, "lapsed");
+    const key = (await createKey(k.deps.db, team.id, "k")).key;
+    await setBillingEnabled(k.deps.db, team.id, true);
+    await credit(k.deps.db, team.id, 1_000_000, null);
+    await setLapsed(k.deps.db, team.id, true);
     const before = stored();
     const up = upload(key);
     expect((await up.res).status).toBe(402);
@@ -59,9 +59,9 @@ describe("the gate on /v1/files", () => {
   });
 
   test("uploads count against the team's RPM: past it, 429 with Retry-After, the upload unread; answers carry the limit headers", async () => {
-    const team = createTeam(k.deps.db, "limited");
-    const key = createKey(k.deps.db, team.id, "k").key;
-    updateTeam(k.deps.db, team.id, { rpmLimit: 2 });
+    const team = await createTeam(k.deps.db, "limited");
+    const key = (await createKey(k.deps.db, team.id, "k")).key;
+    await updateTeam(k.deps.db, team.id, { rpmLimit: 2 });
     const first = await upload(key).res;
     expect(first.status).toBe(200);
     expect(first.headers.get("x-ratelimit-limit-requests")).toBe("2");

@@ -49,9 +49,9 @@ const ended = (db: Db, id: string) =>
 
 test("jobs acknowledged under a team's TPM are all run after a restart, not refused by a limiter that starts empty", async () => {
   const k = await twoLives();
-  const team = createTeam(k.first.deps.db, "limited");
-  updateTeam(k.first.deps.db, team.id, { tpmLimit: 4000 });
-  const key = createKey(k.first.deps.db, team.id, "k").key;
+  const team = await createTeam(k.first.deps.db, "limited");
+  await updateTeam(k.first.deps.db, team.id, { tpmLimit: 4000 });
+  const key = (await createKey(k.first.deps.db, team.id, "k")).key;
   await k.fill();
   const a = await k.post(key, { model: k.model, input: "Say A", max_output_tokens: 2000, background: true, ...SHORT });
   // Together they pass the TPM: the second is accepted once the bucket has refilled enough (a 429 takes nothing).
@@ -72,15 +72,15 @@ test("jobs acknowledged under a team's TPM are all run after a restart, not refu
 test("a job whose key was revoked or restricted, or whose account lapsed or was spent, since it was accepted ends failed with the refusal", async () => {
   const k = await twoLives();
   const db = k.first.deps.db;
-  const team = (name: string, billed = false) => {
-    const t = createTeam(db, name);
+  const team = async (name: string, billed = false) => {
+    const t = await createTeam(db, name);
     if (billed) {
-      setBillingEnabled(db, t.id, true);
-      credit(db, t.id, 1_000_000, "start");
+      await setBillingEnabled(db, t.id, true);
+      await credit(db, t.id, 1_000_000, "start");
     }
-    return { team: t, key: createKey(db, t.id, "k") };
+    return { team: t, key: await createKey(db, t.id, "k") };
   };
-  const cases = { unchanged: team("unchanged", true), revoked: team("revoked"), restricted: team("restricted"), family: team("family"), lapsed: team("lapsed", true), spent: team("spent", true) };
+  const cases = { unchanged: await team("unchanged", true), revoked: await team("revoked"), restricted: await team("restricted"), family: await team("family"), lapsed: await team("lapsed", true), spent: await team("spent", true) };
   await k.fill();
   const jobs: Record<string, string> = {};
   for (const [name, c] of Object.entries(cases)) {
@@ -90,11 +90,11 @@ test("a job whose key was revoked or restricted, or whose account lapsed or was 
   }
   await k.first.stop(300);
   // While kiln was down, the operator changed things: each job's refusal is what a new request would get now.
-  const reopened = openDatabase(k.dataDir);
-  revokeKey(reopened, cases.revoked.key.id);
-  restrictKey(reopened, cases.restricted.key.id, { models: ["another-model"] });
-  updateTeam(reopened, cases.family.team.id, { allowedEndpoints: ["chat"] });
-  setLapsed(reopened, cases.lapsed.team.id, true);
+  const reopened = await openDatabase(k.dataDir);
+  await revokeKey(reopened, cases.revoked.key.id);
+  await restrictKey(reopened, cases.restricted.key.id, { models: ["another-model"] });
+  await updateTeam(reopened, cases.family.team.id, { allowedEndpoints: ["chat"] });
+  await setLapsed(reopened, cases.lapsed.team.id, true);
   reopened.update(billingAccounts).set({ balanceMicros: 0 }).where(eq(billingAccounts.teamId, cases.spent.team.id)).run();
   reopened.$client.close();
   const second = await k.restart();
@@ -124,10 +124,10 @@ test("a job whose key was revoked or restricted, or whose account lapsed or was 
 
 test("a queued job drained by a shutdown and run after the restart is charged once, for the run that did the work", async () => {
   const k = await twoLives();
-  const team = createTeam(k.first.deps.db, "billed");
-  setBillingEnabled(k.first.deps.db, team.id, true);
-  credit(k.first.deps.db, team.id, 1_000_000, "start");
-  const key = createKey(k.first.deps.db, team.id, "k").key;
+  const team = await createTeam(k.first.deps.db, "billed");
+  await setBillingEnabled(k.first.deps.db, team.id, true);
+  await credit(k.first.deps.db, team.id, 1_000_000, "start");
+  const key = (await createKey(k.first.deps.db, team.id, "k")).key;
   await k.fill();
   const job = await k.post(key, { model: k.model, input: "Say A", max_output_tokens: 16, background: true });
   expect(job.body.status).toBe("queued");
@@ -148,16 +148,16 @@ test("a queued job drained by a shutdown and run after the restart is charged on
 test("a 403 or 402 at the edge carries the rate-limit headers like every keyed answer", async () => {
   const server = await startTestServer();
   try {
-    const t = createTeam(server.deps.db, "limited");
-    updateTeam(server.deps.db, t.id, { rpmLimit: 10, tpmLimit: 10_000, allowedEndpoints: ["chat"] });
-    const h = { authorization: `Bearer ${createKey(server.deps.db, t.id, "k").key}`, "content-type": "application/json" };
+    const t = await createTeam(server.deps.db, "limited");
+    await updateTeam(server.deps.db, t.id, { rpmLimit: 10, tpmLimit: 10_000, allowedEndpoints: ["chat"] });
+    const h = { authorization: `Bearer ${(await createKey(server.deps.db, t.id, "k")).key}`, "content-type": "application/json" };
     const r403 = await fetch(`${server.url}/v1/messages`, { method: "POST", headers: h, body: JSON.stringify({ model: server.modelId, max_tokens: 4, messages: [{ role: "user", content: "hi" }] }) });
     expect(r403.status).toBe(403);
     expect(r403.headers.get("x-ratelimit-limit-requests")).toBe("10");
     expect(r403.headers.get("x-ratelimit-limit-tokens")).toBe("10000");
-    setBillingEnabled(server.deps.db, t.id, true);
-    credit(server.deps.db, t.id, 1000, null);
-    setLapsed(server.deps.db, t.id, true);
+    await setBillingEnabled(server.deps.db, t.id, true);
+    await credit(server.deps.db, t.id, 1000, null);
+    await setLapsed(server.deps.db, t.id, true);
     const r402 = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: h, body: JSON.stringify({ model: server.modelId, max_tokens: 4, messages: [{ role: "user", content: "hi" }] }) });
     expect(r402.status).toBe(402);
     expect(r402.headers.get("x-ratelimit-limit-requests")).toBe("10");

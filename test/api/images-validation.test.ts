@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { testKiln } from "../helpers/kiln.ts";
 import { tinyImageModelDir } from "../helpers/tiny-model.ts";
 
-const k = testKiln({ modelsDir: dirname(await tinyImageModelDir()) });
+const k = await testKiln({ modelsDir: dirname(await tinyImageModelDir()) });
 const MODEL = "kiln-tiny-image-v1";
 const PNG = "data:image/png;base64,iVBORw0KGgo=";
 

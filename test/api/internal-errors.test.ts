@@ -69,7 +69,7 @@ beforeAll(async () => {
       return w;
     },
   });
-  k = testKiln({ modelsDir, runtime, registry });
+  k = await testKiln({ modelsDir, runtime, registry });
 });
 afterAll(() => runtime.stop());
 
@@ -138,7 +138,7 @@ describe("internal error text never reaches a client", () => {
     expect(stored.error).toMatchObject({ code: "server_error" });
     expectClean(JSON.stringify(stored));
     // Every event kept for replay, the stream's own error event included, holds the fixed text only.
-    const events = eventsAfter(k.deps.db, id, -1).map((e) => e.json);
+    const events = (await eventsAfter(k.deps.db, id, -1)).map((e) => e.json);
     expect(events.find((e) => JSON.parse(e).type === "error")).toContain("The model's worker failed; retry the request");
     expect(JSON.parse(events.at(-1)!).type).toBe("response.failed");
     expectClean(events.join("\n"));

@@ -166,7 +166,7 @@ describe("file_id references", () => {
     // Read and decoded: what stops it is the text model, not the reference.
     const own = await post("/v1/responses", { model: server.modelId, input: [{ role: "user", content: [{ type: "input_image", file_id: id }] }] });
     await expect400(own, "input.0.content.0", /^input\.0\.content\.0 is an image, but the model/);
-    const other = createKey(server.deps.db, createTeam(server.deps.db, "media-other-team").id, "other").key;
+    const other = (await createKey(server.deps.db, (await createTeam(server.deps.db, "media-other-team")).id, "other")).key;
     const asOther = (path: string, body: unknown) =>
       fetch(`${server.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${other}`, "content-type": "application/json" }, body: JSON.stringify(body) });
     const requests: [string, unknown, string][] = [
@@ -182,8 +182,8 @@ describe("file_id references", () => {
     }
     // A key of the owner's team without the files permission cannot read the file through a prompt either.
     const ownTeam = (server.deps.db.$client.query("SELECT team_id AS t FROM files WHERE id = ?").get(id) as { t: number }).t;
-    const chatOnly = createKey(server.deps.db, ownTeam, "chat only");
-    restrictKey(server.deps.db, chatOnly.id, { endpoints: ["chat"] });
+    const chatOnly = await createKey(server.deps.db, ownTeam, "chat only");
+    await restrictKey(server.deps.db, chatOnly.id, { endpoints: ["chat"] });
     const refused = await fetch(`${server.url}/v1/chat/completions`, {
       method: "POST", headers: { authorization: `Bearer ${chatOnly.key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: server.modelId, messages: [{ role: "user", content: [{ type: "file", file: { file_id: id } }] }] }),

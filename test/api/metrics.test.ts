@@ -2,7 +2,7 @@
 // out of the API docs and answers while draining, and that request labels carry route patterns, not raw paths.
 import { describe, expect, test } from "bun:test";
 import type { ServerControl } from "../../src/http/edge.ts";
-import { testKiln } from "../helpers/kiln.ts";
+import { type TestKiln, testKiln } from "../helpers/kiln.ts";
 import { parsePrometheusText, sampleValue, samplesOf } from "../helpers/prom-text.ts";
 
 const TOKEN = "scrape-token-0123456789";
@@ -10,12 +10,12 @@ const TOKEN = "scrape-token-0123456789";
 /** Bun's server as the app sees it, with the peer address a real socket would have. */
 const peer = (address: string): ServerControl => ({ timeout() {}, requestIP: () => ({ address, family: "IPv4", port: 40000 }) as { address: string } });
 
-const scrape = (k: ReturnType<typeof testKiln>, address: string | null, headers: Record<string, string> = {}) =>
+const scrape = (k: TestKiln, address: string | null, headers: Record<string, string> = {}) =>
   k.handle(new Request(k.url("/metrics"), { headers }), address === null ? undefined : peer(address));
 
 describe("GET /metrics access", () => {
   test("a loopback peer reads it; a remote peer gets the empty 404 of an unknown path, and the refusal is logged", async () => {
-    const k = testKiln();
+    const k = await testKiln();
     for (const address of ["127.0.0.1", "::1", "::ffff:127.0.0.1"]) {
       const res = await scrape(k, address);
       expect(res.status).toBe(200);
@@ -37,7 +37,7 @@ describe("GET /metrics access", () => {
   });
 
   test("with KILN_METRICS_TOKEN, a remote peer presenting it as a bearer token reads it; a wrong one does not", async () => {
-    const k = testKiln({ env: { KILN_METRICS_TOKEN: TOKEN } });
+    const k = await testKiln({ env: { KILN_METRICS_TOKEN: TOKEN } });
     expect((await scrape(k, "203.0.113.7", { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
     expect((await scrape(k, "203.0.113.7", { authorization: `Bearer ${TOKEN}0` })).status).toBe(404);
     // An API key is not the admin token.
@@ -46,7 +46,7 @@ describe("GET /metrics access", () => {
   });
 
   test("not in the OpenAPI document; still served while draining", async () => {
-    const k = testKiln();
+    const k = await testKiln();
     const doc = (await (await k.req("/swagger/json", { key: null })).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).not.toContain("/metrics");
     expect(Object.keys(doc.paths).length).toBeGreaterThan(3);
@@ -58,7 +58,7 @@ describe("GET /metrics access", () => {
 
 describe("request labels", () => {
   test("route patterns, not raw paths; with per-team series on, team id when the key was checked, empty when not", async () => {
-    const k = testKiln({ env: { KILN_METRICS_TEAM_LABELS: "1" } });
+    const k = await testKiln({ env: { KILN_METRICS_TEAM_LABELS: "1" } });
     for (const id of ["no-such-model-1", "no-such-model-2", "no-such-model-3"]) expect((await k.req(`/v1/models/${id}`)).status).toBe(404);
     expect((await k.req("/v1/models", { key: "LLM|999|nope" })).status).toBe(401);
     expect((await k.req("/v1/no/such/path")).status).toBe(404);

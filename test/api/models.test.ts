@@ -2,11 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln } from "../helpers/kiln.ts";
 
-describe("models", () => {
+describe("models", async () => {
   const dir = tempDir();
   writeFakeModel(dir, "a", fakeManifest("alpha-model-v1"));
   writeFakeModel(dir, "b", fakeManifest("beta-model-v2", { context_length: 8192 }));
-  const k = testKiln({ modelsDir: dir });
+  const k = await testKiln({ modelsDir: dir });
 
   test("list in the OpenAI shape", async () => {
     const body: any = await (await k.req("/v1/models")).json();

@@ -2,8 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { testKiln } from "../helpers/kiln.ts";
 
-describe("OpenAPI document of the whole app", () => {
-  const k = testKiln();
+describe("OpenAPI document of the whole app", async () => {
+  const k = await testKiln();
 
   test("every /v1 route is documented, with its method", async () => {
     const doc = (await (await k.req("/swagger/json", { key: null })).json()) as { paths: Record<string, Record<string, unknown>> };
@@ -20,8 +20,8 @@ describe("OpenAPI document of the whole app", () => {
   });
 });
 
-describe("Responses and Messages in the OpenAPI document", () => {
-  const k = testKiln();
+describe("Responses and Messages in the OpenAPI document", async () => {
+  const k = await testKiln();
 
   test("every request field is documented, and each request and answer has an example", async () => {
     const doc = (await (await k.req("/swagger/json", { key: null })).json()) as any;
@@ -45,8 +45,8 @@ describe("Responses and Messages in the OpenAPI document", () => {
   });
 });
 
-describe("Files in the OpenAPI document", () => {
-  const k = testKiln();
+describe("Files in the OpenAPI document", async () => {
+  const k = await testKiln();
 
   test("the upload's multipart form, the list's query, the file object and the download's bytes are described", async () => {
     const doc = (await (await k.req("/swagger/json", { key: null })).json()) as any;

@@ -8,13 +8,13 @@ import { testKiln } from "../helpers/kiln.ts";
 
 describe("requests per minute", () => {
   test("a burst past a team's RPM gets 429 with Retry-After and retry-after-ms, while a second team is unaffected", async () => {
-    const k = testKiln();
-    updateTeam(k.deps.db, k.teamId, { rpmLimit: 5 });
-    const other = createTeam(k.deps.db, "other");
-    updateTeam(k.deps.db, other.id, { rpmLimit: 5 });
-    const otherKey = createKey(k.deps.db, other.id, "o").key;
+    const k = await testKiln();
+    await updateTeam(k.deps.db, k.teamId, { rpmLimit: 5 });
+    const other = await createTeam(k.deps.db, "other");
+    await updateTeam(k.deps.db, other.id, { rpmLimit: 5 });
+    const otherKey = (await createKey(k.deps.db, other.id, "o")).key;
     // Two keys of the first team share its limit.
-    const secondKey = createKey(k.deps.db, k.teamId, "second").key;
+    const secondKey = (await createKey(k.deps.db, k.teamId, "second")).key;
     const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => k.req("/v1/models", { key: i % 2 ? secondKey : k.key })));
     const statuses = burst.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
@@ -34,8 +34,8 @@ describe("requests per minute", () => {
   });
 
   test("every keyed endpoint counts, whatever its answer; unkeyed ones do not", async () => {
-    const k = testKiln();
-    updateTeam(k.deps.db, k.teamId, { rpmLimit: 3 });
+    const k = await testKiln();
+    await updateTeam(k.deps.db, k.teamId, { rpmLimit: 3 });
     expect((await k.req("/v1/status", { key: null })).headers.get("x-ratelimit-limit-requests")).toBeNull();
     expect((await k.req("/v1/models/nope-v1")).status).toBe(404);
     expect((await k.req("/v1/chat/completions", { method: "POST", json: { model: "x" } })).status).toBe(400);
@@ -49,7 +49,7 @@ describe("requests per minute", () => {
   });
 
   test("headers on every keyed answer: requests and tokens, OpenAI's names and formats; none for a limit a team does not have", async () => {
-    const k = testKiln({ env: { KILN_TIERS: "free:60:40000,pro:-:90000", KILN_DEFAULT_TIER: "free" } });
+    const k = await testKiln({ env: { KILN_TIERS: "free:60:40000,pro:-:90000", KILN_DEFAULT_TIER: "free" } });
     const res = await k.req("/v1/models");
     expect(res.headers.get("x-ratelimit-limit-requests")).toBe("60");
     expect(res.headers.get("x-ratelimit-remaining-requests")).toBe("59");
@@ -59,21 +59,21 @@ describe("requests per minute", () => {
     expect(res.headers.get("x-ratelimit-reset-tokens")).toBe("0ms");
     // Errors carry them too.
     expect((await k.req("/v1/models/nope-v1")).headers.get("x-ratelimit-remaining-requests")).toBe("58");
-    updateTeam(k.deps.db, k.teamId, { tier: "pro" });
+    await updateTeam(k.deps.db, k.teamId, { tier: "pro" });
     const pro = await k.req("/v1/models");
     expect(pro.headers.get("x-ratelimit-limit-requests")).toBeNull();
     expect(pro.headers.get("x-ratelimit-limit-tokens")).toBe("90000");
     // A database tier of the same name wins over config, from the next request on; a team override wins over both.
-    upsertTier(k.deps.db, { name: "pro", rpm: 7, tpm: null });
+    await upsertTier(k.deps.db, { name: "pro", rpm: 7, tpm: null });
     const db = await k.req("/v1/models");
     expect(db.headers.get("x-ratelimit-limit-requests")).toBe("7");
     expect(db.headers.get("x-ratelimit-limit-tokens")).toBeNull();
-    updateTeam(k.deps.db, k.teamId, { rpmLimit: 2 });
+    await updateTeam(k.deps.db, k.teamId, { rpmLimit: 2 });
     expect((await k.req("/v1/models")).headers.get("x-ratelimit-limit-requests")).toBe("2");
   });
 
   test("a team with no tier and no overrides is unlimited and gets no rate-limit headers", async () => {
-    const k = testKiln();
+    const k = await testKiln();
     const answers = await Promise.all(Array.from({ length: 50 }, () => k.req("/v1/models")));
     expect(answers.every((r) => r.status === 200 && !r.headers.has("x-ratelimit-limit-requests"))).toBe(true);
   });

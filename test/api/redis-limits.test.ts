@@ -18,8 +18,8 @@ afterAll(() => redis.stop());
 
 describe("replicas sharing one Redis", () => {
   test("three apps (each its own database, the same team id), 64 concurrent requests against 10 RPM: exactly 10 pass", async () => {
-    const replicas = [0, 1, 2].map(() => testKiln({ env: { KILN_REDIS_URL: redis.url } }));
-    for (const r of replicas) updateTeam(r.deps.db, r.teamId, { rpmLimit: 10 });
+    const replicas = await Promise.all([0, 1, 2].map(() => testKiln({ env: { KILN_REDIS_URL: redis.url } })));
+    for (const r of replicas) await updateTeam(r.deps.db, r.teamId, { rpmLimit: 10 });
     expect(new Set(replicas.map((r) => r.teamId)).size).toBe(1);
     const answers = await Promise.all(Array.from({ length: 64 }, (_, i) => replicas[i % 3]!.req("/v1/models")));
     expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
@@ -37,9 +37,9 @@ describe("a real server whose Redis goes away", () => {
   });
   afterAll(() => server.stop(1000));
 
-  const team = (name: string) => {
-    const t = createTeam(server.deps.db, name);
-    return { id: t.id, key: createKey(server.deps.db, t.id, "k").key };
+  const team = async (name: string) => {
+    const t = await createTeam(server.deps.db, name);
+    return { id: t.id, key: (await createKey(server.deps.db, t.id, "k")).key };
   };
   const chat = (key: string) =>
     fetch(`${server.url}/v1/chat/completions`, {
@@ -49,12 +49,12 @@ describe("a real server whose Redis goes away", () => {
     });
 
   test("limited and billed requests get 503 backend_unavailable while it is down; unlimited ones are served; all recover", async () => {
-    const limited = team("limited");
-    updateTeam(server.deps.db, limited.id, { rpmLimit: 1000, tpmLimit: 100_000 });
-    const billed = team("billed");
-    setBillingEnabled(server.deps.db, billed.id, true);
-    credit(server.deps.db, billed.id, 1_000_000, null);
-    const free = team("free");
+    const limited = await team("limited");
+    await updateTeam(server.deps.db, limited.id, { rpmLimit: 1000, tpmLimit: 100_000 });
+    const billed = await team("billed");
+    await setBillingEnabled(server.deps.db, billed.id, true);
+    await credit(server.deps.db, billed.id, 1_000_000, null);
+    const free = await team("free");
     for (const t of [limited, billed, free]) expect((await chat(t.key)).status).toBe(200);
 
     await redis.kill();

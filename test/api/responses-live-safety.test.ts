@@ -12,11 +12,11 @@ import { startTestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
 /** A background job's row as a crash or a create leaves it: `status`, its request and one user message. */
-function backgroundRow(db: Db, o: { id: string; teamId: number; keyId: number; model: string; status: string }): void {
+async function backgroundRow(db: Db, o: { id: string; teamId: number; keyId: number; model: string; status: string }): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
   const request = { model: o.model, temperature: 0, max_output_tokens: 3000, background: true };
   const response = { id: o.id, object: "response", created_at: now, completed_at: null, status: o.status, model: o.model, output: [], error: null, incomplete_details: null, usage: null };
-  insertResponse(
+  await insertResponse(
     db,
     { ...o, background: true, requestJson: JSON.stringify(request), responseJson: JSON.stringify(response), attempts: 1, createdAt: now, updatedAt: now, expiresAt: now + 3600 },
     [{ itemId: "msg_in_1", item: { id: "msg_in_1", type: "message", role: "user", content: [{ type: "input_text", text: "Hello" }] } }],
@@ -28,8 +28,8 @@ const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, Bun.sleep(ms).
 
 describe("the live entry of a stored response", () => {
   test("a cancel of a job stuck in its worker answers within the bound, with the response as it stands", async () => {
-    const k = testKiln();
-    backgroundRow(k.deps.db, { id: "resp_stuck", teamId: k.teamId, keyId: k.keyId, model: "m", status: "in_progress" });
+    const k = await testKiln();
+    await backgroundRow(k.deps.db, { id: "resp_stuck", teamId: k.teamId, keyId: k.keyId, model: "m", status: "in_progress" });
     // A run that does not stop when told (a worker stuck in one pass).
     k.deps.live.begin("resp_stuck", () => {});
     try {
@@ -51,9 +51,9 @@ describe("the live entry of a stored response", () => {
     test("a recorder that throws after the job went live: the run stops, the entry ends, the row ends failed, followers get an ending", async () => {
       server = await startTestServer();
       const { db } = server.deps;
-      const team = createTeam(db, "recovery");
-      const key = createKey(db, team.id, "k");
-      backgroundRow(db, { id: "resp_broken_log", teamId: team.id, keyId: key.id, model: server.modelId, status: "queued" });
+      const team = await createTeam(db, "recovery");
+      const key = await createKey(db, team.id, "k");
+      await backgroundRow(db, { id: "resp_broken_log", teamId: team.id, keyId: key.id, model: server.modelId, status: "queued" });
       // A follower subscribes the moment the job goes live (no entry exists before: listen would find nothing).
       const heard: (string | null)[] = [];
       const { live } = server.deps;
@@ -75,7 +75,7 @@ describe("the live entry of a stored response", () => {
       // The live follower heard the job's end (the end-of-job signal, nothing before it), so it is not left waiting.
       expect(heard).toEqual([null]);
       expect(live.isLive("resp_broken_log")).toBe(false);
-      expect(findResponse(db, "resp_broken_log", team.id)?.status).toBe("failed");
+      expect((await findResponse(db, "resp_broken_log", team.id))?.status).toBe("failed");
       // Its run was stopped, not left generating 3,000 tokens for no one.
       await waitFor(() => server.deps.scheduler.load().active, { what: "the failed job's run to stop", until: (n) => n === 0, timeoutMs: 10_000 });
       // A follower that comes after the end replays the store and ends too, rather than waiting on an entry that is gone.

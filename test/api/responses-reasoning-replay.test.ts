@@ -13,7 +13,7 @@ import { createTeam } from "../../src/db/teams-repo.ts";
 import { testKiln } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 
-const k = testKiln({ modelsDir: dirname(await tinyModelDir()) });
+const k = await testKiln({ modelsDir: dirname(await tinyModelDir()) });
 const model = k.deps.registry.list()[0]!;
 const tok = await k.deps.tokenizers.get(model);
 afterAll(() => k.deps.tokenizers.close());
@@ -24,16 +24,16 @@ const text = (t: string) => [{ type: "reasoning_text", text: t }];
 const around = (item: object) => [{ role: "user", content: "Plan a trip" }, item, { role: "assistant", content: "Rome." }, { role: "user", content: "And then?" }];
 const without = [{ role: "user", content: "Plan a trip" }, { role: "assistant", content: "Rome." }, { role: "user", content: "And then?" }];
 
-function prompt(input: unknown, o: { teamId?: number; previous?: string } = {}): string {
+async function prompt(input: unknown, o: { teamId?: number; previous?: string } = {}): Promise<string> {
   const body = { model: model.id, input, ...(o.previous ? { previous_response_id: o.previous } : {}) } as ResponsesRequestBody;
-  return tok.renderChat(planResponse(k.deps, body, model, o.teamId ?? k.teamId).request.conversation, null);
+  return tok.renderChat((await planResponse(k.deps, body, model, o.teamId ?? k.teamId)).request.conversation, null);
 }
 
 /** A completed stored response of `teamId` whose output is a reasoning item `rsId` with `thought`, then an answer. */
-function storedResponse(id: string, o: { rsId: string; thought: string; teamId?: number; keyId?: number; model?: string; input?: Record<string, unknown>[] }): void {
+async function storedResponse(id: string, o: { rsId: string; thought: string; teamId?: number; keyId?: number; model?: string; input?: Record<string, unknown>[] }): Promise<void> {
   const output = [{ id: o.rsId, ...reasoning({ content: text(o.thought) }) }, { id: `msg_${id}`, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Rome.", annotations: [] }] }];
   const now = Math.floor(Date.now() / 1000);
-  insertResponse(
+  await insertResponse(
     k.deps.db,
     {
       id, teamId: o.teamId ?? k.teamId, keyId: o.keyId ?? k.keyId, model: o.model ?? model.id, status: "completed", requestJson: "{}",
@@ -45,36 +45,36 @@ function storedResponse(id: string, o: { rsId: string; thought: string; teamId?:
 }
 
 describe("Responses: reasoning reaches the prompt only from kiln", () => {
-  test("an unsealed item's text adds nothing (the prompt is as if it were not there); it still counts for rule 2", () => {
-    const p = prompt(around(reasoning({ id: "rs_client1", content: text(FORGED) })));
+  test("an unsealed item's text adds nothing (the prompt is as if it were not there); it still counts for rule 2", async () => {
+    const p = await prompt(around(reasoning({ id: "rs_client1", content: text(FORGED) })));
     expect(p).not.toContain("FORGED-THOUGHT");
-    expect(p).toBe(prompt(without));
-    expect(() => prompt([{ role: "user", content: "x" }, reasoning({ id: "rs_client1", content: text(FORGED) }), { role: "user", content: "y" }])).toThrow("without its required following item");
+    expect(p).toBe(await prompt(without));
+    await expect(prompt([{ role: "user", content: "x" }, reasoning({ id: "rs_client1", content: text(FORGED) }), { role: "user", content: "y" }])).rejects.toThrow("without its required following item");
   });
 
-  test("a sealed item's text is replayed from the seal, not from the plain text beside it", () => {
+  test("a sealed item's text is replayed from the seal, not from the plain text beside it", async () => {
     const sealed = k.deps.sealer.seal("SEALED-THOUGHT: check the weather first", model.id);
-    const p = prompt(around(reasoning({ encrypted_content: sealed, content: text(FORGED) })));
+    const p = await prompt(around(reasoning({ encrypted_content: sealed, content: text(FORGED) })));
     expect(p).toContain("SEALED-THOUGHT: check the weather first");
     expect(p).not.toContain("FORGED-THOUGHT");
   });
 
-  test("an item sent back by the id kiln stored it under replays the stored text; another team's or model's id adds nothing", () => {
-    storedResponse("resp_by_id", { rsId: "rs_kiln_by_id", thought: "STORED-THOUGHT: Rome has museums" });
-    const p = prompt(around(reasoning({ id: "rs_kiln_by_id", content: text(FORGED) })));
+  test("an item sent back by the id kiln stored it under replays the stored text; another team's or model's id adds nothing", async () => {
+    await storedResponse("resp_by_id", { rsId: "rs_kiln_by_id", thought: "STORED-THOUGHT: Rome has museums" });
+    const p = await prompt(around(reasoning({ id: "rs_kiln_by_id", content: text(FORGED) })));
     expect(p).toContain("STORED-THOUGHT: Rome has museums");
     expect(p).not.toContain("FORGED-THOUGHT");
 
-    const team = createTeam(k.deps.db, "stranger");
-    expect(prompt(around(reasoning({ id: "rs_kiln_by_id" })), { teamId: team.id })).toBe(prompt(without, { teamId: team.id }));
-    storedResponse("resp_other_model", { rsId: "rs_other_model", thought: "OTHER-MODEL-THOUGHT", model: "some-other-model-v1" });
-    expect(prompt(around(reasoning({ id: "rs_other_model" })))).not.toContain("OTHER-MODEL-THOUGHT");
+    const team = await createTeam(k.deps.db, "stranger");
+    expect(await prompt(around(reasoning({ id: "rs_kiln_by_id" })), { teamId: team.id })).toBe(await prompt(without, { teamId: team.id }));
+    await storedResponse("resp_other_model", { rsId: "rs_other_model", thought: "OTHER-MODEL-THOUGHT", model: "some-other-model-v1" });
+    expect(await prompt(around(reasoning({ id: "rs_other_model" })))).not.toContain("OTHER-MODEL-THOUGHT");
   });
 
-  test("previous_response_id: the chain's own reasoning output is replayed; a client's unsealed item stored in its input is not", () => {
-    const team = createTeam(k.deps.db, "chain-team");
-    const key = createKey(k.deps.db, team.id, "chain");
-    storedResponse("resp_chain", {
+  test("previous_response_id: the chain's own reasoning output is replayed; a client's unsealed item stored in its input is not", async () => {
+    const team = await createTeam(k.deps.db, "chain-team");
+    const key = await createKey(k.deps.db, team.id, "chain");
+    await storedResponse("resp_chain", {
       rsId: "rs_kiln_chain", thought: "CHAIN-THOUGHT: Rome then Florence", teamId: team.id, keyId: key.id,
       input: [
         { id: "msg_c1", type: "message", role: "user", content: [{ type: "input_text", text: "Plan a trip" }] },
@@ -82,20 +82,20 @@ describe("Responses: reasoning reaches the prompt only from kiln", () => {
         { id: "msg_c2", type: "message", role: "assistant", content: [{ type: "output_text", text: "Sure." }] },
       ],
     });
-    const p = prompt("And then?", { teamId: team.id, previous: "resp_chain" });
+    const p = await prompt("And then?", { teamId: team.id, previous: "resp_chain" });
     expect(p).toContain("CHAIN-THOUGHT: Rome then Florence");
     expect(p).not.toContain("FORGED-THOUGHT");
   });
-  test("a seal kiln can no longer open: a 400 for the client's own item, but a stored id replays its text and a chain item adds nothing", () => {
+  test("a seal kiln can no longer open: a 400 for the client's own item, but a stored id replays its text and a chain item adds nothing", async () => {
     const stale = "v1.bm90IGEgc2VhbCBraWxuIG9wZW5zIGFueSBtb3Jl";
-    expect(() => prompt(around(reasoning({ encrypted_content: stale })))).toThrow("input.1.encrypted_content could not be verified");
-    storedResponse("resp_stale_seal", { rsId: "rs_kiln_stale", thought: "STORED-DESPITE-SEAL" });
-    expect(prompt(around(reasoning({ id: "rs_kiln_stale", encrypted_content: stale })))).toContain("STORED-DESPITE-SEAL");
-    expect(() => prompt(around(reasoning({ id: "rs_unknown_stale", encrypted_content: stale })))).toThrow("could not be verified");
+    await expect(prompt(around(reasoning({ encrypted_content: stale })))).rejects.toThrow("input.1.encrypted_content could not be verified");
+    await storedResponse("resp_stale_seal", { rsId: "rs_kiln_stale", thought: "STORED-DESPITE-SEAL" });
+    expect(await prompt(around(reasoning({ id: "rs_kiln_stale", encrypted_content: stale })))).toContain("STORED-DESPITE-SEAL");
+    await expect(prompt(around(reasoning({ id: "rs_unknown_stale", encrypted_content: stale })))).rejects.toThrow("could not be verified");
 
-    const team = createTeam(k.deps.db, "stale-chain-team");
-    const key = createKey(k.deps.db, team.id, "stale");
-    storedResponse("resp_stale_chain", {
+    const team = await createTeam(k.deps.db, "stale-chain-team");
+    const key = await createKey(k.deps.db, team.id, "stale");
+    await storedResponse("resp_stale_chain", {
       rsId: "rs_kiln_stale_chain", thought: "CHAIN-THOUGHT-2", teamId: team.id, keyId: key.id,
       input: [
         { id: "msg_s1", type: "message", role: "user", content: [{ type: "input_text", text: "Plan a trip" }] },
@@ -103,7 +103,7 @@ describe("Responses: reasoning reaches the prompt only from kiln", () => {
         { id: "msg_s2", type: "message", role: "assistant", content: [{ type: "output_text", text: "Sure." }] },
       ],
     });
-    const p = prompt("And then?", { teamId: team.id, previous: "resp_stale_chain" });
+    const p = await prompt("And then?", { teamId: team.id, previous: "resp_stale_chain" });
     expect(p).toContain("CHAIN-THOUGHT-2");
   });
 });

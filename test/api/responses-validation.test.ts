@@ -6,11 +6,11 @@ import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln } from "../helpers/kiln.ts";
 import { madeByV1 } from "../helpers/v1-seal.ts";
 
-describe("POST /v1/responses validation", () => {
+describe("POST /v1/responses validation", async () => {
   const models = tempDir();
   writeFakeModel(models, "m", fakeManifest("resp-check-v1"));
   writeFakeModel(models, "p", fakeManifest("plain-check-v1", { capabilities: { chat: true } }));
-  const k = testKiln({ modelsDir: models });
+  const k = await testKiln({ modelsDir: models });
   const post = (json: Record<string, unknown>, path = "/v1/responses") => k.req(path, { method: "POST", json: { model: "resp-check-v1", input: "hi", ...json } });
 
   async function expect400(res: Response, param: string | null, message?: string | RegExp) {
@@ -61,7 +61,7 @@ describe("POST /v1/responses validation", () => {
   test("with previous_response_id, errors name the item of the request as sent (input.1), not its place after the chain", async () => {
     const now = Math.floor(Date.now() / 1000);
     const output = [{ id: "msg_a", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "a", annotations: [] }] }];
-    insertResponse(
+    await insertResponse(
       k.deps.db,
       { id: "resp_chain_1", teamId: k.teamId, keyId: k.keyId, model: "resp-check-v1", status: "completed", requestJson: "{}", responseJson: JSON.stringify({ output }), createdAt: now, updatedAt: now, expiresAt: now + 3600 },
       ["one", "two", "three"].map((t, i) => ({ itemId: `msg_in_${i}`, item: { id: `msg_in_${i}`, type: "message", role: "user", content: [{ type: "input_text", text: t }] } })),

@@ -22,8 +22,8 @@ function watchedBody() {
   return { body, seen };
 }
 
-describe("route policies", () => {
-  const k = testKiln();
+describe("route policies", async () => {
+  const k = await testKiln();
   const entered: string[] = [];
   const enter = k.deps.gate.enter.bind(k.deps.gate);
   k.deps.gate.enter = (v: EdgeVisit) => {

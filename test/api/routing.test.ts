@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { testKiln } from "../helpers/kiln.ts";
 
-describe("unknown paths and bad bodies", () => {
-  const k = testKiln();
+describe("unknown paths and bad bodies", async () => {
+  const k = await testKiln();
 
   test("an unknown path is 404 with an empty body, GET and POST, with or without a key", async () => {
     for (const res of [
@@ -20,7 +20,7 @@ describe("unknown paths and bad bodies", () => {
 
 describe("unexpected exceptions", () => {
   test("become a sanitized 500 server_error and a log line with the request id", async () => {
-    const k = testKiln();
+    const k = await testKiln();
     k.deps.registry.list = () => {
       throw new Error("disk /var/secret/path exploded");
     };

@@ -12,6 +12,7 @@ import { costMicros } from "../../src/billing/cost.ts";
 import { formatMicros } from "../../src/billing/money.ts";
 import { journalPathFor } from "../../src/billing/settlement-journal.ts";
 import { credit, setBillingEnabled } from "../../src/db/billing-repo.ts";
+import { localDirOf } from "../../src/db/client.ts";
 import { createKey } from "../../src/db/keys-repo.ts";
 import { billingAccounts, ledger, usage } from "../../src/db/schema.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
@@ -37,10 +38,10 @@ test("a refused settlement is journaled and counted, and replayed into usage and
 
   const first = await life();
   const db = first.deps.db;
-  const team = createTeam(db, "billed");
-  setBillingEnabled(db, team.id, true);
-  credit(db, team.id, 1_000_000, "start");
-  const key = createKey(db, team.id, "k").key;
+  const team = await createTeam(db, "billed");
+  await setBillingEnabled(db, team.id, true);
+  await credit(db, team.id, 1_000_000, "start");
+  const key = (await createKey(db, team.id, "k")).key;
   // The database now refuses every usage row, as a full disk would.
   db.$client.run(FULL_DISK);
   const res = await fetch(`${first.url}/v1/chat/completions`, {
@@ -81,11 +82,11 @@ test("while a team's charge waits in the journal it cannot be spent again; the n
   try {
     const db = kiln.deps.db;
     const model = kiln.deps.registry.list()[0]!;
-    const billed = createTeam(db, "billed");
-    setBillingEnabled(db, billed.id, true);
-    credit(db, billed.id, 1_000_000, "start");
-    const billedKey = createKey(db, billed.id, "k").key;
-    const otherKey = createKey(db, createTeam(db, "unbilled").id, "k").key;
+    const billed = await createTeam(db, "billed");
+    await setBillingEnabled(db, billed.id, true);
+    await credit(db, billed.id, 1_000_000, "start");
+    const billedKey = (await createKey(db, billed.id, "k")).key;
+    const otherKey = (await createKey(db, (await createTeam(db, "unbilled")).id, "k")).key;
     const chat = (key: string) =>
       fetch(`${kiln.url}/v1/chat/completions`, {
         method: "POST",
@@ -112,7 +113,7 @@ test("while a team's charge waits in the journal it cannot be spent again; the n
     db.$client.run("DROP TRIGGER full_disk");
     expect((await chat(otherKey)).status).toBe(200);
     await waitFor(() => metric(kiln.url, "kiln_settlements_replayed_total"), { what: "the journal replayed", until: (n) => n >= 1, timeoutMs: 30_000, intervalMs: 20 });
-    expect(existsSync(journalPathFor(db.$client.filename)!)).toBe(false);
+    expect(existsSync(journalPathFor(localDirOf(db))!)).toBe(false);
     const requestId = first.headers.get("x-request-id")!;
     expect(db.select().from(usage).where(eq(usage.requestId, requestId)).all().map((r) => r.costMicros)).toEqual([spent]);
     expect(db.select().from(ledger).where(eq(ledger.requestId, requestId)).all().map((c) => c.amountMicros)).toEqual([-spent]);

@@ -3,10 +3,10 @@ import { statusCommand } from "../../src/cli/admin.ts";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln } from "../helpers/kiln.ts";
 
-describe("GET /v1/status", () => {
+describe("GET /v1/status", async () => {
   const models = tempDir();
   writeFakeModel(models, "m", fakeManifest("status-model-v1"));
-  const k = testKiln({ modelsDir: models });
+  const k = await testKiln({ modelsDir: models });
 
   test("operational with every field", async () => {
     const res = await k.req("/v1/status", { key: null });
@@ -23,7 +23,7 @@ describe("GET /v1/status", () => {
 
   test("an incident opened and resolved from the CLI shows up", async () => {
     const out: string[] = [];
-    expect(statusCommand(k.deps.db, ["incident", "add", "Slow", "responses", "--message", "Queue is long"], (l) => out.push(l))).toBe(0);
+    expect(await statusCommand(k.deps.db, ["incident", "add", "Slow", "responses", "--message", "Queue is long"], (l) => out.push(l))).toBe(0);
     let body: any = await (await k.req("/v1/status", { key: null })).json();
     expect(body.service_status).toBe("degraded");
     expect(body.service_message).toBe("Slow responses: Queue is long");
@@ -33,7 +33,7 @@ describe("GET /v1/status", () => {
     expect(body.updated_at).not.toBeNull();
 
     const id = out[0]!.match(/incident (\d+)/)![1]!;
-    expect(statusCommand(k.deps.db, ["incident", "resolve", id], () => {})).toBe(0);
+    expect(await statusCommand(k.deps.db, ["incident", "resolve", id], () => {})).toBe(0);
     body = await (await k.req("/v1/status", { key: null })).json();
     expect(body.service_status).toBe("operational");
     expect(body.incident_history[0].status).toBe("resolved");

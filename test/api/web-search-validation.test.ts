@@ -9,8 +9,8 @@ import { tempDir, testKiln } from "../helpers/kiln.ts";
 const models = tempDir();
 writeFakeModel(models, "m", fakeManifest("ws-check-v1"));
 // Port 9 (discard) on loopback: never contacted, since no model runs here.
-const withBackend = testKiln({ modelsDir: models, env: { KILN_WEB_SEARCH_URL: "http://127.0.0.1:9/searx" } });
-const without = testKiln({ modelsDir: models });
+const withBackend = await testKiln({ modelsDir: models, env: { KILN_WEB_SEARCH_URL: "http://127.0.0.1:9/searx" } });
+const without = await testKiln({ modelsDir: models });
 const post = (k: typeof without, json: Record<string, unknown>) => k.req("/v1/responses", { method: "POST", json: { model: "ws-check-v1", input: "hi", ...json } });
 const fn = (name: string) => ({ type: "function", name, parameters: { type: "object", properties: {} } });
 

@@ -24,8 +24,8 @@ beforeAll(async () => {
   base = server.url;
   const db = server.deps.db;
   teamId = server.deps.db.$client.query<{ id: number }, []>("SELECT id FROM teams WHERE name = 'default'").get()!.id;
-  const rival = createTeam(db, "rival");
-  createKey(db, rival.id, "rival key");
+  const rival = await createTeam(db, "rival");
+  await createKey(db, rival.id, "rival key");
   pw.alice = await addUser(db, "alice", "member", teamId);
   pw.mallory = await addUser(db, "mallory", "member", rival.id);
   pw.root = await addUser(db, "root", "operator", null);
@@ -105,7 +105,7 @@ describe("a team member in the browser", () => {
       expect([path, res!.status()]).toEqual([path, 404]);
       expect(await p.page.content()).not.toContain("first key");
     }
-    expect(findActiveKey(server.deps.db, victim)).toBeDefined();
+    expect(await findActiveKey(server.deps.db, victim)).toBeDefined();
     p.assertClean();
   }, 60_000);
 
@@ -133,7 +133,7 @@ describe("a team member in the browser", () => {
     // The page's own cookies (HttpOnly included) but no token: 403 as well.
     const bare = await p.request.post(target, { form: { x: "1" }, maxRedirects: 0 });
     expect(bare.status()).toBe(403);
-    expect(findActiveKey(server.deps.db, victim)).toBeDefined();
+    expect(await findActiveKey(server.deps.db, victim)).toBeDefined();
     expect((await api("/v1/models", server.key)).status).toBe(200);
   }, 60_000);
 
@@ -142,7 +142,7 @@ describe("a team member in the browser", () => {
       const res = await api("/v1/chat/completions", server.key, { method: "POST", body: JSON.stringify({ model: server.modelId, messages: [{ role: "user", content: `hello ${i}` }], max_tokens: 4 }) });
       expect(res.status).toBe(200);
     }
-    const rows = await waitFor(() => usageByDay(server.deps.db, { teamId }), {
+    const rows = await waitFor(async () => await usageByDay(server.deps.db, { teamId }), {
       what: "3 usage rows of the team", until: (r) => r.reduce((n, x) => n + x.requests, 0) >= 3,
     });
     const p = await open();
@@ -170,14 +170,14 @@ describe("an operator in the browser", () => {
     const p = await open();
     await signIn(p, "root");
     await p.page.goto(`${base}/dashboard/teams/${teamId}/billing`);
-    const account = findAccount(server.deps.db, teamId);
+    const account = await findAccount(server.deps.db, teamId);
     const before = account?.balanceMicros ?? 0;
     // A team without a billing account yet shows no balance; the first credit opens one.
     expect((await p.page.textContent("#balance"))!).toContain(account ? formatMicros(before) : "–");
     await p.page.fill("#credit-amount", "12.50");
     await p.page.fill("#credit-note", "browser test");
     await Promise.all([p.page.waitForURL(/\/billing$/), p.page.click('#credit-form button[type="submit"]')]);
-    const after = findAccount(server.deps.db, teamId)!.balanceMicros;
+    const after = (await findAccount(server.deps.db, teamId))!.balanceMicros;
     expect(after - before).toBe(12_500_000);
     expect((await p.page.textContent("#balance"))!).toContain(formatMicros(after));
     expect(await p.page.locator("#ledger-table tr", { hasText: "browser test" }).count()).toBe(1);

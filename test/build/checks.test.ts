@@ -1,11 +1,12 @@
 // Build-time checks: native linkage of the embedded libraries, and what may not be bundled.
 import { describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
+import { readdirSync, realpathSync } from "node:fs";
 import { join, relative } from "node:path";
 import { devOnlyPackages, forbiddenInputs, linkageProblems } from "../../build/compile/checks.ts";
 import { NATIVE_LIBRARIES } from "../../src/native/preload.ts";
 
-const NM = join(import.meta.dir, "..", "..", "node_modules");
+// Its real path: the preload names the libraries by theirs, so a node_modules that is a symlink (a worktree's) reads the same.
+const NM = realpathSync(join(import.meta.dir, "..", "..", "node_modules"));
 const sharpLib = join(NM, "@img", "sharp-linux-x64", "lib");
 const addonPaths = [
   ...readdirSync(sharpLib).filter((f) => f.endsWith(".node")).map((f) => join(sharpLib, f)),

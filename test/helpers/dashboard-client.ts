@@ -5,7 +5,7 @@ import { createUser, type Role } from "../../src/db/dashboard-users-repo.ts";
 import { hashPassword } from "../../src/dashboard/accounts/password.ts";
 
 export async function addUser(db: Db, username: string, role: Role, teamId: number | null, password = `${username}-password-1`): Promise<string> {
-  createUser(db, { username, passwordHash: await hashPassword(password), role, teamId });
+  await createUser(db, { username, passwordHash: await hashPassword(password), role, teamId });
   return password;
 }
 

@@ -50,12 +50,12 @@ export function tempDir(prefix = "kiln-test-"): string {
 }
 
 /** A kiln app over a temp data dir. Without a runtime, generation routes answer 503 backend_unavailable. */
-export function testKiln(opts: { modelsDir?: string; env?: Record<string, string>; runtime?: Runtime; registry?: ModelRegistry } = {}): TestKiln {
+export async function testKiln(opts: { modelsDir?: string; env?: Record<string, string>; runtime?: Runtime; registry?: ModelRegistry } = {}): Promise<TestKiln> {
   const dataDir = tempDir();
   const config = loadConfig({ KILN_DATA_DIR: dataDir, ...(opts.modelsDir ? { KILN_MODELS_DIR: opts.modelsDir } : {}), ...opts.env }, []);
-  const db = openDatabase(config.dataDir);
-  const team = createTeam(db, "test-team");
-  const created = createKey(db, team.id, "test key");
+  const db = await openDatabase(config.dataDir);
+  const team = await createTeam(db, "test-team");
+  const created = await createKey(db, team.id, "test key");
   const logger = memoryLogger();
   const registry = opts.registry ?? new ModelRegistry(scanModels(config.modelsDir).models);
   const files = createFileStorage(config);

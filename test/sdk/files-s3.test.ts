@@ -38,7 +38,7 @@ describe("Files API with files in S3", () => {
     expect(f).toMatchObject({ object: "file", bytes: 20 * MiB, filename: "big.bin", status: "processed" });
     expect(await s3.keys("files/")).toContain(`files/${f.id}`);
     expect(s3.openUploads()).toEqual([]);
-    expect(findFile(server.deps.db, f.id, teamId)?.bytes).toBe(20 * MiB);
+    expect((await findFile(server.deps.db, f.id, teamId))?.bytes).toBe(20 * MiB);
 
     const res = await client.files.content(f.id);
     expect(res.headers.get("content-type")).toBe("application/octet-stream");
@@ -53,7 +53,7 @@ describe("Files API with files in S3", () => {
     expect(await s3.keys("files/")).toContain(`files/${f.id}`);
     expect(await client.files.delete(f.id)).toMatchObject({ id: f.id, deleted: true });
     expect(await s3.keys("files/")).not.toContain(`files/${f.id}`);
-    expect(findFile(server.deps.db, f.id, teamId)).toBeUndefined();
+    expect(await findFile(server.deps.db, f.id, teamId)).toBeUndefined();
     const gone = await client.files.content(f.id).then(() => null, (e: unknown) => e);
     expect(gone).toBeInstanceOf(OpenAI.NotFoundError);
   });

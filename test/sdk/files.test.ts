@@ -22,7 +22,7 @@ let teamId: number;
 beforeAll(async () => {
   ({ server, client } = await openaiTestServer());
   teamId = (server.deps.db.$client.query("SELECT team_id AS t FROM api_keys ORDER BY id LIMIT 1").get() as { t: number }).t;
-  const other = createKey(server.deps.db, createTeam(server.deps.db, "other-team").id, "other");
+  const other = await createKey(server.deps.db, (await createTeam(server.deps.db, "other-team")).id, "other");
   stranger = new OpenAI({ apiKey: other.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
 });
 afterAll(() => server.stop(1000));
@@ -68,7 +68,7 @@ describe("Files API through the openai client", () => {
     const big = await client.files.create({ file: await toFile(content, "big.bin"), purpose: "user_data" });
     expect(big).toMatchObject({ object: "file", bytes: 20 * MiB, filename: "big.bin", purpose: "user_data", status: "processed" });
     expect(statSync(stored(big.id)).size).toBe(20 * MiB);
-    expect(findFile(server.deps.db, big.id, teamId)?.bytes).toBe(20 * MiB);
+    expect((await findFile(server.deps.db, big.id, teamId))?.bytes).toBe(20 * MiB);
     expect(readdirSync(join(server.deps.config.dataDir, "files", "tmp"))).toEqual([]);
 
     expect(wire(await client.files.retrieve(big.id))).toEqual(wire(big));
@@ -144,7 +144,7 @@ describe("Files API through the openai client", () => {
     expect(wire(await client.files.delete(f.id))).toEqual({ id: f.id, object: "file", deleted: true });
     expect(await metric("kiln_file_deletes_total")).toBe(deletes! + 1);
     expect(existsSync(stored(f.id))).toBe(false);
-    expect(findFile(server.deps.db, f.id, teamId)).toBeUndefined();
+    expect(await findFile(server.deps.db, f.id, teamId)).toBeUndefined();
     const gone = { status: 404, type: "invalid_request_error", code: "file_not_found" };
     expect(await failure(client.files.retrieve(f.id))).toEqual(gone);
     expect(await failure(client.files.content(f.id))).toEqual(gone);

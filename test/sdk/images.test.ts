@@ -209,15 +209,15 @@ describe("refusals", () => {
 describe("billing", () => {
   test("a billed team is charged 0.01 × n in the ledger beside the usage row; a balance that cannot cover n images is a 402 before any render", async () => {
     const db = server.deps.db;
-    const team = createTeam(db, "image-buyers");
-    const key = createKey(db, team.id, "images");
-    setBillingEnabled(db, team.id, true);
-    credit(db, team.id, 25_000, "two images and a half");
+    const team = await createTeam(db, "image-buyers");
+    const key = await createKey(db, team.id, "images");
+    await setBillingEnabled(db, team.id, true);
+    await credit(db, team.id, 25_000, "two images and a half");
     const billed = new OpenAI({ apiKey: key.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
     await billed.images.generate({ model: server.modelId, prompt: "a coin", n: 2 });
     const charge = lastUsage();
     expect(charge).toMatchObject({ images: 2, cost: 20_000 });
-    expect(ledgerOf(db, team.id, 5)[0]).toMatchObject({ amountMicros: -20_000, requestId: charge.request });
+    expect((await ledgerOf(db, team.id, 5))[0]).toMatchObject({ amountMicros: -20_000, requestId: charge.request });
     const before = (server.deps.db.$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n;
     const refused = await apiError(billed.images.generate({ model: server.modelId, prompt: "a coin", n: 1 }));
     expect([refused.status, refused.error.type, refused.error.code]).toEqual([402, "billing_error", "billing_not_configured"]);

@@ -15,10 +15,10 @@ afterAll(() => server.stop(1000));
 
 describe("official clients and refusals", () => {
   test("with default retries, a request refused for the team's RPM succeeds after waiting out the 429", async () => {
-    const team = createTeam(server.deps.db, "busy");
+    const team = await createTeam(server.deps.db, "busy");
     // 60 per minute: one request refills every second, so the wait stays short.
-    updateTeam(server.deps.db, team.id, { rpmLimit: 60 });
-    const key = createKey(server.deps.db, team.id, "sdk").key;
+    await updateTeam(server.deps.db, team.id, { rpmLimit: 60 });
+    const key = (await createKey(server.deps.db, team.id, "sdk")).key;
     const spent = await Promise.all(Array.from({ length: 60 }, () => fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })));
     expect(spent.every((r) => r.status === 200)).toBe(true);
     const direct = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
@@ -41,9 +41,9 @@ describe("official clients and refusals", () => {
   }, 60_000);
 
   test("the Anthropic client waits out a 429 too; a restricted key gets PermissionDeniedError, an unfunded team a 402", async () => {
-    const team = createTeam(server.deps.db, "anthropic-busy");
-    updateTeam(server.deps.db, team.id, { rpmLimit: 60 });
-    const created = createKey(server.deps.db, team.id, "sdk");
+    const team = await createTeam(server.deps.db, "anthropic-busy");
+    await updateTeam(server.deps.db, team.id, { rpmLimit: 60 });
+    const created = await createKey(server.deps.db, team.id, "sdk");
     await Promise.all(Array.from({ length: 60 }, () => fetch(`${server.url}/v1/models`, { headers: { "x-api-key": created.key } })));
     const client = new Anthropic({ apiKey: created.key, baseURL: server.url });
     const before = server.logs.filter((l) => l.msg === "request" && l.status === 429).length;
@@ -51,14 +51,14 @@ describe("official clients and refusals", () => {
     expect(msg.type).toBe("message");
     expect(server.logs.filter((l) => l.msg === "request" && l.status === 429).length).toBeGreaterThan(before);
 
-    restrictKey(server.deps.db, created.id, { models: ["some-other-model-v1"] });
+    await restrictKey(server.deps.db, created.id, { models: ["some-other-model-v1"] });
     const denied = await client.messages.create({ model: server.modelId, max_tokens: 4, messages: [{ role: "user", content: "Hi" }] }).catch((e) => e);
     expect(denied).toBeInstanceOf(Anthropic.PermissionDeniedError);
     expect(denied.status).toBe(403);
     expect(denied.error).toMatchObject({ type: "error", error: { type: "permission_error", message: `This API key may not use the model '${server.modelId}'.` } });
 
-    restrictKey(server.deps.db, created.id, { models: null });
-    setBillingEnabled(server.deps.db, team.id, true);
+    await restrictKey(server.deps.db, created.id, { models: null });
+    await setBillingEnabled(server.deps.db, team.id, true);
     const unpaid = await client.messages.create({ model: server.modelId, max_tokens: 4, messages: [{ role: "user", content: "Hi" }] }).catch((e) => e);
     expect(unpaid).toBeInstanceOf(Anthropic.APIError);
     expect(unpaid.status).toBe(402);

@@ -15,7 +15,7 @@ let stranger: OpenAI;
 
 beforeAll(async () => {
   ({ server, client } = await openaiTestServer());
-  const other = createKey(server.deps.db, createTeam(server.deps.db, "other-team").id, "other");
+  const other = await createKey(server.deps.db, (await createTeam(server.deps.db, "other-team")).id, "other");
   stranger = new OpenAI({ apiKey: other.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
 });
 afterAll(() => server.stop(1000));
@@ -210,7 +210,7 @@ describe("background", () => {
     const r = await client.responses.create({ model: server.modelId, ...LONG, background: true });
     await pollUntil(r.id, (s) => s === "in_progress");
     // Cancelled once it has written some text, so the usage below counts real tokens.
-    await waitFor(() => eventsAfter(server.deps.db, r.id, -1).some((e) => e.json.includes('"response.output_text.delta"')), { what: `a text delta stored for ${r.id}` });
+    await waitFor(async () => (await eventsAfter(server.deps.db, r.id, -1)).some((e) => e.json.includes('"response.output_text.delta"')), { what: `a text delta stored for ${r.id}` });
     expect(server.deps.scheduler.load().active).toBe(1);
     const cancelled = await client.responses.cancel(r.id);
     expect(cancelled.status).toBe("cancelled");

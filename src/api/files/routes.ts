@@ -28,7 +28,7 @@ export function filesRoutes(deps: AppDeps) {
         tags: ["Files"],
       },
     })
-    .get("/v1/files", ({ query, auth }) => listFiles(deps, auth.teamId, query) as typeof FileList.static, {
+    .get("/v1/files", async ({ query, auth }) => (await listFiles(deps, auth.teamId, query)) as typeof FileList.static, {
       edge: POLICY.keyed,
       query: ListQuery,
       // A bad order is the text/plain 400 whatever else is wrong with the query: the rest of it is dropped before the

@@ -33,7 +33,7 @@ export async function uploadFile(deps: AppDeps, body: ReadableStream<Uint8Array>
     (stream) => deps.files.put(id, stream), checkUploadFields,
   );
   try {
-    const row = insertFile(deps.db, {
+    const row = await insertFile(deps.db, {
       id, teamId: auth.teamId, keyId: auth.keyId, filename: upload.file.filename ?? "file", purpose: upload.fields.get("purpose")!, bytes: upload.bytes, createdAt: nowS(),
     });
     deps.metrics.fileUploaded(upload.bytes);
@@ -62,17 +62,17 @@ export interface ListQuery {
   purpose?: string;
 }
 
-export function listFiles(deps: AppDeps, teamId: number, q: ListQuery): typeof FileList.static | Response {
+export async function listFiles(deps: AppDeps, teamId: number, q: ListQuery): Promise<typeof FileList.static | Response> {
   const order = listOrder(q.order);
   if (!order) return badOrder(q.order!);
-  const page = pageFiles(deps.db, teamId, { order, after: q.after ?? null, limit: q.limit ?? MAX_LIST_LIMIT, purpose: q.purpose ?? null });
+  const page = await pageFiles(deps.db, teamId, { order, after: q.after ?? null, limit: q.limit ?? MAX_LIST_LIMIT, purpose: q.purpose ?? null });
   if (!page) throw ApiError.badRequest(`No file with id '${clip(q.after!)}' to list after.`, "after");
   const data = page.rows.map(toFileObject);
   return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore };
 }
 
-export function retrieveFile(deps: AppDeps, teamId: number, id: string): typeof FileObject.static {
-  return toFileObject(teamFile(deps.db, teamId, id));
+export async function retrieveFile(deps: AppDeps, teamId: number, id: string): Promise<typeof FileObject.static> {
+  return toFileObject(await teamFile(deps.db, teamId, id));
 }
 
 /** The file's bytes, streamed from the storage (from disk with their Content-Length; see StoredFile.body). */
@@ -83,9 +83,9 @@ export async function fileContent(deps: AppDeps, teamId: number, id: string): Pr
 
 /** Deletes the row, then the bytes: a crash between the two leaves bytes no row names, which the start-up sweep removes. */
 export async function removeFile(deps: AppDeps, teamId: number, id: string): Promise<{ id: string; object: "file"; deleted: true }> {
-  const row = teamFile(deps.db, teamId, id);
+  const row = await teamFile(deps.db, teamId, id);
   // A delete of the same file that won the race: this one finds nothing to delete.
-  if (!deleteFile(deps.db, row.id, teamId)) throw fileNotFound(id, "file_id");
+  if (!(await deleteFile(deps.db, row.id, teamId))) throw fileNotFound(id, "file_id");
   await deps.files.delete(row.id);
   deps.metrics.fileDeleted();
   return { id: row.id, object: "file", deleted: true };

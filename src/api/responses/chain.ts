@@ -15,18 +15,18 @@ export interface History {
 }
 
 /** The history a request's previous_response_id names, or null without one. */
-export function historyOf(db: Db, teamId: number, previousId: string | null | undefined): History | null {
-  return previousId ? loadHistory(db, teamId, previousId) : null;
+export async function historyOf(db: Db, teamId: number, previousId: string | null | undefined): Promise<History | null> {
+  return previousId ? await loadHistory(db, teamId, previousId) : null;
 }
 
 /** The team's chain ending at `previousId`; 404 (param previous_response_id) when it or an ancestor is gone. */
-function loadHistory(db: Db, teamId: number, previousId: string): History {
+async function loadHistory(db: Db, teamId: number, previousId: string): Promise<History> {
   const chain: ResponseRow[] = [];
   const seen = new Set<string>();
   for (let id: string | null = previousId; id; ) {
     if (seen.has(id)) break;
     seen.add(id);
-    const row = findResponse(db, id, teamId);
+    const row = await findResponse(db, id, teamId);
     if (!row) {
       const which = id === previousId ? "" : ` (an earlier response of its chain, '${clip(id)}', was deleted or expired)`;
       throw ApiError.notFound(`Previous response with id '${clip(previousId)}' not found${which}.`, "previous_response_id");
@@ -39,7 +39,7 @@ function loadHistory(db: Db, teamId: number, previousId: string): History {
   }
   const items: Json[] = [];
   for (const row of chain) {
-    for (const stored of inputItems(db, row.id)) items.push(stored.item);
+    for (const stored of await inputItems(db, row.id)) items.push(stored.item);
     items.push(...outputAsInput((JSON.parse(row.responseJson) as { output: Json[] }).output));
   }
   const callIds = new Set(items.filter((it) => it.type === "function_call").map((it) => String(it.call_id)));

@@ -1,6 +1,7 @@
 // A stream of a stored response's events after sequence N: the stored ones, then the live ones, each exactly once
 // and in order, ending at a terminal event or when the job ends. The listener is attached before the store is read,
-// in one synchronous step, so no event falls between the two.
+// and an event is published only once it is stored, so no event falls between the two (one both read and heard is
+// skipped by its sequence number).
 import type { Db } from "../../db/client.ts";
 import { eventsAfter } from "../../db/responses-repo.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
@@ -16,7 +17,13 @@ function endOf(ev: LiveEvent): StreamEnd {
 export async function* followResponse(db: Db, live: LiveResponses, id: string, after: number): AsyncGenerator<SseFrame, StreamEnd> {
   const incoming = new Channel<LiveEvent>();
   const unlisten = live.listen(id, (ev) => (ev ? incoming.push(ev) : incoming.close()));
-  const stored = eventsAfter(db, id, after);
+  let stored: { sequence: number; json: string }[];
+  try {
+    stored = await eventsAfter(db, id, after);
+  } catch (e) {
+    unlisten?.();
+    throw e;
+  }
   if (!unlisten) incoming.close();
   let last = after;
   try {

@@ -1,6 +1,6 @@
 // The responses this process is producing right now: who is listening to their events, and how to stop them.
-// A stored stream, a background job and every resumed stream meet here; events are published in the same
-// synchronous step as they are stored, so a listener that subscribes and then reads the store misses none.
+// A stored stream, a background job and every resumed stream meet here; events are published only once they are
+// stored, so a listener that subscribes and then reads the store misses none.
 import type { AbortReason } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
 

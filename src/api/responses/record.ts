@@ -1,9 +1,9 @@
-// Runs a stored response to its end whoever is listening: each assembler event is numbered, then stored and published
-// in one synchronous step of the write queue (one transaction per generation step), and the response row follows
-// every status change. A client that leaves only stops listening (and, unless the response is a background one, its
+// Runs a stored response to its end whoever is listening: each assembler event is numbered, then stored and, once
+// stored, published by the write queue (one transaction per generation step), and the response row follows every
+// status change. A client that leaves only stops listening (and, unless the response is a background one, its
 // lifecycle aborts the run).
 import type { Db } from "../../db/client.ts";
-import { appendEvent, responseExists, TERMINAL, updateResponse } from "../../db/responses-repo.ts";
+import { responseExists, TERMINAL } from "../../db/responses-repo.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { ResponseAssembler, ResponseEvent } from "./assembler.ts";
@@ -43,9 +43,7 @@ export class ResponseRecorder {
       this.bytes += Buffer.byteLength(json);
       const live: LiveEvent = { sequence, type: ev.type, json };
       this.queue.push({
-        write: () => {
-          if (!this.gone) appendEvent(this.deps.db, id, sequence, json);
-        },
+        write: () => (this.gone ? null : { kind: "event", responseId: id, sequence, json }),
         failed: (e) => this.failed(e),
         after: () => this.deps.live.publish(id, live),
       });
@@ -60,9 +58,7 @@ export class ResponseRecorder {
     const set = { status: this.asm.status, responseJson, storedBytes: this.bytes + Buffer.byteLength(responseJson) };
     const reasoningIds = this.asm.reasoningIds();
     this.queue.push({
-      write: () => {
-        if (!this.gone) updateResponse(this.deps.db, this.asm.id, set, reasoningIds);
-      },
+      write: () => (this.gone ? null : { kind: "row", responseId: this.asm.id, set, reasoningIds }),
       failed: (e) => this.failed(e),
     });
   }
@@ -73,16 +69,16 @@ export class ResponseRecorder {
   }
 
   /** Stores and publishes what is queued now: before a job's end is announced, its last event is out. */
-  flush(): void {
-    this.queue.flush();
+  flush(): Promise<void> {
+    return this.queue.flush();
   }
 
   /**
    * A failed write (a busy or full disk) is logged and the next one is tried all the same, so the final state still
    * lands; only a response deleted while it ran stops the writes.
    */
-  private failed(e: unknown): void {
-    if (!responseExists(this.deps.db, this.asm.id)) {
+  private async failed(e: unknown): Promise<void> {
+    if (!(await responseExists(this.deps.db, this.asm.id))) {
       this.gone = true;
       return;
     }
@@ -113,7 +109,7 @@ export async function drive(deps: RecorderDeps, run: Run, asm: ResponseAssembler
   } catch (e) {
     deps.logger.error("response not ended", { response_id: asm.id, error: String(e) });
   } finally {
-    rec.flush();
+    await rec.flush();
     await run.settled.catch(() => undefined);
     deps.live.end(asm.id);
   }

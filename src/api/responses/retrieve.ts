@@ -15,8 +15,8 @@ function notFound(id: string): ApiError {
   return ApiError.notFound(`Response with id '${clip(id)}' not found.`, "response_id");
 }
 
-function stored(deps: AppDeps, id: string, teamId: number): ResponseRow {
-  const row = findResponse(deps.db, id, teamId);
+async function stored(deps: AppDeps, id: string, teamId: number): Promise<ResponseRow> {
+  const row = await findResponse(deps.db, id, teamId);
   if (!row) throw notFound(id);
   return row;
 }
@@ -36,8 +36,8 @@ export interface RetrieveQuery {
   starting_after?: number;
 }
 
-export function retrieveResponse(deps: AppDeps, id: string, teamId: number, q: RetrieveQuery, streamCtx: FollowOptions): Json | Response {
-  const row = stored(deps, id, teamId);
+export async function retrieveResponse(deps: AppDeps, id: string, teamId: number, q: RetrieveQuery, streamCtx: FollowOptions): Promise<Json | Response> {
+  const row = await stored(deps, id, teamId);
   checkInclude(q.include ?? []);
   if (q.stream) {
     const request = JSON.parse(row.requestJson) as { stream?: boolean | null };
@@ -74,11 +74,11 @@ export function followStream(deps: AppDeps, id: string, after: number, o: Follow
   });
 }
 
-export function deleteStoredResponse(deps: AppDeps, id: string, teamId: number): { id: string; object: "response"; deleted: true } {
-  const row = stored(deps, id, teamId);
+export async function deleteStoredResponse(deps: AppDeps, id: string, teamId: number): Promise<{ id: string; object: "response"; deleted: true }> {
+  const row = await stored(deps, id, teamId);
   // A job still running stops first, so nothing writes to the rows being deleted.
   deps.live.abort(row.id, "cancelled");
-  if (!deleteResponse(deps.db, id, teamId)) throw notFound(id);
+  if (!(await deleteResponse(deps.db, id, teamId))) throw notFound(id);
   return { id, object: "response", deleted: true };
 }
 
@@ -91,16 +91,16 @@ export const CANCEL_WAIT_MS = 5_000;
  * stands and ends cancelled once its run stops. A finished one comes back unchanged; one that is not background is a 400.
  */
 export async function cancelStoredResponse(deps: AppDeps, id: string, teamId: number): Promise<Json> {
-  const row = stored(deps, id, teamId);
+  const row = await stored(deps, id, teamId);
   if (!row.background) throw ApiError.badRequest(`Response '${clip(id)}' is not a background response; only background responses can be cancelled.`, "response_id");
   if (TERMINAL.has(row.status)) return JSON.parse(row.responseJson) as Json;
   // The job ends within one step; its final row is what the client gets. (A job that ended just now is not live.)
   deps.live.abort(id, "cancelled");
   await deps.live.ended(id, CANCEL_WAIT_MS);
-  const after = stored(deps, id, teamId);
+  const after = await stored(deps, id, teamId);
   // A row whose run is gone without a final write (a failed write) is ended here.
-  if (!TERMINAL.has(after.status) && !deps.live.isLive(id)) endStored(deps, after, { status: "cancelled" });
-  return JSON.parse(stored(deps, id, teamId).responseJson) as Json;
+  if (!TERMINAL.has(after.status) && !deps.live.isLive(id)) await endStored(deps, after, { status: "cancelled" });
+  return JSON.parse((await stored(deps, id, teamId)).responseJson) as Json;
 }
 
 export interface ItemsQuery {
@@ -109,9 +109,9 @@ export interface ItemsQuery {
   limit?: number;
 }
 
-export function listInputItems(deps: AppDeps, id: string, teamId: number, q: ItemsQuery) {
-  stored(deps, id, teamId);
-  const page = pageInputItems(deps.db, id, { order: q.order ?? "desc", after: q.after ?? null, limit: q.limit ?? 20 });
+export async function listInputItems(deps: AppDeps, id: string, teamId: number, q: ItemsQuery) {
+  await stored(deps, id, teamId);
+  const page = await pageInputItems(deps.db, id, { order: q.order ?? "desc", after: q.after ?? null, limit: q.limit ?? 20 });
   if (!page) throw ApiError.notFound(`No input item with id '${clip(q.after!)}' in response '${clip(id)}'.`, "after");
   const data = page.items.map((s) => ({ ...s.item, id: s.itemId }));
   return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore };

@@ -61,8 +61,8 @@ export function responsesRoutes(deps: AppDeps) {
     })
     .get(
       "/v1/responses/:id",
-      ({ params, query, auth, request }) =>
-        retrieveResponse(deps, params.id, auth.teamId, { include: includeOf(request), stream: query.stream, starting_after: query.starting_after }, {
+      async ({ params, query, auth, request }) =>
+        await retrieveResponse(deps, params.id, auth.teamId, { include: includeOf(request), stream: query.stream, starting_after: query.starting_after }, {
           abortOnLeave: false, requestId: metaOf(request).id, onStreamEnd: watchStream(metaOf(request)),
         }) as typeof ResponseObject.static,
       {

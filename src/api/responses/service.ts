@@ -57,7 +57,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   }
   checkOptions(body);
   const model = textModel(deps, body.model);
-  const plan = planResponse(deps, body, model, ctx.auth.teamId);
+  const plan = await planResponse(deps, body, model, ctx.auth.teamId);
   const scope: RequestScope = { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "responses" };
   const id = newResponseId();
   const createdAt = Math.floor(Date.now() / 1000);
@@ -77,7 +77,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
     const row = responseRow(deps, { id, scope, model, body, createdAt, requestJson, asm, storedBytes: 0, background: false });
     row.storedBytes = bytes + Buffer.byteLength(row.responseJson);
     if (row.storedBytes > limit) throw tooLarge(row.storedBytes, limit, inlineMediaBytes(body.input));
-    insertResponse(deps.db, row, items, asm.reasoningIds());
+    await insertResponse(deps.db, row, items, asm.reasoningIds());
     return asm.response();
   }
 
@@ -123,6 +123,6 @@ export async function countInputTokens(
   limits: { clientSignal: AbortSignal; timeoutMs: number },
 ): Promise<{ object: "response.input_tokens"; input_tokens: number }> {
   const model = textModel(deps, body.model);
-  const plan = planResponse(deps, { ...body, stream: false, background: false }, model, who.teamId);
+  const plan = await planResponse(deps, { ...body, stream: false, background: false }, model, who.teamId);
   return { object: "response.input_tokens", input_tokens: await countPrompt(deps, model, plan.request, who, limits) };
 }

@@ -3,7 +3,8 @@
 // or a shutdown lives here too, since it launches the same way.
 import type { AppDeps } from "../../app-deps.ts";
 import {
-  appendEvent, deleteResponse, inputItems, insertResponse, lastSequence, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses, updateResponse,
+  deleteResponse, endResponse, inputItems, insertResponse, lastSequence, markFailed, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses,
+  updateResponse,
 } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { newRequestId } from "../../http/request-id.ts";
@@ -80,12 +81,13 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
   });
   let inserted = false;
   try {
+    // Live before its row can be read, so whoever finds the row (a cancel, a follower) finds the job running.
+    deps.live.begin(l.id, run.abort);
     if (l.fresh) {
-      insertResponse(deps.db, responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes }), l.fresh.items);
+      await insertResponse(deps.db, responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes }), l.fresh.items);
       inserted = true;
     }
-    deps.live.begin(l.id, run.abort);
-    rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : lastSequence(deps.db, l.id) + 1, storedBytes: l.fresh?.bytes ?? 0 });
+    rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : (await lastSequence(deps.db, l.id)) + 1, storedBytes: l.fresh?.bytes ?? 0 });
     // A recovered job's log already holds its created and queued events.
     rec.emit(l.fresh ? asm.start() : []);
     const created = asm.response();
@@ -95,7 +97,7 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
     return created;
   } catch (e) {
     rec?.discard();
-    undoLaunch(deps, l, run, inserted);
+    await undoLaunch(deps, l, run, inserted);
     throw e;
   }
 }
@@ -105,20 +107,21 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
  * instead of waiting for ever), and a new response's row goes, since nothing was acknowledged (the error is the
  * answer). A recovered job's row stays for recovery to end.
  */
-function undoLaunch(deps: AppDeps, l: Launch, run: Run, inserted: boolean): void {
+async function undoLaunch(deps: AppDeps, l: Launch, run: Run, inserted: boolean): Promise<void> {
   run.abort("failed");
   deps.live.end(l.id);
   if (!inserted) return;
   try {
-    deleteResponse(deps.db, l.id, l.scope.teamId);
+    await deleteResponse(deps.db, l.id, l.scope.teamId);
   } catch (e) {
     deps.logger.error("stored response not removed after a failed start", { response_id: l.id, error: String(e) });
   }
 }
 
 /** The stored request of a job, as the body it was created with. */
-function bodyOf(deps: AppDeps, row: ResponseRow): ResponsesRequestBody {
-  return { ...(JSON.parse(row.requestJson) as Omit<ResponsesRequestBody, "input">), input: inputItems(deps.db, row.id).map((s) => s.item) } as ResponsesRequestBody;
+async function bodyOf(deps: AppDeps, row: ResponseRow): Promise<ResponsesRequestBody> {
+  const request = JSON.parse(row.requestJson) as Omit<ResponsesRequestBody, "input">;
+  return { ...request, input: (await inputItems(deps.db, row.id)).map((s) => s.item) } as ResponsesRequestBody;
 }
 
 /**
@@ -126,7 +129,7 @@ function bodyOf(deps: AppDeps, row: ResponseRow): ResponsesRequestBody {
  * interrupted), or cancelled (a cancel of a job whose run is gone). Its log gets the closing event; a row whose JSON
  * cannot be read is ended all the same.
  */
-export function endStored(deps: AppDeps, row: ResponseRow, end: { status: "failed"; message: string; code?: string } | { status: "cancelled" }): void {
+export async function endStored(deps: AppDeps, row: ResponseRow, end: { status: "failed"; message: string; code?: string } | { status: "cancelled" }): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
   let response: Record<string, unknown>;
   try {
@@ -136,11 +139,10 @@ export function endStored(deps: AppDeps, row: ResponseRow, end: { status: "faile
   }
   Object.assign(response, { status: end.status, completed_at: now, ...(end.status === "failed" ? { error: { code: end.code ?? "server_error", message: end.message } } : {}) });
   const type = end.status === "failed" ? "response.failed" : "response.incomplete";
-  const sequence = lastSequence(deps.db, row.id) + 1;
-  const json = JSON.stringify({ type, response, sequence_number: sequence });
-  deps.db.transaction(() => {
-    appendEvent(deps.db, row.id, sequence, json);
-    updateResponse(deps.db, row.id, { status: end.status, responseJson: JSON.stringify(response), storedBytes: row.storedBytes + Buffer.byteLength(json) });
+  // Numbered after the last stored event in the same transaction that stores it.
+  await endResponse(deps.db, row.id, (sequence) => {
+    const eventJson = JSON.stringify({ type, response, sequence_number: sequence });
+    return { eventJson, set: { status: end.status, responseJson: JSON.stringify(response), storedBytes: row.storedBytes + Buffer.byteLength(eventJson) } };
   });
 }
 
@@ -158,13 +160,13 @@ export interface Recovery {
  */
 export async function recoverBackground(deps: AppDeps): Promise<Recovery> {
   const out: Recovery = { restarted: [], failed: [] };
-  for (const row of unfinishedResponses(deps.db)) {
+  for (const row of await unfinishedResponses(deps.db)) {
     try {
       await recoverOne(deps, row, out);
     } catch (e) {
       // One unreadable row must not keep kiln from starting: it is ended failed in plain SQL.
       deps.logger.error("stored response not recovered", { response_id: row.id, error: String(e) });
-      deps.db.$client.query("UPDATE responses SET status = 'failed', updated_at = unixepoch() WHERE id = ?").run(row.id);
+      await markFailed(deps.db, row.id);
       out.failed.push(row.id);
     }
   }
@@ -172,18 +174,18 @@ export async function recoverBackground(deps: AppDeps): Promise<Recovery> {
 }
 
 async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promise<void> {
-  const fail = (message: string, code?: string) => {
-    endStored(deps, row, { status: "failed", message, code });
+  const fail = async (message: string, code?: string) => {
+    await endStored(deps, row, { status: "failed", message, code });
     out.failed.push(row.id);
   };
   if (!row.background) return fail("kiln restarted while this response was streaming; create it again.");
   if (row.status === "in_progress") return fail("kiln restarted while this background response was running; create it again.");
   if (row.attempts >= MAX_ATTEMPTS) return fail(`This background response was started ${row.attempts} times without finishing; create it again.`);
   try {
-    const body = bodyOf(deps, row);
+    const body = await bodyOf(deps, row);
     const model = textModel(deps, row.model);
-    const plan = planResponse(deps, body, model, row.teamId);
-    updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
+    const plan = await planResponse(deps, body, model, row.teamId);
+    await updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
     await launch(deps, {
       body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null,
       scope: { requestId: newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses" },
@@ -192,6 +194,6 @@ async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promi
   } catch (e) {
     // A key revoked or restricted, or an account lapsed or spent, since the job was accepted: the refusal is its failure.
     if (e instanceof ApiError && REFUSALS.has(e.status)) return fail(e.message, e.code ?? e.type);
-    fail(`kiln restarted before this background response ran, and ${e instanceof ApiError ? e.message : "it could not be started again"}`);
+    await fail(`kiln restarted before this background response ran, and ${e instanceof ApiError ? e.message : "it could not be started again"}`);
   }
 }

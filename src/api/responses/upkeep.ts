@@ -9,7 +9,7 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 /** Deletes every expired response a batch at a time, letting requests in between batches (a batch may hold many events). */
 async function sweep(deps: AppDeps): Promise<number> {
   let total = 0;
-  for (let n = sweepExpired(deps.db); n > 0; n = sweepExpired(deps.db)) {
+  for (let n = await sweepExpired(deps.db); n > 0; n = await sweepExpired(deps.db)) {
     total += n;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }

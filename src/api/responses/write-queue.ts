@@ -1,14 +1,16 @@
 // Stored-response writes coalesced per macrotask: the events and row updates every recorder produces while one
-// generation step is delivered go to SQLite in one transaction, not one per token, and only then to live listeners,
-// so an event is still published in the same synchronous step as it is stored (follow.ts relies on that).
+// generation step is delivered go to the database in one transaction, not one per token, and only then to live
+// listeners, so an event is published only once it is stored (follow.ts relies on that). Batches are written one
+// after another, in the order they were queued.
 import type { Db } from "../../db/client.ts";
+import { type StreamWrite, writeStream } from "../../db/responses-repo.ts";
 import type { Logger } from "../../log/logger.ts";
 
 export interface QueuedWrite {
-  /** The database write (it throws as the repo does). */
-  write(): void;
+  /** The database write, decided when it is written (null: nothing to write any more). */
+  write(): StreamWrite | null;
   /** The write failed on its own (after its batch failed): its owner decides what that means. */
-  failed(e: unknown): void;
+  failed(e: unknown): Promise<void> | void;
   /** Runs once the write was tried, whatever its outcome: publishing to live listeners. */
   after?(): void;
 }
@@ -16,6 +18,8 @@ export interface QueuedWrite {
 export class WriteQueue {
   private pending: QueuedWrite[] = [];
   private scheduled = false;
+  /** The batch being written, and those queued behind it: settles once all are written. */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
@@ -27,43 +31,54 @@ export class WriteQueue {
     if (this.scheduled) return;
     this.scheduled = true;
     // setImmediate runs after the current macrotask and its microtasks: one worker step's events, all responses.
-    setImmediate(() => {
+    setImmediate(async () => {
       this.scheduled = false;
-      this.flush();
+      void await this.flush();
     });
   }
 
-  /** Writes everything queued, in order, then runs each `after`; never throws. */
-  flush(): void {
+  /** Writes everything queued so far, after the batches before it, then runs each `after`; never rejects. */
+  flush(): Promise<void> {
     const batch = this.pending;
-    if (!batch.length) return;
     this.pending = [];
+    if (batch.length) this.writing = this.writing.then(() => this.write(batch)).catch((e: unknown) => this.logError(e));
+    return this.writing;
+  }
+
+  private async write(batch: QueuedWrite[]): Promise<void> {
     try {
-      this.db.$client.transaction(() => {
-        for (const w of batch) w.write();
-      })();
+      await writeStream(this.db, batch.map((w) => w.write()).filter((w) => w !== null));
     } catch {
       // The batch rolled back (a response deleted while it ran, a busy or full disk): each write alone, so one
       // failure costs only its own write.
-      for (const w of batch) this.guard(() => this.alone(w));
+      for (const w of batch) await this.alone(w);
     }
-    for (const w of batch) if (w.after) this.guard(w.after);
+    // Published together, in one synchronous step, once everything before them is stored.
+    for (const w of batch) {
+      try {
+        w.after?.();
+      } catch (e) {
+        this.logError(e);
+      }
+    }
   }
 
-  private alone(w: QueuedWrite): void {
+  private async alone(w: QueuedWrite): Promise<void> {
     try {
-      w.write();
+      const write = w.write();
+      if (!write) return;
+      try {
+        await writeStream(this.db, [write]);
+      } catch (e) {
+        await w.failed(e);
+      }
     } catch (e) {
-      w.failed(e);
+      this.logError(e);
     }
   }
 
-  private guard(fn: () => void): void {
-    try {
-      fn();
-    } catch (e) {
-      this.logger.error("stored response write or publish failed", { error: String(e) });
-    }
+  private logError(e: unknown): void {
+    this.logger.error("stored response write or publish failed", { error: String(e) });
   }
 }
 

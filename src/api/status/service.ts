@@ -60,10 +60,10 @@ export function buildStatus(input: StatusInput): StatusDocument {
 }
 
 /** The status of the running service, from the incidents table, the registry's model health and the drain flag. */
-export function currentStatus(deps: { db: Db; registry: ModelRegistry; lifecycle: Lifecycle }): StatusDocument {
+export async function currentStatus(deps: { db: Db; registry: ModelRegistry; lifecycle: Lifecycle }): Promise<StatusDocument> {
   return buildStatus({
     draining: deps.lifecycle.draining,
-    incidents: recentIncidents(deps.db),
+    incidents: await recentIncidents(deps.db),
     models: deps.registry.list().map((m) => ({ id: m.id, health: deps.registry.healthOf(m.id) })),
     healthChangedAt: deps.registry.healthChangedAt,
   });

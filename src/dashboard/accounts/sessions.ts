@@ -30,24 +30,24 @@ export interface Signed {
 }
 
 /** A new session for the user: returns the cookie's token (never stored) and the row. */
-export function startSession(db: Db, userId: number, now = nowS()): { token: string; session: SessionRow } {
+export async function startSession(db: Db, userId: number, now = nowS()): Promise<{ token: string; session: SessionRow }> {
   const token = randomToken();
   const session: SessionRow = { tokenHash: tokenHash(token), userId, csrfToken: randomToken(), createdAt: now, expiresAt: now + SESSION_SECONDS };
-  insertSession(db, session);
+  await insertSession(db, session);
   return { token, session };
 }
 
 /** The signed-in user behind a cookie's token, or null (no cookie, unknown, expired or signed out). */
-export function sessionOf(db: Db, token: string | null, now = nowS()): Signed | null {
+export async function sessionOf(db: Db, token: string | null, now = nowS()): Promise<Signed | null> {
   if (!token || token.length > 128) return null;
-  return liveSession(db, tokenHash(token), now) ?? null;
+  return (await liveSession(db, tokenHash(token), now)) ?? null;
 }
 
 /** The signed-in user behind the request's session cookie, or null. */
-export function sessionOfRequest(db: Db, request: Request): Signed | null {
-  return sessionOf(db, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
+export async function sessionOfRequest(db: Db, request: Request): Promise<Signed | null> {
+  return await sessionOf(db, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
 }
 
-export function endSession(db: Db, session: SessionRow): void {
-  deleteSession(db, session.tokenHash);
+export async function endSession(db: Db, session: SessionRow): Promise<void> {
+  await deleteSession(db, session.tokenHash);
 }

@@ -17,17 +17,17 @@ import { ledgerPage, parseBefore, parseCreditForm, parseSwitch, parseTierChoice,
 
 const LEDGER_PAGE = 50;
 
-const tiersOf = (d: DashboardDeps) => tierChoices(d.config.tiers, listDbTiers(d.db));
+const tiersOf = async (d: DashboardDeps) => tierChoices(d.config.tiers, await listDbTiers(d.db));
 
 async function billingPage(d: DashboardDeps, v: Viewer, team: Team, before: number | null, problem?: FormProblem): Promise<Response> {
   const { limits, snapshot } = await d.gate.standing(team);
   // One row past the page says whether an older page exists.
-  const ledger = ledgerPage(ledgerOf(d.db, team.id, LEDGER_PAGE + 1, before ?? undefined), LEDGER_PAGE);
+  const ledger = ledgerPage(await ledgerOf(d.db, team.id, LEDGER_PAGE + 1, before ?? undefined), LEDGER_PAGE);
   const body = billingBody(v, {
     team, limits, snapshot,
-    tiers: tiersOf(d),
+    tiers: await tiersOf(d),
     defaultTier: d.config.defaultTier,
-    account: findAccount(d.db, team.id),
+    account: await findAccount(d.db, team.id),
     ledger: { ...ledger, before },
   }, problem);
   return htmlResponse(layout({ title: "Limits & billing", viewer: v, team, tab: "billing", body }), problem ? 400 : 200);
@@ -38,34 +38,34 @@ export function billingTab(d: DashboardDeps) {
   const back = (team: Team) => `/dashboard/teams/${team.id}/billing`;
   return new Elysia({ name: "dashboard-billing" })
     .use(edgePolicies)
-    .get(base, page(d, ({ request, params, query, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .get(base, page(d, async ({ request, params, query, viewer }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       const before = parseBefore(query.before);
       if (!before.ok) throw new PageError(400, "Page link not valid", before.error);
       return billingPage(d, viewer, team, before.value);
     }), { edge: POLICY.page, ...HIDDEN })
     .post(`${base}/tier`, formPost(d, async ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
+      const team = await teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
       const typed = form.get("tier") ?? "";
-      const choice = parseTierChoice(typed, tiersOf(d));
+      const choice = parseTierChoice(typed, await tiersOf(d));
       if (!choice.ok) return billingPage(d, viewer, team, null, { form: "tier", message: choice.error, tier: typed });
       // What `kiln teams set --tier` does: the tier name only; the team's own RPM/TPM overrides stay.
-      const updated = updateTeam(d.db, team.id, { tier: choice.value });
+      const updated = await updateTeam(d.db, team.id, { tier: choice.value });
       d.logger.info("dashboard tier set", { team_id: team.id, tier: choice.value, by: viewer.user.username });
-      const limits = d.gate.limitsOf(updated);
+      const limits = await d.gate.limitsOf(updated);
       const on = choice.value === null ? `no tier${limits.tier ? ` (the default tier "${limits.tier}" applies)` : ""}` : `tier "${choice.value}"`;
       return doneWith(d, viewer, back(team), `Team "${team.name}" is now on ${on}: ${fmtLimit(limits.rpm)} requests and ${fmtLimit(limits.tpm)} tokens per minute, from its next request.`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .post(`${base}/credit`, formPost(d, ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .post(`${base}/credit`, formPost(d, async ({ request, params, viewer, form }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
       const typed = { amount: form.get("amount") ?? "", note: form.get("note") ?? "" };
       const parsed = parseCreditForm(typed);
       if (!parsed.ok) return billingPage(d, viewer, team, null, { form: "credit", message: parsed.error, credit: typed });
       let balance: number;
       try {
-        balance = credit(d.db, team.id, parsed.value.micros, parsed.value.note);
+        balance = await credit(d.db, team.id, parsed.value.micros, parsed.value.note);
       } catch (e) {
         if (!(e instanceof BalanceLimitError)) throw e;
         return billingPage(d, viewer, team, null, { form: "credit", message: `No credit added: ${e.message}.`, credit: typed });
@@ -74,26 +74,26 @@ export function billingTab(d: DashboardDeps) {
       const off = team.billingEnabled ? "" : " Billing is off for the team, so nothing is charged until it is turned on.";
       return doneWith(d, viewer, back(team), `Added ${fmtMoney(parsed.value.micros)} to team "${team.name}". The balance is now ${fmtMoney(balance)}.${off}`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .post(`${base}/enabled`, formPost(d, ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .post(`${base}/enabled`, formPost(d, async ({ request, params, viewer, form }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
       const on = parseSwitch(form.get("billing"), "on", "off");
       if (on === null) return billingPage(d, viewer, team, null, { form: "billing", message: "Choose whether billing is on or off." });
-      setBillingEnabled(d.db, team.id, on);
+      await setBillingEnabled(d.db, team.id, on);
       d.logger.info("dashboard billing switched", { team_id: team.id, enabled: on, by: viewer.user.username });
-      const account = findAccount(d.db, team.id);
+      const account = await findAccount(d.db, team.id);
       const balance = account ? fmtMoney(account.balanceMicros) : "none";
       const notice = on
         ? `Billing is now on for team "${team.name}" (balance ${balance}): each request is charged, and one the balance cannot cover gets 402.`
         : `Billing is now off for team "${team.name}": its requests are free. The balance (${balance}) and the ledger are kept.`;
       return doneWith(d, viewer, back(team), notice);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .post(`${base}/lapse`, formPost(d, ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .post(`${base}/lapse`, formPost(d, async ({ request, params, viewer, form }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       requireOperator(viewer);
       const lapse = parseSwitch(form.get("lapse"), "lapse", "reinstate");
       if (lapse === null) return billingPage(d, viewer, team, null, { form: "lapse", message: "Choose whether to lapse or reinstate the account." });
-      if (!setLapsed(d.db, team.id, lapse)) {
+      if (!(await setLapsed(d.db, team.id, lapse))) {
         return billingPage(d, viewer, team, null, { form: "lapse", message: `Team "${team.name}" has no billing account to ${lapse ? "lapse" : "reinstate"}. Turn billing on or add credit to open one.` });
       }
       d.logger.info(lapse ? "dashboard account lapsed" : "dashboard account reinstated", { team_id: team.id, by: viewer.user.username });

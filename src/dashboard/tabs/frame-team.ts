@@ -4,7 +4,7 @@ import { findTeam, type Team } from "../../db/teams-repo.ts";
 import type { DashboardDeps } from "../deps.ts";
 import type { Viewer } from "../viewer.ts";
 
-export function frameTeam(d: DashboardDeps, v: Viewer): Team | null {
+export async function frameTeam(d: DashboardDeps, v: Viewer): Promise<Team | null> {
   if (v.operator || v.user.teamId === null) return null;
-  return findTeam(d.db, v.user.teamId) ?? null;
+  return (await findTeam(d.db, v.user.teamId)) ?? null;
 }

@@ -54,8 +54,8 @@ function keyRow(team: Team, k: ApiKeyRow): Html {
 </tr>`;
 }
 
-function keysPage(d: DashboardDeps, v: Viewer, team: Team, form: { name?: string; error?: string } = {}, status = 200): Response {
-  const keys = activeTeamKeys(d.db, team.id);
+async function keysPage(d: DashboardDeps, v: Viewer, team: Team, form: { name?: string; error?: string } = {}, status = 200): Promise<Response> {
+  const keys = await activeTeamKeys(d.db, team.id);
   const table = keys.length
     ? html`<div class="table-wrap"><table class="table" id="keys-table">
   <thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Models</th><th>Endpoints</th><th></th></tr></thead>
@@ -81,9 +81,9 @@ ${newKeyPanel(d.flash.takeKeys(v.session.tokenHash, team.id), team)}
   return htmlResponse(layout({ title: "API keys", viewer: v, team, tab: "keys", body }), status);
 }
 
-function keyOf(d: DashboardDeps, team: Team, param: string | undefined): ApiKeyRow {
+async function keyOf(d: DashboardDeps, team: Team, param: string | undefined): Promise<ApiKeyRow> {
   const id = /^\d{1,12}$/.test(param ?? "") ? Number(param) : NaN;
-  const key = Number.isSafeInteger(id) ? findActiveTeamKey(d.db, team.id, id) : undefined;
+  const key = Number.isSafeInteger(id) ? await findActiveTeamKey(d.db, team.id, id) : undefined;
   if (!key) throw PageError.notFound();
   return key;
 }
@@ -140,40 +140,40 @@ export function keysTab(d: DashboardDeps) {
   const base = "/dashboard/teams/:team/keys";
   return new Elysia({ name: "dashboard-keys" })
     .use(edgePolicies)
-    .get(base, page(d, ({ request, params, viewer }) => keysPage(d, viewer, teamScope(d, request, viewer, params.team))), { edge: POLICY.page, ...HIDDEN })
-    .post(base, formPost(d, ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .get(base, page(d, async ({ request, params, viewer }) => await keysPage(d, viewer, await teamScope(d, request, viewer, params.team))), { edge: POLICY.page, ...HIDDEN })
+    .post(base, formPost(d, async ({ request, params, viewer, form }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       const name = field(form, "name");
       const problem = keyNameProblem(name);
-      if (problem) return keysPage(d, viewer, team, { name, error: problem }, 400);
-      const key = createKey(d.db, team.id, name);
+      if (problem) return await keysPage(d, viewer, team, { name, error: problem }, 400);
+      const key = await createKey(d.db, team.id, name);
       d.logger.info("dashboard key created", { key_id: key.id, team_id: team.id, by: viewer.user.username });
       // The full key goes to the next page of this session only (memory, one read): a reload shows its last four characters.
       d.flash.putKey(viewer.session.tokenHash, { teamId: team.id, id: key.id, name: key.name, key: key.key });
       return redirect(`/dashboard/teams/${team.id}/keys`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .get(`${base}/:key`, page(d, ({ request, params, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
-      return keyPage(d, viewer, team, keyOf(d, team, params.key));
+    .get(`${base}/:key`, page(d, async ({ request, params, viewer }) => {
+      const team = await teamScope(d, request, viewer, params.team);
+      return keyPage(d, viewer, team, await keyOf(d, team, params.key));
     }), { edge: POLICY.page, ...HIDDEN })
-    .post(`${base}/:key/restrictions`, formPost(d, ({ request, params, viewer, form }) => {
-      const team = teamScope(d, request, viewer, params.team);
-      const key = keyOf(d, team, params.key);
+    .post(`${base}/:key/restrictions`, formPost(d, async ({ request, params, viewer, form }) => {
+      const team = await teamScope(d, request, viewer, params.team);
+      const key = await keyOf(d, team, params.key);
       requireOperator(viewer);
       const models = [...new Set([...d.registry.list().map((m) => m.id), ...(restrictionOf(key).models ?? [])])];
       const choice = parseRestrictionForm(form, models);
-      if (!restrictKey(d.db, key.id, choice)) throw PageError.notFound();
+      if (!(await restrictKey(d.db, key.id, choice))) throw PageError.notFound();
       d.logger.info("dashboard key restricted", { key_id: key.id, team_id: team.id, by: viewer.user.username });
       return doneWith(d, viewer, `/dashboard/teams/${team.id}/keys/${key.id}`, `Saved: key "${key.name}" may use models: ${describeList(choice.models)}; endpoints: ${describeList(choice.endpoints)}.`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .get(`${base}/:key/delete`, page(d, ({ request, params, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
-      return confirmDeletePage(viewer, team, keyOf(d, team, params.key));
+    .get(`${base}/:key/delete`, page(d, async ({ request, params, viewer }) => {
+      const team = await teamScope(d, request, viewer, params.team);
+      return confirmDeletePage(viewer, team, await keyOf(d, team, params.key));
     }), { edge: POLICY.page, ...HIDDEN })
-    .post(`${base}/:key/delete`, formPost(d, ({ request, params, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
-      const key = keyOf(d, team, params.key);
-      if (!revokeKey(d.db, key.id)) throw PageError.notFound();
+    .post(`${base}/:key/delete`, formPost(d, async ({ request, params, viewer }) => {
+      const team = await teamScope(d, request, viewer, params.team);
+      const key = await keyOf(d, team, params.key);
+      if (!(await revokeKey(d.db, key.id))) throw PageError.notFound();
       d.logger.info("dashboard key deleted", { key_id: key.id, team_id: team.id, by: viewer.user.username });
       return doneWith(d, viewer, `/dashboard/teams/${team.id}/keys`, `Deleted key "${key.name}". Requests with it now get 401.`);
     }), { edge: POLICY.pageForm, ...HIDDEN });

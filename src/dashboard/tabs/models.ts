@@ -107,7 +107,7 @@ export function modelsTab(d: DashboardDeps) {
   return new Elysia({ name: "dashboard-models" })
     .use(edgePolicies)
     .get("/dashboard/models", page(d, async ({ viewer }) => {
-      const team = frameTeam(d, viewer);
+      const team = await frameTeam(d, viewer);
       // A member's keys may use what their team may (a key can narrow it further, never widen it).
       const teamRule: Restriction | null = viewer.operator ? null : team ? restrictionOf(team) : { models: [], endpoints: [] };
       const workers = d.metrics.workersNow();

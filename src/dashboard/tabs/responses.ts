@@ -58,8 +58,8 @@ function countTiles(counts: Record<string, number>): Html {
 </div>`;
 }
 
-function listPage(d: DashboardDeps, v: Viewer, team: Team, f: ListFilter, problem: string | null = null): Response {
-  const { rows, hasMore } = listTeamResponses(d.db, team.id, { status: f.status, backgroundOnly: f.backgroundOnly, before: f.before, limit: PAGE_SIZE });
+async function listPage(d: DashboardDeps, v: Viewer, team: Team, f: ListFilter, problem: string | null = null): Promise<Response> {
+  const { rows, hasMore } = await listTeamResponses(d.db, team.id, { status: f.status, backgroundOnly: f.backgroundOnly, before: f.before, limit: PAGE_SIZE });
   const filtered = f.status !== null || f.backgroundOnly;
   const days = d.config.responseRetentionDays;
   const last = rows.at(-1);
@@ -82,7 +82,7 @@ function listPage(d: DashboardDeps, v: Viewer, team: Team, f: ListFilter, proble
     table = html`<p class="empty" id="responses-empty">Team "${team.name}" has no stored responses. Responses made with <code>store: true</code> (the default) or <code>background: true</code> appear here, and are kept for ${days} days.</p>`;
   }
   const body = html`<h1>Responses</h1>
-${countTiles(countTeamResponses(d.db, team.id))}
+${countTiles(await countTeamResponses(d.db, team.id))}
 <section class="card">
   <h2>Responses of team "${team.name}"</h2>
   ${filterForm(team, f, problem)}
@@ -94,8 +94,8 @@ ${countTiles(countTeamResponses(d.db, team.id))}
 }
 
 /** The team's response named in the URL, with its key; 404 for an unknown one, another team's, or an expired one. */
-function responseOf(d: DashboardDeps, team: Team, param: string | undefined) {
-  const found = /^[A-Za-z0-9_-]{1,200}$/.test(param ?? "") ? findResponseWithKey(d.db, param!, team.id) : undefined;
+async function responseOf(d: DashboardDeps, team: Team, param: string | undefined) {
+  const found = /^[A-Za-z0-9_-]{1,200}$/.test(param ?? "") ? await findResponseWithKey(d.db, param!, team.id) : undefined;
   if (!found) throw PageError.notFound();
   return found;
 }
@@ -104,20 +104,20 @@ export function responsesTab(d: DashboardDeps) {
   const base = "/dashboard/teams/:team/responses";
   return new Elysia({ name: "dashboard-responses" })
     .use(edgePolicies)
-    .get(base, page(d, ({ request, params, query, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
+    .get(base, page(d, async ({ request, params, query, viewer }) => {
+      const team = await teamScope(d, request, viewer, params.team);
       const parsed = parseListFilter(query);
-      if ("problem" in parsed) return listPage(d, viewer, team, NO_FILTER, parsed.problem);
-      return listPage(d, viewer, team, parsed.filter);
+      if ("problem" in parsed) return await listPage(d, viewer, team, NO_FILTER, parsed.problem);
+      return await listPage(d, viewer, team, parsed.filter);
     }), { edge: POLICY.page, ...HIDDEN })
-    .get(`${base}/:id`, page(d, ({ request, params, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
-      const { row, key } = responseOf(d, team, params.id);
+    .get(`${base}/:id`, page(d, async ({ request, params, viewer }) => {
+      const team = await teamScope(d, request, viewer, params.team);
+      const { row, key } = await responseOf(d, team, params.id);
       return responsePage(viewer, team, row, key);
     }), { edge: POLICY.page, ...HIDDEN })
     .post(`${base}/:id/cancel`, formPost(d, async ({ request, params, viewer }) => {
-      const team = teamScope(d, request, viewer, params.team);
-      const before = responseOf(d, team, params.id);
+      const team = await teamScope(d, request, viewer, params.team);
+      const before = await responseOf(d, team, params.id);
       const again = () => responseOf(d, team, params.id);
       let after: string;
       try {
@@ -126,12 +126,12 @@ export function responsesTab(d: DashboardDeps) {
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
         if (e.status === 404) throw PageError.notFound();
-        const now = again();
+        const now = await again();
         return responsePage(viewer, team, now.row, now.key, { cancelError: e.message, status: 400 });
       }
       const outcome = cancelOutcome(before.row.id, before.row.status, after);
       if (outcome.kind === "refused") {
-        const now = again();
+        const now = await again();
         return responsePage(viewer, team, now.row, now.key, { cancelError: outcome.message, status: 400 });
       }
       d.logger.info("dashboard response cancelled", { response_id: before.row.id, team_id: team.id, status: after, by: viewer.user.username });

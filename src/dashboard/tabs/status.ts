@@ -17,15 +17,15 @@ import { type StatusForms, statusBody } from "./status-view.ts";
 
 const STATUS_PAGE = "/dashboard/status";
 
-function statusPage(d: DashboardDeps, v: Viewer, forms: StatusForms = {}, status = 200): Response {
-  const body = statusBody({ viewer: v, status: currentStatus(d), open: openIncidents(d.db), resolved: resolvedIncidents(d.db), forms });
-  return htmlResponse(layout({ title: "Status", viewer: v, team: frameTeam(d, v), tab: "status", body }), status);
+async function statusPage(d: DashboardDeps, v: Viewer, forms: StatusForms = {}, status = 200): Promise<Response> {
+  const body = statusBody({ viewer: v, status: await currentStatus(d), open: await openIncidents(d.db), resolved: await resolvedIncidents(d.db), forms });
+  return htmlResponse(layout({ title: "Status", viewer: v, team: await frameTeam(d, v), tab: "status", body }), status);
 }
 
 /** The open incident a form's URL names: 404 when there is none, 409 when it was resolved meanwhile. */
-function openIncidentOf(d: DashboardDeps, param: string | undefined): Incident {
+async function openIncidentOf(d: DashboardDeps, param: string | undefined): Promise<Incident> {
   const id = incidentIdOf(param);
-  const incident = id === null ? undefined : findIncident(d.db, id);
+  const incident = id === null ? undefined : await findIncident(d.db, id);
   if (!incident) throw PageError.notFound();
   if (incident.resolvedAt !== null) {
     throw new PageError(409, "Already resolved", `Incident "${incident.title}" was resolved ${fmtTime(incident.resolvedAt)}; it can no longer be changed.`);
@@ -37,34 +37,34 @@ export function statusTab(d: DashboardDeps) {
   return new Elysia({ name: "dashboard-status" })
     .use(edgePolicies)
     .get(STATUS_PAGE, page(d, ({ viewer }) => statusPage(d, viewer)), { edge: POLICY.page, ...HIDDEN })
-    .post(`${STATUS_PAGE}/incidents`, formPost(d, ({ viewer, form }) => {
+    .post(`${STATUS_PAGE}/incidents`, formPost(d, async ({ viewer, form }) => {
       requireOperator(viewer);
       const typed = newIncidentOf(form);
       const problem = newIncidentProblem(typed);
-      if (problem) return statusPage(d, viewer, { open: { typed, error: problem } }, 400);
-      const inc = addIncident(d.db, { title: typed.title, message: typed.message || null, status: typed.status, impact: typed.impact });
+      if (problem) return await statusPage(d, viewer, { open: { typed, error: problem } }, 400);
+      const inc = await addIncident(d.db, { title: typed.title, message: typed.message || null, status: typed.status, impact: typed.impact });
       d.logger.info("dashboard incident opened", { incident_id: inc.id, status: inc.status, impact: inc.impact, by: viewer.user.username });
       return doneWith(d, viewer, STATUS_PAGE, `Opened incident "${inc.title}" (${inc.status}, ${inc.impact}). It shows on /v1/status now.`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .post(`${STATUS_PAGE}/incidents/:incident/update`, formPost(d, ({ params, viewer, form }) => {
+    .post(`${STATUS_PAGE}/incidents/:incident/update`, formPost(d, async ({ params, viewer, form }) => {
       requireOperator(viewer);
-      const incident = openIncidentOf(d, params.incident);
+      const incident = await openIncidentOf(d, params.incident);
       const typed = incidentUpdateOf(form);
       const problem = incidentUpdateProblem(typed);
-      if (problem) return statusPage(d, viewer, { update: { id: incident.id, typed, error: problem } }, 400);
-      const inc = updateIncident(d.db, incident.id, { status: typed.status, message: typed.message || null });
+      if (problem) return await statusPage(d, viewer, { update: { id: incident.id, typed, error: problem } }, 400);
+      const inc = await updateIncident(d.db, incident.id, { status: typed.status, message: typed.message || null });
       if (!inc) throw PageError.notFound();
       d.logger.info("dashboard incident updated", { incident_id: inc.id, status: inc.status, by: viewer.user.username });
       return doneWith(d, viewer, STATUS_PAGE, `Updated incident "${inc.title}": ${inc.status}.`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
-    .post(`${STATUS_PAGE}/incidents/:incident/resolve`, formPost(d, ({ params, viewer, form }) => {
+    .post(`${STATUS_PAGE}/incidents/:incident/resolve`, formPost(d, async ({ params, viewer, form }) => {
       requireOperator(viewer);
-      const incident = openIncidentOf(d, params.incident);
+      const incident = await openIncidentOf(d, params.incident);
       const message = messageField(form);
       const problem = messageProblem(message);
-      if (problem) return statusPage(d, viewer, { resolve: { id: incident.id, message, error: problem } }, 400);
+      if (problem) return await statusPage(d, viewer, { resolve: { id: incident.id, message, error: problem } }, 400);
       // An empty closing message keeps the incident's last one, as `kiln status incident resolve` without --message does.
-      const inc = resolveIncident(d.db, incident.id, message || undefined);
+      const inc = await resolveIncident(d.db, incident.id, message || undefined);
       if (!inc) throw PageError.notFound();
       d.logger.info("dashboard incident resolved", { incident_id: inc.id, by: viewer.user.username });
       return doneWith(d, viewer, STATUS_PAGE, `Resolved incident "${inc.title}".`);

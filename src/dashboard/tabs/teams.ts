@@ -18,9 +18,9 @@ export function teamsTab(d: DashboardDeps) {
     .use(edgePolicies)
     .get("/dashboard/teams", page(d, async ({ viewer }) => {
       if (!viewer.operator) throw PageError.notFound();
-      const rows = await Promise.all(listTeams(d.db).map(async (t) => {
-        const limits = d.gate.limitsOf(t);
-        const account = findAccount(d.db, t.id);
+      const rows = await Promise.all((await listTeams(d.db)).map(async (t) => {
+        const limits = await d.gate.limitsOf(t);
+        const account = await findAccount(d.db, t.id);
         return html`<tr>
   <td class="name"><a href="/dashboard/teams/${t.id}/keys">${t.name}</a></td>
   <td>${limits.tier ?? "none"}</td>
@@ -28,7 +28,7 @@ export function teamsTab(d: DashboardDeps) {
   <td>${fmtLimit(limits.tpm)}</td>
   <td>${!t.billingEnabled ? "off" : account?.lapsedAt ? html`<span class="badge bad">lapsed</span>` : "on"}</td>
   <td class="num">${account ? fmtMoney(account.balanceMicros) : "–"}</td>
-  <td class="num">${activeTeamKeys(d.db, t.id).length}</td>
+  <td class="num">${(await activeTeamKeys(d.db, t.id)).length}</td>
   <td class="actions"><a class="btn btn-small" href="/dashboard/teams/${t.id}/usage">Usage</a> <a class="btn btn-small" href="/dashboard/teams/${t.id}/billing">Billing</a></td>
 </tr>`;
       }));

@@ -120,24 +120,24 @@ function usageBody(team: Team, range: DayRange, rows: readonly DailyUsage[]): Ht
 </section>`;
 }
 
-function usagePage(d: DashboardDeps, v: Viewer, team: Team, request: Request): Response {
+async function usagePage(d: DashboardDeps, v: Viewer, team: Team, request: Request): Promise<Response> {
   const asked = rangeOf(request);
   const frame = { title: "Usage", viewer: v, team, tab: "usage" as const };
   if (!asked.ok) {
     const body = html`<h1>Usage</h1>${rangeForm(team, asked, asked.error)}`;
     return htmlResponse(layout({ ...frame, body }), 400);
   }
-  const rows = usageByDay(d.db, { teamId: team.id, since: asked.range.from, until: asked.range.to });
+  const rows = await usageByDay(d.db, { teamId: team.id, since: asked.range.from, until: asked.range.to });
   const body = html`<h1>Usage</h1>
 ${rangeForm(team, asked.range)}
 ${usageBody(team, asked.range, rows)}`;
   return htmlResponse(layout({ ...frame, body, charts: rows.length > 0 }));
 }
 
-function usageDownload(d: DashboardDeps, team: Team, request: Request): Response {
+async function usageDownload(d: DashboardDeps, team: Team, request: Request): Promise<Response> {
   const asked = rangeOf(request);
   if (!asked.ok) throw PageError.badForm(asked.error);
-  const rows = usageByDay(d.db, { teamId: team.id, since: asked.range.from, until: asked.range.to });
+  const rows = await usageByDay(d.db, { teamId: team.id, since: asked.range.from, until: asked.range.to });
   return textResponse(usageCsv(rows), "text/csv; charset=utf-8", {
     "content-disposition": `attachment; filename="${csvFilename(team.name, team.id, asked.range)}"`,
   });
@@ -147,6 +147,6 @@ export function usageTab(d: DashboardDeps) {
   const base = "/dashboard/teams/:team/usage";
   return new Elysia({ name: "dashboard-usage" })
     .use(edgePolicies)
-    .get(base, page(d, ({ request, params, viewer }) => usagePage(d, viewer, teamScope(d, request, viewer, params.team), request)), { edge: POLICY.page, ...HIDDEN })
-    .get(`${base}.csv`, page(d, ({ request, params, viewer }) => usageDownload(d, teamScope(d, request, viewer, params.team), request), { download: true }), { edge: POLICY.page, ...HIDDEN });
+    .get(base, page(d, async ({ request, params, viewer }) => await usagePage(d, viewer, await teamScope(d, request, viewer, params.team), request)), { edge: POLICY.page, ...HIDDEN })
+    .get(`${base}.csv`, page(d, async ({ request, params, viewer }) => await usageDownload(d, await teamScope(d, request, viewer, params.team), request), { download: true }), { edge: POLICY.page, ...HIDDEN });
 }

@@ -2,27 +2,27 @@
 // four forms and what they change, form errors beside their form, and who may see or post what (404, 403, CSRF).
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { chargeUsage, credit, findAccount, ledgerOf, setBillingEnabled } from "../../../src/db/billing-repo.ts";
+import { credit, findAccount, ledgerOf, setBillingEnabled } from "../../../src/db/billing-repo.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { ledger } from "../../../src/db/schema.ts";
 import { createTeam, findTeam } from "../../../src/db/teams-repo.ts";
 import { upsertTier } from "../../../src/db/tiers-repo.ts";
-import { recordUsage } from "../../../src/db/usage-repo.ts";
+import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
 
-const k = testKiln({ env: { KILN_TIERS: "free:20:-,pro:600:2000000" } });
+const k = await testKiln({ env: { KILN_TIERS: "free:20:-,pro:600:2000000" } });
 const db = k.deps.db;
-upsertTier(db, { name: "enterprise", rpm: null, tpm: null });
+await upsertTier(db, { name: "enterprise", rpm: null, tpm: null });
 await addUser(db, "op", "operator", null);
 
 let made = 0;
 /** A fresh team with one key and one member account, so each test starts from its own state. */
 async function team() {
-  const t = createTeam(db, `team-${++made}`);
+  const t = await createTeam(db, `team-${++made}`);
   const member = `member-${made}`;
   await addUser(db, member, "member", t.id);
-  return { ...t, key: createKey(db, t.id, "k").key, member, path: `/dashboard/teams/${t.id}/billing` };
+  return { ...t, key: (await createKey(db, t.id, "k")).key, member, path: `/dashboard/teams/${t.id}/billing` };
 }
 
 async function signedIn(username: string): Promise<DashboardClient> {
@@ -36,7 +36,7 @@ const ledgerIds = (text: string) => [...text.matchAll(/data-ledger-id="(\d+)"/g)
 const ledgerCount = (teamId: number) => db.select().from(ledger).where(eq(ledger.teamId, teamId)).all().length;
 const attr = (text: string, id: string, name: string) => new RegExp(`id="${id}"[^>]* ${name}="([^"]*)"`).exec(text)?.[1];
 /** The parts of a team that the tab's forms change. */
-const stateOf = (teamId: number) => ({ team: findTeam(db, teamId), account: findAccount(db, teamId) ?? null, ledger: ledgerCount(teamId) });
+const stateOf = async (teamId: number) => ({ team: await findTeam(db, teamId), account: (await findAccount(db, teamId)) ?? null, ledger: ledgerCount(teamId) });
 
 describe("the Limits & billing page", () => {
   test("shows tier, live RPM use against the gate, unlimited TPM, the balance and the ledger, under the CSP", async () => {
@@ -45,7 +45,7 @@ describe("the Limits & billing page", () => {
     await op.get(t.path);
     expect((await op.post(`${t.path}/tier`, { tier: "free" })).status).toBe(303);
     for (let i = 0; i < 2; i++) expect((await k.req("/v1/models", { key: t.key })).status).toBe(200);
-    credit(db, t.id, 7_250_000, "first deposit");
+    await credit(db, t.id, 7_250_000, "first deposit");
     const page = await op.get(t.path);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
@@ -56,7 +56,7 @@ describe("the Limits & billing page", () => {
     expect(Number(attr(page.text, "rpm-use", "data-used"))).toBeLessThanOrEqual(2);
     expect(page.text).toMatch(/<meter min="0" max="20" value="[12]"/);
     expect(attr(page.text, "tpm-use", "data-unlimited")).toBe("true");
-    const { snapshot } = await k.deps.gate.standing(findTeam(db, t.id)!);
+    const { snapshot } = await k.deps.gate.standing((await findTeam(db, t.id))!);
     expect(snapshot.requests?.limit).toBe(20);
     expect(snapshot.tokens).toBeUndefined();
     expect(balanceOf(page.text)).toBe("7.25");
@@ -77,15 +77,13 @@ describe("the Limits & billing page", () => {
     expect(empty.text).not.toContain('id="ledger-table"');
     expect(balanceOf(empty.text)).toBe("–");
     expect(empty.text).toContain('id="no-account"');
-    setBillingEnabled(db, t.id, true);
-    credit(db, t.id, 1_000_000, null);
-    db.transaction((tx) => {
-      recordUsage(tx, { requestId: "req_billing_tab_1", teamId: t.id, keyId: createKey(db, t.id, "c").id, model: "m", endpoint: "chat", status: "completed", inputTokens: 10, outputTokens: 5, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 1234 });
-      chargeUsage(tx, t.id, "req_billing_tab_1", 1234);
-    });
+    await setBillingEnabled(db, t.id, true);
+    await credit(db, t.id, 1_000_000, null);
+    const c = await createKey(db, t.id, "c");
+    await recordSettlement(db, { requestId: "req_billing_tab_1", teamId: t.id, keyId: c.id, model: "m", endpoint: "chat", status: "completed", inputTokens: 10, outputTokens: 5, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 1234 });
     const page = await op.get(t.path);
     expect(balanceOf(page.text)).toBe("0.998766");
-    const [charge, credited] = ledgerOf(db, t.id, 2);
+    const [charge, credited] = await ledgerOf(db, t.id, 2);
     expect(ledgerIds(page.text)).toEqual([charge!.id, credited!.id]);
     expect(page.text).toContain("<code>req_billing_tab_1</code>");
     expect(page.text).toContain("-0.001234");
@@ -94,8 +92,8 @@ describe("the Limits & billing page", () => {
 
   test("the ledger pages by 50, newest first, with an Older link and back", async () => {
     const t = await team();
-    for (let i = 1; i <= 60; i++) credit(db, t.id, i * 1_000_000, `credit ${i}`);
-    const all = ledgerOf(db, t.id, 100).map((r) => r.id);
+    for (let i = 1; i <= 60; i++) await credit(db, t.id, i * 1_000_000, `credit ${i}`);
+    const all = (await ledgerOf(db, t.id, 100)).map((r) => r.id);
     const op = await signedIn("op");
     const first = await op.get(t.path);
     expect(ledgerIds(first.text)).toEqual(all.slice(0, 50));
@@ -114,14 +112,14 @@ describe("the Limits & billing page", () => {
 describe("operator forms", () => {
   test("credit 12.50: the balance on the page and in the account grow by exactly 12.50, with a ledger row", async () => {
     const t = await team();
-    credit(db, t.id, 3_000_000, null);
+    await credit(db, t.id, 3_000_000, null);
     const op = await signedIn("op");
     await op.get(t.path);
     const res = await op.post(`${t.path}/credit`, { amount: "12.50", note: "invoice <7>" });
     expect(res.status).toBe(303);
     expect(res.location).toBe(t.path);
-    expect(findAccount(db, t.id)!.balanceMicros).toBe(15_500_000);
-    const [row] = ledgerOf(db, t.id, 1);
+    expect((await findAccount(db, t.id))!.balanceMicros).toBe(15_500_000);
+    const [row] = await ledgerOf(db, t.id, 1);
     expect(row).toMatchObject({ kind: "credit", amountMicros: 12_500_000, balanceAfterMicros: 15_500_000, note: "invoice <7>", requestId: null });
     const page = await op.get(t.path);
     expect(balanceOf(page.text)).toBe("15.50");
@@ -147,7 +145,7 @@ describe("operator forms", () => {
     expect(long.status).toBe(400);
     expect(long.text).toContain("A note has at most 200 characters");
     expect(ledgerCount(t.id)).toBe(0);
-    expect(findAccount(db, t.id)).toBeUndefined();
+    expect(await findAccount(db, t.id)).toBeUndefined();
   });
 
   test("credits stop at the largest balance: the one past it is refused beside the form, writes nothing, and the pages still render", async () => {
@@ -160,7 +158,7 @@ describe("operator forms", () => {
     expect(refused.status).toBe(400);
     expect(refused.text).toContain("No credit added: this credit (2.00) would take the balance past 1000000000.00; it may grow by at most 1.00 more.");
     expect(ledgerCount(t.id)).toBe(1);
-    expect(findAccount(db, t.id)!.balanceMicros).toBe(999_999_999_000_000);
+    expect((await findAccount(db, t.id))!.balanceMicros).toBe(999_999_999_000_000);
     await op.get(t.path);
     expect((await op.post(`${t.path}/credit`, { amount: "1" })).status).toBe(303);
     expect(balanceOf((await op.get(t.path)).text)).toBe("1000000000.00");
@@ -173,7 +171,7 @@ describe("operator forms", () => {
     const page = await op.get(t.path);
     for (const name of ["none", "free", "pro", "enterprise"]) expect(page.text).toContain(`<option value="${name}"`);
     expect((await op.post(`${t.path}/tier`, { tier: "pro" })).status).toBe(303);
-    expect(findTeam(db, t.id)!.tier).toBe("pro");
+    expect((await findTeam(db, t.id))!.tier).toBe("pro");
     const pro = await op.get(t.path);
     expect(pro.text).toMatch(/id="tier">pro</);
     expect(attr(pro.text, "rpm-use", "data-limit")).toBe("600");
@@ -183,11 +181,11 @@ describe("operator forms", () => {
     const bad = await op.post(`${t.path}/tier`, { tier: "gold" });
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('<p class="form-error" id="tier-error" role="alert">There is no tier &quot;gold&quot;.');
-    expect(findTeam(db, t.id)!.tier).toBe("pro");
+    expect((await findTeam(db, t.id))!.tier).toBe("pro");
     expect((await op.post(`${t.path}/tier`, { tier: "enterprise" })).status).toBe(303);
-    expect(findTeam(db, t.id)!.tier).toBe("enterprise");
+    expect((await findTeam(db, t.id))!.tier).toBe("enterprise");
     expect((await op.post(`${t.path}/tier`, { tier: "none" })).status).toBe(303);
-    expect(findTeam(db, t.id)!.tier).toBeNull();
+    expect((await findTeam(db, t.id))!.tier).toBeNull();
     expect((await op.get(t.path)).text).toMatch(/id="tier">none</);
   });
 
@@ -199,18 +197,18 @@ describe("operator forms", () => {
     expect(noAccount.status).toBe(400);
     expect(noAccount.text).toContain('id="lapse-error" role="alert">Team &quot;');
     expect(noAccount.text).toContain("has no billing account to lapse");
-    expect(findAccount(db, t.id)).toBeUndefined();
+    expect(await findAccount(db, t.id)).toBeUndefined();
 
     expect((await op.post(`${t.path}/enabled`, { billing: "on" })).status).toBe(303);
-    expect(findTeam(db, t.id)!.billingEnabled).toBe(true);
-    expect(findAccount(db, t.id)).toMatchObject({ balanceMicros: 0, lapsedAt: null });
+    expect((await findTeam(db, t.id))!.billingEnabled).toBe(true);
+    expect(await findAccount(db, t.id)).toMatchObject({ balanceMicros: 0, lapsedAt: null });
     expect((await k.req("/v1/models", { key: t.key })).status).toBe(200);
 
     const on = await op.get(t.path);
     expect(on.text).toContain("Billing is now on for team");
     expect(on.text).toMatch(/id="billing-state" data-state="empty"/);
     expect((await op.post(`${t.path}/lapse`, { lapse: "lapse" })).status).toBe(303);
-    expect(findAccount(db, t.id)!.lapsedAt).not.toBeNull();
+    expect((await findAccount(db, t.id))!.lapsedAt).not.toBeNull();
     const refused = await k.req("/v1/models", { key: t.key });
     expect(refused.status).toBe(402);
     expect(((await refused.json()) as any).error.message).toContain("lapsed");
@@ -219,23 +217,23 @@ describe("operator forms", () => {
     expect(lapsed.text).toContain('name="lapse" value="reinstate"');
 
     expect((await op.post(`${t.path}/lapse`, { lapse: "reinstate" })).status).toBe(303);
-    expect(findAccount(db, t.id)!.lapsedAt).toBeNull();
+    expect((await findAccount(db, t.id))!.lapsedAt).toBeNull();
     expect((await k.req("/v1/models", { key: t.key })).status).toBe(200);
 
     await op.get(t.path);
     expect((await op.post(`${t.path}/enabled`, { billing: "off" })).status).toBe(303);
-    expect(findTeam(db, t.id)!.billingEnabled).toBe(false);
+    expect((await findTeam(db, t.id))!.billingEnabled).toBe(false);
     expect((await op.get(t.path)).text).toContain("Billing is now off for team");
     expect((await op.post(`${t.path}/enabled`, { billing: "maybe" })).status).toBe(400);
-    expect(findTeam(db, t.id)!.billingEnabled).toBe(false);
+    expect((await findTeam(db, t.id))!.billingEnabled).toBe(false);
   });
 });
 
 describe("who may see and change what", () => {
   test("a member sees the balance and ledger but no forms; each of their posts is a 403 and nothing changes", async () => {
     const t = await team();
-    setBillingEnabled(db, t.id, true);
-    credit(db, t.id, 5_000_000, "paid");
+    await setBillingEnabled(db, t.id, true);
+    await credit(db, t.id, 5_000_000, "paid");
     const m = await signedIn(t.member);
     const page = await m.get(t.path);
     expect(page.status).toBe(200);
@@ -244,7 +242,7 @@ describe("who may see and change what", () => {
     expect(page.text).toContain("paid");
     for (const id of ["tier-form", "credit-form", "billing-form", "lapse-form", "tier-select"]) expect(page.text).not.toContain(`id="${id}"`);
     expect(page.text).not.toContain('action="/dashboard/teams/');
-    const before = stateOf(t.id);
+    const before = await stateOf(t.id);
     for (const [path, fields] of [["tier", { tier: "pro" }], ["credit", { amount: "100" }], ["enabled", { billing: "off" }], ["lapse", { lapse: "lapse" }]] as const) {
       // Each post carries the token of the member's own page, so the refusal is the operator check's.
       await m.get(t.path);
@@ -252,7 +250,7 @@ describe("who may see and change what", () => {
       expect([path, res.status]).toEqual([path, 403]);
       expect(res.text).toContain("Only an operator can do that.");
     }
-    expect(stateOf(t.id)).toEqual(before);
+    expect(await stateOf(t.id)).toEqual(before);
   });
 
   test("a member of another team gets 404 for this team's page and posts", async () => {
@@ -260,20 +258,20 @@ describe("who may see and change what", () => {
     const b = await team();
     const other = await signedIn(b.member);
     expect((await other.get(a.path)).status).toBe(404);
-    const before = stateOf(a.id);
+    const before = await stateOf(a.id);
     for (const [path, fields] of [["tier", { tier: "pro" }], ["credit", { amount: "100" }], ["enabled", { billing: "on" }], ["lapse", { lapse: "lapse" }]] as const) {
       // Each post carries a real token from their own team's page, so only the team check can refuse.
       expect((await other.get(b.path)).status).toBe(200);
       expect([path, (await other.post(`${a.path}/${path}`, fields)).status]).toEqual([path, 404]);
     }
-    expect(stateOf(a.id)).toEqual(before);
+    expect(await stateOf(a.id)).toEqual(before);
   });
 
   test("an operator's post without the CSRF token, or from another site, is a 403 and nothing changes", async () => {
     const t = await team();
     const op = await signedIn("op");
     await op.get(t.path);
-    const before = stateOf(t.id);
+    const before = await stateOf(t.id);
     expect((await op.post(`${t.path}/credit`, { amount: "12.50", _csrf: "" })).status).toBe(403);
     expect((await op.post(`${t.path}/credit`, { amount: "12.50", _csrf: "wrong" })).status).toBe(403);
     expect((await op.post(`${t.path}/tier`, { tier: "pro", _csrf: "" })).status).toBe(403);
@@ -283,7 +281,7 @@ describe("who may see and change what", () => {
     const cross = await op.post(`${t.path}/credit`, { amount: "12.50" }, { "sec-fetch-site": "cross-site" });
     expect(cross.status).toBe(403);
     expect(cross.text).toContain("Form expired");
-    expect(stateOf(t.id)).toEqual(before);
+    expect(await stateOf(t.id)).toEqual(before);
   });
 
   test("signed out: the page sends to sign-in and a post changes nothing", async () => {
@@ -292,8 +290,8 @@ describe("who may see and change what", () => {
     const res = await anon.get(t.path);
     expect(res.status).toBe(303);
     expect(res.location).toBe(`/dashboard/login?next=${encodeURIComponent(t.path)}`);
-    const before = stateOf(t.id);
+    const before = await stateOf(t.id);
     expect((await anon.post(`${t.path}/credit`, { amount: "1" })).status).toBe(303);
-    expect(stateOf(t.id)).toEqual(before);
+    expect(await stateOf(t.id)).toEqual(before);
   });
 });

@@ -8,9 +8,9 @@ import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
 
 async function setUp() {
-  const k = testKiln();
-  const other = createTeam(k.deps.db, "other-team");
-  const otherKey = createKey(k.deps.db, other.id, "theirs");
+  const k = await testKiln();
+  const other = await createTeam(k.deps.db, "other-team");
+  const otherKey = await createKey(k.deps.db, other.id, "theirs");
   const member = await addUser(k.deps.db, "alice", "member", k.teamId);
   const outsider = await addUser(k.deps.db, "mallory", "member", other.id);
   const operator = await addUser(k.deps.db, "root", "operator", null);
@@ -41,7 +41,7 @@ describe("the API keys tab", () => {
     expect(reload.text).toContain(`…${key.slice(-4)}`);
     expect(reload.text).toContain(">ci</td>");
     // Nothing but its hash is stored: the full text appears nowhere in the database file's tables.
-    const row = listKeys(k.deps.db).find((r) => r.name === "ci")!;
+    const row = (await listKeys(k.deps.db)).find((r) => r.name === "ci")!;
     expect(row.hint).toBe(key.slice(-4));
     expect(JSON.stringify(k.deps.db.$client.query("SELECT * FROM api_keys").all())).not.toContain(key.split("|")[2]!);
   });
@@ -54,7 +54,7 @@ describe("the API keys tab", () => {
     expect(posts.map((p) => p.status)).toEqual([303, 303]);
     const page = await c.get(`/dashboard/teams/${k.teamId}/keys`);
     const shown = [...page.text.matchAll(/<code id="new-key(?:-\d+)?"[^>]*>(LLM\|(\d+)\|[A-Za-z0-9]{40})<\/code>/g)].map((m) => Number(m[2]));
-    const active = listKeys(k.deps.db).filter((r) => r.name === "ci" && r.revokedAt === null).map((r) => r.id);
+    const active = (await listKeys(k.deps.db)).filter((r) => r.name === "ci" && r.revokedAt === null).map((r) => r.id);
     expect(shown.sort()).toEqual(active.sort());
     expect(active).toHaveLength(2);
   });
@@ -78,12 +78,12 @@ describe("the API keys tab", () => {
   test("a bad name is shown on the form and creates nothing", async () => {
     const { k, as, member } = await setUp();
     const c = await as("alice", member);
-    const before = listKeys(k.deps.db).length;
+    const before = (await listKeys(k.deps.db)).length;
     const bad = await c.post(`/dashboard/teams/${k.teamId}/keys`, { name: "x".repeat(101) });
     expect(bad.status).toBe(400);
     expect(bad.text).toContain(`class="form-error"`);
     expect(bad.text).toContain("at most 100 characters");
-    expect(listKeys(k.deps.db).length).toBe(before);
+    expect((await listKeys(k.deps.db)).length).toBe(before);
   });
 
   test("deleting asks first, then revokes that key alone: it gets 401, the team's other key still 200", async () => {
@@ -95,7 +95,7 @@ describe("the API keys tab", () => {
     const confirm = await c.get(`/dashboard/teams/${k.teamId}/keys/${id}/delete`);
     expect(confirm.status).toBe(200);
     expect(confirm.text).toContain(`Delete key "ci"?`);
-    expect(findActiveKey(k.deps.db, id)).toBeDefined();
+    expect(await findActiveKey(k.deps.db, id)).toBeDefined();
     const done = await c.post(`/dashboard/teams/${k.teamId}/keys/${id}/delete`, {});
     expect(done.status).toBe(303);
     const after = await c.get(done.location!);
@@ -118,7 +118,7 @@ describe("the API keys tab", () => {
     expect((await c.post(`/dashboard/teams/${other.id}/keys/${k.keyId}/delete`, {})).status).toBe(404);
     await c.get(`/dashboard/teams/${other.id}/keys`);
     expect((await c.post(`/dashboard/teams/${k.teamId}/keys/${k.keyId}/delete`, {})).status).toBe(404);
-    expect(findActiveKey(k.deps.db, k.keyId)).toBeDefined();
+    expect(await findActiveKey(k.deps.db, k.keyId)).toBeDefined();
     expect((await c.get(`/dashboard/teams/${other.id}/keys`)).text).toContain(`…${otherKey.key.slice(-4)}`);
   });
 
@@ -131,7 +131,7 @@ describe("the API keys tab", () => {
     expect(noToken.text).toContain("Form expired");
     const crossSite = await c.post(`/dashboard/teams/${k.teamId}/keys/${k.keyId}/delete`, {}, { origin: "http://evil.example", host: "kiln.test" });
     expect(crossSite.status).toBe(403);
-    expect(findActiveKey(k.deps.db, k.keyId)).toBeDefined();
+    expect(await findActiveKey(k.deps.db, k.keyId)).toBeDefined();
   });
 
   test("restrictions are shown to members and edited by operators only", async () => {
@@ -143,12 +143,12 @@ describe("the API keys tab", () => {
     expect(view.text).not.toContain("Save restrictions");
     const refused = await m.post(`/dashboard/teams/${k.teamId}/keys/${k.keyId}/restrictions`, { models_mode: "all", endpoints_mode: "some", endpoints: "chat" });
     expect(refused.status).toBe(403);
-    expect(findActiveKey(k.deps.db, k.keyId)!.allowedEndpoints).toBeNull();
+    expect((await findActiveKey(k.deps.db, k.keyId))!.allowedEndpoints).toBeNull();
     const o = await as("root", operator);
     await o.get(`/dashboard/teams/${k.teamId}/keys/${k.keyId}`);
     const saved = await o.post(`/dashboard/teams/${k.teamId}/keys/${k.keyId}/restrictions`, { models_mode: "all", endpoints_mode: "some", endpoints: "chat" });
     expect(saved.status).toBe(303);
-    expect(findActiveKey(k.deps.db, k.keyId)!.allowedEndpoints).toBe(`["chat"]`);
+    expect((await findActiveKey(k.deps.db, k.keyId))!.allowedEndpoints).toBe(`["chat"]`);
     expect((await k.req("/v1/files")).status).toBe(403);
     const page = await o.get(saved.location!);
     expect(page.text).toContain("endpoints: chat.");

@@ -18,7 +18,7 @@ function rowOf(page: string, tableId: string, model: string): string {
 /** The text of each `<td>` of a row, tags removed. */
 const cells = (row: string) => [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim());
 
-describe("dashboard Models tab", () => {
+describe("dashboard Models tab", async () => {
   const dir = tempDir();
   writeFakeModel(dir, "a", fakeManifest("alpha-model-v1", { display_name: "Alpha One", pricing: { input_per_million: 0.15, cached_input_per_million: 0.075, output_per_million: 0.6, per_image: null } }));
   writeFakeModel(dir, "b", fakeManifest("beta-model-v2", { context_length: 8192, pricing: { input_per_million: 2.5, output_per_million: 10, per_image: 0.04 } }));
@@ -29,7 +29,7 @@ describe("dashboard Models tab", () => {
     capabilities: { ...beta!.capabilities, vision: true, tools: false },
     media: { layout: "llava", image: { token: "<image>", tokenId: 32000, size: 336, patchSize: 14, tokens: 576 }, audio: null },
   };
-  const k = testKiln({ registry: new ModelRegistry([alpha!, beta!, vision]) });
+  const k = await testKiln({ registry: new ModelRegistry([alpha!, beta!, vision]) });
   const handle = (r: Request) => k.handle(r);
   const operator = new DashboardClient(handle);
   const member = new DashboardClient(handle);
@@ -116,7 +116,7 @@ describe("dashboard Models tab", () => {
     // Memory is the operator's concern; the member's workers table has no such column.
     expect(page.text).not.toContain('<th class="num">Memory</th>');
 
-    updateTeam(k.deps.db, k.teamId, { allowedModels: ["alpha-model-v1"] });
+    await updateTeam(k.deps.db, k.teamId, { allowedModels: ["alpha-model-v1"] });
     try {
       page = await member.get("/dashboard/models");
       expect(cells(rowOf(page.text, "models-table", "alpha-model-v1")).at(-1)).toBe("available");
@@ -127,12 +127,12 @@ describe("dashboard Models tab", () => {
       const listed: any[] = ((await (await k.req("/v1/models")).json()) as any).data;
       expect(listed.map((m) => m.id)).toEqual(["alpha-model-v1"]);
     } finally {
-      updateTeam(k.deps.db, k.teamId, { allowedModels: null });
+      await updateTeam(k.deps.db, k.teamId, { allowedModels: null });
     }
   });
 
   test("no models: an empty state, not an empty table", async () => {
-    const bare = testKiln({ registry: new ModelRegistry([]) });
+    const bare = await testKiln({ registry: new ModelRegistry([]) });
     const client = new DashboardClient((r) => bare.handle(r));
     await client.signIn("olive", await addUser(bare.deps.db, "olive", "operator", null));
     const page = await client.get("/dashboard/models");

@@ -28,10 +28,10 @@ interface RowSpec {
 }
 
 /** A stored response row as a create leaves it (no live job behind it). */
-function addRow(db: Db, r: RowSpec): void {
+async function addRow(db: Db, r: RowSpec): Promise<void> {
   const createdAt = r.createdAt ?? NOW - 60;
   const response = { id: r.id, object: "response", created_at: createdAt, status: r.status, completed_at: null, error: null, incomplete_details: null, model: "kiln-test", output: [], usage: null, ...r.response };
-  insertResponse(
+  await insertResponse(
     db,
     {
       id: r.id, teamId: r.teamId, keyId: r.keyId, model: "kiln-test", status: r.status, background: r.background ?? false,
@@ -77,17 +77,17 @@ async function client(username: string, role: "operator" | "member", teamId: num
 }
 
 beforeAll(async () => {
-  k = testKiln();
+  k = await testKiln();
   db = k.deps.db;
   teamA = k.teamId;
-  teamB = createTeam(db, "team-b").id;
-  keyB = createKey(db, teamB, "b key");
+  teamB = (await createTeam(db, "team-b")).id;
+  keyB = await createKey(db, teamB, "b key");
   // Team A: 62 responses, 1 a second, cycling through the statuses; every third one background. One expired.
   for (let i = 0; i < 62; i++) {
-    addRow(db, { id: `resp_a${String(i).padStart(3, "0")}`, teamId: teamA, keyId: k.keyId, status: STATUSES[i % 6]!, background: i % 3 === 0, createdAt: NOW - 1000 + i });
+    await addRow(db, { id: `resp_a${String(i).padStart(3, "0")}`, teamId: teamA, keyId: k.keyId, status: STATUSES[i % 6]!, background: i % 3 === 0, createdAt: NOW - 1000 + i });
   }
-  addRow(db, { id: "resp_a_expired", teamId: teamA, keyId: k.keyId, status: "completed", createdAt: NOW, expiresAt: NOW - 1 });
-  for (let i = 0; i < 3; i++) addRow(db, { id: `resp_b${i}`, teamId: teamB, keyId: keyB.id, status: "completed", background: true, createdAt: NOW - 10 + i });
+  await addRow(db, { id: "resp_a_expired", teamId: teamA, keyId: k.keyId, status: "completed", createdAt: NOW, expiresAt: NOW - 1 });
+  for (let i = 0; i < 3; i++) await addRow(db, { id: `resp_b${i}`, teamId: teamB, keyId: keyB.id, status: "completed", background: true, createdAt: NOW - 10 + i });
   member = await client("alice", "member", teamA);
   stranger = await client("bob", "member", teamB);
   operator = await client("olga", "operator", null);
@@ -153,7 +153,7 @@ describe("the list", () => {
   });
 
   test("a team without responses gets the empty state", async () => {
-    const t = createTeam(db, "quiet").id;
+    const t = (await createTeam(db, "quiet")).id;
     const res = await operator.get(`/dashboard/teams/${t}/responses`);
     expect(res.status).toBe(200);
     expect(res.text).toContain('<p class="empty" id="responses-empty">');
@@ -163,7 +163,7 @@ describe("the list", () => {
   });
 
   test("a member of another team gets 404 for the list, a response and its cancel; nothing changes", async () => {
-    addRow(db, { id: "resp_a_guarded", teamId: teamA, keyId: k.keyId, status: "queued", background: true });
+    await addRow(db, { id: "resp_a_guarded", teamId: teamA, keyId: k.keyId, status: "queued", background: true });
     expect((await stranger.get(`/dashboard/teams/${teamA}/responses`)).status).toBe(404);
     expect((await stranger.get(`/dashboard/teams/${teamA}/responses/resp_a_guarded`)).status).toBe(404);
     // Their own team's URL with team A's id: the id is not theirs.
@@ -173,13 +173,13 @@ describe("the list", () => {
       await stranger.get(`/dashboard/teams/${teamB}/responses`);
       expect((await stranger.post(`/dashboard/teams/${team}/responses/resp_a_guarded/cancel`, {})).status).toBe(404);
     }
-    expect(findResponse(db, "resp_a_guarded", teamA)?.status).toBe("queued");
+    expect((await findResponse(db, "resp_a_guarded", teamA))?.status).toBe("queued");
   });
 });
 
 describe("one response", () => {
   test("facts, usage, the output text escaped and the error of a failed one", async () => {
-    addRow(db, {
+    await addRow(db, {
       id: "resp_a_done", teamId: teamA, keyId: k.keyId, status: "completed",
       response: {
         completed_at: NOW - 30,
@@ -200,7 +200,7 @@ describe("one response", () => {
     expect(res.text).not.toContain('id="response-error"');
     expectNoInlineCode(res.text);
 
-    addRow(db, { id: "resp_a_broke", teamId: teamA, keyId: k.keyId, status: "failed", background: true, response: { error: { code: "server_error", message: "The worker <died>" } } });
+    await addRow(db, { id: "resp_a_broke", teamId: teamA, keyId: k.keyId, status: "failed", background: true, response: { error: { code: "server_error", message: "The worker <died>" } } });
     const failed = await member.get(`/dashboard/teams/${teamA}/responses/resp_a_broke`);
     expect(failed.text).toMatch(/<section class="card danger-zone" id="response-error">[\s\S]*<code>server_error<\/code> The worker &lt;died&gt;/);
     expect(failed.text).toContain('id="usage-none"');
@@ -208,7 +208,7 @@ describe("one response", () => {
 
   test("a long output is cut at the limit and the page says how much there is", async () => {
     const text = "x".repeat(MAX_SHOWN_CHARS + 500);
-    addRow(db, { id: "resp_a_long", teamId: teamA, keyId: k.keyId, status: "completed", response: { output: [{ type: "message", content: [{ type: "output_text", text }] }] } });
+    await addRow(db, { id: "resp_a_long", teamId: teamA, keyId: k.keyId, status: "completed", response: { output: [{ type: "message", content: [{ type: "output_text", text }] }] } });
     const res = await member.get(`/dashboard/teams/${teamA}/responses/resp_a_long`);
     expect(/id="output-text">(x*)<\/pre>/.exec(res.text)?.[1]?.length).toBe(MAX_SHOWN_CHARS);
     expect(res.text).toContain(`Showing the first 20,000 of 20,500 characters`);
@@ -222,7 +222,7 @@ describe("one response", () => {
 
 describe("cancel", () => {
   test("a queued background response: the form is on its page, and cancelling ends it cancelled on the page and through the API", async () => {
-    addRow(db, { id: "resp_a_wait", teamId: teamA, keyId: k.keyId, status: "queued", background: true });
+    await addRow(db, { id: "resp_a_wait", teamId: teamA, keyId: k.keyId, status: "queued", background: true });
     const page = await member.get(`/dashboard/teams/${teamA}/responses/resp_a_wait`);
     expect(page.text).toContain(`<form method="post" action="/dashboard/teams/${teamA}/responses/resp_a_wait/cancel" class="row-form" id="cancel-form"`);
     expectNoInlineCode(page.text);
@@ -239,40 +239,40 @@ describe("cancel", () => {
   });
 
   test("an operator may cancel a team's background response too", async () => {
-    addRow(db, { id: "resp_a_op", teamId: teamA, keyId: k.keyId, status: "in_progress", background: true });
+    await addRow(db, { id: "resp_a_op", teamId: teamA, keyId: k.keyId, status: "in_progress", background: true });
     await operator.get(`/dashboard/teams/${teamA}/responses/resp_a_op`);
     expect((await operator.post(`/dashboard/teams/${teamA}/responses/resp_a_op/cancel`, {})).status).toBe(303);
-    expect(findResponse(db, "resp_a_op", teamA)?.status).toBe("cancelled");
+    expect((await findResponse(db, "resp_a_op", teamA))?.status).toBe("cancelled");
   });
 
   test("a completed background response: a clear message next to where the form would be, and nothing changes", async () => {
-    addRow(db, { id: "resp_a_fin", teamId: teamA, keyId: k.keyId, status: "completed", background: true, response: { output: [{ type: "message", content: [{ type: "output_text", text: "done" }] }] } });
-    const before = findResponse(db, "resp_a_fin", teamA)!;
+    await addRow(db, { id: "resp_a_fin", teamId: teamA, keyId: k.keyId, status: "completed", background: true, response: { output: [{ type: "message", content: [{ type: "output_text", text: "done" }] }] } });
+    const before = (await findResponse(db, "resp_a_fin", teamA))!;
     const page = await member.get(`/dashboard/teams/${teamA}/responses/resp_a_fin`);
     expect(page.text).not.toContain('id="cancel-form"');
     const res = await member.post(`/dashboard/teams/${teamA}/responses/resp_a_fin/cancel`, {});
     expect(res.status).toBe(400);
     expect(res.text).toContain('<p class="form-error" id="cancel-error" role="alert">Response resp_a_fin had already ended (completed), so there is nothing to cancel. Nothing was changed.</p>');
     expect(statusOnPage(res.text)).toBe("completed");
-    expect(findResponse(db, "resp_a_fin", teamA)).toEqual(before);
+    expect(await findResponse(db, "resp_a_fin", teamA)).toEqual(before);
   });
 
   test("a response that is not a background one: the API's refusal is shown on the page", async () => {
-    addRow(db, { id: "resp_a_stream", teamId: teamA, keyId: k.keyId, status: "in_progress", background: false });
+    await addRow(db, { id: "resp_a_stream", teamId: teamA, keyId: k.keyId, status: "in_progress", background: false });
     const page = await member.get(`/dashboard/teams/${teamA}/responses/resp_a_stream`);
     expect(page.text).not.toContain('id="cancel-form"');
     const res = await member.post(`/dashboard/teams/${teamA}/responses/resp_a_stream/cancel`, {});
     expect(res.status).toBe(400);
     expect(res.text).toContain("is not a background response; only background responses can be cancelled.");
-    expect(findResponse(db, "resp_a_stream", teamA)?.status).toBe("in_progress");
+    expect((await findResponse(db, "resp_a_stream", teamA))?.status).toBe("in_progress");
   });
 
   test("a post without the CSRF token is refused with 403 and nothing changes", async () => {
-    addRow(db, { id: "resp_a_csrf", teamId: teamA, keyId: k.keyId, status: "queued", background: true });
+    await addRow(db, { id: "resp_a_csrf", teamId: teamA, keyId: k.keyId, status: "queued", background: true });
     await member.get(`/dashboard/teams/${teamA}/responses/resp_a_csrf`);
     const res = await member.post(`/dashboard/teams/${teamA}/responses/resp_a_csrf/cancel`, { _csrf: "" });
     expect(res.status).toBe(403);
-    expect(findResponse(db, "resp_a_csrf", teamA)?.status).toBe("queued");
+    expect((await findResponse(db, "resp_a_csrf", teamA))?.status).toBe("queued");
   });
 });
 
@@ -294,7 +294,7 @@ describe("cancel on a real kiln", () => {
     const waiting = await call("POST", "/v1/responses", { model: server.modelId, input: "Say 1", max_output_tokens: 16, background: true });
     expect((await call("GET", `/v1/responses/${waiting.id}`)).status).toBe("queued");
 
-    const team = findActiveKeyWithTeam(server.deps.db, parseKey(server.key)!.id)!.team;
+    const team = (await findActiveKeyWithTeam(server.deps.db, parseKey(server.key)!.id))!.team;
     const password = await addUser(server.deps.db, "carol", "member", team.id);
     const c = new DashboardClient((r) => fetch(r, { redirect: "manual" }), server.url);
     expect((await c.signIn("carol", password)).status).toBe(303);

@@ -4,15 +4,15 @@ import { countTeams } from "../../../src/db/teams-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
 
-function setUp() {
-  const k = testKiln();
+async function setUp() {
+  const k = await testKiln();
   const client = () => new DashboardClient((r) => k.handle(r));
   return { k, client };
 }
 
 describe("dashboard sign-in", () => {
   test("a page without a session goes to sign-in and comes back after it", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "alice", "member", k.teamId);
     const c = client();
     const first = await c.get(`/dashboard/teams/${k.teamId}/keys?from=2026-01-01`);
@@ -35,7 +35,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("a wrong password is refused on the form, and the sixth wrong one in a minute is refused without checking it", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "bob", "operator", null);
     const c = client();
     for (let i = 0; i < 5; i++) {
@@ -57,7 +57,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("a burst of parallel guesses meets the limit as a sequence would: five checks, and even the right password is refused", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "burst", "member", k.teamId);
     const c = client();
     await c.get("/dashboard/login");
@@ -72,7 +72,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("behind a proxy that rewrites Host: the browser's fetch metadata, or X-Forwarded-Host, vouches for the origin", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "proxied", "member", k.teamId);
     const proxied = { host: "127.0.0.1:8080", origin: "https://kiln.example.com", "x-forwarded-proto": "https" };
     const c = client();
@@ -90,7 +90,7 @@ describe("dashboard sign-in", () => {
 
   test("the address counted is the socket's peer, or, from a trusted proxy, the client its X-Forwarded-For names", async () => {
     for (const [trusted, expected] of [["", "127.0.0.1"], ["127.0.0.1", "198.51.100.7"]] as const) {
-      const k = testKiln({ env: trusted ? { KILN_TRUSTED_PROXIES: trusted } : {} });
+      const k = await testKiln({ env: trusted ? { KILN_TRUSTED_PROXIES: trusted } : {} });
       const socket = { timeout() {}, requestIP: () => ({ address: "127.0.0.1" }) };
       const c = new DashboardClient((r) => k.handle(r, socket));
       await c.get("/dashboard/login");
@@ -103,7 +103,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("signing in again ends the session the browser held: one browser, one live session", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "twice", "member", k.teamId);
     const c = client();
     await c.signIn("twice", pw);
@@ -121,7 +121,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("an API key is never a login, as a password or in an Authorization header", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     await addUser(k.deps.db, "carol", "member", k.teamId);
     const c = client();
     await c.get("/dashboard/login");
@@ -134,7 +134,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("the sign-in form needs its own token: a post from another site, or without it, signs nobody in", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "dave", "member", k.teamId);
     const c = client();
     const noToken = await c.post("/dashboard/login", { username: "dave", password: pw });
@@ -146,7 +146,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("signing out ends the session: the same cookie no longer opens a page", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "erin", "member", k.teamId);
     const c = client();
     await c.signIn("erin", pw);
@@ -163,7 +163,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("a next that no Location header can carry sends the user to the dashboard, never a 500", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "nexty", "member", k.teamId);
     const c = client();
     await c.get("/dashboard/login?next=/dashboard/%E6%97%A5");
@@ -177,7 +177,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("an expired session is refused", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "frank", "member", k.teamId);
     const c = client();
     await c.signIn("frank", pw);
@@ -188,7 +188,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("pages carry a strict CSP, refuse framing and are never cached; nothing is created by looking", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "gina", "operator", null);
     const c = client();
     await c.signIn("gina", pw);
@@ -204,11 +204,11 @@ describe("dashboard sign-in", () => {
       // No inline script or style anywhere in the markup.
       expect(res.text).not.toMatch(/style=|<style|<script(?![^>]*\bsrc=)(?![^>]*type="application\/json")/);
     }
-    expect(countTeams(k.deps.db)).toBe(1);
+    expect(await countTeams(k.deps.db)).toBe(1);
   });
 
   test("dashboard requests are counted in /metrics and logged like API requests", async () => {
-    const { k, client } = setUp();
+    const { k, client } = await setUp();
     const c = client();
     await c.get("/dashboard/login");
     const loopback = { timeout() {}, requestIP: () => ({ address: "127.0.0.1" }) };
@@ -218,7 +218,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("the dashboard's files are served by kiln itself", async () => {
-    const { k } = setUp();
+    const { k } = await setUp();
     for (const [name, type] of [["dashboard.css", "text/css"], ["dashboard.js", "text/javascript"], ["uplot.js", "text/javascript"], ["uplot.css", "text/css"], ["favicon.svg", "image/svg+xml"]]) {
       const res = await k.handle(new Request(`http://kiln.test/dashboard/assets/${name}`));
       expect(res.status).toBe(200);

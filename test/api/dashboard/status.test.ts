@@ -14,19 +14,19 @@ function sectionOf(page: string, id: string): string {
   return page.slice(start, page.indexOf("</section>", start));
 }
 
-describe("dashboard Status tab", () => {
+describe("dashboard Status tab", async () => {
   const models = tempDir();
   writeFakeModel(models, "m", fakeManifest("status-tab-model-v1"));
-  const k = testKiln({ modelsDir: models });
+  const k = await testKiln({ modelsDir: models });
   const handle = (r: Request) => k.handle(r);
   const operator = new DashboardClient(handle);
   const member = new DashboardClient(handle);
   const outsider = new DashboardClient(handle);
   const status = async () => (await (await k.req("/v1/status", { key: null })).json()) as any;
-  const count = () => recentIncidents(k.deps.db, 1000).length;
+  const count = async () => (await recentIncidents(k.deps.db, 1000)).length;
 
   beforeAll(async () => {
-    const other = createTeam(k.deps.db, "other-team");
+    const other = await createTeam(k.deps.db, "other-team");
     expect((await operator.signIn("olive", await addUser(k.deps.db, "olive", "operator", null))).status).toBe(303);
     expect((await member.signIn("mia", await addUser(k.deps.db, "mia", "member", k.teamId))).status).toBe(303);
     expect((await outsider.signIn("otto", await addUser(k.deps.db, "otto", "member", other.id))).status).toBe(303);
@@ -61,7 +61,7 @@ describe("dashboard Status tab", () => {
     const res = await operator.post("/dashboard/status/incidents", { title: "Slow chat <b>now</b>", message: "Queue is long\r\nWorking on it", status: "identified", impact: "outage" });
     expect(res.status).toBe(303);
     expect(res.location).toBe("/dashboard/status");
-    const direct = addIncident(k.deps.db, { title: "Same, from the CLI", message: "Queue is long\nWorking on it", status: "identified", impact: "outage" });
+    const direct = await addIncident(k.deps.db, { title: "Same, from the CLI", message: "Queue is long\nWorking on it", status: "identified", impact: "outage" });
 
     const doc = await status();
     expect(doc.service_status).toBe("outage");
@@ -69,7 +69,7 @@ describe("dashboard Status tab", () => {
     const viaRepo = doc.incident_history.find((i: any) => i.title === direct.title);
     expect(viaForm).toBeDefined();
     expect({ ...viaForm, title: "", date: "" }).toEqual({ ...viaRepo, title: "", date: "" });
-    const rows = recentIncidents(k.deps.db);
+    const rows = await recentIncidents(k.deps.db);
     const formRow = rows.find((r) => r.title === "Slow chat <b>now</b>")!;
     const { id: _a, title: _b, createdAt: _c, updatedAt: _d, ...formFields } = formRow;
     const { id: _e, title: _f, createdAt: _g, updatedAt: _h, ...directFields } = direct;
@@ -84,16 +84,16 @@ describe("dashboard Status tab", () => {
     expect(open).toContain('<span class="badge bad" title="Impact">outage</span>');
     expect(open).toContain('<span class="badge warn" title="Status">identified</span>');
     expect(open).not.toContain("<b>now</b>");
-    expect(page.text).toContain(`id="open-count">${count()}</div>`);
+    expect(page.text).toContain(`id="open-count">${await count()}</div>`);
     expect((await operator.get("/dashboard/status")).text).not.toContain('class="notice"');
   });
 
   test("update and resolve with the forms: /v1/status follows, resolved_at is set only by resolving", async () => {
-    const inc = addIncident(k.deps.db, { title: "Image edits failing", impact: "degraded" });
+    const inc = await addIncident(k.deps.db, { title: "Image edits failing", impact: "degraded" });
     await operator.get("/dashboard/status");
     const updated = await operator.post(`/dashboard/status/incidents/${inc.id}/update`, { status: "monitoring", message: "Fix deployed" });
     expect(updated.status).toBe(303);
-    let row = findIncident(k.deps.db, inc.id)!;
+    let row = (await findIncident(k.deps.db, inc.id))!;
     expect(row).toMatchObject({ status: "monitoring", message: "Fix deployed", resolvedAt: null });
     expect((await status()).incident_history.find((i: any) => i.title === inc.title)).toMatchObject({ status: "monitoring", message: "Fix deployed" });
 
@@ -102,11 +102,11 @@ describe("dashboard Status tab", () => {
     const sneaky = await operator.post(`/dashboard/status/incidents/${inc.id}/update`, { status: "resolved", message: "x" });
     expect(sneaky.status).toBe(400);
     expect(sectionOf(sneaky.text, `incident-${inc.id}`)).toContain('class="form-error" id="update-incident-');
-    expect(findIncident(k.deps.db, inc.id)).toMatchObject({ status: "monitoring", resolvedAt: null });
+    expect(await findIncident(k.deps.db, inc.id)).toMatchObject({ status: "monitoring", resolvedAt: null });
 
     const resolved = await operator.post(`/dashboard/status/incidents/${inc.id}/resolve`, { message: "" });
     expect(resolved.status).toBe(303);
-    row = findIncident(k.deps.db, inc.id)!;
+    row = (await findIncident(k.deps.db, inc.id))!;
     expect(row.status).toBe("resolved");
     expect(row.resolvedAt).not.toBeNull();
     // An empty closing message keeps the last one, as the CLI does without --message.
@@ -119,7 +119,7 @@ describe("dashboard Status tab", () => {
     // A resolved incident cannot be changed again (a stale form): 409, resolved_at unchanged.
     const again = await operator.post(`/dashboard/status/incidents/${inc.id}/resolve`, { message: "late" });
     expect(again.status).toBe(409);
-    expect(findIncident(k.deps.db, inc.id)).toEqual(row);
+    expect(await findIncident(k.deps.db, inc.id)).toEqual(row);
     // An error page carries no form token: the next post takes it from the status page again.
     await operator.get("/dashboard/status");
     expect((await operator.post("/dashboard/status/incidents/999999/update", { status: "identified" })).status).toBe(404);
@@ -129,7 +129,7 @@ describe("dashboard Status tab", () => {
 
   test("a bad title is refused next to the form with what was typed kept, and nothing is added", async () => {
     await operator.get("/dashboard/status");
-    const before = count();
+    const before = await count();
     const empty = await operator.post("/dashboard/status/incidents", { title: "  ", message: "kept <text>", status: "investigating", impact: "outage" });
     expect(empty.status).toBe(400);
     const form = sectionOf(empty.text, "open-incident");
@@ -146,11 +146,11 @@ describe("dashboard Status tab", () => {
     const badImpact = await operator.post("/dashboard/status/incidents", { title: "Fine title", status: "investigating", impact: "meltdown" });
     expect(badImpact.status).toBe(400);
     expect(sectionOf(badImpact.text, "open-incident")).toContain("Choose an impact");
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 
   test("a member reads the page without forms, keeps their team's tabs, and gets 403 for every post", async () => {
-    const inc = addIncident(k.deps.db, { title: "Members can see this" });
+    const inc = await addIncident(k.deps.db, { title: "Members can see this" });
     const page = await member.get("/dashboard/status");
     expect(page.status).toBe(200);
     expect(sectionOf(page.text, "incidents-open")).toContain("Members can see this");
@@ -159,7 +159,7 @@ describe("dashboard Status tab", () => {
     expect(page.text).toContain(`href="/dashboard/teams/${k.teamId}/keys"`);
     expect(page.text).not.toContain('href="/dashboard/teams"');
 
-    const before = count();
+    const before = await count();
     const posts: [string, Record<string, string>][] = [
       ["/dashboard/status/incidents", { title: "Member incident", status: "investigating", impact: "degraded" }],
       [`/dashboard/status/incidents/${inc.id}/update`, { status: "monitoring", message: "no" }],
@@ -172,8 +172,8 @@ describe("dashboard Status tab", () => {
       expect(res.status).toBe(403);
       expect(res.text).toContain("Only an operator can do that.");
     }
-    expect(count()).toBe(before);
-    expect(findIncident(k.deps.db, inc.id)).toEqual(inc);
+    expect(await count()).toBe(before);
+    expect(await findIncident(k.deps.db, inc.id)).toEqual(inc);
 
     // A member of another team sees the same service-wide page, framed by their own team.
     const theirs = await outsider.get("/dashboard/status");
@@ -183,17 +183,17 @@ describe("dashboard Status tab", () => {
   });
 
   test("a post without the session's CSRF token is refused with 403 and changes nothing", async () => {
-    const inc = addIncident(k.deps.db, { title: "CSRF target" });
+    const inc = await addIncident(k.deps.db, { title: "CSRF target" });
     await operator.get("/dashboard/status");
-    const before = count();
+    const before = await count();
     expect((await operator.post("/dashboard/status/incidents", { _csrf: "", title: "Forged", status: "investigating", impact: "outage" })).status).toBe(403);
     expect((await operator.post("/dashboard/status/incidents", { _csrf: "0".repeat(43), title: "Forged", status: "investigating", impact: "outage" })).status).toBe(403);
     expect((await operator.post(`/dashboard/status/incidents/${inc.id}/resolve`, { _csrf: "" })).status).toBe(403);
     // Another site's form carrying the right token is refused too.
     await operator.get("/dashboard/status");
     expect((await operator.post(`/dashboard/status/incidents/${inc.id}/resolve`, {}, { "sec-fetch-site": "cross-site" })).status).toBe(403);
-    expect(count()).toBe(before);
-    expect(findIncident(k.deps.db, inc.id)).toEqual(inc);
+    expect(await count()).toBe(before);
+    expect(await findIncident(k.deps.db, inc.id)).toEqual(inc);
   });
 
   test("signed out: the page sends the browser to sign in", async () => {

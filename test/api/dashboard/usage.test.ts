@@ -73,23 +73,23 @@ function chart(page: string, id: string): { x: number[]; series: { label: string
   return JSON.parse(text ?? "null");
 }
 
-describe("dashboard usage tab", () => {
-  const k = testKiln();
+describe("dashboard usage tab", async () => {
+  const k = await testKiln();
   const db = k.deps.db;
-  const teamB = createTeam(db, "team-b");
-  const quiet = createTeam(db, "quiet-team");
-  const keyB = createKey(db, teamB.id, "b key");
-  const keyQuiet = createKey(db, quiet.id, "quiet key");
+  const teamB = await createTeam(db, "team-b");
+  const quiet = await createTeam(db, "quiet-team");
+  const keyB = await createKey(db, teamB.id, "b key");
+  const keyQuiet = await createKey(db, quiet.id, "quiet key");
   const a = `/dashboard/teams/${k.teamId}/usage`;
   const b = `/dashboard/teams/${teamB.id}/usage`;
   const clients: Record<string, DashboardClient> = {};
 
   beforeAll(async () => {
-    SENT.forEach((s, i) => recordUsage(db, {
+    for (const [i, s] of SENT.entries()) await recordUsage(db, {
       requestId: `req_usage_${i}`, teamId: s.team === "a" ? k.teamId : teamB.id, keyId: s.team === "a" ? k.keyId : keyB.id, model: s.model, endpoint: "chat",
       status: "completed", inputTokens: s.input, outputTokens: s.output, reasoningTokens: 0, cachedTokens: s.cached ?? 0, images: s.images ?? 0, costMicros: s.cost,
       createdAt: Date.parse(s.at) / 1000,
-    }));
+    });
     for (const [name, role, team] of [["ops", "operator", null], ["alice", "member", k.teamId], ["bob", "member", teamB.id]] as const) {
       const password = await addUser(db, name, role, team);
       clients[name] = new DashboardClient((r) => k.handle(r));
@@ -121,7 +121,7 @@ describe("dashboard usage tab", () => {
     const got = dayRows(page);
     expect(new Set(got.map((r) => r.join("|")))).toEqual(new Set(want.map((r) => r.join("|"))));
     expect(got).toHaveLength(want.length);
-    const cli = usageByDay(db, { teamId: k.teamId, since: "2026-01-30", until: "2026-02-02" });
+    const cli = await usageByDay(db, { teamId: k.teamId, since: "2026-01-30", until: "2026-02-02" });
     expect(got.map((r) => `${r[0]} ${r[1]} ${r[2]}`)).toEqual(cli.map((r) => `${r.day} ${r.model} ${r.requests}`));
     const foot = /<tfoot>([\s\S]*?)<\/tfoot>/.exec(table(page, "usage-table"))?.[1] ?? "";
     expect([...foot.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(["6", "12,554", "12,352", "740", "2", "4.04001"]);
@@ -246,7 +246,7 @@ describe("dashboard usage tab", () => {
   });
 
   test("without a range: the last 30 UTC days ending today, including a request made just now", async () => {
-    recordUsage(db, {
+    await recordUsage(db, {
       requestId: "req_usage_now", teamId: quiet.id, keyId: keyQuiet.id, model: "now-model", endpoint: "chat", status: "completed",
       inputTokens: 11, outputTokens: 22, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 33,
     });

@@ -21,16 +21,16 @@ const model: ModelEntry = {
   dir: "/nowhere",
 };
 
-function setup() {
-  const db = openDatabase(tempDir("kiln-gate-"));
-  const team = createTeam(db, "t");
-  const key = createKey(db, team.id, "k");
+async function setup() {
+  const db = await openDatabase(tempDir("kiln-gate-"));
+  const team = await createTeam(db, "t");
+  const key = await createKey(db, team.id, "k");
   let now = 5_000_000;
   const limiter = new MemoryRateLimiter(() => now);
   const gate = new Gate({ db, config: { tiers: [] }, limiter });
   /** One request through the edge part of the gate; returns its id (for admission) and its rate-limit snapshot. */
   const enter = async () => {
-    const v = { requestId: `req_${crypto.randomUUID()}`, auth: authenticate(db, new Headers({ authorization: `Bearer ${key.key}` })), path: "/v1/chat/completions", snapshot: {} as LimitSnapshot };
+    const v = { requestId: `req_${crypto.randomUUID()}`, auth: await authenticate(db, new Headers({ authorization: `Bearer ${key.key}` })), path: "/v1/chat/completions", snapshot: {} as LimitSnapshot };
     await gate.enter(v);
     return { id: v.requestId, rateLimit: v.snapshot };
   };
@@ -42,8 +42,8 @@ function setup() {
 
 describe("Gate", () => {
   test("TPM: input + max output × choices reserved at admission; the rest given back at release", async () => {
-    const s = setup();
-    updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
     const meta = await s.enter();
     expect(meta.rateLimit!.tokens).toEqual({ limit: 1000, remaining: 1000, resetMs: 0 });
     const ticket = await s.gate.admit(s.admission(meta.id, 100, 200, 2));
@@ -57,10 +57,10 @@ describe("Gate", () => {
   });
 
   test("billing: racing admissions hold their worst case, so together they never overspend the balance", async () => {
-    const s = setup();
-    setBillingEnabled(s.db, s.team.id, true);
+    const s = await setup();
+    await setBillingEnabled(s.db, s.team.id, true);
     // Worst case of each: 10 × 1 + 100 × 4 = 410 micro-units; the balance covers two.
-    credit(s.db, s.team.id, 900, null);
+    await credit(s.db, s.team.id, 900, null);
     const metas = await Promise.all(Array.from({ length: 5 }, () => s.enter()));
     const results = await Promise.allSettled(metas.map((m) => s.gate.admit(s.admission(m.id, 10, 100))));
     const admitted = results.filter((r) => r.status === "fulfilled");
@@ -77,42 +77,42 @@ describe("Gate", () => {
 
   test("billing: the hold prices the prompt at the dearer of the input and cached-input rates", async () => {
     const priced = (cached: number): ModelEntry => ({ ...model, pricing: { ...model.pricing, cachedInputPerMillion: cached } });
-    const s = setup();
-    setBillingEnabled(s.db, s.team.id, true);
+    const s = await setup();
+    await setBillingEnabled(s.db, s.team.id, true);
     // Cache reads dearer than input (3 vs 1): the worst case is a full hit, 10 × 3 + 100 × 4 = 430.
-    credit(s.db, s.team.id, 429, null);
+    await credit(s.db, s.team.id, 429, null);
     const m = await s.enter();
     const refusal = s.gate.admit({ ...s.admission(m.id, 10, 100), model: priced(3) });
     await expect(refusal).rejects.toMatchObject({ status: 402, message: expect.stringContaining("may cost up to 0.00043") });
     // Cheaper cache reads: the worst case is a miss, 10 × 1 + 100 × 4 = 410, which 429 covers.
     const cheap = await s.gate.admit({ ...s.admission(m.id, 10, 100), model: priced(0.5) });
     cheap.release(null);
-    credit(s.db, s.team.id, 1, null);
+    await credit(s.db, s.team.id, 1, null);
     await expect(s.gate.admit({ ...s.admission(m.id, 10, 100), model: priced(3) })).resolves.toBeDefined();
   });
 
   test("a TPM refusal after the balance check releases the hold it placed", async () => {
-    const s = setup();
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 410, null);
-    updateTeam(s.db, s.team.id, { tpmLimit: 50 });
+    const s = await setup();
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 410, null);
+    await updateTeam(s.db, s.team.id, { tpmLimit: 50 });
     const m = await s.enter();
     await expect(s.gate.admit(s.admission(m.id, 10, 100))).rejects.toMatchObject({ status: 429 });
-    updateTeam(s.db, s.team.id, { tpmLimit: null });
+    await updateTeam(s.db, s.team.id, { tpmLimit: null });
     const n = await s.enter();
     await expect(s.gate.admit(s.admission(n.id, 10, 100))).resolves.toBeDefined();
   });
 
   test("a request admitted without passing the edge (a background job) is checked against its team as it is now", async () => {
-    const s = setup();
-    updateTeam(s.db, s.team.id, { tpmLimit: 100 });
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { tpmLimit: 100 });
     await expect(s.gate.admit(s.admission("req_background", 50, 60))).rejects.toMatchObject({ status: 429 });
     await expect(s.gate.admit(s.admission("req_background2", 50, 40))).resolves.toBeDefined();
   });
 
   test("RPM refusal carries the true wait; the limit's refill admits again after it", async () => {
-    const s = setup();
-    updateTeam(s.db, s.team.id, { rpmLimit: 2 });
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { rpmLimit: 2 });
     await s.enter();
     await s.enter();
     const refused = await s.enter().catch((e) => e);
@@ -124,8 +124,8 @@ describe("Gate", () => {
 
 describe("Gate, both limits", () => {
   test("a request refused for its tokens gives back the request it took, so its Retry-After is the whole wait", async () => {
-    const s = setup();
-    updateTeam(s.db, s.team.id, { rpmLimit: 2, tpmLimit: 10_000 });
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { rpmLimit: 2, tpmLimit: 10_000 });
     const first = await s.enter();
     await s.gate.admit(s.admission(first.id, 8000, 1000));
     const second = await s.enter();
@@ -139,10 +139,10 @@ describe("Gate, both limits", () => {
   });
 
   test("a resumed admission (a job acknowledged before a restart) is not refused by the TPM, yet reserves and holds", async () => {
-    const s = setup();
-    updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 7000, null);
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 7000, null);
     // 900 tokens and up to 3300 micro-units each: twice over the TPM together, within the balance.
     const first = await s.gate.admit({ ...s.admission("req_resumed_1", 100, 800), resumed: true });
     const second = await s.gate.admit({ ...s.admission("req_resumed_2", 100, 800), resumed: true });
@@ -155,10 +155,10 @@ describe("Gate, both limits", () => {
   });
 
   test("a limiter that fails at admission leaves no billing hold behind", async () => {
-    const s = setup();
-    updateTeam(s.db, s.team.id, { tpmLimit: 100_000 });
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 1000, null);
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { tpmLimit: 100_000 });
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 1000, null);
     const take = s.limiter.take.bind(s.limiter);
     s.limiter.take = (k: string, l: number, a: number) => (k.endsWith(":tpm") ? Promise.reject(new Error("store unreachable")) : take(k, l, a));
     const meta = await s.enter();
@@ -171,40 +171,40 @@ describe("Gate, both limits", () => {
 });
 
 describe("Gate, a job recovered after a restart (admitted without the edge)", () => {
-  const resumed = (s: ReturnType<typeof setup>, inputTokens = 10, maxOutputTokens = 100) => {
+  const resumed = (s: Awaited<ReturnType<typeof setup>>, inputTokens = 10, maxOutputTokens = 100) => {
     const a = s.admission(`req_${crypto.randomUUID()}`, inputTokens, maxOutputTokens);
     return s.gate.admit({ ...a, scope: { ...a.scope, endpoint: "responses" }, resumed: true });
   };
 
   test("runs when nothing changed since it was accepted", async () => {
-    const s = setup();
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 1000, null);
+    const s = await setup();
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 1000, null);
     (await resumed(s)).release(null);
   });
 
   test("a key revoked since is refused (401)", async () => {
-    const s = setup();
-    revokeKey(s.db, s.key.id);
+    const s = await setup();
+    await revokeKey(s.db, s.key.id);
     await expect(resumed(s)).rejects.toMatchObject({ status: 401, code: "invalid_api_key", message: "The API key this request was made with is no longer active." });
   });
 
   test("a key or team restricted since, to other models or endpoint families, is refused (403)", async () => {
-    const s = setup();
-    restrictKey(s.db, s.key.id, { models: ["another-model"] });
+    const s = await setup();
+    await restrictKey(s.db, s.key.id, { models: ["another-model"] });
     await expect(resumed(s)).rejects.toMatchObject({ status: 403, message: "This API key may not use the model 'gate-model-v1'." });
-    restrictKey(s.db, s.key.id, { models: null });
-    updateTeam(s.db, s.team.id, { allowedEndpoints: ["chat"] });
+    await restrictKey(s.db, s.key.id, { models: null });
+    await updateTeam(s.db, s.team.id, { allowedEndpoints: ["chat"] });
     await expect(resumed(s)).rejects.toMatchObject({ status: 403, message: "Your team may not use the responses endpoints." });
   });
 
   test("a lapsed account, or a balance spent since, is refused (402)", async () => {
-    const s = setup();
-    setBillingEnabled(s.db, s.team.id, true);
-    credit(s.db, s.team.id, 1000, null);
-    setLapsed(s.db, s.team.id, true);
+    const s = await setup();
+    await setBillingEnabled(s.db, s.team.id, true);
+    await credit(s.db, s.team.id, 1000, null);
+    await setLapsed(s.db, s.team.id, true);
     await expect(resumed(s)).rejects.toMatchObject({ status: 402, message: expect.stringContaining("has lapsed") });
-    setLapsed(s.db, s.team.id, false);
+    await setLapsed(s.db, s.team.id, false);
     // Up to 10 × 1 + 300 × 4 = 1210 micro-units: more than the 1000 left.
     await expect(resumed(s, 10, 300)).rejects.toMatchObject({ status: 402, message: expect.stringContaining("balance cannot cover") });
   });

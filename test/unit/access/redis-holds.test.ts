@@ -32,10 +32,10 @@ function replica(opts: ConstructorParameters<typeof RedisHoldStore>[1] = {}, pre
 
 describe("RedisHoldStore", () => {
   test("three replicas, 64 racing holds of 410 against a balance of 4,100: exactly 10 held, and each replica sees them all", async () => {
-    const db = openDatabase(tempDir("kiln-rholds-"));
-    const team = createTeam(db, "t");
-    setBillingEnabled(db, team.id, true);
-    credit(db, team.id, 4100, null);
+    const db = await openDatabase(tempDir("kiln-rholds-"));
+    const team = await createTeam(db, "t");
+    await setBillingEnabled(db, team.id, true);
+    await credit(db, team.id, 4100, null);
     const prefix = `rh${++run}:`;
     const replicas = [0, 1, 2].map(() => new BillingHolds(db, replica({}, prefix)));
     const results = await Promise.allSettled(Array.from({ length: 64 }, (_, i) => replicas[i % 3]!.hold(team.id, 410, "x")));
@@ -97,10 +97,10 @@ describe("RedisHoldStore", () => {
     const conn = new RedisConnection(own.url);
     const store = new RedisHoldStore(conn);
     try {
-      const db = openDatabase(tempDir("kiln-rholds-"));
-      const team = createTeam(db, "t");
-      setBillingEnabled(db, team.id, true);
-      credit(db, team.id, 1000, null);
+      const db = await openDatabase(tempDir("kiln-rholds-"));
+      const team = await createTeam(db, "t");
+      await setBillingEnabled(db, team.id, true);
+      await credit(db, team.id, 1000, null);
       const holds = new BillingHolds(db, store);
       await own.kill();
       await expect(holds.hold(team.id, 10, "x")).rejects.toMatchObject({ status: 503, code: "backend_unavailable" });

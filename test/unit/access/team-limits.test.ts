@@ -8,9 +8,9 @@ import type { LimitSnapshot } from "../../../src/ratelimit/headers.ts";
 import { MemoryRateLimiter } from "../../../src/ratelimit/limiter.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function setup(tiers: { name: string; rpm: number | null; tpm: number | null }[] = [], defaultTier?: string) {
-  const db = openDatabase(tempDir("kiln-limits-"));
-  const team = createTeam(db, "t");
+async function setup(tiers: { name: string; rpm: number | null; tpm: number | null }[] = [], defaultTier?: string) {
+  const db = await openDatabase(tempDir("kiln-limits-"));
+  const team = await createTeam(db, "t");
   let now = 1_000_000;
   const limiter = new MemoryRateLimiter(() => now);
   const limits = new TeamRateLimits({ db, config: { tiers, defaultTier }, limiter });
@@ -18,16 +18,16 @@ function setup(tiers: { name: string; rpm: number | null; tpm: number | null }[]
 }
 
 describe("TeamRateLimits", () => {
-  test("limits: the team's own values over its tier's; a database tier wins over a config tier of the same name", () => {
-    const s = setup([{ name: "pro", rpm: 10, tpm: 1000 }], "pro");
-    expect(s.limits.limitsOf(s.team)).toEqual({ rpm: 10, tpm: 1000, tier: "pro" });
-    upsertTier(s.db, { name: "pro", rpm: 20, tpm: null });
-    expect(s.limits.limitsOf(s.team)).toEqual({ rpm: 20, tpm: null, tier: "pro" });
-    expect(s.limits.limitsOf(updateTeam(s.db, s.team.id, { rpmLimit: 3 }))).toEqual({ rpm: 3, tpm: null, tier: "pro" });
+  test("limits: the team's own values over its tier's; a database tier wins over a config tier of the same name", async () => {
+    const s = await setup([{ name: "pro", rpm: 10, tpm: 1000 }], "pro");
+    expect(await s.limits.limitsOf(s.team)).toEqual({ rpm: 10, tpm: 1000, tier: "pro" });
+    await upsertTier(s.db, { name: "pro", rpm: 20, tpm: null });
+    expect(await s.limits.limitsOf(s.team)).toEqual({ rpm: 20, tpm: null, tier: "pro" });
+    expect(await s.limits.limitsOf(await updateTeam(s.db, s.team.id, { rpmLimit: 3 }))).toEqual({ rpm: 3, tpm: null, tier: "pro" });
   });
 
   test("RPM: one request each; past the limit a 429 with the true wait, and the snapshot says where the team stands", async () => {
-    const s = setup();
+    const s = await setup();
     const limits = { rpm: 2, tpm: null, tier: null };
     const snap: LimitSnapshot = {};
     await s.limits.look(s.team.id, limits, snap);
@@ -46,7 +46,7 @@ describe("TeamRateLimits", () => {
   });
 
   test("TPM: a reservation that does not fit is refused; a forced one goes into debt; reconcile gives back what was not used", async () => {
-    const s = setup();
+    const s = await setup();
     const limits = { rpm: null, tpm: 1000, tier: null };
     const snap: LimitSnapshot = {};
     expect(await s.limits.reserveTokens(s.team, limits, 700, snap, false)).toBe(true);

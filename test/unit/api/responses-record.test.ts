@@ -16,10 +16,10 @@ import { waitFor } from "../../helpers/wait-for.ts";
 
 const IDS = ["resp_a", "resp_b", "resp_c"];
 
-function setup() {
-  const db = openDatabase(tempDir());
-  const team = createTeam(db, "t");
-  const key = createKey(db, team.id, "k");
+async function setup() {
+  const db = await openDatabase(tempDir());
+  const team = await createTeam(db, "t");
+  const key = await createKey(db, team.id, "k");
   const logger = memoryLogger();
   const live = new LiveResponses(logger);
   const sealer = createSealer(randomBytes(32));
@@ -29,12 +29,12 @@ function setup() {
     transactions++;
     return transaction(fn);
   }) as typeof db.$client.transaction;
-  const recorders = IDS.map((id) => {
-    insertResponse(db, { id, teamId: team.id, keyId: key.id, model: "m", status: "in_progress", requestJson: "{}", responseJson: "{}", createdAt: 1, updatedAt: 1, expiresAt: 9e9 }, []);
+  const recorders = await Promise.all(IDS.map(async (id) => {
+    await insertResponse(db, { id, teamId: team.id, keyId: key.id, model: "m", status: "in_progress", requestJson: "{}", responseJson: "{}", createdAt: 1, updatedAt: 1, expiresAt: 9e9 }, []);
     live.begin(id, () => {});
     const asm = new ResponseAssembler({ id, model: "m", createdAt: 1, echo: {}, sealer, includeEncrypted: false, summary: false });
     return { id, asm, rec: new ResponseRecorder({ db, live, logger, lifecycle: { draining: false } }, asm, { nextSequence: 0, storedBytes: 0 }) };
-  });
+  }));
   return { db, team, live, logger, recorders, transactions: () => transactions };
 }
 
@@ -42,12 +42,14 @@ const deltas = (n: number) => Array.from({ length: n }, (_, i) => ({ type: "resp
 
 describe("stored stream writes", () => {
   test("one macrotask's events of every response: one transaction, in order, each published after it is stored", async () => {
-    const { db, live, recorders, transactions } = setup();
+    const { db, live, recorders, transactions } = await setup();
     const heard = new Map<string, { sequence: number; storedFirst: boolean }[]>();
     for (const { id } of recorders) {
       heard.set(id, []);
+      // Whether the event is in the store at the moment it is published (read there and then, synchronously).
+      const stored = db.$client.query("SELECT 1 FROM response_events WHERE response_id = ? AND sequence = ?");
       live.listen(id, (ev: LiveEvent | null) => {
-        if (ev) heard.get(id)!.push({ sequence: ev.sequence, storedFirst: eventsAfter(db, id, ev.sequence - 1)[0]?.sequence === ev.sequence });
+        if (ev) heard.get(id)!.push({ sequence: ev.sequence, storedFirst: stored.get(id, ev.sequence) !== null });
       });
     }
     const before = transactions();
@@ -56,54 +58,54 @@ describe("stored stream writes", () => {
       rec.emit(deltas(5));
     }
     // Nothing is out before the macrotask ends: a listener could not yet find it in the store.
-    expect(eventsAfter(db, "resp_a", -1)).toEqual([]);
+    expect(await eventsAfter(db, "resp_a", -1)).toEqual([]);
     expect([...heard.values()].flat()).toEqual([]);
     await waitFor(() => [...heard.values()].every((h) => h.length === 7), { what: "every event published" });
     expect(transactions() - before).toBe(1);
     for (const { id } of recorders) {
-      expect(eventsAfter(db, id, -1).map((e) => e.sequence)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+      expect((await eventsAfter(db, id, -1)).map((e) => e.sequence)).toEqual([0, 1, 2, 3, 4, 5, 6]);
       expect(heard.get(id)).toEqual([0, 1, 2, 3, 4, 5, 6].map((sequence) => ({ sequence, storedFirst: true })));
     }
   });
 
-  test("a row saved after events lands with them; flush() writes at once", () => {
-    const { db, team, recorders } = setup();
+  test("a row saved after events lands with them; flush() writes at once", async () => {
+    const { db, team, recorders } = await setup();
     const { id, asm, rec } = recorders[0]!;
     rec.emit(asm.start());
     asm.push({ type: "finish", reason: "stop", stopSequence: null });
     rec.save();
-    rec.flush();
-    expect(findResponse(db, id, team.id)?.status).toBe("completed");
-    expect(eventsAfter(db, id, -1).length).toBe(2);
+    await rec.flush();
+    expect((await findResponse(db, id, team.id))?.status).toBe("completed");
+    expect((await eventsAfter(db, id, -1)).length).toBe(2);
   });
 
-  test("a discarded recorder (its launch failed) drops what it had queued", () => {
-    const { db, team, recorders } = setup();
+  test("a discarded recorder (its launch failed) drops what it had queued", async () => {
+    const { db, team, recorders } = await setup();
     const { id, asm, rec } = recorders[0]!;
     rec.emit(asm.start());
     rec.save();
     rec.discard();
-    rec.flush();
-    expect(eventsAfter(db, id, -1)).toEqual([]);
-    expect(findResponse(db, id, team.id)?.responseJson).toBe("{}");
+    await rec.flush();
+    expect(await eventsAfter(db, id, -1)).toEqual([]);
+    expect((await findResponse(db, id, team.id))?.responseJson).toBe("{}");
   });
 
   test("a response deleted while its events wait costs only its own writes; the others land and nothing is logged", async () => {
-    const { db, team, logger, recorders } = setup();
+    const { db, team, logger, recorders } = await setup();
     for (const { asm, rec } of recorders) rec.emit([...asm.start(), ...deltas(2)]);
-    deleteResponse(db, "resp_b", team.id);
-    recorders[0]!.rec.flush();
-    expect(eventsAfter(db, "resp_a", -1).length).toBe(4);
-    expect(eventsAfter(db, "resp_c", -1).length).toBe(4);
-    expect(eventsAfter(db, "resp_b", -1)).toEqual([]);
+    await deleteResponse(db, "resp_b", team.id);
+    await recorders[0]!.rec.flush();
+    expect((await eventsAfter(db, "resp_a", -1)).length).toBe(4);
+    expect((await eventsAfter(db, "resp_c", -1)).length).toBe(4);
+    expect(await eventsAfter(db, "resp_b", -1)).toEqual([]);
     // Later writes of the deleted response are skipped.
     recorders[1]!.rec.emit(deltas(1));
-    recorders[1]!.rec.flush();
+    await recorders[1]!.rec.flush();
     expect(logger.lines.filter((l) => l.level === "error")).toEqual([]);
   });
 
   test("a listener that throws is logged; the events are stored and the other responses' listeners still hear theirs", async () => {
-    const { db, live, logger, recorders } = setup();
+    const { db, live, logger, recorders } = await setup();
     live.listen("resp_a", () => {
       throw new Error("listener broke");
     });
@@ -111,7 +113,7 @@ describe("stored stream writes", () => {
     live.listen("resp_c", (ev) => ev && heardC.push(ev.sequence));
     for (const { asm, rec } of recorders) rec.emit(asm.start());
     await waitFor(() => heardC.length === 2, { what: "resp_c's events" });
-    expect(eventsAfter(db, "resp_a", -1).length).toBe(2);
+    expect((await eventsAfter(db, "resp_a", -1)).length).toBe(2);
     expect(logger.lines.some((l) => l.level === "error" && String(l.error).includes("listener broke"))).toBe(true);
   });
 });

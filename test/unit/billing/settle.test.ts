@@ -3,10 +3,11 @@
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { appendFileSync, existsSync, mkdirSync } from "node:fs";
-import { recordSettlement, replaySettlements, settle } from "../../../src/billing/settle.ts";
+import { replaySettlements, settle } from "../../../src/billing/settle.ts";
+import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { journalPathFor, readJournal, type SettlementRecord } from "../../../src/billing/settlement-journal.ts";
 import { credit, setBillingEnabled } from "../../../src/db/billing-repo.ts";
-import { openDatabase } from "../../../src/db/client.ts";
+import { localDirOf, openDatabase } from "../../../src/db/client.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { billingAccounts, ledger, usage } from "../../../src/db/schema.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
@@ -15,13 +16,13 @@ import { tempDir } from "../../helpers/kiln.ts";
 
 const FAIL = "CREATE TRIGGER full_disk BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END";
 
-function setup() {
+async function setup() {
   const dir = tempDir("kiln-settle-");
-  const db = openDatabase(dir);
-  const team = createTeam(db, "billed");
-  setBillingEnabled(db, team.id, true);
-  credit(db, team.id, 1000, null);
-  const key = createKey(db, team.id, "k");
+  const db = await openDatabase(dir);
+  const team = await createTeam(db, "billed");
+  await setBillingEnabled(db, team.id, true);
+  await credit(db, team.id, 1000, null);
+  const key = await createKey(db, team.id, "k");
   const failed: boolean[] = [];
   const replayed: number[] = [];
   const logger = memoryLogger();
@@ -35,60 +36,60 @@ function setup() {
 }
 
 describe("settle", () => {
-  test("writes the row with its charge, in one transaction, keeping the request's time; a second one for the same request is skipped", () => {
-    const s = setup();
-    expect(recordSettlement(s.db, s.record("req_a"))).toBe(true);
-    expect(recordSettlement(s.db, s.record("req_a"))).toBe(false);
+  test("writes the row with its charge, in one transaction, keeping the request's time; a second one for the same request is skipped", async () => {
+    const s = await setup();
+    expect(await recordSettlement(s.db, s.record("req_a"))).toBe(true);
+    expect(await recordSettlement(s.db, s.record("req_a"))).toBe(false);
     expect(s.db.select().from(usage).all().map((r) => [r.requestId, r.costMicros, r.createdAt])).toEqual([["req_a", 30, 1_767_225_600]]);
     expect(s.charges().map((c) => c.amountMicros)).toEqual([-30]);
     expect(s.balance()).toBe(970);
   });
 
   test("a refusal that clears within the retries is written, with no journal and nothing counted", async () => {
-    const s = setup();
+    const s = await setup();
     s.db.$client.run(FAIL);
     // The disk frees up while the first retry waits.
     setTimeout(() => s.db.$client.run("DROP TRIGGER full_disk"), 0);
     await settle(s.deps, s.record("req_b"), [50, 50]);
     expect(s.db.select().from(usage).all()).toHaveLength(1);
     expect(s.failed).toEqual([]);
-    expect(existsSync(journalPathFor(s.db.$client.filename)!)).toBe(false);
+    expect(existsSync(journalPathFor(localDirOf(s.db))!)).toBe(false);
   });
 
   test("a refusal that outlasts the retries is journaled and counted; the next start replays it into usage and ledger exactly once", async () => {
-    const s = setup();
+    const s = await setup();
     s.db.$client.run(FAIL);
     await settle(s.deps, s.record("req_c"), [1, 1]);
     await settle(s.deps, s.record("req_d"), [1, 1]);
     expect(s.failed).toEqual([true, true]);
     expect(s.db.select().from(usage).all()).toEqual([]);
     expect(s.balance()).toBe(1000);
-    const path = journalPathFor(s.db.$client.filename)!;
+    const path = journalPathFor(localDirOf(s.db))!;
     expect(readJournal(path).records.map((r) => r.requestId)).toEqual(["req_c", "req_d"]);
     expect(s.logger.lines.find((l) => l.msg === "usage not recorded; kept in the settlement journal until the database takes it")).toMatchObject({ request_id: "req_c" });
 
     // Still refused at the next start: kept for the one after.
-    expect(replaySettlements(s.db, s.logger)).toEqual({ replayed: 0, alreadyRecorded: 0, kept: 2, unreadable: 0 });
+    expect(await replaySettlements(s.db, s.logger)).toEqual({ replayed: 0, alreadyRecorded: 0, kept: 2, unreadable: 0 });
     expect(readJournal(path).records).toHaveLength(2);
 
     s.db.$client.run("DROP TRIGGER full_disk");
     // A replay interrupted after writing req_c (and a line torn by a crash) must not charge req_c twice.
-    recordSettlement(s.db, s.record("req_c"));
+    await recordSettlement(s.db, s.record("req_c"));
     appendFileSync(path, '{"requestId":"req_to');
-    expect(replaySettlements(s.db, s.logger)).toEqual({ replayed: 1, alreadyRecorded: 1, kept: 0, unreadable: 1 });
+    expect(await replaySettlements(s.db, s.logger)).toEqual({ replayed: 1, alreadyRecorded: 1, kept: 0, unreadable: 1 });
     expect(existsSync(path)).toBe(false);
-    expect(replaySettlements(s.db, s.logger)).toEqual({ replayed: 0, alreadyRecorded: 0, kept: 0, unreadable: 0 });
+    expect(await replaySettlements(s.db, s.logger)).toEqual({ replayed: 0, alreadyRecorded: 0, kept: 0, unreadable: 0 });
     expect(s.db.select().from(usage).all().map((r) => r.requestId).sort()).toEqual(["req_c", "req_d"]);
     expect(s.charges().map((c) => [c.requestId, c.amountMicros])).toEqual([["req_c", -30], ["req_d", -30]]);
     expect(s.balance()).toBe(940);
   });
 
   test("the first settlement the database takes again replays the journal in this process, no restart needed", async () => {
-    const s = setup();
+    const s = await setup();
     s.db.$client.run(FAIL);
     await settle(s.deps, s.record("req_c"), [1]);
     await settle(s.deps, s.record("req_d"), [1]);
-    const path = journalPathFor(s.db.$client.filename)!;
+    const path = journalPathFor(localDirOf(s.db))!;
     expect(readJournal(path).records.map((r) => r.requestId)).toEqual(["req_c", "req_d"]);
     expect(s.balance()).toBe(1000);
 
@@ -107,12 +108,26 @@ describe("settle", () => {
   });
 
   test("when the journal cannot be written either, the whole settlement goes to the log and is counted as not journaled", async () => {
-    const s = setup();
+    const s = await setup();
     s.db.$client.run(FAIL);
     // A directory where the journal file should be: the append fails as it would on a full or read-only disk.
-    mkdirSync(journalPathFor(s.db.$client.filename)!);
+    mkdirSync(journalPathFor(localDirOf(s.db))!);
     await settle(s.deps, s.record("req_e"), []);
     expect(s.failed).toEqual([false]);
     expect(s.logger.lines.find((l) => l.msg === "usage not recorded and not journaled")).toMatchObject({ request_id: "req_e", settlement: { requestId: "req_e", costMicros: 30 } });
+  });
+
+  test("a settlement journaled while a replay runs waits for it, so the replay's rewrite does not lose it", async () => {
+    const s = await setup();
+    s.db.$client.run(FAIL);
+    await settle(s.deps, s.record("req_c"), []);
+    await settle(s.deps, s.record("req_d"), []);
+    const path = journalPathFor(localDirOf(s.db))!;
+    // The replay reads the journal, is refused again for both and rewrites it; meanwhile another request fails to settle.
+    const replay = replaySettlements(s.db, s.logger);
+    const late = settle(s.deps, s.record("req_e"), []);
+    expect(await replay).toEqual({ replayed: 0, alreadyRecorded: 0, kept: 2, unreadable: 0 });
+    await late;
+    expect(readJournal(path).records.map((r) => r.requestId)).toEqual(["req_c", "req_d", "req_e"]);
   });
 });

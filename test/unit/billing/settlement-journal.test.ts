@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { appendSettlement, journalPathFor, parseSettlement, readJournal, rewriteJournal, type SettlementRecord } from "../../../src/billing/settlement-journal.ts";
+import { closeDatabase, localDirOf, openDatabase } from "../../../src/db/client.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
 const record = (requestId: string): SettlementRecord => ({
@@ -11,10 +12,13 @@ const record = (requestId: string): SettlementRecord => ({
 });
 
 describe("settlement journal", () => {
-  test("it lives beside its database; an in-memory database has none", () => {
-    expect(journalPathFor("/data/kiln.db")).toBe("/data/settlements.jsonl");
-    expect(journalPathFor(":memory:")).toBeNull();
-    expect(journalPathFor("")).toBeNull();
+  test("it lives in the database's local directory (the data dir); a database without one (in memory) has none", async () => {
+    expect(journalPathFor("/data")).toBe("/data/settlements.jsonl");
+    expect(journalPathFor(null)).toBeNull();
+    const dir = tempDir();
+    const db = await openDatabase(dir);
+    expect(localDirOf(db)).toBe(dir);
+    await closeDatabase(db);
   });
 
   test("parseSettlement: a whole record, or null for a torn, foreign or out-of-range line", () => {

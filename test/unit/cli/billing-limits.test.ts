@@ -10,9 +10,9 @@ import { createTeam, findTeamByName } from "../../../src/db/teams-repo.ts";
 import { recordUsage } from "../../../src/db/usage-repo.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
-function setup() {
-  const db = openDatabase(tempDir());
-  const team = createTeam(db, "acme");
+async function setup() {
+  const db = await openDatabase(tempDir());
+  const team = await createTeam(db, "acme");
   const lines: string[] = [];
   const out = (l: string) => void lines.push(l);
   const last = () => lines.at(-1)!;
@@ -22,94 +22,94 @@ function setup() {
 const config = { tiers: [{ name: "free", rpm: 20, tpm: 40_000 }], defaultTier: "free" };
 
 describe("limits CLI", () => {
-  test("tiers set / list / delete; config and database tiers side by side", () => {
-    const { db, out, last } = setup();
-    expect(tiersCommand(db, config, ["set", "gold", "--rpm", "600", "--tpm", "none"], out)).toBe(0);
-    expect(tiersCommand(db, config, ["set", "free", "--rpm", "30", "--tpm", "50000"], out)).toBe(0);
-    expect(tiersCommand(db, config, ["list"], out)).toBe(0);
+  test("tiers set / list / delete; config and database tiers side by side", async () => {
+    const { db, out, last } = await setup();
+    expect(await tiersCommand(db, config, ["set", "gold", "--rpm", "600", "--tpm", "none"], out)).toBe(0);
+    expect(await tiersCommand(db, config, ["set", "free", "--rpm", "30", "--tpm", "50000"], out)).toBe(0);
+    expect(await tiersCommand(db, config, ["list"], out)).toBe(0);
     expect(last()).toMatch(/free +30 +50000 +database \(over config\), default/);
     expect(last()).toMatch(/gold +600 +unlimited +database/);
-    expect(tiersCommand(db, config, ["set", "Bad!", "--rpm", "1", "--tpm", "1"], out)).toBe(2);
-    expect(tiersCommand(db, config, ["set", "x", "--rpm", "0", "--tpm", "1"], out)).toBe(2);
-    expect(tiersCommand(db, config, ["set", "x", "--rpm", "1"], out)).toBe(2);
-    expect(tiersCommand(db, config, ["delete", "gold"], out)).toBe(0);
-    expect(tiersCommand(db, config, ["delete", "gold"], out)).toBe(1);
+    expect(await tiersCommand(db, config, ["set", "Bad!", "--rpm", "1", "--tpm", "1"], out)).toBe(2);
+    expect(await tiersCommand(db, config, ["set", "x", "--rpm", "0", "--tpm", "1"], out)).toBe(2);
+    expect(await tiersCommand(db, config, ["set", "x", "--rpm", "1"], out)).toBe(2);
+    expect(await tiersCommand(db, config, ["delete", "gold"], out)).toBe(0);
+    expect(await tiersCommand(db, config, ["delete", "gold"], out)).toBe(1);
   });
 
-  test("teams set: tier, overrides and restrictions, shown by teams list; unknown tier or family refused", () => {
-    const { db, out, last } = setup();
-    expect(teamsCommand(db, ["set", "acme", "--tier", "free", "--tpm", "900", "--models", "m-1,m-2", "--endpoints", "chat,responses"], out, config)).toBe(0);
-    expect(teamsCommand(db, ["list"], out, config)).toBe(0);
+  test("teams set: tier, overrides and restrictions, shown by teams list; unknown tier or family refused", async () => {
+    const { db, out, last } = await setup();
+    expect(await teamsCommand(db, ["set", "acme", "--tier", "free", "--tpm", "900", "--models", "m-1,m-2", "--endpoints", "chat,responses"], out, config)).toBe(0);
+    expect(await teamsCommand(db, ["list"], out, config)).toBe(0);
     expect(last()).toMatch(/acme +free +20 +900\* +off +m-1,m-2 +chat,responses/);
-    expect(teamsCommand(db, ["set", "acme", "--tier", "platinum"], out, config)).toBe(2);
+    expect(await teamsCommand(db, ["set", "acme", "--tier", "platinum"], out, config)).toBe(2);
     expect(last()).toContain('no tier "platinum"');
-    expect(teamsCommand(db, ["set", "acme", "--endpoints", "chat,embeddings"], out, config)).toBe(2);
-    expect(teamsCommand(db, ["set", "nobody", "--rpm", "1"], out, config)).toBe(1);
-    expect(teamsCommand(db, ["set", "acme"], out, config)).toBe(2);
-    expect(teamsCommand(db, ["set", "acme", "--tier", "none", "--tpm", "none", "--models", "all", "--endpoints", "all"], out, config)).toBe(0);
-    expect(teamsCommand(db, ["list"], out, config)).toBe(0);
+    expect(await teamsCommand(db, ["set", "acme", "--endpoints", "chat,embeddings"], out, config)).toBe(2);
+    expect(await teamsCommand(db, ["set", "nobody", "--rpm", "1"], out, config)).toBe(1);
+    expect(await teamsCommand(db, ["set", "acme"], out, config)).toBe(2);
+    expect(await teamsCommand(db, ["set", "acme", "--tier", "none", "--tpm", "none", "--models", "all", "--endpoints", "all"], out, config)).toBe(0);
+    expect(await teamsCommand(db, ["list"], out, config)).toBe(0);
     expect(last()).toMatch(/acme +\(free\) +20 +40000 +off +all +all/);
   });
 
-  test("keys restrict applies to the key's next authentication", () => {
-    const { db, team, out, last } = setup();
-    const key = createKey(db, team.id, "k");
-    expect(keysCommand(db, ["restrict", String(key.id), "--models", "m-1", "--endpoints", "messages"], out)).toBe(0);
-    expect(authenticate(db, new Headers({ authorization: `Bearer ${key.key}` })).rules.key).toEqual({ models: ["m-1"], endpoints: ["messages"] });
-    expect(keysCommand(db, ["list"], out)).toBe(0);
+  test("keys restrict applies to the key's next authentication", async () => {
+    const { db, team, out, last } = await setup();
+    const key = await createKey(db, team.id, "k");
+    expect(await keysCommand(db, ["restrict", String(key.id), "--models", "m-1", "--endpoints", "messages"], out)).toBe(0);
+    expect((await authenticate(db, new Headers({ authorization: `Bearer ${key.key}` }))).rules.key).toEqual({ models: ["m-1"], endpoints: ["messages"] });
+    expect(await keysCommand(db, ["list"], out)).toBe(0);
     expect(last()).toMatch(/active +m-1 +messages/);
-    expect(keysCommand(db, ["restrict", String(key.id), "--models", "all"], out)).toBe(0);
-    expect(authenticate(db, new Headers({ authorization: `Bearer ${key.key}` })).rules.key).toEqual({ models: null, endpoints: ["messages"] });
-    expect(keysCommand(db, ["restrict", "99", "--models", "all"], out)).toBe(1);
-    expect(keysCommand(db, ["restrict", String(key.id)], out)).toBe(2);
+    expect(await keysCommand(db, ["restrict", String(key.id), "--models", "all"], out)).toBe(0);
+    expect((await authenticate(db, new Headers({ authorization: `Bearer ${key.key}` }))).rules.key).toEqual({ models: null, endpoints: ["messages"] });
+    expect(await keysCommand(db, ["restrict", "99", "--models", "all"], out)).toBe(1);
+    expect(await keysCommand(db, ["restrict", String(key.id)], out)).toBe(2);
   });
 });
 
 describe("billing CLI", () => {
-  test("enable, credit, show (table and JSON), lapse, reinstate, disable", () => {
-    const { db, team, out, last, lines } = setup();
-    expect(billingCommand(db, ["enable", "acme"], out)).toBe(0);
-    expect(findTeamByName(db, "acme")!.billingEnabled).toBe(true);
-    expect(billingCommand(db, ["credit", "acme", "12.5", "--note", "invoice 7"], out)).toBe(0);
+  test("enable, credit, show (table and JSON), lapse, reinstate, disable", async () => {
+    const { db, team, out, last, lines } = await setup();
+    expect(await billingCommand(db, ["enable", "acme"], out)).toBe(0);
+    expect((await findTeamByName(db, "acme"))!.billingEnabled).toBe(true);
+    expect(await billingCommand(db, ["credit", "acme", "12.5", "--note", "invoice 7"], out)).toBe(0);
     expect(last()).toBe('Credited team "acme" with 12.50; balance 12.50.');
-    expect(billingCommand(db, ["credit", "acme", "-3"], out)).toBe(2);
-    expect(billingCommand(db, ["credit", "acme"], out)).toBe(2);
-    expect(billingCommand(db, ["show", "acme"], out)).toBe(0);
+    expect(await billingCommand(db, ["credit", "acme", "-3"], out)).toBe(2);
+    expect(await billingCommand(db, ["credit", "acme"], out)).toBe(2);
+    expect(await billingCommand(db, ["show", "acme"], out)).toBe(0);
     expect(lines.at(-2)).toBe('Team "acme": billing on; balance 12.50.');
     expect(last()).toMatch(/credit +12\.50 +12\.50 +invoice 7/);
-    expect(billingCommand(db, ["show", "acme", "--json"], out)).toBe(0);
+    expect(await billingCommand(db, ["show", "acme", "--json"], out)).toBe(0);
     const json = JSON.parse(last());
     expect(json).toMatchObject({ team: "acme", billing: "on", balance_micros: 12_500_000, balance: "12.50" });
     expect(json.ledger).toEqual([expect.objectContaining({ kind: "credit", amount_micros: 12_500_000, note: "invoice 7" })]);
-    expect(billingCommand(db, ["lapse", "acme"], out)).toBe(0);
-    expect(findAccount(db, team.id)!.lapsedAt).not.toBeNull();
-    expect(billingCommand(db, ["show", "acme", "--json"], out)).toBe(0);
+    expect(await billingCommand(db, ["lapse", "acme"], out)).toBe(0);
+    expect((await findAccount(db, team.id))!.lapsedAt).not.toBeNull();
+    expect(await billingCommand(db, ["show", "acme", "--json"], out)).toBe(0);
     expect(JSON.parse(last()).billing).toBe("on, lapsed");
-    expect(billingCommand(db, ["reinstate", "acme"], out)).toBe(0);
-    expect(billingCommand(db, ["disable", "acme"], out)).toBe(0);
-    expect(findTeamByName(db, "acme")!.billingEnabled).toBe(false);
-    expect(billingCommand(db, ["credit", "ghost", "1"], out)).toBe(1);
-    expect(billingCommand(db, ["bogus", "acme"], out)).toBe(2);
+    expect(await billingCommand(db, ["reinstate", "acme"], out)).toBe(0);
+    expect(await billingCommand(db, ["disable", "acme"], out)).toBe(0);
+    expect((await findTeamByName(db, "acme"))!.billingEnabled).toBe(false);
+    expect(await billingCommand(db, ["credit", "ghost", "1"], out)).toBe(1);
+    expect(await billingCommand(db, ["bogus", "acme"], out)).toBe(2);
   });
 
-  test("usage per team, model and day, as a table and as JSON", () => {
-    const { db, team, out, last } = setup();
-    const key = createKey(db, team.id, "k");
-    recordUsage(db, {
+  test("usage per team, model and day, as a table and as JSON", async () => {
+    const { db, team, out, last } = await setup();
+    const key = await createKey(db, team.id, "k");
+    await recordUsage(db, {
       requestId: "req_1", teamId: team.id, keyId: key.id, model: "m-1", endpoint: "chat", status: "completed",
       inputTokens: 40, outputTokens: 8, reasoningTokens: 0, cachedTokens: 32, images: 2, costMicros: 1234,
     });
     const today = new Date().toISOString().slice(0, 10);
-    expect(usageCommand(db, ["--team", "acme"], out)).toBe(0);
+    expect(await usageCommand(db, ["--team", "acme"], out)).toBe(0);
     expect(last()).toMatch(new RegExp(`${today} +acme +m-1 +1 +40 +32 +8 +2 +0\\.001234`));
-    expect(usageCommand(db, ["--json", "--since", today, "--until", today], out)).toBe(0);
+    expect(await usageCommand(db, ["--json", "--since", today, "--until", today], out)).toBe(0);
     expect(JSON.parse(last())).toEqual({
       object: "list",
       data: [{ day: today, team: "acme", model: "m-1", requests: 1, input_tokens: 40, cached_tokens: 32, output_tokens: 8, images: 2, cost_micros: 1234, cost: "0.001234" }],
     });
-    expect(usageCommand(db, ["--since", "yesterday"], out)).toBe(2);
-    expect(usageCommand(db, ["--team", "ghost"], out)).toBe(1);
-    expect(usageCommand(db, ["--until", "2000-01-01", "--json"], out)).toBe(0);
+    expect(await usageCommand(db, ["--since", "yesterday"], out)).toBe(2);
+    expect(await usageCommand(db, ["--team", "ghost"], out)).toBe(1);
+    expect(await usageCommand(db, ["--until", "2000-01-01", "--json"], out)).toBe(0);
     expect(JSON.parse(last()).data).toEqual([]);
   });
 });

@@ -56,14 +56,14 @@ const rebuildTeams: EmbeddedMigration = {
 };
 
 describe("migrations over a populated database", () => {
-  test("the migrations after the first keep every row and key of a database populated at the first", () => {
+  test("the migrations after the first keep every row and key of a database populated at the first", async () => {
     const dir = tempDir();
     const old = openAt(dir, migrations.slice(0, 1));
     populate(old);
     const before = snapshot(old);
     old.close();
 
-    const db = openDatabase(dir);
+    const db = await openDatabase(dir);
     expect(snapshot(db.$client)).toEqual(before);
     expect(db.$client.query("pragma foreign_key_check").all()).toEqual([]);
     expect(db.$client.query("select count(*) as n from __drizzle_migrations").get()).toEqual({ n: migrations.length });
@@ -124,7 +124,7 @@ describe("migrations over a populated database", () => {
     sqlite.close();
   });
 
-  test("start-up fails clearly when a pending migration meets rows with missing parents", () => {
+  test("start-up fails clearly when a pending migration meets rows with missing parents", async () => {
     const dir = tempDir();
     const old = openAt(dir, migrations.slice(0, 1));
     populate(old);
@@ -133,7 +133,7 @@ describe("migrations over a populated database", () => {
     old.run("delete from api_keys where id = 20");
     old.close();
 
-    expect(() => openDatabase(dir)).toThrow(/table "usage" \(key_id → api_keys\): 2 row\(s\) with no parent row, rowid 3, 4/);
+    await expect(openDatabase(dir)).rejects.toThrow(/table "usage" \(key_id → api_keys\): 2 row\(s\) with no parent row, rowid 3, 4/);
     const after = new Database(join(dir, "kiln.db"));
     expect(after.query("select count(*) as n from __drizzle_migrations").get()).toEqual({ n: 1 });
     after.close();

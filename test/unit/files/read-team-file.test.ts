@@ -7,8 +7,8 @@ import { testKiln } from "../../helpers/kiln.ts";
 import { apiRefusal } from "../../helpers/api-refusal.ts";
 
 
-describe("readTeamFile", () => {
-  const k = testKiln();
+describe("readTeamFile", async () => {
+  const k = await testKiln();
   const upload = async (bytes: Uint8Array) => {
     const form = new FormData();
     form.append("purpose", "vision");
@@ -35,7 +35,7 @@ describe("readTeamFile", () => {
 
   test("another team's, unknown, malformed or deleted ids: the same 404 file_not_found naming the item", async () => {
     const id = await upload(new Uint8Array(10));
-    const other = createTeam(k.deps.db, "someone-else").id;
+    const other = (await createTeam(k.deps.db, "someone-else")).id;
     const deleted = await upload(new Uint8Array(10));
     expect((await k.req(`/v1/files/${deleted}`, { method: "DELETE" })).status).toBe(200);
     for (const [team, fileId] of [[other, id], [k.teamId, "file-00000000000000000000000000000000"], [k.teamId, "file-../../kiln.db"], [k.teamId, deleted]] as const) {

@@ -36,11 +36,11 @@ function scripted() {
   };
 }
 
-function setup(opts: { billed?: number } = {}) {
-  const k = testKiln();
+async function setup(opts: { billed?: number } = {}) {
+  const k = await testKiln();
   if (opts.billed !== undefined) {
-    setBillingEnabled(k.deps.db, k.teamId, true);
-    if (opts.billed) credit(k.deps.db, k.teamId, opts.billed, null);
+    await setBillingEnabled(k.deps.db, k.teamId, true);
+    if (opts.billed) await credit(k.deps.db, k.teamId, opts.billed, null);
   }
   const scheduler = scripted();
   const deps = { ...k.deps, scheduler };
@@ -60,7 +60,7 @@ function setup(opts: { billed?: number } = {}) {
 
 describe("the images lifecycle", () => {
   test("every image delivered: one completed usage row with the images and the prompt tokens, charged per image", async () => {
-    const { k, deps, scheduler, job, row, until } = setup({ billed: 1_000_000 });
+    const { k, deps, scheduler, job, row, until } = await setup({ billed: 1_000_000 });
     const j = job(2);
     const done = runRenders(deps, j);
     await until(() => scheduler.jobs.length === 2);
@@ -70,17 +70,17 @@ describe("the images lifecycle", () => {
     }
     expect(await done).toHaveLength(2);
     expect(row(j.scope.requestId)).toEqual({ status: "completed", images: 2, tokens: 9, cost: 20_000, endpoint: "images" });
-    expect(ledgerOf(k.deps.db, k.teamId, 10)[0]).toMatchObject({ amountMicros: -20_000, requestId: j.scope.requestId });
+    expect((await ledgerOf(k.deps.db, k.teamId, 10))[0]).toMatchObject({ amountMicros: -20_000, requestId: j.scope.requestId });
   });
 
   test("a balance that cannot cover n images is a 402 before any render is queued", async () => {
-    const { deps, scheduler, job } = setup({ billed: 15_000 });
+    const { deps, scheduler, job } = await setup({ billed: 15_000 });
     expect(await apiRefusal(runRenders(deps, job(2)))).toMatchObject({ status: 402, code: "billing_not_configured", message: expect.stringContaining("ask for fewer images") });
     expect(scheduler.jobs).toHaveLength(0);
   });
 
   test("one render failing stops its siblings; the row is failed with no images billed", async () => {
-    const { deps, scheduler, job, row, until } = setup();
+    const { deps, scheduler, job, row, until } = await setup();
     const j = job(3);
     const done = runRenders(deps, j);
     await until(() => scheduler.jobs.length === 3);
@@ -93,7 +93,7 @@ describe("the images lifecycle", () => {
   });
 
   test("the client leaving cancels the renders (client_gone); the time limit answers 504 (timed_out)", async () => {
-    const { deps, scheduler, job, row, until } = setup();
+    const { deps, scheduler, job, row, until } = await setup();
     const client = new AbortController();
     const gone = job(1, client.signal);
     const left = runRenders(deps, gone);
@@ -108,7 +108,7 @@ describe("the images lifecycle", () => {
   });
 
   test("draining refuses before admission", async () => {
-    const { deps, scheduler, job } = setup();
+    const { deps, scheduler, job } = await setup();
     expect(await apiRefusal(runRenders({ ...deps, lifecycle: { draining: true } }, job(1)))).toMatchObject({ status: 503, code: "server_shutting_down" });
     expect(scheduler.jobs).toHaveLength(0);
   });

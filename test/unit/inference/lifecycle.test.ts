@@ -1,7 +1,7 @@
 // The shared request lifecycle over a fake core: admission hook, abort reasons, and one settlement with real counts.
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { openDatabase } from "../../../src/db/client.ts";
+import { localDirOf, openDatabase } from "../../../src/db/client.ts";
 import { usage } from "../../../src/db/schema.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
@@ -67,10 +67,10 @@ function tickingScheduler(limit: number, submitted: SeqRequest[], produced: { to
   };
 }
 
-function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admission) => Promise<AdmissionTicket>) {
-  const db = openDatabase(tempDir("kiln-life-"));
-  const team = createTeam(db, "t");
-  const key = createKey(db, team.id, "k");
+async function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admission) => Promise<AdmissionTicket>) {
+  const db = await openDatabase(tempDir("kiln-life-"));
+  const team = await createTeam(db, "t");
+  const key = await createKey(db, team.id, "k");
   const produced = { tokens: 0 };
   const d: LifecycleDeps = {
     db, logger: memoryLogger(), lifecycle: { draining: false }, gate: admit && { admit },
@@ -95,7 +95,7 @@ describe("startRun", () => {
   test("admission sees the counted prompt before anything is queued; a refusal queues nothing and writes no usage", async () => {
     const submitted: SeqRequest[] = [];
     const seen: number[] = [];
-    const { d, db, scope } = deps(3, submitted, async (a) => {
+    const { d, db, scope } = await deps(3, submitted, async (a) => {
       seen.push(a.inputTokens, a.maxOutputTokens, a.choices);
       throw new ApiError(429, "rate_limit_error", "slow down", "rate_limit_exceeded");
     });
@@ -107,7 +107,7 @@ describe("startRun", () => {
 
   test("a client that leaves mid-run: the core keeps counting until it stops, and one row records the real tokens", async () => {
     const submitted: SeqRequest[] = [];
-    const { d, db, produced, scope } = deps(1000, submitted);
+    const { d, db, produced, scope } = await deps(1000, submitted);
     const client = new AbortController();
     const run = await startRun(d, { scope, model, request: request(2), clientSignal: client.signal, timeoutMs: null });
     // Nobody reads the choices: the lifecycle drains them itself.
@@ -123,21 +123,21 @@ describe("startRun", () => {
   });
 
   test("the time limit aborts as timed_out; a detached run (no client) runs to its end", async () => {
-    const timed = deps(1000, []);
+    const timed = await deps(1000, []);
     const run = await startRun(timed.d, { scope: timed.scope, model, request: request(), clientSignal: null, timeoutMs: 40 });
     const r = await collectChoice(run.choices[0]!);
     expect(r.finish).toBe("cancelled");
     expect(run.abortReason).toBe("timed_out");
     expect((await run.settled).status).toBe("timed_out");
 
-    const bg = deps(10, []);
+    const bg = await deps(10, []);
     const detached = await startRun(bg.d, { scope: bg.scope, model, request: request(), clientSignal: null, timeoutMs: null });
     expect(await detached.settled).toEqual({ status: "completed", usage: { inputTokens: 7, outputTokens: 10, reasoningTokens: 0, cachedTokens: 0 } });
   });
 
   test("intake runs before counting; a time limit or a leaving client during it stops it: 504, or 499 in the log; nothing queued", async () => {
     const submitted: SeqRequest[] = [];
-    const { d, db, scope } = deps(10, submitted);
+    const { d, db, scope } = await deps(10, submitted);
     const seen: { keyId: number; teamId: number }[] = [];
     // An intake that waits (a slow fetch or decode) until it is aborted, then rejects with the abort's reason.
     d.intake = {
@@ -158,7 +158,7 @@ describe("startRun", () => {
   });
 
   test("metrics: one TTFT per choice, an inter-token gap per later token, and the settled usage counted once", async () => {
-    const { d, scope } = deps(4, []);
+    const { d, scope } = await deps(4, []);
     const seen = { ttft: [] as number[], itl: [] as number[], usage: [] as [object, object][] };
     d.metrics = {
       observeFirstToken: (labels, s) => {
@@ -183,13 +183,13 @@ describe("startRun", () => {
   test("the admission ticket is released once, with the usage settled (or null when nothing was queued)", async () => {
     const released: (Usage | null)[] = [];
     const ticket = async (): Promise<AdmissionTicket> => ({ release: (u) => void released.push(u) });
-    const ok = deps(4, [], ticket);
+    const ok = await deps(4, [], ticket);
     const run = await startRun(ok.d, { scope: ok.scope, model, request: request(), clientSignal: null, timeoutMs: null });
     const s = await run.settled;
     expect(released).toEqual([s.usage]);
     expect(s.usage).toMatchObject({ inputTokens: 7, outputTokens: 4 });
 
-    const failing = deps(4, [], ticket);
+    const failing = await deps(4, [], ticket);
     failing.d.scheduler = { assertServing: () => {}, submit: () => { throw ApiError.overloaded(); } };
     await expect(startRun(failing.d, { scope: failing.scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toMatchObject({ status: 503 });
     expect(released).toEqual([s.usage, null]);
@@ -197,9 +197,9 @@ describe("startRun", () => {
 
   test("a billed team's charge is written with the usage row: same amount, balance after it", async () => {
     const priced = { ...model, pricing: { inputPerMillion: 2, cachedInputPerMillion: 2, outputPerMillion: 10, perImage: 0 } };
-    const { d, db, scope } = deps(5, []);
-    setBillingEnabled(db, scope.teamId, true);
-    credit(db, scope.teamId, 1_000_000, "start");
+    const { d, db, scope } = await deps(5, []);
+    await setBillingEnabled(db, scope.teamId, true);
+    await credit(db, scope.teamId, 1_000_000, "start");
     const run = await startRun(d, { scope, model: priced, request: request(), clientSignal: null, timeoutMs: null });
     await run.settled;
     const row = db.select().from(usage).where(eq(usage.requestId, scope.requestId)).get()!;
@@ -211,14 +211,14 @@ describe("startRun", () => {
   });
 
   test("an unbilled team's usage row has no ledger entry", async () => {
-    const { d, db, scope } = deps(2, []);
+    const { d, db, scope } = await deps(2, []);
     await (await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null })).settled;
     expect(db.select().from(usage).all()).toHaveLength(1);
     expect(db.select().from(ledger).all()).toEqual([]);
   });
 
   test("a sequence that never left the queue is billed nothing, its prompt included", async () => {
-    const { d, db, scope } = deps(4, []);
+    const { d, db, scope } = await deps(4, []);
     // A queue that never hands the sequence to a worker: it ends only when cancelled, as the scheduler ends it.
     d.scheduler = {
       assertServing: () => {},
@@ -234,7 +234,7 @@ describe("startRun", () => {
   });
 
   test("draining refuses before any work", async () => {
-    const { d, scope } = deps(1, []);
+    const { d, scope } = await deps(1, []);
     d.lifecycle.draining = true;
     await expect(startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toMatchObject({ code: "server_shutting_down" });
   });
@@ -242,7 +242,7 @@ describe("startRun", () => {
 
 describe("startRun, the time limit and the settlement", () => {
   test("the time limit counts from the start of the run: a slow prepare uses it up, and the run ends timed_out", async () => {
-    const slow = deps(3, []);
+    const slow = await deps(3, []);
     const get = slow.d.tokenizers.get.bind(slow.d.tokenizers);
     // Tokenizing takes 300 ms (a long prompt on a busy machine); the limit is 100 ms.
     slow.d.tokenizers = {
@@ -259,7 +259,7 @@ describe("startRun, the time limit and the settlement", () => {
   });
 
   test("a usage write the database refuses is journaled and counted, and the answer still settles", async () => {
-    const { d, db, scope } = deps(2, []);
+    const { d, db, scope } = await deps(2, []);
     const failed: boolean[] = [];
     d.metrics = { observeFirstToken: () => {}, observeInterToken: () => {}, observeUsage: () => {}, settlementFailed: (j) => void failed.push(j), settlementsReplayed: () => {} };
     db.$client.run("CREATE TRIGGER full_disk BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
@@ -267,7 +267,7 @@ describe("startRun, the time limit and the settlement", () => {
     expect(await run.settled).toEqual({ status: "completed", usage: { inputTokens: 7, outputTokens: 2, reasoningTokens: 0, cachedTokens: 0 } });
     expect(db.select().from(usage).all()).toEqual([]);
     expect(failed).toEqual([true]);
-    const journal = readJournal(journalPathFor(db.$client.filename)!);
+    const journal = readJournal(journalPathFor(localDirOf(db))!);
     expect(journal.records.map((r) => [r.requestId, r.status, r.outputTokens])).toEqual([[scope.requestId, "completed", 2]]);
   });
 });

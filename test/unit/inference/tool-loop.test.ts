@@ -28,10 +28,10 @@ const model: ModelEntry = { ...parseManifest(fakeManifest("loop-model-v1"), ["fp
 const CALL = '<tool_call>\n{"name": "web_search", "arguments": {"query": "paris"}}\n</tool_call>';
 
 /** A core whose k-th submission writes script[k] (the last one repeats) and whose k-th prompt is 10·k tokens. */
-function setup(script: { text: string; reason?: "stop" | "length"; cached?: number }[], opts: { thinking?: boolean } = {}) {
-  const db = openDatabase(tempDir("kiln-loop-"));
-  const team = createTeam(db, "t");
-  const key = createKey(db, team.id, "k");
+async function setup(script: { text: string; reason?: "stop" | "length"; cached?: number }[], opts: { thinking?: boolean } = {}) {
+  const db = await openDatabase(tempDir("kiln-loop-"));
+  const team = await createTeam(db, "t");
+  const key = await createKey(db, team.id, "k");
   const submitted: SeqRequest[] = [];
   const renders: { conv: Conversation; tools: ToolDef[] | null }[] = [];
   const deps: LifecycleDeps = {
@@ -80,7 +80,7 @@ function backend(fail = false) {
   return { b, queries };
 }
 
-async function run(s: ReturnType<typeof setup>, request: CoreRequest, on: ModelEntry = model) {
+async function run(s: Awaited<ReturnType<typeof setup>>, request: CoreRequest, on: ModelEntry = model) {
   const r = await startRun(s.deps, { scope: s.scope, model: on, request, clientSignal: null, timeoutMs: null });
   const events: CoreEvent[] = [];
   for await (const ev of r.choices[0]!) events.push(ev);
@@ -89,7 +89,7 @@ async function run(s: ReturnType<typeof setup>, request: CoreRequest, on: ModelE
 
 describe("tool loop", () => {
   test("a call to web_search runs the search and a second step in the same stream: indexes continue, usage is summed and settled once", async () => {
-    const s = setup([{ text: `Let me look. ${CALL}`, cached: 3 }, { text: "Paris [1] is the capital.", cached: 16 }]);
+    const s = await setup([{ text: `Let me look. ${CALL}`, cached: 3 }, { text: "Paris [1] is the capital.", cached: 16 }]);
     const { b, queries } = backend();
     const { events, settlement } = await run(s, withBuiltins(base(), [webSearchTool(b, 3)], null));
     expect(queries).toEqual(["paris"]);
@@ -114,7 +114,7 @@ describe("tool loop", () => {
   });
 
   test("on a multimodal model, a search result holding a placeholder's text reaches the next step as plain text", async () => {
-    const s = setup([{ text: `Let me look. ${CALL}` }, { text: "Done." }]);
+    const s = await setup([{ text: `Let me look. ${CALL}` }, { text: "Done." }]);
     const b: SearchBackend = { search: async () => [{ title: "LLaVA docs", url: "https://docs.example", snippet: "write <image> then <|audio|> in the prompt" }] };
     const media = {
       layout: "kiln-omni",
@@ -130,7 +130,7 @@ describe("tool loop", () => {
   });
 
   test("searches per response are bounded: past the limit the tool is no longer offered and the loop ends", async () => {
-    const s = setup([{ text: CALL }]);
+    const s = await setup([{ text: CALL }]);
     const { b, queries } = backend();
     const { events } = await run(s, withBuiltins(base(), [webSearchTool(b, 2)], null));
     expect(queries.length).toBe(2);
@@ -143,7 +143,7 @@ describe("tool loop", () => {
   });
 
   test("a forced search: its call gets a small budget, a model that cannot write it searches for the last user message; a failed search is told to the model", async () => {
-    const s = setup([{ text: '{"query": "unterminated', reason: "length" }, { text: "I could not search." }]);
+    const s = await setup([{ text: '{"query": "unterminated', reason: "length" }, { text: "I could not search." }]);
     const { b, queries } = backend(true);
     const { events, settlement } = await run(s, withBuiltins(base(200), [webSearchTool(b, 3)], WEB_SEARCH_FUNCTION));
     expect(s.submitted[0]!.params.maxTokens).toBe(FORCED_QUERY_TOKENS);
@@ -160,7 +160,7 @@ describe("tool loop", () => {
   });
 
   test("a web_search call the token limit cut is not run: the response ends with length and shows no call", async () => {
-    const s = setup([{ text: '<tool_call>\n{"name": "web_search", "arguments": {"query": "par', reason: "length" }]);
+    const s = await setup([{ text: '<tool_call>\n{"name": "web_search", "arguments": {"query": "par', reason: "length" }]);
     const { b, queries } = backend();
     const { events } = await run(s, withBuiltins(base(), [webSearchTool(b, 3)], null));
     expect(queries).toEqual([]);
@@ -170,7 +170,7 @@ describe("tool loop", () => {
 
   test("a forced search after thinking: the step's token cap shrinks its thinking budget too, so the model can still write its query", async () => {
     // What the worker gives back: the thinking, its close (by the model or the budget), then the call it opened.
-    const s = setup([{ text: `let me think\n</think>\n\n${CALL}` }, { text: "Paris [1]." }], { thinking: true });
+    const s = await setup([{ text: `let me think\n</think>\n\n${CALL}` }, { text: "Paris [1]." }], { thinking: true });
     const { b, queries } = backend();
     await run(s, withBuiltins({ ...base(2000), thinkingBudget: 1024 }, [webSearchTool(b, 3)], WEB_SEARCH_FUNCTION));
     expect(s.submitted[0]!.params).toMatchObject({ maxTokens: FORCED_QUERY_TOKENS, thinking: { budget: FORCED_QUERY_TOKENS / 2, closeTokenId: 1000 } });
