@@ -15,7 +15,10 @@ export interface PostgresOptions {
 
 /** Connects to `url` (postgres://…), applies the pending migrations, and returns drizzle over the pool. */
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<PgDb> {
-  const client = new SQL(url, opts.max === undefined ? {} : { max: opts.max });
+  // Bun's SQL picks its adapter from the scheme (mysql://, sqlite:…): only Postgres may get this far. The message
+  // leaves the URL out, since it may hold a password.
+  if (!isPostgresUrl(url)) throw new Error("a Postgres database URL starts with postgres:// or postgresql://");
+  const client = new SQL(url, { adapter: "postgres", ...(opts.max === undefined ? {} : { max: opts.max }) });
   try {
     await applyPgMigrations(client);
   } catch (e) {
@@ -24,6 +27,11 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     throw e;
   }
   return drizzle({ client, schema });
+}
+
+/** Whether `url` names a Postgres database (the schemes Bun's SQL and libpq read as Postgres). Pure. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
 }
 
 /** Closes the pool once the queries already sent have finished. */

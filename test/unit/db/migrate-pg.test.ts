@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { type EmbeddedMigration, readJournal, renderModule } from "../../../build/migrations-module.ts";
 import { applyPgMigrations, BOOKKEEPING, MIGRATION_LOCK, migrationHash, pendingMigrations, statementsOf } from "../../../src/db/migrate-pg.ts";
 import { migrations as embedded } from "../../../src/db/migrations-pg.gen.ts";
-import { closePostgres, openPostgres } from "../../../src/db/pg-client.ts";
+import { closePostgres, isPostgresUrl, openPostgres } from "../../../src/db/pg-client.ts";
 import * as schema from "../../../src/db/schema-pg.ts";
 import { startPostgres, type TestPostgres } from "../../helpers/postgres-server.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
@@ -55,6 +55,15 @@ describe("pure parts", () => {
     embedded.forEach((e, i) => {
       if (i > 0) expect({ tag: e.tag, later: e.when > embedded[i - 1]!.when }).toEqual({ tag: e.tag, later: true });
     });
+  });
+});
+
+describe("openPostgres", () => {
+  test("takes only postgres:// and postgresql:// URLs (Bun's SQL would read mysql:// as MySQL), and never echoes one", async () => {
+    expect(["postgres://u@h/db", "postgresql://h:5432/db", "POSTGRES://h/db"].map(isPostgresUrl)).toEqual([true, true, true]);
+    expect(["mysql://u:pw@h/db", "sqlite://x.db", "http://h", "h:5432/db", ""].map(isPostgresUrl)).toEqual([false, false, false, false, false]);
+    const refused = await openPostgres("mysql://kiln:s3cret@127.0.0.1/db").catch((e: Error) => e.message);
+    expect(refused).toBe("a Postgres database URL starts with postgres:// or postgresql://");
   });
 });
 
