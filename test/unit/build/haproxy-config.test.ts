@@ -1,0 +1,29 @@
+// The haproxy configuration in front of kiln replicas: one server line per replica, the health check and retry rules.
+import { describe, expect, test } from "bun:test";
+import { haproxyConfig } from "../../../build/cluster/haproxy-config.ts";
+
+const replicas = [1, 2, 3].map((i) => ({ name: `kiln${i}`, host: "127.0.0.1", port: 8080 + i }));
+
+describe("haproxyConfig", () => {
+  test("binds the frontend and lists every replica with a health check", () => {
+    const cfg = haproxyConfig({ bind: { host: "127.0.0.1", port: 8080 }, replicas });
+    expect(cfg).toContain("    bind 127.0.0.1:8080\n");
+    expect(cfg.match(/^ {4}server .*$/gm)).toEqual(["    server kiln1 127.0.0.1:8081 check", "    server kiln2 127.0.0.1:8082 check", "    server kiln3 127.0.0.1:8083 check"]);
+  });
+
+  test("checks /v1/status for is_alive and replays what a draining replica refused", () => {
+    const cfg = haproxyConfig({ bind: { host: "127.0.0.1", port: 8080 }, replicas });
+    expect(cfg).toContain("http-check send meth GET uri /v1/status");
+    // The pattern matches kiln's status document while it serves, and not while it drains.
+    const pattern = new RegExp(cfg.match(/http-check expect rstring (.*)$/m)![1]!);
+    expect(pattern.test(JSON.stringify({ status: "operational", is_alive: true }))).toBe(true);
+    expect(pattern.test(JSON.stringify({ status: "degraded", is_alive: false }))).toBe(false);
+    expect(cfg).toContain("retry-on conn-failure empty-response 503");
+    expect(cfg).toContain("option redispatch 1");
+    expect(cfg).toContain("option http-buffer-request");
+  });
+
+  test("refuses an empty replica list", () => {
+    expect(() => haproxyConfig({ bind: { host: "127.0.0.1", port: 8080 }, replicas: [] })).toThrow(/at least one replica/);
+  });
+});
