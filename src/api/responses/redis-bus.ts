@@ -61,6 +61,6 @@ export class RedisLiveBus implements LiveBus {
 
   /** Fire and forget: a follower that misses it finds the event in the store (the connection logs an outage once). */
   private send(channel: string, text: string): void {
-    this.conn.send("PUBLISH", [channel, text]).catch(() => undefined);
+    this.conn.fire("PUBLISH", [channel, text]);
   }
 }
