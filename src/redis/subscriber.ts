@@ -35,7 +35,7 @@ export class RedisSubscriber {
   private readonly retryMs: readonly [number, number];
 
   constructor(readonly url: string, private readonly opts: SubscriberOptions = {}) {
-    this.retryMs = opts.retryMs ?? [100, 2000];
+    this.retryMs = opts.retryMs ?? [100, 1000];
     this.delayMs = this.retryMs[0];
   }
 

@@ -8,8 +8,11 @@ import { TERMINAL_EVENTS } from "./live.ts";
 import type { LiveBus } from "./live-bus.ts";
 import { endStored } from "./stored.ts";
 
-/** How long a cancel must go unheard before the response counts as run by no replica (a replica's subscriber reconnects well within it). */
-export const ORPHAN_MS = 1000;
+/**
+ * How long a cancel must go unheard before the response counts as run by no replica: longer than a replica's subscriber
+ * takes to come back after Redis did (its reconnect back-off is at most a second, see redis/subscriber.ts).
+ */
+export const ORPHAN_MS = 2000;
 /** How often the stored row is looked at, and the cancel sent again until a replica hears it. */
 const LOOK_EVERY_MS = 100;
 
