@@ -48,6 +48,7 @@ export async function* followShared(db: Db, bus: LiveBus, id: string, after: num
   timer.unref();
   const leave = () => inbox.close();
   o.signal?.addEventListener("abort", leave);
+  if (o.signal?.aborted) leave();
   try {
     for await (const s of inbox) {
       if (o.draining()) {
