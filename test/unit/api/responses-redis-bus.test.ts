@@ -65,8 +65,8 @@ async function setup() {
     return sequence;
   };
   /** F follows from `after`: the sequence numbers it sends, as they come, and how the stream ended. */
-  const follow = (after: number, o: { healMs?: number; draining?: () => boolean } = {}) => {
-    const gen = followResponse(db, F, ID, after, { teamId: team.id, draining: o.draining ?? (() => false), healMs: o.healMs ?? 60_000 });
+  const follow = (after: number, o: { healMs?: number; draining?: () => boolean; signal?: AbortSignal } = {}) => {
+    const gen = followResponse(db, F, ID, after, { teamId: team.id, draining: o.draining ?? (() => false), healMs: o.healMs ?? 60_000, signal: o.signal });
     const seen: number[] = [];
     const done = (async () => {
       for (let r = await gen.next(); ; r = await gen.next()) {
@@ -76,10 +76,10 @@ async function setup() {
     })();
     return { seen, done };
   };
-  /** Waits until a replica's subscription to the response's events is in place on the server. */
-  const subscribed = async () => {
+  /** Waits until `n` replicas subscribe to the response's events on the server (1: the follower's subscription is in place). */
+  const subscribed = async (n = 1) => {
     const client = await redis.client();
-    await waitFor(async () => ((await client.send("PUBSUB", ["NUMSUB", `${prefix}live:${ID}`])) as [string, number])[1], { what: "the follower's subscription", until: (n) => n === 1 });
+    await waitFor(async () => ((await client.send("PUBSUB", ["NUMSUB", `${prefix}live:${ID}`])) as [string, number])[1], { what: `${n} subscriptions to the events`, until: (k) => k === n });
   };
   return { db, teamId: team.id, P, F, emit, follow, subscribed, row: async () => (await findResponse(db, ID, team.id))! };
 }
@@ -185,6 +185,19 @@ describe("following a job on another replica", () => {
     expect(f.seen).toEqual([0]);
   }, 20_000);
 });
+
+test("a follower whose client leaves stops waiting at once and gives its subscription back", async () => {
+  const { P, emit, follow, subscribed } = await setup();
+  P.begin(ID, () => {});
+  await emit("response.created");
+  const left = new AbortController();
+  const f = follow(-1, { signal: left.signal });
+  await subscribed();
+  left.abort();
+  expect(await f.done).toEqual({ outcome: "client_gone" });
+  await subscribed(0);
+  P.end(ID);
+}, 20_000);
 
 describe("cancelling a job on another replica", () => {
   test("the job's replica aborts it as a local cancel would; the answer waits for its stored end", async () => {
