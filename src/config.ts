@@ -69,7 +69,7 @@ export interface Config {
   readonly tiers: readonly Tier[];
   /** The tier of teams that name none; unset: such teams have only their own limits. */
   readonly defaultTier?: string;
-  /** Redis that keeps rate limits and billing holds for every replica (redis:// or rediss://); unset: this process's memory. */
+  /** Redis that keeps rate limits and billing holds for every replica and carries live responses between them (redis:// or rediss://); unset: this process's memory. */
   readonly redisUrl?: string;
   /** Stored responses (with their input items and events) are deleted this many days after they were created. */
   readonly responseRetentionDays: number;
@@ -189,7 +189,7 @@ export const OPTIONS: Option[] = [
   { key: "metricsTeamLabels", env: "KILN_METRICS_TEAM_LABELS", flag: "--metrics-team-labels", help: "1: per-team metric series (one per team served)", parse: flag },
   { key: "tiers", env: "KILN_TIERS", flag: "--tiers", help: "pricing tiers, name:rpm:tpm,… (- = unlimited)", parse: tierList },
   { key: "defaultTier", env: "KILN_DEFAULT_TIER", flag: "--default-tier", help: "tier of teams that have none", parse: tierName },
-  { key: "redisUrl", env: "KILN_REDIS_URL", flag: "--redis-url", help: "Redis for rate limits and billing holds shared by replicas (unset: in memory)", parse: redisUrl },
+  { key: "redisUrl", env: "KILN_REDIS_URL", flag: "--redis-url", help: "Redis for rate limits, billing holds and live responses shared by replicas (unset: in memory)", parse: redisUrl },
   { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
   {
     key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",

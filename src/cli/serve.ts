@@ -3,6 +3,7 @@ import { ensureDefaultModel } from "../../build/model/index.ts";
 import { Gate } from "../access/gate.ts";
 import { accessStores } from "../access/stores.ts";
 import { LiveResponses } from "../api/responses/live.ts";
+import { RedisLiveBus } from "../api/responses/redis-bus.ts";
 import { startResponseUpkeep } from "../api/responses/upkeep.ts";
 import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
@@ -100,15 +101,17 @@ export async function startKiln(
   if (stores.redis) {
     // Not fatal: requests that need Redis fail closed (503) until it answers; the rest are served meanwhile.
     const reachable = await stores.redis.time().then(() => true, () => false);
-    logger.info("rate limits and billing holds in redis", { redis: redactUrl(stores.redis.url), reachable });
+    logger.info("rate limits, billing holds and live responses in redis", { redis: redactUrl(stores.redis.url), reachable });
   }
+  // Followers, cancels and ends of responses produced by other replicas reach this one through Redis; alone, none need to.
+  const bus = stores.redis ? new RedisLiveBus(stores.redis, { logger }) : null;
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     promptTokenizers: new PromptTokenizers(logger),
     sealer: createSealer(loadServerSecret(config.dataDir)),
     gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),
-    live: new LiveResponses(logger),
+    live: new LiveResponses(logger, bus),
     metrics,
     files,
     intake: media.intake,
@@ -168,6 +171,7 @@ export async function startKiln(
         await Promise.race([server.stop(false), Bun.sleep(left())]);
         void server.stop(true);
         await Promise.race([Promise.all([workersStopped, media.close()]), Bun.sleep(left())]);
+        bus?.close();
         stores.close();
         await closeDatabase(db);
       })();

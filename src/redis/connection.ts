@@ -55,6 +55,26 @@ export class RedisConnection {
     }
   }
 
+  /**
+   * Sends a command whose answer nobody waits for (a pub/sub message): on a live connection it is written at once,
+   * without a timer of its own; otherwise it goes the way `send` does (connecting first). A failure is logged as
+   * `send` logs it, and the caller never hears of it.
+   */
+  fire(command: string, args: string[]): void {
+    const client = this.client?.connected && !this.closed ? this.client : null;
+    if (!client) {
+      this.send(command, args).catch(() => undefined);
+      return;
+    }
+    client.send(command, args).then(
+      () => this.up(),
+      (e: unknown) => {
+        if (!isServerError(e) && this.client === client) this.drop();
+        this.failed(e, command);
+      },
+    );
+  }
+
   /** Runs a script with its keys and arguments, loading it first when Redis does not have it (a restart empties the cache). */
   async run(script: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     const tail = [String(keys.length), ...keys, ...args.map(String)];

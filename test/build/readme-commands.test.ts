@@ -103,6 +103,7 @@ const COVERED = new Set([
   "npm run bench -- --media",
   "npm run bench -- --images",
   "npm run bench -- --prefix",
+  "npm run bench -- --live-bus",
   "npm run db:generate",
   "kiln [serve]",
   "kiln keys create --team T --name N",
@@ -367,6 +368,16 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(r.out).toMatch(/^\| store: false +\| +\d+\.\d \| +16\.0 \|/m);
     expect(r.out).toMatch(/^\| store: true +\| +\d+\.\d \| +16\.0 \|/m);
     expect(r.out).toMatch(/^target store: true ≥ 0\.95× store: false at 4 clients: \d+\.\d\d× \((met|MISSED)\)$/m);
+  }, 300_000);
+
+  test("npm run bench -- --live-bus (a short run) prints the publish cost in process and over Redis, and the delivery time", () => {
+    const r = sh("npm run bench -- --live-bus", { KILN_BENCH_LIVE_EVENTS: "600", KILN_BENCH_ROUNDS: "1" });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    for (const mode of ["in process \\(no Redis\\)", "Redis bus, no follower", "Redis bus, a follower"]) {
+      for (const streams of [1, 16]) expect(r.out).toMatch(new RegExp(`^\\| ${mode}, ${streams} a step +\\| +\\d+\\.\\d \\| +\\d+\\.\\d \\| +\\d+\\.\\d \\|$`, "m"));
+    }
+    expect(r.out).toMatch(/^delivery to a follower on another connection, 600 events one a millisecond: p50 \d+\.\d µs, p99 \d+\.\d µs$/m);
   }, 300_000);
 
   test("npm run bench -- --input-rules prints /v1/status latency idle and while 4 MiB inputs are checked", () => {

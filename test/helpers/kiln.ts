@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { Gate } from "../../src/access/gate.ts";
 import { accessStores } from "../../src/access/stores.ts";
 import { LiveResponses } from "../../src/api/responses/live.ts";
+import { RedisLiveBus } from "../../src/api/responses/redis-bus.ts";
 import { createApp, type Kiln } from "../../src/app.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -69,7 +70,8 @@ export async function testKiln(opts: { modelsDir?: string; env?: Record<string, 
     metrics: new Metrics({ teamLabels: config.metricsTeamLabels }),
     // KILN_REDIS_URL in `env` puts the limits and holds in that Redis, as in serve.
     gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),
-    live: new LiveResponses(logger),
+    // With KILN_REDIS_URL, responses produced elsewhere are followed and cancelled through Redis, as in serve.
+    live: new LiveResponses(logger, stores.redis && new RedisLiveBus(stores.redis, { logger })),
     files,
     // A guarded net: no test through this app can reach beyond loopback, whatever URL a request names.
     intake: createMediaIntake({ config, db, files, policy: EMPTY_POLICY, net: loopbackNet() }).intake,

@@ -1,7 +1,7 @@
 // Reads a streamed HTTP answer as text: up to a marker (to act mid-stream), then to its end.
 export class StreamText {
   text = "";
-  private readonly reader: { read(): Promise<{ value?: Uint8Array; done?: boolean }> };
+  private readonly reader: { read(): Promise<{ value?: Uint8Array; done?: boolean }>; cancel(): Promise<void> };
   private readonly decoder = new TextDecoder();
 
   constructor(res: Response) {
@@ -16,6 +16,11 @@ export class StreamText {
       this.text += this.decoder.decode(value, { stream: true });
     }
     return this;
+  }
+
+  /** Leaves the stream, as a client that disconnects. */
+  async leave(): Promise<void> {
+    await this.reader.cancel();
   }
 
   /** Reads to the end of the stream. */

@@ -1,15 +1,10 @@
 // The responses this process is producing right now: who is listening to their events, and how to stop them.
 // A stored stream, a background job and every resumed stream meet here; events are published only once they are
-// stored, so a listener that subscribes and then reads the store misses none.
+// stored, so a listener that subscribes and then reads the store misses none. With a bus (live-bus.ts), each job's
+// events and end also go to the other replicas, and their cancels reach its abort.
 import type { AbortReason } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
-
-export interface LiveEvent {
-  sequence: number;
-  type: string;
-  /** The event's JSON, sequence_number included, exactly as stored and sent. */
-  json: string;
-}
+import type { LiveBus, LiveEvent } from "./live-bus.ts";
 
 /** Hears each event, then `null` once when the job ends. */
 export type Listener = (ev: LiveEvent | null) => void;
@@ -19,6 +14,8 @@ interface Job {
   listeners: Set<Listener>;
   done: Promise<void>;
   finish: () => void;
+  /** Stops taking cancels from the bus. */
+  release: (() => void) | null;
 }
 
 /** The stream events after which nothing follows. */
@@ -27,17 +24,26 @@ export const TERMINAL_EVENTS = new Set(["response.completed", "response.incomple
 export class LiveResponses {
   private readonly jobs = new Map<string, Job>();
 
-  constructor(private readonly logger: Logger) {}
+  /** `bus`: the replicas' channel (null: this process is the only one, and a job not live here is not running). */
+  constructor(
+    private readonly logger: Logger,
+    readonly bus: LiveBus | null = null,
+  ) {}
 
   /** Registers a job, stopped by `abort`; its events go to listeners until `end`. */
   begin(id: string, abort: (reason: AbortReason) => void): void {
     let finish!: () => void;
     const done = new Promise<void>((r) => (finish = r));
-    this.jobs.set(id, { abort, listeners: new Set(), done, finish });
+    // A cancel sent through another replica stops it as a local one does.
+    const release = this.bus?.accept(id, () => this.abort(id, "cancelled")) ?? null;
+    this.jobs.set(id, { abort, listeners: new Set(), done, finish, release });
   }
 
   publish(id: string, ev: LiveEvent): void {
-    this.tell(id, this.jobs.get(id)?.listeners ?? [], ev);
+    const job = this.jobs.get(id);
+    if (!job) return;
+    this.tell(id, job.listeners, ev);
+    this.bus?.publish(id, ev);
   }
 
   end(id: string): void {
@@ -46,6 +52,8 @@ export class LiveResponses {
     this.jobs.delete(id);
     this.tell(id, job.listeners, null);
     job.finish();
+    job.release?.();
+    this.bus?.end(id);
   }
 
   /** One listener that throws (a follower's stream gone bad) must not keep the others from hearing the event. */

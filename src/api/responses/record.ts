@@ -7,7 +7,8 @@ import { responseExists, TERMINAL } from "../../db/responses-repo.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { ResponseAssembler, ResponseEvent } from "./assembler.ts";
-import type { LiveEvent, LiveResponses } from "./live.ts";
+import type { LiveEvent } from "./live-bus.ts";
+import type { LiveResponses } from "./live.ts";
 import { type WriteQueue, writeQueueOf } from "./write-queue.ts";
 
 export interface RecorderDeps {

@@ -4,6 +4,7 @@ import type { AppDeps } from "../../app-deps.ts";
 import { deleteResponse, findResponse, pageInputItems, type ResponseRow, TERMINAL } from "../../db/responses-repo.ts";
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { type StreamEnd, sseResponse } from "../../http/sse-writer.ts";
+import { cancelElsewhere } from "./cancel-shared.ts";
 import { followResponse } from "./follow.ts";
 import { reasoningText } from "./reasoning.ts";
 import { endStored } from "./stored.ts";
@@ -36,7 +37,7 @@ export interface RetrieveQuery {
   starting_after?: number;
 }
 
-export async function retrieveResponse(deps: AppDeps, id: string, teamId: number, q: RetrieveQuery, streamCtx: FollowOptions): Promise<Json | Response> {
+export async function retrieveResponse(deps: AppDeps, id: string, teamId: number, q: RetrieveQuery, streamCtx: Omit<FollowOptions, "teamId">): Promise<Json | Response> {
   const row = await stored(deps, id, teamId);
   checkInclude(q.include ?? []);
   if (q.stream) {
@@ -44,7 +45,7 @@ export async function retrieveResponse(deps: AppDeps, id: string, teamId: number
     if (!row.background && !request.stream) {
       throw ApiError.badRequest(`Response '${clip(id)}' was neither streamed nor run in the background, so it has no events to stream; retrieve it without stream.`, "stream");
     }
-    return followStream(deps, id, q.starting_after ?? -1, streamCtx);
+    return followStream(deps, id, q.starting_after ?? -1, { ...streamCtx, teamId });
   }
   const response = JSON.parse(row.responseJson) as Json;
   return q.include?.includes(ENCRYPTED_REASONING) ? withEncryptedReasoning(deps, response) : response;
@@ -53,13 +54,16 @@ export async function retrieveResponse(deps: AppDeps, id: string, teamId: number
 export interface FollowOptions {
   /** A stored stream's own client leaving cancels it; a background job and every resumed stream go on. */
   abortOnLeave: boolean;
+  /** The response's team. */
+  teamId: number;
   requestId: string;
   onStreamEnd?: (end: StreamEnd) => void;
 }
 
 export function followStream(deps: AppDeps, id: string, after: number, o: FollowOptions): Response {
+  const left = new AbortController();
   return sseResponse({
-    frames: followResponse(deps.db, deps.live, id, after),
+    frames: followResponse(deps.db, deps.live, id, after, { teamId: o.teamId, draining: () => deps.lifecycle.draining, signal: left.signal }),
     // A background job may wait queued, silent, for a long time: comment lines keep proxies from closing the stream.
     // A stored stream's own client waits as an unstored one does, without them (a timer per frame is not free).
     heartbeatMs: o.abortOnLeave ? undefined : 15_000,
@@ -68,6 +72,7 @@ export function followStream(deps: AppDeps, id: string, after: number, o: Follow
       return { event: "error", data: JSON.stringify({ type: "error", code: "server_error", message: ApiError.internal().message, param: null }) };
     },
     onClose: (end) => {
+      left.abort();
       if (o.abortOnLeave && end.outcome === "client_gone") deps.live.abort(id, "client_gone");
       o.onStreamEnd?.(end);
     },
@@ -76,8 +81,10 @@ export function followStream(deps: AppDeps, id: string, after: number, o: Follow
 
 export async function deleteStoredResponse(deps: AppDeps, id: string, teamId: number): Promise<{ id: string; object: "response"; deleted: true }> {
   const row = await stored(deps, id, teamId);
-  // A job still running stops first, so nothing writes to the rows being deleted.
-  deps.live.abort(row.id, "cancelled");
+  // A job still running stops first, so nothing writes to the rows being deleted (on another replica: the cancel is
+  // sent, and its writes stop at the first one that finds the row gone).
+  const bus = deps.live.bus;
+  if (!deps.live.abort(row.id, "cancelled") && bus && !TERMINAL.has(row.status)) await bus.cancel(row.id);
   if (!(await deleteResponse(deps.db, id, teamId))) throw notFound(id);
   return { id, object: "response", deleted: true };
 }
@@ -89,11 +96,14 @@ export const CANCEL_WAIT_MS = 5_000;
  * Cancels a background response that is queued or running: it ends cancelled within one generation step, and the
  * returned object says so. A job that has not stopped within CANCEL_WAIT_MS (its worker stuck) comes back as it
  * stands and ends cancelled once its run stops. A finished one comes back unchanged; one that is not background is a 400.
+ * One not running in this process, with replicas sharing a bus, is cancelled through it (cancel-shared.ts).
  */
 export async function cancelStoredResponse(deps: AppDeps, id: string, teamId: number): Promise<Json> {
   const row = await stored(deps, id, teamId);
   if (!row.background) throw ApiError.badRequest(`Response '${clip(id)}' is not a background response; only background responses can be cancelled.`, "response_id");
   if (TERMINAL.has(row.status)) return JSON.parse(row.responseJson) as Json;
+  const bus = deps.live.bus;
+  if (bus && !deps.live.isLive(id)) return JSON.parse((await cancelElsewhere(deps, bus, row, CANCEL_WAIT_MS, () => stored(deps, id, teamId))).responseJson) as Json;
   // The job ends within one step; its final row is what the client gets. (A job that ended just now is not live.)
   deps.live.abort(id, "cancelled");
   await deps.live.ended(id, CANCEL_WAIT_MS);

@@ -129,7 +129,7 @@ async function bodyOf(deps: AppDeps, row: ResponseRow): Promise<ResponsesRequest
  * interrupted), or cancelled (a cancel of a job whose run is gone). Its log gets the closing event; a row whose JSON
  * cannot be read is ended all the same.
  */
-export async function endStored(deps: AppDeps, row: ResponseRow, end: { status: "failed"; message: string; code?: string } | { status: "cancelled" }): Promise<void> {
+export async function endStored(deps: Pick<AppDeps, "db">, row: ResponseRow, end: { status: "failed"; message: string; code?: string } | { status: "cancelled" }): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
   let response: Record<string, unknown>;
   try {

@@ -8,6 +8,9 @@ import { createTeam } from "../../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
+/** One process, no bus: a job not live here is not running anywhere. */
+const ALONE = { teamId: 0, draining: () => false };
+
 async function setup() {
   const db = await openDatabase(tempDir());
   const team = await createTeam(db, "a");
@@ -38,7 +41,7 @@ describe("following a stored response", () => {
     await emit("response.queued");
     await emit("response.in_progress");
     // Started, the follower has subscribed and read the store in one step: what follows reaches it live.
-    const following = collect(followResponse(db, live, "resp_1", 0));
+    const following = collect(followResponse(db, live, "resp_1", 0, ALONE));
     await emit("response.output_text.delta");
     await emit("response.completed");
     await emit("response.never_sent");
@@ -49,7 +52,7 @@ describe("following a stored response", () => {
     const { db, live, emit } = await setup();
     await emit("response.created");
     await emit("response.in_progress");
-    expect(await collect(followResponse(db, live, "resp_1", -1))).toEqual([0, 1]);
+    expect(await collect(followResponse(db, live, "resp_1", -1, ALONE))).toEqual([0, 1]);
   });
 
   test("a stored error that later events followed (an interruption recovered from) is skipped; one at the end ends the replay", async () => {
@@ -59,19 +62,19 @@ describe("following a stored response", () => {
     await emit("error");
     await emit("response.in_progress");
     await emit("response.completed");
-    expect(await collect(followResponse(db, live, "resp_1", -1))).toEqual([0, 1, 3, 4]);
-    expect(await collect(followResponse(db, live, "resp_1", 2))).toEqual([3, 4]);
+    expect(await collect(followResponse(db, live, "resp_1", -1, ALONE))).toEqual([0, 1, 3, 4]);
+    expect(await collect(followResponse(db, live, "resp_1", 2, ALONE))).toEqual([3, 4]);
     const other = await setup();
     await other.emit("response.created");
     await other.emit("error");
-    expect(await collect(followResponse(other.db, other.live, "resp_1", -1))).toEqual([0, 1]);
+    expect(await collect(followResponse(other.db, other.live, "resp_1", -1, ALONE))).toEqual([0, 1]);
   });
 
   test("the job ending closes a follower that saw no terminal event", async () => {
     const { db, live, emit } = await setup();
     live.begin("resp_1", () => {});
     await emit("response.created");
-    const following = collect(followResponse(db, live, "resp_1", -1));
+    const following = collect(followResponse(db, live, "resp_1", -1, ALONE));
     live.end("resp_1");
     expect(await following).toEqual([0]);
   });

@@ -1,6 +1,7 @@
 // The live entries of stored responses: a listener that throws is logged and costs the other listeners nothing.
 import { describe, expect, test } from "bun:test";
-import { type LiveEvent, LiveResponses } from "../../../src/api/responses/live.ts";
+import { LiveResponses } from "../../../src/api/responses/live.ts";
+import type { LiveEvent } from "../../../src/api/responses/live-bus.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 
 describe("LiveResponses", () => {

@@ -1,7 +1,10 @@
-// The Redis connection's pure parts (TIME replies, URLs in logs) and its on-demand connecting against a real server.
+// The Redis connection's pure parts (TIME replies, URLs in logs), its on-demand connecting against a real server, and
+// commands fired without waiting for them.
 import { expect, test } from "bun:test";
 import { LuaScript, RedisConnection, redactUrl, timeMs } from "../../../src/redis/connection.ts";
+import { memoryLogger } from "../../../src/log/logger.ts";
 import { startRedis } from "../../helpers/redis-server.ts";
+import { waitFor } from "../../helpers/wait-for.ts";
 
 test("timeMs: TIME's seconds and microseconds as whole milliseconds", () => {
   expect(timeMs(["1767225600", "999999"])).toBe(1_767_225_600_999);
@@ -32,3 +35,22 @@ test("connects on first use (RESP3 with redis-server 7), runs scripts by SHA, an
     await redis.stop();
   }
 });
+
+test("fire: sends without waiting (connecting first when needed), is dropped while Redis is away, and works again once it is back", async () => {
+  const redis = await startRedis();
+  const conn = new RedisConnection(redis.url, { connectTimeoutMs: 500, logger: memoryLogger() });
+  const reader = await redis.client();
+  try {
+    conn.fire("SET", ["fired", "1"]);
+    await waitFor(() => reader.send("GET", ["fired"]), { what: "the first fired command", until: (v) => v === "1" });
+    await redis.kill();
+    // Nothing throws, nothing waits: the command is lost, as a pub/sub message may be.
+    conn.fire("SET", ["fired", "2"]);
+    await redis.restart();
+    const again = await redis.client();
+    await waitFor(() => (conn.fire("SET", ["fired", "3"]), again.send("GET", ["fired"])), { what: "a fired command after the restart", until: (v) => v === "3" });
+  } finally {
+    conn.close();
+    await redis.stop();
+  }
+}, 60_000);
