@@ -14,7 +14,8 @@ export interface HaproxyOptions {
 
 /**
  * The configuration the README shows and `npm run cluster` runs. What each part is for:
- * - The health check reads GET /v1/status, which kiln answers without a key, and expects `"is_alive":true`: a kiln
+ * - The health check reads GET /v1/status (HTTP/1.1 with a Host: kiln's HTTP server refuses a request without one),
+ *   which kiln answers without a key, and expects `"is_alive":true`: a kiln
  *   that got SIGTERM says `is_alive: false` there while it drains, so haproxy stops sending it new requests within
  *   `fall` checks (two of 500 ms) while its running requests and streams go on to their end.
  * - In that window a request can still reach the draining replica, which answers 503 `server_shutting_down` with
@@ -52,8 +53,9 @@ export function haproxyConfig(o: HaproxyOptions): string {
     "backend kiln_replicas",
     "    balance leastconn",
     "    option httpchk",
-    "    http-check send meth GET uri /v1/status",
-    '    http-check expect rstring "is_alive":\\s*true',
+    "    http-check send meth GET uri /v1/status ver HTTP/1.1 hdr Host kiln",
+    // Single quotes: haproxy would take double quotes as its own.
+    `    http-check expect rstring '"is_alive":\\s*true'`,
     "    default-server inter 500ms fall 2 rise 2",
     ...servers,
     "",

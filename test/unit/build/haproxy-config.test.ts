@@ -13,9 +13,10 @@ describe("haproxyConfig", () => {
 
   test("checks /v1/status for is_alive and replays what a draining replica refused", () => {
     const cfg = haproxyConfig({ bind: { host: "127.0.0.1", port: 8080 }, replicas });
-    expect(cfg).toContain("http-check send meth GET uri /v1/status");
+    expect(cfg).toContain("http-check send meth GET uri /v1/status ver HTTP/1.1 hdr Host kiln");
     // The pattern matches kiln's status document while it serves, and not while it drains.
-    const pattern = new RegExp(cfg.match(/http-check expect rstring (.*)$/m)![1]!);
+    // haproxy's single quotes pass the pattern on as it is written.
+    const pattern = new RegExp(cfg.match(/http-check expect rstring '(.*)'$/m)![1]!);
     expect(pattern.test(JSON.stringify({ status: "operational", is_alive: true }))).toBe(true);
     expect(pattern.test(JSON.stringify({ status: "degraded", is_alive: false }))).toBe(false);
     expect(cfg).toContain("retry-on conn-failure empty-response 503");
