@@ -104,6 +104,35 @@ export async function openDatabase(dataDir: string, opts: OpenOptions = {}): Pro
   return { dialect: "sqlite", lite, q: lite, t: schema, localDir: file === "" || file === ":memory:" ? null : dirname(file) };
 }
 
+/** Where kiln's data is, as config says: KILN_DATABASE_URL and KILN_DATA_DIR (structural, so src/db needs no config). */
+export interface DatabaseConfig {
+  readonly dataDir: string;
+  readonly databaseUrl?: string;
+}
+
+/** The Postgres at KILN_DATABASE_URL could not be opened (reached, logged into, or migrated): start-up stops with one line. */
+export class DatabaseOpenError extends Error {
+  override name = "DatabaseOpenError";
+}
+
+/** The database the config names: Postgres at its URL, else SQLite in the data dir. */
+export async function openConfiguredDatabase(config: DatabaseConfig): Promise<Db> {
+  if (config.databaseUrl === undefined) return openDatabase(config.dataDir);
+  try {
+    return await openDatabase(config.dataDir, { url: config.databaseUrl });
+  } catch (e) {
+    const { host, name } = databasePlace(config);
+    throw new DatabaseOpenError(`cannot open the Postgres database ${name} on ${host} (KILN_DATABASE_URL): ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Where the data is, for the start-up log: the database's host and name (never its credentials), or SQLite's file. */
+export function databasePlace(config: DatabaseConfig): Record<string, string> {
+  if (config.databaseUrl === undefined) return { database: "sqlite", file: join(config.dataDir, "kiln.db") };
+  const u = new URL(config.databaseUrl);
+  return { database: "postgres", host: u.host, name: decodeURIComponent(u.pathname.slice(1)) || "(the user's)" };
+}
+
 export async function closeDatabase(db: Db): Promise<void> {
   if (db.dialect === "sqlite") db.lite.$client.close();
   else await closePostgres(db.pg);
