@@ -68,12 +68,6 @@ async function appendEventPg(tx: PgTx, t: PgTables, responseId: string, sequence
   await tx.insert(t.responseEvents).values({ responseId, sequence, eventJson });
 }
 
-/** Records that the response produced these reasoning items (an id already recorded is left as it is). */
-export async function indexReasoning(db: Db, responseId: string, itemIds: readonly string[]): Promise<void> {
-  if (db.dialect === "sqlite") indexReasoningLite(db.lite, responseId, itemIds);
-  else await indexReasoningPg(db.pg, db.pt, responseId, itemIds);
-}
-
 /** For each of these reasoning item ids that one of the team's live responses produced: that response's id, model and JSON. */
 export async function reasoningOrigins(db: Db, teamId: number, itemIds: readonly string[], now = nowS()): Promise<{ itemId: string; responseId: string; model: string; responseJson: string }[]> {
   if (!itemIds.length) return [];
@@ -96,7 +90,7 @@ export async function reasoningOrigins(db: Db, teamId: number, itemIds: readonly
 }
 
 /**
- * Rewrites the response row; `reasoningIds` are reasoning items it has produced so far (see indexReasoning). A
+ * Rewrites the response row; `reasoningIds` are reasoning items it has produced so far (an id already recorded is left as it is). A
  * stored stream saves at every finished item, so on SQLite this is one cached statement rather than a query built each time.
  */
 export async function updateResponse(db: Db, id: string, set: ResponseUpdate, reasoningIds: readonly string[] = []): Promise<void> {
