@@ -14,12 +14,14 @@ interface PgPreparable {
 
 /**
  * A select built once per database by `build` (with `sql.placeholder`s for `params`), whose first row (or undefined)
- * each call reads. `name` names Postgres's prepared query.
+ * each call reads: at once on SQLite, as a promise on Postgres (callers await either). `name` names Postgres's
+ * prepared query.
  */
-export function preparedFirst<R, P extends Record<string, unknown>>(name: string, build: (q: SqliteDb, t: Tables) => Preparable<R | undefined>): (db: Db, params: P) => Promise<R | undefined> {
+export function preparedFirst<R, P extends Record<string, unknown>>(name: string, build: (q: SqliteDb, t: Tables) => Preparable<R | undefined>): (db: Db, params: P) => R | undefined | Promise<R | undefined> {
   const lite = new WeakMap<Db, { get(params?: Record<string, unknown>): R | undefined }>();
   const pg = new WeakMap<Db, { execute(params?: Record<string, unknown>): Promise<unknown[]> }>();
-  return async (db, params) => {
+  // SQLite's read answers synchronously, as it did before there were two dialects: no promise of its own on the hot path.
+  return (db, params) => {
     if (db.dialect === "sqlite") {
       let q = lite.get(db);
       if (!q) lite.set(db, (q = build(db.lite, db.t).prepare()));
@@ -28,6 +30,6 @@ export function preparedFirst<R, P extends Record<string, unknown>>(name: string
     let q = pg.get(db);
     // The builder was made by Postgres's drizzle: its prepare is pg-core's, typed here by hand.
     if (!q) pg.set(db, (q = (build(db.q, db.t) as unknown as PgPreparable).prepare(name)));
-    return (await q.execute(params))[0] as R | undefined;
+    return q.execute(params).then((rows) => rows[0] as R | undefined);
   };
 }
