@@ -111,3 +111,20 @@ export function redisUrl(raw: string, name: string) {
   }
   return raw.trim();
 }
+
+/**
+ * A Postgres URL: postgres:// or postgresql://, a host, and optionally a user, password, port, database and options
+ * (`?sslmode=require`). A message never repeats its credentials or options.
+ */
+export function postgresUrl(raw: string, name: string) {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be a postgres:// or postgresql:// URL, such as postgres://kiln:password@db.internal:5432/kiln`);
+  }
+  if ((u.protocol !== "postgres:" && u.protocol !== "postgresql:") || !u.hostname || u.hash) {
+    throw new ConfigError(`${name} must be a postgres:// or postgresql:// URL with a host, got "${u.protocol}//${u.host}${u.pathname}"`);
+  }
+  return raw.trim();
+}

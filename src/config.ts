@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { smallStepTokensFor } from "./models/step-formats.ts";
 import { readCpuInfo } from "./native/cpu.ts";
 import type { Tier } from "./ratelimit/tiers.ts";
-import { addressList, baseUrl, builtinList, ConfigError, decimal, flag, hostPatterns, int, nonEmpty, redisUrl, secret, tierList, tierName } from "./config-values.ts";
+import { addressList, baseUrl, builtinList, ConfigError, decimal, flag, hostPatterns, int, nonEmpty, postgresUrl, redisUrl, secret, tierList, tierName } from "./config-values.ts";
 import { bucketName, checkS3Options, originUrl, regionName } from "./config-s3.ts";
 
 export { ConfigError };
@@ -17,6 +17,8 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
+  /** Postgres that holds kiln's data (postgres:// or postgresql://); unset: SQLite in the data dir. */
+  readonly databaseUrl?: string;
   readonly modelsDir: string;
   readonly logLevel: LogLevel;
   /** Inference worker threads; each loads its own copy of the models. */
@@ -141,6 +143,7 @@ export const OPTIONS: Option[] = [
   { key: "host", env: "KILN_HOST", flag: "--host", help: "address to listen on", parse: nonEmpty },
   { key: "port", env: "KILN_PORT", flag: "--port", help: "TCP port (0 picks a free one)", parse: int(0, 65535) },
   { key: "dataDir", env: "KILN_DATA_DIR", flag: "--data-dir", help: "database, files and unpacked runtime", parse: nonEmpty },
+  { key: "databaseUrl", env: "KILN_DATABASE_URL", flag: "--database-url", help: "Postgres for kiln's data, shared by replicas (unset: SQLite in the data dir)", parse: postgresUrl },
   { key: "modelsDir", env: "KILN_MODELS_DIR", flag: "--models-dir", help: "model folders (default <data dir>/models)", parse: nonEmpty },
   {
     key: "logLevel", env: "KILN_LOG_LEVEL", flag: "--log-level", help: "debug | info | warn | error",

@@ -1,5 +1,5 @@
 // `kiln doctor`: runs every native piece kiln needs on this box and prints what works and how to fix what does not.
-import { checkDataDir, checkDiskSpace, checkModelsDir, checkNativeLibraries, checkSqlite, type CheckResult } from "../native/doctor-checks.ts";
+import { checkDataDir, checkDiskSpace, checkModelsDir, checkNativeLibraries, checkPostgres, checkSqlite, type CheckResult } from "../native/doctor-checks.ts";
 import { checkCpu, checkModelFormats } from "../native/doctor-cpu-checks.ts";
 import { checkAdapters } from "../native/doctor-gpu-checks.ts";
 import { checkExecutionProviders, checkOnnxRuntime, checkSharp, checkWorker } from "../native/doctor-runtime-checks.ts";
@@ -28,13 +28,22 @@ export function formatDoctorReport(results: CheckResult[], heading: string): str
   return [heading, "", table, ...sections, ...(fixes.length ? ["", "How to fix:", ...fixes] : []), "", verdict].join("\n");
 }
 
-export async function runDoctorChecks(opts: { dataDir: string; modelsDir: string }): Promise<CheckResult[]> {
+/** What the checks look at: the data dir, the models dir, and the Postgres kiln's data is in (unset: SQLite in the data dir). */
+export interface DoctorOptions {
+  dataDir: string;
+  modelsDir: string;
+  databaseUrl?: string;
+}
+
+export async function runDoctorChecks(opts: DoctorOptions): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
-  // The data dir comes first: SQLite and the disk check need it to exist.
+  // The data dir comes first: SQLite and the disk check need it to exist (with Postgres, it still holds the files,
+  // the settlement journal and the models).
   const dataDir = await checkDataDir(opts.dataDir);
   results.push(dataDir);
-  if (dataDir.status === "ok") results.push(await checkSqlite(opts.dataDir), await checkDiskSpace(opts.dataDir));
-  else results.push({ name: "sqlite (WAL)", required: true, status: "fail", detail: "skipped: the data dir is not usable", fix: dataDir.fix });
+  if (opts.databaseUrl !== undefined) results.push(await checkPostgres(opts.databaseUrl));
+  if (dataDir.status === "ok") results.push(...(opts.databaseUrl === undefined ? [await checkSqlite(opts.dataDir)] : []), await checkDiskSpace(opts.dataDir));
+  else if (opts.databaseUrl === undefined) results.push({ name: "sqlite (WAL)", required: true, status: "fail", detail: "skipped: the data dir is not usable", fix: dataDir.fix });
   results.push(await checkModelsDir(opts.modelsDir));
   results.push(await checkCpu(), await checkModelFormats(opts.modelsDir));
   results.push(await checkNativeLibraries());
@@ -47,7 +56,7 @@ export async function runDoctorChecks(opts: { dataDir: string; modelsDir: string
   return results;
 }
 
-export async function doctorCommand(opts: { dataDir: string; modelsDir: string }, out: (text: string) => void = (t) => console.log(t)): Promise<number> {
+export async function doctorCommand(opts: DoctorOptions, out: (text: string) => void = (t) => console.log(t)): Promise<number> {
   const v = collectVersions();
   const results = await runDoctorChecks(opts);
   out(formatDoctorReport(results, `kiln doctor: kiln ${v.kiln}, ${v.platform}, ${v.compiled ? "single executable" : "from source"}`));

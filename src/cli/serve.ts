@@ -9,7 +9,7 @@ import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { replaySettlements } from "../billing/settle.ts";
-import { closeDatabase, openDatabase } from "../db/client.ts";
+import { closeDatabase, DatabaseOpenError, databasePlace, openConfiguredDatabase } from "../db/client.ts";
 import { fileExists } from "../db/files-repo.ts";
 import { createFileStorage, storagePlace } from "../files/create-storage.ts";
 import { FileStorageError } from "../files/storage.ts";
@@ -69,7 +69,10 @@ export async function startKiln(
   const logger = opts.logger ?? createLogger(config.logLevel);
   // A content policy the operator set must work before anything starts.
   const policy = loadContentPolicy(config.contentPolicyFile);
-  const db = await openDatabase(config.dataDir);
+  // Postgres (KILN_DATABASE_URL) or SQLite in the data dir; either is migrated here (on Postgres under a lock that makes
+  // replicas starting at once apply each migration once).
+  const db = await openConfiguredDatabase(config);
+  logger.info("database", databasePlace(config));
   // Usage the database refused last time (kept in the settlement journal) is written before anything new.
   const replay = await replaySettlements(db, logger);
   if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
@@ -185,7 +188,7 @@ export async function serve(config: Config): Promise<number> {
   try {
     kiln = await startKiln(config);
   } catch (e) {
-    if (!(e instanceof FirstKeyFileError || e instanceof ContentPolicyError || e instanceof DeviceError || e instanceof FileStorageError)) throw e;
+    if (!(e instanceof FirstKeyFileError || e instanceof ContentPolicyError || e instanceof DeviceError || e instanceof FileStorageError || e instanceof DatabaseOpenError)) throw e;
     console.error(`kiln: ${e.message}`);
     return 2;
   }

@@ -1,47 +1,93 @@
-// Opens kiln's database and defines `Db`, the handle every repository function takes: SQLite (WAL, busy timeout,
-// foreign keys, embedded migrations) today.
+// Opens kiln's database and defines `Db`, the handle every repository function takes: SQLite in the data dir (WAL,
+// busy timeout, foreign keys, embedded migrations) by default, or Postgres when a URL is given (KILN_DATABASE_URL).
 //
-// How Postgres plugs in (issue 29), without changing anything outside src/db:
+// How the two dialects share the repositories:
 // - Outside src/db, `Db` is opaque: it is opened (openDatabase), passed to repository functions, all of which return
-//   promises, and closed (closeDatabase); side files find their directory with localDirOf. Nothing else reads
-//   `$client`, imports drizzle or writes SQL (test/unit/db/transactions.test.ts checks), so `Db` can become
-//   `SqliteDb | PgDb`, chosen by KILN_DATABASE_URL.
-// - Driver: drizzle-orm/bun-sql, present in the installed drizzle-orm 0.45.4 (BunSQLDatabase over Bun's built-in `SQL`
-//   client; `db.transaction` runs in `sql.begin`, nested ones as savepoints). Migrations: drizzle-kit with dialect
-//   "postgresql" into a folder of their own, embedded like SQLite's (build/migrations-module.ts); migrate.ts's
-//   foreign-key pragmas have no Postgres counterpart.
-// - Most repository queries are awaited drizzle builders (`.returning()`, `.limit(1)`), which read the same on both
-//   dialects given the dialect's tables. SQLite-only, and so written again for Postgres: transaction bodies (below),
-//   prepared statements read with `.get()` (pg: `.execute()`), the cached `$client.query` statements of the stored
-//   stream and files, and SQLite SQL (json_each, strftime/unixepoch, INSERT OR IGNORE).
+//   promises, and closed (closeDatabase); side files find their directory with localDirOf. Nothing else imports
+//   drizzle or writes SQL (test/unit/db/transactions.test.ts checks).
+// - The handle carries its dialect's drizzle and table set. `q` and `t` are typed as SQLite's (drizzle over bun:sqlite,
+//   schema.ts) on both dialects: schema-pg.ts's rows have the same shapes (test/unit/db/schema-parity.test.ts), so a
+//   query written once with `db.q` and `db.t` and awaited reads the same on both. Only what both query builders share
+//   may be used through them: awaited builders, `.returning()`, `.limit()`, `onConflictDo…`, drizzle's `sql` with
+//   plain SQL. Never `.get()`, `.all()`, `.run()` or `.prepare()` (SQLite's alone): the repository tests run on both
+//   dialects (test/helpers/databases.ts) and catch a slip.
+// - Where the APIs or the SQL differ, a repository branches on `db.dialect` and uses the properly typed `db.lite`
+//   (SqliteDb, with `db.t`) or `db.pg` (PgDb, with `db.pt`): transaction bodies, reads prepared once per database
+//   (prepared.ts), the cached `$client.query` statements of the stored stream and files, and SQLite's own SQL
+//   (json_each, strftime/unixepoch, INSERT OR IGNORE). SQLite keeps its statements exactly as they were.
 // - Transactions stay inside repository functions. On SQLite their bodies are synchronous: bun:sqlite commits when
 //   the callback returns, so drizzle's `transaction(async (tx) => …)` commits at the first await and rolls nothing
-//   back after it (test/unit/db/transactions.test.ts). Postgres's bodies await inside `transaction(async (tx) => …)`
-//   and must lock what they check first (`SELECT … FOR UPDATE`: credit's balance, deleteTier's teams) or become one
-//   conditional statement; on SQLite the database-wide write lock gives that for free.
-// - Schema: schema.ts uses sqlite-core. A pg-core mirror needs bigint (mode "number") for unix times, money in
-//   micro-units and byte counts (pg integer is 32-bit), boolean for the `mode: "boolean"` integers, identity columns
-//   for autoIncrement, and `extract(epoch from now())` for the `unixepoch()` defaults. Generating both from one
-//   neutral table list keeps them in step, but drizzle's inferred row types then need care; hand-written pg-core
-//   tables plus a test comparing both (names, columns, nullability, indexes) is plainer. Either way `$inferSelect`
-//   must keep the same shape, and the repository tests (test/helpers/databases.ts) run on each dialect.
+//   back after it (test/unit/db/transactions.test.ts); the database-wide write lock serializes them. On Postgres the
+//   bodies are async (`db.pg.transaction(async (tx) => …)`, Bun's `sql.begin`) and run concurrently with other
+//   replicas' at READ COMMITTED, so each body either locks what it checks first (`SELECT … FOR UPDATE`, a table lock)
+//   or is written as conditional statements (`ON CONFLICT DO NOTHING … RETURNING`). A Postgres body must not return
+//   an array: `sql.begin` awaits the elements of a returned array.
+// - Postgres's int8 (bigint columns, count(*), sum()) comes back from raw SQL as a string: typed selects of the
+//   bigint columns convert it, aggregates need `.mapWith(Number)`.
+// - The local directory (localDirOf): SQLite's is the database file's; with Postgres it is this replica's own data
+//   dir, so each replica keeps its settlement journal (a plain file that must work when the database does not) on its
+//   own disk and replays it into the shared database (a settlement is written once per request id, whoever replays).
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { applyMigrations } from "./migrate.ts";
 import { migrations as embedded } from "./migrations.gen.ts";
+import { closePostgres, openPostgres, type PgDb, type PostgresOptions } from "./pg-client.ts";
 import * as schema from "./schema.ts";
+import * as pgSchema from "./schema-pg.ts";
+
+export type { PgDb };
 
 /** drizzle over bun:sqlite with kiln's schema. */
 export type SqliteDb = BunSQLiteDatabase<typeof schema> & { $client: Database };
+/** kiln's tables as SQLite declares them: the types every query written once for both dialects is checked against. */
+export type Tables = typeof schema;
+export type PgTables = typeof pgSchema;
 
-/** The database handle repository functions take (one dialect today). */
-export type Db = SqliteDb;
+interface Shared {
+  /** drizzle, typed as SQLite's whatever the dialect: only what both query builders share (see the top comment). */
+  readonly q: SqliteDb;
+  /** The dialect's tables, typed as SQLite's (same row shapes). */
+  readonly t: Tables;
+  /** Where files kept beside the database live on this machine; null for an in-memory SQLite database. */
+  readonly localDir: string | null;
+}
 
-export async function openDatabase(dataDir: string, file = "kiln.db"): Promise<Db> {
+export interface SqliteHandle extends Shared {
+  readonly dialect: "sqlite";
+  readonly lite: SqliteDb;
+}
+
+export interface PgHandle extends Shared {
+  readonly dialect: "postgres";
+  readonly pg: PgDb;
+  /** The same tables as `t`, typed as Postgres's. */
+  readonly pt: PgTables;
+}
+
+/** The database handle repository functions take: SQLite or Postgres. */
+export type Db = SqliteHandle | PgHandle;
+
+export interface OpenOptions {
+  /** A postgres:// URL: the data goes to that database instead of SQLite in the data dir. */
+  url?: string;
+  /** SQLite's file name in the data dir. */
+  file?: string;
+  /** Postgres's connection pool. */
+  pool?: PostgresOptions;
+}
+
+/** Opens (and migrates) the database: Postgres at `opts.url` when given, else SQLite in `dataDir`. */
+export async function openDatabase(dataDir: string, opts: OpenOptions = {}): Promise<Db> {
   mkdirSync(dataDir, { recursive: true });
-  const sqlite = new Database(join(dataDir, file), { create: true, strict: true });
+  if (opts.url !== undefined) {
+    const pg = await openPostgres(opts.url, opts.pool);
+    // Postgres's tables, typed as SQLite's for the queries written once (the parity test keeps the rows alike).
+    const shared = { q: pg as unknown as SqliteDb, t: pgSchema as unknown as Tables };
+    return { dialect: "postgres", pg, pt: pgSchema, ...shared, localDir: dataDir };
+  }
+  const sqlite = new Database(join(dataDir, opts.file ?? "kiln.db"), { create: true, strict: true });
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
@@ -53,18 +99,50 @@ export async function openDatabase(dataDir: string, file = "kiln.db"): Promise<D
     sqlite.close();
     throw e;
   }
-  return drizzle({ client: sqlite, schema }) as Db;
+  const lite = drizzle({ client: sqlite, schema }) as SqliteDb;
+  const file = sqlite.filename;
+  return { dialect: "sqlite", lite, q: lite, t: schema, localDir: file === "" || file === ":memory:" ? null : dirname(file) };
+}
+
+/** Where kiln's data is, as config says: KILN_DATABASE_URL and KILN_DATA_DIR (structural, so src/db needs no config). */
+export interface DatabaseConfig {
+  readonly dataDir: string;
+  readonly databaseUrl?: string;
+}
+
+/** The Postgres at KILN_DATABASE_URL could not be opened (reached, logged into, or migrated): start-up stops with one line. */
+export class DatabaseOpenError extends Error {
+  override name = "DatabaseOpenError";
+}
+
+/** The database the config names: Postgres at its URL, else SQLite in the data dir. */
+export async function openConfiguredDatabase(config: DatabaseConfig): Promise<Db> {
+  if (config.databaseUrl === undefined) return openDatabase(config.dataDir);
+  try {
+    return await openDatabase(config.dataDir, { url: config.databaseUrl });
+  } catch (e) {
+    const { host, name } = databasePlace(config);
+    throw new DatabaseOpenError(`cannot open the Postgres database ${name} on ${host} (KILN_DATABASE_URL): ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Where the data is, for the start-up log: the database's host and name (never its credentials), or SQLite's file. */
+export function databasePlace(config: DatabaseConfig): Record<string, string> {
+  if (config.databaseUrl === undefined) return { database: "sqlite", file: join(config.dataDir, "kiln.db") };
+  const u = new URL(config.databaseUrl);
+  return { database: "postgres", host: u.host, name: decodeURIComponent(u.pathname.slice(1)) || "(the user's)" };
 }
 
 export async function closeDatabase(db: Db): Promise<void> {
-  db.$client.close();
+  if (db.dialect === "sqlite") db.lite.$client.close();
+  else await closePostgres(db.pg);
 }
 
 /**
  * The directory on this machine where files kept beside the database live (the settlement journal, which must work
- * when the database does not); null for an in-memory database.
+ * when the database does not): SQLite's directory, or this replica's data dir with Postgres; null for an in-memory
+ * database.
  */
 export function localDirOf(db: Db): string | null {
-  const file = db.$client.filename;
-  return file === "" || file === ":memory:" ? null : dirname(file);
+  return db.localDir;
 }

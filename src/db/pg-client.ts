@@ -1,7 +1,9 @@
-// Opens kiln's Postgres database (issue 29): Bun's SQL client, the embedded pg migrations, drizzle over schema-pg.ts.
-// Not yet behind openDatabase/Db: it joins them when the repositories can run on it.
+// Opens kiln's Postgres database (KILN_DATABASE_URL): Bun's SQL client, the embedded pg migrations, drizzle over
+// schema-pg.ts. client.ts wraps it in the `Db` handle the repositories take.
 import { SQL } from "bun";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
+import { BunSQLPreparedQuery } from "drizzle-orm/bun-sql/session";
+import { DrizzleQueryError } from "drizzle-orm/errors";
 import { applyPgMigrations } from "./migrate-pg.ts";
 import * as schema from "./schema-pg.ts";
 
@@ -11,14 +13,30 @@ export type PgDb = BunSQLDatabase<typeof schema> & { $client: SQL };
 export interface PostgresOptions {
   /** Connections in the pool; Bun's default is 10. */
   max?: number;
+  /** Seconds an idle connection stays open; Bun's default 0 keeps it. */
+  idleTimeout?: number;
 }
+
+// drizzle 0.45 wraps every Postgres error in a DrizzleQueryError whose message is the query and all its parameters
+// (drizzle-orm#4691), not the database's reason: a stored response's events, a prompt, would reach kiln's log, and a
+// unique violation would not say so. Queries through this driver throw Bun's own error (message, code, constraint)
+// instead, as bun:sqlite's do; test/unit/db/pg-errors.test.ts pins it.
+const prepared = BunSQLPreparedQuery.prototype as unknown as { queryWithCache(...args: unknown[]): Promise<unknown> };
+const wrapped = prepared.queryWithCache;
+prepared.queryWithCache = async function (this: unknown, ...args: unknown[]) {
+  try {
+    return await wrapped.apply(this, args);
+  } catch (e) {
+    throw e instanceof DrizzleQueryError && e.cause instanceof Error ? e.cause : e;
+  }
+};
 
 /** Connects to `url` (postgres://…), applies the pending migrations, and returns drizzle over the pool. */
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<PgDb> {
   // Bun's SQL picks its adapter from the scheme (mysql://, sqlite:…): only Postgres may get this far. The message
   // leaves the URL out, since it may hold a password.
   if (!isPostgresUrl(url)) throw new Error("a Postgres database URL starts with postgres:// or postgresql://");
-  const client = new SQL(url, { adapter: "postgres", ...(opts.max === undefined ? {} : { max: opts.max }) });
+  const client = new SQL(url, { adapter: "postgres", ...(opts.max === undefined ? {} : { max: opts.max }), ...(opts.idleTimeout === undefined ? {} : { idleTimeout: opts.idleTimeout }) });
   try {
     await applyPgMigrations(client);
   } catch (e) {

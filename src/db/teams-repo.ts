@@ -1,27 +1,28 @@
 // Teams: the unit that owns keys, shares rate limits and is billed.
-import { count, eq } from "drizzle-orm";
-import type { Db } from "./client.ts";
-import { type CreatedKey, insertKey } from "./keys-repo.ts";
-import { teams } from "./schema.ts";
+import { count, eq, sql } from "drizzle-orm";
+import type { Db, Tables } from "./client.ts";
+import { type CreatedKey, insertKey, insertKeyPg } from "./keys-repo.ts";
 
-export type Team = typeof teams.$inferSelect;
+export type Team = Tables["teams"]["$inferSelect"];
 
 export async function createTeam(db: Db, name: string): Promise<Team> {
-  const [team] = await db.insert(teams).values({ name }).returning();
+  const [team] = await db.q.insert(db.t.teams).values({ name }).returning();
   return team!;
 }
 
 export async function findTeamByName(db: Db, name: string): Promise<Team | undefined> {
-  const [team] = await db.select().from(teams).where(eq(teams.name, name)).limit(1);
+  const { teams } = db.t;
+  const [team] = await db.q.select().from(teams).where(eq(teams.name, name)).limit(1);
   return team;
 }
 
 export async function listTeams(db: Db): Promise<Team[]> {
-  return await db.select().from(teams).orderBy(teams.id);
+  const { teams } = db.t;
+  return await db.q.select().from(teams).orderBy(teams.id);
 }
 
 export async function countTeams(db: Db): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(teams);
+  const [row] = await db.q.select({ n: count() }).from(db.t.teams);
   return row?.n ?? 0;
 }
 
@@ -31,18 +32,35 @@ export async function countTeams(db: Db): Promise<number> {
  * nothing written, when the database has a team already.
  */
 export async function createFirstTeam(db: Db, teamName: string, keyName: string, handOver: (key: CreatedKey) => void): Promise<CreatedKey | null> {
-  // Count, create and hand over in one transaction, so two first starts cannot both create a first team.
-  return db.transaction((tx) => {
-    if ((tx.select({ n: count() }).from(teams).get()?.n ?? 0) > 0) return null;
-    const team = tx.insert(teams).values({ name: teamName }).returning().get();
-    const key = insertKey(tx, team.id, keyName);
+  if (db.dialect === "sqlite") {
+    const { lite, t } = db;
+    // Count, create and hand over in one transaction (SQLite's write lock), so two first starts cannot both create a first team.
+    return lite.transaction((tx) => {
+      if ((tx.select({ n: count() }).from(t.teams).get()?.n ?? 0) > 0) return null;
+      const team = tx.insert(t.teams).values({ name: teamName }).returning().get();
+      const key = insertKey(tx, t, team.id, keyName);
+      handOver(key);
+      return key;
+    });
+  }
+  // Every start asks; only an empty database takes the lock.
+  if ((await countTeams(db)) > 0) return null;
+  const { pg, pt } = db;
+  return pg.transaction(async (tx) => {
+    // Replicas starting at once: the first holds the lock (no team can be written meanwhile) until it commits; the
+    // others wait here, then count its team and create nothing.
+    await tx.execute(sql`LOCK TABLE ${pt.teams} IN SHARE ROW EXCLUSIVE MODE`);
+    if (((await tx.select({ n: count() }).from(pt.teams))[0]?.n ?? 0) > 0) return null;
+    const [team] = await tx.insert(pt.teams).values({ name: teamName }).returning();
+    const key = await insertKeyPg(tx, pt, team!.id, keyName);
     handOver(key);
     return key;
   });
 }
 
 export async function findTeam(db: Db, id: number): Promise<Team | undefined> {
-  const [team] = await db.select().from(teams).where(eq(teams.id, id)).limit(1);
+  const { teams } = db.t;
+  const [team] = await db.q.select().from(teams).where(eq(teams.id, id)).limit(1);
   return team;
 }
 
@@ -56,6 +74,7 @@ export interface TeamSettings {
 }
 
 export async function updateTeam(db: Db, id: number, s: TeamSettings): Promise<Team> {
+  const { teams } = db.t;
   const set: Partial<Team> = {};
   if (s.tier !== undefined) set.tier = s.tier;
   if (s.rpmLimit !== undefined) set.rpmLimit = s.rpmLimit;
@@ -63,6 +82,6 @@ export async function updateTeam(db: Db, id: number, s: TeamSettings): Promise<T
   if (s.allowedModels !== undefined) set.allowedModels = s.allowedModels && JSON.stringify(s.allowedModels);
   if (s.allowedEndpoints !== undefined) set.allowedEndpoints = s.allowedEndpoints && JSON.stringify(s.allowedEndpoints);
   if (!Object.keys(set).length) return (await findTeam(db, id))!;
-  const [team] = await db.update(teams).set(set).where(eq(teams.id, id)).returning();
+  const [team] = await db.q.update(teams).set(set).where(eq(teams.id, id)).returning();
   return team!;
 }

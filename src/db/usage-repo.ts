@@ -1,9 +1,8 @@
 // Usage rows: one per finished generation request; rate limits and billing read them.
-import { and, eq, gte, lt, sql } from "drizzle-orm";
-import type { Db, SqliteDb } from "./client.ts";
-import { teams, usage } from "./schema.ts";
+import { and, eq, gte, lt, sql, type SQLWrapper } from "drizzle-orm";
+import type { Db, SqliteDb, Tables } from "./client.ts";
 
-export type UsageRow = typeof usage.$inferSelect;
+export type UsageRow = Tables["usage"]["$inferSelect"];
 
 /**
  * How a request ended:
@@ -36,12 +35,12 @@ export interface NewUsage {
 }
 
 export async function recordUsage(db: Db, row: NewUsage): Promise<void> {
-  insertUsage(db, row);
+  await db.q.insert(db.t.usage).values(row);
 }
 
-/** recordUsage inside a transaction's synchronous body (SQLite: see client.ts). */
-export function insertUsage(tx: Pick<SqliteDb, "insert">, row: NewUsage): void {
-  tx.insert(usage).values(row).run();
+/** recordUsage inside a SQLite transaction's synchronous body (see client.ts). */
+export function insertUsage(tx: Pick<SqliteDb, "insert">, t: Tables, row: NewUsage): void {
+  tx.insert(t.usage).values(row).run();
 }
 
 export interface DailyUsage {
@@ -58,24 +57,43 @@ export interface DailyUsage {
   costMicros: number;
 }
 
-/** Usage summed per UTC day, team and model, oldest day first; `since` / `until` are inclusive UTC days (SQLite's date functions). */
+/** Each dialect's date arithmetic: a unix time's UTC day (YYYY-MM-DD), and the unix times a UTC day starts and ends. */
+const DAYS = {
+  sqlite: {
+    dayOf: (at: SQLWrapper) => sql<string>`strftime('%Y-%m-%d', ${at}, 'unixepoch')`,
+    start: (day: string) => sql`unixepoch(${day})`,
+    end: (day: string) => sql`unixepoch(${day}, '+1 day')`,
+  },
+  postgres: {
+    dayOf: (at: SQLWrapper) => sql<string>`to_char(to_timestamp(${at}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+    // A date as a timestamp without time zone, read as seconds since the epoch: its midnight in UTC.
+    start: (day: string) => sql`extract(epoch from ${day}::date::timestamp)`,
+    end: (day: string) => sql`extract(epoch from (${day}::date + 1)::timestamp)`,
+  },
+};
+
+/** Usage summed per UTC day, team and model, oldest day first; `since` / `until` are inclusive UTC days (the database's date functions). */
 export async function usageByDay(db: Db, filter: { teamId?: number; since?: string; until?: string } = {}): Promise<DailyUsage[]> {
-  const day = sql<string>`strftime('%Y-%m-%d', ${usage.createdAt}, 'unixepoch')`;
+  const { usage, teams } = db.t;
+  const days = DAYS[db.dialect];
+  const day = days.dayOf(usage.createdAt);
   const conds = [];
   if (filter.teamId !== undefined) conds.push(eq(usage.teamId, filter.teamId));
-  if (filter.since) conds.push(gte(usage.createdAt, sql`unixepoch(${filter.since})`));
-  if (filter.until) conds.push(lt(usage.createdAt, sql`unixepoch(${filter.until}, '+1 day')`));
-  return await db
+  if (filter.since) conds.push(gte(usage.createdAt, days.start(filter.since)));
+  if (filter.until) conds.push(lt(usage.createdAt, days.end(filter.until)));
+  // Postgres's count and sums are 64-bit (bigint, numeric), which its client reads as text: mapWith makes numbers.
+  const total = (column: SQLWrapper) => sql<number>`sum(${column})`.mapWith(Number);
+  return await db.q
     .select({
       day,
       team: teams.name,
       model: usage.model,
-      requests: sql<number>`count(*)`,
-      inputTokens: sql<number>`sum(${usage.inputTokens})`,
-      cachedTokens: sql<number>`sum(${usage.cachedTokens})`,
-      outputTokens: sql<number>`sum(${usage.outputTokens})`,
-      images: sql<number>`sum(${usage.images})`,
-      costMicros: sql<number>`sum(${usage.costMicros})`,
+      requests: sql<number>`count(*)`.mapWith(Number),
+      inputTokens: total(usage.inputTokens),
+      cachedTokens: total(usage.cachedTokens),
+      outputTokens: total(usage.outputTokens),
+      images: total(usage.images),
+      costMicros: total(usage.costMicros),
     })
     .from(usage)
     .innerJoin(teams, eq(usage.teamId, teams.id))

@@ -1,7 +1,7 @@
-// The host checks behind `kiln doctor` (data dir, SQLite, disk, models); each says how to fix what fails.
+// The host checks behind `kiln doctor` (data dir, SQLite or Postgres, disk, models); each says how to fix what fails.
 import { accessSync, constants, existsSync, mkdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { probeDatabase } from "../db/probe.ts";
+import { probeDatabase, probePostgres } from "../db/probe.ts";
 import { scanModels } from "../models/registry.ts";
 import { nativeRuntime } from "./preload.ts";
 
@@ -54,6 +54,11 @@ export function checkDataDir(dataDir: string): Promise<CheckResult> {
 export function checkSqlite(dataDir: string): Promise<CheckResult> {
   const fix = "SQLite's WAL mode needs a local filesystem with shared memory (not NFS/SMB): put the data dir on a local disk.";
   return runCheck("sqlite (WAL)", true, fix, async () => ({ status: "ok", detail: await probeDatabase(dataDir) }));
+}
+
+export function checkPostgres(url: string): Promise<CheckResult> {
+  const fix = "Check KILN_DATABASE_URL (host, port, user, password, database name) and that this box reaches the server; the user needs to create tables in the database (kiln migrates it at start).";
+  return runCheck("postgres", true, fix, async () => ({ status: "ok", detail: await probePostgres(url) }));
 }
 
 export function checkDiskSpace(dataDir: string, minBytes = 2 * 1024 ** 3): Promise<CheckResult> {

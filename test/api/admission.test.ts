@@ -8,6 +8,7 @@ import { billingAccounts, ledger, usage } from "../../src/db/schema.ts";
 import { createTeam, updateTeam } from "../../src/db/teams-repo.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 let server: TestServer;
 beforeAll(async () => (server = await startTestServer()));
@@ -39,7 +40,7 @@ describe("rate limits on a real server", () => {
     for (const r of ok) expect(((await r.json()) as any).object).toBe("chat.completion");
     for (const r of refused) expect(Number(r.headers.get("retry-after-ms"))).toBeGreaterThan(0);
     // Exactly the admitted ones ran: one usage row each.
-    expect(server.deps.db.select().from(usage).where(eq(usage.teamId, t.id)).all()).toHaveLength(10);
+    expect(sqliteOf(server.deps.db).select().from(usage).where(eq(usage.teamId, t.id)).all()).toHaveLength(10);
   }, 60_000);
 
   test("TPM counts real tokens: one large request exhausts it, and the 429 says how long until the next fits", async () => {
@@ -88,7 +89,7 @@ describe("rate limits on a real server", () => {
     // Reserved prompt + 2000 at admission; afterwards only what was used is gone (plus refill while it ran).
     expect(Number(r.headers.get("x-ratelimit-remaining-tokens"))).toBeLessThanOrEqual(100_000 - u.prompt_tokens - 2000 + 100);
     // The reservation is given back in the same step that writes the request's usage row.
-    await waitFor(() => server.deps.db.select().from(usage).where(eq(usage.teamId, t.id)).get(), { what: "the usage row of the refund request" });
+    await waitFor(() => sqliteOf(server.deps.db).select().from(usage).where(eq(usage.teamId, t.id)).get(), { what: "the usage row of the refund request" });
     const next = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${t.key}` } });
     expect(Number(next.headers.get("x-ratelimit-remaining-tokens"))).toBeGreaterThanOrEqual(100_000 - u.prompt_tokens - u.completion_tokens);
   }, 60_000);
@@ -124,7 +125,7 @@ describe("billing on a real server", () => {
     expect(refused.status).toBe(402);
     expect(((await refused.json()) as any).error).toMatchObject({ type: "billing_error", code: "billing_not_configured", param: null });
     // Nothing ran: a request that reached the scheduler always leaves a usage row.
-    expect(server.deps.db.select().from(usage).where(eq(usage.teamId, t.id)).all()).toEqual([]);
+    expect(sqliteOf(server.deps.db).select().from(usage).where(eq(usage.teamId, t.id)).all()).toEqual([]);
 
     await credit(server.deps.db, t.id, 10_000, "test credit");
     const passed = await post("/v1/chat/completions", t.key, body);
@@ -135,12 +136,12 @@ describe("billing on a real server", () => {
     await (await post("/v1/messages", t.key, { model: server.modelId, max_tokens: 12, messages: [{ role: "user", content: "Hello" }] })).json();
     await (await post("/v1/responses", t.key, { model: server.modelId, input: "Hello", max_output_tokens: 16, stream: true })).text();
     // A stream's usage row is written when its run settles, which may be after the client read the last byte.
-    const rows = await waitFor(() => server.deps.db.select().from(usage).where(eq(usage.teamId, t.id)).all(), { what: "the 4 usage rows of the payers", until: (r) => r.length >= 4 });
-    const charges = server.deps.db.select().from(ledger).where(eq(ledger.teamId, t.id)).all().filter((e) => e.kind === "charge");
+    const rows = await waitFor(() => sqliteOf(server.deps.db).select().from(usage).where(eq(usage.teamId, t.id)).all(), { what: "the 4 usage rows of the payers", until: (r) => r.length >= 4 });
+    const charges = sqliteOf(server.deps.db).select().from(ledger).where(eq(ledger.teamId, t.id)).all().filter((e) => e.kind === "charge");
     expect(rows).toHaveLength(4);
     expect(rows.every((r) => r.costMicros > 0)).toBe(true);
     expect(charges.map((c) => [c.requestId, -c.amountMicros]).sort()).toEqual(rows.map((r) => [r.requestId, r.costMicros]).sort());
-    const balance = server.deps.db.select().from(billingAccounts).where(eq(billingAccounts.teamId, t.id)).get()!.balanceMicros;
+    const balance = sqliteOf(server.deps.db).select().from(billingAccounts).where(eq(billingAccounts.teamId, t.id)).get()!.balanceMicros;
     expect(balance).toBe(10_000 - rows.reduce((s, r) => s + r.costMicros, 0));
   }, 60_000);
 
@@ -165,8 +166,8 @@ describe("billing on a real server", () => {
     expect(((await models.json()) as any).error.message).toContain("lapsed");
     await setLapsed(server.deps.db, t.id, false);
     expect((await post("/v1/chat/completions", t.key, chatBody("Hi", 4))).status).toBe(200);
-    server.deps.db.delete(ledger).where(eq(ledger.teamId, t.id)).run();
-    server.deps.db.delete(billingAccounts).where(eq(billingAccounts.teamId, t.id)).run();
+    sqliteOf(server.deps.db).delete(ledger).where(eq(ledger.teamId, t.id)).run();
+    sqliteOf(server.deps.db).delete(billingAccounts).where(eq(billingAccounts.teamId, t.id)).run();
     const missing = await post("/v1/chat/completions", t.key, chatBody("Hi", 4));
     expect(missing.status).toBe(402);
     expect(((await missing.json()) as any).error.message).toContain("no billing account");

@@ -9,6 +9,7 @@ import { RawConnection } from "../helpers/raw-http.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { rawUpload } from "../helpers/upload-client.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 const MiB = 1024 * 1024;
 let server: TestServer;
@@ -29,7 +30,7 @@ function left(s: TestServer) {
   return {
     stored: readdirSync(dir).filter((n) => n !== "tmp").length,
     temp: readdirSync(join(dir, "tmp")).length,
-    rows: (s.deps.db.$client.query("SELECT count(*) AS n FROM files").get() as { n: number }).n,
+    rows: (sqliteOf(s.deps.db).$client.query("SELECT count(*) AS n FROM files").get() as { n: number }).n,
   };
 }
 

@@ -17,6 +17,7 @@ import { tempDir } from "../helpers/kiln.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 async function twoLives() {
   const dataDir = tempDir();
@@ -43,7 +44,7 @@ const SHORT = { tools: [{ type: "function", name: "done", parameters: { type: "o
 
 /** The stored response once it has ended (not queued or in progress). */
 const ended = (db: Db, id: string) =>
-  waitFor(() => db.select().from(responses).where(eq(responses.id, id)).get()!, {
+  waitFor(() => sqliteOf(db).select().from(responses).where(eq(responses.id, id)).get()!, {
     what: `response ${id} to end`, until: (row) => !/^(queued|in_progress)$/.test(row.status), timeoutMs: 90_000, intervalMs: 20,
   });
 
@@ -95,8 +96,8 @@ test("a job whose key was revoked or restricted, or whose account lapsed or was 
   await restrictKey(reopened, cases.restricted.key.id, { models: ["another-model"] });
   await updateTeam(reopened, cases.family.team.id, { allowedEndpoints: ["chat"] });
   await setLapsed(reopened, cases.lapsed.team.id, true);
-  reopened.update(billingAccounts).set({ balanceMicros: 0 }).where(eq(billingAccounts.teamId, cases.spent.team.id)).run();
-  reopened.$client.close();
+  sqliteOf(reopened).update(billingAccounts).set({ balanceMicros: 0 }).where(eq(billingAccounts.teamId, cases.spent.team.id)).run();
+  sqliteOf(reopened).$client.close();
   const second = await k.restart();
   try {
     const outcome = async (name: string) => {
@@ -112,11 +113,11 @@ test("a job whose key was revoked or restricted, or whose account lapsed or was 
     // A refused job ran nothing, so nothing was billed for it after the restart: the team's one usage row and one
     // charge are the first life's, whose run was drained from the queue before it reached a worker and cost nothing.
     const spent = cases.spent.team.id;
-    const rows = second.deps.db.select().from(usage).where(eq(usage.teamId, spent)).all();
+    const rows = sqliteOf(second.deps.db).select().from(usage).where(eq(usage.teamId, spent)).all();
     expect(rows.map((r) => [r.outputTokens, r.costMicros])).toEqual([[0, 0]]);
-    const charged = second.deps.db.select().from(ledger).where(eq(ledger.teamId, spent)).all().filter((e) => e.kind === "charge");
+    const charged = sqliteOf(second.deps.db).select().from(ledger).where(eq(ledger.teamId, spent)).all().filter((e) => e.kind === "charge");
     expect(charged.map((e) => [e.requestId, e.amountMicros])).toEqual([[rows[0]!.requestId, 0]]);
-    expect(second.deps.db.select().from(billingAccounts).where(eq(billingAccounts.teamId, spent)).get()!.balanceMicros).toBe(0);
+    expect(sqliteOf(second.deps.db).select().from(billingAccounts).where(eq(billingAccounts.teamId, spent)).get()!.balanceMicros).toBe(0);
   } finally {
     await second.stop(300);
   }
@@ -135,10 +136,10 @@ test("a queued job drained by a shutdown and run after the restart is charged on
   const second = await k.restart();
   try {
     await ended(second.deps.db, job.body.id);
-    const rows = second.deps.db.select().from(usage).where(eq(usage.teamId, team.id)).all();
+    const rows = sqliteOf(second.deps.db).select().from(usage).where(eq(usage.teamId, team.id)).all();
     // The drained run never reached a worker: a row that bills nothing; the re-run bills its real tokens.
     expect(rows.map((r) => [r.inputTokens > 0, r.costMicros > 0])).toEqual([[false, false], [true, true]]);
-    const charged = second.deps.db.select().from(ledger).where(eq(ledger.teamId, team.id)).all().filter((e) => e.kind === "charge");
+    const charged = sqliteOf(second.deps.db).select().from(ledger).where(eq(ledger.teamId, team.id)).all().filter((e) => e.kind === "charge");
     expect(charged.reduce((n, e) => n - e.amountMicros, 0)).toBe(rows[1]!.costMicros);
   } finally {
     await second.stop(300);

@@ -9,6 +9,7 @@ import { tempDir } from "../helpers/kiln.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tinyImageModelDir } from "../helpers/tiny-model.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 const started: TestServer[] = [];
 afterEach(async () => {
@@ -60,7 +61,7 @@ function holdRenders(s: TestServer) {
   };
 }
 
-const lastUsage = (s: TestServer) => s.deps.db.$client.query("SELECT status, images, cost_micros AS cost FROM usage ORDER BY id DESC LIMIT 1").get();
+const lastUsage = (s: TestServer) => sqliteOf(s.deps.db).$client.query("SELECT status, images, cost_micros AS cost FROM usage ORDER BY id DESC LIMIT 1").get();
 
 describe("image failures", () => {
   test("NaN output is the model's retryable failure: 503 server_error with no code, and nothing billed", async () => {

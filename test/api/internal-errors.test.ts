@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { eventsAfter } from "../../src/db/responses-repo.ts";
+import { eventsAfter } from "../../src/db/response-events-repo.ts";
 import { startRuntime, type Runtime } from "../../src/inference/runtime.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import { ModelRegistry, scanModels } from "../../src/models/registry.ts";

@@ -13,6 +13,7 @@ import { loopbackNet, serveLoopback, type LoopbackServer } from "../helpers/loop
 import { AV, noiseImage, pngBomb, sine, wavBytes } from "../helpers/media-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tinyOmniModelDir } from "../helpers/tiny-model.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 /** A public address the injected net routes to a loopback server: nothing ever connects to the real one. */
 const STAND_IN = "93.184.216.34";
@@ -181,7 +182,7 @@ describe("file_id references", () => {
       if (path !== "/v1/messages") expect([err.code, err.param]).toEqual(["file_not_found", at]);
     }
     // A key of the owner's team without the files permission cannot read the file through a prompt either.
-    const ownTeam = (server.deps.db.$client.query("SELECT team_id AS t FROM files WHERE id = ?").get(id) as { t: number }).t;
+    const ownTeam = (sqliteOf(server.deps.db).$client.query("SELECT team_id AS t FROM files WHERE id = ?").get(id) as { t: number }).t;
     const chatOnly = await createKey(server.deps.db, ownTeam, "chat only");
     await restrictKey(server.deps.db, chatOnly.id, { endpoints: ["chat"] });
     const refused = await fetch(`${server.url}/v1/chat/completions`, {
@@ -208,14 +209,14 @@ describe("the 413 store rule", () => {
   test("a stored, non-streamed response whose inline media are too large to keep runs, then 413 says to use the Files API", async () => {
     const doc = b64(new TextEncoder().encode("short notes. ".repeat(300)));
     const body = { model: server.modelId, max_output_tokens: 16, input: [{ role: "user", content: [{ type: "input_text", text: "Read." }, { type: "input_file", filename: "n.txt", file_data: doc }] }] };
-    const usageBefore = (server.deps.db.$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n;
+    const usageBefore = (sqliteOf(server.deps.db).$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n;
     const res = await post("/v1/responses", body);
     const err = ((await res.json()) as any).error;
     expect([res.status, err.code, err.type]).toEqual([413, "payload_too_large", "invalid_request_error"]);
     expect(err.message).toMatch(/above the 4096-byte limit for a stored response \(KILN_MAX_STORED_RESPONSE_BYTES\)\. \d+ of them are inline media: upload media through the Files API and reference it by file_id, or set store: false\./);
     // Inference ran (its usage is recorded), nothing was stored; with store: false the same request is answered.
-    expect((server.deps.db.$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n).toBe(usageBefore + 1);
-    expect((server.deps.db.$client.query("SELECT count(*) AS n FROM responses").get() as { n: number }).n).toBe(0);
+    expect((sqliteOf(server.deps.db).$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n).toBe(usageBefore + 1);
+    expect((sqliteOf(server.deps.db).$client.query("SELECT count(*) AS n FROM responses").get() as { n: number }).n).toBe(0);
     expect((await post("/v1/responses", { ...body, store: false })).status).toBe(200);
   });
 });

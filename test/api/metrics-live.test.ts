@@ -5,12 +5,13 @@ import { ApiError } from "../../src/errors/api-error.ts";
 import { parsePrometheusText, sampleValue, samplesOf, type Family } from "../helpers/prom-text.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 let server: TestServer;
 let team: string;
 beforeAll(async () => {
   server = await startTestServer({ KILN_METRICS_TEAM_LABELS: "1" });
-  team = String(server.deps.db.$client.query("SELECT team_id FROM api_keys LIMIT 1").get()!["team_id" as never]);
+  team = String(sqliteOf(server.deps.db).$client.query("SELECT team_id FROM api_keys LIMIT 1").get()!["team_id" as never]);
 });
 afterAll(() => server.stop(100));
 

@@ -10,6 +10,7 @@ import type { Db } from "../../src/db/client.ts";
 import { testKiln } from "../helpers/kiln.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 /** A background job's row as a crash or a create leaves it: `status`, its request and one user message. */
 async function backgroundRow(db: Db, o: { id: string; teamId: number; keyId: number; model: string; status: string }): Promise<void> {
@@ -63,12 +64,12 @@ describe("the live entry of a stored response", () => {
         live.listen(id, (ev) => heard.push(ev ? ev.type : null));
       };
       // The event log cannot be read: the recorder of the recovered job throws right after the job went live.
-      db.$client.run("ALTER TABLE response_events RENAME TO response_events_away");
+      sqliteOf(db).$client.run("ALTER TABLE response_events RENAME TO response_events_away");
       let recovery;
       try {
         recovery = await recoverBackground(server.deps);
       } finally {
-        db.$client.run("ALTER TABLE response_events_away RENAME TO response_events");
+        sqliteOf(db).$client.run("ALTER TABLE response_events_away RENAME TO response_events");
         live.begin = begin;
       }
       expect(recovery.failed).toEqual(["resp_broken_log"]);

@@ -21,6 +21,7 @@ import { tempDir } from "../helpers/kiln.ts";
 import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 const FULL_DISK = "CREATE TRIGGER full_disk BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END";
 
@@ -43,7 +44,7 @@ test("a refused settlement is journaled and counted, and replayed into usage and
   await credit(db, team.id, 1_000_000, "start");
   const key = (await createKey(db, team.id, "k")).key;
   // The database now refuses every usage row, as a full disk would.
-  db.$client.run(FULL_DISK);
+  sqliteOf(db).$client.run(FULL_DISK);
   const res = await fetch(`${first.url}/v1/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -55,7 +56,7 @@ test("a refused settlement is journaled and counted, and replayed into usage and
   // The settlement is written after the answer: wait for it to be counted.
   await waitFor(() => metric(first.url, "kiln_settlements_journaled_total"), { what: "the refused settlement journaled", until: (n) => n >= 1, timeoutMs: 30_000, intervalMs: 20 });
   expect(await metric(first.url, "kiln_settlement_failures_total")).toBe(1);
-  expect(db.select().from(usage).where(eq(usage.requestId, requestId)).all()).toEqual([]);
+  expect(sqliteOf(db).select().from(usage).where(eq(usage.requestId, requestId)).all()).toEqual([]);
   await first.stop(300);
 
   // The disk has room again.
@@ -66,9 +67,9 @@ test("a refused settlement is journaled and counted, and replayed into usage and
     const next = await life();
     try {
       expect([i, await metric(next.url, "kiln_settlements_replayed_total")]).toEqual([i, replayed]);
-      const rows = next.deps.db.select().from(usage).where(eq(usage.requestId, requestId)).all();
+      const rows = sqliteOf(next.deps.db).select().from(usage).where(eq(usage.requestId, requestId)).all();
       expect(rows.map((r) => [r.status, r.inputTokens, r.outputTokens])).toEqual([["completed", answer.usage.prompt_tokens, answer.usage.completion_tokens]]);
-      const charges = next.deps.db.select().from(ledger).where(eq(ledger.requestId, requestId)).all();
+      const charges = sqliteOf(next.deps.db).select().from(ledger).where(eq(ledger.requestId, requestId)).all();
       expect(charges.map((c) => c.amountMicros)).toEqual([-rows[0]!.costMicros]);
       expect(rows[0]!.costMicros).toBeGreaterThan(0);
     } finally {
@@ -93,9 +94,9 @@ test("while a team's charge waits in the journal it cannot be spent again; the n
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
         body: JSON.stringify({ model: model.id, messages: [{ role: "user", content: "Hello" }], max_tokens: 5 }),
       });
-    const balance = () => db.select().from(billingAccounts).where(eq(billingAccounts.teamId, billed.id)).get()!.balanceMicros;
+    const balance = () => sqliteOf(db).select().from(billingAccounts).where(eq(billingAccounts.teamId, billed.id)).get()!.balanceMicros;
 
-    db.$client.run(FULL_DISK);
+    sqliteOf(db).$client.run(FULL_DISK);
     const first = await chat(billedKey);
     expect(first.status).toBe(200);
     const used = ((await first.json()) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
@@ -104,19 +105,19 @@ test("while a team's charge waits in the journal it cannot be spent again; the n
     const worstCase = costMicros(model.pricing, { inputTokens: used.prompt_tokens, outputTokens: 5 });
     expect(spent).toBeGreaterThan(0);
     // The balance (the journaled charge is not in it) would cover the same request again, but not once that charge is counted.
-    db.update(billingAccounts).set({ balanceMicros: worstCase + spent - 1 }).where(eq(billingAccounts.teamId, billed.id)).run();
+    sqliteOf(db).update(billingAccounts).set({ balanceMicros: worstCase + spent - 1 }).where(eq(billingAccounts.teamId, billed.id)).run();
     const refusal = `and ${formatMicros(worstCase - 1)} is available`;
     const again = await chat(billedKey);
     expect([again.status, ((await again.json()) as { error: { message: string } }).error.message]).toEqual([402, expect.stringContaining(refusal)]);
 
     // The disk has room again: another team's request settles, and the journal goes into usage and the ledger with it.
-    db.$client.run("DROP TRIGGER full_disk");
+    sqliteOf(db).$client.run("DROP TRIGGER full_disk");
     expect((await chat(otherKey)).status).toBe(200);
     await waitFor(() => metric(kiln.url, "kiln_settlements_replayed_total"), { what: "the journal replayed", until: (n) => n >= 1, timeoutMs: 30_000, intervalMs: 20 });
     expect(existsSync(journalPathFor(localDirOf(db))!)).toBe(false);
     const requestId = first.headers.get("x-request-id")!;
-    expect(db.select().from(usage).where(eq(usage.requestId, requestId)).all().map((r) => r.costMicros)).toEqual([spent]);
-    expect(db.select().from(ledger).where(eq(ledger.requestId, requestId)).all().map((c) => c.amountMicros)).toEqual([-spent]);
+    expect(sqliteOf(db).select().from(usage).where(eq(usage.requestId, requestId)).all().map((r) => r.costMicros)).toEqual([spent]);
+    expect(sqliteOf(db).select().from(ledger).where(eq(ledger.requestId, requestId)).all().map((c) => c.amountMicros)).toEqual([-spent]);
     expect(balance()).toBe(worstCase - 1);
     // Charged now, and no longer journaled: counted once, so the team stands where it stood.
     const still = await chat(billedKey);

@@ -11,6 +11,7 @@ import { type BrowserPage, launchBrowser, screenshot, type TestBrowser } from ".
 import { addUser } from "../helpers/dashboard-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 let server: TestServer;
 let browser: TestBrowser;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
   base = server.url;
   const db = server.deps.db;
-  teamId = server.deps.db.$client.query<{ id: number }, []>("SELECT id FROM teams WHERE name = 'default'").get()!.id;
+  teamId = sqliteOf(server.deps.db).$client.query<{ id: number }, []>("SELECT id FROM teams WHERE name = 'default'").get()!.id;
   const rival = await createTeam(db, "rival");
   await createKey(db, rival.id, "rival key");
   pw.alice = await addUser(db, "alice", "member", teamId);

@@ -12,8 +12,11 @@ export interface TestPostgres {
   readonly port: number;
   /** The directory of the unix socket (inside the server's temp dir). */
   readonly socketDir: string;
-  /** Creates a fresh empty database and returns its URL, so tests sharing one server do not share data. */
-  newDatabase(): Promise<string>;
+  /**
+   * Creates a fresh database and returns its URL, so tests sharing one server do not share data: empty, or a copy of
+   * `template` (a database of this server nobody is connected to).
+   */
+  newDatabase(template?: string): Promise<string>;
   /** Shuts the server down (fast: open sessions are ended) and removes its directory. */
   stop(): Promise<void>;
 }
@@ -90,7 +93,7 @@ function spawnPostgres(bin: string, data: string, port: number, socketDir: strin
     full_page_writes: "off",
     // Several test files may run a server each on a shared 2-core box: keep each small.
     shared_buffers: "16MB",
-    max_connections: "40",
+    max_connections: "100",
   };
   const args = [join(bin, "postgres"), "-D", data, ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
   const proc = Bun.spawn(args, { cwd: dirname(data), stdout: "ignore", stderr: Bun.file(log), ...(as ?? {}) });
@@ -128,11 +131,11 @@ export async function startPostgres(): Promise<TestPostgres> {
     url,
     port,
     socketDir,
-    async newDatabase() {
+    async newDatabase(template) {
       const name = `kiln_${++made}`;
       const admin = new SQL(url, { max: 1 });
       try {
-        await admin.unsafe(`CREATE DATABASE "${name}"`);
+        await admin.unsafe(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ""}`);
       } finally {
         await admin.close();
       }

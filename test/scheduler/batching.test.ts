@@ -5,6 +5,7 @@ import { usage } from "../../src/db/schema.ts";
 import { streamChat } from "../load/stream-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -84,7 +85,7 @@ describe("continuous batching", () => {
     const r = await chat({ messages: ask("usage please"), max_tokens: 7 });
     const requestId = r.res.headers.get("x-request-id")!;
     // The row is written when the run settles, which may come just after the answer is sent.
-    const rows = await waitFor(() => s.deps.db.select().from(usage).where(eq(usage.requestId, requestId)).all(), { what: `the usage row of ${requestId}`, until: (r) => r.length > 0 });
+    const rows = await waitFor(() => sqliteOf(s.deps.db).select().from(usage).where(eq(usage.requestId, requestId)).all(), { what: `the usage row of ${requestId}`, until: (r) => r.length > 0 });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({
       model: s.modelId, endpoint: "chat", inputTokens: r.body.usage.prompt_tokens, outputTokens: r.body.usage.completion_tokens,

@@ -11,6 +11,7 @@ import { startS3Server, type TestS3Server } from "../helpers/s3-server.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { patternSlice, rawUpload } from "../helpers/upload-client.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 const MiB = 1024 * 1024;
 let s3: TestS3Server;
@@ -21,7 +22,7 @@ let teamId: number;
 beforeAll(async () => {
   s3 = await startS3Server();
   ({ server, client } = await openaiTestServer(s3.env));
-  teamId = (server.deps.db.$client.query("SELECT team_id AS t FROM api_keys ORDER BY id LIMIT 1").get() as { t: number }).t;
+  teamId = (sqliteOf(server.deps.db).$client.query("SELECT team_id AS t FROM api_keys ORDER BY id LIMIT 1").get() as { t: number }).t;
 });
 afterAll(async () => {
   await server.stop(1000);

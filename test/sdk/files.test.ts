@@ -12,6 +12,7 @@ import { openaiTestServer } from "../helpers/openai-server.ts";
 import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { patternSlice } from "../helpers/upload-client.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 const MiB = 1024 * 1024;
 let server: TestServer;
@@ -21,7 +22,7 @@ let teamId: number;
 
 beforeAll(async () => {
   ({ server, client } = await openaiTestServer());
-  teamId = (server.deps.db.$client.query("SELECT team_id AS t FROM api_keys ORDER BY id LIMIT 1").get() as { t: number }).t;
+  teamId = (sqliteOf(server.deps.db).$client.query("SELECT team_id AS t FROM api_keys ORDER BY id LIMIT 1").get() as { t: number }).t;
   const other = await createKey(server.deps.db, (await createTeam(server.deps.db, "other-team")).id, "other");
   stranger = new OpenAI({ apiKey: other.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
 });

@@ -16,6 +16,7 @@ import { loopbackNet, serveLoopback, type LoopbackServer } from "../helpers/loop
 import { noiseImage } from "../helpers/media-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tinyImageModelDir } from "../helpers/tiny-model.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 let server: TestServer;
 let openai: OpenAI;
@@ -61,7 +62,7 @@ const decode = (b64: string) => sharp(Buffer.from(b64, "base64"));
 const pixelsOf = async (b64: string) => new Uint8Array(await decode(b64).removeAlpha().raw().toBuffer());
 
 function lastUsage(): Record<string, unknown> {
-  return server.deps.db.$client.query("SELECT endpoint, status, images, input_tokens AS tokens, cost_micros AS cost, request_id AS request FROM usage ORDER BY id DESC LIMIT 1").get() as Record<string, unknown>;
+  return sqliteOf(server.deps.db).$client.query("SELECT endpoint, status, images, input_tokens AS tokens, cost_micros AS cost, request_id AS request FROM usage ORDER BY id DESC LIMIT 1").get() as Record<string, unknown>;
 }
 
 async function apiError(p: Promise<unknown>): Promise<{ status: number; error: { message: string; type: string; param: string | null; code: string | null }; headers: Headers }> {
@@ -218,12 +219,12 @@ describe("billing", () => {
     const charge = lastUsage();
     expect(charge).toMatchObject({ images: 2, cost: 20_000 });
     expect((await ledgerOf(db, team.id, 5))[0]).toMatchObject({ amountMicros: -20_000, requestId: charge.request });
-    const before = (server.deps.db.$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n;
+    const before = (sqliteOf(server.deps.db).$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n;
     const refused = await apiError(billed.images.generate({ model: server.modelId, prompt: "a coin", n: 1 }));
     expect([refused.status, refused.error.type, refused.error.code]).toEqual([402, "billing_error", "billing_not_configured"]);
     expect(refused.error.message).toContain("1 image of");
     // Nothing was queued or recorded for it.
-    expect((server.deps.db.$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n).toBe(before);
+    expect((sqliteOf(server.deps.db).$client.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n).toBe(before);
     expect(server.runtime.scheduler.load()).toEqual({ waiting: 0, active: 0 });
   });
 });

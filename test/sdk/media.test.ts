@@ -11,6 +11,7 @@ import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tinyOmniModelDir } from "../helpers/tiny-model.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 let server: TestServer;
 let openai: OpenAI;
@@ -59,7 +60,7 @@ describe("images", () => {
     expect(r.usage!.prompt_tokens).toBe(alone + media.image!.tokens);
     // The usage row billed is the same count, priced as input tokens.
     const row = await waitFor(
-      () => server.deps.db.$client.query("SELECT input_tokens AS n, cost_micros AS c FROM usage WHERE model = ? ORDER BY id DESC LIMIT 1").get(server.modelId) as { n: number; c: number } | null,
+      () => sqliteOf(server.deps.db).$client.query("SELECT input_tokens AS n, cost_micros AS c FROM usage WHERE model = ? ORDER BY id DESC LIMIT 1").get(server.modelId) as { n: number; c: number } | null,
       { what: "the image request's usage row", until: (v) => v?.n === r.usage!.prompt_tokens },
     );
     expect(row!.c).toBeGreaterThan(0);

@@ -16,6 +16,7 @@ import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 /** Micro-units per token (the kiln.json prices per million tokens): a cache read costs a third of a fresh input token. */
 const PRICE = { input: 3, cached: 1, output: 8 };
@@ -88,10 +89,10 @@ function expectHit(r: Reported, first: Reported): void {
 async function expectCharged(response: Response, r: Reported): Promise<void> {
   const requestId = response.headers.get("x-request-id")!;
   const db = server.deps.db;
-  const row = (await waitFor(() => db.select().from(usage).where(eq(usage.requestId, requestId)).get(), { what: `the usage row of ${requestId}` }))!;
+  const row = (await waitFor(() => sqliteOf(db).select().from(usage).where(eq(usage.requestId, requestId)).get(), { what: `the usage row of ${requestId}` }))!;
   const expected = (r.prompt - r.cached) * PRICE.input + r.cached * PRICE.cached + r.output * PRICE.output;
   expect([row.teamId, row.inputTokens, row.cachedTokens, row.outputTokens, row.costMicros]).toEqual([teamId, r.prompt, r.cached, r.output, expected]);
-  const charges = db.select().from(ledger).where(eq(ledger.requestId, requestId)).all();
+  const charges = sqliteOf(db).select().from(ledger).where(eq(ledger.requestId, requestId)).all();
   expect(charges.map((c) => c.amountMicros)).toEqual([-expected]);
   // The cached rate was applied: at the input rate alone the same request costs more.
   if (r.cached) expect(expected).toBeLessThan(r.prompt * PRICE.input + r.output * PRICE.output);

@@ -3,11 +3,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { createKey } from "../../src/db/keys-repo.ts";
-import { eventsAfter } from "../../src/db/responses-repo.ts";
+import { eventsAfter } from "../../src/db/response-events-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { openaiTestServer } from "../helpers/openai-server.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 let server: TestServer;
 let client: OpenAI;
@@ -88,7 +89,7 @@ describe("store", () => {
       const streamed = await smallClient.responses.create({ ...big, stream: true }).catch((x) => x);
       expect(streamed.status).toBe(413);
       // Nothing was stored, and the same request without storage is fine.
-      expect((small.deps.db.$client.query("SELECT count(*) AS n FROM responses").get() as { n: number }).n).toBe(0);
+      expect((sqliteOf(small.deps.db).$client.query("SELECT count(*) AS n FROM responses").get() as { n: number }).n).toBe(0);
       expect((await smallClient.responses.create({ ...big, store: false })).status).toMatch(/completed|incomplete/);
     } finally {
       await small.stop(1000);

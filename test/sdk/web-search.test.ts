@@ -7,6 +7,7 @@ import { usage } from "../../src/db/schema.ts";
 import { FAKE_RESULTS, type FakeMode, type FakeSearxng, startFakeSearxng } from "../helpers/fake-searxng.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { sqliteOf } from "../helpers/databases.ts";
 
 let server: TestServer;
 let client: OpenAI;
@@ -76,7 +77,7 @@ describe("web_search", () => {
     const counted = await client.responses.inputTokens.count({ model: server.modelId, input: ask().input, tools: ask().tools, tool_choice: "required" });
     expect(r.usage!.input_tokens).toBeGreaterThan(2 * counted.input_tokens);
     const rid = response.headers.get("x-request-id")!;
-    const rows = await waitFor(() => server.deps.db.select().from(usage).where(eq(usage.requestId, rid)).all(), { what: `the usage row of ${rid}`, until: (r) => r.length > 0 });
+    const rows = await waitFor(() => sqliteOf(server.deps.db).select().from(usage).where(eq(usage.requestId, rid)).all(), { what: `the usage row of ${rid}`, until: (r) => r.length > 0 });
     expect(rows.length).toBe(1);
     expect(rows[0]).toMatchObject({ status: "completed", inputTokens: r.usage!.input_tokens, outputTokens: r.usage!.output_tokens, endpoint: "responses" });
   });

@@ -82,6 +82,16 @@ describe("loadConfig", () => {
     expect(() => loadConfig({}, ["--redis-url", "redis://:hunter2@cache/kiln"])).not.toThrow("hunter2");
   });
 
+  test("Postgres: unset by default (SQLite in the data dir); postgres:// or postgresql:// with a host; credentials and options are not echoed", () => {
+    expect(loadConfig({}, []).databaseUrl).toBeUndefined();
+    expect(loadConfig({ KILN_DATABASE_URL: "postgres://kiln@127.0.0.1:5432/kiln" }, []).databaseUrl).toBe("postgres://kiln@127.0.0.1:5432/kiln");
+    expect(loadConfig({}, ["--database-url", "postgresql://kiln:pw@db.internal/kiln?sslmode=require"]).databaseUrl).toBe("postgresql://kiln:pw@db.internal/kiln?sslmode=require");
+    expect(() => loadConfig({ KILN_DATABASE_URL: "mysql://kiln:hunter2@db/kiln?password=hunter3" }, [])).toThrow('KILN_DATABASE_URL must be a postgres:// or postgresql:// URL with a host, got "mysql://db/kiln"');
+    expect(() => loadConfig({}, ["--database-url", "postgres://kiln:hunter2@/kiln"])).toThrow("--database-url must be a postgres:// or postgresql:// URL");
+    expect(() => loadConfig({}, ["--database-url", "postgres://kiln:hunter2@/kiln"])).not.toThrow("hunter2");
+    expect(() => loadConfig({ KILN_DATABASE_URL: "db.internal:5432" }, [])).toThrow("KILN_DATABASE_URL must be a postgres:// or postgresql:// URL");
+  });
+
   test("stripConfigFlags leaves the command and its arguments", () => {
     expect(stripConfigFlags(["--port", "1", "keys", "create", "--team", "a", "--data-dir=/x"])).toEqual(["keys", "create", "--team", "a"]);
   });

@@ -3,7 +3,7 @@
 // and an event is published only once it is stored, so no event falls between the two (one both read and heard is
 // skipped by its sequence number). A job not live here is followed over the bus when there is one (follow-shared.ts).
 import type { Db } from "../../db/client.ts";
-import { eventsAfter } from "../../db/responses-repo.ts";
+import { eventsAfter } from "../../db/response-events-repo.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
 import { Channel } from "../../scheduler/channel.ts";
 import { FollowCursor } from "./follow-cursor.ts";

@@ -2,7 +2,7 @@
 // the team, which is what an unsealed reasoning item sent back by its id replays. Both are read before planning,
 // which is synchronous.
 import type { AppDeps } from "../../app-deps.ts";
-import { reasoningOrigins } from "../../db/responses-repo.ts";
+import { reasoningOrigins } from "../../db/response-events-repo.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import { historyOf } from "./chain.ts";
 import { reasoningTexts } from "./reasoning.ts";

@@ -2,9 +2,9 @@
 // the run is driven to its end by record.ts, and a background job needs no client at all. Recovery after a crash
 // or a shutdown lives here too, since it launches the same way.
 import type { AppDeps } from "../../app-deps.ts";
+import { endResponse, lastSequence, updateResponse } from "../../db/response-events-repo.ts";
 import {
-  deleteResponse, endResponse, inputItems, insertResponse, lastSequence, markFailed, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses,
-  updateResponse,
+  deleteResponse, inputItems, insertResponse, markFailed, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses,
 } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { newRequestId } from "../../http/request-id.ts";

@@ -3,7 +3,7 @@
 // listeners, so an event is published only once it is stored (follow.ts relies on that). Batches are written one
 // after another, in the order they were queued.
 import type { Db } from "../../db/client.ts";
-import { type StreamWrite, writeStream } from "../../db/responses-repo.ts";
+import { type StreamWrite, writeStream } from "../../db/response-events-repo.ts";
 import type { Logger } from "../../log/logger.ts";
 
 export interface QueuedWrite {

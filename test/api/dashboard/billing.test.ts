@@ -10,6 +10,7 @@ import { upsertTier } from "../../../src/db/tiers-repo.ts";
 import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 const k = await testKiln({ env: { KILN_TIERS: "free:20:-,pro:600:2000000" } });
 const db = k.deps.db;
@@ -33,7 +34,7 @@ async function signedIn(username: string): Promise<DashboardClient> {
 
 const balanceOf = (text: string) => /id="balance">([^<]*)</.exec(text)?.[1];
 const ledgerIds = (text: string) => [...text.matchAll(/data-ledger-id="(\d+)"/g)].map((m) => Number(m[1]));
-const ledgerCount = (teamId: number) => db.select().from(ledger).where(eq(ledger.teamId, teamId)).all().length;
+const ledgerCount = (teamId: number) => sqliteOf(db).select().from(ledger).where(eq(ledger.teamId, teamId)).all().length;
 const attr = (text: string, id: string, name: string) => new RegExp(`id="${id}"[^>]* ${name}="([^"]*)"`).exec(text)?.[1];
 /** The parts of a team that the tab's forms change. */
 const stateOf = async (teamId: number) => ({ team: await findTeam(db, teamId), account: (await findAccount(db, teamId)) ?? null, ledger: ledgerCount(teamId) });

@@ -6,6 +6,7 @@ import { createKey } from "../../../src/db/keys-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 async function setUp() {
   const k = await testKiln();
@@ -43,7 +44,7 @@ describe("the API keys tab", () => {
     // Nothing but its hash is stored: the full text appears nowhere in the database file's tables.
     const row = (await listKeys(k.deps.db)).find((r) => r.name === "ci")!;
     expect(row.hint).toBe(key.slice(-4));
-    expect(JSON.stringify(k.deps.db.$client.query("SELECT * FROM api_keys").all())).not.toContain(key.split("|")[2]!);
+    expect(JSON.stringify(sqliteOf(k.deps.db).$client.query("SELECT * FROM api_keys").all())).not.toContain(key.split("|")[2]!);
   });
 
   test("two quick clicks make two keys, and the next page shows both in full: no working key goes unseen", async () => {

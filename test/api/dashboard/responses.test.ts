@@ -12,6 +12,7 @@ import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln, type TestKiln } from "../../helpers/kiln.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 const NOW = Math.floor(Date.now() / 1000);
 
@@ -98,7 +99,7 @@ describe("the list", () => {
     const first = await member.get(`/dashboard/teams/${teamA}/responses`);
     expect(first.status).toBe(200);
     expect(first.headers.get("content-security-policy")).toContain("script-src 'self'");
-    const expected = db.$client
+    const expected = sqliteOf(db).$client
       .query("SELECT id, status FROM responses WHERE team_id = ? AND expires_at > ? ORDER BY created_at DESC, id DESC")
       .all(teamA, NOW)
       .map((r) => [(r as { id: string }).id, (r as { status: string }).status]);
@@ -125,12 +126,12 @@ describe("the list", () => {
 
   test("the status filter and the background filter keep only what they name, and paging keeps the filter", async () => {
     const failed = await member.get(`/dashboard/teams/${teamA}/responses?status=failed`);
-    const want = db.$client.query("SELECT id FROM responses WHERE team_id = ? AND status = 'failed' AND expires_at > ? ORDER BY created_at DESC").all(teamA, NOW).map((r) => (r as { id: string }).id);
+    const want = sqliteOf(db).$client.query("SELECT id FROM responses WHERE team_id = ? AND status = 'failed' AND expires_at > ? ORDER BY created_at DESC").all(teamA, NOW).map((r) => (r as { id: string }).id);
     expect(listedRows(failed.text)).toEqual(want.map((id) => [id, "failed"]));
     expect(failed.text).toContain('<option value="failed" selected>');
 
     const background = await member.get(`/dashboard/teams/${teamA}/responses?background=1`);
-    const bg = db.$client.query("SELECT id FROM responses WHERE team_id = ? AND background = 1 AND expires_at > ? ORDER BY created_at DESC").all(teamA, NOW).map((r) => (r as { id: string }).id);
+    const bg = sqliteOf(db).$client.query("SELECT id FROM responses WHERE team_id = ? AND background = 1 AND expires_at > ? ORDER BY created_at DESC").all(teamA, NOW).map((r) => (r as { id: string }).id);
     expect(listedRows(background.text).map(([id]) => id)).toEqual(bg);
     expect(background.text).toMatch(/id="filter-background" checked/);
 

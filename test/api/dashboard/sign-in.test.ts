@@ -3,6 +3,7 @@ import { describe, expect, spyOn, test } from "bun:test";
 import { countTeams } from "../../../src/db/teams-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 async function setUp() {
   const k = await testKiln();
@@ -28,7 +29,7 @@ describe("dashboard sign-in", () => {
     expect(cookie).toMatch(/; Path=\/dashboard; Max-Age=43200; HttpOnly; SameSite=Strict$/);
     // The row keeps only the token's hash: the cookie's value is nowhere in the database.
     const token = c.cookies.get("kiln_session")!;
-    const rows = k.deps.db.$client.query("SELECT token_hash FROM dashboard_sessions").all() as { token_hash: string }[];
+    const rows = sqliteOf(k.deps.db).$client.query("SELECT token_hash FROM dashboard_sessions").all() as { token_hash: string }[];
     expect(rows).toHaveLength(1);
     expect(rows[0]!.token_hash).not.toBe(token);
     expect(rows[0]!.token_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -68,7 +69,7 @@ describe("dashboard sign-in", () => {
     expect(answers.filter((a) => a.status === 303)).toHaveLength(0);
     expect(answers.filter((a) => a.status === 429).length).toBeGreaterThanOrEqual(35);
     expect(answers[37]!.status).toBe(429);
-    expect(k.deps.db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
+    expect(sqliteOf(k.deps.db).$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
   });
 
   test("behind a proxy that rewrites Host: the browser's fetch metadata, or X-Forwarded-Host, vouches for the origin", async () => {
@@ -114,7 +115,7 @@ describe("dashboard sign-in", () => {
     c.cookies.set("kiln_session", first);
     expect((await c.post("/dashboard/login", { username: "twice", password: pw })).status).toBe(303);
     expect(c.cookies.get("kiln_session")).not.toBe(first);
-    expect(k.deps.db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 1 });
+    expect(sqliteOf(k.deps.db).$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 1 });
     const stale = new DashboardClient((r) => k.handle(r));
     stale.cookies.set("kiln_session", first);
     expect((await stale.get(`/dashboard/teams/${k.teamId}/keys`)).status).toBe(303);
@@ -159,7 +160,7 @@ describe("dashboard sign-in", () => {
     const replay = new DashboardClient((r) => k.handle(r));
     replay.cookies.set("kiln_session", token);
     expect((await replay.get(`/dashboard/teams/${k.teamId}/keys`)).status).toBe(303);
-    expect(k.deps.db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
+    expect(sqliteOf(k.deps.db).$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
   });
 
   test("a next that no Location header can carry sends the user to the dashboard, never a 500", async () => {
@@ -181,7 +182,7 @@ describe("dashboard sign-in", () => {
     const pw = await addUser(k.deps.db, "frank", "member", k.teamId);
     const c = client();
     await c.signIn("frank", pw);
-    k.deps.db.$client.run("UPDATE dashboard_sessions SET expires_at = unixepoch() - 1");
+    sqliteOf(k.deps.db).$client.run("UPDATE dashboard_sessions SET expires_at = unixepoch() - 1");
     const page = await c.get(`/dashboard/teams/${k.teamId}/keys`);
     expect(page.status).toBe(303);
     expect(page.location).toStartWith("/dashboard/login");

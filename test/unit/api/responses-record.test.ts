@@ -9,11 +9,13 @@ import { ResponseRecorder } from "../../../src/api/responses/record.ts";
 import { createSealer } from "../../../src/crypto/sealing.ts";
 import { openDatabase } from "../../../src/db/client.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
-import { deleteResponse, eventsAfter, findResponse, insertResponse } from "../../../src/db/responses-repo.ts";
+import { eventsAfter } from "../../../src/db/response-events-repo.ts";
+import { deleteResponse, findResponse, insertResponse } from "../../../src/db/responses-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 const IDS = ["resp_a", "resp_b", "resp_c"];
 
@@ -25,11 +27,12 @@ async function setup() {
   const live = new LiveResponses(logger);
   const sealer = createSealer(randomBytes(32));
   let transactions = 0;
-  const transaction = db.$client.transaction.bind(db.$client);
-  db.$client.transaction = ((fn: () => void) => {
+  const client = sqliteOf(db).$client;
+  const transaction = client.transaction.bind(client);
+  client.transaction = ((fn: () => void) => {
     transactions++;
     return transaction(fn);
-  }) as typeof db.$client.transaction;
+  }) as typeof client.transaction;
   const recorders = await Promise.all(IDS.map(async (id) => {
     await insertResponse(db, { id, teamId: team.id, keyId: key.id, model: "m", status: "in_progress", requestJson: "{}", responseJson: "{}", createdAt: 1, updatedAt: 1, expiresAt: 9e9 }, []);
     live.begin(id, () => {});
@@ -48,7 +51,7 @@ describe("stored stream writes", () => {
     for (const { id } of recorders) {
       heard.set(id, []);
       // Whether the event is in the store at the moment it is published (read there and then, synchronously).
-      const stored = db.$client.query("SELECT 1 FROM response_events WHERE response_id = ? AND sequence = ?");
+      const stored = sqliteOf(db).$client.query("SELECT 1 FROM response_events WHERE response_id = ? AND sequence = ?");
       live.listen(id, (ev: LiveEvent | null) => {
         if (ev) heard.get(id)!.push({ sequence: ev.sequence, storedFirst: stored.get(id, ev.sequence) !== null });
       });

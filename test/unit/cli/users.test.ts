@@ -8,6 +8,7 @@ import { createTeam } from "../../../src/db/teams-repo.ts";
 import { passwordMatches } from "../../../src/dashboard/accounts/password.ts";
 import { startSession } from "../../../src/dashboard/accounts/sessions.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 function run(db: Db, args: string[], password: string | null = "a long password 1") {
   const lines: string[] = [];
@@ -60,11 +61,11 @@ describe("kiln users", () => {
     const changed = await run(db, ["passwd", "carol"], "another long password");
     expect(changed.code).toBe(0);
     expect(await passwordMatches("another long password", (await findUser(db, "carol"))!.passwordHash)).toBe(true);
-    expect(db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
+    expect(sqliteOf(db).$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
     await startSession(db, user.id);
     expect((await run(db, ["remove", "carol"])).code).toBe(0);
     expect(await findUser(db, "carol")).toBeUndefined();
-    expect(db.$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
+    expect(sqliteOf(db).$client.query("SELECT count(*) AS n FROM dashboard_sessions").get()).toEqual({ n: 0 });
     expect((await run(db, ["passwd", "carol"])).code).toBe(1);
   });
 

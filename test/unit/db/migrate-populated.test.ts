@@ -7,6 +7,7 @@ import { openDatabase } from "../../../src/db/client.ts";
 import { applyMigrations, MigrationError } from "../../../src/db/migrate.ts";
 import { migrations } from "../../../src/db/migrations.gen.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 const last = migrations[migrations.length - 1]!;
 
@@ -64,14 +65,14 @@ describe("migrations over a populated database", () => {
     old.close();
 
     const db = await openDatabase(dir);
-    expect(snapshot(db.$client)).toEqual(before);
-    expect(db.$client.query("pragma foreign_key_check").all()).toEqual([]);
-    expect(db.$client.query("select count(*) as n from __drizzle_migrations").get()).toEqual({ n: migrations.length });
+    expect(snapshot(sqliteOf(db).$client)).toEqual(before);
+    expect(sqliteOf(db).$client.query("pragma foreign_key_check").all()).toEqual([]);
+    expect(sqliteOf(db).$client.query("select count(*) as n from __drizzle_migrations").get()).toEqual({ n: migrations.length });
     // Rows from before the ledger columns read as completed, free and without reasoning or cache hits.
-    expect(db.$client.query("select distinct status, reasoning_tokens, cached_tokens, cost_micros from usage").all()).toEqual([
+    expect(sqliteOf(db).$client.query("select distinct status, reasoning_tokens, cached_tokens, cost_micros from usage").all()).toEqual([
       { status: "completed", reasoning_tokens: 0, cached_tokens: 0, cost_micros: 0 },
     ]);
-    db.$client.close();
+    sqliteOf(db).$client.close();
   });
 
   test("a drizzle-kit rebuild of a referenced table keeps its rows and every reference to them", () => {

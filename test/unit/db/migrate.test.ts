@@ -6,32 +6,33 @@ import { openDatabase } from "../../../src/db/client.ts";
 import { applyMigrations } from "../../../src/db/migrate.ts";
 import { migrations } from "../../../src/db/migrations.gen.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 describe("database", () => {
   test("migrations apply to a fresh data dir, and again without change", async () => {
     const dir = tempDir();
     const first = await openDatabase(dir);
     const tables = () =>
-      (first.$client.query("select name from sqlite_master where type='table' order by name").all() as { name: string }[]).map((r) => r.name);
+      (sqliteOf(first).$client.query("select name from sqlite_master where type='table' order by name").all() as { name: string }[]).map((r) => r.name);
     expect(tables()).toEqual(expect.arrayContaining(["teams", "api_keys", "incidents", "usage", "__drizzle_migrations"]));
-    const applied = first.$client.query("select count(*) as n from __drizzle_migrations").get() as { n: number };
-    first.$client.exec("insert into teams (name) values ('keep-me')");
-    first.$client.close();
+    const applied = sqliteOf(first).$client.query("select count(*) as n from __drizzle_migrations").get() as { n: number };
+    sqliteOf(first).$client.exec("insert into teams (name) values ('keep-me')");
+    sqliteOf(first).$client.close();
 
     const second = await openDatabase(dir);
-    expect((second.$client.query("select count(*) as n from __drizzle_migrations").get() as { n: number }).n).toBe(applied.n);
-    expect(second.$client.query("select name from teams").all()).toEqual([{ name: "keep-me" }]);
-    expect((second.$client.query("pragma journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
-    second.$client.close();
+    expect((sqliteOf(second).$client.query("select count(*) as n from __drizzle_migrations").get() as { n: number }).n).toBe(applied.n);
+    expect(sqliteOf(second).$client.query("select name from teams").all()).toEqual([{ name: "keep-me" }]);
+    expect((sqliteOf(second).$client.query("pragma journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
+    sqliteOf(second).$client.close();
   });
 
   test("foreign keys are enforced again once migrations have run", async () => {
     const db = await openDatabase(tempDir());
-    expect(db.$client.query("pragma foreign_keys").get()).toEqual({ foreign_keys: 1 });
-    expect(() => db.$client.exec("insert into api_keys (team_id, name, secret_hash, hint) values (999, 'k', 'h', 'abcd')")).toThrow(
+    expect(sqliteOf(db).$client.query("pragma foreign_keys").get()).toEqual({ foreign_keys: 1 });
+    expect(() => sqliteOf(db).$client.exec("insert into api_keys (team_id, name, secret_hash, hint) values (999, 'k', 'h', 'abcd')")).toThrow(
       /FOREIGN KEY constraint failed/,
     );
-    db.$client.close();
+    sqliteOf(db).$client.close();
   });
 
   test("journal timestamps strictly increase, so no migration is skipped on an existing database", () => {

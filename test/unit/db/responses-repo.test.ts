@@ -1,10 +1,8 @@
 // Stored responses, their items, events and reasoning index, and a team's list of them: on every dialect.
 import { describe, expect, test } from "bun:test";
 import { createKey, revokeKey } from "../../../src/db/keys-repo.ts";
-import {
-  appendEvent, countTeamResponses, deleteResponse, endResponse, eventsAfter, findResponse, findResponseWithKey, insertResponse, lastSequence, listTeamResponses,
-  markFailed, pageInputItems, reasoningOrigins, sweepExpired, unfinishedResponses, updateResponse, writeStream,
-} from "../../../src/db/responses-repo.ts";
+import { appendEvent, endResponse, eventsAfter, lastSequence, reasoningOrigins, updateResponse, writeStream } from "../../../src/db/response-events-repo.ts";
+import { countTeamResponses, deleteResponse, findResponse, findResponseWithKey, insertResponse, listTeamResponses, markFailed, pageInputItems, sweepExpired, unfinishedResponses } from "../../../src/db/responses-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { DIALECTS, type Dialect } from "../../helpers/databases.ts";
 

@@ -5,6 +5,7 @@ import { costMicros } from "../../../src/billing/cost.ts";
 import { usage } from "../../../src/db/schema.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -23,7 +24,7 @@ function post(body: Record<string, unknown>, signal?: AbortSignal) {
 
 /** The row for a request id; rows of streams are written when the stream closes, so this waits for it. */
 async function rowOf(requestId: string) {
-  return (await waitFor(() => s.deps.db.select().from(usage).where(eq(usage.requestId, requestId)).get(), { what: `the usage row of ${requestId}` }))!;
+  return (await waitFor(() => sqliteOf(s.deps.db).select().from(usage).where(eq(usage.requestId, requestId)).get(), { what: `the usage row of ${requestId}` }))!;
 }
 
 describe("usage rows written by chat", () => {

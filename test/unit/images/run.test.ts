@@ -10,6 +10,7 @@ import { Channel } from "../../../src/scheduler/channel.ts";
 import type { RenderEvent, RenderSubmission } from "../../../src/scheduler/scheduler.ts";
 import { testKiln } from "../../helpers/kiln.ts";
 import { apiRefusal } from "../../helpers/api-refusal.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 const diffusion = parseDiffusionLayout({ resolution: 64 }, { vaeScale: 8, unetScale: 2, nativeResolution: 64, textLength: 77, edits: true });
 const model = { id: "img-model-v1", pricing: { inputPerMillion: 0, cachedInputPerMillion: 0, outputPerMillion: 0, perImage: 0.01 }, diffusion } as unknown as ModelEntry;
@@ -51,7 +52,7 @@ async function setup(opts: { billed?: number } = {}) {
     promptTokens: 9, clientSignal: client, timeoutMs,
   });
   const row = (requestId: string) =>
-    k.deps.db.$client.query("SELECT status, images, input_tokens AS tokens, cost_micros AS cost, endpoint FROM usage WHERE request_id = ?").get(requestId) as Record<string, unknown> | null;
+    sqliteOf(k.deps.db).$client.query("SELECT status, images, input_tokens AS tokens, cost_micros AS cost, endpoint FROM usage WHERE request_id = ?").get(requestId) as Record<string, unknown> | null;
   const until = async (f: () => boolean) => {
     while (!f()) await new Promise((r) => setImmediate(r));
   };

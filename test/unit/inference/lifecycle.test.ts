@@ -20,6 +20,7 @@ import type { SeqEvent, SeqRequest } from "../../../src/scheduler/scheduler.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 const model: ModelEntry = { ...parseManifest(fakeManifest("life-model-v1"), ["fp32"]), dir: "/nowhere" };
 const u = (o: number, r = 0) => ({ inputTokens: 7, outputTokens: o, reasoningTokens: r, cachedTokens: 0 });
@@ -102,7 +103,7 @@ describe("startRun", () => {
     await expect(startRun(d, { scope, model, request: request(2), clientSignal: null, timeoutMs: null })).rejects.toThrow("slow down");
     expect(seen).toEqual([7, 50, 2]);
     expect(submitted).toEqual([]);
-    expect(db.select().from(usage).all()).toEqual([]);
+    expect(sqliteOf(db).select().from(usage).all()).toEqual([]);
   });
 
   test("a client that leaves mid-run: the core keeps counting until it stops, and one row records the real tokens", async () => {
@@ -117,7 +118,7 @@ describe("startRun", () => {
     expect(s.status).toBe("client_gone");
     expect(s.usage.outputTokens).toBeGreaterThanOrEqual(10);
     expect(s.usage.outputTokens).toBeLessThan(2000);
-    const rows = db.select().from(usage).where(eq(usage.requestId, scope.requestId)).all();
+    const rows = sqliteOf(db).select().from(usage).where(eq(usage.requestId, scope.requestId)).all();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ status: "client_gone", inputTokens: 7, outputTokens: s.usage.outputTokens });
   });
@@ -154,7 +155,7 @@ describe("startRun", () => {
     expect((await gone).status).toBe(499);
     expect(seen).toEqual([{ teamId: scope.teamId, keyId: scope.keyId }, { teamId: scope.teamId, keyId: scope.keyId }]);
     expect(submitted).toEqual([]);
-    expect(db.select().from(usage).all()).toEqual([]);
+    expect(sqliteOf(db).select().from(usage).all()).toEqual([]);
   });
 
   test("metrics: one TTFT per choice, an inter-token gap per later token, and the settled usage counted once", async () => {
@@ -202,19 +203,19 @@ describe("startRun", () => {
     await credit(db, scope.teamId, 1_000_000, "start");
     const run = await startRun(d, { scope, model: priced, request: request(), clientSignal: null, timeoutMs: null });
     await run.settled;
-    const row = db.select().from(usage).where(eq(usage.requestId, scope.requestId)).get()!;
+    const row = sqliteOf(db).select().from(usage).where(eq(usage.requestId, scope.requestId)).get()!;
     // 7 input × 2 + 5 output × 10 micro-units per token.
     expect(row.costMicros).toBe(64);
-    const charge = db.select().from(ledger).where(eq(ledger.requestId, scope.requestId)).get()!;
+    const charge = sqliteOf(db).select().from(ledger).where(eq(ledger.requestId, scope.requestId)).get()!;
     expect(charge).toMatchObject({ kind: "charge", amountMicros: -64, balanceAfterMicros: 1_000_000 - 64, teamId: scope.teamId });
-    expect(db.select().from(billingAccounts).get()!.balanceMicros).toBe(1_000_000 - 64);
+    expect(sqliteOf(db).select().from(billingAccounts).get()!.balanceMicros).toBe(1_000_000 - 64);
   });
 
   test("an unbilled team's usage row has no ledger entry", async () => {
     const { d, db, scope } = await deps(2, []);
     await (await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null })).settled;
-    expect(db.select().from(usage).all()).toHaveLength(1);
-    expect(db.select().from(ledger).all()).toEqual([]);
+    expect(sqliteOf(db).select().from(usage).all()).toHaveLength(1);
+    expect(sqliteOf(db).select().from(ledger).all()).toEqual([]);
   });
 
   test("a sequence that never left the queue is billed nothing, its prompt included", async () => {
@@ -230,7 +231,7 @@ describe("startRun", () => {
     const run = await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null });
     run.abort("cancelled");
     expect(await run.settled).toEqual({ status: "cancelled", usage: { inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 } });
-    expect(db.select().from(usage).get()).toMatchObject({ inputTokens: 0, outputTokens: 0, costMicros: 0 });
+    expect(sqliteOf(db).select().from(usage).get()).toMatchObject({ inputTokens: 0, outputTokens: 0, costMicros: 0 });
   });
 
   test("draining refuses before any work", async () => {
@@ -262,10 +263,10 @@ describe("startRun, the time limit and the settlement", () => {
     const { d, db, scope } = await deps(2, []);
     const failed: boolean[] = [];
     d.metrics = { observeFirstToken: () => {}, observeInterToken: () => {}, observeUsage: () => {}, settlementFailed: (j) => void failed.push(j), settlementsReplayed: () => {} };
-    db.$client.run("CREATE TRIGGER full_disk BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
+    sqliteOf(db).$client.run("CREATE TRIGGER full_disk BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
     const run = await startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null });
     expect(await run.settled).toEqual({ status: "completed", usage: { inputTokens: 7, outputTokens: 2, reasoningTokens: 0, cachedTokens: 0 } });
-    expect(db.select().from(usage).all()).toEqual([]);
+    expect(sqliteOf(db).select().from(usage).all()).toEqual([]);
     expect(failed).toEqual([true]);
     const journal = readJournal(journalPathFor(localDirOf(db))!);
     expect(journal.records.map((r) => [r.requestId, r.status, r.outputTokens])).toEqual([[scope.requestId, "completed", 2]]);

@@ -23,6 +23,7 @@ import { type SearchBackend, SearchError } from "../../../src/tools/search-backe
 import { FORCED_QUERY_TOKENS, WEB_SEARCH_FUNCTION, webSearchTool } from "../../../src/tools/web-search.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { sqliteOf } from "../../helpers/databases.ts";
 
 const model: ModelEntry = { ...parseManifest(fakeManifest("loop-model-v1"), ["fp32"]), dir: "/nowhere" };
 const CALL = '<tool_call>\n{"name": "web_search", "arguments": {"query": "paris"}}\n</tool_call>';
@@ -102,7 +103,7 @@ describe("tool loop", () => {
     // Prompts of 10 and 20 tokens (3 and 16 of them from the prefix cache), 5 output tokens per step.
     expect(settlement.usage).toMatchObject({ inputTokens: 30, outputTokens: 10, cachedTokens: 19 });
     expect(events.filter((e) => e.type === "usage").at(-1)).toMatchObject({ usage: { inputTokens: 30, outputTokens: 10, cachedTokens: 19 } });
-    const rows = s.db.select().from(usage).where(eq(usage.requestId, s.scope.requestId)).all();
+    const rows = sqliteOf(s.db).select().from(usage).where(eq(usage.requestId, s.scope.requestId)).all();
     expect(rows.map((r) => [r.status, r.inputTokens, r.outputTokens, r.cachedTokens])).toEqual([["completed", 30, 10, 19]]);
     // The second step saw the call and its numbered results.
     const conv = s.renders[1]!.conv;

@@ -3,11 +3,12 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { doctorExitCode, formatDoctorReport, runDoctorChecks } from "../../../src/cli/doctor.ts";
-import { checkDataDir, checkModelsDir, checkSqlite, conciseError, type CheckResult } from "../../../src/native/doctor-checks.ts";
+import { checkDataDir, checkModelsDir, checkPostgres, checkSqlite, conciseError, type CheckResult } from "../../../src/native/doctor-checks.ts";
 import { parseCpuInfo } from "../../../src/native/cpu.ts";
 import { checkCpu, checkModelFormats } from "../../../src/native/doctor-cpu-checks.ts";
 import { fakeManifest, writeFakeModel } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { freshPostgresDatabase } from "../../helpers/shared-postgres.ts";
 
 const row = (name: string, status: CheckResult["status"], required = true, fix?: string): CheckResult => ({ name, required, status, detail: `${name} detail`, fix });
 
@@ -83,6 +84,27 @@ describe("checks that fail say how to fix them", () => {
     const dir = base();
     expect((await checkSqlite(dir)).status).toBe("ok");
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  test("postgres: connects, writes and reads back in a temporary table; a server not there fails with the fix", async () => {
+    const url = await freshPostgresDatabase();
+    const r = await checkPostgres(url);
+    expect(r).toMatchObject({ name: "postgres", required: true, status: "ok" });
+    expect(r.detail).toMatch(/^Postgres \d+\.\d+.*, database kiln_\d+: connect, write, read back$/);
+    const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = closed.port;
+    closed.stop(true);
+    const down = await checkPostgres(`postgres://kiln:hunter2@127.0.0.1:${port}/kiln`);
+    expect(down).toMatchObject({ status: "fail", required: true });
+    expect(down.fix).toContain("KILN_DATABASE_URL");
+    expect(JSON.stringify(down)).not.toContain("hunter2");
+  });
+
+  test("with a database URL, doctor checks Postgres instead of SQLite", async () => {
+    const dataDir = tempDir("kiln-doctor-");
+    const names = (await runDoctorChecks({ dataDir, modelsDir: join(dataDir, "models"), databaseUrl: await freshPostgresDatabase() })).map((r) => r.name);
+    expect(names).toContain("postgres");
+    expect(names).not.toContain("sqlite (WAL)");
   });
 
   test("a models dir with a broken folder is a warning naming it", async () => {
