@@ -1,7 +1,7 @@
-// `npm run bench [-- --profile | --stored | --input-rules | --upload | --upload-s3 | --media-decode | --media | --images | --prefix | --live-bus]`: runs the load bench (test/load/chat.load.ts), or one of its
+// `npm run bench [-- --profile | --stored | --input-rules | --upload | --upload-s3 | --media-decode | --media | --images | --prefix | --live-bus | --cluster]`: runs the load bench (test/load/chat.load.ts), or one of its
 // scenarios, under the project's Bun. `bun test` keeps unknown flags to itself, so the bench's own flags become
 // environment variables or the scenario file here.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { dirname } from "node:path";
 import { localBun, root } from "./bun-path.mjs";
 
@@ -17,6 +17,7 @@ const SCENARIOS = {
   "--images": "./test/load/images.load.ts",
   "--prefix": "./test/load/prefix.load.ts",
   "--live-bus": "./test/load/live-bus.load.ts",
+  "--cluster": "./test/load/cluster.load.ts",
 };
 
 const bun = localBun();
@@ -31,6 +32,11 @@ for (const arg of process.argv.slice(2)) {
   if (arg in FLAGS) env[FLAGS[arg]] = "1";
   else if (arg in SCENARIOS) file = SCENARIOS[arg];
   else rest.push(arg);
+}
+// The cluster scenario runs Postgres, Redis and haproxy: the set-up installs them if they are missing.
+if (file === SCENARIOS["--cluster"]) {
+  const setup = spawnSync(process.execPath, ["build/setup.mjs", "--cluster"], { cwd: root, stdio: "inherit" });
+  if (setup.status !== 0) process.exit(setup.status ?? 1);
 }
 const child = spawn(bun, ["test", "--timeout", "3600000", file, ...rest], { cwd: root, stdio: "inherit", env });
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => child.kill(sig));

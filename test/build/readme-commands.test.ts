@@ -10,6 +10,7 @@ import { delimiter, join } from "node:path";
 import { tempDir } from "../helpers/kiln.ts";
 import { prefixOutputProblems } from "../load/prefix-output.ts";
 import { freePort, SHARED_SHADER_CACHE, waitForHttp } from "./binary-process.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 import { readmeCommands } from "./readme-commands.ts";
 
 const root = join(import.meta.dir, "..", "..");
@@ -104,6 +105,8 @@ const COVERED = new Set([
   "npm run bench -- --images",
   "npm run bench -- --prefix",
   "npm run bench -- --live-bus",
+  "npm run bench -- --cluster",
+  "npm run cluster",
   "npm run db:generate",
   "kiln [serve]",
   "kiln keys create --team T --name N",
@@ -443,6 +446,33 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     if (problems.length) console.log(r.out);
     expect(problems).toEqual([]);
   }, 300_000);
+
+  test("npm run bench -- --cluster (4 clients, one round) prints the CPU, tokens/s with 1 and 3 replicas, and the limiter's cost", () => {
+    const r = sh("npm run bench -- --cluster", { KILN_BENCH_CLUSTER_CLIENTS: "4", KILN_BENCH_CLUSTER_ROUNDS: "1", KILN_BENCH_CLUSTER_LIMITER_REQUESTS: "100" });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    for (const replicas of [1, 3]) expect(r.out).toMatch(new RegExp(`^\\| ${replicas} \\| \\d+\\.\\d \\| \\d+ \\| \\d+ \\| \\d+\\.\\d \\|`, "m"));
+    expect(r.out).toMatch(/^shared limiter, .* added p50 -?\d+ µs, p99 -?\d+ µs$/m);
+  }, 600_000);
+
+  test("npm run cluster serves through haproxy with the key it prints; Ctrl-C drains it all and exits 0", async () => {
+    const port = freePort();
+    const cluster = await background(`npm run cluster -- --port ${port}`, /^API key: \S+$/m, {}, root, userEnv(), 300_000);
+    const key = cluster.output().match(/^API key: (\S+)$/m)![1]!;
+    expect(cluster.output()).toContain(`kiln cluster ready: http://127.0.0.1:${port} (haproxy)`);
+    const chat = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "kiln-tiny-v1", messages: [{ role: "user", content: "Hello" }], max_tokens: 4 }),
+    });
+    expect(chat.status).toBe(200);
+    const exited = new Promise<number | string | null>((resolve) => cluster.proc.once("exit", (code, signal) => resolve(code ?? signal)));
+    // Ctrl-C reaches the whole group; npm itself may die of it, the launcher stops everything and reports.
+    process.kill(-cluster.proc.pid!, "SIGINT");
+    expect([0, "SIGINT"] as (number | string | null)[]).toContain(await exited);
+    await waitFor(() => /^stopped; replicas exited with (\d+(, )?)+$/m.exec(cluster.output()), { what: "the launcher's last line", timeoutMs: 60_000 });
+    expect(cluster.output()).toMatch(/^stopped; replicas exited with 0, 0, 0$/m);
+  }, 400_000);
 
   test("npm run db:generate on an unchanged schema changes nothing", () => {
     const before = hashDir(join(root, "src", "db"));
