@@ -1,4 +1,5 @@
 // A real redis-server for tests: 127.0.0.1, a free port, no persistence, a temp dir; killed and restarted on demand, stopped at the end.
+import { afterAll, beforeAll } from "bun:test";
 import { RedisClient, type Subprocess } from "bun";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -111,5 +112,28 @@ export async function startRedis(): Promise<TestRedis> {
       for (const c of clients.splice(0)) c.close();
       await kill();
     },
+  };
+}
+
+/**
+ * One redis-server for a whole test file, started before its tests and stopped after them, with the connections
+ * its tests open (`track`) closed first. `redis` is the server once started.
+ */
+export function redisPerFile(): { readonly redis: TestRedis; track(...opened: { close(): void }[]): void } {
+  let server: TestRedis | undefined;
+  const opened: { close(): void }[] = [];
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    for (const o of opened.splice(0)) o.close();
+    await server?.stop();
+  });
+  return {
+    get redis() {
+      if (!server) throw new Error("redis-server is not started yet (use it inside a test or hook)");
+      return server;
+    },
+    track: (...o) => void opened.push(...o),
   };
 }

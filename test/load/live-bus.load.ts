@@ -4,7 +4,7 @@
 // (one stream) and 16 (16 streams' generation step); then, paced one event a millisecond, the time from publish to
 // delivery. Rounds alternate between the modes and the median round is reported (the box is shared). The follower runs
 // in this process, so its own handling of each message counts in its mode's loop time (on a replica it would not).
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { loadavg } from "node:os";
 import { LiveResponses } from "../../src/api/responses/live.ts";
 import type { LiveEvent } from "../../src/api/responses/live-bus.ts";
@@ -12,7 +12,7 @@ import { RedisLiveBus } from "../../src/api/responses/redis-bus.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { RedisConnection } from "../../src/redis/connection.ts";
-import { startRedis, type TestRedis } from "../helpers/redis-server.ts";
+import { redisPerFile } from "../helpers/redis-server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 import { markdownTable, medianBy, percentile } from "./metrics.ts";
 
@@ -58,20 +58,12 @@ async function publishRound(live: LiveResponses, prefix: string, streams: number
   return { call, loopUs };
 }
 
-let redis: TestRedis;
-const opened: { close(): void }[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  for (const o of opened) o.close();
-  await redis.stop();
-});
+const shared = redisPerFile();
 
 function bus(): RedisLiveBus {
-  const conn = new RedisConnection(redis.url);
+  const conn = new RedisConnection(shared.redis.url);
   const b = new RedisLiveBus(conn);
-  opened.push(b, conn);
+  shared.track(b, conn);
   return b;
 }
 

@@ -1,6 +1,6 @@
 // What only the Redis hold store has: replicas racing on one balance, leases that free a dead replica's holds and are
 // renewed while requests run, keys that expire, and an unreachable Redis failing closed.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { BillingHolds } from "../../../src/access/billing-holds.ts";
 import { HOLD_PREFIX, LEASE_MS, RedisHoldStore } from "../../../src/access/redis-holds.ts";
 import { RELEASED_KEPT_MS } from "../../../src/access/hold-store.ts";
@@ -9,24 +9,16 @@ import { openDatabase } from "../../../src/db/client.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { RedisConnection } from "../../../src/redis/connection.ts";
 import { tempDir } from "../../helpers/kiln.ts";
-import { startRedis, type TestRedis } from "../../helpers/redis-server.ts";
+import { redisPerFile, startRedis } from "../../helpers/redis-server.ts";
 
-let redis: TestRedis;
-const opened: { close(): void }[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  for (const o of opened) o.close();
-  await redis.stop();
-});
+const shared = redisPerFile();
 
 let run = 0;
 /** One replica's store: its own connection to the shared Redis. */
 function replica(opts: ConstructorParameters<typeof RedisHoldStore>[1] = {}, prefix = `rh${++run}:`) {
-  const conn = new RedisConnection(redis.url);
+  const conn = new RedisConnection(shared.redis.url);
   const store = new RedisHoldStore(conn, { prefix, ...opts });
-  opened.push(store, conn);
+  shared.track(store, conn);
   return store;
 }
 
@@ -79,7 +71,7 @@ describe("RedisHoldStore", () => {
   });
 
   test("keys carry the kiln:hold: prefix and expire once no lease or release can matter", async () => {
-    const raw = await redis.client();
+    const raw = await shared.redis.client();
     const store = replica({}, HOLD_PREFIX);
     const teamId = 900_000 + run;
     await store.hold(teamId, "h1", 5, 10, 0);

@@ -2,7 +2,7 @@
 // follower on one replica hears a job running on the other exactly once and in order, whenever it joins; lost
 // messages, a Redis restart and a dead producer are healed from the store; cancels reach the job's replica, or end a
 // job nobody runs; an unreachable Redis fails a cancel closed.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { cancelElsewhere, ORPHAN_MS } from "../../../src/api/responses/cancel-shared.ts";
 import { followResponse } from "../../../src/api/responses/follow.ts";
 import { LiveResponses } from "../../../src/api/responses/live.ts";
@@ -17,18 +17,10 @@ import type { AbortReason } from "../../../src/inference/lifecycle.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { RedisConnection } from "../../../src/redis/connection.ts";
 import { tempDir } from "../../helpers/kiln.ts";
-import { startRedis, type TestRedis } from "../../helpers/redis-server.ts";
+import { redisPerFile } from "../../helpers/redis-server.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
 
-let redis: TestRedis;
-const opened: { close(): void }[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  for (const o of opened) o.close();
-  await redis.stop();
-});
+const shared = redisPerFile();
 
 let run = 0;
 // Followers read the store on a timer only every minute unless a test says otherwise, and tests that rely on live
@@ -39,9 +31,9 @@ const ID = "resp_shared";
 async function setup() {
   const prefix = `bus${++run}:`;
   const replica = () => {
-    const conn = new RedisConnection(redis.url, { connectTimeoutMs: 500 });
+    const conn = new RedisConnection(shared.redis.url, { connectTimeoutMs: 500 });
     const bus = new RedisLiveBus(conn, { prefix, retryMs: [20, 100] });
-    opened.push(bus, conn);
+    shared.track(bus, conn);
     return new LiveResponses(memoryLogger(), bus);
   };
   const db = await openDatabase(tempDir());
@@ -79,7 +71,7 @@ async function setup() {
   };
   /** Waits until `n` replicas subscribe to the response's events on the server (1: the follower's subscription is in place). */
   const subscribed = async (n = 1) => {
-    const client = await redis.client();
+    const client = await shared.redis.client();
     await waitFor(async () => ((await client.send("PUBSUB", ["NUMSUB", `${prefix}live:${ID}`])) as [string, number])[1], { what: `${n} subscriptions to the events`, until: (k) => k === n });
   };
   return { db, teamId: team.id, P, F, emit, follow, subscribed, row: async () => (await findResponse(db, ID, team.id))! };
@@ -138,12 +130,12 @@ describe("following a job on another replica", () => {
     await subscribed();
     await emit("response.in_progress");
     await waitFor(() => f.seen.length, { what: "a live event", until: (n) => n === 2 });
-    await redis.kill();
+    await shared.redis.kill();
     try {
       for (let i = 0; i < 5; i++) await emit("response.output_text.delta");
       expect(f.seen).toEqual([0, 1]);
     } finally {
-      await redis.restart();
+      await shared.redis.restart();
     }
     // The re-subscription's ready reads the store: no timer is needed (it is a minute here).
     await waitFor(() => f.seen.length, { what: "the events stored while Redis was down", until: (n) => n === 7 });
@@ -245,13 +237,13 @@ describe("cancelling a job on another replica", () => {
   test("with Redis unreachable the cancel fails closed with 503 backend_unavailable, and nothing is ended", async () => {
     const { db, F, emit, row } = await setup();
     await emit("response.created");
-    await redis.kill();
+    await shared.redis.kill();
     try {
       const failed = await cancelElsewhere({ db }, F.bus!, await row(), 5000, row).then(() => null, (e: unknown) => e);
       expect(failed).toMatchObject({ status: 503, code: "backend_unavailable" });
       expect((await row()).status).toBe("in_progress");
     } finally {
-      await redis.restart();
+      await shared.redis.restart();
     }
   }, 30_000);
 });
