@@ -9,8 +9,11 @@
 //   schema.ts) on both dialects: schema-pg.ts's rows have the same shapes (test/unit/db/schema-parity.test.ts), so a
 //   query written once with `db.q` and `db.t` and awaited reads the same on both. Only what both query builders share
 //   may be used through them: awaited builders, `.returning()`, `.limit()`, `onConflictDo…`, drizzle's `sql` with
-//   plain SQL. Never `.get()`, `.all()`, `.run()` or `.prepare()` (SQLite's alone): the repository tests run on both
-//   dialects (test/helpers/databases.ts) and catch a slip.
+//   plain SQL. Never `.get()`, `.all()`, `.run()` or `.prepare()` (SQLite's alone): transactions.test.ts finds them
+//   after `db.q`, and the repository tests run on both dialects (test/helpers/databases.ts). Why not `SqliteDb | PgDb`:
+//   a method called on that union does not type-check (the builders' signatures differ), and a copy of every query per
+//   dialect would drift; typed as SQLite's, a query is written and checked once, and the type's one untruth (the
+//   builder is Postgres's at run time) is confined to `q` and `t`.
 // - Where the APIs or the SQL differ, a repository branches on `db.dialect` and uses the properly typed `db.lite`
 //   (SqliteDb, with `db.t`) or `db.pg` (PgDb, with `db.pt`): transaction bodies, reads prepared once per database
 //   (prepared.ts), the cached `$client.query` statements of the stored stream and files, and SQLite's own SQL
@@ -23,7 +26,8 @@
 //   or is written as conditional statements (`ON CONFLICT DO NOTHING … RETURNING`). A Postgres body must not return
 //   an array: `sql.begin` awaits the elements of a returned array.
 // - Postgres's int8 (bigint columns, count(*), sum()) comes back from raw SQL as a string: typed selects of the
-//   bigint columns convert it, aggregates need `.mapWith(Number)`.
+//   bigint columns convert it, aggregates need `.mapWith(Number)`. Its errors are Bun's own (pg-client.ts unwraps
+//   drizzle's, whose message would be the query and its parameters).
 // - The local directory (localDirOf): SQLite's is the database file's; with Postgres it is this replica's own data
 //   dir, so each replica keeps its settlement journal (a plain file that must work when the database does not) on its
 //   own disk and replays it into the shared database (a settlement is written once per request id, whoever replays).

@@ -2,7 +2,7 @@
 // bun:sqlite's own transaction, which commits as soon as the callback returns, so an async callback commits at its
 // first await and a later throw rolls nothing back. Pinned here (a drizzle upgrade that changes it shows up), with a
 // check that only Postgres's transactions (`pg.transaction`, see src/db/client.ts) are given an async callback, and
-// that the database is the only place SQL lives.
+// that the database is the only place SQL lives, and that queries written once for both dialects use no SQLite-only call.
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -65,5 +65,14 @@ describe("transactions on bun:sqlite", () => {
       .filter((f) => /\$client|from "drizzle-orm|from "bun:sqlite"|from "bun"[^\n]*\bSQL\b|\bSQL\b[^\n]*from "bun"/.test(readFileSync(f, "utf8")))
       .map((f) => relative(SRC, f));
     expect(outside).toEqual([]);
+  });
+
+  test("queries written once for both dialects (db.q, typed as SQLite's) use nothing SQLite's alone: no .get/.all/.run/.prepare", () => {
+    const slips = sources(join(SRC, "db")).flatMap((f) => {
+      const text = readFileSync(f, "utf8");
+      // Each statement that starts a query on db.q, up to its end.
+      return [...text.matchAll(/\bdb\.q\s*\.[\s\S]*?;\n/g)].filter((m) => /\.(get|all|run|prepare)\(/.test(m[0])).map((m) => `${relative(SRC, f)}: ${m[0].trim().slice(0, 120)}`);
+    });
+    expect(slips).toEqual([]);
   });
 });
