@@ -49,5 +49,11 @@ export const migrations: EmbeddedMigration[] = [
     "when": 1795778202305,
     "breakpoints": true,
     "sql": "CREATE TABLE `dashboard_sessions` (\n\t`token_hash` text PRIMARY KEY NOT NULL,\n\t`user_id` integer NOT NULL,\n\t`csrf_token` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\tFOREIGN KEY (`user_id`) REFERENCES `dashboard_users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `dashboard_sessions_user_idx` ON `dashboard_sessions` (`user_id`);--> statement-breakpoint\nCREATE INDEX `dashboard_sessions_expiry_idx` ON `dashboard_sessions` (`expires_at`);--> statement-breakpoint\nCREATE TABLE `dashboard_users` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`username` text NOT NULL,\n\t`password_hash` text NOT NULL,\n\t`role` text NOT NULL,\n\t`team_id` integer,\n\t`created_at` integer DEFAULT (unixepoch()) NOT NULL,\n\t`last_login_at` integer,\n\tFOREIGN KEY (`team_id`) REFERENCES `teams`(`id`) ON UPDATE no action ON DELETE no action\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `dashboard_users_username_unique` ON `dashboard_users` (`username`);--> statement-breakpoint\nCREATE INDEX `dashboard_users_team_idx` ON `dashboard_users` (`team_id`);"
+  },
+  {
+    "tag": "0008_response_leases",
+    "when": 1795810186790,
+    "breakpoints": true,
+    "sql": "ALTER TABLE `responses` ADD `lease_owner` text;--> statement-breakpoint\nALTER TABLE `responses` ADD `lease_until` integer;"
   }
 ];

@@ -129,6 +129,8 @@ export const responses = pgTable(
     createdAt: unixTime("created_at").notNull(),
     updatedAt: unixTime("updated_at").notNull(),
     expiresAt: unixTime("expires_at").notNull(),
+    leaseOwner: text("lease_owner"),
+    leaseUntil: big("lease_until"),
   },
   (t) => [
     index("responses_team_idx").on(t.teamId, t.createdAt),

@@ -154,6 +154,10 @@ export const responses = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Unix seconds after which the retention sweep deletes the response with its items and events. */
     expiresAt: integer("expires_at").notNull(),
+    /** The replica running a queued or in-progress response (its random id), while its lease holds (responses-lease.ts). */
+    leaseOwner: text("lease_owner"),
+    /** Unix milliseconds until which the owner's lease holds; past it, another replica may take the response over. */
+    leaseUntil: integer("lease_until"),
   },
   (t) => [
     index("responses_team_idx").on(t.teamId, t.createdAt),

@@ -1,10 +1,12 @@
-// Three kiln replicas behind haproxy on loopback, sharing Postgres, Redis and an S3 server (build/cluster/launch.ts):
+// Four kiln replicas behind haproxy on loopback, sharing Postgres, Redis and an S3 server (build/cluster/launch.ts):
 // a team's RPM holds exactly across them, a revoked key is refused by every replica at once, a file uploaded through
-// one downloads byte-identical through the others and a replica killed mid-upload leaves no object and no row, and a
+// one downloads byte-identical through the others and a replica killed mid-upload leaves no object and no row, a
+// replica killed with background jobs has them ended or run by the others while a follower's stream goes on, and a
 // replica sent SIGTERM under load drains while haproxy moves its new requests to the others.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { dirname } from "node:path";
 import { type Cluster, startCluster } from "../../build/cluster/launch.ts";
+import { sql } from "drizzle-orm";
 import { closeDatabase, type Db, openDatabase } from "../../src/db/client.ts";
 import { createKey, revokeKey } from "../../src/db/keys-repo.ts";
 import { createTeam, updateTeam } from "../../src/db/teams-repo.ts";
@@ -18,7 +20,8 @@ let cluster: Cluster;
 let db: Db;
 
 beforeAll(async () => {
-  cluster = await startCluster({ replicas: 3, port: 0, modelsDir: dirname(await tinyModelDir()), env: { KILN_THREADS: "1" } });
+  // Each test that stops a replica stops its own: [1] killed mid-upload, [2] drained, [3] killed with background jobs.
+  cluster = await startCluster({ replicas: 4, port: 0, modelsDir: dirname(await tinyModelDir()), env: { KILN_THREADS: "1" } });
   db = await openDatabase(tempDir("kiln-cluster-db-"), { url: cluster.databaseUrl });
 }, 300_000);
 
@@ -43,7 +46,24 @@ async function answered(url: string, route = "/v1/models"): Promise<number> {
   return [...text.matchAll(series)].reduce((n, m) => n + Number(m[1]), 0);
 }
 
-describe("three replicas behind haproxy", () => {
+type Json = Record<string, any>;
+
+/** The events of an SSE text, in order. */
+function sseEvents(text: string): Json[] {
+  return text.split("\n\n").flatMap((frame) => {
+    const data = frame.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+    return data ? [JSON.parse(data) as Json] : [];
+  });
+}
+
+/** Each response's status and lease owner, straight from Postgres. */
+async function leases(ids: string[]): Promise<Map<string, { status: string; owner: string | null }>> {
+  if (db.dialect !== "postgres") throw new Error("the cluster runs on Postgres");
+  const rows = (await db.pg.execute(sql`SELECT id, status, lease_owner FROM responses WHERE id IN ${ids}`)) as unknown as { id: string; status: string; lease_owner: string | null }[];
+  return new Map(rows.map((r) => [r.id, { status: r.status, owner: r.lease_owner }]));
+}
+
+describe("replicas behind haproxy", () => {
   test("a team at 10 RPM sending 64 concurrent requests through haproxy gets exactly 10, served by several replicas", async () => {
     const t = await team("rpm", { rpmLimit: 10 });
     const before = await Promise.all(cluster.replicas.map((r) => answered(r.url)));
@@ -75,6 +95,56 @@ describe("three replicas behind haproxy", () => {
       expect(sha).toBe(patternSha256(3 * MiB));
     }
   });
+
+  test("kill -9 of a replica running background jobs: another fails the running ones and runs the queued ones within 10 s; a follower's stream through another replica has no gap and no duplicate", async () => {
+    const [b, , , a] = cluster.replicas;
+    const t = await team("takeover");
+    const create = (url: string, body: Json) =>
+      fetch(`${url}/v1/responses`, { method: "POST", headers: { ...auth(t.key), "content-type": "application/json" }, body: JSON.stringify({ model: "kiln-tiny-v1", input: "Hello", temperature: 0, background: true, ...body }) });
+    // The greedy tiny model never ends this prompt: a job runs to its max_output_tokens and ends incomplete (having run).
+    // The first job streams to its creator; A's 16 slots (the tiny model's max_batch, one worker) are then filled with long jobs.
+    const first = await create(a!.url, { stream: true, max_output_tokens: 4000 });
+    const reader = first.body!.getReader();
+    let head = "";
+    while (!head.includes("response.created")) head += new TextDecoder().decode((await reader.read()).value);
+    const firstId = /"id":"(resp_[^"]+)"/.exec(head)![1]!;
+    void (async () => {
+      while (!(await reader.read().catch(() => ({ done: true }))).done);
+    })();
+    const long = [firstId];
+    for (let i = 1; i < 16; i++) long.push(((await (await create(a!.url, { max_output_tokens: 4000 })).json()) as Json).id);
+    await waitFor(async () => [...(await leases(long)).values()].every((r) => r.status === "in_progress"), { what: "A's slots all busy" });
+    const queued: string[] = [];
+    for (let i = 0; i < 3; i++) queued.push(((await (await create(a!.url, { max_output_tokens: 16 })).json()) as Json).id);
+    const ownerA = (await leases([firstId])).get(firstId)!.owner;
+    expect([...(await leases(queued)).values()].map((r) => [r.status, r.owner])).toEqual(queued.map(() => ["queued", ownerA]));
+    // A follower of the first job through B, from its first event, is hearing its deltas when A dies.
+    const follower = (await fetch(`${b!.url}/v1/responses/${firstId}?stream=true`, { headers: auth(t.key) })).body!.getReader();
+    let followed = "";
+    const decoder = new TextDecoder();
+    const following = (async () => {
+      for (let r = await follower.read(); !r.done; r = await follower.read()) followed += decoder.decode(r.value, { stream: true });
+    })();
+    await waitFor(() => followed.includes("response.output_text.delta"), { what: "the follower hearing deltas" });
+    const killedAt = performance.now();
+    await a!.kill9();
+    const all = [...long, ...queued];
+    const settled = await waitFor(async () => Object.fromEntries(await leases(all)), {
+      what: "the killed replica's jobs ended by the others",
+      until: (now) => long.every((id) => now[id]!.status === "failed") && queued.every((id) => now[id]!.status === "incomplete"),
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
+    expect(performance.now() - killedAt).toBeLessThan(10_000);
+    for (const id of all) expect(settled[id]!.owner).not.toBe(ownerA);
+    const failed = (await (await fetch(`${cluster.url}/v1/responses/${firstId}`, { headers: auth(t.key) })).json()) as Json;
+    expect(failed.error).toEqual({ code: "server_error", message: "kiln restarted while this background response was running; create it again." });
+    await following;
+    const events = sseEvents(followed);
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.at(-1)!.type).toBe("response.failed");
+    expect(events.filter((e) => e.type === "response.output_text.delta").length).toBeGreaterThan(0);
+  }, 120_000);
 
   test("SIGTERM to one replica under load: no client sees a connection error, haproxy moves new requests, it exits 0", async () => {
     const victim = cluster.replicas[2]!;

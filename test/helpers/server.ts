@@ -17,13 +17,13 @@ export interface TestServer extends RunningKiln {
 
 /**
  * `opts`: the network remote media come over, and fetch-policy changes (tests only); `modelDir`, the one model to
- * serve (the tiny text model when absent).
+ * serve (the tiny text model when absent); `key`, the key to use when the database already has one (nothing is printed).
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: { net?: Net; fetchPolicy?: Partial<FetchPolicy>; modelDir?: string } = {},
+  opts: { net?: Net; fetchPolicy?: Partial<FetchPolicy>; modelDir?: string; key?: string } = {},
 ): Promise<TestServer> {
-  const { modelDir: chosen, ...media } = opts;
+  const { modelDir: chosen, key: given, ...media } = opts;
   const modelDir = chosen ?? (await tinyModelDir());
   // KILN_DEVICE passes through, so a run of the suite's API tests can be made on the webgpu device.
   const device = process.env.KILN_DEVICE ? { KILN_DEVICE: process.env.KILN_DEVICE } : {};
@@ -37,7 +37,7 @@ export async function startTestServer(
     return w;
   };
   const kiln = await startKiln(config, { logger, print: (t) => (printed += t), buildDefaultModel: false, spawnWorker, ...media });
-  const key = printed.match(/LLM\|\d+\|[A-Za-z0-9]+/)![0];
+  const key = given ?? printed.match(/LLM\|\d+\|[A-Za-z0-9]+/)![0];
   const modelId = kiln.deps.registry.list()[0]!.id;
   return { ...kiln, key, modelId, logs: logger.lines, workers };
 }

@@ -2,6 +2,7 @@
 // A stored stream, a background job and every resumed stream meet here; events are published only once they are
 // stored, so a listener that subscribes and then reads the store misses none. With a bus (live-bus.ts), each job's
 // events and end also go to the other replicas, and their cancels reach its abort.
+import { randomUUID } from "node:crypto";
 import type { AbortReason } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { LiveBus, LiveEvent } from "./live-bus.ts";
@@ -23,6 +24,8 @@ export const TERMINAL_EVENTS = new Set(["response.completed", "response.incomple
 
 export class LiveResponses {
   private readonly jobs = new Map<string, Job>();
+  /** This process among the replicas: the owner of the leases on the stored responses it runs (leases.ts). */
+  readonly replica = `kiln-${randomUUID()}`;
 
   /** `bus`: the replicas' channel (null: this process is the only one, and a job not live here is not running). */
   constructor(

@@ -16,6 +16,7 @@ import { planResponse } from "./plan.ts";
 import { drive, ResponseRecorder } from "./record.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { echo } from "./echo.ts";
+import { LEASE_MS } from "./lease-timing.ts";
 import type { ResponsesPlan } from "./validate.ts";
 
 /** A background job that was queued when kiln stopped is started again at most this many times in all. */
@@ -56,6 +57,8 @@ export function responseRow(
     previousResponseId: r.body.previous_response_id ?? null, requestJson: r.requestJson, responseJson: JSON.stringify(r.asm.response()),
     storedBytes: r.storedBytes, attempts: r.background ? 1 : 0, createdAt: r.createdAt, updatedAt: Math.floor(Date.now() / 1000),
     expiresAt: r.createdAt + deps.config.responseRetentionDays * 86_400,
+    // Whoever runs it holds it; with several replicas, another takes it over when this one stops renewing (leases.ts).
+    leaseOwner: deps.live.replica, leaseUntil: Date.now() + LEASE_MS,
   };
 }
 
@@ -159,8 +162,16 @@ export interface Recovery {
  * than being silently replaced. A stored stream (not background) lost its client with the process: failed too.
  */
 export async function recoverBackground(deps: AppDeps): Promise<Recovery> {
+  return await recoverRows(deps, await unfinishedResponses(deps.db));
+}
+
+/**
+ * Ends or starts again responses nothing runs any more: every unfinished one at a lone kiln's start, or those whose
+ * replica stopped renewing its lease (leases.ts), claimed by this one.
+ */
+export async function recoverRows(deps: AppDeps, rows: ResponseRow[]): Promise<Recovery> {
   const out: Recovery = { restarted: [], failed: [] };
-  for (const row of await unfinishedResponses(deps.db)) {
+  for (const row of rows) {
     try {
       await recoverOne(deps, row, out);
     } catch (e) {

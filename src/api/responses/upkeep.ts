@@ -1,7 +1,9 @@
 // At start-up and then hourly: background jobs left behind by a crash or shutdown are recovered (stored.ts), and
-// stored responses past their retention are deleted with their input items and events.
+// stored responses past their retention are deleted with their input items and events. On Postgres, shared by
+// replicas, recovery only takes responses whose lease ran out, at start-up and then every second (leases.ts).
 import type { AppDeps } from "../../app-deps.ts";
 import { sweepExpired } from "../../db/responses-repo.ts";
+import { startLeases } from "./leases.ts";
 import { recoverBackground } from "./stored.ts";
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
@@ -16,10 +18,19 @@ async function sweep(deps: AppDeps): Promise<number> {
   return total;
 }
 
-export async function startResponseUpkeep(deps: AppDeps): Promise<{ stop(): void }> {
+export interface ResponseUpkeep {
+  /** Stops the sweeps (draining): this replica's leases are still renewed while it finishes what it runs. */
+  stop(): void;
+  /** Lets other replicas take what this one leaves unfinished, at once (after the drain). */
+  handOver(): Promise<void>;
+}
+
+export async function startResponseUpkeep(deps: AppDeps): Promise<ResponseUpkeep> {
   const t0 = performance.now();
   const swept = await sweep(deps);
-  const recovered = await recoverBackground(deps);
+  // SQLite has one kiln: whatever is unfinished at its start was left by it. Postgres may have other live replicas.
+  const leases = deps.db.dialect === "postgres" ? startLeases(deps) : null;
+  const recovered = leases ? await leases.takeOver() : await recoverBackground(deps);
   if (swept || recovered.restarted.length || recovered.failed.length) {
     deps.logger.info("stored responses checked", {
       expired_deleted: swept, background_restarted: recovered.restarted, background_failed: recovered.failed, took_ms: Math.round(performance.now() - t0),
@@ -32,5 +43,11 @@ export async function startResponseUpkeep(deps: AppDeps): Promise<{ stop(): void
     );
   }, SWEEP_EVERY_MS);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop: () => {
+      clearInterval(timer);
+      leases?.stopTakingOver();
+    },
+    handOver: async () => await leases?.handOver(),
+  };
 }

@@ -1,0 +1,2 @@
+ALTER TABLE `responses` ADD `lease_owner` text;--> statement-breakpoint
+ALTER TABLE `responses` ADD `lease_until` integer;
