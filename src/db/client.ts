@@ -70,14 +70,15 @@ export interface PgHandle extends Shared {
   readonly pt: PgTables;
 }
 
+/** SQLite's database in the data dir. */
+const SQLITE_FILE = "kiln.db";
+
 /** The database handle repository functions take: SQLite or Postgres. */
 export type Db = SqliteHandle | PgHandle;
 
 export interface OpenOptions {
   /** A postgres:// URL: the data goes to that database instead of SQLite in the data dir. */
   url?: string;
-  /** SQLite's file name in the data dir. */
-  file?: string;
   /** Postgres's connection pool. */
   pool?: PostgresOptions;
 }
@@ -91,7 +92,7 @@ export async function openDatabase(dataDir: string, opts: OpenOptions = {}): Pro
     const shared = { q: pg as unknown as SqliteDb, t: pgSchema as unknown as Tables };
     return { dialect: "postgres", pg, pt: pgSchema, ...shared, localDir: dataDir };
   }
-  const sqlite = new Database(join(dataDir, opts.file ?? "kiln.db"), { create: true, strict: true });
+  const sqlite = new Database(join(dataDir, SQLITE_FILE), { create: true, strict: true });
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
@@ -132,7 +133,7 @@ export async function openConfiguredDatabase(config: DatabaseConfig): Promise<Db
 
 /** Where the data is, for the start-up log: the database's host and name (never its credentials), or SQLite's file. */
 export function databasePlace(config: DatabaseConfig): Record<string, string> {
-  if (config.databaseUrl === undefined) return { database: "sqlite", file: join(config.dataDir, "kiln.db") };
+  if (config.databaseUrl === undefined) return { database: "sqlite", file: join(config.dataDir, SQLITE_FILE) };
   const u = new URL(config.databaseUrl);
   return { database: "postgres", host: u.host, name: decodeURIComponent(u.pathname.slice(1)) || "(the user's)" };
 }

@@ -11,7 +11,7 @@ import { RedisLiveBus } from "../../src/api/responses/redis-bus.ts";
 import { createApp, type Kiln } from "../../src/app.ts";
 import type { AppDeps } from "../../src/app-deps.ts";
 import { loadConfig } from "../../src/config.ts";
-import { openDatabase } from "../../src/db/client.ts";
+import { openConfiguredDatabase } from "../../src/db/client.ts";
 import { createFileStorage } from "../../src/files/create-storage.ts";
 import { EMPTY_POLICY } from "../../src/media/content-policy.ts";
 import { createMediaIntake } from "../../src/media/media-intake.ts";
@@ -54,7 +54,8 @@ export function tempDir(prefix = "kiln-test-"): string {
 export async function testKiln(opts: { modelsDir?: string; env?: Record<string, string>; runtime?: Runtime; registry?: ModelRegistry } = {}): Promise<TestKiln> {
   const dataDir = tempDir();
   const config = loadConfig({ KILN_DATA_DIR: dataDir, ...(opts.modelsDir ? { KILN_MODELS_DIR: opts.modelsDir } : {}), ...opts.env }, []);
-  const db = await openDatabase(config.dataDir);
+  // KILN_DATABASE_URL in `env` puts the data in that Postgres, as in serve.
+  const db = await openConfiguredDatabase(config);
   const team = await createTeam(db, "test-team");
   const created = await createKey(db, team.id, "test key");
   const logger = memoryLogger();

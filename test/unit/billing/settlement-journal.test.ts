@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { appendSettlement, journalPathFor, parseSettlement, readJournal, rewriteJournal, type SettlementRecord } from "../../../src/billing/settlement-journal.ts";
 import { closeDatabase, localDirOf, openDatabase } from "../../../src/db/client.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { freshPostgresDatabase } from "../../helpers/shared-postgres.ts";
 
 const record = (requestId: string): SettlementRecord => ({
   requestId, teamId: 1, keyId: 2, model: "m-v1", endpoint: "chat", status: "completed",
@@ -12,13 +13,17 @@ const record = (requestId: string): SettlementRecord => ({
 });
 
 describe("settlement journal", () => {
-  test("it lives in the database's local directory (the data dir); a database without one (in memory) has none", async () => {
+  test("it lives in the database's local directory (the data dir, with Postgres this replica's); a database without one (in memory) has none", async () => {
     expect(journalPathFor("/data")).toBe("/data/settlements.jsonl");
     expect(journalPathFor(null)).toBeNull();
     const dir = tempDir();
     const db = await openDatabase(dir);
     expect(localDirOf(db)).toBe(dir);
     await closeDatabase(db);
+    const replicaDir = tempDir();
+    const pg = await openDatabase(replicaDir, { url: await freshPostgresDatabase() });
+    expect(localDirOf(pg)).toBe(replicaDir);
+    await closeDatabase(pg);
   });
 
   test("parseSettlement: a whole record, or null for a torn, foreign or out-of-range line", () => {

@@ -1,33 +1,36 @@
-// The usage rows chat writes through a real server: one per request id, its ending, and its cost from the model's pricing.
+// The usage rows chat writes through a real server: one per request id, its ending, and its cost from the model's
+// pricing; on every dialect (the server on SQLite in its data dir, or on a fresh Postgres database).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { costMicros } from "../../../src/billing/cost.ts";
-import { usage } from "../../../src/db/schema.ts";
+import { DIALECTS } from "../../helpers/databases.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import { freshPostgresDatabase } from "../../helpers/shared-postgres.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
-import { sqliteOf } from "../../helpers/databases.ts";
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startTestServer({ KILN_REQUEST_TIMEOUT_MS: "1000" });
-});
-afterAll(() => s.stop(1000));
-
-function post(body: Record<string, unknown>, signal?: AbortSignal) {
-  return fetch(`${s.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: s.modelId, messages: [{ role: "user", content: "Tell me about rivers and the sea" }], temperature: 0, ...body }),
-    signal,
+describe.each(DIALECTS)("usage rows written by chat ($name)", (dialect) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    const database: Record<string, string> = dialect.name === "postgres" ? { KILN_DATABASE_URL: await freshPostgresDatabase() } : {};
+    s = await startTestServer({ KILN_REQUEST_TIMEOUT_MS: "1000", ...database });
   });
-}
+  afterAll(() => s.stop(1000));
 
-/** The row for a request id; rows of streams are written when the stream closes, so this waits for it. */
-async function rowOf(requestId: string) {
-  return (await waitFor(() => sqliteOf(s.deps.db).select().from(usage).where(eq(usage.requestId, requestId)).get(), { what: `the usage row of ${requestId}` }))!;
-}
+  function post(body: Record<string, unknown>, signal?: AbortSignal) {
+    return fetch(`${s.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: s.modelId, messages: [{ role: "user", content: "Tell me about rivers and the sea" }], temperature: 0, ...body }),
+      signal,
+    });
+  }
 
-describe("usage rows written by chat", () => {
+  /** The row for a request id; rows of streams are written when the stream closes, so this waits for it. */
+  async function rowOf(requestId: string) {
+    const { q, t } = s.deps.db;
+    return (await waitFor(async () => (await q.select().from(t.usage).where(eq(t.usage.requestId, requestId)))[0], { what: `the usage row of ${requestId}` }))!;
+  }
+
   test("a finished answer: completed, under the response's request id, priced in micro-units", async () => {
     const res = await post({ max_tokens: 6 });
     const body = (await res.json()) as any;
