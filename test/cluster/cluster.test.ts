@@ -3,41 +3,17 @@
 // one downloads byte-identical through the others and a replica killed mid-upload leaves no object and no row, a
 // replica killed with background jobs has them ended or run by the others while a follower's stream goes on, and a
 // replica sent SIGTERM under load drains while haproxy moves its new requests to the others.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { dirname } from "node:path";
-import { type Cluster, startCluster } from "../../build/cluster/launch.ts";
+import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { closeDatabase, type Db, openDatabase } from "../../src/db/client.ts";
-import { createKey, revokeKey } from "../../src/db/keys-repo.ts";
-import { createTeam, updateTeam } from "../../src/db/teams-repo.ts";
-import { tempDir } from "../helpers/kiln.ts";
-import { tinyModelDir } from "../helpers/tiny-model.ts";
+import { revokeKey } from "../../src/db/keys-repo.ts";
 import { patternSha256, rawUpload } from "../helpers/upload-client.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { clusterPerFile } from "./cluster-per-file.ts";
 
 const MiB = 1024 * 1024;
-let cluster: Cluster;
-let db: Db;
-
-beforeAll(async () => {
-  // Each test that stops a replica stops its own: [1] killed mid-upload, [2] drained, [3] killed with background jobs.
-  cluster = await startCluster({ replicas: 4, port: 0, modelsDir: dirname(await tinyModelDir()), env: { KILN_THREADS: "1" } });
-  db = await openDatabase(tempDir("kiln-cluster-db-"), { url: cluster.databaseUrl });
-}, 300_000);
-
-afterAll(async () => {
-  await closeDatabase(db);
-  await cluster?.stop();
-}, 120_000);
+const cl = clusterPerFile(4);
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-
-async function team(name: string, settings: Parameters<typeof updateTeam>[2] = {}) {
-  const t = await createTeam(db, name);
-  await updateTeam(db, t.id, settings);
-  const k = await createKey(db, t.id, "k");
-  return { id: t.id, key: k.key, keyId: k.id };
-}
 
 /** Requests to `route` a replica answered so far, from its own /metrics (loopback needs no token). */
 async function answered(url: string, route = "/v1/models"): Promise<number> {
@@ -58,38 +34,38 @@ function sseEvents(text: string): Json[] {
 
 /** Each response's status and lease owner, straight from Postgres. */
 async function leases(ids: string[]): Promise<Map<string, { status: string; owner: string | null }>> {
-  if (db.dialect !== "postgres") throw new Error("the cluster runs on Postgres");
-  const rows = (await db.pg.execute(sql`SELECT id, status, lease_owner FROM responses WHERE id IN ${ids}`)) as unknown as { id: string; status: string; lease_owner: string | null }[];
+  if (cl.db.dialect !== "postgres") throw new Error("the cluster runs on Postgres");
+  const rows = (await cl.db.pg.execute(sql`SELECT id, status, lease_owner FROM responses WHERE id IN ${ids}`)) as unknown as { id: string; status: string; lease_owner: string | null }[];
   return new Map(rows.map((r) => [r.id, { status: r.status, owner: r.lease_owner }]));
 }
 
 describe("replicas behind haproxy", () => {
   test("a team at 10 RPM sending 64 concurrent requests through haproxy gets exactly 10, served by several replicas", async () => {
-    const t = await team("rpm", { rpmLimit: 10 });
-    const before = await Promise.all(cluster.replicas.map((r) => answered(r.url)));
-    const answers = await Promise.all(Array.from({ length: 64 }, () => fetch(`${cluster.url}/v1/models`, { headers: auth(t.key) })));
+    const t = await cl.team("rpm", { rpmLimit: 10 });
+    const before = await Promise.all(cl.cluster.replicas.map((r) => answered(r.url)));
+    const answers = await Promise.all(Array.from({ length: 64 }, () => fetch(`${cl.cluster.url}/v1/models`, { headers: auth(t.key) })));
     expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(54);
-    const after = await Promise.all(cluster.replicas.map((r) => answered(r.url)));
+    const after = await Promise.all(cl.cluster.replicas.map((r) => answered(r.url)));
     // haproxy spread them: more than one replica answered, and between them all 64.
     expect(after.filter((n, i) => n > before[i]!).length).toBeGreaterThan(1);
     expect(after.reduce((a, b) => a + b, 0) - before.reduce((a, b) => a + b, 0)).toBe(64);
   });
 
   test("a key revoked is refused by every replica on the next request", async () => {
-    const t = await team("revoked");
-    for (const r of cluster.replicas) expect((await fetch(`${r.url}/v1/models`, { headers: auth(t.key) })).status).toBe(200);
-    expect(await revokeKey(db, t.keyId)).toBe(true);
-    for (const r of cluster.replicas) expect((await fetch(`${r.url}/v1/models`, { headers: auth(t.key) })).status).toBe(401);
+    const t = await cl.team("revoked");
+    for (const r of cl.cluster.replicas) expect((await fetch(`${r.url}/v1/models`, { headers: auth(t.key) })).status).toBe(200);
+    expect(await revokeKey(cl.db, t.keyId)).toBe(true);
+    for (const r of cl.cluster.replicas) expect((await fetch(`${r.url}/v1/models`, { headers: auth(t.key) })).status).toBe(401);
   });
 
   test("a file uploaded through one replica downloads byte-identical through the others", async () => {
-    const [a, b, c] = cluster.replicas;
-    const up = await rawUpload(a!.url, { key: cluster.key, bytes: 3 * MiB });
+    const [a, b, c] = cl.cluster.replicas;
+    const up = await rawUpload(a!.url, { key: cl.cluster.key, bytes: 3 * MiB });
     expect(up.status).toBe(200);
     const id = (JSON.parse(up.body) as { id: string }).id;
     for (const r of [b!, c!]) {
-      const res = await fetch(`${r.url}/v1/files/${id}/content`, { headers: auth(cluster.key) });
+      const res = await fetch(`${r.url}/v1/files/${id}/content`, { headers: auth(cl.cluster.key) });
       expect(res.status).toBe(200);
       const sha = new Bun.CryptoHasher("sha256").update(new Uint8Array(await res.arrayBuffer())).digest("hex");
       expect(sha).toBe(patternSha256(3 * MiB));
@@ -97,8 +73,8 @@ describe("replicas behind haproxy", () => {
   });
 
   test("kill -9 of a replica running background jobs: another fails the running ones and runs the queued ones within 10 s; a follower's stream through another replica has no gap and no duplicate", async () => {
-    const [b, , , a] = cluster.replicas;
-    const t = await team("takeover");
+    const [b, , , a] = cl.cluster.replicas;
+    const t = await cl.team("takeover");
     const create = (url: string, body: Json) =>
       fetch(`${url}/v1/responses`, { method: "POST", headers: { ...auth(t.key), "content-type": "application/json" }, body: JSON.stringify({ model: "kiln-tiny-v1", input: "Hello", temperature: 0, background: true, ...body }) });
     // The greedy tiny model never ends this prompt: a job runs to its max_output_tokens and ends incomplete (having run).
@@ -137,7 +113,7 @@ describe("replicas behind haproxy", () => {
     });
     expect(performance.now() - killedAt).toBeLessThan(10_000);
     for (const id of all) expect(settled[id]!.owner).not.toBe(ownerA);
-    const failed = (await (await fetch(`${cluster.url}/v1/responses/${firstId}`, { headers: auth(t.key) })).json()) as Json;
+    const failed = (await (await fetch(`${cl.cluster.url}/v1/responses/${firstId}`, { headers: auth(t.key) })).json()) as Json;
     expect(failed.error).toEqual({ code: "server_error", message: "kiln restarted while this background response was running; create it again." });
     await following;
     const events = sseEvents(followed);
@@ -147,10 +123,10 @@ describe("replicas behind haproxy", () => {
   }, 120_000);
 
   test("SIGTERM to one replica under load: no client sees a connection error, haproxy moves new requests, it exits 0", async () => {
-    const victim = cluster.replicas[2]!;
-    const t = await team("drain");
+    const victim = cl.cluster.replicas[2]!;
+    const t = await cl.team("drain");
     const chat = () =>
-      fetch(`${cluster.url}/v1/chat/completions`, {
+      fetch(`${cl.cluster.url}/v1/chat/completions`, {
         method: "POST",
         headers: { ...auth(t.key), "content-type": "application/json" },
         body: JSON.stringify({ model: "kiln-tiny-v1", messages: [{ role: "user", content: "Hello" }], max_tokens: 16, temperature: 0 }),
@@ -176,21 +152,21 @@ describe("replicas behind haproxy", () => {
   }, 120_000);
 
   test("a replica killed mid-upload leaves no object and no row; the others go on serving files", async () => {
-    const victim = cluster.replicas[1]!;
-    const before = await cluster.s3.keys("files/");
+    const victim = cl.cluster.replicas[1]!;
+    const before = await cl.cluster.s3.keys("files/");
     const cut = await rawUpload(victim.url, {
-      key: cluster.key, bytes: 64 * MiB,
+      key: cl.cluster.key, bytes: 64 * MiB,
       interrupt: {
         after: 16 * MiB, then: "close",
         until: async () => {
-          await waitFor(() => cluster.s3.openUploads().flatMap((u) => cluster.s3.storedParts(u)), { what: "a stored part", until: (p) => p.length >= 1 });
+          await waitFor(() => cl.cluster.s3.openUploads().flatMap((u) => cl.cluster.s3.storedParts(u)), { what: "a stored part", until: (p) => p.length >= 1 });
           await victim.kill9();
         },
       },
     });
     expect(cut.status).toBe(0);
-    expect(await cluster.s3.keys("files/")).toEqual(before);
-    const listed = (await (await fetch(`${cluster.replicas[0]!.url}/v1/files`, { headers: auth(cluster.key) })).json()) as { data: { id: string }[] };
+    expect(await cl.cluster.s3.keys("files/")).toEqual(before);
+    const listed = (await (await fetch(`${cl.cluster.replicas[0]!.url}/v1/files`, { headers: auth(cl.cluster.key) })).json()) as { data: { id: string }[] };
     expect(listed.data.map((f) => `files/${f.id}`).sort()).toEqual([...before].sort());
   }, 120_000);
 });

@@ -1,41 +1,21 @@
 // Tokens per minute and billing holds across three replicas behind haproxy (build/cluster/launch.ts): a burst of
 // concurrent requests through haproxy admits exactly what the team's TPM, or its balance, covers, whichever replica
 // each request reaches (Redis keeps both).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { dirname } from "node:path";
-import { type Cluster, startCluster } from "../../build/cluster/launch.ts";
+import { describe, expect, test } from "bun:test";
 import { costMicros } from "../../src/billing/cost.ts";
 import { credit, setBillingEnabled } from "../../src/db/billing-repo.ts";
-import { closeDatabase, type Db, openDatabase } from "../../src/db/client.ts";
-import { createKey } from "../../src/db/keys-repo.ts";
-import { createTeam, updateTeam } from "../../src/db/teams-repo.ts";
+import { updateTeam } from "../../src/db/teams-repo.ts";
 import { readModelFolder } from "../../src/models/registry.ts";
-import { tempDir } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
+import { clusterPerFile } from "./cluster-per-file.ts";
 
 const MAX_TOKENS = 8;
 const BURST = 20;
-let cluster: Cluster;
-let db: Db;
-
-beforeAll(async () => {
-  cluster = await startCluster({ replicas: 3, port: 0, modelsDir: dirname(await tinyModelDir()), env: { KILN_THREADS: "1" } });
-  db = await openDatabase(tempDir("kiln-cluster-limits-db-"), { url: cluster.databaseUrl });
-}, 300_000);
-
-afterAll(async () => {
-  await closeDatabase(db);
-  await cluster?.stop();
-}, 120_000);
-
-async function teamKey(name: string): Promise<{ id: number; key: string }> {
-  const t = await createTeam(db, name);
-  return { id: t.id, key: (await createKey(db, t.id, "k")).key };
-}
+const cl = clusterPerFile(3);
 
 /** One chat request through haproxy: always MAX_TOKENS tokens, so what it uses is what it reserved. */
 const chat = (key: string) =>
-  fetch(`${cluster.url}/v1/chat/completions`, {
+  fetch(`${cl.cluster.url}/v1/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({ model: "kiln-tiny-v1", messages: [{ role: "user", content: "Hello there" }], max_tokens: MAX_TOKENS, temperature: 0, ignore_eos: true }),
@@ -43,7 +23,7 @@ const chat = (key: string) =>
 
 /** The prompt's token count, from one request of a team without limits. */
 async function promptTokens(): Promise<number> {
-  const t = await teamKey(`probe-${crypto.randomUUID()}`);
+  const t = await cl.team(`probe-${crypto.randomUUID()}`);
   const res = await chat(t.key);
   expect(res.status).toBe(200);
   return ((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
@@ -52,9 +32,9 @@ async function promptTokens(): Promise<number> {
 describe("three replicas behind haproxy, one Redis", () => {
   test(`a team whose TPM covers 5 requests, sending ${BURST} at once through haproxy, gets exactly 5`, async () => {
     const perRequest = (await promptTokens()) + MAX_TOKENS;
-    const t = await teamKey("tpm");
+    const t = await cl.team("tpm");
     // A minute's bucket of five requests refills one request's tokens in 12 s: far longer than the burst's admissions.
-    await updateTeam(db, t.id, { tpmLimit: 5 * perRequest });
+    await updateTeam(cl.db, t.id, { tpmLimit: 5 * perRequest });
     const statuses = await Promise.all(Array.from({ length: BURST }, () => chat(t.key).then((r) => r.status)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(BURST - 5);
@@ -66,10 +46,10 @@ describe("three replicas behind haproxy, one Redis", () => {
     const pricing = readModelFolder(await tinyModelDir(), "kiln-tiny-v1").pricing;
     const worst = costMicros(pricing, { inputTokens: prompt, outputTokens: MAX_TOKENS, cachedTokens: 0, images: 0 });
     expect(worst).toBeGreaterThan(0);
-    const t = await teamKey("billed");
-    await setBillingEnabled(db, t.id, true);
+    const t = await cl.team("billed");
+    await setBillingEnabled(cl.db, t.id, true);
     // Five holds fit; a sixth would need one micro-unit less than a whole one more.
-    await credit(db, t.id, 6 * worst - 1, "cluster test");
+    await credit(cl.db, t.id, 6 * worst - 1, "cluster test");
     const statuses = await Promise.all(Array.from({ length: BURST }, () => chat(t.key).then((r) => r.status)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 402)).toHaveLength(BURST - 5);
