@@ -1,4 +1,5 @@
-// Shared by the set-up steps that install Debian packages (setup-browser.mjs, setup-vulkan.mjs): who may run apt-get, and running it quietly.
+// Shared by the set-up steps that install Debian packages (setup-browser.mjs, setup-vulkan.mjs, setup-cluster.mjs):
+// who may run apt-get, running it quietly, and refreshing the package lists once before anything is installed.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
@@ -18,6 +19,17 @@ export function privilegePrefix({ isRoot, hasSudo }) {
   return isRoot ? [] : hasSudo ? ["sudo", "env", "DEBIAN_FRONTEND=noninteractive"] : null;
 }
 
+/** The update step every install plan starts with: a machine's lists may be missing or stale (they named an old Chromium). */
+export function updateStep(prefix) {
+  return { what: "apt-get update", argv: [...prefix, "apt-get", "update", "-q"], update: true };
+}
+
+/** The upstream major of a version string ("Chromium 156.0.8078.73 built on …" → 156, "1:9.2" → 9), or null. */
+export function majorOf(version) {
+  const m = /(?:^|[^\d.:])(?:\d+:)?(\d+)\.\d/.exec(` ${version}`);
+  return m ? Number(m[1]) : null;
+}
+
 export function lastLine(text) {
   return text.split("\n").map((l) => l.trim()).filter(Boolean).at(-1);
 }
@@ -32,6 +44,22 @@ export function runQuiet([cmd, ...args], input) {
     env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
   });
   return { ok: r.status === 0, tail: r.error?.message ?? lastLine(`${r.stdout}\n${r.stderr}`) ?? `exit ${r.status}` };
+}
+
+// One refresh serves every step of this set-up run, until a step changes the sources (the backports suite).
+let listsFresh = false;
+
+/** Runs a plan's steps in order; an update is skipped when this run already refreshed the same sources. Returns the failure or null. */
+export function runSteps(steps, run = runQuiet) {
+  // `sources: true` marks a step that writes an apt source: the next update must run even after an earlier one.
+  for (const { what, argv, input, update, sources } of steps) {
+    if (update && listsFresh) continue;
+    const result = run(argv, input);
+    if (!result.ok) return { what, tail: result.tail };
+    if (update) listsFresh = true;
+    if (sources) listsFresh = false;
+  }
+  return null;
 }
 
 export function seconds(startedMs) {

@@ -1,4 +1,5 @@
 // Types for build/setup-cluster.mjs, which stays plain JavaScript because Node runs set-up before Bun exists.
+import type { AptStep } from "./apt.mjs";
 export interface ClusterServer {
   binary: string;
   /** The Debian package that installs it. */
@@ -19,8 +20,8 @@ export interface ClusterMachineState {
   hasAptGet: boolean;
 }
 export type ClusterPlan =
-  | { ready: true; fail?: undefined; install?: undefined; update?: undefined }
-  | { fail: string; ready?: undefined; install?: undefined; update?: undefined }
-  | { install: string[]; update: string[]; ready?: undefined; fail?: undefined };
+  | { ready: true; fail?: undefined; steps?: undefined }
+  | { fail: string; ready?: undefined; steps?: undefined }
+  | { steps: AptStep[]; ready?: undefined; fail?: undefined };
 export declare function clusterPlan(state: ClusterMachineState): ClusterPlan;
 export declare function setupCluster(): void;

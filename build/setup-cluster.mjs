@@ -2,7 +2,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { machineAccess, privilegePrefix, runQuiet, seconds } from "./apt.mjs";
+import { machineAccess, privilegePrefix, runSteps, seconds, updateStep } from "./apt.mjs";
 
 /** Each server the cluster tests start, its Debian package, and where Debian puts its binary (postgres is not on PATH). */
 export const SERVERS = [
@@ -11,7 +11,6 @@ export const SERVERS = [
   { binary: "haproxy", pkg: "haproxy", dirs: ["/usr/sbin"], version: ["-v"] },
 ];
 const INSTALL = ["apt-get", "install", "-y", "-q", "--no-install-recommends"];
-const UPDATE = ["apt-get", "update", "-q"];
 export const MANUAL = `apt-get update && apt-get install -y --no-install-recommends ${SERVERS.map((s) => s.pkg).join(" ")}`;
 
 /** Expands a directory pattern with one `*` segment into the directories that exist, sorted with numbers in order (so the newest PostgreSQL is last). */
@@ -31,8 +30,9 @@ export function findBinary({ binary, dirs }, pathEnv = process.env.PATH ?? "", e
 }
 
 /**
- * What to run for a machine's state, as argument lists, or the one line to fail with: pure, so the decisions are tested
- * without a package manager. `missing` lists the packages whose binaries were not found; all go in one apt-get call.
+ * What to run for a machine's state, as steps (the lists refreshed first: stale ones name files that are gone), or the
+ * one line to fail with: pure, so the decisions are tested without a package manager. `missing` lists the packages
+ * whose binaries were not found; all go in one apt-get call.
  */
 export function clusterPlan({ missing, isRoot, hasSudo, hasAptGet }) {
   if (missing.length === 0) return { ready: true };
@@ -40,7 +40,7 @@ export function clusterPlan({ missing, isRoot, hasSudo, hasAptGet }) {
   if (!hasAptGet) return { fail: `${need}; this machine has no apt-get, so install ${missing.length > 1 ? "them" : "it"} yourself` };
   const prefix = privilegePrefix({ isRoot, hasSudo });
   if (!prefix) return { fail: `${need}; run as root: ${MANUAL}` };
-  return { install: [...prefix, ...INSTALL, ...missing], update: [...prefix, ...UPDATE] };
+  return { steps: [updateStep(prefix), { what: `apt-get install ${missing.join(" ")}`, argv: [...prefix, ...INSTALL, ...missing] }] };
 }
 
 function versionOf(path, args) {
@@ -57,13 +57,8 @@ export function setupCluster() {
   if (plan.fail) throw new Error(plan.fail);
   console.log(`kiln setup: installing Debian's ${missing.join(", ")} for the cluster tests`);
   const started = performance.now();
-  let result = runQuiet(plan.install);
-  // A fresh machine has no package lists ("Unable to locate package"), and stale lists name files that are gone.
-  if (!result.ok) {
-    const updated = runQuiet(plan.update);
-    result = updated.ok ? runQuiet(plan.install) : updated;
-  }
-  if (!result.ok) throw new Error(`kiln setup: apt-get could not install ${missing.join(", ")} (${result.tail}); run as root: ${MANUAL}`);
+  const failed = runSteps(plan.steps);
+  if (failed) throw new Error(`kiln setup: ${failed.what} failed (${failed.tail}); run as root: ${MANUAL}`);
   const still = missingNow();
   if (still.length) throw new Error(`kiln setup: apt-get ran but ${still.join(", ")} still has no binary; run as root: ${MANUAL}`);
   const versions = SERVERS.filter((s) => missing.includes(s.pkg)).map((s) => versionOf(findBinary(s), s.version) ?? s.binary);

@@ -18,11 +18,8 @@ export interface VulkanMachineState {
   hasSudo: boolean;
   hasAptGet: boolean;
 }
-export interface VulkanStep {
-  what: string;
-  argv: string[];
-  input?: string;
-}
+import type { AptStep } from "./apt.mjs";
+export type VulkanStep = AptStep;
 export type VulkanPlan =
   | { ready: string; note?: undefined; fail?: undefined; steps?: undefined; why?: undefined }
   | { note: string; ready?: undefined; fail?: undefined; steps?: undefined; why?: undefined }

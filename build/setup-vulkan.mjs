@@ -1,7 +1,7 @@
 // The WebGPU step of set-up (`node build/setup.mjs --webgpu`): on Debian 12, installs Mesa's software Vulkan driver (lavapipe) from bookworm-backports.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { machineAccess, privilegePrefix, runQuiet, seconds } from "./apt.mjs";
+import { machineAccess, privilegePrefix, runSteps, seconds, updateStep } from "./apt.mjs";
 
 export const SOURCE_PATH = "/etc/apt/sources.list.d/kiln-backports.sources";
 export const SOURCE_TEXT = [
@@ -61,9 +61,9 @@ export function vulkanPlan({ osRelease, dpkgOutput, sourceText, isRoot, hasSudo,
   if (!prefix) return { fail: `${need}; run as root: ${MANUAL}` };
   const steps = [];
   // tee, not a write from Node: as a sudo user only the privileged child may write under /etc.
-  if (sourceText !== SOURCE_TEXT) steps.push({ what: `writing ${SOURCE_PATH}`, argv: [...prefix, "tee", SOURCE_PATH], input: SOURCE_TEXT });
-  // Always update: the backports suite may be new, and a fresh image has no package lists at all.
-  steps.push({ what: "apt-get update", argv: [...prefix, "apt-get", "update", "-q"] }, { what: "apt-get install", argv: [...prefix, ...INSTALL] });
+  if (sourceText !== SOURCE_TEXT) steps.push({ what: `writing ${SOURCE_PATH}`, argv: [...prefix, "tee", SOURCE_PATH], input: SOURCE_TEXT, sources: true });
+  // Always update first (once a set-up run): the backports suite may be new, and a fresh image has stale lists or none.
+  steps.push(updateStep(prefix), { what: "apt-get install", argv: [...prefix, ...INSTALL] });
   return { why, steps };
 }
 
@@ -86,10 +86,8 @@ export function setupVulkan() {
   if (plan.fail) throw new Error(plan.fail);
   console.log(`kiln setup: installing Mesa's software Vulkan driver from bookworm-backports for the webgpu tests (${plan.why})`);
   const started = performance.now();
-  for (const { what, argv, input } of plan.steps) {
-    const result = runQuiet(argv, input);
-    if (!result.ok) throw new Error(`kiln setup: ${what} failed (${result.tail}); as root: ${MANUAL}`);
-  }
+  const failed = runSteps(plan.steps);
+  if (failed) throw new Error(`kiln setup: ${failed.what} failed (${failed.tail}); as root: ${MANUAL}`);
   const after = vulkanPlan(state());
   if (!after.ready) throw new Error(`kiln setup: apt-get ran but ${after.why ?? after.fail ?? after.note}; as root: ${MANUAL}`);
   console.log(`kiln setup: ${after.ready} ready in ${seconds(started)}`);

@@ -7,7 +7,7 @@ import { findAccount } from "../../src/db/billing-repo.ts";
 import { createTeam } from "../../src/db/teams-repo.ts";
 import { usageByDay } from "../../src/db/usage-repo.ts";
 import { formatMicros } from "../../src/billing/money.ts";
-import { type BrowserPage, launchBrowser, screenshot, type TestBrowser } from "../helpers/browser.ts";
+import { type BrowserPage, launchBrowser, type PageGlobals, screenshot, type TestBrowser } from "../helpers/browser.ts";
 import { addUser } from "../helpers/dashboard-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
@@ -68,7 +68,9 @@ describe("a team member in the browser", () => {
     expect(key).toMatch(/^LLM\|\d+\|[A-Za-z0-9]{40}$/);
     await p.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
     await p.page.click('button[data-copy="new-key"]');
-    await p.page.waitForFunction(`document.querySelector('button[data-copy="new-key"]').textContent !== "Copy"`);
+    // A condition polled from the test, not page.waitForFunction: that one evals its predicate in the page, which the
+    // dashboard's CSP (no 'unsafe-eval') refuses on some Chromium builds.
+    await waitFor(() => p.page.textContent('button[data-copy="new-key"]'), { what: "the copy button's confirmation", until: (t) => t !== "Copy" });
     await screenshot(p, "dashboard-keys-new-key");
     expect((await api("/v1/models", key)).status).toBe(200);
     await p.page.reload();
@@ -227,7 +229,10 @@ describe("at a phone's width", () => {
     await signIn(p, "alice");
     for (const [name, path] of [["keys-phone", `/dashboard/teams/${teamId}/keys`], ["usage-phone", `/dashboard/teams/${teamId}/usage`]] as const) {
       await p.page.goto(`${base}${path}`);
-      const overflow = (await p.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
+      const overflow = await p.page.evaluate(() => {
+        const page = globalThis as unknown as PageGlobals;
+        return page.document.documentElement.scrollWidth - page.innerWidth;
+      });
       expect([name, overflow <= 0]).toEqual([name, true]);
       await screenshot(p, `dashboard-${name}`);
     }

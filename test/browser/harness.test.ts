@@ -1,7 +1,7 @@
 // The browser harness can fail: it reports each kind of CSP violation, page errors and off-loopback requests, and passes a clean page.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { type BrowserPage, isLoopbackUrl, launchBrowser, screenshot, type TestBrowser } from "../helpers/browser.ts";
+import { type BrowserPage, isLoopbackUrl, launchBrowser, type PageGlobals, screenshot, type TestBrowser } from "../helpers/browser.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'";
@@ -74,7 +74,10 @@ describe("a clean page", () => {
   test("external script and stylesheet from the same server: nothing recorded, and a readable screenshot", async () => {
     const bp = await visit("/clean");
     await waitFor(() => bp.page.textContent("#out"), { what: "the external script's text", until: (t) => t === "external script ran" });
-    expect(await bp.page.evaluate("getComputedStyle(document.querySelector('h1')).color")).toBe("rgb(170, 51, 51)");
+    expect(await bp.page.evaluate(() => {
+      const page = globalThis as unknown as PageGlobals;
+      return page.getComputedStyle(page.document.querySelector("h1")!).color;
+    })).toBe("rgb(170, 51, 51)");
     bp.assertClean();
     expect(bp.requests).toEqual([`${base}/clean`, `${base}/app.css`, `${base}/app.js`]);
 
@@ -129,7 +132,7 @@ test("requests and websockets off loopback are aborted and recorded, and reach n
   const wanted = ["http://10.1.2.3/", "http://example.com/x.png", "ws://10.9.8.7/socket"];
   await waitFor(() => [...bp.offLoopback].sort(), { what: "three off-loopback attempts", until: (o) => o.length >= 3 });
   expect([...bp.offLoopback].sort()).toEqual(wanted);
-  expect(await bp.page.evaluate("[...document.images].map((i) => i.naturalWidth)")).toEqual([0, 0]);
+  expect(await bp.page.evaluate(() => Array.from((globalThis as unknown as PageGlobals).document.images, (i) => i.naturalWidth))).toEqual([0, 0]);
   expect(() => bp.assertClean()).toThrow(/request off loopback: http:\/\/example\.com\/x\.png/);
   // Chromium may or may not ask for a favicon; anything else reaching the server would be a leak through it.
   expect(seen.filter((p) => p !== "/favicon.ico")).toEqual(["/leaky", "/leaky.js"]);

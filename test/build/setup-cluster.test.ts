@@ -10,17 +10,17 @@ describe("clusterPlan", () => {
     expect(clusterPlan({ missing: [], isRoot: false, hasSudo: false, hasAptGet: false })).toEqual({ ready: true });
   });
 
-  test("as root: one apt-get call naming every missing package, update kept for the retry", () => {
-    expect(clusterPlan({ missing: ALL, isRoot: true, hasSudo: false, hasAptGet: true })).toEqual({
-      install: [...INSTALL, ...ALL],
-      update: ["apt-get", "update", "-q"],
-    });
-    expect(clusterPlan({ missing: ["haproxy"], isRoot: true, hasSudo: false, hasAptGet: true }).install).toEqual([...INSTALL, "haproxy"]);
+  test("as root: the lists refreshed first, then one apt-get call naming every missing package", () => {
+    expect(clusterPlan({ missing: ALL, isRoot: true, hasSudo: false, hasAptGet: true }).steps?.map((s) => s.argv)).toEqual([
+      ["apt-get", "update", "-q"],
+      [...INSTALL, ...ALL],
+    ]);
+    expect(clusterPlan({ missing: ["haproxy"], isRoot: true, hasSudo: false, hasAptGet: true }).steps?.[1]?.argv).toEqual([...INSTALL, "haproxy"]);
   });
 
   test("not root, with sudo: through sudo env, as the other set-up steps do", () => {
     const plan = clusterPlan({ missing: ["redis-server"], isRoot: false, hasSudo: true, hasAptGet: true });
-    expect(plan.install).toEqual(["sudo", "env", "DEBIAN_FRONTEND=noninteractive", ...INSTALL, "redis-server"]);
+    expect(plan.steps?.[1]?.argv).toEqual(["sudo", "env", "DEBIAN_FRONTEND=noninteractive", ...INSTALL, "redis-server"]);
   });
 
   test("cannot: one line saying what is missing and what to run", () => {

@@ -53,8 +53,8 @@ describe("vulkanPlan", () => {
     const plan = vulkanPlan(state({ dpkgOutput: MESA_22 }));
     expect(plan.why).toBe("mesa-vulkan-drivers is 22.3.6-1+deb12u1, Dawn needs ≥ 25");
     expect(plan.steps).toEqual([
-      { what: `writing ${SOURCE_PATH}`, argv: ["tee", SOURCE_PATH], input: SOURCE_TEXT },
-      { what: "apt-get update", argv: ["apt-get", "update", "-q"] },
+      { what: `writing ${SOURCE_PATH}`, argv: ["tee", SOURCE_PATH], input: SOURCE_TEXT, sources: true },
+      { what: "apt-get update", argv: ["apt-get", "update", "-q"], update: true },
       { what: "apt-get install", argv: INSTALL },
     ]);
   });

@@ -22,6 +22,16 @@ export interface CspViolation {
   url: string;
 }
 
+/**
+ * The DOM globals that functions run in a page read (the project's type check has no DOM library). Such a function is
+ * sent to the page as its source, so it names this type only in a cast, which leaves nothing behind.
+ */
+export interface PageGlobals {
+  document: { documentElement: { scrollWidth: number }; images: ArrayLike<{ naturalWidth: number }>; querySelector(selector: string): object | null };
+  innerWidth: number;
+  getComputedStyle(element: object): { color: string };
+}
+
 export interface BrowserPage {
   readonly page: Page;
   readonly context: BrowserContext;
