@@ -1,5 +1,6 @@
 // The checks a fetch makes before it connects: the URL (http(s), no credentials, an allowed host) and every address
-// its host resolved to (public, or loopback when a test lifts that ban). Each refusal names the failure.
+// its host resolved to (public, or loopback when a test lifts that ban). Each refusal names the failure in words, never
+// an address the client did not write itself.
 import { hostAllowed } from "./host-patterns.ts";
 import { forbiddenReason, isLoopback, parseIp } from "./ip-ranges.ts";
 import { FetchRefusal } from "./types.ts";
@@ -49,9 +50,10 @@ export function vetAddresses(url: URL, addresses: readonly string[], allowLoopba
   const literal = ipLiteral(url.hostname) !== null;
   for (const address of addresses) {
     if (allowLoopback && isLoopback(address)) continue;
-    const why = forbiddenReason(address);
+    const why = forbiddenReason(address, literal);
     if (why === null) continue;
-    const what = literal ? `${address} is ${why}` : `${url.hostname} resolves to ${address}, ${why}`;
+    // A name's address is never repeated: with internal DNS it would map the operator's network for the client.
+    const what = literal ? `${address} is ${why}` : `${url.hostname} resolves to ${why}`;
     throw new FetchRefusal("blocked", `the fetch policy refused ${shownUrl(url)}: ${what}`);
   }
 }

@@ -132,12 +132,14 @@ const v4Text = (b: Bytes) => Array.from(b).join(".");
 
 /**
  * Why no fetch may connect to `address` ("a private address", "an IPv4-mapped form of 127.0.0.1, a loopback
- * address", …), or null when it is a public address. Text that is not an IP address is refused too.
+ * address", …), or null when it is a public address. Text that is not an IP address is refused too. With
+ * `showEmbedded` false the reason names no address at all ("an IPv4-mapped form of a loopback address"): what a
+ * client is told about a name it did not spell as an address, since the address is the operator's internal DNS.
  */
-export function forbiddenReason(address: string): string | null {
+export function forbiddenReason(address: string, showEmbedded = true): string | null {
   const b = parseIp(address);
   if (!b) return "not an IP address";
-  return b.length === 4 ? v4Reason(b) : v6Reason(b);
+  return b.length === 4 ? v4Reason(b) : v6Reason(b, showEmbedded);
 }
 
 function v4Reason(b: Bytes): string | null {
@@ -145,13 +147,13 @@ function v4Reason(b: Bytes): string | null {
   return V4_RANGES.find(([p, bits]) => inPrefix(b, p, bits))?.[2] ?? null;
 }
 
-function v6Reason(b: Bytes): string | null {
+function v6Reason(b: Bytes, showEmbedded: boolean): string | null {
   if (METADATA_ADDRESSES.some((m) => sameBytes(bytesOf(m), b))) return METADATA;
   for (const [prefix, bits, form, embedded] of V6_EMBEDDING) {
     if (!inPrefix(b, prefix, bits)) continue;
     for (const v4 of embedded(b)) {
       const why = v4Reason(v4);
-      if (why) return `${form} ${v4Text(v4)}, ${why}`;
+      if (why) return showEmbedded ? `${form} ${v4Text(v4)}, ${why}` : `${form} ${why}`;
     }
     return null;
   }

@@ -105,7 +105,7 @@ for (const target of ["text", "multimodal"] as const) describe(`the bad-input ta
     blocked("http://169.254.169.254/latest/meta-data", /169\.254\.169\.254/),
     blocked("http://[::1]/a.png", /::1/),
     ["a redirect to loopback", () => image(`http://cdn.test:${site.port}/to-loopback`), /: the fetch policy refused http:\/\/127\.0\.0\.1:\d+\/img\.png: 127\.0\.0\.1 is a loopback address/],
-    blocked("http://inner.test/a.png", /inner\.test resolves to 10\.1\.2\.3, a private address/),
+    blocked("http://inner.test/a.png", /inner\.test resolves to a private address(?!.*10\.1\.2\.3)/),
   ];
 
   for (const [name, send, message] of cases) {

@@ -55,9 +55,9 @@ describe("the default policy (from the config's defaults)", () => {
       ["http://0x7f.1/x", "127.0.0.1 is a loopback address"],
       ["https://[fd00:ec2::254]/x", "fd00:ec2::254 is a cloud metadata address"],
       ["http://0.0.0.0/x", "0.0.0.0 is an unspecified address"],
-      ["http://private.test/x", "private.test resolves to 10.1.2.3, a private address"],
-      ["http://mixed.test/x", "mixed.test resolves to 10.0.0.5, a private address"],
-      ["http://mapped.test/x", "mapped.test resolves to ::ffff:7f00:1, an IPv4-mapped form of 127.0.0.1, a loopback address"],
+      ["http://private.test/x", "private.test resolves to a private address"],
+      ["http://mixed.test/x", "mixed.test resolves to a private address"],
+      ["http://mapped.test/x", "mapped.test resolves to an IPv4-mapped form of a loopback address"],
     ];
     for (const [url, why] of cases) {
       const r = await refusal(fetchRemote(url, policy, n));
@@ -75,7 +75,7 @@ describe("the default policy (from the config's defaults)", () => {
     // The system resolver reads localhost from /etc/hosts (no DNS query leaves the box).
     expect(await systemResolver("localhost")).toContain("127.0.0.1");
     expect((await refusal(fetchRemote(`http://localhost:${s.port}/x`, policy))).message).toMatch(
-      /^the fetch policy refused http:\/\/localhost:\d+\/x: localhost resolves to (127\.0\.0\.1|::1), a loopback address$/,
+      /^the fetch policy refused http:\/\/localhost:\d+\/x: localhost resolves to a loopback address$/,
     );
     expect(s.seen).toEqual([]);
   });
@@ -105,7 +105,7 @@ describe("redirects", () => {
     const s = server(() => new Response(null, { status: 302, headers: { location: "http://inner.test/admin" } }));
     const n = net({ "outer.test": ["127.0.0.1"], "inner.test": ["192.168.1.1"] });
     expect(await refusal(fetchRemote(s.url("outer.test", "/r"), POLICY, n))).toEqual({
-      reason: "blocked", message: "the fetch policy refused http://inner.test/admin: inner.test resolves to 192.168.1.1, a private address",
+      reason: "blocked", message: "the fetch policy refused http://inner.test/admin: inner.test resolves to a private address",
     });
     expect(n.resolved).toEqual(["outer.test", "inner.test"]);
     expect(n.connected).toEqual(["127.0.0.1"]);
@@ -192,7 +192,7 @@ describe("the operator's allow-list", () => {
   test("a listed host is still vetted: the list does not open private addresses", async () => {
     const n = net({ "intranet.test": ["10.9.9.9"] });
     const r = await refusal(fetchRemote("http://intranet.test/a.png", { ...POLICY, allowList: ["intranet.test"] }, n));
-    expect(r).toEqual({ reason: "blocked", message: "the fetch policy refused http://intranet.test/a.png: intranet.test resolves to 10.9.9.9, a private address" });
+    expect(r).toEqual({ reason: "blocked", message: "the fetch policy refused http://intranet.test/a.png: intranet.test resolves to a private address" });
   });
 });
 
