@@ -14,6 +14,7 @@ import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { prefixScope, publicTokens } from "./public-prefix.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
+import { samplerParams } from "./samplers.ts";
 import { budgetOf, closeFraming, opensThinking, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
 import { OFF_THREAD_BYTES } from "./tokenizer.ts";
 
@@ -37,6 +38,8 @@ export interface Prepared {
   constraint?: OutputConstraint;
   /** Encoder inputs whose features replace their runs of placeholder ids in promptIds (none for text). */
   media: MediaInput[];
+  /** Min-p, penalties and logit bias as the worker takes them (empty when the request sets none). */
+  samplers: ReturnType<typeof samplerParams>;
   /** Whose prefix cache it uses, and who may share its prompt's cached prefix (absent: it does not use the cache). */
   owner?: PrefixOwner;
   prefix?: PrefixScope;
@@ -85,6 +88,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   // A multimodal model's template gets every message's content as parts (what such templates expect), media or not.
   const placeholders = model.media ? (p: MediaPart) => slots.get(p) ?? [] : undefined;
   const tokenizer = await deps.tokenizers.get(model);
+  const samplers = samplerParams(request.samplers, tokenizer.vocabSize);
   const format = tokenizer.format;
   const tools = request.toolChoice === "none" ? null : request.tools;
   const call = forcedCall(format, request.toolChoice, tools);
@@ -125,6 +129,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     ...(budget !== undefined && close ? { thinking: budgetOf(close, budget) } : {}),
     ...(constraint ? { constraint } : {}),
     media,
+    samplers,
     ...(owner && prefix ? { owner, prefix } : {}),
   };
 }
@@ -159,6 +164,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
         maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds,
         ...(p.silentTokenIds.length ? { silentTokenIds: p.silentTokenIds } : {}),
         ...(r.topK ? { topK: r.topK } : {}),
+        ...p.samplers,
         ...(p.thinking ? { thinking: p.thinking } : {}),
         ...(p.constraint ? { constraint: p.constraint } : {}),
       },

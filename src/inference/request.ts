@@ -18,6 +18,8 @@ export interface CoreRequest {
   topP: number;
   /** Only the k most likely tokens may be sampled. */
   topK?: number;
+  /** Min-p, penalties and logit bias, where the family has fields for them. */
+  samplers?: Samplers;
   seed: number | null;
   stop: string[];
   /** Keep generating past end-of-turn tokens (fixed-length benchmarks). */
@@ -30,4 +32,16 @@ export interface CoreRequest {
   assistantPrefill?: string;
   /** Tools kiln runs itself (tool-loop.ts); their definitions are among `tools` too. */
   builtins?: BuiltinTool[];
+}
+
+/** The optional samplers a family maps its fields onto; each row of a batch keeps its own. */
+export interface Samplers {
+  minP?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  repetitionPenalty?: number;
+  /** [token id, bias] pairs, ids as the model's tokenizer numbers them. */
+  logitBias?: [number, number][];
+  /** The request field a logit bias came from, named when one of its ids is outside the vocabulary. */
+  biasParam?: string;
 }

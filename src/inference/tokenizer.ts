@@ -32,6 +32,8 @@ export interface ModelTokenizer {
   stopTokenIds: number[];
   /** The special tokens (template markup such as `<|im_start|>` and `<think>`), by their text. */
   specialTokens: ReadonlyMap<string, number>;
+  /** One past the largest token id the tokenizer has. */
+  vocabSize: number;
 }
 
 function collectStopIds(tok: PreTrainedTokenizer, dir: string): number[] {
@@ -78,10 +80,13 @@ export async function loadTokenizer(model: ModelEntry, opts: TokenizersOptions =
   const specialTokens = new Map((json.added_tokens ?? []).flatMap((t) => (t.special && typeof t.id === "number" ? [[t.content, t.id] as const] : [])));
   warmTemplate(tok);
   const inline = model.media && !takesContentParts(tok) ? { image: model.media.image?.token, audio: model.media.audio?.token } : undefined;
+  let vocabSize = 0;
+  for (const id of [...vocab.values(), ...specialTokens.values()]) vocabSize = Math.max(vocabSize, id + 1);
   return {
     format,
     stopTokenIds,
     specialTokens,
+    vocabSize,
     encodeText,
     minTokens: (text) => minTokens(text, bytesPerToken),
     renderChat(conversation, tools, options, slots) {

@@ -12,6 +12,16 @@ export interface SamplingParams {
   topP: number;
   /** Only the k most likely tokens may be sampled (absent: no limit). */
   topK?: number;
+  /** Only tokens at least this fraction as likely as the most likely one may be sampled (absent or 0: no limit). */
+  minP?: number;
+  /** Subtracted from the logit of every token the output already holds (absent: 0). */
+  presencePenalty?: number;
+  /** Subtracted from a token's logit once per time the output already holds it (absent: 0). */
+  frequencyPenalty?: number;
+  /** > 1 makes every token of the prompt and the output less likely (absent: 1, none). */
+  repetitionPenalty?: number;
+  /** [token id, bias] pairs added to the logits at every step; ids as the model's tokenizer numbers them. */
+  logitBias?: [number, number][];
   /** Seed of this sequence's own PRNG; the same seed and prompt give the same tokens. */
   seed: number;
   /** Text stop sequences: generation ends before the first occurrence, which is not emitted. */

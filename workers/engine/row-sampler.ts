@@ -1,5 +1,7 @@
-// Picks a row's next token from its logits: a forced token first, else the grammar's mask, top-k, then the sampler.
+// Picks a row's next token from its logits: a forced token first, else penalties and bias, the grammar's mask, top-k,
+// min-p, then the sampler (temperature and top-p).
 import type { SeqFinish } from "../../src/scheduler/protocol.ts";
+import { applyMinP } from "./logit-adjust.ts";
 import { Sampler } from "./sampler.ts";
 import type { Sequence } from "./sequence.ts";
 import { TopK } from "./top-k.ts";
@@ -20,9 +22,14 @@ export class RowSampler {
   next(seq: Sequence, logits: Float32Array): RowOutcome {
     try {
       const forced = seq.forcedToken();
-      // The grammar's mask comes first, so top-k and top-p choose among allowed tokens only.
-      if (forced === null) seq.constraint?.restrict(logits);
-      if (forced === null && seq.params.topK && seq.params.temperature > 0) this.topK.apply(logits, seq.params.topK);
+      if (forced === null) {
+        const { temperature, topK, minP } = seq.params;
+        seq.adjust?.apply(logits);
+        // The grammar's mask comes before the filters, so top-k, min-p and top-p choose among allowed tokens only.
+        seq.constraint?.restrict(logits);
+        if (topK && temperature > 0) this.topK.apply(logits, topK);
+        if (minP) applyMinP(logits, minP, temperature);
+      }
       const token = forced ?? this.sampler.sample(logits, seq.params, seq.rng);
       const outcome = seq.accept(token, this.maxContext);
       return { text: outcome.text, tokens: 1, finish: outcome.finish };

@@ -1,6 +1,7 @@
 // One generation request inside the engine: its sampling state, text stream, the tokens the worker writes itself
 // (a thinking close, a constraint's close) and the rules that end it.
 import type { MediaInput, SamplingParams, SeqEndReason, SeqFinish } from "../../src/scheduler/protocol.ts";
+import { LogitAdjuster } from "./logit-adjust.ts";
 import type { PrefixState } from "./prefix-reuse.ts";
 import { createRng } from "./prng.ts";
 import { type ConstraintSource, type ConstraintStep, RowConstraint } from "./row-constraint.ts";
@@ -32,6 +33,8 @@ export class Sequence {
   readonly constraint: RowConstraint | null;
   /** The prompt's images and audio clips (none for text prompts). */
   readonly media: SequenceMedia;
+  /** Penalties and logit bias, when the request asks for any. */
+  readonly adjust: LogitAdjuster | null;
   private readonly text: SequenceText;
   private readonly thinking: ThinkingTracker | null;
   /** Tokens to write next instead of sampling, in order: one queue for every reason the worker writes tokens. */
@@ -48,6 +51,7 @@ export class Sequence {
     this.promptTokens = promptIds.length;
     this.media = new SequenceMedia(media);
     this.rng = createRng(params.seed);
+    this.adjust = LogitAdjuster.for(params, promptIds);
     this.text = new SequenceText(tokenBytes, params.stop, params.stopTokenIds, params.silentTokenIds);
     this.thinking = params.thinking ? new ThinkingTracker(params.thinking) : null;
     this.forced.push(...(this.thinking?.takeForced() ?? []));
@@ -78,6 +82,7 @@ export class Sequence {
       this.forced.push(...step.ids.slice(1));
     }
     this.lastToken = token;
+    this.adjust?.record(token);
     // The end id a constraint allowed ends the sequence even when it is not a stop token (e.g. with ignore_eos).
     if (step.kind === "end" && !this.params.stopTokenIds.includes(token)) return { text: this.text.end(), finish: this.finish("stop") };
     const out = this.text.push(token, matchStops);

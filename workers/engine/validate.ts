@@ -23,6 +23,8 @@ export function addProblem(promptIds: unknown, params: unknown, limits: ModelLim
   if (typeof p.temperature !== "number" || !Number.isFinite(p.temperature) || p.temperature < 0) return "temperature must be a finite number ≥ 0";
   if (typeof p.topP !== "number" || !(p.topP > 0 && p.topP <= 1)) return "topP must be in (0, 1]";
   if (p.topK !== undefined && (!isInt(p.topK) || p.topK < 1)) return "topK must be a positive integer";
+  const penalty = samplerProblem(p, limits.vocabSize);
+  if (penalty) return penalty;
   if (typeof p.seed !== "number" || !Number.isFinite(p.seed)) return "seed must be a finite number";
   if (!Array.isArray(p.stop) || !p.stop.every((s) => typeof s === "string")) return "stop must be a list of strings";
   if (!Array.isArray(p.stopTokenIds) || !p.stopTokenIds.every(isInt)) return "stopTokenIds must be a list of integers";
@@ -35,6 +37,21 @@ export function addProblem(promptIds: unknown, params: unknown, limits: ModelLim
     }
   }
   if (p.constraint !== undefined) return constraintProblem(p.constraint, limits.vocabSize);
+  return null;
+}
+
+const finite = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+
+/** Why the optional samplers (min-p, penalties, bias) cannot run, or null. */
+function samplerProblem(p: Partial<SamplingParams>, vocabSize: number): string | null {
+  if (p.minP !== undefined && !(finite(p.minP) && p.minP >= 0 && p.minP <= 1)) return "minP must be in [0, 1]";
+  if (p.presencePenalty !== undefined && !finite(p.presencePenalty)) return "presencePenalty must be a finite number";
+  if (p.frequencyPenalty !== undefined && !finite(p.frequencyPenalty)) return "frequencyPenalty must be a finite number";
+  if (p.repetitionPenalty !== undefined && !(finite(p.repetitionPenalty) && p.repetitionPenalty > 0)) return "repetitionPenalty must be a number > 0";
+  if (p.logitBias !== undefined) {
+    const ok = Array.isArray(p.logitBias) && p.logitBias.every((e) => Array.isArray(e) && isInt(e[0]) && e[0] >= 0 && e[0] < vocabSize && finite(e[1]));
+    if (!ok) return `logitBias must be [id, bias] pairs with ids in the vocabulary (0..${vocabSize - 1}) and finite biases`;
+  }
   return null;
 }
 

@@ -76,8 +76,6 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
   }
 
   if (body.logprobs) throw bad("logprobs are not supported by this server.", "logprobs");
-  if (body.presence_penalty) throw bad("presence_penalty is not supported by this server; omit it or send 0.", "presence_penalty");
-  if (body.frequency_penalty) throw bad("frequency_penalty is not supported by this server; omit it or send 0.", "frequency_penalty");
   if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {
     throw bad("max_tokens and max_completion_tokens disagree; send one of them.", "max_tokens");
   }
@@ -104,6 +102,14 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
     temperature: body.temperature ?? 1,
     topP: body.top_p ?? 1,
     seed: body.seed ?? null,
+    ...(body.top_k && body.top_k > 0 ? { topK: body.top_k } : {}),
+    samplers: {
+      ...(body.min_p ? { minP: body.min_p } : {}),
+      ...(body.presence_penalty ? { presencePenalty: body.presence_penalty } : {}),
+      ...(body.frequency_penalty ? { frequencyPenalty: body.frequency_penalty } : {}),
+      ...(body.repetition_penalty != null ? { repetitionPenalty: body.repetition_penalty } : {}),
+      ...(body.logit_bias ? { logitBias: Object.entries(body.logit_bias).map(([id, b]) => [Number(id), b] as [number, number]), biasParam: "logit_bias" } : {}),
+    },
     stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop,
     ignoreEos: body.ignore_eos ?? false,
     ...thinkingFor(caps.reasoning, effort),

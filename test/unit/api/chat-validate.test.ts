@@ -56,13 +56,24 @@ describe("chatRequest", () => {
     expect(paramOf(() => chatRequest({ ...base, messages: [{ role: "wizard", content: "x" }] }, model))).toBe("messages.0.role");
     expect(paramOf(() => chatRequest({ ...base, messages: [{ role: "user", content: [{ type: "hologram", hologram: { url: "x" } } as { type: string }] }] }, model))).toBe("messages.0.content.0.type");
     expect(paramOf(() => chatRequest({ ...base, logprobs: true }, model))).toBe("logprobs");
-    expect(paramOf(() => chatRequest({ ...base, presence_penalty: 0.5 }, model))).toBe("presence_penalty");
     expect(paramOf(() => chatRequest({ ...base, tool_choice: "required" }, model))).toBe("tool_choice");
     const tool = { type: "function" as const, function: { name: "f" } };
     expect(paramOf(() => chatRequest({ ...base, tools: [tool, tool] }, model))).toBe("tools.1.function.name");
     expect(paramOf(() => chatRequest({ ...base, tools: [tool], tool_choice: { type: "function", function: { name: "g" } } }, model))).toBe("tool_choice");
     const noTools = parseManifest(fakeManifest("plain-model-v1", { capabilities: { chat: true } }), ["fp32"]);
     expect(paramOf(() => chatRequest({ ...base, tools: [tool] }, noTools))).toBe("tools");
+  });
+
+  test("penalties, logit bias, top_k, min_p and repetition_penalty map onto the core's samplers; neutral values add nothing", () => {
+    const n = chatRequest(
+      { ...base, presence_penalty: 0.5, frequency_penalty: -0.25, logit_bias: { "7": 100, "12": -100 }, top_k: 3, min_p: 0.1, repetition_penalty: 1.3 },
+      model,
+    );
+    expect(n.topK).toBe(3);
+    expect(n.samplers).toEqual({ minP: 0.1, presencePenalty: 0.5, frequencyPenalty: -0.25, repetitionPenalty: 1.3, logitBias: [[7, 100], [12, -100]], biasParam: "logit_bias" });
+    const neutral = chatRequest({ ...base, presence_penalty: 0, frequency_penalty: 0, top_k: -1, min_p: 0, logit_bias: {} }, model);
+    expect(neutral.topK).toBeUndefined();
+    expect(neutral.samplers).toEqual({ logitBias: [], biasParam: "logit_bias" });
   });
 
   test("tools and a named tool choice", () => {

@@ -20,6 +20,7 @@ function fakeTokenizer(rendered: string[]): ModelTokenizer {
     format: resolvePromptFormat(undefined, "<tool_call> <think></think>", () => false),
     stopTokenIds: [9],
     specialTokens: new Map(),
+    vocabSize: 0x110000,
     encodeText: (t) => [...t].map((c) => c.charCodeAt(0)),
     renderChat(conv, tools) {
       const text = conv.map((t) => `${t.role}: ${t.parts.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join("")}\n`).join("") + (tools ? `tools: ${tools.length}\n` : "");

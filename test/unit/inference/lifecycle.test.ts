@@ -78,7 +78,7 @@ async function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admissio
     scheduler: tickingScheduler(limit, submitted, produced),
     tokenizers: {
       get: async () => ({
-        format: resolvePromptFormat(undefined, "", () => false), stopTokenIds: [], specialTokens: new Map(), encodeText: () => [], minTokens: () => 0,
+        format: resolvePromptFormat(undefined, "", () => false), stopTokenIds: [], specialTokens: new Map(), vocabSize: 64, encodeText: () => [], minTokens: () => 0,
         renderChat: () => "prompt", encodePrompt: async () => [1, 2, 3, 4, 5, 6, 7],
       }),
     },
