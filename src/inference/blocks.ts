@@ -2,6 +2,7 @@
 // and end and an index, so "reasoning, then a call, then text" is kept in order; every family only encodes them.
 import type { ApiError } from "../errors/api-error.ts";
 import type { BuiltinResult } from "./builtin-tool.ts";
+import type { Logprob } from "./logprobs.ts";
 
 /** Why a choice ended, as every family sees it (the worker's own reasons are mapped onto these). */
 export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled";
@@ -31,6 +32,8 @@ export type CoreEvent =
   | { type: "block_delta"; index: number; delta: string }
   /** `cut`: a tool call the output ended inside; `result` ends a builtin_call block. */
   | { type: "block_end"; index: number; cut?: boolean; result?: BuiltinResult }
+  /** The log probabilities of the answer tokens whose text the next block deltas carry (only when the request asked). */
+  | { type: "logprobs"; logprobs: Logprob[] }
   | { type: "usage"; usage: Usage }
   | { type: "finish"; reason: FinishReason; stopSequence: string | null }
   | { type: "error"; error: ApiError };
@@ -106,6 +109,8 @@ export interface ChoiceResult {
   finish: FinishReason;
   stopSequence: string | null;
   usage: Usage;
+  /** The answer tokens' log probabilities, when the request asked for them. */
+  logprobs?: Logprob[];
 }
 
 export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 });
@@ -133,6 +138,9 @@ export function foldEvent(r: ChoiceResult, ev: CoreEvent): void {
       if (b?.kind === "tool_call" && ev.cut) b.cut = true;
       break;
     }
+    case "logprobs":
+      (r.logprobs ??= []).push(...ev.logprobs);
+      break;
     case "usage":
       r.usage = ev.usage;
       break;

@@ -14,6 +14,7 @@ import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { prefixScope, publicTokens } from "./public-prefix.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
+import { toLogprobs } from "./logprobs.ts";
 import { samplerParams } from "./samplers.ts";
 import { budgetOf, closeFraming, opensThinking, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
 import { OFF_THREAD_BYTES } from "./tokenizer.ts";
@@ -165,6 +166,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
         ...(p.silentTokenIds.length ? { silentTokenIds: p.silentTokenIds } : {}),
         ...(r.topK ? { topK: r.topK } : {}),
         ...p.samplers,
+        ...(r.logprobs !== undefined ? { logprobs: r.logprobs } : {}),
         ...(p.thinking ? { thinking: p.thinking } : {}),
         ...(p.constraint ? { constraint: p.constraint } : {}),
       },
@@ -191,6 +193,8 @@ async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser,
         const out = frame(parser.push(ev.text));
         usage.outputTokens += ev.tokens;
         if (thinking || parser.inReasoning) usage.reasoningTokens += ev.tokens;
+        // Thinking tokens are not the answer's: their log probabilities are left out, as their text is.
+        if (ev.logprobs?.length && !(thinking && parser.inReasoning)) yield { type: "logprobs", logprobs: toLogprobs(ev.logprobs) };
         yield* out;
         continue;
       }

@@ -20,6 +20,8 @@ export interface CoreRequest {
   topK?: number;
   /** Min-p, penalties and logit bias, where the family has fields for them. */
   samplers?: Samplers;
+  /** Report the answer tokens' log probabilities with this many alternatives each (0–20); absent: none. */
+  logprobs?: number;
   seed: number | null;
   stop: string[];
   /** Keep generating past end-of-turn tokens (fixed-length benchmarks). */

@@ -81,6 +81,8 @@ function readEvent(s: Step, ev: CoreEvent, builtins: Set<string>, calls: Map<num
       if (!ev.cut) s.calls.push(call);
       return null;
     }
+    case "logprobs":
+      return ev;
     case "usage":
       s.usage = ev.usage;
       return null;

@@ -22,6 +22,8 @@ export interface SamplingParams {
   repetitionPenalty?: number;
   /** [token id, bias] pairs added to the logits at every step; ids as the model's tokenizer numbers them. */
   logitBias?: [number, number][];
+  /** Report each generated token's log probability and this many most likely alternatives (0–20); absent: none. */
+  logprobs?: number;
   /** Seed of this sequence's own PRNG; the same seed and prompt give the same tokens. */
   seed: number;
   /** Text stop sequences: generation ends before the first occurrence, which is not emitted. */
@@ -152,6 +154,16 @@ export interface SeqDelta {
   text: string;
   /** Number of tokens generated in this step for the sequence (usually 1). */
   tokens: number;
+  /** The step's tokens' log probabilities, when the sequence asked for them (stop tokens are left out). */
+  logprobs?: TokenLogprob[];
+}
+
+/** A generated token's log probability under the model, its UTF-8 bytes, and the most likely alternatives. */
+export interface TokenLogprob {
+  token: number;
+  bytes: number[];
+  logprob: number;
+  top: { token: number; bytes: number[]; logprob: number }[];
 }
 
 export interface SeqFinish {

@@ -67,7 +67,7 @@ export class Engine {
   readonly prefix: PrefixReuse;
 
   constructor(private readonly runner: ModelRunner<unknown>, private readonly opts: EngineOptions) {
-    this.rowSampler = new RowSampler(runner.maxContext);
+    this.rowSampler = new RowSampler(runner.maxContext, opts.tokenBytes);
     this.cache = runner.cache ?? { arrange: async (rows) => arrangeHost(rows as BatchRow[]) };
     // A cache the host cannot read in place (a device's) is cached only through the runner's readColumns.
     this.prefix = opts.prefix && (!runner.cache || runner.readColumns) ? opts.prefix : new PrefixReuse(null, "");
@@ -243,7 +243,7 @@ export class Engine {
   private collect(ctx: StepContext, seqs: Sequence[], kv: BatchKv<unknown>, out: ForwardResult<unknown>): void {
     seqs.forEach((seq, row) => {
       const outcome = this.rowSampler.next(seq, out.logits.subarray(row * out.vocab, (row + 1) * out.vocab));
-      ctx.deltas.push({ seqId: seq.id, text: outcome.text, tokens: outcome.tokens });
+      ctx.deltas.push({ seqId: seq.id, text: outcome.text, tokens: outcome.tokens, ...(outcome.logprob ? { logprobs: [outcome.logprob] } : {}) });
       // A finished sequence's whole KV (prompt and what it decoded) stays as a prefix for the next turn.
       if (outcome.finish && outcome.finish.reason !== "error") this.prefix.record(seq.prefix, kv as BatchKv, row);
       if (outcome.finish) ctx.finished.push(outcome.finish);

@@ -44,6 +44,7 @@ const finite = (x: unknown): x is number => typeof x === "number" && Number.isFi
 
 /** Why the optional samplers (min-p, penalties, bias) cannot run, or null. */
 function samplerProblem(p: Partial<SamplingParams>, vocabSize: number): string | null {
+  if (p.logprobs !== undefined && !(isInt(p.logprobs) && p.logprobs >= 0 && p.logprobs <= 20)) return "logprobs must be a whole number from 0 to 20";
   if (p.minP !== undefined && !(finite(p.minP) && p.minP >= 0 && p.minP <= 1)) return "minP must be in [0, 1]";
   if (p.presencePenalty !== undefined && !finite(p.presencePenalty)) return "presencePenalty must be a finite number";
   if (p.frequencyPenalty !== undefined && !finite(p.frequencyPenalty)) return "frequencyPenalty must be a finite number";

@@ -1,9 +1,25 @@
-// How chat names the core's finish reasons, and the fingerprint its objects carry: one place for both shapes.
+// How chat names the core's finish reasons and log probabilities, and the fingerprint its objects carry: one place
+// for the shapes the whole answer and its stream chunks share.
 import type { FinishReason } from "../../inference/blocks.ts";
+import type { Logprob } from "../../inference/logprobs.ts";
 
 export const SYSTEM_FINGERPRINT = "kiln";
 
 /** Chat has no "cancelled": a choice stopped early (its client left, or the time limit) reads as "stop". */
 export function chatFinishReason(reason: FinishReason): "stop" | "length" | "tool_calls" {
   return reason === "cancelled" ? "stop" : reason;
+}
+
+/** The format's logprobs object for a choice's answer tokens (null when the request did not ask). */
+export function chatLogprobs(entries: readonly Logprob[] | undefined) {
+  if (!entries) return null;
+  return {
+    content: entries.map((e) => ({
+      token: e.token,
+      logprob: e.logprob,
+      bytes: e.bytes,
+      top_logprobs: e.top.map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes })),
+    })),
+    refusal: null,
+  };
 }

@@ -112,6 +112,12 @@ const Usage = t.Object({
   completion_tokens_details: t.Optional(t.Object({ reasoning_tokens: Int() }, { description: "present when the model thought: how many completion tokens were reasoning" })),
 });
 
+const TopLogprob = t.Object({ token: t.String(), logprob: t.Number(), bytes: t.Array(Int()) });
+const Logprobs = t.Object(
+  { content: t.Array(t.Object({ ...TopLogprob.properties, top_logprobs: t.Array(TopLogprob) })), refusal: t.Null() },
+  { description: "present when the request set logprobs: each answer token's log probability under the model, and its top_logprobs most likely alternatives" },
+);
+
 export const ChatCompletion = t.Object({
   id: t.String({ description: "chatcmpl-…" }),
   object: t.Literal("chat.completion"),
@@ -128,7 +134,7 @@ export const ChatCompletion = t.Object({
         refusal: t.Null(),
         tool_calls: t.Optional(t.Array(ToolCall)),
       }),
-      logprobs: t.Null(),
+      logprobs: t.Union([Logprobs, t.Null()]),
       finish_reason: t.Union([t.Literal("stop"), t.Literal("length"), t.Literal("tool_calls"), t.Literal("content_filter")]),
     }),
   ),

@@ -9,7 +9,7 @@ import type { StreamEnd } from "../../http/sse-writer.ts";
 import { collectChoice, joinedText, toolCalls } from "../../inference/blocks.ts";
 import { chatCallId, newChatCompletionId } from "./ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
-import { chatFinishReason, SYSTEM_FINGERPRINT } from "./finish.ts";
+import { chatFinishReason, chatLogprobs, SYSTEM_FINGERPRINT } from "./finish.ts";
 import type { ChatCompletionBody, ChatRequestBody } from "./schema.ts";
 import { ChatChunkEncoder, chatFrames, chatUsage } from "./stream.ts";
 import { chatRequest } from "./validate.ts";
@@ -79,7 +79,7 @@ async function completion(deps: AppDeps, run: Run, head: { id: string; created: 
           refusal: null,
           ...(calls.length ? { tool_calls: calls.map((c) => ({ id: chatCallId(c.id), type: "function" as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
         },
-        logprobs: null,
+        logprobs: chatLogprobs(r.logprobs),
         finish_reason: chatFinishReason(r.finish),
       };
     }),

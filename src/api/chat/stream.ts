@@ -3,7 +3,8 @@ import type { BlockHead, CoreEvent, Usage } from "../../inference/blocks.ts";
 import { mergeStreams } from "../../inference/merge.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
-import { chatFinishReason, SYSTEM_FINGERPRINT } from "./finish.ts";
+import type { Logprob } from "../../inference/logprobs.ts";
+import { chatFinishReason, chatLogprobs, SYSTEM_FINGERPRINT } from "./finish.ts";
 import { chatCallId } from "./ids.ts";
 
 export interface ChunkHead {
@@ -19,6 +20,8 @@ interface ChoiceState {
   /** Each open block's kind, and for tool calls their position among the choice's calls. */
   blocks: Map<number, { kind: BlockHead["kind"]; call: number }>;
   calls: number;
+  /** Log probabilities of tokens whose text has not gone out yet: they ride on the choice's next delta chunk. */
+  pending: Logprob[] | null;
 }
 
 export class ChatChunkEncoder {
@@ -30,10 +33,10 @@ export class ChatChunkEncoder {
     return { id: this.head.id, object: "chat.completion.chunk" as const, created: this.head.created, model: this.head.model, system_fingerprint: SYSTEM_FINGERPRINT };
   }
 
-  private chunk(index: number, delta: Delta, finish: string | null = null) {
+  private chunk(index: number, delta: Delta, finish: string | null = null, logprobs: Logprob[] | null = null) {
     return {
       ...this.base(),
-      choices: [{ index, delta, logprobs: null, finish_reason: finish }],
+      choices: [{ index, delta, logprobs: logprobs && chatLogprobs(logprobs), finish_reason: finish }],
       ...(this.head.includeUsage ? { usage: null } : {}),
     };
   }
@@ -43,7 +46,7 @@ export class ChatChunkEncoder {
     const out: object[] = [];
     let st = this.choices.get(index);
     if (!st) {
-      st = { blocks: new Map(), calls: 0 };
+      st = { blocks: new Map(), calls: 0, pending: null };
       this.choices.set(index, st);
       out.push(this.chunk(index, { role: "assistant", content: "" }));
     }
@@ -58,16 +61,33 @@ export class ChatChunkEncoder {
       }
       case "block_delta": {
         const b = st.blocks.get(ev.index);
-        if (b?.kind === "text") out.push(this.chunk(index, { content: ev.delta }));
-        else if (b?.kind === "reasoning") out.push(this.chunk(index, { reasoning_content: ev.delta }));
-        else if (b?.kind === "tool_call") out.push(this.chunk(index, { tool_calls: [{ index: b.call, function: { arguments: ev.delta } }] }));
+        const delta: Delta | null =
+          b?.kind === "text" ? { content: ev.delta }
+          : b?.kind === "reasoning" ? { reasoning_content: ev.delta }
+          : b?.kind === "tool_call" ? { tool_calls: [{ index: b.call, function: { arguments: ev.delta } }] }
+          : null;
+        if (delta) out.push(this.chunk(index, delta, null, this.takePending(st, b?.kind !== "reasoning")));
         break;
       }
-      case "finish":
+      case "logprobs":
+        (st.pending ??= []).push(...ev.logprobs);
+        break;
+      case "finish": {
+        // Tokens that wrote no text (a held-back stop sequence's start, a lone byte) still get their chunk.
+        const rest = this.takePending(st, true);
+        if (rest) out.push(this.chunk(index, {}, null, rest));
         out.push(this.chunk(index, {}, chatFinishReason(ev.reason)));
         break;
+      }
     }
     return out;
+  }
+
+  private takePending(st: ChoiceState, now: boolean): Logprob[] | null {
+    if (!now || !st.pending) return null;
+    const taken = st.pending;
+    st.pending = null;
+    return taken;
   }
 
   /** The last chunk before [DONE] when stream_options.include_usage is set. */

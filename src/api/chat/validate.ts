@@ -75,7 +75,10 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
     }
   }
 
-  if (body.logprobs) throw bad("logprobs are not supported by this server.", "logprobs");
+  const badId = Object.keys(body.logit_bias ?? {}).find((k) => !/^[0-9]{1,10}$/.test(k));
+  if (badId !== undefined) throw bad(`logit_bias keys are token ids (whole numbers, as strings), not '${clip(badId)}'.`, "logit_bias");
+  if (body.top_logprobs != null && (body.top_logprobs < 0 || body.top_logprobs > 20)) throw bad("top_logprobs must be a whole number from 0 to 20.", "top_logprobs");
+  if (body.top_logprobs != null && !body.logprobs) throw bad("top_logprobs needs logprobs set to true.", "top_logprobs");
   if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {
     throw bad("max_tokens and max_completion_tokens disagree; send one of them.", "max_tokens");
   }
@@ -112,6 +115,7 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
     },
     stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop,
     ignoreEos: body.ignore_eos ?? false,
+    ...(body.logprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
     ...thinkingFor(caps.reasoning, effort),
   };
 }

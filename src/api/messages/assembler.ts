@@ -89,6 +89,9 @@ export class MessageAssembler {
       case "usage":
         this.usage = ev.usage;
         return [];
+      case "logprobs":
+        // The format has no field for them (and Messages never asks for them).
+        return [];
       case "finish":
         this.stop = { reason: stopReason(ev.reason, ev.stopSequence), sequence: ev.stopSequence };
         return [

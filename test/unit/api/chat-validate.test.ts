@@ -55,7 +55,6 @@ describe("chatRequest", () => {
   test("unsupported things are rejected clearly, never ignored", () => {
     expect(paramOf(() => chatRequest({ ...base, messages: [{ role: "wizard", content: "x" }] }, model))).toBe("messages.0.role");
     expect(paramOf(() => chatRequest({ ...base, messages: [{ role: "user", content: [{ type: "hologram", hologram: { url: "x" } } as { type: string }] }] }, model))).toBe("messages.0.content.0.type");
-    expect(paramOf(() => chatRequest({ ...base, logprobs: true }, model))).toBe("logprobs");
     expect(paramOf(() => chatRequest({ ...base, tool_choice: "required" }, model))).toBe("tool_choice");
     const tool = { type: "function" as const, function: { name: "f" } };
     expect(paramOf(() => chatRequest({ ...base, tools: [tool, tool] }, model))).toBe("tools.1.function.name");

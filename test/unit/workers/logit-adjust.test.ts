@@ -72,7 +72,7 @@ describe("through the row sampler", () => {
   const bytes = (id: number) => new TextEncoder().encode(String.fromCharCode(97 + id));
   const run = (params: SamplingParams, logits: number[], steps: number) => {
     const seq = new Sequence("s", [0], params, bytes);
-    const sampler = new RowSampler(1024);
+    const sampler = new RowSampler(1024, bytes);
     let text = "";
     for (let i = 0; i < steps; i++) text += sampler.next(seq, Float32Array.from(logits)).text;
     return text;
