@@ -1,4 +1,5 @@
-// Picks a row's next token from its logits: a forced token first, else the grammar's mask, top-k, then the sampler.
+// Picks a row's next token from its logits: a forced token first, else the banned ids and the grammar's mask, top-k,
+// then the sampler.
 import type { SeqFinish } from "../../src/scheduler/protocol.ts";
 import { Sampler } from "./sampler.ts";
 import type { Sequence } from "./sequence.ts";
@@ -20,8 +21,11 @@ export class RowSampler {
   next(seq: Sequence, logits: Float32Array): RowOutcome {
     try {
       const forced = seq.forcedToken();
-      // The grammar's mask comes first, so top-k and top-p choose among allowed tokens only.
-      if (forced === null) seq.constraint?.restrict(logits);
+      // The masks come first, so top-k and top-p choose among allowed tokens only.
+      if (forced === null) {
+        for (const id of seq.params.bannedTokenIds ?? []) logits[id] = -Infinity;
+        seq.constraint?.restrict(logits);
+      }
       if (forced === null && seq.params.topK && seq.params.temperature > 0) this.topK.apply(logits, seq.params.topK);
       const token = forced ?? this.sampler.sample(logits, seq.params, seq.rng);
       const outcome = seq.accept(token, this.maxContext);
