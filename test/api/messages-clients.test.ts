@@ -2,7 +2,8 @@
 // of one role combined, adaptive thinking with output_config.effort, and the context error in Anthropic's wording.
 // The requests these clients really sent (../shared/clients/) are replayed beside fixtures of the same shape.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { clientRequest, replay } from "../helpers/client-corpus.ts";
+import { existsSync, readdirSync } from "node:fs";
+import { CLIENT_CORPUS, clientRequest, replay } from "../helpers/client-corpus.ts";
 import { sseEvents } from "../helpers/seeded.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -133,4 +134,25 @@ describe("the context error on Messages is worded as Anthropic's", () => {
     expect(figures?.slice(1)).toEqual([contextLength, contextLength]);
     expect(figures![0]).toBeGreaterThan(1000);
   });
+});
+
+const CLAUDE_CODE = existsSync(CLIENT_CORPUS) ? readdirSync(CLIENT_CORPUS).filter((f) => f.startsWith("claude-code-")).map((f) => f.replace(/\.json$/, "")) : [];
+
+test.skipIf(!CLAUDE_CODE.length)("replay: every Claude Code request gets a stream, the documented messages.1.role 400 or Anthropic's context 400, never another refusal", async () => {
+  for (const name of CLAUDE_CODE) {
+    const req = clientRequest(name)!;
+    const res = await replay(s, req);
+    if (res.status === 200) {
+      // The protocol is what is checked: the stream is read up to its first block (Claude Code asks for up to 32,000 tokens).
+      const reader = res.body!.getReader();
+      let raw = "";
+      for (let chunk = await reader.read(); !chunk.done && !raw.includes("event: content_block_start"); chunk = await reader.read()) raw += new TextDecoder().decode(chunk.value);
+      await reader.cancel();
+      expect([name, raw.startsWith("event: message_start")]).toEqual([name, true]);
+      continue;
+    }
+    const body = (await res.json()) as Json;
+    const documented = body.error?.param === "messages.1.role" && req.body.messages && (req.body.messages as Json[])[1]?.role === "system";
+    expect([name, res.status, documented || contextFigures({ status: res.status, body }) !== null]).toEqual([name, 400, true]);
+  }
 });
