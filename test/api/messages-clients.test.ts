@@ -79,7 +79,7 @@ describe("consecutive turns of one role are combined, as Anthropic's API does", 
     if (res.status === 200) return expectMessageStream(raw);
     const figures = contextFigures({ status: res.status, body: JSON.parse(raw) });
     expect(figures?.slice(1)).toEqual([256, contextLength]);
-  });
+  }, 120_000);
 });
 
 describe("thinking: adaptive (the model decides, within max_tokens) with output_config.effort", () => {
@@ -155,4 +155,5 @@ test.skipIf(!CLAUDE_CODE.length)("replay: every Claude Code request gets a strea
     const documented = body.error?.param === "messages.1.role" && req.body.messages && (req.body.messages as Json[])[1]?.role === "system";
     expect([name, res.status, documented || contextFigures({ status: res.status, body }) !== null]).toEqual([name, 400, true]);
   }
-});
+  // A built-in whose context holds these prompts prefills tens of thousands of tokens per request.
+}, 300_000);
