@@ -13,10 +13,11 @@ import { modelsRoutes } from "./api/models/routes.ts";
 import { statusRoutes } from "./api/status/routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import type { AppDeps } from "./app-deps.ts";
-import { type ErrorEnvelope, errorResponse, specEnvelope, toApiError } from "./errors/render.ts";
+import type { ApiError } from "./errors/api-error.ts";
+import { type ErrorEnvelope, errorLogFields, errorResponse, specEnvelope, toApiError } from "./errors/render.ts";
 import { passEdge, parsedBody, type ServerControl } from "./http/edge.ts";
 import { policyTable } from "./http/edge-policy.ts";
-import { attachMeta, metaOf } from "./http/request-meta.ts";
+import { attachMeta, metaOf, type RequestMeta } from "./http/request-meta.ts";
 import { routeLabeler } from "./http/route-label.ts";
 import type { StreamEnd } from "./http/sse-writer.ts";
 import { rateLimitHeaders } from "./ratelimit/headers.ts";
@@ -40,7 +41,7 @@ export function buildRoutes(deps: AppDeps) {
     .onParse({ as: "global" }, ({ request }) => parsedBody(request))
     .onError(({ code, error, request }) => {
       const meta = metaOf(request);
-      return errorResponse(toApiError(code, error, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id, envelopeFor(meta.path));
+      return failWith(toApiError(code, error, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta);
     })
     .use(docs({ title: "kiln API", version: pkg.version }))
     .use(statusRoutes(deps))
@@ -60,6 +61,12 @@ const ENVELOPES: [prefix: string, envelope: ErrorEnvelope][] = [["/v1/messages",
 export function envelopeFor(path: string | null): ErrorEnvelope {
   const hit = path ? ENVELOPES.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`)) : undefined;
   return hit ? hit[1] : specEnvelope;
+}
+
+/** The error answer in the route's envelope; the error is kept on the request for its log line. */
+function failWith(err: ApiError | null, meta: RequestMeta): Response {
+  if (err) meta.error = err;
+  return errorResponse(err, meta.id, envelopeFor(meta.path));
 }
 
 export interface Kiln {
@@ -110,14 +117,14 @@ export function createApp(deps: AppDeps): Kiln {
     let response: Response;
     try {
       const passed = await passEdge(raw, meta, edge, server);
-      if (passed.kind === "refuse") response = errorResponse(passed.error, meta.id, envelopeFor(meta.path));
+      if (passed.kind === "refuse") response = failWith(passed.error, meta);
       else {
         attachMeta(passed.request, meta);
         response = await routes.handle(passed.request);
         if (passed.policy?.longRunning && server) response = idleAgainAfter(response, () => server.timeout(raw, deps.config.idleTimeoutS));
       }
     } catch (e) {
-      response = errorResponse(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta.id, envelopeFor(meta.path));
+      response = failWith(toApiError("UNKNOWN", e, { requestId: meta.id, logCrash: crashLogger(deps.logger, meta.id) }), meta);
     } finally {
       inflight--;
       deps.gate.leave(meta.id);
@@ -134,6 +141,7 @@ export function createApp(deps: AppDeps): Kiln {
       deps.metrics.observeRequest({ method: raw.method, route: routeOf(raw.method, meta.path), status: response.status, team: meta.teamId === null ? "" : String(meta.teamId), seconds: ms / 1000 });
       deps.logger.info("request", {
         method: raw.method, path: meta.path, status: response.status, duration_ms: Math.round(ms * 10) / 10, team_id: meta.teamId, request_id: meta.id,
+        ...(meta.error && response.status >= 400 ? errorLogFields(meta.error, envelopeFor(meta.path)) : {}),
         ...(stream ? { stream: stream.outcome, ...(stream.outcome === "error" ? { error_code: stream.code } : {}) } : {}),
       });
     };

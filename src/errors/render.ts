@@ -1,5 +1,5 @@
 // The one place an error becomes an HTTP response: ApiError, Elysia's validation/parse/not-found codes, and crashes.
-import { ApiError } from "./api-error.ts";
+import { ApiError, type ErrorBody } from "./api-error.ts";
 import { issueToApiError, type SchemaIssue } from "./validation.ts";
 
 export interface RenderContext {
@@ -39,4 +39,13 @@ export function errorResponse(err: ApiError | null, requestId: string, envelope:
     status: err.status,
     headers: { ...headers, ...err.headers, "content-type": "application/json" },
   });
+}
+
+/**
+ * The error fields of a request's log line: the error object the client was sent, as its family's envelope wrote it
+ * (type, code, param, message), so the operator sees why a client failed; never the request's body.
+ */
+export function errorLogFields(err: ApiError, envelope: ErrorEnvelope = specEnvelope): Record<string, string | null> {
+  const { error } = envelope(err) as ErrorBody;
+  return { error_type: error.type, error_code: error.code, error_param: error.param, error_message: error.message };
 }

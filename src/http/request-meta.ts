@@ -1,5 +1,6 @@
 // Per-request facts shared by the HTTP wrapper (logging, x-request-id) and the routes (auth, usage rows).
 import type { AuthContext } from "../auth/authenticate.ts";
+import type { ApiError } from "../errors/api-error.ts";
 import type { LimitSnapshot } from "../ratelimit/headers.ts";
 import { newRequestId } from "./request-id.ts";
 import type { StreamEnd } from "./sse-writer.ts";
@@ -19,6 +20,8 @@ export interface RequestMeta {
   rateLimit?: LimitSnapshot;
   /** Bytes of the JSON body as received (before parsing), for limits that depend on its content. */
   bodyBytes?: number;
+  /** The error the answer carries (the wrapper sets it when it renders one), for the request's log line. */
+  error?: ApiError;
   /** For a streamed answer: settles when the stream really ended (for the request's log line). */
   streamEnd?: Promise<StreamEnd>;
 }

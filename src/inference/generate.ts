@@ -16,7 +16,7 @@ import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
 import { toLogprobs } from "./logprobs.ts";
 import { samplerParams } from "./samplers.ts";
-import { budgetOf, closeFraming, opensThinking, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
+import { bannedWhenOff, budgetOf, closeFraming, opensThinking, reasoningOff, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
 import { OFF_THREAD_BYTES } from "./tokenizer.ts";
 
 /** A request turned into tokens and checked against the context window, not yet submitted. */
@@ -34,6 +34,8 @@ export interface Prepared {
   stopTokenIds: number[];
   /** Special tokens the parser gives no meaning to in this request: template markup, never answer text. */
   silentTokenIds: number[];
+  /** Ids never sampled (the thinking open marker when reasoning is off). */
+  bannedTokenIds: number[];
   thinking?: ThinkingBudget;
   /** The output is held to a JSON grammar (src/inference/constraint.ts). */
   constraint?: OutputConstraint;
@@ -94,7 +96,10 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const tools = request.toolChoice === "none" ? null : request.tools;
   const call = forcedCall(format, request.toolChoice, tools);
   const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.answerFormat, format), tools, request.templateOptions, placeholders);
-  const thinking = model.capabilities.reasoning ? format.thinking : null;
+  // With reasoning off the parser reads no thinking markers and the open marker is never sampled: no answer, in
+  // any format, carries a thinking block (random or stubborn weights open one after answering otherwise).
+  const off = reasoningOff(request.templateOptions);
+  const thinking = model.capabilities.reasoning && !off ? format.thinking : null;
   const startInThinking = opensThinking(rendered, thinking);
   // After an opened thinking block the model thinks first: the worker writes a forced call's opening once the block
   // closes. Without a one-token close marker or a constrained call it cannot, so the prompt closes the block itself.
@@ -127,6 +132,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     parser,
     stopTokenIds: request.ignoreEos ? [] : tokenizer.stopTokenIds,
     silentTokenIds: silentIds(tokenizer.specialTokens, parser),
+    bannedTokenIds: off ? bannedWhenOff(tokenizer, format.thinking) : [],
     ...(budget !== undefined && close ? { thinking: budgetOf(close, budget) } : {}),
     ...(constraint ? { constraint } : {}),
     media,
@@ -164,6 +170,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
       params: {
         maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds,
         ...(p.silentTokenIds.length ? { silentTokenIds: p.silentTokenIds } : {}),
+        ...(p.bannedTokenIds.length ? { bannedTokenIds: p.bannedTokenIds } : {}),
         ...(r.topK ? { topK: r.topK } : {}),
         ...p.samplers,
         ...(r.logprobs !== undefined ? { logprobs: r.logprobs } : {}),

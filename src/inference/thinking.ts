@@ -5,6 +5,18 @@ import type { OutputConstraint, ThinkingBudget } from "../scheduler/protocol.ts"
 import type { PromptFormat } from "./prompt-format.ts";
 import type { ModelTokenizer } from "./tokenizer.ts";
 
+/** Reasoning switched off by the request (`enable_thinking: false`): then no answer may carry a thinking block. */
+export const reasoningOff = (templateOptions: Record<string, unknown> | undefined) => templateOptions?.enable_thinking === false;
+
+/**
+ * The ids never sampled when reasoning is off: the thinking open marker when it is one token, so the model cannot
+ * open a block after answering either. (A marker of several tokens is not read as one then: its text stays answer text.)
+ */
+export function bannedWhenOff(tok: Pick<ModelTokenizer, "encodeText">, thinking: PromptFormat["thinking"]): number[] {
+  const ids = thinking ? tok.encodeText(thinking.open) : [];
+  return ids.length === 1 ? ids : [];
+}
+
 /** True when the rendered prompt ends inside an opened thinking block (a template's enable_thinking did that). */
 export function opensThinking(rendered: string, thinking: PromptFormat["thinking"]): boolean {
   return !!thinking && rendered.trimEnd().endsWith(thinking.open);

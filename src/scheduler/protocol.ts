@@ -32,6 +32,8 @@ export interface SamplingParams {
   stopTokenIds: number[];
   /** Token ids that are template markup this request gives no meaning to (e.g. `<|im_start|>`): they add no text. */
   silentTokenIds?: number[];
+  /** Token ids never sampled (the thinking block's open marker when reasoning is off); tokens the worker writes itself are not affected. */
+  bannedTokenIds?: number[];
   /** The sequence starts inside a thinking block that may use at most this many tokens (see ThinkingBudget). */
   thinking?: ThinkingBudget;
   /** The output (or the part of it after thinking) is held to a JSON grammar: structured outputs, forced tool calls. */

@@ -1,4 +1,5 @@
-// A stream's request log line says how it really ended (completed, client gone, error code) and its full duration.
+// A request's log line says why it failed (the error's type, code, param and message, never the body), and a stream's
+// how it really ended (completed, client gone, error code) and its full duration.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
@@ -9,10 +10,10 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop(1000));
 
-function post(path: string, body: Record<string, unknown>, signal?: AbortSignal) {
+function post(path: string, body: Record<string, unknown>, signal?: AbortSignal, key = s.key) {
   return fetch(`${s.url}${path}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({ model: s.modelId, ...body }),
     signal,
   });
@@ -47,6 +48,37 @@ test("a client that leaves mid-stream is logged as client_gone; a Responses stre
     await reader.closed.catch(() => {});
     expect(await lineOf(res.headers.get("x-request-id")!)).toMatchObject({ stream: "client_gone" });
   }
+});
+
+test("a 4xx's line carries the error's type, code, param and message as the client got them, in every family, never the body", async () => {
+  const secret = "do-not-log-this-prompt";
+  const cases: [Response, Record<string, unknown>][] = [
+    [
+      await post("/v1/chat/completions", { messages: [{ role: "user", content: secret }], temperature: 5 }),
+      { status: 400, error_type: "invalid_request_error", error_code: null, error_param: "temperature", error_message: "temperature must be a number between 0 and 2" },
+    ],
+    [
+      await post("/v1/responses", { input: secret, model: "nope-v9" }),
+      { status: 404, error_type: "invalid_request_error", error_code: "model_not_found", error_param: "model", error_message: "The model 'nope-v9' does not exist" },
+    ],
+    [
+      // Messages logs Anthropic's error type, as its envelope sent it.
+      await post("/v1/messages", { max_tokens: 4, messages: [{ role: "assistant", content: secret }] }),
+      { status: 400, error_type: "invalid_request_error", error_param: "messages.0.role" },
+    ],
+    [await post("/v1/messages", { max_tokens: 4, messages: [{ role: "user", content: secret }] }, undefined, "LLM|1|wrong"), { status: 401, error_type: "authentication_error", error_code: "invalid_api_key" }],
+  ];
+  for (const [res, expected] of cases) {
+    expect(res.status).toBe(expected.status as number);
+    const line = await lineOf(res.headers.get("x-request-id")!);
+    expect(line).toMatchObject(expected);
+    expect(typeof line.error_message).toBe("string");
+    expect(JSON.stringify(line)).not.toContain(secret);
+  }
+  // A success carries no error fields (this runs before a test below restarts the workers).
+  const ok = await post("/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 2 });
+  expect([ok.status, await ok.text()]).toEqual([200, expect.any(String)]);
+  expect(Object.keys(await lineOf(ok.headers.get("x-request-id")!)).filter((k) => k.startsWith("error"))).toEqual([]);
 });
 
 test("a stream that ends with an error logs its code", async () => {

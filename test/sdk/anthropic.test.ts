@@ -143,7 +143,7 @@ describe("errors on /v1/messages carry type: error at the top level", () => {
   });
 
   test("a roles violation names the param", async () => {
-    const res = await raw({ model: server.modelId, max_tokens: 4, messages: [...user("a"), ...user("b")] });
+    const res = await raw({ model: server.modelId, max_tokens: 4, messages: [...user("a"), { role: "system", content: "b" }] });
     expect(((await res.json()) as any).error.param).toBe("messages.1.role");
   });
 });

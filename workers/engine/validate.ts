@@ -29,6 +29,9 @@ export function addProblem(promptIds: unknown, params: unknown, limits: ModelLim
   if (!Array.isArray(p.stop) || !p.stop.every((s) => typeof s === "string")) return "stop must be a list of strings";
   if (!Array.isArray(p.stopTokenIds) || !p.stopTokenIds.every(isInt)) return "stopTokenIds must be a list of integers";
   if (p.silentTokenIds !== undefined && !(Array.isArray(p.silentTokenIds) && p.silentTokenIds.every(isInt))) return "silentTokenIds must be a list of integers";
+  if (p.bannedTokenIds !== undefined && !(Array.isArray(p.bannedTokenIds) && p.bannedTokenIds.every((id) => isInt(id) && id >= 0 && id < limits.vocabSize))) {
+    return "bannedTokenIds must be a list of ids in the vocabulary";
+  }
   if (p.thinking !== undefined) {
     const t = p.thinking;
     const inVocab = (id: unknown) => isInt(id) && id >= 0 && id < limits.vocabSize;

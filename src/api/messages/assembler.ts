@@ -3,6 +3,7 @@
 import type { Sealer } from "../../crypto/sealing.ts";
 import type { ApiError } from "../../errors/api-error.ts";
 import type { BlockHead, CoreEvent, FinishReason, Usage } from "../../inference/blocks.ts";
+import { type ContextOverflow, ContextLengthError } from "../../inference/context.ts";
 import { toolUseId } from "./ids.ts";
 import { toolInput } from "./tool-input.ts";
 
@@ -28,12 +29,21 @@ export function anthropicErrorType(status: number): string {
 }
 
 /**
+ * The context 400 in Anthropic's wording, the one its clients parse to shrink max_tokens and retry (Claude Code
+ * gives up on any other); it states the same three figures as the spec's message.
+ */
+export function contextLimitMessage(o: ContextOverflow): string {
+  return `input length and \`max_tokens\` exceed context limit: ${o.inputTokens} + ${o.requestedOutput} > ${o.contextLength}, decrease input length or \`max_tokens\` and try again`;
+}
+
+/**
  * The error object of this format: `{type: "error", error: {type, message}}` with Anthropic's error type; the spec's
  * `code` (server_shutting_down, model_not_found, …) and `param` ride along inside `error`.
  */
 export function messagesErrorBody(e: ApiError): Json {
   const { error } = e.toBody();
-  return { type: "error", error: { ...error, type: anthropicErrorType(e.status) } };
+  const message = e instanceof ContextLengthError ? contextLimitMessage(e.overflow) : error.message;
+  return { type: "error", error: { ...error, message, type: anthropicErrorType(e.status) } };
 }
 
 /**

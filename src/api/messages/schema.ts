@@ -50,8 +50,18 @@ const ToolChoice = t.Object(
 
 const Thinking = t.Object(
   {
-    type: t.Union([t.Literal("enabled"), t.Literal("disabled")], { error: 'thinking.type must be "enabled" or "disabled"' }),
+    type: t.Union([t.Literal("enabled"), t.Literal("adaptive"), t.Literal("disabled")], { error: 'thinking.type must be "enabled", "adaptive" or "disabled"' }),
     budget_tokens: t.Optional(Int({ minimum: 1024, error: "thinking.budget_tokens must be a whole number of at least 1024" })),
+  },
+  { additionalProperties: true },
+);
+
+/** Anthropic's effort levels, from least to most work (src/api/messages/thinking.ts maps them onto kiln's). */
+export const ANTHROPIC_EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
+
+const OutputConfig = t.Object(
+  {
+    effort: t.Optional(t.Union(ANTHROPIC_EFFORTS.map((e) => t.Literal(e)), { error: `output_config.effort must be one of ${ANTHROPIC_EFFORTS.join(", ")}` })),
   },
   { additionalProperties: true },
 );
@@ -71,6 +81,7 @@ export const MessagesRequest = t.Object(
     tools: t.Optional(t.Array(Tool, { maxItems: 128 })),
     tool_choice: t.Optional(ToolChoice),
     thinking: t.Optional(Thinking),
+    output_config: t.Optional(OutputConfig),
   },
   {
     additionalProperties: true,

@@ -1,5 +1,5 @@
-// A Messages request beyond its schema: alternating roles, block shapes, signed thinking, tools and thinking budget →
-// the core request. A final assistant message is a prefill the answer continues.
+// A Messages request beyond its schema: roles, block shapes, signed thinking, tools and thinking → the core request.
+// Consecutive messages of one role are one turn; a final assistant turn is a prefill the answer continues.
 import type { Sealer } from "../../crypto/sealing.ts";
 import { SealError } from "../../crypto/sealing.ts";
 import { ApiError, clip } from "../../errors/api-error.ts";
@@ -7,6 +7,8 @@ import type { CoreRequest } from "../../inference/request.ts";
 import type { ToolChoice, ToolDef } from "../../inference/tool-def.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
 import type { MessagesRequestBody } from "./schema.ts";
+import { combineTurns } from "./combine-turns.ts";
+import { messagesThinking } from "./thinking.ts";
 import { type MessagesBlock, type MessagesMessage, messagesToConversation } from "./to-conversation.ts";
 
 const bad = (message: string, param: string | null) => ApiError.badRequest(message, param);
@@ -37,12 +39,11 @@ function checkResultBlocks(blocks: unknown[], at: string): void {
   });
 }
 
-/** Roles alternate, starting with user; each block has the fields its type needs. */
+/** Roles are user or assistant, starting with user; each block has the fields its type needs. */
 export function checkMessages(messages: MessagesRequestBody["messages"]): void {
   messages.forEach((m, i) => {
     if (m.role !== "user" && m.role !== "assistant") throw bad(`messages.${i}.role '${clip(String(m.role))}' is not supported; use user or assistant.`, `messages.${i}.role`);
-    const expected = i % 2 === 0 ? "user" : "assistant";
-    if (m.role !== expected) throw bad(`messages.${i} must have role '${expected}': roles alternate, starting with user.`, `messages.${i}.role`);
+    if (i === 0 && m.role !== "user") throw bad("messages.0 must have role 'user': the conversation starts with a user turn.", "messages.0.role");
     if (typeof m.content === "string") return;
     if (!m.content.length) throw bad(`messages.${i}.content must not be empty.`, `messages.${i}.content`);
     m.content.forEach((b: RawBlock, j) => {
@@ -58,14 +59,18 @@ export function checkMessages(messages: MessagesRequestBody["messages"]): void {
       if (b.type === "image") checkImageSource(b.source, at);
     });
   });
-  // Every tool_result answers a tool_use of the assistant message right before it.
+  // Every tool_result answers a tool_use of the assistant turn right before it (consecutive messages are one turn).
+  let uses = new Set<string | undefined>();
   messages.forEach((m, i) => {
-    if (m.role !== "user" || typeof m.content === "string") return;
-    const prev = messages[i - 1];
-    const uses = new Set(prev && typeof prev.content !== "string" ? prev.content.filter((b: RawBlock) => b.type === "tool_use").map((b: RawBlock) => b.id) : []);
+    if (m.role === "assistant") {
+      if (messages[i - 1]?.role !== "assistant") uses = new Set();
+      if (typeof m.content !== "string") for (const b of m.content) if (b.type === "tool_use") uses.add(b.id);
+      return;
+    }
+    if (typeof m.content === "string") return;
     m.content.forEach((b: RawBlock, j) => {
       if (b.type === "tool_result" && !uses.has(b.tool_use_id)) {
-        throw bad(`messages.${i}.content.${j}.tool_use_id '${clip(String(b.tool_use_id))}' does not match a tool_use of the message before it.`, `messages.${i}.content.${j}.tool_use_id`);
+        throw bad(`messages.${i}.content.${j}.tool_use_id '${clip(String(b.tool_use_id))}' does not match a tool_use of the assistant turn before it.`, `messages.${i}.content.${j}.tool_use_id`);
       }
     });
   });
@@ -125,28 +130,35 @@ export interface MessagesPlan {
   prefill: string | null;
 }
 
+/**
+ * The text of a final assistant turn (the run of assistant messages at the end), which the answer continues; null
+ * when the conversation ends with a user turn. Only text may be prefilled.
+ */
+function prefillOf(messages: readonly MessagesMessage[]): string | null {
+  let first = messages.length;
+  while (first > 0 && messages[first - 1]!.role === "assistant") first--;
+  if (first === messages.length) return null;
+  let text = "";
+  for (let i = first; i < messages.length; i++) {
+    const content = messages[i]!.content;
+    if (typeof content === "string") text += content;
+    else if (content.some((b) => b.type !== "text")) throw bad(`A final assistant message is a prefill and may only hold text (messages.${i}).`, `messages.${i}.content`);
+    else text += content.map((b) => (b.type === "text" ? b.text : "")).join("");
+  }
+  return text.replace(/\s+$/, "");
+}
+
 export function messagesRequest(body: MessagesRequestBody, model: ModelInfo, sealer: Sealer): MessagesPlan {
   checkMessages(body.messages);
-  const thinking = body.thinking?.type === "enabled";
-  if (thinking) {
-    if (!model.capabilities.reasoning) throw bad(`The model '${model.id}' does not think; leave thinking out.`, "thinking");
-    const budget = body.thinking!.budget_tokens;
-    if (budget === undefined) throw bad("thinking.budget_tokens is required when thinking is enabled.", "thinking.budget_tokens");
-    if (budget >= body.max_tokens) throw bad(`thinking.budget_tokens (${budget}) must be less than max_tokens (${body.max_tokens}).`, "thinking.budget_tokens");
-  }
-  const messages = verifyThinking(body.messages, model.id, sealer);
-  const last = messages[messages.length - 1]!;
-  let prefill: string | null = null;
-  if (last.role === "assistant") {
-    const blocks = typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content;
-    if (blocks.some((b) => b.type !== "text")) throw bad(`A final assistant message is a prefill and may only hold text (messages.${messages.length - 1}).`, `messages.${messages.length - 1}.content`);
-    prefill = blocks.map((b) => (b.type === "text" ? b.text : "")).join("").replace(/\s+$/, "");
-    messages.pop();
-  }
+  const thinking = messagesThinking(body, model);
+  const verified = verifyThinking(body.messages, model.id, sealer);
+  const prefill = prefillOf(verified);
+  const turns = combineTurns(verified);
+  if (prefill !== null) turns.pop();
   const defs = tools(body, model);
   return {
     request: {
-      conversation: messagesToConversation(body.system, messages),
+      conversation: messagesToConversation(body.system, turns),
       tools: defs,
       toolChoice: toolChoice(body, defs),
       answerFormat: { kind: "text" },
@@ -157,11 +169,10 @@ export function messagesRequest(body: MessagesRequestBody, model: ModelInfo, sea
       seed: null,
       stop: body.stop_sequences ?? [],
       ignoreEos: false,
-      ...(model.capabilities.reasoning && body.thinking ? { templateOptions: { enable_thinking: thinking } } : {}),
-      ...(thinking ? { thinkingBudget: body.thinking!.budget_tokens! } : {}),
+      ...thinking,
       ...(prefill ? { assistantPrefill: prefill } : {}),
       ...(body.top_k ? { topK: body.top_k } : {}),
     },
-    prefill,
+    prefill: prefill || null,
   };
 }

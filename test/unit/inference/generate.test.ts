@@ -200,6 +200,35 @@ describe("a forced call after thinking", () => {
   });
 });
 
+describe("reasoning off (enable_thinking false)", () => {
+  // The model answers, then opens a thinking block anyway (random weights do: 6 of 100 seeded chat runs did).
+  const script = [delta("answer "), delta("<think>"), delta("more"), delta("</think>"), finish("stop", 4)];
+  const runWith = async (tok: ModelTokenizer, req: CoreRequest) => {
+    const submitted: SeqRequest[] = [];
+    const deps = { scheduler: fakeScheduler(() => script, submitted), tokenizers: { get: async () => tok } } satisfies CoreDeps;
+    const p = await prepareGeneration(deps, model, req);
+    const r = await collectChoice(submitGeneration(deps, p, new AbortController().signal)[0]!);
+    return { p, r, params: submitted[0]!.params };
+  };
+
+  test("the one-token open marker is never sampled, and no output is read as a thinking block", async () => {
+    const off = await runWith(markerTokenizer(), request({ templateOptions: { enable_thinking: false } }));
+    expect(off.params.bannedTokenIds).toEqual([1000]);
+    expect(off.p.parser.thinking).toBeNull();
+    expect(off.r.blocks.map((b) => b.kind)).toEqual(["text"]);
+    // With reasoning on (or left to the template) nothing is banned and the parser reads the markers.
+    const on = await runWith(markerTokenizer(), request());
+    expect(on.params.bannedTokenIds).toBeUndefined();
+    expect(on.p.parser.thinking).toEqual(THINK);
+  });
+
+  test("a marker of several tokens cannot be banned: its text stays answer text", async () => {
+    const off = await runWith(fakeTokenizer([]), request({ templateOptions: { enable_thinking: false } }));
+    expect(off.params.bannedTokenIds).toBeUndefined();
+    expect(off.r.blocks).toEqual([{ kind: "text", text: "answer <think>more</think>" }]);
+  });
+});
+
 describe("cut and malformed calls", () => {
   const tools = [{ type: "function" as const, function: { name: "f" } }];
   test("a call the token limit cut stays a call, marked cut, and the choice ends with length", async () => {

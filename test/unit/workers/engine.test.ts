@@ -166,6 +166,15 @@ describe("Engine", () => {
     expect(h.finish("c")).toEqual({ seqId: "c", reason: "stop", promptTokens: 5, outputTokens: upTo + 1 });
   });
 
+  test("banned token ids are never sampled: the model's greedy choice gives way to its next best", async () => {
+    const h = harness(4);
+    const banned = referenceGreedy(prompts.a!, 1)[0]!;
+    h.engine.add("a", prompts.a!, greedy(1, { bannedTokenIds: [banned] }));
+    await h.drain();
+    // The fake model's second choice is always the id after its first.
+    expect(tokensOf(h.text("a"))).toEqual([(banned + 1) % 64]);
+  });
+
   test("stop sequences cut the text before them and name the stop", async () => {
     const expected = referenceGreedy(prompts.a!, 8);
     const stop = `,${expected[2]},${expected[3]}`;

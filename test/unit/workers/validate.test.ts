@@ -30,6 +30,8 @@ describe("addProblem", () => {
     expect(addProblem([1], { ...params, seed: NaN }, limits)).toContain("seed");
     expect(addProblem([1], { ...params, stop: [3] }, limits)).toContain("stop must");
     expect(addProblem([1], { ...params, stopTokenIds: ["x"] }, limits)).toContain("stopTokenIds");
+    expect(addProblem([1], { ...params, bannedTokenIds: [100] }, limits)).toContain("bannedTokenIds");
+    expect(addProblem([1], { ...params, bannedTokenIds: [5] }, limits)).toBeNull();
     expect(addProblem([1], null, limits)).toContain("missing");
   });
 });
