@@ -103,7 +103,7 @@ for (const [name, env] of STORES) {
 describe("the server's intake budget", () => {
   test("a read past the budget waits its turn, and one that waits too long is 503 with Retry-After, unread", async () => {
     const size = 600 * KiB;
-    const { k, files, prepare, close } = await setUp({}, { bytes: 1024 * KiB, waitMs: 500 });
+    const { k, files, prepare, close } = await setUp({}, { bytes: 1024 * KiB, waitMs: 1500 });
     try {
       const [a, b, c] = [await upload(k, textSlice(0, size)), await upload(k, textSlice(1, size)), await upload(k, textSlice(2, size))];
       // A's read is held in flight: its 600 KiB are reserved until it is done.
