@@ -107,6 +107,10 @@ export interface Config {
   readonly s3AccessKeyId?: string;
   /** Never logged, never echoed in an error. */
   readonly s3SecretAccessKey?: string;
+  /** Media bytes in flight in intake, all requests together (an item larger than this is read alone). */
+  readonly intakeBudgetBytes: number;
+  /** How long a request waits for intake bytes before 503 service_overloaded. */
+  readonly intakeWaitMs: number;
   /** Worker threads decoding images, audio and video off the event loop. */
   readonly mediaWorkers: number;
   /** Decodes waiting for a worker beyond the running ones; one more is refused at once with 503 service_overloaded. */
@@ -222,6 +226,11 @@ export const OPTIONS: Option[] = [
   { key: "s3Region", env: "KILN_S3_REGION", flag: "--s3-region", help: "S3 region", parse: regionName },
   { key: "s3AccessKeyId", env: "KILN_S3_ACCESS_KEY_ID", flag: "--s3-access-key-id", help: "S3 access key id", parse: nonEmpty },
   { key: "s3SecretAccessKey", env: "KILN_S3_SECRET_ACCESS_KEY", flag: "--s3-secret-access-key", help: "S3 secret key (prefer the environment: flags show in ps)", parse: nonEmpty },
+  {
+    key: "intakeBudgetBytes", env: "KILN_INTAKE_BUDGET_BYTES", flag: "--intake-budget-bytes",
+    help: "media bytes read or decoding at once, all requests together (wait, then 503)", parse: int(1024 * 1024, 64 * 1024 * 1024 * 1024),
+  },
+  { key: "intakeWaitMs", env: "KILN_INTAKE_WAIT_MS", flag: "--intake-wait-ms", help: "time a request waits for intake bytes (503 after)", parse: int(0, 600_000) },
   { key: "mediaWorkers", env: "KILN_MEDIA_WORKERS", flag: "--media-workers", help: "worker threads decoding images, audio and video", parse: int(1, 16) },
   { key: "mediaMaxQueue", env: "KILN_MEDIA_MAX_QUEUE", flag: "--media-max-queue", help: "media decodes waiting for a worker (503 beyond)", parse: int(0, 4096) },
   { key: "mediaDecodeTimeoutMs", env: "KILN_MEDIA_DECODE_TIMEOUT_MS", flag: "--media-decode-timeout-ms", help: "time limit of one media decode", parse: int(1000, 3_600_000) },
@@ -280,6 +289,9 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     // 1 GiB at 20 Mbit/s takes about 7 minutes: an hour leaves room for slow links.
     uploadTimeoutMs: 3_600_000,
     s3Region: "us-east-1",
+    // Two of the largest media files (KILN_MAX_MEDIA_FILE_BYTES) at once; a burst past it waits, then gets 503.
+    intakeBudgetBytes: 512 * 1024 * 1024,
+    intakeWaitMs: 10_000,
     mediaWorkers: 1,
     // Media is decoded before admission: this bounds what a burst of requests can pile up (the bytes they hold).
     mediaMaxQueue: 16,

@@ -58,8 +58,8 @@ export class ApiError extends Error {
       null, null, { connection: "close" },
     );
   }
-  static overloaded() {
-    return new ApiError(503, "server_error", "The server is at its active request limit; retry shortly", "service_overloaded", null, retryAfter(60));
+  static overloaded(message = "The server is at its active request limit; retry shortly") {
+    return new ApiError(503, "server_error", message, "service_overloaded", null, retryAfter(60));
   }
   static backendUnavailable(message = "The model backend is unavailable; retry shortly", retryAfterS = 60) {
     return new ApiError(503, "server_error", message, "backend_unavailable", null, retryAfter(retryAfterS));

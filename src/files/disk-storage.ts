@@ -61,7 +61,7 @@ export class DiskFileStorage implements FileStorage {
     if (!path) return null;
     const file = Bun.file(path);
     if (!(await file.exists())) return null;
-    return { size: file.size, stream: () => file.stream(), bytes: () => file.bytes(), body: () => file };
+    return { size: file.size, stream: () => file.stream(), bytes: () => file.bytes(), slice: (start, end) => file.slice(start, end).bytes(), body: () => file };
   }
 
   async delete(id: string): Promise<void> {

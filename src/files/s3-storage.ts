@@ -37,6 +37,8 @@ function storedObject(file: S3File, size: number): StoredFile {
     size,
     stream: () => file.stream(),
     bytes: () => file.bytes(),
+    // A GET with a Range header (an empty range is answered without asking the store, which would refuse it).
+    slice: async (start, end) => (Math.min(end, size) > start ? file.slice(start, Math.min(end, size)).bytes() : new Uint8Array()),
     // Not the S3File itself: Bun answers `new Response(s3File)` with a 302 to a presigned URL of the store, which a
     // client may not reach. Streamed, the body goes out chunked (Bun drops a Content-Length beside a stream, #10507).
     body: () => file.stream(),

@@ -7,6 +7,8 @@ export interface StoredFile {
   readonly size: number;
   stream(): ReadableStream<Uint8Array>;
   bytes(): Promise<Uint8Array>;
+  /** Bytes `start..end` (end exclusive, clamped to the size) by a ranged read: the rest of the file is not read. */
+  slice(start: number, end: number): Promise<Uint8Array>;
   /**
    * What a download Response sends: a Blob from disk (Bun sends it with its Content-Length, by sendfile), a stream
    * from S3 (Bun drops a Content-Length set beside a ReadableStream body, oven-sh/bun#10507, so it goes chunked).

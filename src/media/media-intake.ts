@@ -1,5 +1,6 @@
 // Builds the core's intake from kiln's parts: the media decoder (worker threads), the fetch policy over the network
-// (injectable for tests), the team's uploaded files, and the operator's content policy, under the configured limits.
+// (injectable for tests), the team's uploaded files, and the operator's content policy, under the configured limits and
+// one budget of intake bytes in flight for the whole server.
 import { familyRefusal, restrictionOf } from "../access/rules.ts";
 import type { Config } from "../config.ts";
 import { findActiveKeyWithTeam } from "../db/keys-repo.ts";
@@ -14,7 +15,9 @@ import { createMediaDecoder } from "./decode/decoder.ts";
 import { defaultNet } from "./fetch-net.ts";
 import { fetchPolicyFromConfig, fetchRemote, type FetchPolicy, type Net } from "./fetch-policy.ts";
 import { checkPrompt } from "./content-policy.ts";
-import { type IntakeDeps, takeImages, takeMedia } from "./intake.ts";
+import { takeImages, takeMedia } from "./intake.ts";
+import { IntakeBudget } from "./intake-budget.ts";
+import type { IntakeDeps } from "./intake-deps.ts";
 
 export interface MediaIntakeOptions {
   config: Config;
@@ -43,17 +46,19 @@ export function createMediaIntake(o: MediaIntakeOptions): MediaIntake {
   const deps: IntakeDeps = {
     decode: (bytes, want, signal) => decoder.decode(bytes, want, signal),
     fetch: async (url, signal) => (await fetchRemote(url, fetchPolicy, net, signal)).bytes,
-    readFile: async (who, fileId, maxBytes) => {
+    openFile: async (who, fileId, maxBytes) => {
       // The key's permissions as they are now: a key without the files family cannot read files through a prompt either.
       const found = await findActiveKeyWithTeam(o.db, who.keyId);
       if (!found) throw ApiError.unauthorized();
       const refusal = familyRefusal({ key: restrictionOf(found.key), team: restrictionOf(found.team) }, "files", " (a file_id in the request)");
       if (refusal) throw refusal;
-      return (await readTeamFile({ db: o.db, files: o.files }, who.teamId, fileId, maxBytes)).bytes;
+      return readTeamFile({ db: o.db, files: o.files }, who.teamId, fileId, maxBytes);
     },
+    budget: new IntakeBudget(o.config.intakeBudgetBytes, o.config.intakeWaitMs),
     policy: o.policy,
     inlineMaxBytes: o.config.maxInlineMediaBytes,
     fileMaxBytes: o.config.maxMediaFileBytes,
+    fetchMaxBytes: fetchPolicy.maxBytes,
     maxParts: o.config.maxMediaPerRequest,
     maxTotalBytes: o.config.maxMediaFileBytes,
   };

@@ -100,6 +100,7 @@ const COVERED = new Set([
   "npm run bench -- --input-rules",
   "npm run bench -- --upload",
   "npm run bench -- --upload-s3",
+  "npm run bench -- --file-burst",
   "npm run bench -- --media-decode",
   "npm run bench -- --media",
   "npm run bench -- --images",
@@ -404,6 +405,14 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     if (r.code !== 0) throw new Error(r.out);
     expect(r.out).toMatch(/^cpu: /m);
     for (const store of ["disk", "s3"]) expect(r.out).toMatch(new RegExp(`^\\| ${store} +\\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+ \\| +-?\\d+\\.\\d \\| +\\d+ \\|$`, "m"));
+  }, 300_000);
+  test("npm run bench -- --file-burst (an 8 MB file, N = 1 and 5) prints RSS growth and /v1/status latency per N", () => {
+    const r = sh("npm run bench -- --file-burst", { KILN_BENCH_FILE_MB: "8", KILN_BENCH_FILE_BURST: "1,5" });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    expect(r.out).toMatch(/^a text file of 8000000 bytes/m);
+    for (const n of [1, 5]) expect(r.out).toMatch(new RegExp(`^\\| ${n} +\\| +\\d+ \\| +\\d+\\.\\d\\d \\| +\\d+ \\| +\\d+ \\| +-?\\d+ \\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+\\.\\d \\| +\\d+\\.\\d \\|$`, "m"));
+    expect(r.out).toMatch(/^targets at N = 5: RSS growth < 512 MiB/m);
   }, 300_000);
   test("npm run bench -- --media-decode prints /v1/status latency idle, while a video decodes in the worker, and on the event loop", () => {
     const r = sh("npm run bench -- --media-decode", { KILN_BENCH_MEDIA_SECONDS: "2" });

@@ -25,6 +25,21 @@ export function patternSlice(offset: number, length: number): Buffer {
   return out;
 }
 
+/** Text lines of 63 letters and a newline: 1 MiB of them, which a text file repeats (a UTF-8 document, no NUL). */
+const TEXT = Buffer.from(Array.from({ length: MiB }, (_, i) => (i % 64 === 63 ? 10 : 97 + (i % 26))));
+
+/** The bytes at `offset..offset+length` of a generated text file (TEXT repeated). */
+export function textSlice(offset: number, length: number): Buffer {
+  const out = Buffer.alloc(length);
+  for (let at = 0; at < length; ) {
+    const from = (offset + at) % MiB;
+    const n = Math.min(length - at, MiB - from);
+    TEXT.copy(out, at, from, from + n);
+    at += n;
+  }
+  return out;
+}
+
 /** sha256 of a generated file of `bytes` bytes. */
 export function patternSha256(bytes: number): string {
   const h = createHash("sha256");
@@ -40,6 +55,8 @@ export interface RawUpload {
   /** The purpose field comes after the file part (before it by default). */
   purposeLast?: boolean;
   filename?: string;
+  /** The file is text (textSlice) rather than the binary pattern. */
+  text?: boolean;
   /** After `after` file bytes: wait for `until`, then go on sending ("resume") or vanish ("close": status 0). */
   interrupt?: { after: number; until: () => Promise<unknown>; then: "resume" | "close" };
 }
@@ -73,7 +90,7 @@ export function rawUpload(url: string, u: RawUpload): Promise<RawResponse> {
       const stop = u.interrupt && !interrupted ? u.interrupt.after : u.bytes;
       while (sent < stop) {
         const n = Math.min(MiB, stop - sent);
-        const ok = sock.write(patternSlice(sent, n));
+        const ok = sock.write((u.text ? textSlice : patternSlice)(sent, n));
         sent += n;
         if (!ok) return void sock.once("drain", pump);
       }

@@ -103,6 +103,14 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ KILN_BUILTIN_MODELS: "kiln-tiny-v1,llama-3" }, [])).toThrow('KILN_BUILTIN_MODELS lists "llama-3", which is not a built-in model');
   });
 
+  test("the intake budget: 512 MiB in flight and a 10 s wait by default; at least 1 MiB; a wait of 0 refuses at once", () => {
+    const c = loadConfig({}, []);
+    expect([c.intakeBudgetBytes, c.intakeWaitMs]).toEqual([512 * 1024 * 1024, 10_000]);
+    const o = loadConfig({ KILN_INTAKE_BUDGET_BYTES: "104857600" }, ["--intake-wait-ms", "0"]);
+    expect([o.intakeBudgetBytes, o.intakeWaitMs]).toEqual([104_857_600, 0]);
+    expect(() => loadConfig({ KILN_INTAKE_BUDGET_BYTES: "1000" }, [])).toThrow("KILN_INTAKE_BUDGET_BYTES must be between 1048576");
+  });
+
   test("media decoding: defaults, decimals for the frame rate, bounds", () => {
     const c = loadConfig({}, []);
     expect([c.mediaWorkers, c.mediaDecodeTimeoutMs, c.mediaMaxPixels, c.mediaMaxAudioS, c.mediaMaxVideoS, c.videoFps, c.videoMaxFrames, c.videoFrameSize]).toEqual([1, 180_000, 50_000_000, 1800, 300, 1, 32, 768]);

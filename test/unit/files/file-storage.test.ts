@@ -79,6 +79,18 @@ for (const [name, make] of FACTORIES) {
       expect(Buffer.compare(streamed, bytes)).toBe(0);
     });
 
+    test("slice reads a range of the bytes (clamped to the size), so a file's head is read without the rest", async () => {
+      const { storage: s } = make();
+      const id = newFileId();
+      const bytes = Uint8Array.from({ length: 3 * MiB + 5 }, (_, i) => (i * 31) % 251);
+      await s.put(id, new Response(bytes).body!);
+      const file = (await s.get(id))!;
+      expect(Buffer.from(await file.slice(0, 4096)).equals(Buffer.from(bytes.subarray(0, 4096)))).toBe(true);
+      expect(Buffer.from(await file.slice(2 * MiB, 2 * MiB + 10)).equals(Buffer.from(bytes.subarray(2 * MiB, 2 * MiB + 10)))).toBe(true);
+      expect(Buffer.from(await file.slice(3 * MiB, 4 * MiB)).equals(Buffer.from(bytes.subarray(3 * MiB)))).toBe(true);
+      expect((await file.slice(0, 0)).length).toBe(0);
+    });
+
     test("a body that fails part-way (a cut or refused upload) leaves no partial upload and nothing under the id", async () => {
       const { storage: s, partials, stored } = make();
       const id = newFileId();

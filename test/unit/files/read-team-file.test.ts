@@ -1,5 +1,5 @@
-// readTeamFile, what the request formats call for a file_id: the caller's team's bytes under a size bound, and the
-// same 404 for every id that is not the team's.
+// readTeamFile, what the request formats call for a file_id: the caller's team's file under a size bound (its head by
+// a ranged read, or all of it), and the same 404 for every id that is not the team's.
 import { describe, expect, test } from "bun:test";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { readTeamFile } from "../../../src/files/read-team-file.ts";
@@ -19,12 +19,15 @@ describe("readTeamFile", async () => {
   };
   const PARAM = "input[0].content[1].file_id";
 
-  test("the team's file: its object and its bytes", async () => {
+  test("the team's file: its object, its size, its head and its bytes", async () => {
     const bytes = Uint8Array.from({ length: 5000 }, (_, i) => i % 256);
     const id = await upload(bytes);
     const got = await readTeamFile(k.deps, k.teamId, id, 5000, PARAM);
     expect(got.file).toMatchObject({ id, object: "file", bytes: 5000, filename: "pic.png", purpose: "vision", status: "processed" });
-    expect(Buffer.compare(Buffer.from(got.bytes), Buffer.from(bytes))).toBe(0);
+    expect(got.size).toBe(5000);
+    expect(Buffer.from(await got.head(100)).equals(Buffer.from(bytes.subarray(0, 100)))).toBe(true);
+    expect((await got.head(9000)).length).toBe(5000);
+    expect(Buffer.compare(Buffer.from(await got.bytes()), Buffer.from(bytes))).toBe(0);
   });
 
   test("larger than the caller's bound: a 400 naming the item, before any byte is read", async () => {

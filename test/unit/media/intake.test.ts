@@ -6,13 +6,20 @@ import { ApiError } from "../../../src/errors/api-error.ts";
 import type { Conversation, MediaPart } from "../../../src/inference/conversation.ts";
 import type { CoreRequest } from "../../../src/inference/request.ts";
 import { EMPTY_POLICY, parseContentPolicy } from "../../../src/media/content-policy.ts";
-import { base64Bytes, decodeBase64, type IntakeDeps, MAX_TEXT_DOCUMENT_BYTES, takeMedia, textDocument } from "../../../src/media/intake.ts";
+import { takeMedia } from "../../../src/media/intake.ts";
+import { IntakeBudget } from "../../../src/media/intake-budget.ts";
+import type { IntakeDeps } from "../../../src/media/intake-deps.ts";
+import { base64Bytes, decodeBase64 } from "../../../src/media/intake-read.ts";
+import { MAX_TEXT_DOCUMENT_BYTES, textDocument } from "../../../src/media/text-document.ts";
 import { FetchRefusal, MediaDecodeError } from "../../../src/media/types.ts";
 import type { DecodedMedia } from "../../../src/inference/media.ts";
 import { apiRefusal } from "../../helpers/api-refusal.ts";
 
-const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47];
+const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+
+/** A file in memory, opened as the Files storage would open one. */
+const opened = (bytes: Uint8Array) => ({ size: bytes.length, head: async (n: number) => bytes.subarray(0, n), bytes: async () => bytes });
 
 /** Decodes bytes starting with the PNG magic as a 1×1 image, "RIFF" as a clip, and refuses the rest as unknown. */
 async function decode(bytes: Uint8Array, want: string): Promise<DecodedMedia> {
@@ -35,13 +42,15 @@ function deps(over: Partial<IntakeDeps> = {}): IntakeDeps {
       if (url === "https://img.test/a.png") return png;
       throw new FetchRefusal("blocked", `the fetch policy refused ${url}: 10.0.0.1 is a private address`);
     },
-    readFile: async (who, id) => {
-      if (who.teamId === 1 && id === "file-png") return png;
+    openFile: async (who, id) => {
+      if (who.teamId === 1 && id === "file-png") return opened(png);
       throw new ApiError(404, "invalid_request_error", `No file with id '${id}'.`, "file_not_found", "file_id");
     },
     policy: EMPTY_POLICY,
     inlineMaxBytes: 1000,
     fileMaxBytes: 1 << 20,
+    fetchMaxBytes: 1 << 20,
+    budget: new IntakeBudget(1 << 30, 1000),
     maxParts: 4,
     maxTotalBytes: 1 << 20,
     ...over,
