@@ -12,6 +12,27 @@ export interface SchemaIssue {
   value?: unknown;
   /** typebox's ValueErrorType, when known. */
   type?: number;
+  /** A union's failure: one error iterator per variant (typebox's ValueError.errors). */
+  errors?: { First(): SchemaIssue | undefined }[];
+}
+
+const depth = (pointer: string) => pointer.split("/").length;
+
+/**
+ * The issue to report: a union that failed on an array (a list of items, such as `input`) is reported where its
+ * best-fitting variant failed deepest (`input.3.content`, not `input`), so the client learns which item and field
+ * are wrong; on anything else the union's own message (which lists the accepted forms) stays.
+ */
+export function deepestIssue(issue: SchemaIssue): SchemaIssue {
+  if (!Array.isArray(issue.value)) return issue;
+  let best = issue;
+  for (const variant of issue.errors ?? []) {
+    const first = variant.First();
+    if (!first) continue;
+    const inner = deepestIssue(first);
+    if (depth(inner.path) > depth(best.path)) best = inner;
+  }
+  return best;
 }
 
 
@@ -21,7 +42,8 @@ export function pointerToParam(pointer: string): string | null {
   return parts.length && parts.some(Boolean) ? parts.join(".") : null;
 }
 
-export function issueToApiError(issue: SchemaIssue): ApiError {
+export function issueToApiError(reported: SchemaIssue): ApiError {
+  const issue = deepestIssue(reported);
   // Object keys come from the client: a long one is not echoed back whole.
   const full = pointerToParam(issue.path);
   const param = full === null ? null : clip(full, 128);
