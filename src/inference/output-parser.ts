@@ -2,7 +2,7 @@
 // prompt format (e.g. <think>…</think> and <tool_call>{json}</tool_call>). Markers are structure, never answer
 // text: one that means nothing where it stands (a stray close, an open inside a block, a thinking open after the
 // answer began) is dropped. Thinking only comes first: a block opened after answer text or a call is answer text,
-// so every format's output replays as valid input (Responses rule 2: reasoning precedes the item it leads to).
+// so every format's output replays as valid input (reasoning always precedes what it leads to).
 import type { ParsedEvent } from "./blocks.ts";
 import { type CallBody, parseToolCallBody, readPartialCall } from "./call-body.ts";
 import { newCallId as randomCallId } from "./call-id.ts";
