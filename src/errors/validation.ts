@@ -55,7 +55,18 @@ export function issueToApiError(reported: SchemaIssue): ApiError {
     return ApiError.badRequest(`Missing required parameter: '${param}'.`, param);
   }
   if (custom) return ApiError.badRequest(custom, param);
+  const forms = unionForms(issue.schema);
+  if (forms) return ApiError.badRequest(`Invalid value for '${param}': expected ${forms}.`, param);
   return ApiError.badRequest(`Invalid value for '${param}': ${lowerFirst(issue.message)}.`, param);
+}
+
+/** A union's accepted forms in words ("string, array or null"), when each variant names its type; else null. */
+function unionForms(schema: SchemaIssue["schema"]): string | null {
+  const variants = schema?.anyOf;
+  if (!Array.isArray(variants)) return null;
+  const types = [...new Set(variants.flatMap((v: { anyOf?: unknown; type?: unknown }) => (Array.isArray(v.anyOf) ? v.anyOf.map((w: { type?: unknown }) => w.type) : [v.type])))];
+  if (!types.length || types.some((t) => typeof t !== "string")) return null;
+  return types.length === 1 ? String(types[0]) : `${types.slice(0, -1).join(", ")} or ${types[types.length - 1]}`;
 }
 
 function lowerFirst(s: string) {

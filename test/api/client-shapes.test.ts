@@ -36,7 +36,7 @@ describe("Responses input errors name the item (item 2)", () => {
   });
 
   test("a wrong value inside an item names its path, never only `input`", async () => {
-    expect400(await responses({ input: [{ role: "user", content: "hi" }, { role: "user", content: 5 }] }), "input.1.content");
+    expect400(await responses({ input: [{ role: "user", content: "hi" }, { role: "user", content: 5 }] }), "input.1.content", /^Invalid value for 'input\.1\.content': expected string, array or null\.$/);
     expect400(await responses({ input: [{ role: "user", content: [{ type: "input_text", text: 7 }] }] }), "input.0.content.0.text");
     expect400(await responses({ input: [{ role: "user", content: null }] }), "input.0.content", /input\.0 \(a message\) needs content/);
   });

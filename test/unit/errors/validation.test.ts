@@ -41,3 +41,8 @@ describe("deepestIssue (issue 40: input errors name the item)", () => {
     expect(issueToApiError(issue).toBody().error).toMatchObject({ param: "response_format", message: "response_format must be …" });
   });
 });
+
+test("a union without its own message names the forms it takes", () => {
+  const schema = { anyOf: [{ anyOf: [{ type: "string" }, { type: "array" }] }, { type: "null" }] };
+  expect(issueToApiError({ path: "/input/1/content", message: "Expected union value", value: 5, schema }).message).toBe("Invalid value for 'input.1.content': expected string, array or null.");
+});
