@@ -51,7 +51,7 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Where the first start writes the first API key (mode 0600) instead of printing it; unset prints it. */
   readonly firstKeyFile?: string;
-  /** Base URL of the SearXNG instance the built-in web_search tool queries; unset: web_search gets a 400. */
+  /** Base URL of the SearXNG instance the built-in web_search tool queries; unset: web_search is not offered (forcing it is a 400). */
   readonly webSearchUrl?: string;
   /** One search (request and reading its answer) gives up after this long and fails. */
   readonly webSearchTimeoutMs: number;

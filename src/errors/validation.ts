@@ -12,6 +12,27 @@ export interface SchemaIssue {
   value?: unknown;
   /** typebox's ValueErrorType, when known. */
   type?: number;
+  /** A union's failure: one error iterator per variant (typebox's ValueError.errors). */
+  errors?: { First(): SchemaIssue | undefined }[];
+}
+
+const depth = (pointer: string) => pointer.split("/").length;
+
+/**
+ * The issue to report: a union that failed on an array (a list of items, such as `input`) is reported where its
+ * best-fitting variant failed deepest (`input.3.content`, not `input`), so the client learns which item and field
+ * are wrong; on anything else the union's own message (which lists the accepted forms) stays.
+ */
+export function deepestIssue(issue: SchemaIssue): SchemaIssue {
+  if (!Array.isArray(issue.value)) return issue;
+  let best = issue;
+  for (const variant of issue.errors ?? []) {
+    const first = variant.First();
+    if (!first) continue;
+    const inner = deepestIssue(first);
+    if (depth(inner.path) > depth(best.path)) best = inner;
+  }
+  return best;
 }
 
 
@@ -21,7 +42,8 @@ export function pointerToParam(pointer: string): string | null {
   return parts.length && parts.some(Boolean) ? parts.join(".") : null;
 }
 
-export function issueToApiError(issue: SchemaIssue): ApiError {
+export function issueToApiError(reported: SchemaIssue): ApiError {
+  const issue = deepestIssue(reported);
   // Object keys come from the client: a long one is not echoed back whole.
   const full = pointerToParam(issue.path);
   const param = full === null ? null : clip(full, 128);
@@ -33,7 +55,18 @@ export function issueToApiError(issue: SchemaIssue): ApiError {
     return ApiError.badRequest(`Missing required parameter: '${param}'.`, param);
   }
   if (custom) return ApiError.badRequest(custom, param);
+  const forms = unionForms(issue.schema);
+  if (forms) return ApiError.badRequest(`Invalid value for '${param}': expected ${forms}.`, param);
   return ApiError.badRequest(`Invalid value for '${param}': ${lowerFirst(issue.message)}.`, param);
+}
+
+/** A union's accepted forms in words ("string, array or null"), when each variant names its type; else null. */
+function unionForms(schema: SchemaIssue["schema"]): string | null {
+  const variants = schema?.anyOf;
+  if (!Array.isArray(variants)) return null;
+  const types = [...new Set(variants.flatMap((v: { anyOf?: unknown; type?: unknown }) => (Array.isArray(v.anyOf) ? v.anyOf.map((w: { type?: unknown }) => w.type) : [v.type])))];
+  if (!types.length || types.some((t) => typeof t !== "string")) return null;
+  return types.length === 1 ? String(types[0]) : `${types.slice(0, -1).join(", ")} or ${types[types.length - 1]}`;
 }
 
 function lowerFirst(s: string) {

@@ -97,7 +97,7 @@ async function fieldText(form: FormEvents, name: string): Promise<string> {
  * as a stream, which ends only after the rest of the form is read and `check(fields, true)` passed; a failure
  * anywhere errors that stream instead, so the storage discards what it wrote. `check(fields, false)` runs when the
  * file part starts, so a bad field sent before the file is refused before the file is read. A form without a file
- * part is a 400 (after `check`, so a form missing both says what `check` says).
+ * part, or whose file field is a text field, is a 400 (after `check`, so a form missing both says what `check` says).
  */
 export async function receiveUpload(
   body: ReadableStream<Uint8Array> | null,
@@ -118,6 +118,10 @@ export async function receiveUpload(
       throw ApiError.badRequest(`The form has no ${opts.fileField} field.`, opts.fileField);
     }
     check(fields, false);
+    // A plain text field (no filename, no content type) is not a file: storing its text as one hides the client's mistake.
+    if (file.filename === null && file.contentType === null) {
+      throw ApiError.badRequest(`The form's ${opts.fileField} field is a text field; send the file as a file part (with a filename).`, opts.fileField);
+    }
     let size = 0;
     let fileDone = false;
     const stream = new ReadableStream<Uint8Array>(

@@ -1,6 +1,8 @@
 // Splits a model's raw streamed text into answer text, reasoning and tool calls, with the markers of the model's
 // prompt format (e.g. <think>…</think> and <tool_call>{json}</tool_call>). Markers are structure, never answer
-// text: one that means nothing where it stands (a stray close, an open inside a block) is dropped.
+// text: one that means nothing where it stands (a stray close, an open inside a block, a thinking open after the
+// answer began) is dropped. Thinking only comes first: a block opened after answer text or a call is answer text,
+// so every format's output replays as valid input (reasoning always precedes what it leads to).
 import type { ParsedEvent } from "./blocks.ts";
 import { type CallBody, parseToolCallBody, readPartialCall } from "./call-body.ts";
 import { newCallId as randomCallId } from "./call-id.ts";
@@ -42,6 +44,8 @@ export class OutputParser {
   private toolCount = 0;
   private atThinkStart = false;
   private afterThink = false;
+  /** Answer text or a call was emitted: a thinking open from here on means nothing. */
+  private answered = false;
   /** Every marker this request's format gives meaning to. */
   private readonly markers: string[];
 
@@ -117,7 +121,7 @@ export class OutputParser {
       } else this.emitReasoning(out, before);
     } else {
       this.emitText(out, before);
-      if (marker === think?.open) {
+      if (marker === think?.open && !this.answered) {
         this.state = "think";
         this.atThinkStart = true;
       } else if (marker === tool?.open) this.state = "tool";
@@ -149,6 +153,7 @@ export class OutputParser {
     }
     out.push({ type: "text", text: this.pendingWs + text });
     this.pendingWs = "";
+    this.answered = true;
   }
 
   private emitReasoning(out: ParsedEvent[], text: string): void {
@@ -174,6 +179,7 @@ export class OutputParser {
 
   private emitCall(out: ParsedEvent[], call: CallBody, cut: boolean): void {
     this.pendingWs = "";
+    this.answered = true;
     this.toolCount++;
     out.push({ type: "tool_call_start", id: (this.opts.newCallId ?? randomCallId)(), name: call.name });
     if (call.arguments) out.push({ type: "tool_call_delta", arguments: call.arguments });

@@ -72,8 +72,8 @@ describe("POST /v1/responses validation", async () => {
     await expect400(await chained([{ role: "user", content: "x" }, { type: "reasoning", encrypted_content: tampered, summary: [] }, { role: "assistant", content: "y" }]), "input.1.encrypted_content", /^input\.1\.encrypted_content could not be verified/);
   });
 
-  test("tools: web_search without a backend, unknown tool types, duplicate names, tools on a model without them", async () => {
-    await expect400(await post({ tools: [{ type: "web_search" }] }), "tools", /search backend/);
+  test("tools: web_search forced without a backend, unknown tool types, duplicate names, tools on a model without them", async () => {
+    await expect400(await post({ tools: [{ type: "web_search" }], tool_choice: { type: "web_search" } }), "tool_choice", /search backend/);
     await expect400(await post({ tools: [{ type: "code_interpreter" }] }), "tools.0.type");
     const f = { type: "function", name: "f", parameters: { type: "object" } };
     await expect400(await post({ tools: [f, f] }), "tools.1.name");

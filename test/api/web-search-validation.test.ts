@@ -22,9 +22,13 @@ async function expect400(res: Response, param: string, message: RegExp) {
 }
 
 describe("web_search validation", () => {
-  test("without a backend configured, any web_search tool type is a 400 with param tools", async () => {
-    for (const type of WEB_SEARCH_NAMES) await expect400(await post(without, { tools: [{ type }] }), "tools", /needs a search backend/);
-    await expect400(await post(without, { tools: [{ type: "web_search" }] }), "tools", /KILN_WEB_SEARCH_URL/);
+  test("without a backend configured, an offered web_search is not given to the model (no worker here: 503); forcing it is a 400 with param tool_choice", async () => {
+    for (const type of WEB_SEARCH_NAMES) {
+      expect((await post(without, { tools: [{ type }] })).status).toBe(503);
+      expect((await post(without, { tools: [{ type }, fn("f")], tool_choice: "required" })).status).toBe(503);
+      await expect400(await post(without, { tools: [{ type }], tool_choice: { type } }), "tool_choice", /needs a search backend/);
+    }
+    await expect400(await post(without, { tools: [{ type: "web_search" }], tool_choice: "required" }), "tool_choice", /KILN_WEB_SEARCH_URL/);
   });
 
   test("a function tool taking a reserved name while web_search is on is a 400 with param tools", async () => {

@@ -4,10 +4,11 @@ import { EffortSchema, Int, nullable } from "../schema-helpers.ts";
 
 const ContentPart = t.Object(
   {
-    type: t.String({ description: "text | image_url | input_audio | file (media in user messages, for a model that takes them)" }),
+    type: t.String({ description: "text | image_url | video_url | input_audio | file (media in user messages, for a model that takes them)" }),
     text: t.Optional(t.String()),
     image_url: t.Optional(t.Object({ url: t.String({ description: "https URL or data URL" }), detail: t.Optional(t.String()) }, { additionalProperties: true })),
     input_audio: t.Optional(t.Object({ data: t.String({ description: "base64 audio" }), format: t.Optional(t.String()) }, { additionalProperties: true })),
+    video_url: t.Optional(t.Object({ url: t.String({ description: "https URL or data URL of a video (as vLLM and SGLang take it)" }) }, { additionalProperties: true })),
     file: t.Optional(t.Object({ file_id: t.Optional(t.String()), file_data: t.Optional(t.String()), filename: t.Optional(t.String()) }, { additionalProperties: true })),
   },
   { additionalProperties: true },

@@ -14,14 +14,19 @@ type RawPart = {
   image_url?: { url?: string; detail?: MediaPart["detail"] };
   input_audio?: { data?: string; format?: string };
   file?: { file_id?: string; file_data?: string; filename?: string };
+  video_url?: { url?: string };
 };
 
-/** A media part of a user message (image_url, input_audio, file) as a core media part; 400 naming the field it lacks. */
+/** A media part of a user message (image_url, video_url, input_audio, file) as a core media part; 400 naming the field it lacks. */
 function mediaPart(p: RawPart, at: string): MediaPart | null {
   switch (p.type) {
     case "image_url":
       if (typeof p.image_url?.url !== "string" || !p.image_url.url) throw bad(`${at}.image_url.url is required.`, `${at}.image_url.url`);
       return { type: "media", declared: "image", source: sourceFromUrl(p.image_url.url), at, ...(p.image_url.detail ? { detail: p.image_url.detail } : {}) };
+    // vLLM's and SGLang's part for a video: the same video a file part would carry, declared as one.
+    case "video_url":
+      if (typeof p.video_url?.url !== "string" || !p.video_url.url) throw bad(`${at}.video_url.url is required.`, `${at}.video_url.url`);
+      return { type: "media", declared: "video", source: sourceFromUrl(p.video_url.url), at };
     case "input_audio":
       if (typeof p.input_audio?.data !== "string" || !p.input_audio.data) throw bad(`${at}.input_audio.data (base64 audio) is required.`, `${at}.input_audio.data`);
       return { type: "media", declared: "audio", source: { kind: "base64", mediaType: p.input_audio.format ?? null, data: p.input_audio.data }, at };
@@ -47,7 +52,7 @@ function contentParts(content: ChatMessageIn["content"], path: string, role: str
     const media = mediaPart(p, at);
     if (media && role === "user") return [media];
     if (media) throw bad(`${at} is ${p.type}, which a ${role} message cannot carry; media go in user messages.`, `${at}.type`);
-    throw bad(`Unsupported content part type '${clip(String(p.type))}' at ${at}; use text, image_url, input_audio or file.`, `${at}.type`);
+    throw bad(`Unsupported content part type '${clip(String(p.type))}' at ${at}; use text, image_url, video_url, input_audio or file.`, `${at}.type`);
   });
 }
 

@@ -1,6 +1,7 @@
 // The `input` object of a tool_use block from the arguments text the model wrote: exact when the text is a JSON
 // object; for a call cut by max_tokens (or written malformed) the object its text begins, completed where it stops,
-// which is what Anthropic's SDK reads from a partial input_json_delta buffer too.
+// which is what Anthropic's SDK reads from a partial input_json_delta buffer too. Numbers keep the model's own text
+// (JSON.rawJSON), so the input serializes back to the values the model wrote, never rounded or rewritten.
 
 /** How far back a cut is searched for a point where the text can be completed; past it the input is empty. */
 const MAX_BACKTRACK = 256;
@@ -8,6 +9,15 @@ const MAX_BACKTRACK = 256;
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => !!v && typeof v === "object" && !Array.isArray(v);
+
+type RawJson = { rawJSON(text: string): unknown };
+
+/** JSON.parse, each number kept as its source text, so JSON.stringify writes it back byte for byte. */
+function parseKeepingNumbers(text: string): unknown {
+  return JSON.parse(text, (_key: string, value: unknown, context?: { source?: string }) =>
+    typeof value === "number" && context?.source !== undefined ? (JSON as unknown as RawJson).rawJSON(context.source) : value,
+  );
+}
 
 /** What closes `prefix`: an open string's quote, then each open container's bracket, innermost first. */
 function closers(prefix: string): string {
@@ -31,7 +41,7 @@ export function toolInput(text: string): { input: Json; exact: boolean } {
   const trimmed = text.trim();
   if (!trimmed) return { input: {}, exact: true };
   try {
-    const v: unknown = JSON.parse(trimmed);
+    const v = parseKeepingNumbers(trimmed);
     if (isObject(v)) return { input: v, exact: true };
   } catch {
     // completed below
@@ -40,7 +50,7 @@ export function toolInput(text: string): { input: Json; exact: boolean } {
     // A dangling comma or colon cannot be completed; the key before a colon is dropped by cutting further back.
     const prefix = trimmed.slice(0, cut).replace(/[\s,:]+$/, "");
     try {
-      const v: unknown = JSON.parse(prefix + closers(prefix));
+      const v = parseKeepingNumbers(prefix + closers(prefix));
       if (isObject(v)) return { input: v, exact: false };
     } catch {
       // cut further back

@@ -228,9 +228,29 @@ export class ResponseAssembler {
     out.push({ type: "response.output_item.done", output_index: o.outputIndex, item: structuredClone(o.item) });
   }
 
+  /**
+   * Output that ends in reasoning (the model stopped, or was cut, while thinking) gets an empty assistant message
+   * after it, so the output replays as the next turn's input (input rule 2: reasoning is followed by what it led to).
+   */
+  private answerReasoning(out: ResponseEvent[], cut: boolean): void {
+    if (this.output[this.output.length - 1]?.type !== "reasoning") return;
+    const part = { type: "output_text", text: "", annotations: [] };
+    const item: Json = { id: newMessageItemId(), type: "message", role: "assistant", status: "in_progress", content: [] };
+    const ref = { item_id: item.id, output_index: this.output.length };
+    this.output.push(item);
+    out.push({ type: "response.output_item.added", output_index: ref.output_index, item: structuredClone(item) });
+    (item.content as Json[]).push(structuredClone(part));
+    out.push({ type: "response.content_part.added", ...ref, content_index: 0, part: structuredClone(part) });
+    out.push({ type: "response.output_text.done", ...ref, content_index: 0, text: "", logprobs: [] });
+    out.push({ type: "response.content_part.done", ...ref, content_index: 0, part: structuredClone(part) });
+    item.status = cut ? "incomplete" : "completed";
+    out.push({ type: "response.output_item.done", output_index: ref.output_index, item: structuredClone(item) });
+  }
+
   private finish(cut: boolean, out: ResponseEvent[]): void {
     // A block still open was cut by the token budget: it ends incomplete.
     for (const o of this.open.values()) if (o.head.kind !== "reasoning") o.item.status = "incomplete";
+    this.answerReasoning(out, cut);
     this.status = cut ? "incomplete" : "completed";
     if (cut) this.incomplete = { reason: "max_output_tokens" };
     this.completedAt = Math.floor(Date.now() / 1000);
@@ -244,6 +264,7 @@ export class ResponseAssembler {
    */
   private cancel(out: ResponseEvent[]): void {
     for (const o of this.open.values()) if (o.head.kind !== "reasoning") o.item.status = "incomplete";
+    this.answerReasoning(out, true);
     this.status = "cancelled";
     this.completedAt = Math.floor(Date.now() / 1000);
     out.push({ type: "response.incomplete", response: this.response() });

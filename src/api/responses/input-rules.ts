@@ -38,7 +38,7 @@ function checkItemShape(item: Item, i: number): void {
       if (!item.role || !ROLES.has(item.role)) {
         throw bad(`${at}.role '${clip(String(item.role ?? ""))}' is not supported; use user, assistant, system or developer.`, `${at}.role`);
       }
-      if (item.content === undefined) throw bad(`${at} (a message) needs content.`, `${at}.content`);
+      if (item.content == null) throw bad(`${at} (a message) needs content.`, `${at}.content`);
       if (Array.isArray(item.content)) checkParts(item.content, PART_TYPES[item.role!]!, `${at}.content`, `a ${item.role} message`);
       if (item.phase != null && item.phase !== "commentary" && item.phase !== "final_answer") {
         throw bad(`${at}.phase must be "commentary" or "final_answer".`, `${at}.phase`);
@@ -56,9 +56,11 @@ function checkItemShape(item: Item, i: number): void {
       if (Array.isArray(item.output)) checkParts(item.output, OUTPUT_PART_TYPES, `${at}.output`, "a function_call_output");
       return;
     case "reasoning":
+    // kiln's own web_search_call output items replay as they are; they add nothing to the prompt (the answer after one carries what it found).
+    case "web_search_call":
       return;
     default:
-      throw bad(`${at}.type '${clip(String(item.type))}' is not supported; use message, function_call, function_call_output or reasoning.`, `${at}.type`);
+      throw bad(`${at}.type '${clip(String(item.type))}' is not supported; use message, function_call, function_call_output, reasoning or web_search_call.`, `${at}.type`);
   }
 }
 
@@ -116,16 +118,20 @@ export function checkInputStructure(input: ResponsesRequestBody["input"], opts: 
       }
       // Rule 2: the reasoning is followed by an assistant message or a function_call before any new turn.
       const next = following[i];
-      const ok = next && (kind(next) === "function_call" || (kind(next) === "message" && next.role === "assistant"));
+      const ok = next && (kind(next) === "function_call" || kind(next) === "web_search_call" || (kind(next) === "message" && next.role === "assistant"));
       if (!ok) {
-        throw bad(`Item ${it.id ? clip(it.id) : `input.${i}`} of type 'reasoning' was provided without its required following item (an assistant message or a function_call).`, "input");
+        const name = it.id ? `${clip(it.id)} (input.${i})` : `input.${i}`;
+        throw bad(`Item ${name} of type 'reasoning' was provided without its required following item (an assistant message or a function_call).`, "input");
       }
     }
     // Rule 3: assistant text right before a function_call is commentary.
     if (kind(it) === "message" && it.role === "assistant" && it.phase !== "commentary") {
       const next = input[i + 1];
       if (next && kind(next) === "function_call") {
-        throw bad(`input.${i} is assistant text placed before a function_call; it must carry phase: "commentary".`, `input.${i}.phase`);
+        throw bad(
+          `input.${i} is an assistant message followed by a function_call (input.${i + 1}); under Responses input rule 3 it needs the field phase: "commentary" (set "phase": "commentary" on input.${i}).`,
+          `input.${i}.phase`,
+        );
       }
     }
   });

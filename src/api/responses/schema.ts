@@ -24,7 +24,8 @@ const InputItem = t.Object(
   {
     type: t.Optional(t.String({ description: "message (default) | function_call | function_call_output | reasoning" })),
     role: t.Optional(t.String({ description: "user | assistant | system | developer" })),
-    content: t.Optional(t.Union([t.String(), t.Array(Part)])),
+    // null: a reasoning item without content parts (Codex replays every reasoning item so).
+    content: nullable(t.Union([t.String(), t.Array(Part)])),
     phase: nullable(t.String({ description: 'assistant text before a function_call carries "commentary"' })),
     id: nullable(t.String()),
     call_id: t.Optional(t.String()),
@@ -42,13 +43,15 @@ export const ResponsesTool = t.Object(
   {
     type: t.String({
       description:
-        `function, or the built-in web search: ${WEB_SEARCH_NAMES.join(" | ")} (all the same tool; it needs KILN_WEB_SEARCH_URL). ` +
+        `function, namespace (a named group of function tools in \`tools\`), or the built-in web search: ${WEB_SEARCH_NAMES.join(" | ")} ` +
+        "(all the same tool; without KILN_WEB_SEARCH_URL it is not offered to the model, and forcing it is a 400). " +
         "While it is on, these names are reserved: a function tool may not take one (400, param tools).",
     }),
     name: t.Optional(t.String()),
     description: nullable(t.String()),
     parameters: nullable(t.Record(t.String(), t.Unknown())),
     strict: nullable(t.Boolean()),
+    tools: t.Optional(t.Array(t.Record(t.String(), t.Unknown()), { description: "namespace: its function tools, each callable under its own name" })),
   },
   { additionalProperties: true },
 );

@@ -13,9 +13,10 @@ export type ResponsesContentPart =
 
 export type ResponsesInputItem =
   | { type?: "message"; role: "user" | "system" | "developer" | "assistant"; content: string | ResponsesContentPart[]; phase?: string }
-  | { type: "reasoning"; id?: string; summary?: { type: "summary_text"; text: string }[]; content?: { type: "reasoning_text"; text: string }[]; encrypted_content?: string | null }
+  | { type: "reasoning"; id?: string; summary?: { type: "summary_text"; text: string }[]; content?: { type: "reasoning_text"; text: string }[] | null; encrypted_content?: string | null }
   | { type: "function_call"; call_id: string; name: string; arguments: string; id?: string }
-  | { type: "function_call_output"; call_id: string; output: string | ResponsesContentPart[] };
+  | { type: "function_call_output"; call_id: string; output: string | ResponsesContentPart[] }
+  | { type: "web_search_call"; id?: string };
 
 /**
  * Names item i of the items a request is planned from (the previous_response_id chain's first, then the input) as
@@ -97,6 +98,8 @@ export function responsesToConversation(input: string | readonly ResponsesInputI
         if (!args) throw itemError(path, i, "arguments", "must be a JSON object.");
         return pushTurn(conv, { role: "assistant", parts: [{ type: "tool_call", id: item.call_id, name: item.name, arguments: args }] }, true);
       }
+      case "web_search_call":
+        return;
       case "function_call_output":
         return pushTurn(conv, { role: "tool", parts: [{ type: "tool_result", callId: item.call_id, parts: parts(item.output, `${where(i)}.output`), isError: false }] }, true);
       default: {

@@ -30,6 +30,19 @@ export interface ResponsesPlan {
   summary: boolean;
 }
 
+type RequestTool = ResponsesRequestBody["tools"] extends (infer T)[] | null | undefined ? T : never;
+
+/** A function tool (`at` names it: tools.3, or tools.4.tools.1 inside a namespace) as the core's tool def. */
+function functionTool(tool: RequestTool, at: string, seen: Set<string>): ToolDef {
+  if (tool.type !== "function") throw bad(`${at}.type '${clip(String(tool.type))}' is not supported; use function, namespace or web_search.`, `${at}.type`);
+  const name = tool.name ?? "";
+  if (!TOOL_NAME.test(name)) throw bad(`${at}.name '${clip(name)}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `${at}.name`);
+  if (seen.has(name)) throw bad(`${at}.name '${name}' is declared twice.`, `${at}.name`);
+  seen.add(name);
+  if (tool.strict) checkStrictSchema(tool.parameters, `${at}.parameters`);
+  return { type: "function", function: { name, ...(tool.description ? { description: tool.description } : {}), ...(tool.parameters ? { parameters: tool.parameters } : {}), ...(tool.strict != null ? { strict: tool.strict } : {}) } };
+}
+
 function tools(body: ResponsesRequestBody, model: ModelInfo): ToolDef[] | null {
   if (!body.tools?.length) return null;
   const seen = new Set<string>();
@@ -37,13 +50,13 @@ function tools(body: ResponsesRequestBody, model: ModelInfo): ToolDef[] | null {
   body.tools.forEach((tool, i) => {
     // The built-in tool is checked by webSearchRequested and added by the core.
     if (isWebSearchType(tool.type)) return;
-    if (tool.type !== "function") throw bad(`tools.${i}.type '${clip(tool.type)}' is not supported; use function or web_search.`, `tools.${i}.type`);
-    const name = tool.name ?? "";
-    if (!TOOL_NAME.test(name)) throw bad(`tools.${i}.name '${clip(name)}' must match ^[a-zA-Z0-9_-]{1,64}$.`, `tools.${i}.name`);
-    if (seen.has(name)) throw bad(`tools.${i}.name '${name}' is declared twice.`, `tools.${i}.name`);
-    seen.add(name);
-    if (tool.strict) checkStrictSchema(tool.parameters, `tools.${i}.parameters`);
-    out.push({ type: "function", function: { name, ...(tool.description ? { description: tool.description } : {}), ...(tool.parameters ? { parameters: tool.parameters } : {}), ...(tool.strict != null ? { strict: tool.strict } : {}) } });
+    // A namespace groups function tools; the model sees and calls each under its own name.
+    if (tool.type === "namespace") {
+      if (!Array.isArray(tool.tools)) throw bad(`tools.${i} (a namespace) needs tools: an array of function tools.`, `tools.${i}.tools`);
+      (tool.tools as RequestTool[]).forEach((inner, j) => out.push(functionTool(inner, `tools.${i}.tools.${j}`, seen)));
+      return;
+    }
+    out.push(functionTool(tool, `tools.${i}`, seen));
   });
   if (!model.capabilities.tools) throw bad(`The model '${model.id}' does not support tools.`, "tools");
   return out.length ? out : null;
@@ -53,7 +66,9 @@ function toolChoice(body: ResponsesRequestBody, defs: ToolDef[] | null, web: boo
   const tc = body.tool_choice;
   if (tc == null) return defs || web ? "auto" : "none";
   if (typeof tc === "string") {
-    if (tc !== "none" && !defs && !web) throw bad(`tool_choice '${tc}' needs tools.`, "tool_choice");
+    if (tc !== "none" && !body.tools?.length) throw bad(`tool_choice '${tc}' needs tools.`, "tool_choice");
+    // Only a web_search the server cannot offer was declared: the model gets no tools.
+    if (!defs && !web) return "none";
     // "required" with web_search alone forces the search (the core sees a named call).
     if (tc === "required" && !defs) return "auto";
     return tc === "required" ? "any" : tc;

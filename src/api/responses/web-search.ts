@@ -10,13 +10,20 @@ import type { ResponsesRequestBody } from "./schema.ts";
 export const isWebSearchType = (type: string) => WEB_SEARCH_NAMES.includes(type);
 
 /**
- * Whether the request turns web_search on; throws the 400s (param "tools") for a server without a search backend
- * and for a function tool named like the built-in tool while it is on (the model could not tell them apart).
+ * Whether the request turns web_search on. On a server without a search backend an offered web_search is simply
+ * not given to the model (clients such as Codex offer it by default), but a call forced onto it is a 400 (param
+ * tool_choice): the request asks for what the server cannot do. With it on, a function tool named like the built-in
+ * tool is a 400 (param tools): the model could not tell them apart.
  */
 export function webSearchRequested(body: ResponsesRequestBody, tool: BuiltinTool | null): boolean {
   const tools = body.tools ?? [];
   if (!tools.some((t) => isWebSearchType(t.type))) return false;
-  if (!tool) throw ApiError.badRequest("The web_search tool needs a search backend, and this server has none configured (KILN_WEB_SEARCH_URL).", "tools");
+  if (!tool) {
+    if (forcesWebSearch(body, tools.filter((t) => !isWebSearchType(t.type)).length)) {
+      throw ApiError.badRequest("tool_choice forces the web_search tool, which needs a search backend, and this server has none configured (KILN_WEB_SEARCH_URL).", "tool_choice");
+    }
+    return false;
+  }
   tools.forEach((t, i) => {
     if (t.type === "function" && WEB_SEARCH_NAMES.includes(t.name ?? "")) {
       throw ApiError.badRequest(`tools.${i}.name '${clip(t.name ?? "")}' is reserved by the web_search tool (reserved: ${WEB_SEARCH_NAMES.join(", ")}); rename the function.`, "tools");

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { issueToApiError, pointerToParam } from "../../../src/errors/validation.ts";
+import { deepestIssue, issueToApiError, pointerToParam, type SchemaIssue } from "../../../src/errors/validation.ts";
 
 describe("validation errors", () => {
   test("pointer to dotted param", () => {
@@ -25,4 +25,24 @@ describe("validation errors", () => {
       "top_p must be > 0 and ≤ 1",
     );
   });
+});
+
+describe("deepestIssue (issue 40: input errors name the item)", () => {
+  const variant = (first: SchemaIssue | undefined) => ({ First: () => first });
+  test("a union that failed on an array is reported where its best variant failed deepest", () => {
+    const inner: SchemaIssue = { path: "/input/3/content", message: "Expected union value", value: 5, errors: [variant({ path: "/input/3/content", message: "Expected string", value: 5 })] };
+    const issue: SchemaIssue = { path: "/input", message: "Expected union value", value: [{}], schema: { error: "input must be a string or an array of input items" }, errors: [variant({ path: "/input", message: "Expected string", value: [{}] }), variant(inner)] };
+    expect(deepestIssue(issue)).toBe(inner);
+    expect(issueToApiError(issue).toBody().error.param).toBe("input.3.content");
+  });
+
+  test("on anything but an array the union's own message stays", () => {
+    const issue: SchemaIssue = { path: "/response_format", message: "Expected union value", value: { type: "xml" }, schema: { error: "response_format must be …" }, errors: [variant({ path: "/response_format/type", message: "Expected 'text'", value: "xml" })] };
+    expect(issueToApiError(issue).toBody().error).toMatchObject({ param: "response_format", message: "response_format must be …" });
+  });
+});
+
+test("a union without its own message names the forms it takes", () => {
+  const schema = { anyOf: [{ anyOf: [{ type: "string" }, { type: "array" }] }, { type: "null" }] };
+  expect(issueToApiError({ path: "/input/1/content", message: "Expected union value", value: 5, schema }).message).toBe("Invalid value for 'input.1.content': expected string, array or null.");
 });

@@ -94,6 +94,19 @@ describe("OutputParser", () => {
     expect(squash(call)).toEqual([{ type: "tool_call_start", id: "call_1", name: "f" }, { type: "tool_call_delta", arguments: "{}" }, { type: "tool_call_end" }]);
   });
 
+  test("a thinking block opened after the answer began is answer text, never reasoning (issue 40)", () => {
+    expect(squash(run(["<think>plan</think>Hello.<think>more</think> Bye."]))).toEqual([
+      { type: "reasoning", text: "plan" },
+      { type: "text", text: "Hello.more Bye." },
+    ]);
+    // After a call, too; and when the output ends inside such a block its text is still the answer's.
+    const afterCall = squash(run(['<tool_call>{"name": "f", "arguments": {}}</tool_call><think>', "late"]));
+    expect(afterCall.map((e) => e.type)).toEqual(["tool_call_start", "tool_call_delta", "tool_call_end", "text"]);
+    expect(afterCall[3]).toEqual({ type: "text", text: "late" });
+    // Whitespace alone is not an answer: a block after it is still the model's thinking.
+    expect(squash(run(["\n\n<think>x</think>y"])).map((e) => e.type)).toEqual(["reasoning", "text"]);
+  });
+
   test("markers are plain text when the feature is off", () => {
     expect(squash(run(["<think>hi</think><tool_call>{}</tool_call>"], { thinking: null, toolCall: null }))).toEqual([
       { type: "text", text: "<think>hi</think><tool_call>{}</tool_call>" },

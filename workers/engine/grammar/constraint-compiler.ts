@@ -1,8 +1,9 @@
 // Compiles JSON-output constraints for one model's vocabulary through xgrammar (WebAssembly), once per schema,
-// keeping the most recently used compiled grammars up to a bound.
+// keeping the most recently used compiled grammars up to a bound; numbers are bounded to finite doubles.
 import * as xg from "@mlc-ai/web-xgrammar";
 import { ConstraintMatcher } from "./constraint-matcher.ts";
 import type { GrammarVocab } from "./grammar-vocab.ts";
+import { boundNumbers } from "./bounded-numbers.ts";
 import { hoistRootRecursion } from "./root-recursion.ts";
 import { checkSchemaSubset } from "./schema-subset.ts";
 
@@ -183,11 +184,12 @@ export class ConstraintCompiler {
   private async build(spec: ConstraintSpec): Promise<CompiledConstraint> {
     try {
       const schema = JSON.stringify(spec.kind === "json_schema" ? hoistRootRecursion(spec.schema) : ANY_JSON_OBJECT);
-      const grammar =
+      // The converter behind compileJSONSchema, called directly so its EBNF can be bounded before it is compiled.
+      const ebnf =
         this.maxWhitespace === 0
-          ? await this.compiler.compileJSONSchema(schema, false, -1, [",", ":"], true)
-          : await this.compiler.compileJSONSchema(schema, true, -1, undefined, true, this.maxWhitespace);
-      return new CompiledConstraint(grammar, this.vocab);
+          ? await xg.Testings._jsonSchemaToEBNF(schema, false, -1, [",", ":"], true)
+          : await xg.Testings._jsonSchemaToEBNF(schema, true, -1, undefined, true, this.maxWhitespace);
+      return new CompiledConstraint(await this.compiler.compileGrammar(boundNumbers(ebnf)), this.vocab);
     } catch (e) {
       // The subset check runs first, so this is xgrammar failing on a schema it should accept.
       throw new Error(`could not compile the output constraint: ${e instanceof Error ? e.message : String(e)}`);
