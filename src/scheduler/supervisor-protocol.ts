@@ -1,8 +1,10 @@
 // The lifecycle messages every worker kind speaks with its supervisor (load, health, stop); plain data for postMessage.
+import type { DeviceSeat } from "../devices/device-turns.ts";
 
 /** Main thread → worker: what the supervisor itself sends, whatever the worker's kind. */
 export type LifecycleToWorker<Spec> =
-  | { type: "load"; model: Spec }
+  /** `seat`: a webgpu worker's seat in the process's device turns (src/devices/device-turns.ts). */
+  | { type: "load"; model: Spec; seat?: DeviceSeat }
   | { type: "ping"; nonce: number }
   | { type: "shutdown" };
 
