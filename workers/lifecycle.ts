@@ -52,11 +52,15 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
       return;
     }
     loading = true;
-    const started = performance.now();
+    let started = performance.now();
     try {
       if (seat) turns = new DeviceTurns(seat);
-      // A load creates sessions and runs warm-up passes: device work like any step.
-      const report = await life.onDevice(() => hooks.load(spec));
+      // A load creates sessions and runs warm-up passes: device work like any step. Its time counts from its turn.
+      const report = await life.onDevice(() => {
+        started = performance.now();
+        if (seat) life.post({ type: "load_started" });
+        return hooks.load(spec);
+      });
       loaded = true;
       life.post({ type: "loaded", modelId: spec.id, ms: performance.now() - started, ...(report ? { report } : {}) });
     } catch (err) {

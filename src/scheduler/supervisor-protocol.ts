@@ -18,6 +18,8 @@ export interface LoadReport {
 
 /** Worker → main thread: what the supervisor itself handles; every other message goes to the worker's backend. */
 export type LifecycleFromWorker =
+  /** A webgpu worker's turn at the device came and its load began: the load timeout counts from here. */
+  | { type: "load_started" }
   | { type: "loaded"; modelId: string; ms: number; report?: LoadReport }
   | { type: "load_error"; modelId: string; message: string }
   /** Answer to a ping: the thread's memory and how much work it has running and waiting. */

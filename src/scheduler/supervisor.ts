@@ -185,7 +185,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
     const log = this.opts.logger;
     return new Promise<void>((resolve) => {
       const loadMs = this.opts.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
-      const loadTimer = setTimeout(() => {
+      const armLoadTimer = () => setTimeout(() => {
         if (h.state !== "loading") return;
         log.error("model did not load in time", { kind: this.opts.kind, worker: id, model: model.id, timeout_ms: loadMs });
         this.handles.delete(id);
@@ -193,12 +193,20 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
         this.gone(model.id, { cause: "load_timeout", detail: `did not load within ${loadMs / 1000} s` });
         resolve();
       }, loadMs);
+      let loadTimer = armLoadTimer();
       loadTimer.unref?.();
       worker.onmessage = (ev: MessageEvent<LifecycleFromWorker | In>) => {
         h.lastHeard = Date.now();
         const msg = ev.data as LifecycleFromWorker;
         if (msg.type === "loaded" || msg.type === "load_error") clearTimeout(loadTimer);
         switch (msg.type) {
+          case "load_started":
+            // The time it waited for the device (other workers loading there) is not its own load's.
+            if (h.state !== "loading") break;
+            clearTimeout(loadTimer);
+            loadTimer = armLoadTimer();
+            loadTimer.unref?.();
+            break;
           case "loaded":
             // A worker given up on (load timeout, shutdown) stays retired even if it loads after all.
             if (h.state !== "loading") break;

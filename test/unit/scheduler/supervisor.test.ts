@@ -208,4 +208,20 @@ describe("WorkerSupervisor", () => {
     loaded(workers[2]!);
     expect(seatOf(workers[2]!)!.seat).not.toBe(seat.seat);
   });
+
+  test("the load timeout counts from load_started: a worker that waited its turn at the device is not cut short", async () => {
+    const h = harness({ loadTimeoutMs: 100 });
+    const started = h.sup.start();
+    const w = h.workers[0]!;
+    // The scripted worker: its turn comes after 70 ms, and its load then takes 70 ms more (140 ms in all).
+    await new Promise((resolve) => setTimeout(resolve, 70));
+    w.reply({ type: "load_started" });
+    await new Promise((resolve) => setTimeout(resolve, 70));
+    expect(h.seen.unservable).toEqual([]);
+    h.loaded(w);
+    await started;
+    expect(h.sup.hasReadyWorker(model.id)).toBe(true);
+    expect(w.types()).toEqual(["load"]);
+    await h.sup.shutdown(5);
+  });
 });
