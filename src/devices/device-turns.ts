@@ -104,6 +104,16 @@ export class DeviceTurnTable {
     this.free.push(seat.seat);
   }
 
+  /** Runs `fn` in a turn of this thread's own (the start-up probe, beside a test process's other servers' workers). */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const seat = this.claim();
+    try {
+      return await new DeviceTurns(seat).run(fn);
+    } finally {
+      this.release(seat);
+    }
+  }
+
   /** The seat holding the turn (null: nobody), for tests and the log. */
   holder(): number | null {
     const h = Atomics.load(this.table, HOLDER);

@@ -88,6 +88,24 @@ describe("DeviceTurns", () => {
     expect(table.holder()).toBeNull();
   });
 
+  test("the table's own run (the main thread's probe) waits for a worker's turn, and frees its seat after", async () => {
+    const table = new DeviceTurnTable(2);
+    const worker = new DeviceTurns(table.claim());
+    let release!: () => void;
+    const held = worker.run(() => new Promise<void>((resolve) => (release = resolve)));
+    await tick();
+    let probed = false;
+    const probe = table.run(async () => void (probed = true));
+    await tick();
+    expect(probed).toBe(false);
+    release();
+    await Promise.all([held, probe]);
+    expect(probed).toBe(true);
+    // Its seat is free again (the worker holds the other of the two).
+    expect(table.claim().seat).toBe(1);
+    expect(() => table.claim()).toThrow("all 2 webgpu worker seats are taken");
+  });
+
   test("worker threads on one table: no two inside at once, each gets its turns", async () => {
     const table = new DeviceTurnTable(4);
     const inside = new Int32Array(new SharedArrayBuffer(8));
