@@ -14,7 +14,7 @@ async function runLoop(): Promise<void> {
   looping = true;
   try {
     while (!life.stopping && engine.hasWork()) {
-      await engine.step();
+      await life.onDevice(() => engine!.step());
       await yieldToEvents();
     }
   } catch (err) {

@@ -26,8 +26,9 @@ async function runLoop(): Promise<void> {
     const { active, queued } = engine.counts();
     if (engine.maxBatch > 1 && active === 0 && queued > 0) await gatherBurst(() => engine!.counts().queued, DEFAULT_BURST_WINDOW);
     while (!life.stopping && engine.hasWork()) {
-      if (profiler) await profiledStep(engine, runner!);
-      else await engine.step();
+      // A step's passes, cache moves and frees touch the device: in this worker's turn there.
+      if (profiler) await life.onDevice(() => profiledStep(engine!, runner!));
+      else await life.onDevice(() => engine!.step());
       await yieldToEvents();
     }
   } catch (err) {

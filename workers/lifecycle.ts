@@ -1,6 +1,8 @@
 // The part of the supervisor protocol every model worker speaks alike (src/scheduler/supervisor-protocol.ts): one load
 // (loaded or load_error with the time it took), ping → pong with the thread's memory and work, shutdown, and fatal
-// when the worker's state is unreliable. A worker entry wires its own kind's messages and loop around it.
+// when the worker's state is unreliable; on the webgpu device, the load and each step in the worker's turn there
+// (src/devices/device-turns.ts). A worker entry wires its own kind's messages and loop around it.
+import { type DeviceSeat, DeviceTurns } from "../src/devices/device-turns.ts";
 import type { LifecycleFromWorker, LifecycleToWorker, LoadReport } from "../src/scheduler/supervisor-protocol.ts";
 
 interface WorkerScope {
@@ -27,12 +29,15 @@ export interface WorkerLifecycle<Out> {
   readonly stopping: boolean;
   /** The worker's state is unreliable: tells the supervisor (which replaces it) and stops taking work. */
   fatal(err: unknown): void;
+  /** Runs `fn` in this worker's turn on the webgpu device (src/devices/device-turns.ts); at once on the CPU. */
+  onDevice<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** Installs the worker's message handler; the kind's own messages go to `hooks.onMessage`. */
 export function serveLifecycle<Spec extends { id: string }, In extends { type: string }, Out>(hooks: LifecycleHooks<Spec, In>): WorkerLifecycle<Out> {
   let loading = false;
   let loaded = false;
+  let turns: DeviceTurns | null = null;
   const life = {
     stopping: false,
     post: (msg: Out | LifecycleFromWorker, transfer: ArrayBuffer[] = []) => scope.postMessage(msg, transfer),
@@ -40,16 +45,23 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
       life.post({ type: "fatal", message: err instanceof Error ? err.message : String(err) });
       life.stopping = true;
     },
+    onDevice: <T>(fn: () => Promise<T>): Promise<T> => (turns ? turns.run(fn) : fn()),
   };
-  const load = async (spec: Spec) => {
+  const load = async (spec: Spec, seat: DeviceSeat | undefined) => {
     if (loaded || loading) {
       life.post({ type: "load_error", modelId: spec.id, message: "this worker already has a model" });
       return;
     }
     loading = true;
-    const started = performance.now();
+    let started = performance.now();
     try {
-      const report = await hooks.load(spec);
+      if (seat) turns = new DeviceTurns(seat);
+      // A load creates sessions and runs warm-up passes: device work like any step. Its time counts from its turn.
+      const report = await life.onDevice(() => {
+        started = performance.now();
+        if (seat) life.post({ type: "load_started" });
+        return hooks.load(spec);
+      });
       loaded = true;
       life.post({ type: "loaded", modelId: spec.id, ms: performance.now() - started, ...(report ? { report } : {}) });
     } catch (err) {
@@ -62,9 +74,11 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
     const msg = ev.data;
     if (life.stopping && msg.type !== "shutdown") return;
     switch (msg.type) {
-      case "load":
-        void load((msg as Extract<LifecycleToWorker<Spec>, { type: "load" }>).model);
+      case "load": {
+        const { model, seat } = msg as Extract<LifecycleToWorker<Spec>, { type: "load" }>;
+        void load(model, seat);
         break;
+      }
       case "ping":
         life.post({ type: "pong", nonce: (msg as { nonce: number }).nonce, rssBytes: process.memoryUsage().rss, ...hooks.counts() });
         break;

@@ -3,6 +3,7 @@
 import type { Logger } from "../log/logger.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import { isSoftwareAdapter, listVulkanAdapters } from "../native/vulkan-adapters.ts";
+import { processDeviceTurns } from "./device-turns.ts";
 import { type DeviceCandidate, type DeviceSetting, needsProbe, type Placement, placeModel, type WebgpuView } from "./device-choice.ts";
 import { type ProbeOutcome, probeWebgpu } from "./webgpu-probe.ts";
 
@@ -38,5 +39,6 @@ export const MACHINE_PROBES: DeviceProbes = {
     const { adapters, error } = listVulkanAdapters();
     return { adapters: adapters.map((a) => ({ name: a.name, software: isSoftwareAdapter(a) })), ...(error ? { error } : {}) };
   },
-  probe: () => probeWebgpu(),
+  // In a turn at the device: another server of the same process (tests) may have workers running there.
+  probe: () => processDeviceTurns.run(() => probeWebgpu()),
 };

@@ -6,6 +6,7 @@
 // message in `onMessage`, and calls `release` when its work ends. When a worker dies or hangs, the ids it held
 // are handed back through `onLost` so the backend's caller can fail them retryably. Every failure is reported as a
 // fixed cause plus the raw detail (src/models/failures.ts): the detail is logged here, never shown to clients.
+import { type DeviceSeat, type DeviceTurnTable, processDeviceTurns } from "../devices/device-turns.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Failure, HealthCause, WorkerCause } from "../models/failures.ts";
 import type { Health, ModelEntry } from "../models/registry.ts";
@@ -56,6 +57,8 @@ export interface SupervisorOptions<Spec, In> {
   onRestart?(model: string, failure: WorkerFailure): void;
   /** Creates the worker thread; tests pass one that keeps a handle for fault injection. */
   spawnWorker?: (url: string | URL) => SupervisedWorker;
+  /** Where webgpu workers take turns on the device (default: the process's one table; ONNX Runtime has one context). */
+  deviceTurns?: DeviceTurnTable;
 }
 
 /** What a backend passes through to its supervisor unchanged: where its workers come from and who hears of them. */
@@ -178,10 +181,11 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
     const worker = this.opts.spawnWorker ? this.opts.spawnWorker(this.opts.workerUrl) : new Worker(this.opts.workerUrl);
     const h: Handle = { id, model, worker, state: "loading", held: new Set(), lastHeard: Date.now(), rssBytes: 0 };
     this.handles.set(id, h);
+    const seat = this.deviceSeat(model, worker);
     const log = this.opts.logger;
     return new Promise<void>((resolve) => {
       const loadMs = this.opts.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
-      const loadTimer = setTimeout(() => {
+      const armLoadTimer = () => setTimeout(() => {
         if (h.state !== "loading") return;
         log.error("model did not load in time", { kind: this.opts.kind, worker: id, model: model.id, timeout_ms: loadMs });
         this.handles.delete(id);
@@ -189,12 +193,20 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
         this.gone(model.id, { cause: "load_timeout", detail: `did not load within ${loadMs / 1000} s` });
         resolve();
       }, loadMs);
+      let loadTimer = armLoadTimer();
       loadTimer.unref?.();
       worker.onmessage = (ev: MessageEvent<LifecycleFromWorker | In>) => {
         h.lastHeard = Date.now();
         const msg = ev.data as LifecycleFromWorker;
         if (msg.type === "loaded" || msg.type === "load_error") clearTimeout(loadTimer);
         switch (msg.type) {
+          case "load_started":
+            // The time it waited for the device (other workers loading there) is not its own load's.
+            if (h.state !== "loading") break;
+            clearTimeout(loadTimer);
+            loadTimer = armLoadTimer();
+            loadTimer.unref?.();
+            break;
           case "loaded":
             // A worker given up on (load timeout, shutdown) stays retired even if it loads after all.
             if (h.state !== "loading") break;
@@ -233,8 +245,17 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
         this.lose(h, { cause: "worker_lost", detail: "worker exited" }, false);
         resolve();
       });
-      this.post(h, { type: "load", model: this.opts.loadSpec(model) });
+      this.post(h, { type: "load", model: this.opts.loadSpec(model), ...(seat ? { seat } : {}) });
     });
+  }
+
+  /** A webgpu worker's seat at the device, given back (with any turn it held) once the thread has exited. */
+  private deviceSeat(model: ModelEntry, worker: SupervisedWorker): DeviceSeat | null {
+    if (model.placement?.device !== "webgpu") return null;
+    const turns = this.opts.deviceTurns ?? processDeviceTurns;
+    const seat = turns.claim();
+    worker.addEventListener("close", () => turns.release(seat));
+    return seat;
   }
 
   /** Hands back the worker's work and starts a replacement (unless closing); a still-running worker is retired. */

@@ -52,7 +52,8 @@ describe("ImageBackend", () => {
     const unplaced = image("plain-image-v1");
     const sizes = [{ width: 128, height: 128 }, { width: 256, height: 128 }];
     expect(await loadSpecs([gpu, cpu, unplaced])).toEqual([
-      { type: "load", model: { id: gpu.id, dir: "/models/gpu-image-v1", threads: 2, device: "webgpu", maxBatch: 3, sizes, textLength: 77 } },
+      // The webgpu worker's seat at the device, where it takes turns with every other worker there.
+      { type: "load", model: { id: gpu.id, dir: "/models/gpu-image-v1", threads: 2, device: "webgpu", maxBatch: 3, sizes, textLength: 77 }, seat: { buffer: expect.any(SharedArrayBuffer), seat: expect.any(Number) } },
       { type: "load", model: { id: cpu.id, dir: "/models/cpu-image-v1", threads: 2, device: "cpu", maxBatch: 3, sizes, textLength: 77 } },
       { type: "load", model: { id: unplaced.id, dir: "/models/plain-image-v1", threads: 2, device: "cpu", maxBatch: 3, sizes, textLength: 77 } },
     ]);

@@ -1,5 +1,6 @@
 // The kind-agnostic worker supervisor, driven with fake workers of a made-up image kind: nothing here is about text.
 import { describe, expect, test } from "bun:test";
+import { DeviceTurns, DeviceTurnTable } from "../../../src/devices/device-turns.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import type { HealthCause } from "../../../src/models/failures.ts";
@@ -15,14 +16,14 @@ type ImageOut = { type: "render"; jobId: string } | { type: "abort"; jobId: stri
 
 const model: ModelEntry = { ...parseManifest(fakeManifest("paint-model-v1"), ["fp32"]), dir: "/nowhere" };
 
-function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingIntervalMs?: number; loadTimeoutMs?: number } = {}) {
+function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingIntervalMs?: number; loadTimeoutMs?: number; models?: ModelEntry[]; deviceTurns?: DeviceTurnTable } = {}) {
   const workers: FakeWorker[] = [];
   const logger = memoryLogger();
   const seen = {
     lost: [] as [string[], WorkerFailure][], health: [] as [Health, HealthCause | null][], ready: 0, unservable: [] as WorkerFailure[],
     messages: [] as [number, ImageIn][], restarts: [] as [string, WorkerFailure][],
   };
-  const sup: WorkerSupervisor<ImageSpec, ImageIn, ImageOut> = new WorkerSupervisor([model], {
+  const sup: WorkerSupervisor<ImageSpec, ImageIn, ImageOut> = new WorkerSupervisor(opts.models ?? [model], {
     kind: "image",
     workerUrl: "fake:worker",
     workersPerModel: opts.workersPerModel ?? 1,
@@ -40,6 +41,7 @@ function harness(opts: { workersPerModel?: number; hangTimeoutMs?: number; pingI
     onReady: () => seen.ready++,
     onUnservable: (_m, reason) => seen.unservable.push(reason),
     onRestart: (m, reason) => seen.restarts.push([m, reason]),
+    deviceTurns: opts.deviceTurns,
     spawnWorker: () => {
       const w = new FakeWorker();
       workers.push(w);
@@ -178,5 +180,48 @@ describe("WorkerSupervisor", () => {
     expect(h.seen.lost).toHaveLength(1);
     expect(h.workers).toHaveLength(3);
     expect(h.sup.stats()).toEqual([]);
+  });
+
+  test("a webgpu model's workers get seats at the device; one that exits holding the turn passes it on", async () => {
+    const table = new DeviceTurnTable(4);
+    const onGpu: ModelEntry = { ...parseManifest(fakeManifest("gpu-paint-v1"), ["fp32"]), dir: "/nowhere", placement: { device: "webgpu", dtype: "fp32", reason: "test" } };
+    const { workers, loaded, start } = harness({ models: [model, onGpu], deviceTurns: table });
+    const started = start();
+    const seatOf = (w: FakeWorker) => (w.posted[0] as { seat?: { seat: number; buffer: SharedArrayBuffer } }).seat;
+    // The CPU model's worker gets none; the webgpu one's a seat in the table the supervisor was given.
+    expect(seatOf(workers[0]!)).toBeUndefined();
+    const seat = seatOf(workers[1]!)!;
+    const otherSeat = table.claim();
+    expect(seat.buffer).toBe(otherSeat.buffer);
+    await started;
+    // Its thread takes the turn and exits in the middle of it (a crash): another seat waiting gets the turn.
+    void new DeviceTurns(seat).run(() => new Promise<void>(() => {}));
+    await waitFor(() => table.holder() === seat.seat, { what: "the worker's turn" });
+    let ran = false;
+    const other = new DeviceTurns(otherSeat).run(async () => void (ran = true));
+    workers[1]!.crash("segfault");
+    workers[1]!.close();
+    await other;
+    expect(ran).toBe(true);
+    // Its replacement gets a seat of its own.
+    await waitFor(() => workers.length === 3, { what: "a replacement worker" });
+    loaded(workers[2]!);
+    expect(seatOf(workers[2]!)!.seat).not.toBe(seat.seat);
+  });
+
+  test("the load timeout counts from load_started: a worker that waited its turn at the device is not cut short", async () => {
+    const h = harness({ loadTimeoutMs: 100 });
+    const started = h.sup.start();
+    const w = h.workers[0]!;
+    // The scripted worker: its turn comes after 70 ms, and its load then takes 70 ms more (140 ms in all).
+    await new Promise((resolve) => setTimeout(resolve, 70));
+    w.reply({ type: "load_started" });
+    await new Promise((resolve) => setTimeout(resolve, 70));
+    expect(h.seen.unservable).toEqual([]);
+    h.loaded(w);
+    await started;
+    expect(h.sup.hasReadyWorker(model.id)).toBe(true);
+    expect(w.types()).toEqual(["load"]);
+    await h.sup.shutdown(5);
   });
 });
