@@ -17,7 +17,7 @@ import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
 import { newRequestId } from "../http/request-id.ts";
 import { createSealer } from "../crypto/sealing.ts";
-import { loadServerSecret } from "../crypto/server-secret.ts";
+import { deriveKey, loadServerSecret } from "../crypto/server-secret.ts";
 import { PromptTokenizers } from "../images/prompt-tokenizer.ts";
 import { chooseDevices, type DeviceProbes, MACHINE_PROBES } from "../devices/choose-devices.ts";
 import { DeviceError } from "../devices/device-choice.ts";
@@ -109,15 +109,17 @@ export async function startKiln(
   // Followers, cancels and ends of responses produced by other replicas reach this one through Redis; alone, none need to.
   const bus = stores.redis ? new RedisLiveBus(stores.redis, { logger }) : null;
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
+  const secret = loadServerSecret(config.dataDir);
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     promptTokenizers: new PromptTokenizers(logger),
-    sealer: createSealer(loadServerSecret(config.dataDir)),
+    sealer: createSealer(secret),
     gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),
     live: new LiveResponses(logger, bus),
     metrics,
     files,
     intake: media.intake,
+    ...(stores.redis ? { shared: { redis: stores.redis, flashKey: deriveKey(secret, "dashboard-flash") } } : {}),
   };
   // Uploads a crash cut short (and bytes stored without their row) are removed before the first upload starts.
   // Each file is asked about as the sweep reaches it (keep may be async): in a shared bucket other replicas write rows meanwhile.
