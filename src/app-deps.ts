@@ -17,6 +17,8 @@ import type { Tokenizers } from "./inference/tokenizer.ts";
 export interface Lifecycle {
   /** True once shutdown began: new generation requests get 503 server_shutting_down. */
   draining: boolean;
+  /** True from SIGTERM on, before `draining` (during the drain notice): /v1/status says is_alive false, requests are still served. */
+  leaving?: boolean;
 }
 
 export interface AppDeps {

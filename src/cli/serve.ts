@@ -159,6 +159,9 @@ export async function startKiln(
     runtime,
     stop(graceMs = config.shutdownGraceMs) {
       stopped ??= (async () => {
+        // Health checks see the replica leaving first, so the load balancer stops sending before anything is refused.
+        deps.lifecycle.leaving = true;
+        if (config.drainNoticeMs > 0) await Bun.sleep(config.drainNoticeMs);
         deps.lifecycle.draining = true;
         const deadline = performance.now() + graceMs;
         while (busy() && performance.now() < deadline) await Bun.sleep(20);
@@ -207,7 +210,7 @@ export async function serve(config: Config): Promise<number> {
       setTimeout(() => {
         kiln.deps.logger.warn("shutdown overran its grace period; exiting");
         resolve(0);
-      }, config.shutdownGraceMs + 950);
+      }, config.drainNoticeMs + config.shutdownGraceMs + 950);
       void kiln.stop().then(() => resolve(0));
     };
     process.on("SIGTERM", () => onSignal("SIGTERM"));
