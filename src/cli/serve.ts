@@ -8,8 +8,10 @@ import { startResponseUpkeep } from "../api/responses/upkeep.ts";
 import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
+import { shareJournal, unshareJournal } from "../billing/journal-index.ts";
 import { replaySettlements } from "../billing/settle.ts";
-import { closeDatabase, DatabaseOpenError, databasePlace, openConfiguredDatabase } from "../db/client.ts";
+import { journalPathFor } from "../billing/settlement-journal.ts";
+import { closeDatabase, DatabaseOpenError, databasePlace, localDirOf, openConfiguredDatabase } from "../db/client.ts";
 import { fileExists } from "../db/files-repo.ts";
 import { createFileStorage, storagePlace } from "../files/create-storage.ts";
 import { FileStorageError } from "../files/storage.ts";
@@ -73,6 +75,10 @@ export async function startKiln(
   // replicas starting at once apply each migration once).
   const db = await openConfiguredDatabase(config);
   logger.info("database", databasePlace(config));
+  const stores = accessStores(config, logger);
+  // Replicas sharing a store learn of each other's journaled charges (and of their replay) through it.
+  const journal = journalPathFor(localDirOf(db));
+  if (journal && stores.journal) shareJournal(journal, stores.journal);
   // Usage the database refused last time (kept in the settlement journal) is written before anything new.
   const replay = await replaySettlements(db, logger);
   if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
@@ -100,7 +106,6 @@ export async function startKiln(
     devices: () => registry.list().filter((m) => m.capabilities.chat || m.diffusion).map((m) => ({ model: m.id, device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype })),
   });
   const files = createFileStorage(config);
-  const stores = accessStores(config, logger);
   if (stores.redis) {
     // Not fatal: requests that need Redis fail closed (503) until it answers; the rest are served meanwhile.
     const reachable = await stores.redis.time().then(() => true, () => false);
@@ -182,6 +187,7 @@ export async function startKiln(
         void server.stop(true);
         await Promise.race([Promise.all([workersStopped, media.close()]), Bun.sleep(left())]);
         bus?.close();
+        if (journal) unshareJournal(journal);
         stores.close();
         await closeDatabase(db);
       })();
