@@ -86,13 +86,13 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   }
 }
 
-interface Haproxy {
+export interface Haproxy {
   url: string;
   stop(): Promise<void>;
 }
 
-/** haproxy in the foreground over the replicas, once it answers /v1/status through its frontend. */
-async function startHaproxy(dir: string, port: number, replicas: ServerProcess[]): Promise<Haproxy> {
+/** haproxy in the foreground over the replicas (by their URLs), once it answers /v1/status through its frontend. */
+export async function startHaproxy(dir: string, port: number, replicas: readonly { url: string }[]): Promise<Haproxy> {
   const binary = findBinary(SERVERS.find((s: { binary: string }) => s.binary === "haproxy")!);
   if (!binary) throw new Error("haproxy is not installed: run node build/setup.mjs --cluster");
   const bindPort = port || freePort();
