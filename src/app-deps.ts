@@ -11,11 +11,14 @@ import type { Metrics } from "./metrics/metrics.ts";
 import type { ModelRegistry } from "./models/registry.ts";
 import type { Scheduler } from "./scheduler/scheduler.ts";
 import type { PromptTokenizers } from "./images/prompt-tokenizer.ts";
+import type { RedisConnection } from "./redis/connection.ts";
 import type { Tokenizers } from "./inference/tokenizer.ts";
 
 export interface Lifecycle {
   /** True once shutdown began: new generation requests get 503 server_shutting_down. */
   draining: boolean;
+  /** True from SIGTERM on, before `draining` (during the drain notice): /v1/status says is_alive false, requests are still served. */
+  leaving?: boolean;
 }
 
 export interface AppDeps {
@@ -40,4 +43,9 @@ export interface AppDeps {
   files: FileStorage;
   /** Reads, screens and decodes a request's media before its prompt is built (src/media/media-intake.ts). */
   intake: CoreIntake;
+  /**
+   * The Redis replicas share (KILN_REDIS_URL), for the dashboard's sign-in counts and one-shot notes, with the key those
+   * notes are sealed under (derived from the server secret); absent: one kiln keeps them in its memory.
+   */
+  shared?: { redis: RedisConnection; flashKey: Buffer };
 }

@@ -49,6 +49,11 @@ export interface Config {
   readonly idleTimeoutS: number;
   /** On SIGTERM/SIGINT, running requests get this long to finish while new ones get 503 server_shutting_down. */
   readonly shutdownGraceMs: number;
+  /**
+   * On SIGTERM/SIGINT, /v1/status says is_alive: false for this long while new requests are still served, so a load
+   * balancer's health check takes the replica out before it refuses any; then the drain (shutdownGraceMs) begins.
+   */
+  readonly drainNoticeMs: number;
   /** Where the first start writes the first API key (mode 0600) instead of printing it; unset prints it. */
   readonly firstKeyFile?: string;
   /** Base URL of the SearXNG instance the built-in web_search tool queries; unset: web_search is not offered (forcing it is a 400). */
@@ -186,6 +191,10 @@ export const OPTIONS: Option[] = [
   { key: "idleTimeoutS", env: "KILN_IDLE_TIMEOUT_S", flag: "--idle-timeout-s", help: "idle keep-alive connections close after this", parse: int(1, 255) },
   { key: "firstKeyFile", env: "KILN_FIRST_KEY_FILE", flag: "--first-key-file", help: "write the first API key to this new file (0600)", parse: nonEmpty },
   { key: "shutdownGraceMs", env: "KILN_SHUTDOWN_GRACE_MS", flag: "--shutdown-grace-ms", help: "drain time for running requests on SIGTERM", parse: int(0, 3_600_000) },
+  {
+    key: "drainNoticeMs", env: "KILN_DRAIN_NOTICE_MS", flag: "--drain-notice-ms",
+    help: "on SIGTERM, time is_alive is false while new requests are still served (a load balancer's health check interval × fall)", parse: int(0, 600_000),
+  },
   { key: "webSearchUrl", env: "KILN_WEB_SEARCH_URL", flag: "--web-search-url", help: "SearXNG base URL for the built-in web_search tool", parse: baseUrl },
   { key: "webSearchTimeoutMs", env: "KILN_WEB_SEARCH_TIMEOUT_MS", flag: "--web-search-timeout-ms", help: "time limit of one web search", parse: int(100, 120_000) },
   { key: "webSearchMaxResults", env: "KILN_WEB_SEARCH_MAX_RESULTS", flag: "--web-search-max-results", help: "results one web search gives the model", parse: int(1, 20) },
@@ -266,6 +275,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     bodyTimeoutMs: 30_000,
     idleTimeoutS: 10,
     shutdownGraceMs: 10_000,
+    drainNoticeMs: 0,
     webSearchTimeoutMs: 5000,
     webSearchMaxResults: 5,
     webSearchMaxBytes: 1024 * 1024,

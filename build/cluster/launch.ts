@@ -11,7 +11,7 @@ import { freePort } from "../../test/build/binary-process.ts";
 import { tempDir } from "../../test/helpers/kiln.ts";
 import { waitFor } from "../../test/helpers/wait-for.ts";
 import { type ServerProcess, startServerProcess } from "../../test/load/server-process.ts";
-import { haproxyConfig } from "./haproxy-config.ts";
+import { DRAIN_NOTICE_MS, haproxyConfig } from "./haproxy-config.ts";
 
 export interface ClusterOptions {
   replicas: number;
@@ -47,7 +47,10 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     const [postgres, redis, s3] = await Promise.all([startPostgres(), startRedis(), startS3Server({ bucket: "kiln-files" })]);
     started.push(postgres, redis, s3);
     const databaseUrl = await postgres.newDatabase();
-    const shared = { KILN_DATABASE_URL: databaseUrl, KILN_REDIS_URL: redis.url, ...s3.env, ...o.env };
+    // haproxy reaches the replicas from 127.0.0.1: they read the client from its X-Forwarded-For, and drain only once
+    // its health checks have taken them out.
+    const behindHaproxy = { KILN_TRUSTED_PROXIES: "127.0.0.1", KILN_DRAIN_NOTICE_MS: String(DRAIN_NOTICE_MS) };
+    const shared = { KILN_DATABASE_URL: databaseUrl, KILN_REDIS_URL: redis.url, ...s3.env, ...behindHaproxy, ...o.env };
     const replica = (i: number, key?: string) =>
       startServerProcess({ dataDir: join(dir, `replica-${i}`), modelsDir: o.modelsDir, env: shared, ...(key ? { key } : {}), logLevel: o.logLevel ?? "warn" });
     const first = await replica(1);
@@ -83,13 +86,13 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   }
 }
 
-interface Haproxy {
+export interface Haproxy {
   url: string;
   stop(): Promise<void>;
 }
 
-/** haproxy in the foreground over the replicas, once it answers /v1/status through its frontend. */
-async function startHaproxy(dir: string, port: number, replicas: ServerProcess[]): Promise<Haproxy> {
+/** haproxy in the foreground over the replicas (by their URLs), once it answers /v1/status through its frontend. */
+export async function startHaproxy(dir: string, port: number, replicas: readonly { url: string }[]): Promise<Haproxy> {
   const binary = findBinary(SERVERS.find((s: { binary: string }) => s.binary === "haproxy")!);
   if (!binary) throw new Error("haproxy is not installed: run node build/setup.mjs --cluster");
   const bindPort = port || freePort();

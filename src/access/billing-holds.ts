@@ -1,11 +1,13 @@
 // Billing holds: a billed team's running requests each hold their worst-case price against its balance, so racing
 // requests cannot together spend more than it has, and so do its charges still in the settlement journal (the
-// database refused them for now); a missing or lapsed account refuses them all (402). The holds live in a HoldStore
+// database refused them for now): this replica's own, and every other replica's announced in the shared journal index
+// (src/billing/journal-index.ts); a missing or lapsed account refuses them all (402). The holds live in a HoldStore
 // (hold-store.ts): this process's memory, or Redis when replicas must see each other's.
 import { type BillingAccount, findAccount } from "../db/billing-repo.ts";
 import { type Db, localDirOf } from "../db/client.ts";
 import { formatMicros } from "../billing/money.ts";
-import { journaledByTeam, journalPathFor } from "../billing/settlement-journal.ts";
+import { journalIndexOf } from "../billing/journal-index.ts";
+import { journaledCharges, journalPathFor } from "../billing/settlement-journal.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { type HoldStore, MemoryHoldStore } from "./hold-store.ts";
 
@@ -36,7 +38,7 @@ export class BillingHolds {
     const mark = await this.store.mark(teamId);
     // The journal before the balance: a charge replayed while the balance is read then counts twice for the moment,
     // never in neither (read after, the journal may be emptied of a charge the balance read did not see yet).
-    const journaled = this.journaledBy(teamId);
+    const journaled = await this.journaledBy(teamId);
     const account = await this.checkAccount(teamId);
     const holdId = crypto.randomUUID();
     const held = await this.store.hold(teamId, holdId, micros, account.balanceMicros - journaled, mark);
@@ -59,9 +61,17 @@ export class BillingHolds {
     return this.store.heldBy(teamId);
   }
 
-  /** The team's charges in the settlement journal: spent already, though not yet in its balance. */
-  journaledBy(teamId: number): number {
-    return this.journal ? journaledByTeam(this.journal).get(teamId) ?? 0 : 0;
+  /**
+   * The team's charges in the settlement journals, this replica's and those the others announced (a charge in both
+   * counts once): spent already, though not yet in its balance.
+   */
+  async journaledBy(teamId: number): Promise<number> {
+    if (!this.journal) return 0;
+    const shared = (await journalIndexOf(this.journal)?.of(teamId)) ?? new Map<string, number>();
+    const charges = new Map([...shared, ...(journaledCharges(this.journal).get(teamId) ?? [])]);
+    let sum = 0;
+    for (const micros of charges.values()) sum += micros;
+    return sum;
   }
 }
 

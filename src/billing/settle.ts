@@ -1,11 +1,13 @@
 // Settling a finished request: its usage row and, for a billed team, its ledger charge, in one transaction. A write
 // the database refuses (busy, disk full) is retried briefly and then kept in the settlement journal, which the next
 // settlement the database takes replays (or else the next start), so no request goes unrecorded or unbilled; /metrics
-// counts the failures and the replays.
+// counts the failures and the replays. With replicas sharing a store, journaled charges are announced there until their
+// replay (journal-index.ts), so every replica's billing admission counts them.
 import { existsSync } from "node:fs";
 import { type Db, localDirOf } from "../db/client.ts";
 import { recordSettlement } from "../db/settlement-repo.ts";
 import type { Logger } from "../log/logger.ts";
+import { journalIndexOf } from "./journal-index.ts";
 import { appendSettlement, journalPathFor, readJournal, rewriteJournal, type SettlementRecord } from "./settlement-journal.ts";
 
 /** Waits before each retry of a failed write: about half a second in all, spent off the event loop. */
@@ -66,11 +68,18 @@ export async function settle(deps: SettleDeps, r: SettlementRecord, delaysMs: re
     await inTurn(path, () => appendSettlement(path, r));
     deps.metrics?.settlementFailed(true);
     deps.logger.error("usage not recorded; kept in the settlement journal until the database takes it", { request_id: r.requestId, error: String(error) });
+    await announce(deps.logger, path, [r]);
   } catch (e) {
     // The last resort: the whole settlement in the log, for the operator to enter by hand.
     deps.metrics?.settlementFailed(false);
     deps.logger.error("usage not recorded and not journaled", { request_id: r.requestId, error: String(error), journal_error: String(e), settlement: r });
   }
+}
+
+/** Tells the other replicas of journaled charges; a store that cannot be told now hears of them at the next replay. */
+async function announce(logger: Logger, path: string, records: SettlementRecord[]): Promise<void> {
+  if (!records.length) return;
+  await journalIndexOf(path)?.add(records).catch((e) => logger.warn("journaled charges not announced to the other replicas", { count: records.length, error: String(e) }));
 }
 
 export interface ReplayReport {
@@ -100,16 +109,23 @@ async function replayJournal(db: Db, path: string, logger: Logger): Promise<Repl
   if (!records.length && !unreadable.length) return report;
   for (const line of unreadable) logger.error("settlement journal line unreadable; dropped", { line: line.slice(0, 2000) });
   const kept: SettlementRecord[] = [];
+  const written: SettlementRecord[] = [];
   for (const r of records) {
     try {
       if (await recordSettlement(db, r)) report.replayed++;
       else report.alreadyRecorded++;
+      written.push(r);
     } catch (e) {
       kept.push(r);
       logger.error("journaled settlement not replayed; kept for the next replay", { request_id: r.requestId, error: String(e) });
     }
   }
   rewriteJournal(path, kept);
+  // The database holds these charges now (the balance says so): the other replicas stop counting them.
+  if (written.length) {
+    await journalIndexOf(path)?.remove(written).catch((e) => logger.warn("replayed charges not withdrawn from the other replicas' count", { count: written.length, error: String(e) }));
+  }
+  await announce(logger, path, kept);
   report.kept = kept.length;
   report.unreadable = unreadable.length;
   return report;

@@ -88,14 +88,17 @@ export function rewriteJournal(path: string, records: SettlementRecord[]): void 
   syncDir(dirname(path));
 }
 
-/** The last sums read per journal, with the file identity they were read at. */
-const sums = new Map<string, { version: string; byTeam: ReadonlyMap<number, number> }>();
+/** Charges per team: request id → micro-units. */
+export type ChargesByTeam = ReadonlyMap<number, ReadonlyMap<string, number>>;
+
+/** The last charges read per journal, with the file identity they were read at. */
+const sums = new Map<string, { version: string; byTeam: ChargesByTeam }>();
 
 /**
- * The charges still waiting in the journal, summed per team (micro-units); none when there is no journal. One stat
- * per call while the file is unchanged: billing admission asks this for every request of a billed team.
+ * The charges still waiting in the journal, per team and request (micro-units); none when there is no journal. One
+ * stat per call while the file is unchanged: billing admission asks this for every request of a billed team.
  */
-export function journaledByTeam(path: string): ReadonlyMap<number, number> {
+export function journaledCharges(path: string): ChargesByTeam {
   const st = statSync(path, { throwIfNoEntry: false });
   if (!st?.isFile()) {
     sums.delete(path);
@@ -105,8 +108,12 @@ export function journaledByTeam(path: string): ReadonlyMap<number, number> {
   const version = `${st.ino}:${st.size}:${st.mtimeMs}`;
   const cached = sums.get(path);
   if (cached?.version === version) return cached.byTeam;
-  const byTeam = new Map<number, number>();
-  for (const r of readJournal(path).records) byTeam.set(r.teamId, (byTeam.get(r.teamId) ?? 0) + r.costMicros);
+  const byTeam = new Map<number, Map<string, number>>();
+  for (const r of readJournal(path).records) {
+    const team = byTeam.get(r.teamId) ?? new Map<string, number>();
+    team.set(r.requestId, r.costMicros);
+    byTeam.set(r.teamId, team);
+  }
   sums.set(path, { version, byTeam });
   return byTeam;
 }

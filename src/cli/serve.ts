@@ -8,8 +8,10 @@ import { startResponseUpkeep } from "../api/responses/upkeep.ts";
 import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
+import { shareJournal, unshareJournal } from "../billing/journal-index.ts";
 import { replaySettlements } from "../billing/settle.ts";
-import { closeDatabase, DatabaseOpenError, databasePlace, openConfiguredDatabase } from "../db/client.ts";
+import { journalPathFor } from "../billing/settlement-journal.ts";
+import { closeDatabase, DatabaseOpenError, databasePlace, localDirOf, openConfiguredDatabase } from "../db/client.ts";
 import { fileExists } from "../db/files-repo.ts";
 import { createFileStorage, storagePlace } from "../files/create-storage.ts";
 import { FileStorageError } from "../files/storage.ts";
@@ -17,7 +19,7 @@ import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
 import { newRequestId } from "../http/request-id.ts";
 import { createSealer } from "../crypto/sealing.ts";
-import { loadServerSecret } from "../crypto/server-secret.ts";
+import { deriveKey, loadServerSecret } from "../crypto/server-secret.ts";
 import { PromptTokenizers } from "../images/prompt-tokenizer.ts";
 import { chooseDevices, type DeviceProbes, MACHINE_PROBES } from "../devices/choose-devices.ts";
 import { DeviceError } from "../devices/device-choice.ts";
@@ -73,6 +75,10 @@ export async function startKiln(
   // replicas starting at once apply each migration once).
   const db = await openConfiguredDatabase(config);
   logger.info("database", databasePlace(config));
+  const stores = accessStores(config, logger);
+  // Replicas sharing a store learn of each other's journaled charges (and of their replay) through it.
+  const journal = journalPathFor(localDirOf(db));
+  if (journal && stores.journal) shareJournal(journal, stores.journal);
   // Usage the database refused last time (kept in the settlement journal) is written before anything new.
   const replay = await replaySettlements(db, logger);
   if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
@@ -100,7 +106,6 @@ export async function startKiln(
     devices: () => registry.list().filter((m) => m.capabilities.chat || m.diffusion).map((m) => ({ model: m.id, device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype })),
   });
   const files = createFileStorage(config);
-  const stores = accessStores(config, logger);
   if (stores.redis) {
     // Not fatal: requests that need Redis fail closed (503) until it answers; the rest are served meanwhile.
     const reachable = await stores.redis.time().then(() => true, () => false);
@@ -109,15 +114,17 @@ export async function startKiln(
   // Followers, cancels and ends of responses produced by other replicas reach this one through Redis; alone, none need to.
   const bus = stores.redis ? new RedisLiveBus(stores.redis, { logger }) : null;
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
+  const secret = loadServerSecret(config.dataDir);
   const deps: AppDeps = {
     config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     promptTokenizers: new PromptTokenizers(logger),
-    sealer: createSealer(loadServerSecret(config.dataDir)),
+    sealer: createSealer(secret),
     gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),
     live: new LiveResponses(logger, bus),
     metrics,
     files,
     intake: media.intake,
+    ...(stores.redis ? { shared: { redis: stores.redis, flashKey: deriveKey(secret, "dashboard-flash") } } : {}),
   };
   // Uploads a crash cut short (and bytes stored without their row) are removed before the first upload starts.
   // Each file is asked about as the sweep reaches it (keep may be async): in a shared bucket other replicas write rows meanwhile.
@@ -157,6 +164,9 @@ export async function startKiln(
     runtime,
     stop(graceMs = config.shutdownGraceMs) {
       stopped ??= (async () => {
+        // Health checks see the replica leaving first, so the load balancer stops sending before anything is refused.
+        deps.lifecycle.leaving = true;
+        if (config.drainNoticeMs > 0) await Bun.sleep(config.drainNoticeMs);
         deps.lifecycle.draining = true;
         const deadline = performance.now() + graceMs;
         while (busy() && performance.now() < deadline) await Bun.sleep(20);
@@ -177,6 +187,7 @@ export async function startKiln(
         void server.stop(true);
         await Promise.race([Promise.all([workersStopped, media.close()]), Bun.sleep(left())]);
         bus?.close();
+        if (journal) unshareJournal(journal);
         stores.close();
         await closeDatabase(db);
       })();
@@ -205,7 +216,7 @@ export async function serve(config: Config): Promise<number> {
       setTimeout(() => {
         kiln.deps.logger.warn("shutdown overran its grace period; exiting");
         resolve(0);
-      }, config.shutdownGraceMs + 950);
+      }, config.drainNoticeMs + config.shutdownGraceMs + 950);
       void kiln.stop().then(() => resolve(0));
     };
     process.on("SIGTERM", () => onSignal("SIGTERM"));

@@ -1,14 +1,13 @@
 // Sealing for reasoning replay: a Responses reasoning item's encrypted_content is the text under AES-256-GCM, and a
 // Messages thinking block's signature is an HMAC of its text; both are bound to the model, so a client can hand them
 // back (with store: false) and kiln can trust the text, while a tampered, truncated or foreign one is refused.
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { aeadOpen, aeadSeal, SEAL_OVERHEAD } from "./aead.ts";
 import { deriveKey } from "./server-secret.ts";
 
 /** v1 (before 2) fed the MAC model and text run together, so ("0x", "m-1") and ("x", "m-10") signed alike: refused now. */
 const VERSION = 2;
 const PREFIX = `v${VERSION}.`;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 export class SealError extends Error {}
 
@@ -39,24 +38,15 @@ export function createSealer(secret: Buffer): Sealer {
   const mac = (text: string, model: string) => createHmac("sha256", macKey).update(frame("kiln-thinking-signature", String(VERSION), model, text)).digest();
   return {
     seal(text, model) {
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv("aes-256-gcm", encKey, iv);
-      cipher.setAAD(aad(model));
-      const body = Buffer.concat([iv, cipher.update(text, "utf8"), cipher.final(), cipher.getAuthTag()]);
-      return PREFIX + body.toString("base64url");
+      return PREFIX + aeadSeal(encKey, text, aad(model)).toString("base64url");
     },
     open(sealed, model) {
       if (!sealed.startsWith(PREFIX) || !/^[A-Za-z0-9_-]+$/.test(sealed.slice(PREFIX.length))) throw new SealError("not a kiln-sealed payload of this version");
       const body = Buffer.from(sealed.slice(PREFIX.length), "base64url");
-      if (body.length < IV_BYTES + TAG_BYTES) throw new SealError("truncated");
-      const decipher = createDecipheriv("aes-256-gcm", encKey, body.subarray(0, IV_BYTES));
-      decipher.setAAD(aad(model));
-      decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-      try {
-        return Buffer.concat([decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)), decipher.final()]).toString("utf8");
-      } catch {
-        throw new SealError("authentication failed");
-      }
+      if (body.length < SEAL_OVERHEAD) throw new SealError("truncated");
+      const text = aeadOpen(encKey, body, aad(model));
+      if (text === null) throw new SealError("authentication failed");
+      return text;
     },
     sign(text, model) {
       return PREFIX + mac(text, model).toString("base64url");

@@ -1,6 +1,7 @@
-// What a form's redirect hands the next page, per session, in memory only: a one-shot notice for whichever page
-// comes next, and the full text of keys just created, each waiting for its own team's keys page (so a key is
-// never shown under another team, nor lost to another page), never written anywhere.
+// What a form's redirect hands the next page, per session: a one-shot notice for whichever page comes next, and the
+// full text of keys just created, each waiting for its own team's keys page (so a key is never shown under another
+// team, nor lost to another page), read once and never written to the database. This is the store of one kiln, in its
+// memory; with several replicas the next page may be served by another, so they share redis-flash.ts's.
 export interface Flash {
   notice?: string;
 }
@@ -13,9 +14,22 @@ export interface CreatedKey {
 }
 
 /** A notice or key not picked up in this time is dropped (the browser never followed the redirect). */
-const TTL_MS = 5 * 60_000;
+export const TTL_MS = 5 * 60_000;
 
-export class FlashStore {
+export interface FlashStore {
+  /** The notice for the next page of the session (a newer one replaces one not yet shown). */
+  put(sessionHash: string, flash: Flash): Promise<void>;
+  /** The session's notice, removed as it is read; null when there is none (or it is too old). */
+  take(sessionHash: string): Promise<Flash | null>;
+  /** A key just created, held until its team's keys page is next shown in this session. */
+  putKey(sessionHash: string, key: CreatedKey): Promise<void>;
+  /** The keys of `teamId` created in this session and not shown yet, oldest first, removed as they are read; other teams' stay. */
+  takeKeys(sessionHash: string, teamId: number): Promise<CreatedKey[]>;
+  /** Everything the session had waiting (it signed out). */
+  drop(sessionHash: string): Promise<void>;
+}
+
+export class MemoryFlashStore implements FlashStore {
   private readonly notices = new Map<string, { flash: Flash; at: number }>();
   private readonly keys = new Map<string, { key: CreatedKey; at: number }[]>();
 
@@ -30,29 +44,25 @@ export class FlashStore {
     }
   }
 
-  /** The notice for the next page of the session (a newer one replaces one not yet shown). */
-  put(sessionHash: string, flash: Flash): void {
+  async put(sessionHash: string, flash: Flash): Promise<void> {
     const t = this.now();
     this.sweep(t);
     this.notices.set(sessionHash, { flash, at: t });
   }
 
-  /** The session's notice, removed as it is read; null when there is none (or it is too old). */
-  take(sessionHash: string): Flash | null {
+  async take(sessionHash: string): Promise<Flash | null> {
     const v = this.notices.get(sessionHash);
     this.notices.delete(sessionHash);
     return v && this.now() - v.at < TTL_MS ? v.flash : null;
   }
 
-  /** A key just created, held until its team's keys page is next shown in this session. */
-  putKey(sessionHash: string, key: CreatedKey): void {
+  async putKey(sessionHash: string, key: CreatedKey): Promise<void> {
     const t = this.now();
     this.sweep(t);
     this.keys.set(sessionHash, [...(this.keys.get(sessionHash) ?? []), { key, at: t }]);
   }
 
-  /** The keys of `teamId` created in this session and not shown yet, removed as they are read; other teams' stay. */
-  takeKeys(sessionHash: string, teamId: number): CreatedKey[] {
+  async takeKeys(sessionHash: string, teamId: number): Promise<CreatedKey[]> {
     const t = this.now();
     const list = this.keys.get(sessionHash) ?? [];
     const mine = list.filter((e) => e.key.teamId === teamId && t - e.at < TTL_MS).map((e) => e.key);
@@ -62,7 +72,7 @@ export class FlashStore {
     return mine;
   }
 
-  drop(sessionHash: string): void {
+  async drop(sessionHash: string): Promise<void> {
     this.notices.delete(sessionHash);
     this.keys.delete(sessionHash);
   }

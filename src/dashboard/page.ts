@@ -73,7 +73,7 @@ export function openPage(d: DashboardDeps, handler: (c: RouteInput) => Promise<R
 }
 
 /** Ends a form post: the next page of the session shows `notice` once. */
-export function doneWith(d: DashboardDeps, v: Viewer, location: string, notice: string): Response {
-  d.flash.put(v.session.tokenHash, { notice });
+export async function doneWith(d: DashboardDeps, v: Viewer, location: string, notice: string): Promise<Response> {
+  await d.flash.put(v.session.tokenHash, { notice });
   return redirect(location);
 }

@@ -1,5 +1,7 @@
-// Signing in and out. The sign-in form has no session yet, so its CSRF token is a double-submit cookie; failed
-// attempts are counted per account and per address, and past the limit the password is not even checked.
+// Signing in and out. The sign-in form has no session yet, so its CSRF token is a double-submit cookie; attempts are
+// counted per (typed name, address) and per address, and past the limit the password is not even checked. A name that
+// is no account's is counted, checked and answered exactly as an account's, so neither the status, the page nor the
+// time taken tells whether an account exists.
 import { parseKey } from "../auth/api-key.ts";
 import { findUser, recordLogin } from "../db/dashboard-users-repo.ts";
 import { clientAddress } from "../http/client-address.ts";
@@ -68,7 +70,7 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
   const name = normalUsername(given);
   const user = name ? await findUser(d.db, name) : undefined;
   // The attempt is counted before its password is checked, so parallel guesses meet the limit as a sequence would.
-  const started = d.logins.begin(user ? user.username : null, address);
+  const started = await d.logins.begin(name ?? given, address);
   if ("waitMs" in started) {
     const s = Math.ceil(started.waitMs / 1000);
     return loginPage(c.request, { next, username: given, error: `Too many failed sign-ins. Try again in ${s} second${s === 1 ? "" : "s"}.`, status: 429 });
@@ -82,7 +84,7 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
     const error = isKey ? "That is an API key. The dashboard takes your user name and password." : "Wrong user name or password.";
     return loginPage(c.request, { next, username: given, error, status: 401 });
   }
-  d.logins.succeed(started.attempt);
+  await d.logins.succeed(started.attempt);
   // A session the browser still held ends here: one sign-in, one live session per browser.
   const previous = await sessionOfRequest(d.db, c.request);
   if (previous) await endSession(d.db, previous.session);
@@ -98,6 +100,6 @@ export async function signIn(d: DashboardDeps, c: RouteInput): Promise<Response>
 
 export async function signOut(d: DashboardDeps, c: FormInput): Promise<Response> {
   await endSession(d.db, c.viewer.session);
-  d.flash.drop(c.viewer.session.tokenHash);
+  await d.flash.drop(c.viewer.session.tokenHash);
   return redirect("/dashboard/login?signed_out", { "set-cookie": clearCookie(SESSION_COOKIE, isHttps(c.request)) });
 }

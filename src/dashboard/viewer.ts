@@ -35,7 +35,7 @@ export async function requireViewer(d: DashboardDeps, request: Request, opts: { 
   }
   const meta = metaOf(request);
   meta.teamId = signed.user.teamId;
-  return { ...signed, operator: signed.user.role === "operator", flash: opts.takeFlash ? d.flash.take(signed.session.tokenHash) : null };
+  return { ...signed, operator: signed.user.role === "operator", flash: opts.takeFlash ? await d.flash.take(signed.session.tokenHash) : null };
 }
 
 /** The team a page under /dashboard/teams/:team is about; 404 when there is none or it is not the viewer's. */

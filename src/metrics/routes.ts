@@ -1,4 +1,4 @@
-// GET /metrics: the Prometheus exposition, off the public API. Only a loopback peer or a holder of the admin token
+// GET /metrics: the Prometheus exposition, off the public API. Only a loopback peer (not a proxy's forward) or a holder of the admin token
 // (KILN_METRICS_TOKEN) may read it; anyone else gets the same empty 404 as an unknown path, so a public listener
 // does not reveal that an admin endpoint exists. It is hidden from the OpenAPI document.
 import { Elysia } from "elysia";
@@ -14,9 +14,9 @@ export function metricsRoutes(deps: { metrics: Metrics; config: Pick<Config, "me
     "/metrics",
     async ({ request }) => {
       const meta = metaOf(request);
-      if (!mayScrape(meta.peer ?? null, request.headers.get("authorization"), deps.config.metricsToken)) {
+      if (!mayScrape(meta.peer ?? null, request.headers, deps.config.metricsToken)) {
         // The operator still learns why their scraper sees 404.
-        deps.logger.warn("metrics refused: not a loopback peer and no valid admin token", { request_id: meta.id, peer: meta.peer ?? null });
+        deps.logger.warn("metrics refused: not a loopback peer (or forwarded by a proxy) and no valid admin token", { request_id: meta.id, peer: meta.peer ?? null });
         return new Response(null, { status: 404 });
       }
       const { body, contentType } = await deps.metrics.render();

@@ -11,8 +11,8 @@ import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 import { startServerProcess, type ServerProcess } from "../load/server-process.ts";
 
-async function start(graceMs: number): Promise<{ server: ServerProcess; port: number; model: string }> {
-  const env = { KILN_SHUTDOWN_GRACE_MS: String(graceMs), KILN_THREADS: "1" };
+async function start(graceMs: number, more: Record<string, string> = {}): Promise<{ server: ServerProcess; port: number; model: string }> {
+  const env = { KILN_SHUTDOWN_GRACE_MS: String(graceMs), KILN_THREADS: "1", ...more };
   const server = await startServerProcess({ dataDir: tempDir(), modelsDir: dirname(await tinyModelDir()), env });
   const models = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${server.key}` } });
   const model = ((await models.json()) as { data: { id: string }[] }).data[0]!.id;
@@ -55,6 +55,20 @@ function expectShuttingDown(res: RawResponse) {
 }
 
 describe("SIGTERM drain", () => {
+  test("with a drain notice, is_alive turns false at once while new requests are still served; after it they get 503; exit 0", async () => {
+    const s = await start(5000, { KILN_DRAIN_NOTICE_MS: "4000" });
+    const models = () => rawRequest(s.port, httpRequest("GET", "/v1/models", { headers: { authorization: `Bearer ${s.server.key}` } }));
+    // A long stream keeps the drain (and the process) going past the notice.
+    const stream = await runningStream(s, 4000);
+    const exited = s.server.stop();
+    await draining(s.server);
+    // What a load balancer's health check sees now takes the replica out; until then, what it still sends is served.
+    expect((await models()).status).toBe(200);
+    expectShuttingDown(await waitFor(models, { what: "the drain after the notice", until: (r) => r.status === 503, timeoutMs: 10_000 }));
+    await stream.rest();
+    expect(await exited).toBe(0);
+  }, 60_000);
+
   test("new requests get 503 server_shutting_down on kept-alive and new connections; running work finishes; exit 0", async () => {
     const s = await start(15_000);
     const keyed = { authorization: `Bearer ${s.server.key}` };

@@ -27,7 +27,7 @@ describe("GET /metrics access", () => {
     expect(await remote.text()).toBe("");
     const unknown = await k.handle(new Request(k.url("/nothing-here")), peer("203.0.113.7"));
     expect([unknown.status, await unknown.text()]).toEqual([404, ""]);
-    expect(k.logs.find((l) => l.msg === "metrics refused: not a loopback peer and no valid admin token")).toMatchObject({ peer: "203.0.113.7" });
+    expect(k.logs.find((l) => l.msg === "metrics refused: not a loopback peer (or forwarded by a proxy) and no valid admin token")).toMatchObject({ peer: "203.0.113.7" });
     // A header claiming to be local changes nothing: only the socket's address counts.
     expect((await scrape(k, "203.0.113.7", { "x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1" })).status).toBe(404);
     // No socket at all (a request that did not come through the listener) is not loopback either.

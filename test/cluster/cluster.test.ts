@@ -1,11 +1,15 @@
 // Four kiln replicas behind haproxy on loopback, sharing Postgres, Redis and an S3 server (build/cluster/launch.ts):
-// a team's RPM holds exactly across them, a revoked key is refused by every replica at once, a file uploaded through
+// what one replica tells a user holds on the others (a key made in the dashboard is shown on the page after the
+// redirect, whichever replica serves it), sign-ins are limited per client and name across them, /metrics is not open
+// through the proxy, a team's RPM holds exactly across them, a revoked key is refused by every replica at once, a file uploaded through
 // one downloads byte-identical through the others and a replica killed mid-upload leaves no object and no row, a
 // replica killed with background jobs has them ended or run by the others while a follower's stream goes on, and a
 // replica sent SIGTERM under load drains while haproxy moves its new requests to the others.
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { revokeKey } from "../../src/db/keys-repo.ts";
+import { addUser, DashboardClient, hiddenField } from "../helpers/dashboard-client.ts";
+import { httpRequest, rawRequest } from "../helpers/raw-http.ts";
 import { patternSha256, rawUpload } from "../helpers/upload-client.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 import { clusterPerFile } from "./cluster-per-file.ts";
@@ -38,6 +42,67 @@ async function leases(ids: string[]): Promise<Map<string, { status: string; owne
   const rows = (await cl.db.pg.execute(sql`SELECT id, status, lease_owner FROM responses WHERE id IN ${ids}`)) as unknown as { id: string; status: string; lease_owner: string | null }[];
   return new Map(rows.map((r) => [r.id, { status: r.status, owner: r.lease_owner }]));
 }
+
+/** One sign-in through haproxy from the loopback address `from` (another client to haproxy): the form, then the post; its status. */
+async function signInFrom(from: string, username: string, password: string): Promise<number> {
+  const port = Number(new URL(cl.cluster.url).port);
+  const form = await rawRequest(port, httpRequest("GET", "/dashboard/login"), 10_000, from);
+  const cookie = /kiln_login=([^;]+)/.exec(form.headers["set-cookie"] ?? "")![1]!;
+  const body = new URLSearchParams({ _login: hiddenField(form.body, "_login")!, username, password, next: "/dashboard" }).toString();
+  const headers = { cookie: `kiln_login=${cookie}`, "content-type": "application/x-www-form-urlencoded" };
+  return (await rawRequest(port, httpRequest("POST", "/dashboard/login", { headers, body }), 10_000, from)).status;
+}
+
+describe("what a user is told, and who may sign in, hold through haproxy", () => {
+  test("six keys created in the dashboard through haproxy: the page after each redirect shows that key, whole and working", async () => {
+    const t = await cl.team("dashboard-keys");
+    const pw = await addUser(cl.db, "keys-member", "member", t.id);
+    const c = new DashboardClient((r) => fetch(r, { redirect: "manual" }), cl.cluster.url);
+    expect((await c.signIn("keys-member", pw)).status).toBe(303);
+    const shown: string[] = [];
+    for (let i = 1; i <= 6; i++) {
+      await c.get(`/dashboard/teams/${t.id}/keys`);
+      const made = await c.post(`/dashboard/teams/${t.id}/keys`, { name: `cluster-key-${i}` });
+      expect(made.status).toBe(303);
+      const next = await c.get(made.location!);
+      const panels = [...next.text.matchAll(/<h2 id="new-key[^"]*-title">Your new key "([^"]+)"<\/h2>[\s\S]*?<code id="new-key[^"]*" data-key-id="\d+">([^<]+)<\/code>/g)];
+      expect(panels.map((p) => p[1])).toEqual([`cluster-key-${i}`]);
+      shown.push(panels[0]![2]!);
+    }
+    // Each key shown is the whole key: it authenticates, through haproxy, as the team's.
+    for (const key of shown) expect((await fetch(`${cl.cluster.url}/v1/models`, { headers: auth(key) })).status).toBe(200);
+    // The pages went to more than one replica (haproxy spreads them), and none showed a key twice.
+    expect(new Set(shown).size).toBe(6);
+  }, 120_000);
+
+  test("sign-ins are counted per client and name across the replicas: a stranger's failures lock out neither the operator nor another client", async () => {
+    const pw = await addUser(cl.db, "cluster-admin", "operator", null);
+    // 60 failed sign-ins with random names from one client: that client is limited (20 a minute, whichever replica)...
+    const spray: number[] = [];
+    for (let i = 0; i < 60; i++) spray.push(await signInFrom("127.0.0.2", `nobody-${crypto.randomUUID().slice(0, 8)}`, "wrong password here"));
+    expect(spray.slice(0, 20)).toEqual(Array(20).fill(401));
+    expect(spray.slice(20)).toEqual(Array(40).fill(429));
+    // ...and the operator, from another client, signs in.
+    expect(await signInFrom("127.0.0.3", "cluster-admin", pw)).toBe(303);
+    // Eight wrong passwords for the operator from one client: five 401s, then 429, however many replicas they reach.
+    const guesses: number[] = [];
+    for (let i = 0; i < 8; i++) guesses.push(await signInFrom("127.0.0.4", "cluster-admin", `wrong password ${i}`));
+    expect(guesses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    expect(await signInFrom("127.0.0.4", "cluster-admin", pw)).toBe(429);
+    // A name that is no account's answers the same from there.
+    const unknown: number[] = [];
+    for (let i = 0; i < 6; i++) unknown.push(await signInFrom("127.0.0.5", "cluster-nobody", `wrong password ${i}`));
+    expect(unknown).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(await signInFrom("127.0.0.6", "cluster-admin", pw)).toBe(303);
+  }, 180_000);
+
+  test("/metrics through haproxy needs the token (a forwarded request is not a loopback one); on a replica's own port it is open to loopback", async () => {
+    const via = await fetch(`${cl.cluster.url}/metrics`);
+    expect(via.status).toBe(404);
+    expect(await via.text()).toBe("");
+    expect((await fetch(`${cl.cluster.replicas[0]!.url}/metrics`)).status).toBe(200);
+  });
+});
 
 describe("replicas behind haproxy", () => {
   test("a team at 10 RPM sending 64 concurrent requests through haproxy gets exactly 10, served by several replicas", async () => {

@@ -1,7 +1,9 @@
 // Tokens per minute and billing holds across three replicas behind haproxy (build/cluster/launch.ts): a burst of
 // concurrent requests through haproxy admits exactly what the team's TPM, or its balance, covers, whichever replica
-// each request reaches (Redis keeps both).
+// each request reaches (Redis keeps both); and while Postgres refuses the usage writes, the charges each replica
+// journals count on the others, so the cluster admits what the balance covers, not each replica.
 import { describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import { costMicros } from "../../src/billing/cost.ts";
 import { credit, setBillingEnabled } from "../../src/db/billing-repo.ts";
 import { updateTeam } from "../../src/db/teams-repo.ts";
@@ -54,4 +56,29 @@ describe("three replicas behind haproxy, one Redis", () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 402)).toHaveLength(BURST - 5);
   }, 120_000);
+
+  test("while Postgres refuses usage writes (and serves reads), a billed team whose balance covers 2 requests gets 2 through haproxy, not 2 per replica", async () => {
+    const worst = await worstCase();
+    const t = await cl.team("journaled");
+    await setBillingEnabled(cl.db, t.id, true);
+    await credit(cl.db, t.id, 3 * worst - 1, "cluster test");
+    if (cl.db.dialect !== "postgres") throw new Error("the cluster runs on Postgres");
+    const pg = cl.db.pg;
+    await pg.execute(sql.raw(`CREATE FUNCTION refuse_usage() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'; END $$ LANGUAGE plpgsql`));
+    await pg.execute(sql.raw("CREATE TRIGGER refuse_usage BEFORE INSERT ON usage FOR EACH ROW EXECUTE FUNCTION refuse_usage()"));
+    try {
+      // One after another, so haproxy spreads them over the replicas and each settles (journaled) before the next.
+      const statuses: number[] = [];
+      for (let i = 0; i < 9; i++) statuses.push(await chat(t.key).then((r) => r.status));
+      expect(statuses).toEqual([200, 200, 402, 402, 402, 402, 402, 402, 402]);
+    } finally {
+      await pg.execute(sql.raw("DROP TRIGGER refuse_usage ON usage"));
+    }
+  }, 120_000);
 });
+
+/** One request's worst-case price (what it costs, with ignore_eos and MAX_TOKENS), from the tiny model's prices. */
+async function worstCase(): Promise<number> {
+  const pricing = readModelFolder(await tinyModelDir(), "kiln-tiny-v1").pricing;
+  return costMicros(pricing, { inputTokens: await promptTokens(), outputTokens: MAX_TOKENS, cachedTokens: 0, images: 0 });
+}

@@ -63,9 +63,10 @@ export class RawConnection {
     sock.on("error", end);
   }
 
-  static open(port: number, host = "127.0.0.1"): Promise<RawConnection> {
+  /** `from`: the loopback address to connect from (127.0.0.2 is another client than 127.0.0.1 to the server). */
+  static open(port: number, host = "127.0.0.1", from?: string): Promise<RawConnection> {
     return new Promise((resolve, reject) => {
-      const sock = connect(port, host, () => resolve(new RawConnection(sock)));
+      const sock = connect({ port, host, ...(from ? { localAddress: from } : {}) }, () => resolve(new RawConnection(sock)));
       sock.once("error", reject);
     });
   }
@@ -108,8 +109,8 @@ export class RawConnection {
 }
 
 /** Sends one request on a fresh connection and reads one response. */
-export async function rawRequest(port: number, request: string | Uint8Array, timeoutMs = 10_000): Promise<RawResponse> {
-  const conn = await RawConnection.open(port);
+export async function rawRequest(port: number, request: string | Uint8Array, timeoutMs = 10_000, from?: string): Promise<RawResponse> {
+  const conn = await RawConnection.open(port, "127.0.0.1", from);
   try {
     conn.write(request);
     return await conn.read(timeoutMs);

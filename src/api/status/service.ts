@@ -62,7 +62,7 @@ export function buildStatus(input: StatusInput): StatusDocument {
 /** The status of the running service, from the incidents table, the registry's model health and the drain flag. */
 export async function currentStatus(deps: { db: Db; registry: ModelRegistry; lifecycle: Lifecycle }): Promise<StatusDocument> {
   return buildStatus({
-    draining: deps.lifecycle.draining,
+    draining: deps.lifecycle.draining || deps.lifecycle.leaving === true,
     incidents: await recentIncidents(deps.db),
     models: deps.registry.list().map((m) => ({ id: m.id, health: deps.registry.healthOf(m.id) })),
     healthChangedAt: deps.registry.healthChangedAt,

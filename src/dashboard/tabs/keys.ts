@@ -63,7 +63,7 @@ async function keysPage(d: DashboardDeps, v: Viewer, team: Team, form: { name?: 
 </table></div>`
     : html`<p class="empty">Team "${team.name}" has no API keys. Create one above to start calling the API.</p>`;
   const body = html`<h1>API keys</h1>
-${newKeyPanel(d.flash.takeKeys(v.session.tokenHash, team.id), team)}
+${newKeyPanel(await d.flash.takeKeys(v.session.tokenHash, team.id), team)}
 <section class="card">
   <h2>Create API key</h2>
   <form method="post" action="/dashboard/teams/${team.id}/keys" class="row-form">
@@ -148,8 +148,8 @@ export function keysTab(d: DashboardDeps) {
       if (problem) return await keysPage(d, viewer, team, { name, error: problem }, 400);
       const key = await createKey(d.db, team.id, name);
       d.logger.info("dashboard key created", { key_id: key.id, team_id: team.id, by: viewer.user.username });
-      // The full key goes to the next page of this session only (memory, one read): a reload shows its last four characters.
-      d.flash.putKey(viewer.session.tokenHash, { teamId: team.id, id: key.id, name: key.name, key: key.key });
+      // The full key goes to the next page of this session only (one read, on whichever replica serves it): a reload shows its last four characters.
+      await d.flash.putKey(viewer.session.tokenHash, { teamId: team.id, id: key.id, name: key.name, key: key.key });
       return redirect(`/dashboard/teams/${team.id}/keys`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
     .get(`${base}/:key`, page(d, async ({ request, params, viewer }) => {

@@ -57,6 +57,38 @@ describe("dashboard sign-in", () => {
     expect(c.cookies.has("kiln_session")).toBe(false);
   });
 
+  test("five wrong passwords for admin from one address: 429 there, while admin signs in from another; an unknown name answers the same, status, page and checks", async () => {
+    const { k } = await setUp();
+    const pw = await addUser(k.deps.db, "admin", "operator", null);
+    const from = (address: string) => new DashboardClient((r) => k.handle(r, { timeout() {}, requestIP: () => ({ address }) }));
+    /** Six sign-ins of `name` from one address (five wrong, then `last`): statuses, pages without what differs by design, hash checks. */
+    const six = async (name: string, last: string) => {
+      const c = from("203.0.113.9");
+      const verify = spyOn(Bun.password, "verify");
+      const answers = [];
+      for (let i = 0; i < 6; i++) {
+        await c.get("/dashboard/login");
+        answers.push(await c.post("/dashboard/login", { username: name, password: i < 5 ? `wrong-password-${i}` : last }));
+      }
+      const checks = verify.mock.calls.length;
+      verify.mockRestore();
+      const page = (text: string) => text.replaceAll(name, "NAME").replace(/name="_login" value="[^"]*"/, "").replace(/in \d+ seconds?/, "in N seconds");
+      return { statuses: answers.map((a) => a.status), pages: answers.map((a) => page(a.text)), checks };
+    };
+    const known = await six("admin", pw);
+    const unknown = await six("no-such-user", "whatever-password");
+    expect(known.statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(unknown.statuses).toEqual(known.statuses);
+    expect(unknown.pages).toEqual(known.pages);
+    // Each of the five wrong passwords cost one hash check, for the account and for the name that is none.
+    expect(unknown.checks).toBe(5);
+    expect(known.checks).toBe(5);
+    // The operator, from their own address, is not locked out by the stranger's failures.
+    const operator = from("198.51.100.4");
+    expect((await operator.signIn("admin", pw)).status).toBe(303);
+    expect(operator.cookies.has("kiln_session")).toBe(true);
+  }, 60_000);
+
   test("a burst of parallel guesses meets the limit as a sequence would: five checks, and even the right password is refused", async () => {
     const { k, client } = await setUp();
     const pw = await addUser(k.deps.db, "burst", "member", k.teamId);

@@ -100,13 +100,13 @@ describe.each(STORES)("BillingHolds over the %s store", (_name, makeStore) => {
     await charge(s.team.id, "req_a", 400);
     await charge(other.id, "req_x", 900);
     await charge(s.team.id, "req_b", 300);
-    expect(s.holds.journaledBy(s.team.id)).toBe(700);
+    expect(await s.holds.journaledBy(s.team.id)).toBe(700);
     expect((await refusal(s.holds.hold(s.team.id, 301, "x"))).message).toContain("and 0.0003 is available");
     const release = await s.holds.hold(s.team.id, 300, "y");
     await release();
     // Written to the database: the balance carries the charges, the journal no longer does, so they count once.
     expect((await replaySettlements(s.db, memoryLogger())).replayed).toBe(3);
-    expect(s.holds.journaledBy(s.team.id)).toBe(0);
+    expect(await s.holds.journaledBy(s.team.id)).toBe(0);
     expect((await s.holds.checkAccount(s.team.id)).balanceMicros).toBe(300);
     expect((await refusal(s.holds.hold(s.team.id, 301, "x"))).message).toContain("and 0.0003 is available");
     expect(await s.holds.hold(s.team.id, 300, "y")).toBeFunction();
@@ -178,7 +178,7 @@ describe.each(STORES)("BillingHolds over the %s store", (_name, makeStore) => {
     // The hold has read the balance (1000) but not yet had the answer; meanwhile the journal is replayed and emptied.
     await wasRead;
     expect((await replaySettlements(s.db, memoryLogger())).replayed).toBe(1);
-    expect(holds.journaledBy(s.team.id)).toBe(0);
+    expect(await holds.journaledBy(s.team.id)).toBe(0);
     arrive();
     expect((await refusal(hold)).message).toContain("it may cost up to 0.000601 (x)");
     expect((await holds.checkAccount(s.team.id)).balanceMicros).toBe(600);

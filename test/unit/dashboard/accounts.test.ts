@@ -2,7 +2,6 @@ import { describe, expect, test } from "bun:test";
 import { hashPassword, MIN_PASSWORD, passwordMatches, passwordProblem } from "../../../src/dashboard/accounts/password.ts";
 import { randomToken, tokenHash, tokensMatch } from "../../../src/dashboard/accounts/sessions.ts";
 import { normalUsername } from "../../../src/dashboard/accounts/usernames.ts";
-import { FlashStore } from "../../../src/dashboard/flash.ts";
 import { safeNext } from "../../../src/dashboard/sign-in.ts";
 
 describe("passwords", () => {
@@ -50,33 +49,5 @@ describe("where sign-in returns to", () => {
     for (const bad of ["https://evil.example/dashboard", "//evil.example/dashboard", "/dashboardx", "/v1/models", "/dashboard/\\evil", "/dashboard/\u65e5", "/dashboard/\u0000", "/dashboard?x=\u2028", "/dashboard/ x", null, undefined]) {
       expect(safeNext(bad)).toBe("/dashboard");
     }
-  });
-});
-
-describe("new keys waiting for their page", () => {
-  test("each team's keys wait for that team's page; another page or team takes none of them", () => {
-    const f = new FlashStore(() => 0);
-    f.putKey("s1", { teamId: 1, id: 10, name: "a", key: "LLM|10|x" });
-    f.putKey("s1", { teamId: 2, id: 11, name: "b", key: "LLM|11|y" });
-    f.putKey("s1", { teamId: 1, id: 12, name: "c", key: "LLM|12|z" });
-    expect(f.take("s1")).toBeNull();
-    expect(f.takeKeys("s2", 1)).toEqual([]);
-    expect(f.takeKeys("s1", 2).map((k) => k.id)).toEqual([11]);
-    expect(f.takeKeys("s1", 1).map((k) => k.id)).toEqual([10, 12]);
-    expect(f.takeKeys("s1", 1)).toEqual([]);
-  });
-});
-
-describe("flash messages", () => {
-  test("read once, per session, dropped after five minutes", () => {
-    const clock = { t: 0 };
-    const f = new FlashStore(() => clock.t);
-    f.put("s1", { notice: "hello" });
-    expect(f.take("s2")).toBeNull();
-    expect(f.take("s1")).toEqual({ notice: "hello" });
-    expect(f.take("s1")).toBeNull();
-    f.put("s1", { notice: "late" });
-    clock.t += 5 * 60_000;
-    expect(f.take("s1")).toBeNull();
   });
 });

@@ -19,15 +19,23 @@ describe("metrics access", () => {
     expect(bearerMatches(null, token)).toBe(false);
   });
 
-  test("loopback peers always; others only with the configured token", () => {
+  test("loopback peers, unless a proxy forwarded the request; others only with the configured token", () => {
     const token = "0123456789abcdef-scrape";
-    expect(mayScrape("127.0.0.1", null, undefined)).toBe(true);
-    expect(mayScrape("127.0.0.1", null, token)).toBe(true);
-    expect(mayScrape("203.0.113.7", null, undefined)).toBe(false);
-    expect(mayScrape("203.0.113.7", `Bearer ${token}`, undefined)).toBe(false);
-    expect(mayScrape("203.0.113.7", `Bearer ${token}`, token)).toBe(true);
-    expect(mayScrape("203.0.113.7", "Bearer wrong-token-wrong-token", token)).toBe(false);
+    const h = (o: Record<string, string> = {}) => new Headers(o);
+    expect(mayScrape("127.0.0.1", h(), undefined)).toBe(true);
+    expect(mayScrape("127.0.0.1", h(), token)).toBe(true);
+    expect(mayScrape("203.0.113.7", h(), undefined)).toBe(false);
+    expect(mayScrape("203.0.113.7", h({ authorization: `Bearer ${token}` }), undefined)).toBe(false);
+    expect(mayScrape("203.0.113.7", h({ authorization: `Bearer ${token}` }), token)).toBe(true);
+    expect(mayScrape("203.0.113.7", h({ authorization: "Bearer wrong-token-wrong-token" }), token)).toBe(false);
+    // A proxy on this host forwarding for anyone: loopback by socket, yet it needs the token.
+    const vias: Record<string, string>[] = [{ "x-forwarded-for": "127.0.0.1" }, { forwarded: "for=198.51.100.2" }, { "x-real-ip": "198.51.100.2" }];
+    for (const via of vias) {
+      expect(mayScrape("127.0.0.1", h(via), undefined)).toBe(false);
+      expect(mayScrape("127.0.0.1", h(via), token)).toBe(false);
+      expect(mayScrape("127.0.0.1", h({ ...via, authorization: `Bearer ${token}` }), token)).toBe(true);
+    }
     // No socket (a request that never came through the listener) is not loopback.
-    expect(mayScrape(null, null, undefined)).toBe(false);
+    expect(mayScrape(null, h(), undefined)).toBe(false);
   });
 });
