@@ -16,6 +16,11 @@ import type { Tokenizers } from "./inference/tokenizer.ts";
 export interface Lifecycle {
   /** True once shutdown began: new generation requests get 503 server_shutting_down. */
   draining: boolean;
+  /**
+   * Aborted (with 503 server_shutting_down) when the drain begins: an upload whose body still arrives cannot be
+   * counted on to end within the grace period, so it stops at once and leaves nothing (the client retries it).
+   */
+  drainStarted?: AbortSignal;
 }
 
 export interface AppDeps {

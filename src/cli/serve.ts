@@ -123,8 +123,9 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
   // Followers, cancels and ends of responses produced by other replicas reach this one through Redis; alone, none need to.
   const bus = stores.redis ? new RedisLiveBus(stores.redis, { logger }) : null;
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
+  const drainStarted = new AbortController();
   const deps: AppDeps = {
-    config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
+    config, db, registry, logger, lifecycle: { draining: false, drainStarted: drainStarted.signal }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     promptTokenizers: new PromptTokenizers(logger),
     sealer: createSealer(loadServerSecret(config.dataDir)),
     gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),
@@ -172,6 +173,7 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
     stop(graceMs = config.shutdownGraceMs) {
       stopped ??= (async () => {
         deps.lifecycle.draining = true;
+        drainStarted.abort(ApiError.shuttingDown());
         const deadline = performance.now() + graceMs;
         while (busy() && performance.now() < deadline) await Bun.sleep(20);
         logger.info("drained", { unfinished: runtime.scheduler.load(), waited_ms: Math.round(graceMs - Math.max(0, deadline - performance.now())) });
