@@ -31,8 +31,7 @@ export function appendSettlement(path: string, r: SettlementRecord): void {
     const last = Buffer.alloc(1);
     const lead = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a ? "\n" : "";
     const line = Buffer.from(`${lead}${JSON.stringify(r)}\n`);
-    // A write may take fewer bytes than given (the disk filling up): the rest is written, or the next write throws.
-    for (let at = 0; at < line.byteLength; ) at += writeSync(fd, line, at);
+    writeWhole(fd, line);
     fsyncSync(fd);
   } catch (e) {
     try {
@@ -45,6 +44,11 @@ export function appendSettlement(path: string, r: SettlementRecord): void {
     closeSync(fd);
   }
   if (fresh) syncDir(dirname(path));
+}
+
+/** A write may take fewer bytes than given (the disk filling up): the rest is written, or the next write throws. */
+function writeWhole(fd: number, bytes: Buffer): void {
+  for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at);
 }
 
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -92,11 +96,15 @@ export function rewriteJournal(path: string, records: SettlementRecord[]): void 
   const tmp = `${path}.tmp`;
   const fd = openSync(tmp, "w", 0o600);
   try {
-    writeSync(fd, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    writeWhole(fd, Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join("")));
     fsyncSync(fd);
-  } finally {
+  } catch (e) {
+    // The old journal stays as it is; the partial new one goes (a full disk gets its space back).
     closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw e;
   }
+  closeSync(fd);
   renameSync(tmp, path);
   syncDir(dirname(path));
 }

@@ -63,6 +63,10 @@ describe("settlement journal", () => {
       // Longer than what the file's last page has room for: part of it is written before the disk says it is full.
       expect(() => appendSettlement(path, { ...record("req_2"), model: "m".repeat(64 * 1024) })).toThrow("ENOSPC");
       expect(readFileSync(path, "utf8")).toBe(before);
+      // A rewrite that does not fit fails too, and the journal is still the old one, with no temporary file beside it.
+      expect(() => rewriteJournal(path, [record("req_1"), { ...record("req_2"), model: "m".repeat(64 * 1024) }])).toThrow("ENOSPC");
+      expect(readFileSync(path, "utf8")).toBe(before);
+      expect(existsSync(`${path}.tmp`)).toBe(false);
     } finally {
       disk.unmount();
     }
