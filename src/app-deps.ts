@@ -19,6 +19,11 @@ export interface Lifecycle {
   draining: boolean;
   /** True from SIGTERM on, before `draining` (during the drain notice): /v1/status says is_alive false, requests are still served. */
   leaving?: boolean;
+  /**
+   * Aborted (with 503 server_shutting_down) when the drain begins: an upload whose body still arrives cannot be
+   * counted on to end within the grace period, so it stops at once and leaves nothing (the client retries it).
+   */
+  drainStarted?: AbortSignal;
 }
 
 export interface AppDeps {

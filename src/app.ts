@@ -14,6 +14,7 @@ import { statusRoutes } from "./api/status/routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import type { AppDeps } from "./app-deps.ts";
 import type { ApiError } from "./errors/api-error.ts";
+import { storageFaultOf } from "./fs/storage-fault.ts";
 import { type ErrorEnvelope, errorLogFields, errorResponse, specEnvelope, toApiError } from "./errors/render.ts";
 import { passEdge, parsedBody, type ServerControl } from "./http/edge.ts";
 import { policyTable } from "./http/edge-policy.ts";
@@ -24,14 +25,17 @@ import { rateLimitHeaders } from "./ratelimit/headers.ts";
 import type { Logger } from "./log/logger.ts";
 import { metricsRoutes } from "./metrics/routes.ts";
 
-/** One JSON log line for an unexpected exception; the client gets the sanitized 500. */
+/** One JSON log line for an unexpected exception (the client gets the sanitized 500), or for a storage fault (a 503). */
 export function crashLogger(logger: Logger, requestId: string) {
-  return (e: unknown) =>
-    logger.error("unhandled exception", {
+  return (e: unknown) => {
+    // A full or unwritable disk is the machine's fault, not kiln's: the operator needs what failed, not a stack.
+    const fault = storageFaultOf(e) !== null;
+    logger.error(fault ? "storage fault" : "unhandled exception", {
       request_id: requestId,
       error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
-      stack: e instanceof Error ? e.stack : undefined,
+      stack: e instanceof Error && !fault ? e.stack : undefined,
     });
+  };
 }
 
 export function buildRoutes(deps: AppDeps) {

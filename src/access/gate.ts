@@ -8,6 +8,7 @@ import { worstCaseMicros } from "../billing/cost.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import { findActiveKeyWithTeam } from "../db/keys-repo.ts";
+import { storageTrouble } from "../db/storage-health.ts";
 import type { Team } from "../db/teams-repo.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { Admission, AdmissionTicket } from "../inference/lifecycle.ts";
@@ -94,12 +95,17 @@ export class Gate {
   }
 
   /**
-   * Before anything is queued: for a billed team, holds the worst-case price (the whole prompt at the dearer of the
-   * input and cached-input rates, max output × choices) against its balance (402 when the
-   * account lapsed or the balance cannot cover it), then reserves input + max output × choices off the team's TPM
-   * (429 when they do not fit; a resumed job takes them without refusal, since waiting is all a limit asks).
+   * Before anything is queued: 503 when the storage could not record its usage (src/db/storage-health.ts); for a
+   * billed team, holds the worst-case price (the whole prompt at the dearer of the input and cached-input rates, max
+   * output × choices) against its balance (402 when the account lapsed or the balance cannot cover it), then reserves
+   * input + max output × choices off the team's TPM (429 when they do not fit; a resumed job takes them without
+   * refusal, since waiting is all a limit asks).
    */
   async admit(a: Admission): Promise<AdmissionTicket> {
+    // Work whose usage could be recorded nowhere (the database and the settlement journal on a full or unwritable
+    // disk) is refused before it runs, never served unbilled.
+    const trouble = storageTrouble(this.deps.db);
+    if (trouble?.blocking) throw ApiError.storageFault(trouble.kind);
     const entry = this.live.get(a.scope.requestId) ?? (await this.outsideEdge(a));
     const team = entry.auth.team;
     const output = a.maxOutputTokens * a.choices;

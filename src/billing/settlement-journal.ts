@@ -2,7 +2,7 @@
 // each in a file beside the database, appended and fsynced so they survive a crash; settle.ts replays them into the
 // database once it takes writes again (or at the next start), and billing holds count them until then. Plain files
 // only: it must work when the database is what failed.
-import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { syncDir } from "../fs/sync-dir.ts";
 import { type NewUsage, USAGE_STATUSES, type UsageStatus } from "../db/usage-repo.ts";
@@ -17,21 +17,38 @@ export function journalPathFor(dir: string | null): string | null {
   return dir === null ? null : join(dir, JOURNAL_FILE);
 }
 
-/** Appends one record and fsyncs it before returning; throws when the disk will not take it. */
+/**
+ * Appends one record and fsyncs it before returning; throws when the disk will not take it, leaving the journal as it
+ * was (a full disk may take part of a line: that part is cut off again).
+ */
 export function appendSettlement(path: string, r: SettlementRecord): void {
   const fresh = !existsSync(path);
   const fd = openSync(path, "a+", 0o600);
+  let size = 0;
   try {
     // A line torn by a crash mid-write must not swallow this one: it starts on a line of its own.
-    const size = fstatSync(fd).size;
+    size = fstatSync(fd).size;
     const last = Buffer.alloc(1);
     const lead = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a ? "\n" : "";
-    writeSync(fd, `${lead}${JSON.stringify(r)}\n`);
+    const line = Buffer.from(`${lead}${JSON.stringify(r)}\n`);
+    writeWhole(fd, line);
     fsyncSync(fd);
+  } catch (e) {
+    try {
+      ftruncateSync(fd, size);
+    } catch {
+      // The torn line stays; readers skip it (parseSettlement), and the settlement goes to the log whole.
+    }
+    throw e;
   } finally {
     closeSync(fd);
   }
   if (fresh) syncDir(dirname(path));
+}
+
+/** A write may take fewer bytes than given (the disk filling up): the rest is written, or the next write throws. */
+function writeWhole(fd: number, bytes: Buffer): void {
+  for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at);
 }
 
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -79,11 +96,15 @@ export function rewriteJournal(path: string, records: SettlementRecord[]): void 
   const tmp = `${path}.tmp`;
   const fd = openSync(tmp, "w", 0o600);
   try {
-    writeSync(fd, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    writeWhole(fd, Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join("")));
     fsyncSync(fd);
-  } finally {
+  } catch (e) {
+    // The old journal stays as it is; the partial new one goes (a full disk gets its space back).
     closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw e;
   }
+  closeSync(fd);
   renameSync(tmp, path);
   syncDir(dirname(path));
 }

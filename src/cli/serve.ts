@@ -1,4 +1,5 @@
 // `kiln serve`: database → first key → default model → registry → worker pool → HTTP; drains on SIGTERM/SIGINT.
+import { mkdirSync } from "node:fs";
 import { ensureDefaultModel } from "../../build/model/index.ts";
 import { Gate } from "../access/gate.ts";
 import { accessStores } from "../access/stores.ts";
@@ -15,6 +16,7 @@ import { closeDatabase, DatabaseOpenError, databasePlace, localDirOf, openConfig
 import { fileExists } from "../db/files-repo.ts";
 import { createFileStorage, storagePlace } from "../files/create-storage.ts";
 import { FileStorageError } from "../files/storage.ts";
+import { DataDirLockedError, lockDataDir } from "../fs/data-dir-lock.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../errors/render.ts";
 import { newRequestId } from "../http/request-id.ts";
@@ -58,16 +60,28 @@ export interface RunningKiln {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startKiln(
-  config: Config,
-  opts: {
-    logger?: Logger; print?: (text: string) => void; buildDefaultModel?: boolean; spawnWorker?: (url: string | URL) => Worker;
-    /** Tests only: the network remote media come over, and changes to the fetch policy (src/media/media-intake.ts). */
-    net?: Net; fetchPolicy?: Partial<FetchPolicy>;
-    /** Tests only: what the machine's adapters and webgpu probe say (default: ask the machine). */
-    deviceProbes?: DeviceProbes;
-  } = {},
-): Promise<RunningKiln> {
+interface StartOptions {
+  logger?: Logger; print?: (text: string) => void; buildDefaultModel?: boolean; spawnWorker?: (url: string | URL) => Worker;
+  /** Tests only: the network remote media come over, and changes to the fetch policy (src/media/media-intake.ts). */
+  net?: Net; fetchPolicy?: Partial<FetchPolicy>;
+  /** Tests only: what the machine's adapters and webgpu probe say (default: ask the machine). */
+  deviceProbes?: DeviceProbes;
+}
+
+/** Starts kiln holding its data dir (src/fs/data-dir-lock.ts): a second server on the same dir refuses to start. */
+export async function startKiln(config: Config, opts: StartOptions = {}): Promise<RunningKiln> {
+  mkdirSync(config.dataDir, { recursive: true });
+  const lock = lockDataDir(config.dataDir);
+  try {
+    const kiln = await startHolding(config, opts);
+    return { ...kiln, stop: (graceMs) => kiln.stop(graceMs).finally(() => lock.release()) };
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+async function startHolding(config: Config, opts: StartOptions): Promise<RunningKiln> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   // A content policy the operator set must work before anything starts.
   const policy = loadContentPolicy(config.contentPolicyFile);
@@ -115,8 +129,9 @@ export async function startKiln(
   const bus = stores.redis ? new RedisLiveBus(stores.redis, { logger }) : null;
   const media = createMediaIntake({ config, db, files, policy, logger, net: opts.net, fetchPolicy: opts.fetchPolicy });
   const secret = loadServerSecret(config.dataDir);
+  const drainStarted = new AbortController();
   const deps: AppDeps = {
-    config, db, registry, logger, lifecycle: { draining: false }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
+    config, db, registry, logger, lifecycle: { draining: false, drainStarted: drainStarted.signal }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     promptTokenizers: new PromptTokenizers(logger),
     sealer: createSealer(secret),
     gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),
@@ -168,6 +183,7 @@ export async function startKiln(
         deps.lifecycle.leaving = true;
         if (config.drainNoticeMs > 0) await Bun.sleep(config.drainNoticeMs);
         deps.lifecycle.draining = true;
+        drainStarted.abort(ApiError.shuttingDown());
         const deadline = performance.now() + graceMs;
         while (busy() && performance.now() < deadline) await Bun.sleep(20);
         logger.info("drained", { unfinished: runtime.scheduler.load(), waited_ms: Math.round(graceMs - Math.max(0, deadline - performance.now())) });
@@ -201,7 +217,7 @@ export async function serve(config: Config): Promise<number> {
   try {
     kiln = await startKiln(config);
   } catch (e) {
-    if (!(e instanceof FirstKeyFileError || e instanceof ContentPolicyError || e instanceof DeviceError || e instanceof FileStorageError || e instanceof DatabaseOpenError)) throw e;
+    if (!(e instanceof FirstKeyFileError || e instanceof ContentPolicyError || e instanceof DeviceError || e instanceof FileStorageError || e instanceof DatabaseOpenError || e instanceof DataDirLockedError)) throw e;
     console.error(`kiln: ${e.message}`);
     return 2;
   }

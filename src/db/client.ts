@@ -36,6 +36,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { applyMigrations } from "./migrate.ts";
+import { closableNow, guardSharedMemory } from "./shm-guard.ts";
 import { migrations as embedded } from "./migrations.gen.ts";
 import { closePostgres, openPostgres, type PgDb, type PostgresOptions } from "./pg-client.ts";
 import * as schema from "./schema.ts";
@@ -104,9 +105,12 @@ export async function openDatabase(dataDir: string, opts: OpenOptions = {}): Pro
     sqlite.close();
     throw e;
   }
-  const lite = drizzle({ client: sqlite, schema }) as SqliteDb;
   const file = sqlite.filename;
-  return { dialect: "sqlite", lite, q: lite, t: schema, localDir: file === "" || file === ":memory:" ? null : dirname(file) };
+  const inMemory = file === "" || file === ":memory:";
+  // After the migrations (which run before anything can have made the file unwritable), before any request.
+  if (!inMemory) guardSharedMemory(sqlite);
+  const lite = drizzle({ client: sqlite, schema }) as SqliteDb;
+  return { dialect: "sqlite", lite, q: lite, t: schema, localDir: inMemory ? null : dirname(file) };
 }
 
 /** Where kiln's data is, as config says: KILN_DATABASE_URL and KILN_DATA_DIR (structural, so src/db needs no config). */
@@ -139,8 +143,18 @@ export function databasePlace(config: DatabaseConfig): Record<string, string> {
 }
 
 export async function closeDatabase(db: Db): Promise<void> {
-  if (db.dialect === "sqlite") db.lite.$client.close();
+  // An unwritable shared-memory file would make the closing checkpoint a SIGBUS: the process's exit releases it instead.
+  if (db.dialect === "sqlite") {
+    if (closableNow(db.lite.$client)) db.lite.$client.close();
+  }
   else await closePostgres(db.pg);
+}
+
+/** SQLite's database file and the two beside it while it is open (WAL, shared memory); none for Postgres or in memory. */
+export function databaseFiles(db: Db): string[] {
+  if (db.dialect !== "sqlite" || db.localDir === null) return [];
+  const file = db.lite.$client.filename;
+  return [file, `${file}-wal`, `${file}-shm`];
 }
 
 /**

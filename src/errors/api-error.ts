@@ -74,6 +74,14 @@ export class ApiError extends Error {
       "gateway_timeout",
     );
   }
+  /**
+   * kiln's own storage failed a write (src/fs/storage-fault.ts): the spec has no code of its own for it, so it is the
+   * retryable 503 for a backend dependency, saying which way it failed; nothing of the request was kept or charged.
+   */
+  static storageFault(kind: "full" | "unwritable") {
+    const what = kind === "full" ? "The server's storage is full" : "The server cannot write to its storage";
+    return ApiError.backendUnavailable(`${what}, so the request was not carried out; retry later`);
+  }
   static internal() {
     return new ApiError(500, "server_error", "The server had an internal error while processing the request", null);
   }

@@ -1,5 +1,6 @@
 // The one place an error becomes an HTTP response: ApiError, Elysia's validation/parse/not-found codes, and crashes.
 import { ApiError, type ErrorBody } from "./api-error.ts";
+import { storageFaultOf } from "../fs/storage-fault.ts";
 import { issueToApiError, type SchemaIssue } from "./validation.ts";
 
 export interface RenderContext {
@@ -25,7 +26,9 @@ export function toApiError(code: string | number, error: unknown, ctx: RenderCon
       return ApiError.badRequest((error as Error).message);
   }
   ctx.logCrash(error);
-  return ApiError.internal();
+  // A full or unwritable disk is not a bug in kiln: the client is told what failed, and that it may retry.
+  const fault = storageFaultOf(error);
+  return fault ? ApiError.storageFault(fault) : ApiError.internal();
 }
 
 /** A family's error body: the spec's error object, wrapped as its clients expect (identity for most families). */

@@ -1,9 +1,12 @@
 // FileStorage on the local disk: `<data dir>/files/<id>`, named by the id alone (its shape checked, so no client
 // text reaches a path). An upload is written to `files/tmp/`, fsynced, then renamed into place, so a file is either
-// whole or absent; whatever a crash leaves in `tmp/` is removed by the start-up sweep.
+// whole or absent; whatever a crash leaves in `tmp/` is removed by the start-up sweep. An upload stops (a StorageFault,
+// answered 503) before it would leave the disk below the reserve that usage rows and the settlement journal need.
 import { mkdirSync } from "node:fs";
 import { type FileHandle, open, readdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { belowReserve, freeBytes, STORAGE_RESERVE_BYTES } from "../fs/disk-space.ts";
+import { StorageFault } from "../fs/storage-fault.ts";
 import { syncDir } from "../fs/sync-dir.ts";
 import type { StreamReader } from "../http/body-reader.ts";
 import { isFileId } from "./file-id.ts";
@@ -18,8 +21,11 @@ export class DiskFileStorage implements FileStorage {
   readonly dir: string;
   readonly tmpDir: string;
 
-  /** `dirFsync`: the fsync used on the files directory after a rename (tests inject a failing one). */
-  constructor(dataDir: string, private readonly opts: { dirFsync?: (fd: number) => void } = {}) {
+  /**
+   * `dirFsync`: the fsync used on the files directory after a rename (tests inject a failing one); `freeBytes`: how
+   * the free space is read (tests inject a disk that fills up).
+   */
+  constructor(dataDir: string, private readonly opts: { dirFsync?: (fd: number) => void; freeBytes?: (dir: string) => number | null } = {}) {
     this.dir = join(dataDir, "files");
     this.tmpDir = join(this.dir, "tmp");
     mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 });
@@ -37,8 +43,9 @@ export class DiskFileStorage implements FileStorage {
     const reader = body.getReader();
     let fh: FileHandle | null = null;
     try {
+      this.checkRoom();
       fh = await open(temp, "wx", 0o600);
-      const bytes = await copyInto(reader, fh);
+      const bytes = await copyInto(reader, fh, () => this.checkRoom());
       await fh.sync();
       await fh.close();
       fh = null;
@@ -54,6 +61,11 @@ export class DiskFileStorage implements FileStorage {
       await unlink(temp).catch(() => {});
       throw e;
     }
+  }
+
+  /** Throws a StorageFault once the disk is below the reserve: what is left there is for usage, not files. */
+  private checkRoom(): void {
+    if (belowReserve(this.dir, STORAGE_RESERVE_BYTES, this.opts.freeBytes ?? freeBytes)) throw new StorageFault("full", `the disk of ${this.dir} is below its reserve of free space`);
   }
 
   async get(id: string): Promise<StoredFile | null> {
@@ -89,8 +101,8 @@ export class DiskFileStorage implements FileStorage {
   }
 }
 
-/** Writes everything `reader` yields to `fh`, in WRITE_CHUNK pieces; returns the byte count. */
-async function copyInto(reader: StreamReader, fh: FileHandle): Promise<number> {
+/** Writes everything `reader` yields to `fh`, in WRITE_CHUNK pieces, calling `beforeWrite` first each time; returns the byte count. */
+async function copyInto(reader: StreamReader, fh: FileHandle, beforeWrite: () => void): Promise<number> {
   const buffer = new Uint8Array(WRITE_CHUNK);
   let filled = 0;
   let total = 0;
@@ -104,12 +116,16 @@ async function copyInto(reader: StreamReader, fh: FileHandle): Promise<number> {
       filled += n;
       at += n;
       if (filled === WRITE_CHUNK) {
+        beforeWrite();
         await writeAll(fh, buffer);
         filled = 0;
       }
     }
   }
-  if (filled) await writeAll(fh, buffer.subarray(0, filled));
+  if (filled) {
+    beforeWrite();
+    await writeAll(fh, buffer.subarray(0, filled));
+  }
   return total;
 }
 

@@ -18,6 +18,8 @@ export interface UploadLimits {
   maxFileBytes: number;
   /** Time allowed for the whole body. */
   timeoutMs: number;
+  /** Aborted when the upload must stop while its body still arrives (a drain): the abort's reason is the answer. */
+  stop?: AbortSignal;
 }
 
 export interface ReceivedUpload {
@@ -108,7 +110,7 @@ export async function receiveUpload(
 ): Promise<ReceivedUpload> {
   const boundary = boundaryOf(contentType);
   if (!body) throw ApiError.badRequest("The upload has no body.");
-  const form = new FormEvents(new LimitedReader(body, { maxBytes: opts.maxFileBytes + FORM_OVERHEAD_BYTES, timeoutMs: opts.timeoutMs }), new MultipartParser(boundary));
+  const form = new FormEvents(new LimitedReader(body, { maxBytes: opts.maxFileBytes + FORM_OVERHEAD_BYTES, timeoutMs: opts.timeoutMs }, opts.stop), new MultipartParser(boundary));
   const fields = new Map<string, string>();
   const parts = { n: 0 };
   try {

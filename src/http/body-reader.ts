@@ -39,10 +39,17 @@ export class LimitedReader {
   private readonly reader: StreamReader;
   private readonly timer: ReturnType<typeof setTimeout>;
   private timedOut = false;
+  /** What `stop` was aborted with, once it was. */
+  private stoppedBy: unknown = null;
+  private readonly onStop = () => {
+    this.stoppedBy = this.stop!.reason;
+    this.reader.cancel().catch(() => {});
+  };
   /** Bytes read so far. */
   total = 0;
 
-  constructor(body: ReadableStream<Uint8Array>, private readonly limits: BodyLimits) {
+  /** `stop`: aborting it ends the read at once, and `read()` throws the abort's reason (a drain's 503). */
+  constructor(body: ReadableStream<Uint8Array>, private readonly limits: BodyLimits, private readonly stop?: AbortSignal) {
     this.reader = readerOf(body);
     // The deadline cancels the stream, which ends a pending read at once. (Racing each read against one long-lived
     // deadline promise instead would keep every chunk read reachable from that promise until the body ends.)
@@ -50,15 +57,18 @@ export class LimitedReader {
       this.timedOut = true;
       this.reader.cancel().catch(() => {});
     }, limits.timeoutMs);
+    if (stop?.aborted) this.onStop();
+    else stop?.addEventListener("abort", this.onStop, { once: true });
   }
 
   /** The next chunk, or null at the end of the body. */
   async read(): Promise<Uint8Array | null> {
     try {
       const { done, value } = await this.reader.read();
+      if (this.stoppedBy !== null) throw this.stoppedBy;
       if (this.timedOut) throw ApiError.bodyTimeout(this.limits.timeoutMs);
       if (done) {
-        clearTimeout(this.timer);
+        this.settle();
         return null;
       }
       this.total += value.byteLength;
@@ -66,13 +76,20 @@ export class LimitedReader {
       return value;
     } catch (e) {
       this.cancel();
+      if (this.stoppedBy !== null) throw this.stoppedBy;
       throw this.timedOut ? ApiError.bodyTimeout(this.limits.timeoutMs) : e;
     }
   }
 
   cancel(): void {
-    clearTimeout(this.timer);
+    this.settle();
     this.reader.cancel().catch(() => {});
+  }
+
+  /** The body is over: neither the deadline nor `stop` can end it any more. */
+  private settle(): void {
+    clearTimeout(this.timer);
+    this.stop?.removeEventListener("abort", this.onStop);
   }
 }
 

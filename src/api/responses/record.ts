@@ -3,6 +3,8 @@
 // status change. A client that leaves only stops listening (and, unless the response is a background one, its
 // lifecycle aborts the run).
 import type { Db } from "../../db/client.ts";
+import { ApiError } from "../../errors/api-error.ts";
+import { type StorageFaultKind, storageFaultOf } from "../../fs/storage-fault.ts";
 import { responseExists, TERMINAL } from "../../db/responses-repo.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -24,6 +26,10 @@ export class ResponseRecorder {
   private gone = false;
   private readonly queue: WriteQueue;
   bytes: number;
+  /** The storage fault that stopped this response's writes: nothing more is stored or published, and the run stops. */
+  fault: StorageFaultKind | null = null;
+  /** Told once, when a write fails with a storage fault (drive stops the run: nothing it produces could be kept). */
+  onFault: (() => void) | null = null;
 
   constructor(
     private readonly deps: RecorderDeps,
@@ -46,7 +52,10 @@ export class ResponseRecorder {
       this.queue.push({
         write: () => (this.gone ? null : { kind: "event", responseId: id, sequence, json }),
         failed: (e) => this.failed(e),
-        after: () => this.deps.live.publish(id, live),
+        // An event whose storage failed is not published either: listeners see what the store has, then the error.
+        after: () => {
+          if (!this.fault) this.deps.live.publish(id, live);
+        },
       });
       // A poll mid-run sees every finished item, and a crash loses at most the item being written.
       if (ev.type === "response.output_item.done") this.save();
@@ -75,10 +84,32 @@ export class ResponseRecorder {
   }
 
   /**
-   * A failed write (a busy or full disk) is logged and the next one is tried all the same, so the final state still
-   * lands; only a response deleted while it ran stops the writes.
+   * Listeners' streams end with the error event of the storage fault, after everything queued before it (it cannot be
+   * stored: the stored response stays unfinished, and is ended failed by recovery once the storage is back).
+   */
+  announceFault(): void {
+    if (!this.fault) return;
+    const err = ApiError.storageFault(this.fault);
+    const sequence = this.next++;
+    const json = JSON.stringify({ type: "error", code: err.code, message: err.message, param: null, sequence_number: sequence });
+    this.queue.push({ write: () => null, failed: () => {}, after: () => this.deps.live.publish(this.asm.id, { sequence, type: "error", json }) });
+  }
+
+  /**
+   * A failed write is logged and the next one is tried all the same (a busy disk), so the final state still lands; a
+   * response deleted while it ran stops the writes, and so does a storage fault (a full or unwritable disk), which
+   * stops the response.
    */
   private async failed(e: unknown): Promise<void> {
+    const fault = storageFaultOf(e);
+    if (fault) {
+      if (this.fault) return;
+      this.fault = fault;
+      this.gone = true;
+      this.deps.logger.error("stored response stopped: its storage failed", { response_id: this.asm.id, error: String(e) });
+      this.onFault?.();
+      return;
+    }
     if (!(await responseExists(this.deps.db, this.asm.id))) {
       this.gone = true;
       return;
@@ -94,6 +125,7 @@ export class ResponseRecorder {
  * response.failed.
  */
 export async function drive(deps: RecorderDeps, run: Run, asm: ResponseAssembler, rec: ResponseRecorder, background: boolean): Promise<void> {
+  rec.onFault = () => run.abort("failed");
   try {
     for await (const core of run.choices[0]!) rec.emit(asm.push(core));
   } catch (e) {
@@ -110,6 +142,9 @@ export async function drive(deps: RecorderDeps, run: Run, asm: ResponseAssembler
   } catch (e) {
     deps.logger.error("response not ended", { response_id: asm.id, error: String(e) });
   } finally {
+    await rec.flush();
+    // The fault may have struck the last writes, after the run ended: listeners still get their terminal event.
+    rec.announceFault();
     await rec.flush();
     await run.settled.catch(() => undefined);
     deps.live.end(asm.id);

@@ -1,8 +1,10 @@
-// Builds the status document from open incidents, model health and whether the server is draining; GET /v1/status
-// and the dashboard's Status tab both answer with currentStatus, so they never disagree.
+// Builds the status document from open incidents, model health, storage health and whether the server is draining;
+// GET /v1/status and the dashboard's Status tab both answer with currentStatus, so they never disagree.
 import type { Lifecycle } from "../../app-deps.ts";
 import type { Db } from "../../db/client.ts";
 import { type Incident, recentIncidents } from "../../db/incidents-repo.ts";
+import { storageTrouble } from "../../db/storage-health.ts";
+import { storageFaultOf } from "../../fs/storage-fault.ts";
 import type { Health, ModelHealth, ModelRegistry } from "../../models/registry.ts";
 
 export interface StatusInput {
@@ -11,6 +13,8 @@ export interface StatusInput {
   models: { id: string; health: ModelHealth }[];
   /** Unix ms of the last model health change, if any. */
   healthChangedAt: number | null;
+  /** kiln's own storage failing (src/db/storage-health.ts); `blocking`: requests cannot be served, so not alive. */
+  storage?: { blocking: boolean; message: string } | null;
 }
 
 export interface StatusDocument {
@@ -35,9 +39,11 @@ export function buildStatus(input: StatusInput): StatusDocument {
     status = worst(status, allDown ? "outage" : "degraded");
   }
   if (input.draining) status = worst(status, "degraded");
+  if (input.storage) status = worst(status, input.storage.blocking ? "outage" : "degraded");
 
   const messages: string[] = [];
   if (input.draining) messages.push("The server is shutting down.");
+  if (input.storage) messages.push(input.storage.message);
   for (const i of open) messages.push(i.message ? `${i.title}: ${i.message}` : i.title);
   for (const m of sick) messages.push(`${m.id} is ${m.health.status}${m.health.message ? `: ${m.health.message}` : ""}`);
   if (!input.models.length) messages.push("No models are loaded.");
@@ -45,7 +51,8 @@ export function buildStatus(input: StatusInput): StatusDocument {
   const stamps = input.incidents.map((i) => i.updatedAt * 1000);
   if (input.healthChangedAt !== null) stamps.push(input.healthChangedAt);
   return {
-    is_alive: !input.draining,
+    // haproxy's health check reads this: a server that cannot record what it serves is taken out of rotation.
+    is_alive: !input.draining && !input.storage?.blocking,
     service_status: !input.models.length ? worst(status, "degraded") : status,
     service_message: messages.length ? messages.join(" ") : "All systems operational.",
     updated_at: stamps.length ? new Date(Math.max(...stamps)).toISOString() : null,
@@ -59,11 +66,23 @@ export function buildStatus(input: StatusInput): StatusDocument {
   };
 }
 
-/** The status of the running service, from the incidents table, the registry's model health and the drain flag. */
+/**
+ * The status of the running service, from the incidents table, the registry's model health, the drain flag and the
+ * storage's health; a database that cannot be read is a storage fault to report, not a reason to fail the page.
+ */
 export async function currentStatus(deps: { db: Db; registry: ModelRegistry; lifecycle: Lifecycle }): Promise<StatusDocument> {
+  let storage = storageTrouble(deps.db);
+  let incidents: Incident[] = [];
+  try {
+    incidents = await recentIncidents(deps.db);
+  } catch (e) {
+    if (!storageFaultOf(e)) throw e;
+    storage ??= { kind: "unwritable", blocking: true, message: "The server cannot read its database." };
+  }
   return buildStatus({
     draining: deps.lifecycle.draining || deps.lifecycle.leaving === true,
-    incidents: await recentIncidents(deps.db),
+    storage,
+    incidents,
     models: deps.registry.list().map((m) => ({ id: m.id, health: deps.registry.healthOf(m.id) })),
     healthChangedAt: deps.registry.healthChangedAt,
   });

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { appendSettlement, journalPathFor, parseSettlement, readJournal, rewriteJournal, type SettlementRecord } from "../../../src/billing/settlement-journal.ts";
 import { closeDatabase, localDirOf, openDatabase } from "../../../src/db/client.ts";
 import { tempDir } from "../../helpers/kiln.ts";
+import { canFaultStorage, smallDisk } from "../../helpers/storage-faults.ts";
 import { freshPostgresDatabase } from "../../helpers/shared-postgres.ts";
 
 const record = (requestId: string): SettlementRecord => ({
@@ -50,6 +51,25 @@ describe("settlement journal", () => {
     const { records, unreadable } = readJournal(path);
     expect(records.map((r) => r.requestId)).toEqual(["req_1", "req_2"]);
     expect(unreadable).toEqual(['{"requestId":"req_torn","te']);
+  });
+
+  test.if(canFaultStorage())("a disk that fills up mid-line fails the append and leaves the journal as it was", () => {
+    const disk = smallDisk(1);
+    try {
+      const path = join(disk.dir, "settlements.jsonl");
+      appendSettlement(path, record("req_1"));
+      const before = readFileSync(path, "utf8");
+      disk.fill(0);
+      // Longer than what the file's last page has room for: part of it is written before the disk says it is full.
+      expect(() => appendSettlement(path, { ...record("req_2"), model: "m".repeat(64 * 1024) })).toThrow("ENOSPC");
+      expect(readFileSync(path, "utf8")).toBe(before);
+      // A rewrite that does not fit fails too, and the journal is still the old one, with no temporary file beside it.
+      expect(() => rewriteJournal(path, [record("req_1"), { ...record("req_2"), model: "m".repeat(64 * 1024) }])).toThrow("ENOSPC");
+      expect(readFileSync(path, "utf8")).toBe(before);
+      expect(existsSync(`${path}.tmp`)).toBe(false);
+    } finally {
+      disk.unmount();
+    }
   });
 
   test("rewriting keeps exactly the records given; none removes the file", () => {

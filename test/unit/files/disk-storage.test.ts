@@ -2,10 +2,12 @@
 // directory sync), the sweep of temp files, and ids that cannot reach outside the files directory. What every storage
 // does is tested against both in file-storage.test.ts.
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DiskFileStorage } from "../../../src/files/disk-storage.ts";
 import { newFileId } from "../../../src/files/file-id.ts";
+import { STORAGE_RESERVE_BYTES } from "../../../src/fs/disk-space.ts";
+import { StorageFault } from "../../../src/fs/storage-fault.ts";
 import { handFed } from "../../helpers/hand-fed.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
@@ -31,6 +33,26 @@ describe("DiskFileStorage", () => {
     expect(blob.size).toBe(3 * 1024 * 1024 + 3);
     const bytes = await blob.bytes();
     expect([bytes[0], bytes.at(-4), ...bytes.subarray(-3)]).toEqual([7, 7, 1, 2, 3]);
+  });
+
+  test("an upload stops with a StorageFault, leaving nothing, before it takes the disk below the reserve; none starts below it", async () => {
+    const dataDir = tempDir();
+    let free = STORAGE_RESERVE_BYTES + 2.5 * 1024 * 1024;
+    const tmp = join(dataDir, "files", "tmp");
+    // A disk as small as that: what the temp files hold is taken from it.
+    const used = () => readdirSync(tmp).reduce((n, name) => n + statSync(join(tmp, name)).size, 0);
+    const s = new DiskFileStorage(dataDir, { freeBytes: () => free - used() });
+    const feed = handFed();
+    const put = s.put(newFileId(), feed.stream);
+    // Two MiB are written; the third would cross the reserve.
+    for (let i = 0; i < 4; i++) feed.push(new Uint8Array(1024 * 1024));
+    const stopped = await put.catch((e: unknown) => e);
+    expect(stopped).toBeInstanceOf(StorageFault);
+    expect((stopped as StorageFault).kind).toBe("full");
+    expect(readdirSync(s.tmpDir)).toEqual([]);
+    free = STORAGE_RESERVE_BYTES - 1;
+    await expect(s.put(newFileId(), handFed().stream)).rejects.toBeInstanceOf(StorageFault);
+    expect(readdirSync(s.tmpDir)).toEqual([]);
   });
 
   test("a write that fails (the rename cannot happen) removes the temp file and rejects", async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { ApiError } from "../../../src/errors/api-error.ts";
 import { LimitedReader, readBody, readStream } from "../../../src/http/body-reader.ts";
 import { apiRefusal } from "../../helpers/api-refusal.ts";
 
@@ -95,5 +96,21 @@ describe("LimitedReader", () => {
     const reader = new LimitedReader(stalled, { maxBytes: MiB, timeoutMs: 100 });
     const e = await apiRefusal(reader.read());
     expect([e.status, e.message]).toEqual([408, "The request body was not received within 0.1 s."]);
+  });
+
+  test("aborting `stop` ends a read that is waiting with the abort's reason; after the body's end it changes nothing", async () => {
+    const stalled = new ReadableStream<Uint8Array>({ pull: () => new Promise<void>(() => {}) }, { highWaterMark: 0 });
+    const stop = new AbortController();
+    const reader = new LimitedReader(stalled, { maxBytes: MiB, timeoutMs: 60_000 }, stop.signal);
+    const pending = apiRefusal(reader.read());
+    stop.abort(ApiError.shuttingDown());
+    expect((await pending).code).toBe("server_shutting_down");
+
+    const late = new AbortController();
+    const whole = new LimitedReader(source(1, 16).stream, { maxBytes: MiB, timeoutMs: 60_000 }, late.signal);
+    expect((await whole.read())!.byteLength).toBe(16);
+    expect(await whole.read()).toBeNull();
+    late.abort(ApiError.shuttingDown());
+    expect(await whole.read()).toBeNull();
   });
 });

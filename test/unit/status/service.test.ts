@@ -37,4 +37,12 @@ describe("buildStatus", () => {
     expect(draining.is_alive).toBe(false);
     expect(draining.service_status).toBe("degraded");
   });
+
+  test("a storage fault that blocks requests is an outage and not alive; one that does not only degrades", () => {
+    const models = [{ id: "m-1", health: ok }];
+    const full = buildStatus({ draining: false, incidents: [], models, healthChangedAt: null, storage: { blocking: true, message: "The server's disk is full." } });
+    expect([full.is_alive, full.service_status, full.service_message]).toEqual([false, "outage", "The server's disk is full."]);
+    const journal = buildStatus({ draining: false, incidents: [], models, healthChangedAt: null, storage: { blocking: false, message: "The server's disk is full." } });
+    expect([journal.is_alive, journal.service_status]).toEqual([true, "degraded"]);
+  });
 });
