@@ -1,9 +1,7 @@
 // The Llama/Qwen2 decoder for ONNX Runtime's WebGPU EP (fp16, q4f16): GroupQueryAttention over right-padded rows, no attention mask.
-import { bytesOf } from "./data-file.ts";
-import { ropeTables } from "./decoder-graph.ts";
-import { toFloat16 } from "./float16.ts";
 import { Q4_ACCURACY_LEVEL, Q4_BLOCK, layerTail, rmsNormOps } from "./graph-ops.ts";
 import { GraphBuilder, int, T } from "./onnx-builder.ts";
+import { rotaryInputs } from "./rotary.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames, type Linear } from "./weights.ts";
 
@@ -71,12 +69,10 @@ export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLe
         );
   const { rmsNorm, addNorm } = rmsNormOps(g, spec.rmsEps);
 
-  // fp16 cos/sin tables over the whole context; position_ids index them directly (never negative in this format).
-  const rope = ropeTables(spec);
-  g.inline("/rope/cos", F16, [spec.contextLength, D / 2], bytesOf(toFloat16(rope.cos)));
-  g.inline("/rope/sin", F16, [spec.contextLength, D / 2], bytesOf(toFloat16(rope.sin)));
+  // fp16 cos/sin rows for this pass's positions (never negative in this format), computed in the graph.
+  const rope = rotaryInputs(g, positions, spec, F16);
   const rotary = (x: string, n: number) =>
-    g.node("RotaryEmbedding", [x, positions, "/rope/cos", "/rope/sin"], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
+    g.node("RotaryEmbedding", [x, rope.ids, rope.cos, rope.sin], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
 
   const embedded = g.node("Gather", [names.embed, ids], { axis: int(0) });
   let residual = embedded;

@@ -20,7 +20,7 @@ describe("loadModel on the tiny model", () => {
     expect(layout.pastNames.length).toBe(8);
     expect(layout.pastNames.slice(0, 2)).toEqual(["past_key_values.0.key", "past_key_values.0.value"]);
     expect([layout.kvHeads, layout.headDim, layout.kvType]).toEqual([2, 32, "float32"]);
-    expect([vocabSize, maxContext, padId]).toEqual([2048, 4096, 2037]);
+    expect([vocabSize, maxContext, padId]).toEqual([2048, 131072, 2037]);
   });
 
   test("special tokens are their literal text", () => {
