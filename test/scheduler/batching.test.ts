@@ -113,6 +113,16 @@ describe("continuous batching", () => {
     });
   });
 
+  test("a prompt three times the old 4,096-token window (about 12k tokens, an agent's first request) gets a real answer", async () => {
+    const lines = Array.from({ length: 460 }, (_, i) => `${i}: file src/part-${i % 37}.ts exports ${["load", "save", "parse", "render"][i % 4]}Item${i % 91}.`);
+    const r = await chat({ messages: ask(lines.join("\n")), max_tokens: 4 });
+    expect(r.body.usage.prompt_tokens).toBeGreaterThan(11_000);
+    expect(r.body.usage.prompt_tokens).toBeLessThan(13_000);
+    expect(r.body.usage.completion_tokens).toBe(4);
+    expect(r.body.choices[0].finish_reason).toBe("length");
+    expect(r.body.choices[0].message.content.length).toBeGreaterThan(0);
+  }, 180_000);
+
   test("tool calls round-trip: assistant tool_calls and tool results are accepted and rendered", async () => {
     const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
     const plain = await chat({ messages: ask("Weather in Paris?"), tools, max_tokens: 4 });
