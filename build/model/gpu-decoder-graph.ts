@@ -23,7 +23,8 @@ const INT64_MAX = 9223372036854775807n;
  * Outputs: logits (float32 [B, 1, vocab], the pass's last position only), present.{l}.key/.value (fp16 [B, KV, P', D]).
  * Every op that does arithmetic on activations has a WebGPU kernel in onnxruntime 1.30 (MatMul or MatMulNBits,
  * GroupQueryAttention, RotaryEmbedding, the two RMS norms, Gather, Split, Add, Mul, Sigmoid, Slice, Cast), so a session
- * places no compute on the CPU; opset-23 Attention, FusedMatMul and DynamicQuantizeMatMul (the CPU graph's) have none.
+ * places none of it on the CPU; opset-23 Attention, FusedMatMul and DynamicQuantizeMatMul (the CPU graph's) have none.
+ * Only the rotary angles (float64, from the host's position_ids) are computed on the CPU: B·S·D/2 values a pass.
  */
 /**
  * Where the attention's lengths come from: kiln's own inputs (seqlens_k, total_sequence_length: nothing that grows with
