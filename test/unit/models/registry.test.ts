@@ -5,12 +5,12 @@ import { GraphBuilder, int, T } from "../../../build/model/onnx-builder.ts";
 import { ModelRegistry, readModelFolder, scanModels } from "../../../src/models/registry.ts";
 import { fakeManifest, writeFakeModel } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
-import { tinyModelDir } from "../../helpers/tiny-model.ts";
+import { tinyModelDir, tinyOmniModelDir } from "../../helpers/tiny-model.ts";
 
-/** A copy of the built-in text model whose kiln.json says `contextLength`. */
-async function tinyCopy(contextLength: number): Promise<string> {
+/** A copy of a built-in model (the text one by default) whose kiln.json says `contextLength`. */
+async function tinyCopy(contextLength: number, built = tinyModelDir): Promise<string> {
   const dir = join(tempDir(), "kiln-tiny-v1");
-  cpSync(await tinyModelDir(), dir, { recursive: true });
+  cpSync(await built(), dir, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(dir, "kiln.json"), "utf8"));
   writeFileSync(join(dir, "kiln.json"), JSON.stringify({ ...manifest, context_length: contextLength }));
   return dir;
@@ -56,6 +56,14 @@ describe("registry scan", () => {
     const { models, problems } = scanModels(join(raised, ".."));
     expect(models).toEqual([]);
     expect(problems[0]!.reason).toContain("kiln.json context_length 262144 is more than onnx/model.onnx holds");
+  });
+
+  test("the built-in multimodal model's decoder holds 131,072 positions too", async () => {
+    expect(readModelFolder(await tinyCopy(131_072, tinyOmniModelDir), "kiln-tiny-omni-v1").contextLength).toBe(131_072);
+    const raised = await tinyCopy(131_073, tinyOmniModelDir);
+    expect(() => readModelFolder(raised, "kiln-tiny-omni-v1")).toThrow(
+      "kiln.json context_length 131073 is more than onnx/decoder_model_merged.onnx holds (its metadata's max_position_embeddings is 131072)",
+    );
   });
 
   test("a graph with a 4,096-row rotary table refuses a manifest (or config.json) promising 8,192 positions", () => {
