@@ -1,27 +1,13 @@
 // The Llama/Qwen2 decoder as an ONNX graph of standard and com.microsoft ops, exact under left padding (no GroupQueryAttention).
 import { linearOp, layerTail, rmsNormOps } from "./graph-ops.ts";
 import { GraphBuilder, int, T } from "./onnx-builder.ts";
+import { rotaryInputs } from "./rotary.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames } from "./weights.ts";
 
 /** Finite rather than -inf so that rows with every key masked (padding queries) stay NaN-free. */
 const MASKED = -1e9;
 const INT64_MAX = 9223372036854775807n;
-
-/** cos/sin of position · θ^(−2i/D) for every position of the context, computed in float64. */
-export function ropeTables(spec: ModelSpec): { cos: Float32Array; sin: Float32Array } {
-  const half = spec.headDim / 2;
-  const cos = new Float32Array(spec.contextLength * half);
-  const sin = new Float32Array(spec.contextLength * half);
-  for (let i = 0; i < half; i++) {
-    const invFreq = Math.pow(spec.ropeTheta, (-2 * i) / spec.headDim);
-    for (let p = 0; p < spec.contextLength; p++) {
-      cos[p * half + i] = Math.cos(p * invFreq);
-      sin[p * half + i] = Math.sin(p * invFreq);
-    }
-  }
-  return { cos, sin };
-}
 
 export interface DecoderOptions {
   /** Take `inputs_embeds` [B, S, hidden] in place of `input_ids` (transformers.js's decoder_model_merged of media models). */
@@ -68,14 +54,11 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
   const allowed = g.node("And", [causal, padOk]);
   const mask = g.node("Where", [allowed, g.float32([0], []), g.float32([MASKED], [])]);
 
-  // Rotary embedding (rotate-half layout) from position_ids, with cos/sin tables over the whole context.
-  const rope = ropeTables(spec);
-  const cosCache = g.float32(rope.cos, [spec.contextLength, D / 2]);
-  const sinCache = g.float32(rope.sin, [spec.contextLength, D / 2]);
-  // Padding positions may arrive as −1 (cumsum(mask) − 1); they are masked anyway, but the op rejects negative ids.
-  const positions = g.node("Max", [positionIds, g.int64([0], [])]);
-  const rotary = (x: string, n: number) =>
-    g.node("RotaryEmbedding", [x, positions, cosCache, sinCache], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
+  // Rotary embedding (rotate-half layout) from position_ids, its cos/sin rows computed for this pass's positions only.
+  // Padding positions may arrive as −1 (cumsum(mask) − 1); they are masked anyway, but their angles need not exist.
+  const rope = rotaryInputs(g, g.node("Max", [positionIds, g.int64([0], [])]), spec, T.FLOAT);
+  const rotary = (x: string, n: number, output?: string) =>
+    g.node("RotaryEmbedding", [x, rope.ids, rope.cos, rope.sin], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft", output });
   const embedded = opts.inputsEmbeds ? tokensIn : g.node("Gather", [names.embed, tokensIn], { axis: int(0) });
   let residual = embedded;
   let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
@@ -89,7 +72,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
     const [qp, kp] = g.nodeN("Split", [linear(x, w.qkv, w.qkvBias?.name), g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, {
       outputs: [`/split_qkv_${l}/q`, `/split_qkv_${l}/k`, stepValue],
     });
-    g.node("RotaryEmbedding", [kp!, positions, cosCache, sinCache], { interleaved: int(0), num_heads: int(KV) }, { domain: "com.microsoft", output: stepKey });
+    rotary(kp!, KV, stepKey);
     // Grouped-query attention over [B, S, heads·D] inputs; the cache is concatenated inside ([B, KV, T, D] outputs) and
     // the additive mask keeps it exact under left padding (and over a cache's unused, masked columns).
     const [attn] = g.nodeN("Attention", [rotary(qp!, NH), stepKey, stepValue, mask, past[l]!.key, past[l]!.value], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {

@@ -1,9 +1,7 @@
 // The Llama/Qwen2 decoder for ONNX Runtime's WebGPU EP (fp16, q4f16): GroupQueryAttention over right-padded rows, no attention mask.
-import { bytesOf } from "./data-file.ts";
-import { ropeTables } from "./decoder-graph.ts";
-import { toFloat16 } from "./float16.ts";
 import { Q4_ACCURACY_LEVEL, Q4_BLOCK, layerTail, rmsNormOps } from "./graph-ops.ts";
 import { GraphBuilder, int, T } from "./onnx-builder.ts";
+import { rotaryInputs } from "./rotary.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames, type Linear } from "./weights.ts";
 
@@ -25,7 +23,8 @@ const INT64_MAX = 9223372036854775807n;
  * Outputs: logits (float32 [B, 1, vocab], the pass's last position only), present.{l}.key/.value (fp16 [B, KV, P', D]).
  * Every op that does arithmetic on activations has a WebGPU kernel in onnxruntime 1.30 (MatMul or MatMulNBits,
  * GroupQueryAttention, RotaryEmbedding, the two RMS norms, Gather, Split, Add, Mul, Sigmoid, Slice, Cast), so a session
- * places no compute on the CPU; opset-23 Attention, FusedMatMul and DynamicQuantizeMatMul (the CPU graph's) have none.
+ * places none of it on the CPU; opset-23 Attention, FusedMatMul and DynamicQuantizeMatMul (the CPU graph's) have none.
+ * Only the rotary angles (float64, from the host's position_ids) are computed on the CPU: B·S·D/2 values a pass.
  */
 /**
  * Where the attention's lengths come from: kiln's own inputs (seqlens_k, total_sequence_length: nothing that grows with
@@ -71,12 +70,10 @@ export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLe
         );
   const { rmsNorm, addNorm } = rmsNormOps(g, spec.rmsEps);
 
-  // fp16 cos/sin tables over the whole context; position_ids index them directly (never negative in this format).
-  const rope = ropeTables(spec);
-  g.inline("/rope/cos", F16, [spec.contextLength, D / 2], bytesOf(toFloat16(rope.cos)));
-  g.inline("/rope/sin", F16, [spec.contextLength, D / 2], bytesOf(toFloat16(rope.sin)));
+  // fp16 cos/sin rows for this pass's positions (never negative in this format), computed in the graph.
+  const rope = rotaryInputs(g, positions, spec, F16);
   const rotary = (x: string, n: number) =>
-    g.node("RotaryEmbedding", [x, positions, "/rope/cos", "/rope/sin"], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
+    g.node("RotaryEmbedding", [x, rope.ids, rope.cos, rope.sin], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
 
   const embedded = g.node("Gather", [names.embed, ids], { axis: int(0) });
   let residual = embedded;

@@ -43,6 +43,8 @@ export class GraphBuilder {
   readonly initializers: TensorProto[] = [];
   readonly inputs: ValueInfoProto[] = [];
   readonly outputs: ValueInfoProto[] = [];
+  /** The model's metadata_props, written in insertion order. */
+  readonly metadata = new Map<string, string>();
   private counter = 0;
   private constants = new Map<string, string>();
 
@@ -85,11 +87,17 @@ export class GraphBuilder {
     return this.constant(key, T.INT64, dims, new Uint8Array(BigInt64Array.from(values.map(BigInt)).buffer));
   }
 
-  /** A float constant; small ones are shared between uses, large tables (rotary caches) are not compared. */
+  /** A float constant; small ones are shared between uses, large ones are not compared. */
   float32(values: number[] | Float32Array, dims: number[] = [values.length]): string {
     const data = Float32Array.from(values);
     const key = data.length <= 64 ? `f32:${dims.join("x")}:${Array.from(data).join(",")}` : `f32#${this.counter++}`;
     return this.constant(key, T.FLOAT, dims, new Uint8Array(data.buffer));
+  }
+
+  /** A small float64 constant, shared between uses (the rotary frequencies, computed in double like the tables were). */
+  float64(values: number[], dims: number[] = [values.length]): string {
+    const data = Float64Array.from(values);
+    return this.constant(`f64:${dims.join("x")}:${values.join(",")}`, T.DOUBLE, dims, new Uint8Array(data.buffer));
   }
 
   private constant(key: string, dataType: number, dims: number[], raw: Uint8Array): string {
@@ -132,6 +140,7 @@ export class GraphBuilder {
         { domain: "com.microsoft", version: 1 },
       ],
       graph: { name: graphName, node: this.nodes, initializer: this.initializers, input: this.inputs, output: this.outputs },
+      metadataProps: [...this.metadata].map(([key, value]) => ({ key, value })),
     };
   }
 

@@ -1,7 +1,7 @@
 // A minimal protobuf encoder for the ONNX ModelProto subset kiln writes (no runtime dependency, deterministic bytes).
 // Field numbers follow onnx.proto; field order and packed repeated int64s match onnx-proto's output byte for byte.
 
-export const DataType = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7, BOOL: 9, FLOAT16: 10 } as const;
+export const DataType = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7, BOOL: 9, FLOAT16: 10, DOUBLE: 11 } as const;
 export const AttributeType = { FLOAT: 1, INT: 2, INTS: 7 } as const;
 export const EXTERNAL = 1;
 
@@ -38,6 +38,8 @@ export interface ModelProto {
   producerName: string;
   producerVersion: string;
   opsetImport: { domain: string; version: number }[];
+  /** metadata_props: key/value strings a reader finds without walking the graph (kiln's decoders state their positions bound). */
+  metadataProps?: { key: string; value: string }[];
   graph: { name: string; node: NodeProto[]; initializer: TensorProto[]; input: ValueInfoProto[]; output: ValueInfoProto[] };
 }
 
@@ -164,5 +166,6 @@ export function encodeModel(m: ModelProto): Uint8Array {
   for (const v of m.graph.output) g.message(12, valueInfo(v));
   const w = new Writer().int(1, m.irVersion).string(2, m.producerName).string(3, m.producerVersion).message(7, g);
   for (const o of m.opsetImport) w.message(8, new Writer().string(1, o.domain).int(2, o.version));
+  for (const p of m.metadataProps ?? []) w.message(14, new Writer().string(1, p.key).string(2, p.value));
   return w.finish();
 }

@@ -31,7 +31,7 @@ export interface ModelSpec {
 }
 
 /** Bumped whenever the builder's output for a given spec changes, so cached and installed builds are redone. */
-export const BUILDER_VERSION = 9;
+export const BUILDER_VERSION = 10;
 
 export const DEFAULT_MODEL_ID = "kiln-tiny-v1";
 /** The built-in model with both encoders, installed beside the default. */
@@ -49,7 +49,7 @@ const TINY_DECODER: Decoder = {
   headDim: 32,
   intermediate: 384,
   vocab: 2048,
-  contextLength: 4096,
+  contextLength: 131072,
   tiedEmbeddings: false,
   ropeTheta: 10000,
   rmsEps: 1e-6,

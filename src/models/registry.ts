@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DIFFUSION_MARKER, readDiffusionFolder } from "./diffusion-folder.ts";
 import { type HealthCause, healthText } from "./failures.ts";
+import { contextProblem, graphPositions } from "./graph-positions.ts";
 import { type DecoderGraph, dtypesFromFiles, infoFromConfig, onnxFileForDtype, parseManifest, type ModelInfo } from "./manifest.ts";
 import { layoutFromFolder } from "./media-layout.ts";
 
@@ -80,6 +81,13 @@ export function readModelFolder(dir: string, folderName: string): ModelEntry {
       );
   if ((info.media !== null) !== (graph === "decoder_model_merged")) {
     throw new Error(info.media ? `kiln.json declares media but onnx/ has no decoder_model_merged graph` : `onnx/ holds a multimodal decoder (decoder_model_merged) but kiln.json has no "media" block`);
+  }
+  // A context past what a graph holds would fail mid-generation (position_ids out of its rotary range): refuse it here.
+  const field = existsSync(manifestPath) ? "kiln.json context_length" : "config.json max_position_embeddings";
+  for (const dtype of info.dtypes) {
+    const file = `onnx/${onnxFileForDtype(dtype, graph)}`;
+    const problem = contextProblem(info.contextLength, field, graphPositions(join(dir, file)), file);
+    if (problem) throw new Error(problem);
   }
   return { ...info, dir };
 }

@@ -92,6 +92,11 @@ export interface ModelLoadSpec {
   small?: SmallStepFormat;
   /** ONNX Runtime intra-op threads for this worker. */
   threads: number;
+  /**
+   * The context requests are admitted against (kiln.json's context_length, checked against the graph's bound when the
+   * folder was read), so the worker stops a sequence where the server said it would; absent: config.json's.
+   */
+  contextLength?: number;
   /** Most sequences decoded together in one step. */
   maxBatch: number;
   /** The worker's prefix cache (workers/engine/prefix-cache.ts); absent: off (KILN_PREFIX_CACHE=0). */

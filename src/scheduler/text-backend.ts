@@ -60,6 +60,7 @@ export class TextBackend implements SequenceBackend {
         small: smallOf(model),
         threads: opts.threads,
         maxBatch: maxBatchOf(model),
+        contextLength: model.contextLength,
         ...(opts.prefixCache ? { prefixCache: opts.prefixCache } : {}),
       }),
       onMessage: (workerId, msg) => {

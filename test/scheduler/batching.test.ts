@@ -94,24 +94,34 @@ describe("continuous batching", () => {
 
   test("a short prompt with max_tokens far past the window still gets the exact counts (the byte bound is for huge prompts)", async () => {
     const input: number = (await chat({ messages: ask("hi"), max_tokens: 1 })).body.usage.prompt_tokens;
-    const r = await send({ messages: ask("hi"), max_tokens: 5000 });
+    const r = await send({ messages: ask("hi"), max_tokens: 200_000 });
     expect(r.res.status).toBe(400);
-    expect(r.body.error.message).toContain(`However, you requested ${input + 5000} tokens (${input} in the input, 5000 in the output).`);
+    expect(r.body.error.message).toContain(`However, you requested ${input + 200_000} tokens (${input} in the input, 200000 in the output).`);
   });
 
   test("context overflow by one token gives the exact 400, counted from the tokenized prompt", async () => {
     const input: number = (await chat({ messages: ask("hi"), max_tokens: 1 })).body.usage.prompt_tokens;
     // One past the window: the byte-count bound lets it through (it is below the real count), the exact count does not.
-    const output = 4097 - input;
+    const output = 131_073 - input;
     const r = await send({ messages: ask("hi"), max_tokens: output });
     expect(r.res.status).toBe(400);
     expect(r.body.error).toEqual({
-      message: `This model's maximum context length is 4096 tokens. However, you requested 4097 tokens (${input} in the input, ${output} in the output). Please reduce the length of the input or of the requested output.`,
+      message: `This model's maximum context length is 131072 tokens. However, you requested 131073 tokens (${input} in the input, ${output} in the output). Please reduce the length of the input or of the requested output.`,
       type: "invalid_request_error",
       param: null,
       code: null,
     });
   });
+
+  test("a prompt three times the old 4,096-token window (about 12k tokens, an agent's first request) gets a real answer", async () => {
+    const lines = Array.from({ length: 460 }, (_, i) => `${i}: file src/part-${i % 37}.ts exports ${["load", "save", "parse", "render"][i % 4]}Item${i % 91}.`);
+    const r = await chat({ messages: ask(lines.join("\n")), max_tokens: 4 });
+    expect(r.body.usage.prompt_tokens).toBeGreaterThan(11_000);
+    expect(r.body.usage.prompt_tokens).toBeLessThan(13_000);
+    expect(r.body.usage.completion_tokens).toBe(4);
+    expect(r.body.choices[0].finish_reason).toBe("length");
+    expect(r.body.choices[0].message.content.length).toBeGreaterThan(0);
+  }, 180_000);
 
   test("tool calls round-trip: assistant tool_calls and tool results are accepted and rendered", async () => {
     const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];

@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { AutoTokenizer } from "@huggingface/transformers";
 import { Engine } from "../../workers/engine/engine.ts";
+import { servedContext } from "../../workers/engine/load-common.ts";
 import { type LoadedModel, loadModel, sessionOptions } from "../../workers/engine/load-model.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { params } from "./worker-client.ts";
@@ -20,7 +21,16 @@ describe("loadModel on the tiny model", () => {
     expect(layout.pastNames.length).toBe(8);
     expect(layout.pastNames.slice(0, 2)).toEqual(["past_key_values.0.key", "past_key_values.0.value"]);
     expect([layout.kvHeads, layout.headDim, layout.kvType]).toEqual([2, 32, "float32"]);
-    expect([vocabSize, maxContext, padId]).toEqual([2048, 4096, 2037]);
+    expect([vocabSize, maxContext, padId]).toEqual([2048, 131072, 2037]);
+  });
+
+  test("the worker holds sequences to the context the server admits against (kiln.json's), else config.json's", async () => {
+    expect(servedContext({ contextLength: 8192 }, { max_position_embeddings: 131072 })).toBe(8192);
+    expect(servedContext({}, { max_position_embeddings: 4096 })).toBe(4096);
+    expect(servedContext({}, {})).toBe(2048);
+    const m = await loadModel({ id: "kiln-tiny-v1", dir, dtype: "fp32", threads: 1, maxBatch: 4, contextLength: 8192 });
+    expect(m.runner.maxContext).toBe(8192);
+    await m.dispose();
   });
 
   test("special tokens are their literal text", () => {

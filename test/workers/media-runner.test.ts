@@ -42,7 +42,7 @@ describe("loading a multimodal folder", () => {
     const r = vision.runner;
     expect(r).toBeInstanceOf(MediaRunner);
     expect([r.layout.tokenInput, r.layout.pastNames.length, r.layout.kvHeads, r.layout.headDim, r.layout.stepNames?.length]).toEqual(["inputs_embeds", 8, 2, 32, 8]);
-    expect([r.vocabSize, r.maxContext, r.media?.hidden]).toEqual([2048, 4096, 128]);
+    expect([r.vocabSize, r.maxContext, r.media?.hidden]).toEqual([2048, 131072, 128]);
     expect(r.media?.tokenIds).toEqual({ image: cfg.imageToken });
     expect(audio.runner.media?.tokenIds).toEqual({ audio: cfg.audioToken });
   });

@@ -8,7 +8,7 @@ import * as ort from "onnxruntime-node";
 import { onnxFileForDtype } from "../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
 import type { LoadReport } from "../../src/scheduler/supervisor-protocol.ts";
-import { type LoadedModel, loadTokenizerSide, offlineFrom } from "../engine/load-common.ts";
+import { type LoadedModel, loadTokenizerSide, offlineFrom, servedContext } from "../engine/load-common.ts";
 import type { ModelConfig } from "../engine/ort-runner.ts";
 import { DeviceCache, type Transfer } from "./device-cache.ts";
 import { type DeviceGraph, DeviceRunner, MAX_PASS_TOKENS } from "./device-runner.ts";
@@ -95,7 +95,7 @@ export async function loadDeviceModel(spec: ModelLoadSpec): Promise<LoadedModel<
     const io = deviceGraphOf(session, config);
     cache = await DeviceCache.create(io.pastNames.length, io.kvType, transfer);
     const side = await loadTokenizerSide(spec.dir, config as never);
-    const runner = new DeviceRunner({ session, ...io }, cache, transfer, side.vocabSize, side.padId, config.max_position_embeddings ?? 2048);
+    const runner = new DeviceRunner({ session, ...io }, cache, transfer, side.vocabSize, side.padId, servedContext(spec, config));
     // The warm-up, profiled: a prompt of one full attention pass and then a decode step over a batch of the size decode
     // passes run at, so the shaders a first request needs are compiled before the worker says it is ready.
     // 4-bit formats run MatMulNBits (known for sure once the profile is read, below).

@@ -1,6 +1,7 @@
 // The continuous-batching step loop: admits queued sequences at step boundaries, decodes the batch, retires finished rows.
 import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/scheduler/protocol.ts";
 import { chunkInputs, decodeInputs, extendInputs, type FeatureRows, prefillInputs, type StepInputs } from "./batch-inputs.ts";
+import { chunkWidth } from "./chunk-width.ts";
 import { arrangeHost, type BatchKv, type BatchRow } from "./kv-cache.ts";
 import { forwardMasked, tryForward } from "./forward-guard.ts";
 import type { CacheOps, ForwardResult, ModelRunner } from "./model-runner.ts";
@@ -20,7 +21,8 @@ export interface EngineOptions {
   wake?: () => void;
   /**
    * Prompt tokens prefilled per step, so running sequences never stall long behind newcomers. Short prompts are
-   * prefilled together within it (padding counted); a longer prompt is prefilled alone in chunks of this size.
+   * prefilled together within it (padding counted); a longer prompt is prefilled alone in chunks of this size, smaller
+   * once its context is long (chunk-width.ts).
    */
   prefillTokenBudget?: number;
   /** Where constrained sequences get their grammar matchers; without it, constrained adds fail. */
@@ -257,7 +259,7 @@ export class Engine {
   /** Prefills the next chunk of the long prompt; after its last chunk the sequence samples and joins. Returns tokens spent. */
   private async advanceChunk(ctx: StepContext, budget: number): Promise<number> {
     const { seq, kv, done } = this.chunked!;
-    const piece = seq.promptIds.slice(done, done + budget);
+    const piece = seq.promptIds.slice(done, done + chunkWidth(budget, done));
     if (!(await this.encodeMedia(seq, done, done + piece.length, ctx))) {
       this.endChunked();
       return 0;

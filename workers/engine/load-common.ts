@@ -45,6 +45,11 @@ export function workerSessionOptions(threads: number): Record<string, unknown> {
   return sessionOptions(Math.max(1, Math.floor(threads)), navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING);
 }
 
+/** The context a worker holds sequences to: the one the server admits against, else config.json's (2048 without one). */
+export function servedContext(spec: { contextLength?: number }, config: { max_position_embeddings?: number }): number {
+  return spec.contextLength ?? config.max_position_embeddings ?? 2048;
+}
+
 /** The ids config.json gives a tokenizer side: end-of-sequence and padding (either may be absent). */
 export interface TokenConfig {
   vocab_size?: number;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { dtypeSuffix, onnxFileForDtype } from "../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
-import { type LoadedModel, loadTokenizerSide, makeTensor, workerSessionOptions } from "./load-common.ts";
+import { type LoadedModel, loadTokenizerSide, makeTensor, servedContext, workerSessionOptions } from "./load-common.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "../../src/native/worker-url.ts";
 import { type PrepThread, RemotePreprocessor } from "./remote-preprocess.ts";
 import { ENCODER_NAMES, type EncoderSession, MediaRunner } from "./media-runner.ts";
@@ -94,7 +94,7 @@ export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> 
     const spawn = () => new Worker(workerEntryUrl(WORKER_ENTRIES.mediaPrep)) as unknown as PrepThread;
     preprocessor = await RemotePreprocessor.start(spawn, spec.dir, { image: layout.kinds.includes("image"), audio: layout.kinds.includes("audio") });
     const side = await loadTokenizerSide(spec.dir, layout.text);
-    const runner = new MediaRunner(decoder, layout.text, makeTensor, side.vocabSize, side.padId, {
+    const runner = new MediaRunner(decoder, { ...layout.text, max_position_embeddings: servedContext(spec, layout.text) }, makeTensor, side.vocabSize, side.padId, {
       embed,
       encoders,
       preprocessor,

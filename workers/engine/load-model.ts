@@ -2,7 +2,7 @@
 // through transformers.js, multimodal ones (decoder_model_merged + encoders) through load-media-model.ts.
 import { AutoModelForCausalLM } from "@huggingface/transformers";
 import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
-import { type LoadedModel, loadTokenizerSide, makeTensor, offlineFrom, workerSessionOptions } from "./load-common.ts";
+import { type LoadedModel, loadTokenizerSide, makeTensor, offlineFrom, servedContext, workerSessionOptions } from "./load-common.ts";
 import { isMediaFolder, loadMediaModel } from "./load-media-model.ts";
 import { type ModelConfig, OrtRunner, type OrtSessionLike } from "./ort-runner.ts";
 
@@ -24,7 +24,8 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
   try {
     smallModel = spec.small ? await load(spec.small.dtype) : null;
     const session = decoderSession(model);
-    const config = model.config as unknown as ModelConfig;
+    const read = model.config as unknown as ModelConfig;
+    const config: ModelConfig = { ...read, max_position_embeddings: servedContext(spec, read) };
     const { vocabSize, padId, eosIds, tokenBytes, tokenizerJson } = await loadTokenizerSide(spec.dir, model.config as never);
     const small = smallModel && spec.small ? { session: decoderSession(smallModel), format: spec.small } : undefined;
     const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId, small);

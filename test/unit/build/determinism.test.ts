@@ -41,7 +41,7 @@ describe("buildModel determinism", () => {
       owned_by: "kiln",
       created: 1767225600,
       architecture: "llama",
-      context_length: 4096,
+      context_length: 131072,
       default_dtype: "fp32",
       dtypes: ["fp32", "q4"],
       capabilities: { chat: true, tools: true, reasoning: true, vision: false, image_generation: false },
@@ -53,7 +53,7 @@ describe("buildModel determinism", () => {
     const cfg = JSON.parse(readFileSync(join(dir, "config.json"), "utf8"));
     expect(cfg).toMatchObject({
       model_type: "llama", num_hidden_layers: 4, hidden_size: 128, num_attention_heads: 4, num_key_value_heads: 2,
-      head_dim: 32, intermediate_size: 384, vocab_size: 2048, max_position_embeddings: 4096, tie_word_embeddings: false,
+      head_dim: 32, intermediate_size: 384, vocab_size: 2048, max_position_embeddings: 131072, tie_word_embeddings: false,
       eos_token_id: [2039, 2037], bos_token_id: 2037, pad_token_id: 2037, "transformers.js_config": { dtype: "fp32" },
     });
   });

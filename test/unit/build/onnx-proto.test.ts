@@ -19,6 +19,7 @@ function reference(m: ModelProto): Uint8Array {
     producerName: m.producerName,
     producerVersion: m.producerVersion,
     opsetImport: m.opsetImport,
+    metadataProps: m.metadataProps,
     graph: {
       name: g.name,
       node: g.node.map((n) => ({ ...n, attribute: n.attribute.map((a) => ({ ...a })) })),

@@ -51,11 +51,11 @@ describe("TextBackend", () => {
     expect(maxBatchOf({ ...exact, placement: { device: "webgpu", dtype: "q4f16", reason: "" } })).toBe(3);
   });
 
-  test("each worker loads the model's folder, dtype, threads and batch size", async () => {
+  test("each worker loads the model's folder, dtype, threads, batch size and the context requests are admitted against", async () => {
     const { text, workers } = await started();
     expect(workers.map((w) => w.posted[0])).toEqual([
-      { type: "load", model: { id: exact.id, dir: "/models/exact-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 3 } },
-      { type: "load", model: { id: unsafe.id, dir: "/models/unsafe-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 1 } },
+      { type: "load", model: { id: exact.id, dir: "/models/exact-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 3, contextLength: exact.contextLength } },
+      { type: "load", model: { id: unsafe.id, dir: "/models/unsafe-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 1, contextLength: unsafe.contextLength } },
     ]);
     await text.workers.shutdown(5);
   });
