@@ -76,3 +76,39 @@ describe("chat completions logprobs", () => {
     }
   });
 });
+
+describe("Responses logprobs (include message.output_text.logprobs)", () => {
+  const body = { input: "Say something.", max_output_tokens: 16, temperature: 0, reasoning: { effort: "none" as const } };
+  const textPart = (res: any) => res.output.find((i: any) => i.type === "message").content.find((c: any) => c.type === "output_text");
+
+  test("whole: the output_text's entries spell its text, each greedy token leads its top list", async () => {
+    const res = await client.responses.create({ model: server.modelId, ...body, include: ["message.output_text.logprobs"], top_logprobs: 4 });
+    const part = textPart(res);
+    const entries = part.logprobs as Entry[];
+    expect(entries.length).toBeGreaterThan(0);
+    checkGreedy(entries, 4);
+    expect(new TextDecoder().decode(bytesOf(entries))).toBe(part.text);
+    expect((res as any).top_logprobs).toBe(4);
+  });
+
+  test("streamed: the deltas' entries add up to the done event's, which equal the whole answer's", async () => {
+    const whole = await client.responses.create({ model: server.modelId, ...body, include: ["message.output_text.logprobs"], top_logprobs: 2 });
+    const stream = await client.responses.create({ model: server.modelId, ...body, include: ["message.output_text.logprobs"], top_logprobs: 2, stream: true });
+    const fromDeltas: Entry[] = [];
+    let done: Entry[] = [];
+    for await (const ev of stream as AsyncIterable<any>) {
+      if (ev.type === "response.output_text.delta") fromDeltas.push(...ev.logprobs);
+      if (ev.type === "response.output_text.done") done = ev.logprobs;
+    }
+    const want = (textPart(whole).logprobs as Entry[]).map((e) => e.token);
+    expect(fromDeltas.map((e) => e.token)).toEqual(want);
+    expect(done.map((e) => e.token)).toEqual(want);
+  });
+
+  test("without the include, output_text has no entries; top_logprobs 21 is a 400", async () => {
+    const res = await client.responses.create({ model: server.modelId, ...body });
+    expect(textPart(res).logprobs ?? []).toEqual([]);
+    const err = await client.responses.create({ model: server.modelId, ...body, top_logprobs: 21 }).catch((e) => e);
+    expect([err.status, err.param]).toEqual([400, "top_logprobs"]);
+  });
+});

@@ -2,6 +2,7 @@
 // for the shapes the whole answer and its stream chunks share.
 import type { FinishReason } from "../../inference/blocks.ts";
 import type { Logprob } from "../../inference/logprobs.ts";
+import { logprobEntries } from "../logprob-entries.ts";
 
 export const SYSTEM_FINGERPRINT = "kiln";
 
@@ -13,13 +14,5 @@ export function chatFinishReason(reason: FinishReason): "stop" | "length" | "too
 /** The format's logprobs object for a choice's answer tokens (null when the request did not ask). */
 export function chatLogprobs(entries: readonly Logprob[] | undefined) {
   if (!entries) return null;
-  return {
-    content: entries.map((e) => ({
-      token: e.token,
-      logprob: e.logprob,
-      bytes: e.bytes,
-      top_logprobs: e.top.map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes })),
-    })),
-    refusal: null,
-  };
+  return { content: logprobEntries(entries), refusal: null };
 }

@@ -5,6 +5,8 @@ import type { Sealer } from "../../crypto/sealing.ts";
 import type { ApiError } from "../../errors/api-error.ts";
 import type { BlockHead, CoreEvent, Usage } from "../../inference/blocks.ts";
 import type { BuiltinResult } from "../../inference/builtin-tool.ts";
+import type { Logprob } from "../../inference/logprobs.ts";
+import { logprobEntries } from "../logprob-entries.ts";
 import { type NumberedSource, sourcesOf } from "../../tools/web-search.ts";
 import { callIdOf, newFunctionCallItemId, newMessageItemId, newReasoningId } from "./ids.ts";
 import type { ResponseEvent } from "./response-event.ts";
@@ -26,6 +28,8 @@ export interface AssemblerOptions {
   echo: Json;
   sealer: Sealer;
   includeEncrypted: boolean;
+  /** Each output_text carries its tokens' log probabilities (and each text delta those of its tokens). */
+  includeLogprobs?: boolean;
   summary: boolean;
   /** A background response starts queued and moves to in_progress when the scheduler starts it. */
   queued?: boolean;
@@ -52,6 +56,8 @@ export class ResponseAssembler {
   private pendingMessage: Open | null = null;
   /** Every source the response's searches gave so far, numbered as the model saw them. */
   private sources: NumberedSource[] = [];
+  /** Log probabilities of tokens whose text is still to come: they go with the next text delta. */
+  private pendingLogprobs: Logprob[] = [];
 
   constructor(private readonly o: AssemblerOptions) {
     this.status = o.queued ? "queued" : "in_progress";
@@ -127,6 +133,9 @@ export class ResponseAssembler {
         this.endBlock(this.open.get(ev.index)!, out, ev);
         this.open.delete(ev.index);
         break;
+      case "logprobs":
+        if (this.o.includeLogprobs) this.pendingLogprobs.push(...ev.logprobs);
+        break;
       case "usage":
         this.usage = ev.usage;
         break;
@@ -162,8 +171,9 @@ export class ResponseAssembler {
     if (head.kind === "builtin_call") {
       out.push(...searchStarted(this.ref(o)));
     } else if (head.kind === "text") {
-      (item.content as Json[]).push({ type: "output_text", text: "", annotations: [] });
-      out.push({ type: "response.content_part.added", ...this.ref(o), content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+      const part = { type: "output_text", text: "", annotations: [], ...(this.o.includeLogprobs ? { logprobs: [] } : {}) };
+      (item.content as Json[]).push(part);
+      out.push({ type: "response.content_part.added", ...this.ref(o), content_index: 0, part: structuredClone(part) });
     } else if (head.kind === "reasoning" && this.o.summary) {
       (item.summary as Json[]).push({ type: "summary_text", text: "" });
       out.push({ type: "response.reasoning_summary_part.added", ...this.ref(o), summary_index: 0, part: { type: "summary_text", text: "" } });
@@ -175,6 +185,8 @@ export class ResponseAssembler {
 
   private delta(o: Open, delta: string, out: ResponseEvent[]): void {
     o.text += delta;
+    // Only output_text carries log probabilities: a call's tokens' are dropped.
+    if (o.head.kind !== "text") this.pendingLogprobs = [];
     if (o.head.kind === "tool_call") {
       o.item.arguments = o.text;
       out.push({ type: "response.function_call_arguments.delta", ...this.ref(o), delta });
@@ -182,9 +194,20 @@ export class ResponseAssembler {
     }
     const part = ((o.head.kind === "reasoning" && this.o.summary ? o.item.summary : o.item.content) as Json[])[0]!;
     part.text = o.text;
-    if (o.head.kind === "text") out.push({ type: "response.output_text.delta", ...this.ref(o), content_index: 0, delta, logprobs: [] });
+    if (o.head.kind === "text") {
+      const logprobs = this.takeLogprobs();
+      if (this.o.includeLogprobs) (part.logprobs as unknown[]).push(...logprobs);
+      out.push({ type: "response.output_text.delta", ...this.ref(o), content_index: 0, delta, logprobs });
+    }
     else if (this.o.summary) out.push({ type: "response.reasoning_summary_text.delta", ...this.ref(o), summary_index: 0, delta });
     else out.push({ type: "response.reasoning_text.delta", ...this.ref(o), content_index: 0, delta });
+  }
+
+  /** The pending entries in the format's shape, taken (none unless the request included them). */
+  private takeLogprobs(): ReturnType<typeof logprobEntries> {
+    const taken = logprobEntries(this.pendingLogprobs);
+    this.pendingLogprobs = [];
+    return taken;
   }
 
   private endBlock(o: Open, out: ResponseEvent[], end: { cut?: boolean; result?: BuiltinResult }): void {
@@ -198,7 +221,10 @@ export class ResponseAssembler {
       const part = (o.item.content as Json[])[0]!;
       if (o.sources.length) out.push(...annotate(part, o.text, o.sources, this.ref(o)));
       // The annotations ride along on output_text.done as well, for clients that only read the done events.
-      out.push({ type: "response.output_text.done", ...this.ref(o), content_index: 0, text: o.text, logprobs: [], ...(o.sources.length ? { annotations: part.annotations } : {}) });
+      // Tokens that wrote no text (a lone byte, a held-back stop sequence's start) still belong to this text.
+      if (this.o.includeLogprobs) (part.logprobs as unknown[]).push(...this.takeLogprobs());
+      const logprobs = this.o.includeLogprobs ? structuredClone(part.logprobs) : [];
+      out.push({ type: "response.output_text.done", ...this.ref(o), content_index: 0, text: o.text, logprobs, ...(o.sources.length ? { annotations: part.annotations } : {}) });
       out.push({ type: "response.content_part.done", ...this.ref(o), content_index: 0, part: structuredClone(part) });
       this.pendingMessage = o;
       return;

@@ -16,6 +16,7 @@ export function echo(body: ResponsesRequestBody, plan: ResponsesPlan): Record<st
     text: { format: body.text?.format ?? { type: "text" } },
     tool_choice: body.tool_choice ?? (body.tools?.length ? "auto" : "none"),
     tools: body.tools ?? [],
+    top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: "disabled",
     user: body.user ?? null,

@@ -43,7 +43,7 @@ export interface Launch {
 export function newAssembler(deps: AppDeps, a: { id: string; model: ModelEntry; createdAt: number; body: ResponsesRequestBody; plan: ResponsesPlan; queued?: boolean }): ResponseAssembler {
   return new ResponseAssembler({
     id: a.id, model: a.model.id, createdAt: a.createdAt, echo: echo(a.body, a.plan), sealer: deps.sealer,
-    includeEncrypted: a.plan.includeEncrypted, summary: a.plan.summary, queued: a.queued,
+    includeEncrypted: a.plan.includeEncrypted, includeLogprobs: a.plan.includeLogprobs, summary: a.plan.summary, queued: a.queued,
   });
 }
 

@@ -19,13 +19,16 @@ import { forcesWebSearch, isWebSearchType, webSearchRequested } from "./web-sear
 const bad = (message: string, param: string | null) => ApiError.badRequest(message, param);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const ENCRYPTED_REASONING = "reasoning.encrypted_content";
+export const TEXT_LOGPROBS = "message.output_text.logprobs";
 // A web_search_call's action always carries its sources, so asking for them is accepted and changes nothing.
-const INCLUDABLE = new Set([ENCRYPTED_REASONING, "web_search_call.action.sources"]);
+const INCLUDABLE = new Set([ENCRYPTED_REASONING, "web_search_call.action.sources", TEXT_LOGPROBS]);
 
 export interface ResponsesPlan {
   request: CoreRequest;
   effort: Effort | null;
   includeEncrypted: boolean;
+  /** The answer text's token log probabilities go into each output_text (include message.output_text.logprobs). */
+  includeLogprobs: boolean;
   /** reasoning.summary was asked for: reasoning is returned as summary parts (kiln has no separate summarizer). */
   summary: boolean;
 }
@@ -105,6 +108,7 @@ export function checkOptions(body: ResponsesRequestBody): void {
   if (body.background && body.store === false) throw bad("background: true needs store: true (a background response is kept so it can be polled).", "background");
   if (body.truncation === "auto") throw bad('truncation "auto" is not supported: kiln never drops input; send "disabled" or leave it out.', "truncation");
   checkInclude(body.include ?? []);
+  if (body.top_logprobs != null && (body.top_logprobs < 0 || body.top_logprobs > 20)) throw bad("top_logprobs must be a whole number from 0 to 20.", "top_logprobs");
 }
 
 /** What a request is planned against besides its body (src/api/responses/plan.ts gathers them from the store). */
@@ -131,6 +135,7 @@ export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, s
   const reasoning = typeof items === "string" ? new Map() : trustedReasoning(items, { sealer: src.sealer, model: model.id, stored: src.storedReasoning }, path);
   const web = webSearchRequested(body, src.search);
   const defs = tools(body, model);
+  const logprobs = (body.include ?? []).includes(TEXT_LOGPROBS);
   const request: CoreRequest = {
     conversation: responsesToConversation(items, body.instructions ?? null, { reasoning, path }),
     tools: defs,
@@ -143,12 +148,14 @@ export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, s
     seed: body.seed ?? null,
     stop: [],
     ignoreEos: false,
+    ...(logprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),
     ...thinkingFor(model.capabilities.reasoning, effort),
   };
   return {
     request: web && src.search ? withBuiltins(request, [src.search], forcesWebSearch(body, defs?.length ?? 0) ? WEB_SEARCH_FUNCTION : null) : request,
     effort,
     includeEncrypted: (body.include ?? []).includes(ENCRYPTED_REASONING),
+    includeLogprobs: logprobs,
     summary: body.reasoning?.summary != null,
   };
 }
