@@ -97,7 +97,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const call = forcedCall(format, request.toolChoice, tools);
   const rendered = tokenizer.renderChat(withFormatInstruction(request.conversation, request.answerFormat, format), tools, request.templateOptions, placeholders);
   // With reasoning off the parser reads no thinking markers and the open marker is never sampled: no answer, in
-  // any format, carries a thinking block (random or stubborn weights open one after answering otherwise).
+  // any format, carries a thinking block (random or obstinate weights open one after answering otherwise).
   const off = reasoningOff(request.templateOptions);
   const thinking = model.capabilities.reasoning && !off ? format.thinking : null;
   const startInThinking = opensThinking(rendered, thinking);
