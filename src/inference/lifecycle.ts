@@ -115,6 +115,11 @@ export interface Run {
   choices: AsyncIterable<CoreEvent>[];
   /** Stops the generation within one step; the settlement records why. */
   abort(reason: AbortReason): void;
+  /**
+   * Stops it because another replica took its job over (a lost lease): if it never reached a worker it settles nothing,
+   * since the job's new run settles under the same request id; one that did settles as failed.
+   */
+  forfeit(): void;
   readonly abortReason: AbortReason | null;
   /** Resolves once every choice has ended and usage is written. */
   settled: Promise<Settlement>;
@@ -226,8 +231,13 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     channels[i]!.close();
   });
 
+  let forfeited = false;
   const settled = Promise.all(pumps).then(async () => {
     cleanup();
+    if (forfeited && !dispatched) {
+      ticket?.release(null);
+      return { status: settleStatus(abortReason, failed), usage: emptyUsage() };
+    }
     const settlement: Settlement = { status: settleStatus(abortReason, failed), usage: dispatched ? totalUsage(perChoice, inputTokens) : emptyUsage() };
     await settleRequest(deps, opts.scope, opts.model, settlement.status, settlement.usage);
     ticket?.release(settlement.usage);
@@ -237,6 +247,10 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     inputTokens,
     choices: channels,
     abort,
+    forfeit() {
+      forfeited = true;
+      abort("failed");
+    },
     get abortReason() {
       return abortReason;
     },

@@ -3,6 +3,7 @@
 // status change. A client that leaves only stops listening (and, unless the response is a background one, its
 // lifecycle aborts the run).
 import type { Db } from "../../db/client.ts";
+import { type Fence, LeaseLost } from "../../db/response-events-repo.ts";
 import { responseExists, TERMINAL } from "../../db/responses-repo.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -23,15 +24,18 @@ export class ResponseRecorder {
   /** Set once the response's row is gone (deleted while it ran) or the recorder discarded: later writes are skipped. */
   private gone = false;
   private readonly queue: WriteQueue;
+  /** The lease its writes are made under (Postgres): once another replica claims the response, they are refused. */
+  private readonly fence: Fence | null;
   bytes: number;
 
   constructor(
     private readonly deps: RecorderDeps,
     private readonly asm: ResponseAssembler,
-    o: { nextSequence: number; storedBytes: number },
+    o: { nextSequence: number; storedBytes: number; fence?: Fence | null },
   ) {
     this.next = o.nextSequence;
     this.bytes = o.storedBytes;
+    this.fence = o.fence ?? null;
     this.queue = writeQueueOf(deps.db, deps.logger);
   }
 
@@ -44,7 +48,7 @@ export class ResponseRecorder {
       this.bytes += Buffer.byteLength(json);
       const live: LiveEvent = { sequence, type: ev.type, json };
       this.queue.push({
-        write: () => (this.gone ? null : { kind: "event", responseId: id, sequence, json }),
+        write: () => (this.gone ? null : { kind: "event", responseId: id, sequence, json, fence: this.fence }),
         failed: (e) => this.failed(e),
         after: () => this.deps.live.publish(id, live),
       });
@@ -59,7 +63,7 @@ export class ResponseRecorder {
     const set = { status: this.asm.status, responseJson, storedBytes: this.bytes + Buffer.byteLength(responseJson) };
     const reasoningIds = this.asm.reasoningIds();
     this.queue.push({
-      write: () => (this.gone ? null : { kind: "row", responseId: this.asm.id, set, reasoningIds }),
+      write: () => (this.gone ? null : { kind: "row", responseId: this.asm.id, set, reasoningIds, fence: this.fence }),
       failed: (e) => this.failed(e),
     });
   }
@@ -76,9 +80,14 @@ export class ResponseRecorder {
 
   /**
    * A failed write (a busy or full disk) is logged and the next one is tried all the same, so the final state still
-   * lands; only a response deleted while it ran stops the writes.
+   * lands; a response deleted while it ran, or taken over by another replica (its run here stops), stops the writes.
    */
   private async failed(e: unknown): Promise<void> {
+    if (e instanceof LeaseLost && this.fence) {
+      this.gone = true;
+      this.deps.live.lose(this.asm.id, this.fence.epoch);
+      return;
+    }
     if (!(await responseExists(this.deps.db, this.asm.id))) {
       this.gone = true;
       return;

@@ -2,7 +2,7 @@
 // the run is driven to its end by record.ts, and a background job needs no client at all. Recovery after a crash
 // or a shutdown lives here too, since it launches the same way.
 import type { AppDeps } from "../../app-deps.ts";
-import { endResponse, lastSequence, updateResponse } from "../../db/response-events-repo.ts";
+import { endResponse, type Fence, lastSequence, updateResponse } from "../../db/response-events-repo.ts";
 import {
   deleteResponse, inputItems, insertResponse, markFailed, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses,
 } from "../../db/responses-repo.ts";
@@ -37,6 +37,8 @@ export interface Launch {
   clientSignal: AbortSignal | null;
   /** A new response: its row and input items are written. A recovered one: its row exists and events continue. */
   fresh: { items: StoredItem[]; requestJson: string; bytes: number } | null;
+  /** The claim of the response this run holds (its row's lease_epoch): 0 for a new one. */
+  epoch: number;
 }
 
 /** The assembler of a response: its id, model and creation time, the request fields it echoes, and how it reasons. */
@@ -57,8 +59,11 @@ export function responseRow(
     previousResponseId: r.body.previous_response_id ?? null, requestJson: r.requestJson, responseJson: JSON.stringify(r.asm.response()),
     storedBytes: r.storedBytes, attempts: r.background ? 1 : 0, createdAt: r.createdAt, updatedAt: Math.floor(Date.now() / 1000),
     expiresAt: r.createdAt + deps.config.responseRetentionDays * 86_400,
-    // Whoever runs it holds it; with several replicas, another takes it over when this one stops renewing (leases.ts).
-    leaseOwner: deps.live.replica, leaseUntil: Date.now() + LEASE_MS,
+    // Whoever runs it holds it (until LEASE_MS past the insert, on the database's clock); with several replicas, another
+    // takes it over when this one stops renewing (leases.ts).
+    leaseOwner: deps.live.replica, leaseEpoch: 0,
+    // A re-launch settles under the same request id, so the job is charged once whichever run settles first.
+    requestId: r.scope.requestId,
   };
 }
 
@@ -83,14 +88,33 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
     },
   });
   let inserted = false;
+  // On Postgres every write names the lease it is made under; on SQLite one process runs everything.
+  const fence: Fence | null = deps.db.dialect === "postgres" ? { owner: deps.live.replica, epoch: l.epoch } : null;
   try {
     // Live before its row can be read, so whoever finds the row (a cancel, a follower) finds the job running.
     deps.live.begin(l.id, run.abort);
+  } catch (e) {
+    // Already running here: that run and its entry stay as they are, and this one, never started, settles nothing.
+    run.forfeit();
+    throw e;
+  }
+  try {
     if (l.fresh) {
-      await insertResponse(deps.db, responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes }), l.fresh.items);
+      const row = responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes });
+      await insertResponse(deps.db, row, l.fresh.items, [], LEASE_MS);
       inserted = true;
     }
-    rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : (await lastSequence(deps.db, l.id)) + 1, storedBytes: l.fresh?.bytes ?? 0 });
+    // Renewed from now on (the row holds the lease); claimed by another replica, the run here stops and writes no more.
+    if (fence) {
+      deps.live.hold(l.id, {
+        epoch: l.epoch,
+        lost: () => {
+          rec?.discard();
+          run.forfeit();
+        },
+      });
+    }
+    rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : (await lastSequence(deps.db, l.id)) + 1, storedBytes: l.fresh?.bytes ?? 0, fence });
     // A recovered job's log already holds its created and queued events.
     rec.emit(l.fresh ? asm.start() : []);
     const created = asm.response();
@@ -132,7 +156,9 @@ async function bodyOf(deps: AppDeps, row: ResponseRow): Promise<ResponsesRequest
  * interrupted), or cancelled (a cancel of a job whose run is gone). Its log gets the closing event; a row whose JSON
  * cannot be read is ended all the same.
  */
-export async function endStored(deps: Pick<AppDeps, "db">, row: ResponseRow, end: { status: "failed"; message: string; code?: string } | { status: "cancelled" }): Promise<void> {
+export async function endStored(
+  deps: Pick<AppDeps, "db">, row: ResponseRow, end: { status: "failed"; message: string; code?: string } | { status: "cancelled" }, fence: Fence | null = null,
+): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
   let response: Record<string, unknown>;
   try {
@@ -142,11 +168,11 @@ export async function endStored(deps: Pick<AppDeps, "db">, row: ResponseRow, end
   }
   Object.assign(response, { status: end.status, completed_at: now, ...(end.status === "failed" ? { error: { code: end.code ?? "server_error", message: end.message } } : {}) });
   const type = end.status === "failed" ? "response.failed" : "response.incomplete";
-  // Numbered after the last stored event in the same transaction that stores it.
+  // Numbered after the last stored event in the same transaction that stores it; one already ended is left alone.
   await endResponse(deps.db, row.id, (sequence) => {
     const eventJson = JSON.stringify({ type, response, sequence_number: sequence });
     return { eventJson, set: { status: end.status, responseJson: JSON.stringify(response), storedBytes: row.storedBytes + Buffer.byteLength(eventJson) } };
-  });
+  }, fence);
 }
 
 export interface Recovery {
@@ -185,8 +211,10 @@ export async function recoverRows(deps: AppDeps, rows: ResponseRow[]): Promise<R
 }
 
 async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promise<void> {
+  // On Postgres the row was claimed for this replica: its end is written under that claim.
+  const fence: Fence | null = deps.db.dialect === "postgres" ? { owner: deps.live.replica, epoch: row.leaseEpoch } : null;
   const fail = async (message: string, code?: string) => {
-    await endStored(deps, row, { status: "failed", message, code });
+    await endStored(deps, row, { status: "failed", message, code }, fence);
     out.failed.push(row.id);
   };
   if (!row.background) return fail("kiln restarted while this response was streaming; create it again.");
@@ -198,8 +226,9 @@ async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promi
     const plan = await planResponse(deps, body, model, row.teamId);
     await updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
     await launch(deps, {
-      body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null,
-      scope: { requestId: newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses" },
+      body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null, epoch: row.leaseEpoch,
+      // The request id the job was created under (rows stored before it was kept get a new one): settled once.
+      scope: { requestId: row.requestId ?? newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses" },
     });
     out.restarted.push(row.id);
   } catch (e) {
