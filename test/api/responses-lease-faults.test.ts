@@ -1,0 +1,130 @@
+// Background jobs on Postgres through the two pauses longer than a lease that made kiln run its own jobs twice: the
+// database stopped and started again, and the kiln process stopped (SIGSTOP) and continued. kiln runs as a process of
+// its own (it must be stoppable); after each fault every job has one usage row, one terminal event, its last, and a
+// GET that agrees with it, and kiln took none of its own jobs over.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { dirname } from "node:path";
+import { LEASE_MS } from "../../src/api/responses/lease-timing.ts";
+import { type ServerProcess, startServerProcess } from "../load/server-process.ts";
+import { tempDir } from "../helpers/kiln.ts";
+import { startPostgres, type TestPostgres } from "../helpers/postgres-server.ts";
+import { tinyModelDir } from "../helpers/tiny-model.ts";
+import { waitFor } from "../helpers/wait-for.ts";
+
+const JOBS = 20;
+/** Longer than a lease, so that the lease runs out while kiln or its database is away. */
+const PAUSE_MS = LEASE_MS + 1_500;
+
+let pg: TestPostgres;
+let kiln: ServerProcess | undefined;
+let sql: SQL | undefined;
+
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+afterAll(async () => {
+  await sql?.close({ timeout: 0 });
+  await kiln?.kill9();
+  await pg?.stop();
+});
+
+interface Figures {
+  usageRows: number;
+  takenOver: number;
+  duplicateKeys: number;
+  notOneTerminal: string[];
+  terminalNotLast: string[];
+  getDisagrees: string[];
+}
+
+/** A kiln process on a fresh database, and 20 background jobs created on it; resolves once some are running. */
+async function startJobs(): Promise<{ ids: string[]; kiln: ServerProcess; sql: SQL }> {
+  const url = await pg.newDatabase();
+  const k = await startServerProcess({
+    dataDir: tempDir("kiln-lease-faults-"), modelsDir: dirname(await tinyModelDir()), logLevel: "info",
+    env: { KILN_DATABASE_URL: url, KILN_THREADS: "1" },
+  });
+  const ids: string[] = [];
+  for (let i = 0; i < JOBS; i++) {
+    const res = await fetch(`${k.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "kiln-tiny-v1", input: `Hello ${i}`, temperature: 0, max_output_tokens: 400, background: true }),
+    });
+    expect(res.status).toBe(200);
+    ids.push(((await res.json()) as { id: string }).id);
+  }
+  const s = new SQL(url, { max: 2 });
+  await waitFor(async () => (await s`SELECT count(*)::int AS n FROM responses WHERE status = 'in_progress'`)[0].n as number, { what: "a job running", until: (n) => n > 0 });
+  return { ids, kiln: k, sql: s };
+}
+
+/** Once every job has ended: what the database, GET and kiln's log say about them. */
+async function figures(k: ServerProcess, s: SQL, ids: string[]): Promise<Figures> {
+  await waitFor(async () => (await s`SELECT count(*)::int AS n FROM responses WHERE status IN ('queued', 'in_progress')`)[0].n as number, {
+    what: "every job ended", until: (n) => n === 0, timeoutMs: 120_000, intervalMs: 200,
+  });
+  // Usage a job settled while the database was away is journaled, and replayed with the next settlement it takes.
+  await fetch(`${k.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "kiln-tiny-v1", messages: [{ role: "user", content: "Hi" }], max_tokens: 2 }),
+  });
+  const usage = await waitFor(async () => (await s`SELECT count(*)::int AS n FROM usage WHERE endpoint = 'responses'`)[0].n as number, {
+    what: `${JOBS} usage rows`, until: (n) => n >= JOBS, timeoutMs: 10_000, intervalMs: 100,
+  }).catch(async () => (await s`SELECT count(*)::int AS n FROM usage WHERE endpoint = 'responses'`)[0].n as number);
+  const out: Figures = { usageRows: usage, takenOver: 0, duplicateKeys: 0, notOneTerminal: [], terminalNotLast: [], getDisagrees: [] };
+  for (const id of ids) {
+    const events = (await s`SELECT sequence, event_json FROM response_events WHERE response_id = ${id} ORDER BY sequence`) as { sequence: number; event_json: string }[];
+    const types = events.map((e) => (JSON.parse(e.event_json) as { type: string }).type);
+    const terminal = types.filter((t) => ["response.completed", "response.incomplete", "response.failed"].includes(t));
+    if (terminal.length !== 1) out.notOneTerminal.push(`${id}: ${terminal.join(",")}`);
+    else if (types.at(-1) !== terminal[0]) out.terminalNotLast.push(`${id}: ${types.slice(-2).join(",")}`);
+    const last = JSON.parse(events.at(-1)?.event_json ?? "{}") as { response?: { status?: string } };
+    const got = (await (await fetch(`${k.url}/v1/responses/${id}`, { headers: { authorization: `Bearer ${k.key}` } })).json()) as { status: string };
+    if (got.status !== last.response?.status) out.getDisagrees.push(`${id}: GET ${got.status}, stream ${last.response?.status}`);
+  }
+  const log = k.log();
+  for (const line of log.split("\n")) {
+    if (!line.includes("stored responses taken over")) continue;
+    const taken = JSON.parse(line) as { background_restarted: string[]; failed: string[] };
+    out.takenOver += taken.background_restarted.length + taken.failed.length;
+  }
+  out.duplicateKeys = log.split("duplicate key value").length - 1;
+  return out;
+}
+
+const clean: Figures = { usageRows: JOBS, takenOver: 0, duplicateKeys: 0, notOneTerminal: [], terminalNotLast: [], getDisagrees: [] };
+
+describe("background jobs through a pause longer than a lease (Postgres)", () => {
+  test("the database stopped, then started again: each job ran once, ended once, and GET agrees", async () => {
+    const run = await startJobs();
+    kiln = run.kiln;
+    sql = run.sql;
+    await pg.down();
+    // The fault's length is what is tested: longer than a lease.
+    await Bun.sleep(PAUSE_MS);
+    await pg.up();
+    const got = await figures(run.kiln, run.sql, run.ids);
+    console.info("database away", PAUSE_MS, "ms:", JSON.stringify(got));
+    expect(got).toEqual(clean);
+    await run.sql.close({ timeout: 0 });
+    sql = undefined;
+    await run.kiln.kill9();
+    kiln = undefined;
+  }, 240_000);
+
+  test("the kiln process stopped (SIGSTOP), then continued: each job ran once, ended once, and GET agrees", async () => {
+    const run = await startJobs();
+    kiln = run.kiln;
+    sql = run.sql;
+    process.kill(run.kiln.pid, "SIGSTOP");
+    // The fault's length is what is tested: longer than a lease.
+    await Bun.sleep(PAUSE_MS);
+    process.kill(run.kiln.pid, "SIGCONT");
+    const got = await figures(run.kiln, run.sql, run.ids);
+    console.info("kiln stopped", PAUSE_MS, "ms:", JSON.stringify(got));
+    expect(got).toEqual(clean);
+  }, 240_000);
+});
