@@ -1,7 +1,7 @@
 // Background jobs on Postgres through the two pauses longer than a lease that made kiln run its own jobs twice: the
 // database stopped and started again, and the kiln process stopped (SIGSTOP) and continued. kiln runs as a process of
-// its own (it must be stoppable); after each fault every job has one usage row, one terminal event, its last, and a
-// GET that agrees with it, and kiln took none of its own jobs over.
+// its own (it must be stoppable); after each fault every job has one usage row, one terminal event, its last, no
+// event lost, and a GET that agrees with it, and kiln took none of its own jobs over.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { dirname } from "node:path";
@@ -36,6 +36,8 @@ interface Figures {
   notOneTerminal: string[];
   terminalNotLast: string[];
   getDisagrees: string[];
+  /** Responses whose stored events skip a sequence number (events lost while the database was away). */
+  gaps: string[];
 }
 
 /** A kiln process on a fresh database, and 20 background jobs created on it; resolves once some are running. */
@@ -74,10 +76,11 @@ async function figures(k: ServerProcess, s: SQL, ids: string[]): Promise<Figures
   const usage = await waitFor(async () => (await s`SELECT count(*)::int AS n FROM usage WHERE endpoint = 'responses'`)[0].n as number, {
     what: `${JOBS} usage rows`, until: (n) => n >= JOBS, timeoutMs: 10_000, intervalMs: 100,
   }).catch(async () => (await s`SELECT count(*)::int AS n FROM usage WHERE endpoint = 'responses'`)[0].n as number);
-  const out: Figures = { usageRows: usage, takenOver: 0, duplicateKeys: 0, notOneTerminal: [], terminalNotLast: [], getDisagrees: [] };
+  const out: Figures = { usageRows: usage, takenOver: 0, duplicateKeys: 0, notOneTerminal: [], terminalNotLast: [], getDisagrees: [], gaps: [] };
   for (const id of ids) {
     const events = (await s`SELECT sequence, event_json FROM response_events WHERE response_id = ${id} ORDER BY sequence`) as { sequence: number; event_json: string }[];
     const types = events.map((e) => (JSON.parse(e.event_json) as { type: string }).type);
+    if (events.some((e, i) => Number(e.sequence) !== i)) out.gaps.push(`${id}: ${events.length} events, last ${events.at(-1)?.sequence}`);
     const terminal = types.filter((t) => ["response.completed", "response.incomplete", "response.failed"].includes(t));
     if (terminal.length !== 1) out.notOneTerminal.push(`${id}: ${terminal.join(",")}`);
     else if (types.at(-1) !== terminal[0]) out.terminalNotLast.push(`${id}: ${types.slice(-2).join(",")}`);
@@ -95,7 +98,7 @@ async function figures(k: ServerProcess, s: SQL, ids: string[]): Promise<Figures
   return out;
 }
 
-const clean: Figures = { usageRows: JOBS, takenOver: 0, duplicateKeys: 0, notOneTerminal: [], terminalNotLast: [], getDisagrees: [] };
+const clean: Figures = { usageRows: JOBS, takenOver: 0, duplicateKeys: 0, notOneTerminal: [], terminalNotLast: [], getDisagrees: [], gaps: [] };
 
 describe("background jobs through a pause longer than a lease (Postgres)", () => {
   test("the database stopped, then started again: each job ran once, ended once, and GET agrees", async () => {
