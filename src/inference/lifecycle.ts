@@ -102,6 +102,11 @@ export interface RunOptions {
   onStarted?: () => void;
   /** Admitted without refusals: see Admission.resumed. */
   resumed?: boolean;
+  /**
+   * A background job, run again under the same request id after a drain cuts it: one the drain stops before it reached
+   * a worker settles nothing (its next run settles).
+   */
+  resumable?: boolean;
 }
 
 export interface Settlement {
@@ -234,7 +239,8 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   let forfeited = false;
   const settled = Promise.all(pumps).then(async () => {
     cleanup();
-    if (forfeited && !dispatched) {
+    // Nothing ran, and the job's next run settles under the same request id (a cancel still ends it here).
+    if (!dispatched && (forfeited || (opts.resumable && deps.lifecycle.draining && abortReason !== "cancelled"))) {
       ticket?.release(null);
       return { status: settleStatus(abortReason, failed), usage: emptyUsage() };
     }

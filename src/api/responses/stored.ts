@@ -2,7 +2,8 @@
 // the run is driven to its end by record.ts, and a background job needs no client at all. Recovery after a crash
 // or a shutdown lives here too, since it launches the same way.
 import type { AppDeps } from "../../app-deps.ts";
-import { endResponse, type Fence, lastSequence, updateResponse } from "../../db/response-events-repo.ts";
+import { settle } from "../../billing/settle.ts";
+import { endResponse, type Fence, LeaseLost, lastSequence, updateResponse } from "../../db/response-events-repo.ts";
 import {
   deleteResponse, inputItems, insertResponse, markFailed, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses,
 } from "../../db/responses-repo.ts";
@@ -80,6 +81,7 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
     // A recovered job was acknowledged before the restart: a rate limit that filled up since does not refuse it
     // (its key, permissions and balance are checked again all the same).
     resumed: !l.fresh,
+    resumable: l.background,
     onStarted: () => {
       started = true;
       if (!rec) return;
@@ -201,6 +203,8 @@ export async function recoverRows(deps: AppDeps, rows: ResponseRow[]): Promise<R
     try {
       await recoverOne(deps, row, out);
     } catch (e) {
+      // Claimed meanwhile by another replica: it is that one's to end.
+      if (e instanceof LeaseLost) continue;
       // One unreadable row must not keep kiln from starting: it is ended failed in plain SQL.
       deps.logger.error("stored response not recovered", { response_id: row.id, error: String(e) });
       await markFailed(deps.db, row.id);
@@ -210,12 +214,25 @@ export async function recoverRows(deps: AppDeps, rows: ResponseRow[]): Promise<R
   return out;
 }
 
+/**
+ * A job recovery ends without running it (again) still gets its usage row, under its own request id: nothing used, or,
+ * when an earlier run settled already, that run's row, which stays as it is (one row per request id).
+ */
+async function settleUnrun(deps: AppDeps, row: ResponseRow): Promise<void> {
+  if (!row.requestId) return;
+  await settle(deps, {
+    requestId: row.requestId, teamId: row.teamId, keyId: row.keyId, model: row.model, endpoint: "responses", status: "failed",
+    inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 0, createdAt: Math.floor(Date.now() / 1000),
+  });
+}
+
 async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promise<void> {
   // On Postgres the row was claimed for this replica: its end is written under that claim.
   const fence: Fence | null = deps.db.dialect === "postgres" ? { owner: deps.live.replica, epoch: row.leaseEpoch } : null;
   const fail = async (message: string, code?: string) => {
     await endStored(deps, row, { status: "failed", message, code }, fence);
     out.failed.push(row.id);
+    await settleUnrun(deps, row);
   };
   if (!row.background) return fail("kiln restarted while this response was streaming; create it again.");
   if (row.status === "in_progress") return fail("kiln restarted while this background response was running; create it again.");
