@@ -6,7 +6,7 @@
 // writes, fenced by owner and epoch, are refused from the claim on.
 import type { AppDeps } from "../../app-deps.ts";
 import { claimExpiredLeases, lostLeases, releaseLeases, renewLeases } from "../../db/response-leases-repo.ts";
-import { CLAIM_BATCH, CLAIM_EVERY_MS, LEASE_MS, RENEW_EVERY_MS } from "./lease-timing.ts";
+import { CLAIM_BATCH, leaseTiming } from "./lease-timing.ts";
 import { recoverRows, type Recovery } from "./stored.ts";
 
 export interface Leases {
@@ -21,14 +21,15 @@ export interface Leases {
 export function startLeases(deps: AppDeps): Leases {
   const { db, logger, live } = deps;
   const owner = live.replica;
+  const { leaseMs, renewEveryMs, claimEveryMs } = leaseTiming(deps.config.leaseMs);
   const takeOver = async (): Promise<Recovery> => {
-    const rows = await claimExpiredLeases(db, owner, { leaseMs: LEASE_MS, limit: CLAIM_BATCH, running: live.running() });
+    const rows = await claimExpiredLeases(db, owner, { leaseMs, limit: CLAIM_BATCH, running: live.running() });
     return await recoverRows(deps, rows);
   };
   const renewOnce = async () => {
     // Only jobs whose row was written before the renewal is sent: a lease missing from its answer was claimed.
     const held = live.leased();
-    const kept = await renewLeases(db, owner, { ids: held.map((h) => h.id), leaseMs: LEASE_MS });
+    const kept = await renewLeases(db, owner, { ids: held.map((h) => h.id), leaseMs });
     for (const lost of lostLeases(held, kept)) live.lose(lost.id, lost.epoch);
   };
   let renewing = false;
@@ -38,7 +39,7 @@ export function startLeases(deps: AppDeps): Leases {
     renewOnce()
       .catch((e) => logger.error("stored response leases not renewed", { error: String(e) }))
       .finally(() => (renewing = false));
-  }, RENEW_EVERY_MS);
+  }, renewEveryMs);
   let claiming = false;
   const claim = setInterval(() => {
     if (claiming) return;
@@ -49,7 +50,7 @@ export function startLeases(deps: AppDeps): Leases {
         (e) => logger.error("stored response leases not checked", { error: String(e) }),
       )
       .finally(() => (claiming = false));
-  }, CLAIM_EVERY_MS);
+  }, claimEveryMs);
   renew.unref();
   claim.unref();
   return {

@@ -17,7 +17,6 @@ import { planResponse } from "./plan.ts";
 import { drive, ResponseRecorder } from "./record.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { echo } from "./echo.ts";
-import { LEASE_MS } from "./lease-timing.ts";
 import type { ResponsesPlan } from "./validate.ts";
 
 /** A background job that was queued when kiln stopped is started again at most this many times in all. */
@@ -60,7 +59,7 @@ export function responseRow(
     previousResponseId: r.body.previous_response_id ?? null, requestJson: r.requestJson, responseJson: JSON.stringify(r.asm.response()),
     storedBytes: r.storedBytes, attempts: r.background ? 1 : 0, createdAt: r.createdAt, updatedAt: Math.floor(Date.now() / 1000),
     expiresAt: r.createdAt + deps.config.responseRetentionDays * 86_400,
-    // Whoever runs it holds it (until LEASE_MS past the insert, on the database's clock); with several replicas, another
+    // Whoever runs it holds it (a lease past the insert, on the database's clock); with several replicas, another
     // takes it over when this one stops renewing (leases.ts).
     leaseOwner: deps.live.replica, leaseEpoch: 0,
     // A re-launch settles under the same request id, so the job is charged once whichever run settles first.
@@ -103,7 +102,7 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
   try {
     if (l.fresh) {
       const row = responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes });
-      await insertResponse(deps.db, row, l.fresh.items, [], LEASE_MS);
+      await insertResponse(deps.db, row, l.fresh.items, [], deps.config.leaseMs);
       inserted = true;
     }
     // Renewed from now on (the row holds the lease); claimed by another replica, the run here stops and writes no more.
