@@ -18,15 +18,15 @@ const LEASE_MS = 2_000;
 const PAUSE_MS = LEASE_MS + 1_000;
 
 let pg: TestPostgres;
-let kiln: ServerProcess | undefined;
-let sql: SQL | undefined;
+const kilns: ServerProcess[] = [];
+const sqls: SQL[] = [];
 
 beforeAll(async () => {
   pg = await startPostgres();
 }, 120_000);
 afterAll(async () => {
-  await sql?.close({ timeout: 0 });
-  await kiln?.kill9();
+  for (const s of sqls) await s.close({ timeout: 0 });
+  for (const k of kilns) await k.kill9();
   await pg?.stop();
 });
 
@@ -41,13 +41,24 @@ interface Figures {
   gaps: string[];
 }
 
-/** A kiln process on a fresh database, and 20 background jobs created on it; resolves once some are running. */
-async function startJobs(): Promise<{ ids: string[]; kiln: ServerProcess; sql: SQL }> {
-  const url = await pg.newDatabase();
+/** A kiln process on the database at `url` (`key`: the database's key, when another kiln made it). */
+async function kilnOn(url: string, key?: string): Promise<ServerProcess> {
   const k = await startServerProcess({
-    dataDir: tempDir("kiln-lease-faults-"), modelsDir: dirname(await tinyModelDir()), logLevel: "info",
+    dataDir: tempDir("kiln-lease-faults-"), modelsDir: dirname(await tinyModelDir()), logLevel: "info", ...(key ? { key } : {}),
     env: { KILN_DATABASE_URL: url, KILN_THREADS: "1", KILN_LEASE_MS: String(LEASE_MS) },
   });
+  kilns.push(k);
+  return k;
+}
+
+/**
+ * A kiln process on a fresh database (and `others` more replicas on it), and 20 background jobs created on the first;
+ * resolves once some are running.
+ */
+async function startJobs(others = 0): Promise<{ ids: string[]; kiln: ServerProcess; replicas: ServerProcess[]; sql: SQL }> {
+  const url = await pg.newDatabase();
+  const k = await kilnOn(url);
+  const replicas = await Promise.all(Array.from({ length: others }, () => kilnOn(url, k.key)));
   const ids: string[] = [];
   for (let i = 0; i < JOBS; i++) {
     const res = await fetch(`${k.url}/v1/responses`, {
@@ -59,8 +70,20 @@ async function startJobs(): Promise<{ ids: string[]; kiln: ServerProcess; sql: S
     ids.push(((await res.json()) as { id: string }).id);
   }
   const s = new SQL(url, { max: 2 });
+  sqls.push(s);
   await waitFor(async () => (await s`SELECT count(*)::int AS n FROM responses WHERE status = 'in_progress'`)[0].n as number, { what: "a job running", until: (n) => n > 0 });
-  return { ids, kiln: k, sql: s };
+  return { ids, kiln: k, replicas, sql: s };
+}
+
+/** How many stored responses a kiln's log says it took over. */
+function takenOver(k: ServerProcess): number {
+  let n = 0;
+  for (const line of k.log().split("\n")) {
+    if (!line.includes("stored responses taken over")) continue;
+    const taken = JSON.parse(line) as { background_restarted: string[]; failed: string[] };
+    n += taken.background_restarted.length + taken.failed.length;
+  }
+  return n;
 }
 
 /** Once every job has ended: what the database, GET and kiln's log say about them. */
@@ -90,11 +113,7 @@ async function figures(k: ServerProcess, s: SQL, ids: string[]): Promise<Figures
     if (got.status !== last.response?.status) out.getDisagrees.push(`${id}: GET ${got.status}, stream ${last.response?.status}`);
   }
   const log = k.log();
-  for (const line of log.split("\n")) {
-    if (!line.includes("stored responses taken over")) continue;
-    const taken = JSON.parse(line) as { background_restarted: string[]; failed: string[] };
-    out.takenOver += taken.background_restarted.length + taken.failed.length;
-  }
+  out.takenOver = takenOver(k);
   out.duplicateKeys = log.split("duplicate key value").length - 1;
   return out;
 }
@@ -104,8 +123,6 @@ const clean: Figures = { usageRows: JOBS, takenOver: 0, duplicateKeys: 0, notOne
 describe("background jobs through a pause longer than a lease (Postgres)", () => {
   test("the database stopped, then started again: each job ran once, ended once, and GET agrees", async () => {
     const run = await startJobs();
-    kiln = run.kiln;
-    sql = run.sql;
     await pg.down();
     // The fault's length is what is tested: longer than a lease.
     await Bun.sleep(PAUSE_MS);
@@ -113,16 +130,11 @@ describe("background jobs through a pause longer than a lease (Postgres)", () =>
     const got = await figures(run.kiln, run.sql, run.ids);
     console.info("database away", PAUSE_MS, "ms:", JSON.stringify(got));
     expect(got).toEqual(clean);
-    await run.sql.close({ timeout: 0 });
-    sql = undefined;
     await run.kiln.kill9();
-    kiln = undefined;
   }, 240_000);
 
   test("the kiln process stopped (SIGSTOP), then continued: each job ran once, ended once, and GET agrees", async () => {
     const run = await startJobs();
-    kiln = run.kiln;
-    sql = run.sql;
     process.kill(run.kiln.pid, "SIGSTOP");
     // The fault's length is what is tested: longer than a lease.
     await Bun.sleep(PAUSE_MS);
@@ -130,5 +142,19 @@ describe("background jobs through a pause longer than a lease (Postgres)", () =>
     const got = await figures(run.kiln, run.sql, run.ids);
     console.info("kiln stopped", PAUSE_MS, "ms:", JSON.stringify(got));
     expect(got).toEqual(clean);
+  }, 240_000);
+
+  test("one of two replicas stopped (SIGSTOP), then continued: the other took its jobs over, its own runs stopped, each job ended once", async () => {
+    const run = await startJobs(1);
+    const other = run.replicas[0]!;
+    process.kill(run.kiln.pid, "SIGSTOP");
+    // Past the lease, the other replica claims the stopped one's jobs; then the stopped one comes back.
+    await waitFor(() => takenOver(other), { what: "the other replica taking the jobs over", until: (n) => n > 0, timeoutMs: 30_000, intervalMs: 100 });
+    process.kill(run.kiln.pid, "SIGCONT");
+    const got = await figures(run.kiln, run.sql, run.ids);
+    console.info("one of two replicas stopped:", JSON.stringify({ ...got, takenOverByOther: takenOver(other) }));
+    // The stopped replica took nothing over (its own jobs least of all), and its late writes were refused, not doubled.
+    expect(got).toEqual(clean);
+    expect(run.kiln.log()).toContain("stored response taken over by another replica; its run here stops");
   }, 240_000);
 });
