@@ -1,7 +1,8 @@
-// Background jobs on Postgres through the two pauses longer than a lease that made kiln run its own jobs twice: the
-// database stopped and started again, and the kiln process stopped (SIGSTOP) and continued. kiln runs as a process of
-// its own (it must be stoppable); after each fault every job has one usage row, one terminal event, its last, no
-// event lost, and a GET that agrees with it, and kiln took none of its own jobs over.
+// Background jobs on Postgres through the pauses longer than a lease that made kiln run its own jobs twice: the
+// database stopped and started again, the kiln process stopped (SIGSTOP) and continued, and one of two replicas
+// stopped while the other takes its jobs over. kiln runs as processes of its own (they must be stoppable); after each
+// fault every job has one usage row, one terminal event, its last, no event lost, and a GET that agrees with it, and
+// no replica took over a job of its own.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { dirname } from "node:path";
