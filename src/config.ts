@@ -80,6 +80,8 @@ export interface Config {
   readonly redisUrl?: string;
   /** Stored responses (with their input items and events) are deleted this many days after they were created. */
   readonly responseRetentionDays: number;
+  /** How long a replica's lease on a stored response it runs lasts past its last renewal (Postgres; lease-timing.ts). */
+  readonly leaseMs: number;
   /** Most bytes one stored response may hold (request, input items, response); above it, 413 payload_too_large. */
   readonly maxStoredResponseBytes: number;
   /** An inline (base64) medium larger than this, decoded, is a 400 naming the item: the spec's 50 MB. */
@@ -207,6 +209,7 @@ export const OPTIONS: Option[] = [
   { key: "defaultTier", env: "KILN_DEFAULT_TIER", flag: "--default-tier", help: "tier of teams that have none", parse: tierName },
   { key: "redisUrl", env: "KILN_REDIS_URL", flag: "--redis-url", help: "Redis for rate limits, billing holds and live responses shared by replicas (unset: in memory)", parse: redisUrl },
   { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
+  { key: "leaseMs", env: "KILN_LEASE_MS", flag: "--lease-ms", help: "lease on a stored response a replica runs (Postgres); renewed at 30%, checked at 20%", parse: int(1000, 600_000) },
   {
     key: "maxStoredResponseBytes", env: "KILN_MAX_STORED_RESPONSE_BYTES", flag: "--max-stored-response-bytes",
     help: "largest stored response (413 above)", parse: int(1024, 1024 * 1024 * 1024),
@@ -284,6 +287,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     trustedProxies: [],
     tiers: [],
     responseRetentionDays: 30,
+    leaseMs: 5_000,
     maxStoredResponseBytes: 16 * 1024 * 1024,
     maxInlineMediaBytes: 50_000_000,
     maxMediaPerRequest: 16,

@@ -197,7 +197,7 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
         // Let those last answers reach the clients before connections close.
         while ((kiln.openStreams() > 0 || kiln.inflight() > 0) && left() > 0) await Bun.sleep(10);
         await stored;
-        // What is left unfinished (a background job cut by the drain) goes to the other replicas now, not in LEASE_MS.
+        // What is left unfinished (a background job cut by the drain) goes to the other replicas now, not once its lease runs out.
         await upkeep.handOver().catch((e) => logger.error("stored response leases not released", { error: String(e) }));
         await Promise.race([server.stop(false), Bun.sleep(left())]);
         void server.stop(true);

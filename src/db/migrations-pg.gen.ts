@@ -13,5 +13,11 @@ export const migrations: EmbeddedMigration[] = [
     "when": 1795810188103,
     "breakpoints": true,
     "sql": "ALTER TABLE \"responses\" ADD COLUMN \"lease_owner\" text;--> statement-breakpoint\nALTER TABLE \"responses\" ADD COLUMN \"lease_until\" bigint;"
+  },
+  {
+    "tag": "0002_response_fencing",
+    "when": 1796591041336,
+    "breakpoints": true,
+    "sql": "ALTER TABLE \"responses\" ADD COLUMN \"lease_epoch\" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE \"responses\" ADD COLUMN \"request_id\" text;"
   }
 ];

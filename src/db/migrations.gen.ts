@@ -55,5 +55,11 @@ export const migrations: EmbeddedMigration[] = [
     "when": 1795810186790,
     "breakpoints": true,
     "sql": "ALTER TABLE `responses` ADD `lease_owner` text;--> statement-breakpoint\nALTER TABLE `responses` ADD `lease_until` integer;"
+  },
+  {
+    "tag": "0009_response_fencing",
+    "when": 1796591039152,
+    "breakpoints": true,
+    "sql": "ALTER TABLE `responses` ADD `lease_epoch` integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE `responses` ADD `request_id` text;"
   }
 ];

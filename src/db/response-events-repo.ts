@@ -1,8 +1,28 @@
 // A stored response's stream: its events, the rewrites of its row that go with them, and the reasoning items it
 // produced. On SQLite these are cached statements of the connection (every stored stream's step runs them); on
 // Postgres, drizzle's builders in transactions of their own.
-import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, or, sql } from "drizzle-orm";
 import type { Db, PgDb, PgHandle, PgTables, SqliteDb } from "./client.ts";
+
+const UNFINISHED = ["queued", "in_progress"];
+
+/**
+ * Which claim of a response its runner writes under (response-leases-repo.ts). On Postgres a write naming a fence is
+ * made only while the row still names that owner and epoch, checked by the statement that locks the row; on SQLite one
+ * process runs everything and the fence is not needed.
+ */
+export interface Fence {
+  owner: string;
+  epoch: number;
+}
+
+/** A fenced write refused: another replica claimed these responses, and their runner here must stop. */
+export class LeaseLost extends Error {
+  constructor(readonly responseIds: readonly string[]) {
+    super(`stored response ${responseIds.join(", ")} was taken over by another replica; this runner's writes are refused`);
+    this.name = "LeaseLost";
+  }
+}
 
 /** What a rewrite of the response row sets (storedBytes and attempts: unchanged when absent). */
 export interface ResponseUpdate {
@@ -14,8 +34,8 @@ export interface ResponseUpdate {
 
 /** One write of a stored stream: an event appended, or the response row rewritten. */
 export type StreamWrite =
-  | { kind: "event"; responseId: string; sequence: number; json: string }
-  | { kind: "row"; responseId: string; set: ResponseUpdate; reasoningIds: readonly string[] };
+  | { kind: "event"; responseId: string; sequence: number; json: string; fence?: Fence | null }
+  | { kind: "row"; responseId: string; set: ResponseUpdate; reasoningIds: readonly string[]; fence?: Fence | null };
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
@@ -46,22 +66,44 @@ function lastSequenceLite(db: SqliteDb, responseId: string): number {
 
 // Postgres: the same writes, awaited, inside the caller's transaction (or on the pool).
 
-type PgTx = Pick<PgDb, "insert" | "update">;
+type PgTx = Pick<PgDb, "insert" | "update" | "select">;
 
 export async function indexReasoningPg(tx: PgTx, t: PgTables, responseId: string, itemIds: readonly string[]): Promise<void> {
   if (!itemIds.length) return;
   await tx.insert(t.responseReasoningItems).values(itemIds.map((itemId) => ({ itemId, responseId }))).onConflictDoNothing();
 }
 
-async function updateResponsePg(tx: PgTx, t: PgTables, id: string, set: ResponseUpdate, reasoningIds: readonly string[]): Promise<void> {
+async function updateResponsePg(tx: PgTx, t: PgTables, id: string, set: ResponseUpdate, reasoningIds: readonly string[], fence?: Fence | null): Promise<void> {
   await tx
     .update(t.responses)
     .set({
       status: set.status, responseJson: set.responseJson, updatedAt: nowS(),
       ...(set.storedBytes === undefined ? {} : { storedBytes: set.storedBytes }), ...(set.attempts === undefined ? {} : { attempts: set.attempts }),
     })
-    .where(eq(t.responses.id, id));
+    .where(and(eq(t.responses.id, id), fence ? fenced(t, fence) : undefined));
   await indexReasoningPg(tx, t, id, reasoningIds);
+}
+
+const fenced = (t: PgTables, f: Fence) => and(eq(t.responses.leaseOwner, f.owner), eq(t.responses.leaseEpoch, f.epoch));
+
+/**
+ * Locks (FOR SHARE, in id order) the rows of the fenced responses a batch writes, if they still name the fence's owner
+ * and epoch: a claim waits for the batch, and skips a row it cannot lock. Throws LeaseLost naming the others.
+ */
+async function checkFences(tx: PgTx, t: PgTables, writes: readonly StreamWrite[]): Promise<void> {
+  const fences = new Map<string, Fence>();
+  for (const w of writes) if (w.fence && !fences.has(w.responseId)) fences.set(w.responseId, w.fence);
+  if (!fences.size) return;
+  const r = t.responses;
+  const held = await tx
+    .select({ id: r.id })
+    .from(r)
+    .where(and(inArray(r.id, [...fences.keys()]), or(...[...fences].map(([id, f]) => and(eq(r.id, id), fenced(t, f))))))
+    .orderBy(asc(r.id))
+    .for("share");
+  const ok = new Set(held.map((h) => h.id));
+  const lost = [...fences.keys()].filter((id) => !ok.has(id));
+  if (lost.length) throw new LeaseLost(lost);
 }
 
 async function appendEventPg(tx: PgTx, t: PgTables, responseId: string, sequence: number, eventJson: string): Promise<void> {
@@ -118,41 +160,50 @@ export async function writeStream(db: Db, writes: readonly StreamWrite[]): Promi
   }
   const { pg, pt } = db;
   await pg.transaction(async (tx) => {
+    await checkFences(tx, pt, writes);
     for (const w of writes) {
       if (w.kind === "event") await appendEventPg(tx, pt, w.responseId, w.sequence, w.json);
-      else await updateResponsePg(tx, pt, w.responseId, w.set, w.reasoningIds);
+      else await updateResponsePg(tx, pt, w.responseId, w.set, w.reasoningIds, w.fence);
     }
   });
 }
 
 /**
  * Ends a stored response nothing is running any more: its closing event, numbered after the last one stored, and the
- * row, in one transaction. `end` builds both from the sequence number the event gets.
+ * row, in one transaction. `end` builds both from the sequence number the event gets. A response already ended is left
+ * as it is (false): a stored response has one closing event. With a fence (Postgres), one claimed since by another
+ * replica throws LeaseLost.
  */
-export async function endResponse(db: Db, id: string, end: (sequence: number) => { eventJson: string; set: ResponseUpdate }): Promise<void> {
+export async function endResponse(db: Db, id: string, end: (sequence: number) => { eventJson: string; set: ResponseUpdate }, fence?: Fence | null): Promise<boolean> {
   if (db.dialect === "sqlite") {
     const lite = db.lite;
-    lite.transaction(() => {
+    return lite.transaction(() => {
+      const row = lite.$client.query("SELECT status FROM responses WHERE id = ?").get(id) as { status: string } | null;
+      if (!row || !UNFINISHED.includes(row.status)) return false;
       const sequence = lastSequenceLite(lite, id) + 1;
       const { eventJson, set } = end(sequence);
       appendEventLite(lite, id, sequence, eventJson);
       updateResponseLite(lite, id, set, []);
+      return true;
     });
-    return;
   }
-  await endResponsePg(db, id, end);
+  return await endResponsePg(db, id, end, fence);
 }
 
-async function endResponsePg(db: PgHandle, id: string, end: (sequence: number) => { eventJson: string; set: ResponseUpdate }): Promise<void> {
+async function endResponsePg(db: PgHandle, id: string, end: (sequence: number) => { eventJson: string; set: ResponseUpdate }, fence?: Fence | null): Promise<boolean> {
   const { pg, pt } = db;
-  await pg.transaction(async (tx) => {
-    // The row locked first: another ending of the same response waits, then numbers its event after this one.
-    await tx.select({ id: pt.responses.id }).from(pt.responses).where(eq(pt.responses.id, id)).for("update");
+  return await pg.transaction(async (tx) => {
+    const r = pt.responses;
+    // The row locked first: another ending of the same response waits, then finds it ended.
+    const [row] = await tx.select({ status: r.status, owner: r.leaseOwner, epoch: r.leaseEpoch }).from(r).where(eq(r.id, id)).for("update");
+    if (!row || !UNFINISHED.includes(row.status)) return false;
+    if (fence && (row.owner !== fence.owner || row.epoch !== fence.epoch)) throw new LeaseLost([id]);
     const [last] = await tx.select({ max: sql<number | null>`max(${pt.responseEvents.sequence})` }).from(pt.responseEvents).where(eq(pt.responseEvents.responseId, id));
     const sequence = (last?.max ?? -1) + 1;
     const { eventJson, set } = end(sequence);
     await appendEventPg(tx, pt, id, sequence, eventJson);
     await updateResponsePg(tx, pt, id, set, []);
+    return true;
   });
 }
 

@@ -3,6 +3,7 @@
 // before the sweep runs.
 import { and, asc, desc, eq, gt, inArray, lt, lte, sql } from "drizzle-orm";
 import type { Db, Tables } from "./client.ts";
+import { dbDeadline } from "./db-clock.ts";
 import { indexReasoningLite, indexReasoningPg } from "./response-events-repo.ts";
 
 export type ResponseRow = Tables["responses"]["$inferSelect"];
@@ -17,8 +18,12 @@ export interface StoredItem {
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
-/** Writes the response, its input items and the ids of the reasoning it produced, in one transaction. */
-export async function insertResponse(db: Db, row: NewResponseRow, items: StoredItem[], reasoningIds: readonly string[] = []): Promise<void> {
+/**
+ * Writes the response, its input items and the ids of the reasoning it produced, in one transaction. `leaseMs`: the
+ * row's lease (its owner is the row's lease_owner) lasts that long past now on the database's clock.
+ */
+export async function insertResponse(db: Db, input: NewResponseRow, items: StoredItem[], reasoningIds: readonly string[] = [], leaseMs: number | null = null): Promise<void> {
+  const row = leaseMs === null ? input : { ...input, leaseUntil: dbDeadline(db, leaseMs) };
   const itemRows = items.map((it, position) => ({ responseId: row.id, position, itemId: it.itemId, itemJson: JSON.stringify(it.item) }));
   if (db.dialect === "sqlite") {
     const { lite, t } = db;

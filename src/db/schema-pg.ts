@@ -131,6 +131,8 @@ export const responses = pgTable(
     expiresAt: unixTime("expires_at").notNull(),
     leaseOwner: text("lease_owner"),
     leaseUntil: big("lease_until"),
+    leaseEpoch: integer("lease_epoch").notNull().default(0),
+    requestId: text("request_id"),
   },
   (t) => [
     index("responses_team_idx").on(t.teamId, t.createdAt),

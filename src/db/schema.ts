@@ -158,6 +158,10 @@ export const responses = sqliteTable(
     leaseOwner: text("lease_owner"),
     /** Unix milliseconds until which the owner's lease holds; past it, another replica may take the response over. */
     leaseUntil: integer("lease_until"),
+    /** Counts the claims of the response: a write checks owner and epoch, so a runner that lost its lease is refused. */
+    leaseEpoch: integer("lease_epoch").notNull().default(0),
+    /** The request id its usage row is settled under: kept across re-launches, so the job is charged once. */
+    requestId: text("request_id"),
   },
   (t) => [
     index("responses_team_idx").on(t.teamId, t.createdAt),

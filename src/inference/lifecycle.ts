@@ -102,6 +102,11 @@ export interface RunOptions {
   onStarted?: () => void;
   /** Admitted without refusals: see Admission.resumed. */
   resumed?: boolean;
+  /**
+   * A background job, run again under the same request id after a drain cuts it: one the drain stops before it reached
+   * a worker settles nothing (its next run settles).
+   */
+  resumable?: boolean;
 }
 
 export interface Settlement {
@@ -115,6 +120,11 @@ export interface Run {
   choices: AsyncIterable<CoreEvent>[];
   /** Stops the generation within one step; the settlement records why. */
   abort(reason: AbortReason): void;
+  /**
+   * Stops it because another replica took its job over (a lost lease): if it never reached a worker it settles nothing,
+   * since the job's new run settles under the same request id; one that did settles as failed.
+   */
+  forfeit(): void;
   readonly abortReason: AbortReason | null;
   /** Resolves once every choice has ended and usage is written. */
   settled: Promise<Settlement>;
@@ -226,8 +236,14 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     channels[i]!.close();
   });
 
+  let forfeited = false;
   const settled = Promise.all(pumps).then(async () => {
     cleanup();
+    // Nothing ran, and the job's next run settles under the same request id (a cancel still ends it here).
+    if (!dispatched && (forfeited || (opts.resumable && deps.lifecycle.draining && abortReason !== "cancelled"))) {
+      ticket?.release(null);
+      return { status: settleStatus(abortReason, failed), usage: emptyUsage() };
+    }
     const settlement: Settlement = { status: settleStatus(abortReason, failed), usage: dispatched ? totalUsage(perChoice, inputTokens) : emptyUsage() };
     await settleRequest(deps, opts.scope, opts.model, settlement.status, settlement.usage);
     ticket?.release(settlement.usage);
@@ -237,6 +253,10 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     inputTokens,
     choices: channels,
     abort,
+    forfeit() {
+      forfeited = true;
+      abort("failed");
+    },
     get abortReason() {
       return abortReason;
     },

@@ -29,7 +29,7 @@ async function twoLives() {
   const model = first.deps.registry.list()[0]!.id;
   const post = async (key: string, body: unknown) => {
     const r = await fetch(`${first.url}/v1/responses`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-    return { status: r.status, body: (await r.json()) as { id: string; status: string } };
+    return { status: r.status, body: (await r.json()) as { id: string; status: string }, requestId: r.headers.get("x-request-id") ?? "" };
   };
   // 16 long jobs fill the tiny model's batch, so what comes after them waits in the queue.
   const fill = async () => {
@@ -137,10 +137,11 @@ test("a queued job drained by a shutdown and run after the restart is charged on
   try {
     await ended(second.deps.db, job.body.id);
     const rows = sqliteOf(second.deps.db).select().from(usage).where(eq(usage.teamId, team.id)).all();
-    // The drained run never reached a worker: a row that bills nothing; the re-run bills its real tokens.
-    expect(rows.map((r) => [r.inputTokens > 0, r.costMicros > 0])).toEqual([[false, false], [true, true]]);
+    // The drained run never reached a worker and settled nothing; the re-run, under the job's own request id, bills
+    // its real tokens: one row.
+    expect(rows.map((r) => [r.requestId, r.inputTokens > 0, r.costMicros > 0])).toEqual([[job.requestId, true, true]]);
     const charged = sqliteOf(second.deps.db).select().from(ledger).where(eq(ledger.teamId, team.id)).all().filter((e) => e.kind === "charge");
-    expect(charged.reduce((n, e) => n - e.amountMicros, 0)).toBe(rows[1]!.costMicros);
+    expect(charged.reduce((n, e) => n - e.amountMicros, 0)).toBe(rows[0]!.costMicros);
   } finally {
     await second.stop(300);
   }

@@ -1,5 +1,6 @@
 // Leases on Postgres, end to end on a real kiln: at start-up it recovers only responses whose lease ran out (never one
-// another live replica holds), it keeps taking expired ones over while it runs, and a drain releases what it leaves.
+// another live replica holds), it keeps taking expired ones over while it runs, and a drain releases what it leaves; a
+// job another replica claimed stops here with its writes refused; a job re-run keeps the request id it is settled under.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { closeDatabase, type Db, openDatabase } from "../../src/db/client.ts";
@@ -15,6 +16,8 @@ let db: Db;
 let pg: SQL;
 let server: TestServer | undefined;
 let key: string;
+let teamId: number;
+let keyId: number;
 let add: (id: string, o: { status: string; owner: string; until: number }) => Promise<void>;
 
 beforeAll(async () => {
@@ -24,6 +27,8 @@ beforeAll(async () => {
   // The first team and key, made here so that rows can be stored before kiln's first start.
   const first = (await createFirstTeam(db, "default", "first key", () => {}))!;
   key = first.key;
+  teamId = first.teamId;
+  keyId = first.id;
   add = (id, o) =>
     insertResponse(db, {
       id, teamId: first.teamId, keyId: first.id, model: "kiln-tiny-v1", status: o.status, background: true, requestJson: "{}", responseJson: "{}",
@@ -61,5 +66,51 @@ describe("stored response leases on Postgres", () => {
     await server.stop(0);
     server = undefined;
     expect(await row(id)).toMatchObject({ status: "in_progress", lease_until: "0" });
+  }, 60_000);
+
+  test("a job whose lease another replica claimed stops here, and writes nothing more to it", async () => {
+    server = await startTestServer({ KILN_DATABASE_URL: url }, { key });
+    const s = server;
+    const res = await fetch(`${s.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: s.modelId, input: "Hello", temperature: 0, max_output_tokens: 3000, background: true }),
+    });
+    const id = ((await res.json()) as { id: string }).id;
+    await waitFor(async () => (await row(id)).status, { what: "the job running", until: (st) => st === "in_progress" });
+    // As another replica's sweep would claim it had this one been paused past its lease.
+    await pg`UPDATE responses SET lease_owner = 'kiln-other', lease_epoch = lease_epoch + 1, lease_until = ${Date.now() + 600_000} WHERE id = ${id}`;
+    await waitFor(() => !s.deps.live.isLive(id), { what: "the job stopped here", timeoutMs: 10_000 });
+    const events = async () => Number((await pg`SELECT count(*) AS n FROM response_events WHERE response_id = ${id}`)[0].n);
+    const stored = await events();
+    // Its last writes and its final record were refused: the row is as the claim left it, for its new runner to end.
+    expect(await row(id)).toMatchObject({ status: "in_progress", lease_owner: "kiln-other" });
+    // Settled under the request id stored with the response (its new runner's settlement would be the same row).
+    const usage = await waitFor(async () => (await pg`SELECT u.status FROM usage u JOIN responses r ON r.request_id = u.request_id WHERE r.id = ${id}`) as { status: string }[], {
+      what: "its usage settled", until: (u) => u.length > 0,
+    });
+    expect(usage.map((u) => u.status)).toEqual(["failed"]);
+    expect(s.logs.some((l) => l.msg === "stored response taken over by another replica; its run here stops" && l.response_id === id)).toBe(true);
+    expect(s.logs.filter((l) => l.level === "error")).toEqual([]);
+    expect(await events()).toBe(stored);
+    expect((await row(id)).lease_owner).toBe("kiln-other");
+    await s.stop(0);
+    server = undefined;
+  }, 60_000);
+
+  test("a queued job taken over runs under the request id it was created with, so it is settled once", async () => {
+    const item = { id: "msg_requeued", type: "message", role: "user", content: [{ type: "input_text", text: "Hello" }] };
+    await insertResponse(db, {
+      id: "resp_requeued", teamId: teamId, keyId: keyId, model: "kiln-tiny-v1", status: "queued", background: true,
+      requestJson: JSON.stringify({ model: "kiln-tiny-v1", max_output_tokens: 4, temperature: 0, background: true }), responseJson: "{}",
+      createdAt: 100, updatedAt: 100, expiresAt: 10_000_000_000, leaseOwner: "kiln-dead", leaseUntil: 1, requestId: "req_created_with",
+    }, [{ itemId: item.id, item }]);
+    // Settled under the stored id, a second run's settlement is the same usage row (written once per request id).
+    const s = (server = await startTestServer({ KILN_DATABASE_URL: url }, { key }));
+    await waitFor(async () => (await row("resp_requeued")).status, { what: "the job re-run to its end", until: (st) => st === "incomplete" || st === "completed" });
+    const usage = await waitFor(async () => (await pg`SELECT request_id FROM usage WHERE request_id = 'req_created_with'`) as unknown[], { what: "its usage row", until: (u) => u.length > 0 });
+    expect(usage.length).toBe(1);
+    await s.stop(0);
+    server = undefined;
   }, 60_000);
 });

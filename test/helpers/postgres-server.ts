@@ -17,6 +17,10 @@ export interface TestPostgres {
    * `template` (a database of this server nobody is connected to).
    */
   newDatabase(template?: string): Promise<string>;
+  /** Shuts the server down and keeps its data (fault injection: clients are refused until `up`). */
+  down(): Promise<void>;
+  /** Starts the server stopped by `down` again, on the same port and data, once it answers. */
+  up(): Promise<void>;
   /** Shuts the server down (fast: open sessions are ended) and removes its directory. */
   stop(): Promise<void>;
 }
@@ -114,17 +118,37 @@ export async function startPostgres(): Promise<TestPostgres> {
 
   let proc: Subprocess | null = null;
   let port = 0;
-  // The free port may be taken between the probe and the server's bind: another port then.
-  for (let attempt = 0; attempt < 5 && !proc; attempt++) {
-    port = freePort();
-    const log = join(dir, `postgres-${attempt}.log`);
+  let starts = 0;
+  let lastFailure = "";
+  const launch = async (): Promise<Subprocess | null> => {
+    const log = join(dir, `postgres-${starts++}.log`);
     const p = spawnPostgres(bin, data, port, socketDir, log, as);
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     await waitFor(async () => p.exitCode !== null || (await answers(url)), { what: `postgres on port ${port} to accept a connection`, timeoutMs: 60_000 });
-    if (p.exitCode === null) proc = p;
-    else if (attempt === 4) throw new Error(`postgres did not start: ${lastLog(log)}`);
+    if (p.exitCode === null) return p;
+    lastFailure = lastLog(log);
+    return null;
+  };
+  // The free port may be taken between the probe and the server's bind: another port then.
+  for (let attempt = 0; attempt < 5 && !proc; attempt++) {
+    port = freePort();
+    proc = await launch();
   }
+  if (!proc) throw new Error(`postgres did not start: ${lastFailure}`);
 
+  const shutDown = async () => {
+    const p = proc;
+    proc = null;
+    if (!p) return;
+    // SIGINT is Postgres's fast shutdown: sessions are ended, no checkpoint wait beyond a small one.
+    p.kill("SIGINT");
+    try {
+      await waitFor(() => p.exitCode !== null || p.signalCode !== null, { what: `postgres on port ${port} to shut down`, timeoutMs: 30_000 });
+    } catch {
+      p.kill("SIGKILL");
+    }
+    await p.exited;
+  };
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   let made = 0;
   return {
@@ -141,19 +165,14 @@ export async function startPostgres(): Promise<TestPostgres> {
       }
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
+    down: shutDown,
+    async up() {
+      if (proc) return;
+      proc = await launch();
+      if (!proc) throw new Error(`postgres did not start again on port ${port}: ${lastFailure}`);
+    },
     async stop() {
-      const p = proc;
-      proc = null;
-      if (p) {
-        // SIGINT is Postgres's fast shutdown: sessions are ended, no checkpoint wait beyond a small one.
-        p.kill("SIGINT");
-        try {
-          await waitFor(() => p.exitCode !== null || p.signalCode !== null, { what: `postgres on port ${port} to shut down`, timeoutMs: 30_000 });
-        } catch {
-          p.kill("SIGKILL");
-        }
-        await p.exited;
-      }
+      await shutDown();
       rmSync(dir, { recursive: true, force: true });
     },
   };

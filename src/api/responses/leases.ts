@@ -1,9 +1,12 @@
 // With several replicas on one Postgres, each holds a lease on the stored responses it runs and renews it; each looks
 // for leases that ran out (a replica that died or was cut off) and takes those responses over as start-up recovery
-// would: a queued job runs here, one in progress or a stored stream ends failed (stored.ts recoverRows).
+// would: a queued job runs here, one in progress or a stored stream ends failed (stored.ts recoverRows). Deadlines are
+// the database's clock (response-leases-repo.ts). A replica never claims its own leases nor a job live in its process;
+// one whose renewal finds a lease gone (claimed while it was paused or cut off) stops that job here, and the job's
+// writes, fenced by owner and epoch, are refused from the claim on.
 import type { AppDeps } from "../../app-deps.ts";
-import { claimExpiredLeases, releaseLeases, renewLeases } from "../../db/response-leases-repo.ts";
-import { CLAIM_BATCH, CLAIM_EVERY_MS, LEASE_MS, RENEW_EVERY_MS } from "./lease-timing.ts";
+import { claimExpiredLeases, lostLeases, releaseLeases, renewLeases } from "../../db/response-leases-repo.ts";
+import { CLAIM_BATCH, leaseTiming } from "./lease-timing.ts";
 import { recoverRows, type Recovery } from "./stored.ts";
 
 export interface Leases {
@@ -16,21 +19,27 @@ export interface Leases {
 }
 
 export function startLeases(deps: AppDeps): Leases {
-  const owner = deps.live.replica;
-  const { db, logger } = deps;
+  const { db, logger, live } = deps;
+  const owner = live.replica;
+  const { leaseMs, renewEveryMs, claimEveryMs } = leaseTiming(deps.config.leaseMs);
   const takeOver = async (): Promise<Recovery> => {
-    const now = Date.now();
-    const rows = await claimExpiredLeases(db, owner, { nowMs: now, untilMs: now + LEASE_MS, limit: CLAIM_BATCH });
+    const rows = await claimExpiredLeases(db, owner, { leaseMs, limit: CLAIM_BATCH, running: live.running() });
     return await recoverRows(deps, rows);
+  };
+  const renewOnce = async () => {
+    // Only jobs whose row was written before the renewal is sent: a lease missing from its answer was claimed.
+    const held = live.leased();
+    const kept = await renewLeases(db, owner, { ids: held.map((h) => h.id), leaseMs });
+    for (const lost of lostLeases(held, kept)) live.lose(lost.id, lost.epoch);
   };
   let renewing = false;
   const renew = setInterval(() => {
     if (renewing) return;
     renewing = true;
-    renewLeases(db, owner, Date.now() + LEASE_MS)
+    renewOnce()
       .catch((e) => logger.error("stored response leases not renewed", { error: String(e) }))
       .finally(() => (renewing = false));
-  }, RENEW_EVERY_MS);
+  }, renewEveryMs);
   let claiming = false;
   const claim = setInterval(() => {
     if (claiming) return;
@@ -41,7 +50,7 @@ export function startLeases(deps: AppDeps): Leases {
         (e) => logger.error("stored response leases not checked", { error: String(e) }),
       )
       .finally(() => (claiming = false));
-  }, CLAIM_EVERY_MS);
+  }, claimEveryMs);
   renew.unref();
   claim.unref();
   return {

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { AbortReason } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { HeldLease } from "../../db/response-leases-repo.ts";
 import type { LiveBus, LiveEvent } from "./live-bus.ts";
 
 /** Hears each event, then `null` once when the job ends. */
@@ -17,6 +18,8 @@ interface Job {
   finish: () => void;
   /** Stops taking cancels from the bus. */
   release: (() => void) | null;
+  /** The lease it runs under (Postgres), and what stops it here once another replica has taken it (hold). */
+  lease: { epoch: number; lost: () => void } | null;
 }
 
 /** The stream events after which nothing follows. */
@@ -33,13 +36,43 @@ export class LiveResponses {
     readonly bus: LiveBus | null = null,
   ) {}
 
-  /** Registers a job, stopped by `abort`; its events go to listeners until `end`. */
+  /**
+   * Registers a job, stopped by `abort`; its events go to listeners until `end`. One entry per response: a job already
+   * live here is never started a second time (its entry, and its end, would be the new one's).
+   */
   begin(id: string, abort: (reason: AbortReason) => void): void {
+    if (this.jobs.has(id)) throw new Error(`stored response ${id} is already running here`);
     let finish!: () => void;
     const done = new Promise<void>((r) => (finish = r));
     // A cancel sent through another replica stops it as a local one does.
     const release = this.bus?.accept(id, () => this.abort(id, "cancelled")) ?? null;
-    this.jobs.set(id, { abort, listeners: new Set(), done, finish, release });
+    this.jobs.set(id, { abort, listeners: new Set(), done, finish, release, lease: null });
+  }
+
+  /** Records the lease a live job runs under once its row holds it; `lost` stops it when another replica claims it. */
+  hold(id: string, lease: { epoch: number; lost: () => void }): void {
+    const job = this.jobs.get(id);
+    if (job) job.lease = lease;
+  }
+
+  /** The leases of the jobs live here: what the owner renews (leases.ts). */
+  leased(): HeldLease[] {
+    return [...this.jobs].flatMap(([id, j]) => (j.lease ? [{ id, epoch: j.lease.epoch }] : []));
+  }
+
+  /** Another replica claimed the job (its renewal or a write was refused): its run here stops and writes no more. */
+  lose(id: string, epoch: number): void {
+    const job = this.jobs.get(id);
+    const lease = job?.lease;
+    if (!job || !lease || lease.epoch !== epoch) return;
+    job.lease = null;
+    this.logger.warn("stored response taken over by another replica; its run here stops", { response_id: id, epoch });
+    lease.lost();
+  }
+
+  /** The ids of the jobs live here, lost ones winding down included: a claim by this replica leaves them alone. */
+  running(): string[] {
+    return [...this.jobs.keys()];
   }
 
   publish(id: string, ev: LiveEvent): void {

@@ -4,6 +4,7 @@
 // lifecycle aborts the run).
 import type { Db } from "../../db/client.ts";
 import { ApiError } from "../../errors/api-error.ts";
+import { type Fence, LeaseLost } from "../../db/response-events-repo.ts";
 import { type StorageFaultKind, storageFaultOf } from "../../fs/storage-fault.ts";
 import { responseExists, TERMINAL } from "../../db/responses-repo.ts";
 import type { Run } from "../../inference/lifecycle.ts";
@@ -25,6 +26,8 @@ export class ResponseRecorder {
   /** Set once the response's row is gone (deleted while it ran) or the recorder discarded: later writes are skipped. */
   private gone = false;
   private readonly queue: WriteQueue;
+  /** The lease its writes are made under (Postgres): once another replica claims the response, they are refused. */
+  private readonly fence: Fence | null;
   bytes: number;
   /** The storage fault that stopped this response's writes: nothing more is stored or published, and the run stops. */
   fault: StorageFaultKind | null = null;
@@ -34,10 +37,11 @@ export class ResponseRecorder {
   constructor(
     private readonly deps: RecorderDeps,
     private readonly asm: ResponseAssembler,
-    o: { nextSequence: number; storedBytes: number },
+    o: { nextSequence: number; storedBytes: number; fence?: Fence | null },
   ) {
     this.next = o.nextSequence;
     this.bytes = o.storedBytes;
+    this.fence = o.fence ?? null;
     this.queue = writeQueueOf(deps.db, deps.logger);
   }
 
@@ -50,7 +54,7 @@ export class ResponseRecorder {
       this.bytes += Buffer.byteLength(json);
       const live: LiveEvent = { sequence, type: ev.type, json };
       this.queue.push({
-        write: () => (this.gone ? null : { kind: "event", responseId: id, sequence, json }),
+        write: () => (this.gone ? null : { kind: "event", responseId: id, sequence, json, fence: this.fence }),
         failed: (e) => this.failed(e),
         // An event whose storage failed is not published either: listeners see what the store has, then the error.
         after: () => {
@@ -68,7 +72,7 @@ export class ResponseRecorder {
     const set = { status: this.asm.status, responseJson, storedBytes: this.bytes + Buffer.byteLength(responseJson) };
     const reasoningIds = this.asm.reasoningIds();
     this.queue.push({
-      write: () => (this.gone ? null : { kind: "row", responseId: this.asm.id, set, reasoningIds }),
+      write: () => (this.gone ? null : { kind: "row", responseId: this.asm.id, set, reasoningIds, fence: this.fence }),
       failed: (e) => this.failed(e),
     });
   }
@@ -97,10 +101,15 @@ export class ResponseRecorder {
 
   /**
    * A failed write is logged and the next one is tried all the same (a busy disk), so the final state still lands; a
-   * response deleted while it ran stops the writes, and so does a storage fault (a full or unwritable disk), which
-   * stops the response.
+   * response deleted while it ran, or taken over by another replica (its run here stops), stops the writes, and so
+   * does a storage fault (a full or unwritable disk), which stops the response.
    */
   private async failed(e: unknown): Promise<void> {
+    if (e instanceof LeaseLost && this.fence) {
+      this.gone = true;
+      this.deps.live.lose(this.asm.id, this.fence.epoch);
+      return;
+    }
     const fault = storageFaultOf(e);
     if (fault) {
       if (this.fault) return;

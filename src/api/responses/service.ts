@@ -87,7 +87,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   const fresh = storedRequest(body);
   const kept = fresh.bytes + ECHO_COPIES * Buffer.byteLength(fresh.requestJson);
   if (kept > limit) throw tooLarge(kept, limit, inlineMediaBytes(body.input));
-  const created = await launch(deps, { body, model, plan, scope, id, createdAt, background, clientSignal: background ? null : ctx.signal, fresh });
+  const created = await launch(deps, { body, model, plan, scope, id, createdAt, background, clientSignal: background ? null : ctx.signal, fresh, epoch: 0 });
   if (body.stream) return followStream(deps, id, -1, { abortOnLeave: !background, teamId: scope.teamId, requestId: ctx.requestId, onStreamEnd: ctx.onStreamEnd });
   return created;
 }

@@ -2,7 +2,8 @@
 // the run is driven to its end by record.ts, and a background job needs no client at all. Recovery after a crash
 // or a shutdown lives here too, since it launches the same way.
 import type { AppDeps } from "../../app-deps.ts";
-import { endResponse, lastSequence, updateResponse } from "../../db/response-events-repo.ts";
+import { settle } from "../../billing/settle.ts";
+import { endResponse, type Fence, LeaseLost, lastSequence, updateResponse } from "../../db/response-events-repo.ts";
 import {
   deleteResponse, inputItems, insertResponse, markFailed, type NewResponseRow, type ResponseRow, type StoredItem, unfinishedResponses,
 } from "../../db/responses-repo.ts";
@@ -16,7 +17,6 @@ import { planResponse } from "./plan.ts";
 import { drive, ResponseRecorder } from "./record.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { echo } from "./echo.ts";
-import { LEASE_MS } from "./lease-timing.ts";
 import type { ResponsesPlan } from "./validate.ts";
 
 /** A background job that was queued when kiln stopped is started again at most this many times in all. */
@@ -37,6 +37,8 @@ export interface Launch {
   clientSignal: AbortSignal | null;
   /** A new response: its row and input items are written. A recovered one: its row exists and events continue. */
   fresh: { items: StoredItem[]; requestJson: string; bytes: number } | null;
+  /** The claim of the response this run holds (its row's lease_epoch): 0 for a new one. */
+  epoch: number;
 }
 
 /** The assembler of a response: its id, model and creation time, the request fields it echoes, and how it reasons. */
@@ -57,8 +59,11 @@ export function responseRow(
     previousResponseId: r.body.previous_response_id ?? null, requestJson: r.requestJson, responseJson: JSON.stringify(r.asm.response()),
     storedBytes: r.storedBytes, attempts: r.background ? 1 : 0, createdAt: r.createdAt, updatedAt: Math.floor(Date.now() / 1000),
     expiresAt: r.createdAt + deps.config.responseRetentionDays * 86_400,
-    // Whoever runs it holds it; with several replicas, another takes it over when this one stops renewing (leases.ts).
-    leaseOwner: deps.live.replica, leaseUntil: Date.now() + LEASE_MS,
+    // Whoever runs it holds it (a lease past the insert, on the database's clock); with several replicas, another
+    // takes it over when this one stops renewing (leases.ts).
+    leaseOwner: deps.live.replica, leaseEpoch: 0,
+    // A re-launch settles under the same request id, so the job is charged once whichever run settles first.
+    requestId: r.scope.requestId,
   };
 }
 
@@ -75,6 +80,7 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
     // A recovered job was acknowledged before the restart: a rate limit that filled up since does not refuse it
     // (its key, permissions and balance are checked again all the same).
     resumed: !l.fresh,
+    resumable: l.background,
     onStarted: () => {
       started = true;
       if (!rec) return;
@@ -83,14 +89,33 @@ export async function launch(deps: AppDeps, l: Launch): Promise<Record<string, u
     },
   });
   let inserted = false;
+  // On Postgres every write names the lease it is made under; on SQLite one process runs everything.
+  const fence: Fence | null = deps.db.dialect === "postgres" ? { owner: deps.live.replica, epoch: l.epoch } : null;
   try {
     // Live before its row can be read, so whoever finds the row (a cancel, a follower) finds the job running.
     deps.live.begin(l.id, run.abort);
+  } catch (e) {
+    // Already running here: that run and its entry stay as they are, and this one, never started, settles nothing.
+    run.forfeit();
+    throw e;
+  }
+  try {
     if (l.fresh) {
-      await insertResponse(deps.db, responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes }), l.fresh.items);
+      const row = responseRow(deps, { ...l, asm, requestJson: l.fresh.requestJson, storedBytes: l.fresh.bytes });
+      await insertResponse(deps.db, row, l.fresh.items, [], deps.config.leaseMs);
       inserted = true;
     }
-    rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : (await lastSequence(deps.db, l.id)) + 1, storedBytes: l.fresh?.bytes ?? 0 });
+    // Renewed from now on (the row holds the lease); claimed by another replica, the run here stops and writes no more.
+    if (fence) {
+      deps.live.hold(l.id, {
+        epoch: l.epoch,
+        lost: () => {
+          rec?.discard();
+          run.forfeit();
+        },
+      });
+    }
+    rec = new ResponseRecorder(deps, asm, { nextSequence: l.fresh ? 0 : (await lastSequence(deps.db, l.id)) + 1, storedBytes: l.fresh?.bytes ?? 0, fence });
     // A recovered job's log already holds its created and queued events.
     rec.emit(l.fresh ? asm.start() : []);
     const created = asm.response();
@@ -132,7 +157,9 @@ async function bodyOf(deps: AppDeps, row: ResponseRow): Promise<ResponsesRequest
  * interrupted), or cancelled (a cancel of a job whose run is gone). Its log gets the closing event; a row whose JSON
  * cannot be read is ended all the same.
  */
-export async function endStored(deps: Pick<AppDeps, "db">, row: ResponseRow, end: { status: "failed"; message: string; code?: string } | { status: "cancelled" }): Promise<void> {
+export async function endStored(
+  deps: Pick<AppDeps, "db">, row: ResponseRow, end: { status: "failed"; message: string; code?: string } | { status: "cancelled" }, fence: Fence | null = null,
+): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
   let response: Record<string, unknown>;
   try {
@@ -142,11 +169,11 @@ export async function endStored(deps: Pick<AppDeps, "db">, row: ResponseRow, end
   }
   Object.assign(response, { status: end.status, completed_at: now, ...(end.status === "failed" ? { error: { code: end.code ?? "server_error", message: end.message } } : {}) });
   const type = end.status === "failed" ? "response.failed" : "response.incomplete";
-  // Numbered after the last stored event in the same transaction that stores it.
+  // Numbered after the last stored event in the same transaction that stores it; one already ended is left alone.
   await endResponse(deps.db, row.id, (sequence) => {
     const eventJson = JSON.stringify({ type, response, sequence_number: sequence });
     return { eventJson, set: { status: end.status, responseJson: JSON.stringify(response), storedBytes: row.storedBytes + Buffer.byteLength(eventJson) } };
-  });
+  }, fence);
 }
 
 export interface Recovery {
@@ -175,6 +202,8 @@ export async function recoverRows(deps: AppDeps, rows: ResponseRow[]): Promise<R
     try {
       await recoverOne(deps, row, out);
     } catch (e) {
+      // Claimed meanwhile by another replica: it is that one's to end.
+      if (e instanceof LeaseLost) continue;
       // One unreadable row must not keep kiln from starting: it is ended failed in plain SQL.
       deps.logger.error("stored response not recovered", { response_id: row.id, error: String(e) });
       await markFailed(deps.db, row.id);
@@ -184,10 +213,25 @@ export async function recoverRows(deps: AppDeps, rows: ResponseRow[]): Promise<R
   return out;
 }
 
+/**
+ * A job recovery ends without running it (again) still gets its usage row, under its own request id: nothing used, or,
+ * when an earlier run settled already, that run's row, which stays as it is (one row per request id).
+ */
+async function settleUnrun(deps: AppDeps, row: ResponseRow): Promise<void> {
+  if (!row.requestId) return;
+  await settle(deps, {
+    requestId: row.requestId, teamId: row.teamId, keyId: row.keyId, model: row.model, endpoint: "responses", status: "failed",
+    inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 0, createdAt: Math.floor(Date.now() / 1000),
+  });
+}
+
 async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promise<void> {
+  // On Postgres the row was claimed for this replica: its end is written under that claim.
+  const fence: Fence | null = deps.db.dialect === "postgres" ? { owner: deps.live.replica, epoch: row.leaseEpoch } : null;
   const fail = async (message: string, code?: string) => {
-    await endStored(deps, row, { status: "failed", message, code });
+    await endStored(deps, row, { status: "failed", message, code }, fence);
     out.failed.push(row.id);
+    await settleUnrun(deps, row);
   };
   if (!row.background) return fail("kiln restarted while this response was streaming; create it again.");
   if (row.status === "in_progress") return fail("kiln restarted while this background response was running; create it again.");
@@ -198,8 +242,9 @@ async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promi
     const plan = await planResponse(deps, body, model, row.teamId);
     await updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
     await launch(deps, {
-      body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null,
-      scope: { requestId: newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses" },
+      body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null, epoch: row.leaseEpoch,
+      // The request id the job was created under (rows stored before it was kept get a new one): settled once.
+      scope: { requestId: row.requestId ?? newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses" },
     });
     out.restarted.push(row.id);
   } catch (e) {

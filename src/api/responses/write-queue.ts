@@ -1,10 +1,17 @@
 // Stored-response writes coalesced per macrotask: the events and row updates every recorder produces while one
 // generation step is delivered go to the database in one transaction, not one per token, and only then to live
 // listeners, so an event is published only once it is stored (follow.ts relies on that). Batches are written one
-// after another, in the order they were queued.
+// after another, in the order they were queued; a database that cannot be reached for a while (restarting, a cut
+// connection) is waited for, so a job's events and its end are stored late rather than lost.
 import type { Db } from "../../db/client.ts";
 import { type StreamWrite, writeStream } from "../../db/response-events-repo.ts";
+import { databaseUnreachable } from "../../db/unreachable.ts";
 import type { Logger } from "../../log/logger.ts";
+
+/** How long a batch is sent again while the database cannot be reached, before its writes are tried one by one. */
+export const UNREACHABLE_WAIT_MS = 30_000;
+/** The waits between those tries: short at first (a cut connection), then a second at most. */
+const RETRY_MS = [50, 100, 200, 500, 1000];
 
 export interface QueuedWrite {
   /** The database write, decided when it is written (null: nothing to write any more). */
@@ -47,7 +54,7 @@ export class WriteQueue {
 
   private async write(batch: QueuedWrite[]): Promise<void> {
     try {
-      await writeStream(this.db, batch.map((w) => w.write()).filter((w) => w !== null));
+      await this.untilReachable(batch.map((w) => w.write()).filter((w) => w !== null));
     } catch {
       // The batch rolled back (a response deleted while it ran, a busy or full disk): each write alone, so one
       // failure costs only its own write.
@@ -59,6 +66,20 @@ export class WriteQueue {
         w.after?.();
       } catch (e) {
         this.logError(e);
+      }
+    }
+  }
+
+  /** Writes the batch, sending it again while the database cannot be reached, for up to UNREACHABLE_WAIT_MS. */
+  private async untilReachable(writes: StreamWrite[]): Promise<void> {
+    const t0 = performance.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await writeStream(this.db, writes);
+      } catch (e) {
+        if (!databaseUnreachable(e) || performance.now() - t0 >= UNREACHABLE_WAIT_MS) throw e;
+        if (attempt === 0) this.logger.warn("stored response writes wait for the database", { error: String(e) });
+        await Bun.sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!);
       }
     }
   }

@@ -234,6 +234,28 @@ describe("startRun", () => {
     expect(sqliteOf(db).select().from(usage).get()).toMatchObject({ inputTokens: 0, outputTokens: 0, costMicros: 0 });
   });
 
+  test("a run forfeited (its job taken over) settles nothing if it never reached a worker, and as failed if it did", async () => {
+    const queued = await deps(4, []);
+    queued.d.scheduler = {
+      assertServing: () => {},
+      submit: (reqs: SeqRequest[]) => reqs.map((r) => (async function* (): AsyncGenerator<SeqEvent> {
+        await new Promise((resolve) => r.signal!.addEventListener("abort", resolve, { once: true }));
+        yield { type: "finish", finish: { seqId: "s", reason: "cancelled", promptTokens: 0, outputTokens: 0 } };
+      })()),
+    };
+    const waiting = await startRun(queued.d, { scope: queued.scope, model, request: request(), clientSignal: null, timeoutMs: null });
+    waiting.forfeit();
+    expect((await waiting.settled).status).toBe("failed");
+    // The job's new run settles under the same request id: this one wrote no row to take its place.
+    expect(sqliteOf(queued.db).select().from(usage).all()).toEqual([]);
+    const running = await deps(1000, []);
+    const run = await startRun(running.d, { scope: running.scope, model, request: request(), clientSignal: null, timeoutMs: null });
+    await waitFor(() => running.produced.tokens > 0, { what: "a token generated" });
+    run.forfeit();
+    expect((await run.settled).status).toBe("failed");
+    expect(sqliteOf(running.db).select().from(usage).get()).toMatchObject({ requestId: running.scope.requestId, status: "failed" });
+  });
+
   test("draining refuses before any work", async () => {
     const { d, scope } = await deps(1, []);
     d.lifecycle.draining = true;
