@@ -64,7 +64,7 @@ describe.if(canFaultStorage())("the database made unwritable mid-generation", ()
     // Each of the seven requests that ran has its usage row: those refused by the database were journaled, then replayed.
     const db = new Database(join(dataDir, "kiln.db"), { readonly: true });
     try {
-      await waitFor(() => (db.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n, { what: "seven usage rows", until: (n) => n === 7, timeoutMs: 5000 });
+      await waitFor(() => (db.query("SELECT count(*) AS n FROM usage").get() as { n: number }).n, { what: "seven usage rows", until: (n) => n === 7 });
     } finally {
       db.close();
     }
