@@ -1,9 +1,9 @@
 // Messages as the clients built on it send it (Claude Code, the Anthropic SDKs), against a real kiln: consecutive turns
 // of one role combined, adaptive thinking with output_config.effort, and the context error in Anthropic's wording.
-// The requests these clients really sent (../shared/clients/) are replayed beside fixtures of the same shape.
+// The requests these clients really sent (../shared/clients/) are replayed beside fixtures of the same shape; the
+// long Claude Code requests that prefill ~32k tokens are replayed once, in client-replay.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
-import { CLIENT_CORPUS, clientRequest, replay } from "../helpers/client-corpus.ts";
+import { clientRequest, replay } from "../helpers/client-corpus.ts";
 import { sseEvents } from "../helpers/seeded.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -46,7 +46,6 @@ function contextFigures(r: { status: number; body: Json }): number[] | null {
 }
 
 const CONSECUTIVE = clientRequest("anthropic-python-consecutive-user-turns");
-const CONTINUE = clientRequest("claude-code-continue-consecutive-turns");
 const ADAPTIVE = clientRequest("anthropic-python-adaptive-thinking");
 const FIRST = clientRequest("claude-code-first-request");
 const FALLBACK = clientRequest("claude-code-first-request-fallback");
@@ -72,14 +71,6 @@ describe("consecutive turns of one role are combined, as Anthropic's API does", 
     const body = (await res.json()) as Json;
     expect([res.status, body.type, body.stop_reason !== null]).toEqual([200, "message", true]);
   });
-
-  test.skipIf(!CONTINUE)("replay: Claude Code's four consecutive assistant messages are not refused (200 events, or the context 400 on a smaller model)", async () => {
-    const res = await replay(s, CONTINUE!);
-    const raw = await res.text();
-    if (res.status === 200) return expectMessageStream(raw);
-    const figures = contextFigures({ status: res.status, body: JSON.parse(raw) });
-    expect(figures?.slice(1)).toEqual([256, contextLength]);
-  }, 120_000);
 });
 
 describe("thinking: adaptive (the model decides, within max_tokens) with output_config.effort", () => {
@@ -135,25 +126,3 @@ describe("the context error on Messages is worded as Anthropic's", () => {
     expect(figures![0]).toBeGreaterThan(1000);
   });
 });
-
-const CLAUDE_CODE = existsSync(CLIENT_CORPUS) ? readdirSync(CLIENT_CORPUS).filter((f) => f.startsWith("claude-code-")).map((f) => f.replace(/\.json$/, "")) : [];
-
-test.skipIf(!CLAUDE_CODE.length)("replay: every Claude Code request gets a stream, the documented messages.1.role 400 or Anthropic's context 400, never another refusal", async () => {
-  for (const name of CLAUDE_CODE) {
-    const req = clientRequest(name)!;
-    const res = await replay(s, req);
-    if (res.status === 200) {
-      // The protocol is what is checked: the stream is read up to its first block (Claude Code asks for up to 32,000 tokens).
-      const reader = res.body!.getReader();
-      let raw = "";
-      for (let chunk = await reader.read(); !chunk.done && !raw.includes("event: content_block_start"); chunk = await reader.read()) raw += new TextDecoder().decode(chunk.value);
-      await reader.cancel();
-      expect([name, raw.startsWith("event: message_start")]).toEqual([name, true]);
-      continue;
-    }
-    const body = (await res.json()) as Json;
-    const documented = body.error?.param === "messages.1.role" && req.body.messages && (req.body.messages as Json[])[1]?.role === "system";
-    expect([name, res.status, documented || contextFigures({ status: res.status, body }) !== null]).toEqual([name, 400, true]);
-  }
-  // A built-in whose context holds these prompts prefills tens of thousands of tokens per request.
-}, 300_000);
