@@ -87,7 +87,7 @@ export class Sequence {
     }
     this.lastToken = token;
     this.adjust?.record(token);
-    const callClosed = this.singleCall?.accept(token, this.thinking?.thinking ?? false) ?? false;
+    const callClosed = this.singleCall?.accept(token) ?? false;
     // The end id a constraint allowed ends the sequence even when it is not a stop token (e.g. with ignore_eos).
     if (step.kind === "end" && !this.params.stopTokenIds.includes(token)) return { text: this.text.end(), finish: this.finish("stop") };
     const out = this.text.push(token, matchStops);

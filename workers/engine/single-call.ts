@@ -4,9 +4,12 @@ import type { SingleCall } from "../../src/scheduler/protocol.ts";
 
 export class SingleCallGuard {
   private opened: boolean;
+  /** Inside the thinking block the sequence starts in. */
+  private thinking: boolean;
 
   constructor(private readonly c: SingleCall) {
     this.opened = !!c.opened;
+    this.thinking = c.startAfter !== undefined;
   }
 
   /** Sets the open marker's logit to -Infinity once a call opened: no second call can start. */
@@ -14,12 +17,12 @@ export class SingleCallGuard {
     if (this.opened && this.c.openId !== undefined && this.c.openId < logits.length) logits[this.c.openId] = -Infinity;
   }
 
-  /**
-   * Records a written token, sampled or forced; `thinking`: it is part of the thinking block, where markers open
-   * nothing. True when it is the close of the turn's call: the sequence ends with it.
-   */
-  accept(token: number, thinking: boolean): boolean {
-    if (thinking) return false;
+  /** Records a written token, sampled or forced; true when it is the close of the turn's call: the sequence ends with it. */
+  accept(token: number): boolean {
+    if (this.thinking) {
+      this.thinking = token !== this.c.startAfter;
+      return false;
+    }
     if (!this.opened) {
       this.opened = token === this.c.openId;
       return false;

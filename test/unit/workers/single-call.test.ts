@@ -29,35 +29,36 @@ describe("SingleCallGuard", () => {
 
   test("nothing is banned before a call; the open bans a second one; the close ends the turn", () => {
     const g = new SingleCallGuard(rule);
-    expect(g.accept(CLOSE, false)).toBe(false);
+    expect(g.accept(CLOSE)).toBe(false);
     expect(banned(g)).toEqual([]);
-    expect(g.accept(TEXT, false)).toBe(false);
-    expect(g.accept(OPEN, false)).toBe(false);
+    expect(g.accept(TEXT)).toBe(false);
+    expect(g.accept(OPEN)).toBe(false);
     expect(banned(g)).toEqual([OPEN]);
-    expect(g.accept(ARGS, false)).toBe(false);
-    expect(g.accept(CLOSE, false)).toBe(true);
+    expect(g.accept(ARGS)).toBe(false);
+    expect(g.accept(CLOSE)).toBe(true);
   });
 
-  test("markers inside the thinking block open and close nothing", () => {
-    const g = new SingleCallGuard(rule);
-    expect(g.accept(OPEN, true)).toBe(false);
-    expect(g.accept(CLOSE, true)).toBe(false);
+  test("markers inside the thinking block the sequence starts in open and close nothing", () => {
+    const g = new SingleCallGuard({ ...rule, startAfter: THINK_CLOSE });
+    expect(g.accept(OPEN)).toBe(false);
+    expect(g.accept(CLOSE)).toBe(false);
     expect(banned(g)).toEqual([]);
-    g.accept(OPEN, false);
-    expect(g.accept(CLOSE, false)).toBe(true);
+    expect(g.accept(THINK_CLOSE)).toBe(false);
+    g.accept(OPEN);
+    expect(g.accept(CLOSE)).toBe(true);
   });
 
   test("a call the prompt opened is the one call; a marker of several tokens (no id) is left to the parser", () => {
     const opened = new SingleCallGuard({ ...rule, opened: true });
     expect(banned(opened)).toEqual([OPEN]);
-    expect(opened.accept(CLOSE, false)).toBe(true);
+    expect(opened.accept(CLOSE)).toBe(true);
     const noClose = new SingleCallGuard({ openId: OPEN });
-    noClose.accept(OPEN, false);
-    expect(noClose.accept(CLOSE, false)).toBe(false);
+    noClose.accept(OPEN);
+    expect(noClose.accept(CLOSE)).toBe(false);
     expect(banned(noClose)).toEqual([OPEN]);
     const noOpen = new SingleCallGuard({ closeId: CLOSE });
-    expect(noOpen.accept(OPEN, false)).toBe(false);
-    expect(noOpen.accept(CLOSE, false)).toBe(false);
+    expect(noOpen.accept(OPEN)).toBe(false);
+    expect(noOpen.accept(CLOSE)).toBe(false);
     expect(banned(noOpen)).toEqual([]);
   });
 });
@@ -72,7 +73,7 @@ const PROMPT = 3;
 
 /** The fake model with its logits replaced by a plan: the row's history (read back from its KV) says where it is. */
 class ScriptedRunner extends FakeRunner {
-  async forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult> {
+  override async forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult> {
     const r = await super.forward(inputs, past);
     const [batch, , total] = r.present[0]!.dims;
     const kv = r.present[0]!.data;
@@ -104,8 +105,7 @@ describe("the engine with parallel tool calls off", () => {
 
   test("after a thinking block: its markers count for nothing, the first call after it ends the turn", async () => {
     const h = engineHarness(new ScriptedRunner());
-    const thinking = { budget: 100, closeTokenId: THINK_CLOSE, forceIds: [THINK_CLOSE] };
-    h.engine.add("think", [2, 0, 0], greedyParams(40, { stopTokenIds: [EOS], thinking, singleCall: { openId: OPEN, closeId: CLOSE } }));
+    h.engine.add("think", [2, 0, 0], greedyParams(40, { stopTokenIds: [EOS], singleCall: { openId: OPEN, closeId: CLOSE, startAfter: THINK_CLOSE } }));
     await h.run("think");
     expect(h.tokens("think")).toEqual([TEXT, OPEN, CLOSE, THINK_CLOSE, OPEN, ARGS, CLOSE]);
     expect(h.finish("think")!.reason).toBe("stop");

@@ -41,6 +41,7 @@ describe("addProblem", () => {
     expect(addProblem([1], { ...params, singleCall: { openId: 100 } }, limits)).toContain("singleCall");
     expect(addProblem([1], { ...params, singleCall: { closeId: -1 } }, limits)).toContain("singleCall");
     expect(addProblem([1], { ...params, singleCall: { opened: "yes" } }, limits)).toContain("singleCall");
+    expect(addProblem([1], { ...params, singleCall: { startAfter: 1.5 } }, limits)).toContain("singleCall");
     expect(addProblem([1], { ...params, singleCall: null }, limits)).toContain("singleCall");
   });
 });
