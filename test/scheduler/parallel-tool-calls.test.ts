@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { postSampled, seeded, sseData, sseEvents } from "../helpers/seeded.ts";
+import { postSampled, seeded, sseData } from "../helpers/seeded.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 const SEEDS = 20;
