@@ -2,7 +2,7 @@
 // check → scheduler sequences → block events per choice, with usage counted from the tokens the worker generated.
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
-import type { MediaInput, OutputConstraint, PrefixScope, ThinkingBudget } from "../scheduler/protocol.ts";
+import type { MediaInput, OutputConstraint, PrefixScope, SingleCall, ThinkingBudget } from "../scheduler/protocol.ts";
 import type { SeqEvent } from "../scheduler/scheduler.ts";
 import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
 import { forcedCall, outputConstraint } from "./constraint.ts";
@@ -16,6 +16,7 @@ import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
 import { toLogprobs } from "./logprobs.ts";
 import { samplerParams } from "./samplers.ts";
+import { singleCallRule } from "./single-call.ts";
 import { bannedWhenOff, budgetOf, closeFraming, opensThinking, reasoningOff, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
 import { OFF_THREAD_BYTES } from "./tokenizer.ts";
 
@@ -39,6 +40,8 @@ export interface Prepared {
   thinking?: ThinkingBudget;
   /** The output is held to a JSON grammar (src/inference/constraint.ts). */
   constraint?: OutputConstraint;
+  /** At most one tool call, kept by the worker (src/inference/single-call.ts). */
+  singleCall?: SingleCall;
   /** Encoder inputs whose features replace their runs of placeholder ids in promptIds (none for text). */
   media: MediaInput[];
   /** Min-p, penalties and logit bias as the worker takes them (empty when the request sets none). */
@@ -120,7 +123,14 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const constraint = outputConstraint(tokenizer, {
     call, format: request.answerFormat, tools, prefilled: !!request.assistantPrefill, ignoreEos: request.ignoreEos, ...(thinks ? { startAfter: startAfterOf(close) } : {}),
   });
-  const parser = { thinking, toolCall: tools?.length ? format.toolCall : null, startInThinking };
+  const toolCall = tools?.length ? format.toolCall : null;
+  const single = !!request.singleToolCall && toolCall !== null;
+  const parser = { thinking, toolCall, startInThinking, ...(single ? { singleCall: true } : {}) };
+  // A thinking block the worker cannot see close would let its markers count: the parser alone keeps the rule then.
+  const tracked = !startInThinking || thinks || callInPrompt;
+  const singleCall = single && tracked
+    ? singleCallRule(tokenizer, toolCall, { opened: callInPrompt && call.prefix.includes(toolCall.open), ...(thinks ? { startAfter: close.closeTokenId } : {}) })
+    : undefined;
   const prefix = owner && prefixScope(owner.teamId, owner.sharing, await publicTokens(tokenizer, model.publicPrefixes, promptIds));
   return {
     model,
@@ -135,6 +145,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     bannedTokenIds: off ? bannedWhenOff(tokenizer, format.thinking) : [],
     ...(budget !== undefined && close ? { thinking: budgetOf(close, budget) } : {}),
     ...(constraint ? { constraint } : {}),
+    ...(singleCall ? { singleCall } : {}),
     media,
     samplers,
     ...(owner && prefix ? { owner, prefix } : {}),
@@ -176,6 +187,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
         ...(r.logprobs !== undefined ? { logprobs: r.logprobs } : {}),
         ...(p.thinking ? { thinking: p.thinking } : {}),
         ...(p.constraint ? { constraint: p.constraint } : {}),
+        ...(p.singleCall ? { singleCall: p.singleCall } : {}),
       },
     })),
   );

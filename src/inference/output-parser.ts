@@ -15,6 +15,11 @@ export interface ParserOptions {
   toolCall: Markers | null;
   /** The prompt already opened the thinking block (the template did), so the output starts inside it. */
   startInThinking?: boolean;
+  /**
+   * At most one tool call (parallel_tool_calls: false): calls after the first are dropped. The worker ends the turn
+   * after the first call when the markers are one token each; this holds for markers of several tokens too.
+   */
+  singleCall?: boolean;
   /** Makes tool call ids; tests pass a deterministic one. */
   newCallId?: () => string;
 }
@@ -178,6 +183,7 @@ export class OutputParser {
   }
 
   private emitCall(out: ParsedEvent[], call: CallBody, cut: boolean): void {
+    if (this.opts.singleCall && this.toolCount > 0) return;
     this.pendingWs = "";
     this.answered = true;
     this.toolCount++;

@@ -10,6 +10,8 @@ export interface CoreRequest {
   conversation: Conversation;
   tools: ToolDef[] | null;
   toolChoice: ToolChoice;
+  /** At most one tool call in the answer (parallel_tool_calls: false, disable_parallel_tool_use: true); absent: any number. */
+  singleToolCall?: boolean;
   answerFormat: AnswerFormat;
   n: number;
   /** null: whatever room the context window leaves. */

@@ -38,6 +38,24 @@ export interface SamplingParams {
   thinking?: ThinkingBudget;
   /** The output (or the part of it after thinking) is held to a JSON grammar: structured outputs, forced tool calls. */
   constraint?: OutputConstraint;
+  /** At most one tool call in this sequence (parallel_tool_calls: false); see SingleCall. */
+  singleCall?: SingleCall;
+}
+
+/**
+ * At most one tool call per turn, kept by the worker: once a call opened (after `startAfter`, the thinking block's
+ * close, when the sequence starts inside one), `openId` is never sampled again, and writing `closeId` ends the sequence (the turn is
+ * the call). Either id is absent when its marker is several tokens; the output parser then keeps the first call only.
+ */
+export interface SingleCall {
+  /** The tool-call open marker's id. */
+  openId?: number;
+  /** The tool-call close marker's id. */
+  closeId?: number;
+  /** The prompt already opened the call (a forced call's prefix): the output starts inside it. */
+  opened?: boolean;
+  /** The thinking close marker's id: markers before it are thinking, which opens and closes no call. */
+  startAfter?: number;
 }
 
 /** What constrained output must be: one instance of a JSON Schema (the strict subset), or any JSON object. */

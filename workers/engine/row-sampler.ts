@@ -1,5 +1,5 @@
-// Picks a row's next token from its logits: a forced token first, else penalties and bias, the banned ids and the
-// grammar's mask, top-k, min-p, then the sampler (temperature and top-p).
+// Picks a row's next token from its logits: a forced token first, else penalties and bias, the banned ids (a
+// second tool call's open marker too) and the grammar's mask, top-k, min-p, then the sampler (temperature and top-p).
 import type { SeqFinish, TokenLogprob } from "../../src/scheduler/protocol.ts";
 import { applyMinP } from "./logit-adjust.ts";
 import { Sampler } from "./sampler.ts";
@@ -35,6 +35,7 @@ export class RowSampler {
         seq.adjust?.apply(logits);
         // The masks come before the filters, so top-k, min-p and top-p choose among allowed tokens only.
         for (const id of seq.params.bannedTokenIds ?? []) logits[id] = -Infinity;
+        seq.singleCall?.restrict(logits);
         seq.constraint?.restrict(logits);
         if (topK && temperature > 0) this.topK.apply(logits, topK);
         if (minP) applyMinP(logits, minP, temperature);

@@ -7,6 +7,7 @@ import { createRng } from "./prng.ts";
 import { type ConstraintSource, type ConstraintStep, RowConstraint } from "./row-constraint.ts";
 import { SequenceMedia } from "./sequence-media.ts";
 import { SequenceText } from "./sequence-text.ts";
+import { SingleCallGuard } from "./single-call.ts";
 import { ThinkingTracker } from "./thinking-budget.ts";
 
 export interface TokenOutcome {
@@ -35,6 +36,8 @@ export class Sequence {
   readonly media: SequenceMedia;
   /** Penalties and logit bias, when the request asks for any. */
   readonly adjust: LogitAdjuster | null;
+  /** At most one tool call, when the request asks for that. */
+  readonly singleCall: SingleCallGuard | null;
   private readonly text: SequenceText;
   private readonly thinking: ThinkingTracker | null;
   /** Tokens to write next instead of sampling, in order: one queue for every reason the worker writes tokens. */
@@ -54,6 +57,7 @@ export class Sequence {
     this.adjust = LogitAdjuster.for(params, promptIds);
     this.text = new SequenceText(tokenBytes, params.stop, params.stopTokenIds, params.silentTokenIds);
     this.thinking = params.thinking ? new ThinkingTracker(params.thinking) : null;
+    this.singleCall = params.singleCall ? new SingleCallGuard(params.singleCall) : null;
     this.forced.push(...(this.thinking?.takeForced() ?? []));
     if (params.constraint && !constraints) throw new Error("this model's output cannot be constrained");
     this.constraint = params.constraint ? new RowConstraint(params.constraint, constraints!) : null;
@@ -83,11 +87,13 @@ export class Sequence {
     }
     this.lastToken = token;
     this.adjust?.record(token);
+    const callClosed = this.singleCall?.accept(token) ?? false;
     // The end id a constraint allowed ends the sequence even when it is not a stop token (e.g. with ignore_eos).
     if (step.kind === "end" && !this.params.stopTokenIds.includes(token)) return { text: this.text.end(), finish: this.finish("stop") };
     const out = this.text.push(token, matchStops);
     if (out.stopSequence !== undefined) return { text: out.text, finish: this.finish("stop", { stopSequence: out.stopSequence }) };
-    if (out.stopToken) return { text: out.text + this.text.end(), finish: this.finish("stop") };
+    // The turn's one call is whole: nothing more is written (the close marker is this turn's last token).
+    if (out.stopToken || callClosed) return { text: out.text + this.text.end(), finish: this.finish("stop") };
     if (this.generated >= this.params.maxTokens || this.promptTokens + this.generated >= maxContext) {
       return { text: out.text + this.text.end(), finish: this.finish("length") };
     }

@@ -39,6 +39,13 @@ export function addProblem(promptIds: unknown, params: unknown, limits: ModelLim
       return "thinking must be {budget ≥ 0, closeTokenId, forceIds} with ids in the vocabulary";
     }
   }
+  if (p.singleCall !== undefined) {
+    const c = p.singleCall;
+    const optId = (id: unknown) => id === undefined || (isInt(id) && id >= 0 && id < limits.vocabSize);
+    if (!c || typeof c !== "object" || !optId(c.openId) || !optId(c.closeId) || !optId(c.startAfter) || (c.opened !== undefined && typeof c.opened !== "boolean")) {
+      return "singleCall must be {openId?, closeId?, opened?, startAfter?} with ids in the vocabulary";
+    }
+  }
   if (p.constraint !== undefined) return constraintProblem(p.constraint, limits.vocabSize);
   return null;
 }

@@ -99,6 +99,7 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
     conversation,
     tools,
     toolChoice,
+    ...(body.parallel_tool_calls === false ? { singleToolCall: true } : {}),
     answerFormat,
     n: body.n ?? 1,
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,

@@ -161,6 +161,7 @@ export function messagesRequest(body: MessagesRequestBody, model: ModelInfo, sea
       conversation: messagesToConversation(body.system, turns),
       tools: defs,
       toolChoice: toolChoice(body, defs),
+      ...(body.tool_choice?.disable_parallel_tool_use ? { singleToolCall: true } : {}),
       answerFormat: { kind: "text" },
       n: 1,
       maxTokens: body.max_tokens,

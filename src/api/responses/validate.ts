@@ -140,6 +140,7 @@ export function responsesRequest(body: ResponsesRequestBody, model: ModelInfo, s
     conversation: responsesToConversation(items, body.instructions ?? null, { reasoning, path }),
     tools: defs,
     toolChoice: toolChoice(body, defs, web),
+    ...(body.parallel_tool_calls === false ? { singleToolCall: true } : {}),
     answerFormat: answerFormat(body),
     n: 1,
     maxTokens: body.max_output_tokens ?? null,

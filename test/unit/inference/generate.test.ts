@@ -243,3 +243,40 @@ describe("cut and malformed calls", () => {
     expect(events.at(-1)).toMatchObject({ type: "error", error: { status: 500, message: expect.stringContaining("inside a tool call") } });
   });
 });
+
+describe("parallel tool calls off", () => {
+  const tools = [{ type: "function" as const, function: { name: "f" } }, { type: "function" as const, function: { name: "g" } }];
+  const twoCalls = [delta('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'), delta('<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>'), finish("stop", 2)];
+  const runWith = async (tok: ModelTokenizer, req: CoreRequest) => {
+    const submitted: SeqRequest[] = [];
+    const deps = { scheduler: fakeScheduler(() => twoCalls, submitted), tokenizers: { get: async () => tok } } satisfies CoreDeps;
+    const p = await prepareGeneration(deps, model, req);
+    const r = await collectChoice(submitGeneration(deps, p, new AbortController().signal)[0]!);
+    return { p, r, params: submitted[0]!.params };
+  };
+
+  test("with tools offered the worker gets the one-token markers' ids; left on, or with tool_choice none, it gets no rule", async () => {
+    const off = await runWith(markerTokenizer(), request({ tools, toolChoice: "auto", singleToolCall: true }));
+    expect(off.params.singleCall).toEqual({ openId: 1002, closeId: 1003 });
+    expect(off.p.parser.singleCall).toBe(true);
+    const on = await runWith(markerTokenizer(), request({ tools, toolChoice: "auto" }));
+    expect(on.params.singleCall).toBeUndefined();
+    expect(on.r.blocks.map((b) => b.kind)).toEqual(["tool_call", "tool_call"]);
+    const none = await runWith(markerTokenizer(), request({ tools, toolChoice: "none", singleToolCall: true }));
+    expect(none.params.singleCall).toBeUndefined();
+  });
+
+  test("a forced call opened in the prompt is the one call; after thinking, the rule starts at the block's close", async () => {
+    const forced = await runWith(markerTokenizer(), request({ tools, toolChoice: { name: "f" }, singleToolCall: true }));
+    expect(forced.params.singleCall).toEqual({ openId: 1002, closeId: 1003, opened: true });
+    const thinks = await runWith(markerTokenizer(), request({ tools, toolChoice: "auto", singleToolCall: true, templateOptions: { enable_thinking: true } }));
+    expect(thinks.params.singleCall).toEqual({ openId: 1002, closeId: 1003, startAfter: 1001 });
+  });
+
+  test("markers of several tokens: no worker rule; the parser keeps the first call and the finish is tool_calls", async () => {
+    const off = await runWith(fakeTokenizer([]), request({ tools, toolChoice: "auto", singleToolCall: true }));
+    expect(off.params.singleCall).toBeUndefined();
+    expect(off.r.blocks).toEqual([{ kind: "tool_call", id: expect.any(String), name: "f", arguments: "{}" }]);
+    expect(off.r.finish).toBe("tool_calls");
+  });
+});

@@ -6,7 +6,7 @@ import { heldSuffix, OutputParser } from "../../../src/inference/output-parser.t
 
 const BOTH = { thinking: THINK, toolCall: HERMES_TOOL_CALL };
 
-function run(chunks: string[], opts: { thinking: typeof THINK | null; toolCall: typeof HERMES_TOOL_CALL | null } = BOTH): CoreEvent[] {
+function run(chunks: string[], opts: { thinking: typeof THINK | null; toolCall: typeof HERMES_TOOL_CALL | null; singleCall?: boolean } = BOTH): CoreEvent[] {
   let n = 0;
   const p = new OutputParser({ ...opts, newCallId: () => `call_${++n}` });
   return [...chunks.flatMap((c) => p.push(c)), ...p.end()];
@@ -54,6 +54,20 @@ describe("OutputParser", () => {
         { type: "tool_call_end" },
       ]);
     }
+  });
+
+  test("with parallel tool calls off only the first call is kept, a cut one after it too; text between stays", () => {
+    const text = 'A<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call> then<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call><tool_call>\n{"name": "h", "arg';
+    for (const chunks of [[text], text.split("")]) {
+      expect(squash(run(chunks, { ...BOTH, singleCall: true }))).toEqual([
+        { type: "text", text: "A" },
+        { type: "tool_call_start", id: "call_1", name: "f" },
+        { type: "tool_call_delta", arguments: '{"x":1}' },
+        { type: "tool_call_end" },
+        { type: "text", text: " then" },
+      ]);
+    }
+    expect(squash(run([text])).filter((e) => e.type === "tool_call_start")).toHaveLength(3);
   });
 
   test("a call the output ended inside is a cut call with the arguments written so far, across any chunking", () => {

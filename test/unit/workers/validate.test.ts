@@ -34,6 +34,16 @@ describe("addProblem", () => {
     expect(addProblem([1], { ...params, bannedTokenIds: [5] }, limits)).toBeNull();
     expect(addProblem([1], null, limits)).toContain("missing");
   });
+
+  test("checks the one-call rule's ids", () => {
+    expect(addProblem([1], { ...params, singleCall: { openId: 7, closeId: 8 } }, limits)).toBeNull();
+    expect(addProblem([1], { ...params, singleCall: { opened: true } }, limits)).toBeNull();
+    expect(addProblem([1], { ...params, singleCall: { openId: 100 } }, limits)).toContain("singleCall");
+    expect(addProblem([1], { ...params, singleCall: { closeId: -1 } }, limits)).toContain("singleCall");
+    expect(addProblem([1], { ...params, singleCall: { opened: "yes" } }, limits)).toContain("singleCall");
+    expect(addProblem([1], { ...params, singleCall: { startAfter: 1.5 } }, limits)).toContain("singleCall");
+    expect(addProblem([1], { ...params, singleCall: null }, limits)).toContain("singleCall");
+  });
 });
 
 describe("mediaProblem", () => {
