@@ -7,6 +7,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { delimiter, join } from "node:path";
+import { clientRequest } from "../helpers/client-corpus.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { prefixOutputProblems } from "../load/prefix-output.ts";
 import { freePort, SHARED_SHADER_CACHE, waitForHttp } from "./binary-process.ts";
@@ -151,7 +152,30 @@ const COVERED = new Set([
   "kiln users passwd <name>",
   "kiln users list",
   "kiln users remove <name>",
+  // Claude Code's section: a client's commands, not kiln's. The requests that exact setup sent are replayed in
+  // test/api/client-replay.test.ts; "the agent clients' settings" below holds the section to them.
+  'export ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_API_KEY="$MODEL_API_KEY"',
+  "export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1",
+  'claude -p "say hi" --model kiln-tiny-v1',
+  'claude -p --continue "now say bye" --model kiln-tiny-v1',
 ]);
+
+test("the agent clients' settings: the Quick start's server, a built-in model, the paths and fields the replayed requests use", () => {
+  const corpus = clientRequest("claude-code-first-request");
+  const codex = clientRequest("codex-first-turn");
+  const builtins = ["kiln-tiny-v1", "kiln-tiny-omni-v1"];
+  const claude = readme.slice(readme.indexOf("### Claude Code"), readme.indexOf("### The AI SDK"));
+  expect(claude).toContain("ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ");
+  for (const [, model] of claude.matchAll(/--model (\S+)/g)) expect(builtins).toContain(model!);
+  const toml = readme.slice(readme.indexOf("### Codex CLI"), readme.indexOf("### Claude Code"));
+  expect(toml).toContain('base_url = "http://127.0.0.1:8080/v1"');
+  expect(toml).toContain('wire_api = "responses"');
+  expect(builtins).toContain(/model = "([^"]+)"/.exec(toml)![1]!);
+  if (!corpus || !codex) return; // the corpus is beside the repository in CI and here; a lone clone has no replays
+  expect(corpus.path.split("?")[0]).toBe("/v1/messages");
+  expect(claude).toContain(`thinking: {type: "${(corpus.body.thinking as { type: string }).type}"}`);
+  expect(codex.path).toBe("/v1/responses");
+});
 
 test("every command the README shows has a check here", () => {
   const shown = readmeCommands(readme);
