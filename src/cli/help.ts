@@ -10,7 +10,7 @@ export function helpText(): string {
     "  kiln [serve]                                   start the HTTP server (default)",
     "  kiln keys create --team <team> --name <name>   create an API key (printed once)",
     "  kiln keys list | kiln keys revoke <id>",
-    "  kiln keys restrict <id> [--models a,b|all] [--endpoints chat,responses,messages,images,files|all]",
+    "  kiln keys restrict <id> [--models a,b|all] [--endpoints chat,completions,responses,messages,images,files|all]",
     "  kiln teams create <name> | kiln teams list",
     "  kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models …|all] [--endpoints …|all]",
     "  kiln tiers set <name> --rpm N --tpm N | kiln tiers list | kiln tiers delete <name>",

@@ -15,10 +15,11 @@ import { prefixScope, publicTokens } from "./public-prefix.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
 import { toLogprobs } from "./logprobs.ts";
+import { rawPromptIds } from "./raw-prompt.ts";
 import { samplerParams } from "./samplers.ts";
 import { singleCallRule } from "./single-call.ts";
 import { bannedWhenOff, budgetOf, closeFraming, opensThinking, reasoningOff, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
-import { OFF_THREAD_BYTES } from "./tokenizer.ts";
+import { type ModelTokenizer, OFF_THREAD_BYTES } from "./tokenizer.ts";
 
 /** A request turned into tokens and checked against the context window, not yet submitted. */
 export interface Prepared {
@@ -95,6 +96,7 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
   const placeholders = model.media ? (p: MediaPart) => slots.get(p) ?? [] : undefined;
   const tokenizer = await deps.tokenizers.get(model);
   const samplers = samplerParams(request.samplers, tokenizer.vocabSize);
+  if (request.rawPrompt !== undefined) return prepareRaw(model, request, tokenizer, samplers, owner);
   const format = tokenizer.format;
   const tools = request.toolChoice === "none" ? null : request.tools;
   const call = forcedCall(format, request.toolChoice, tools);
@@ -147,6 +149,26 @@ export async function prepareGeneration(deps: CoreDeps, model: ModelEntry, reque
     ...(constraint ? { constraint } : {}),
     ...(singleCall ? { singleCall } : {}),
     media,
+    samplers,
+    ...(owner && prefix ? { owner, prefix } : {}),
+  };
+}
+
+/**
+ * A raw prompt (no template): continued as plain text, with no thinking or tool-call markers read, no constraint,
+ * the model's end-of-turn tokens still ending it. Its cached prefix is shared as a chat prompt's is.
+ */
+async function prepareRaw(model: ModelEntry, request: CoreRequest, tokenizer: ModelTokenizer, samplers: Prepared["samplers"], owner?: PrefixOwner): Promise<Prepared> {
+  const promptIds = await rawPromptIds(tokenizer, request.rawPrompt!, request.maxTokens, model.contextLength);
+  const maxTokens = fitContext(promptIds.length, request.maxTokens, model.contextLength);
+  const parser = { thinking: null, toolCall: null, startInThinking: false };
+  const prefix = owner && prefixScope(owner.teamId, owner.sharing, await publicTokens(tokenizer, model.publicPrefixes, promptIds));
+  return {
+    model, request, promptIds, maxTokens, prefill: null, forcedCall: false, parser,
+    stopTokenIds: request.ignoreEos ? [] : tokenizer.stopTokenIds,
+    silentTokenIds: silentIds(tokenizer.specialTokens, parser),
+    bannedTokenIds: [],
+    media: [],
     samplers,
     ...(owner && prefix ? { owner, prefix } : {}),
   };

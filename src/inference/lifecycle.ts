@@ -94,6 +94,11 @@ export interface RunOptions {
   scope: RequestScope;
   model: ModelEntry;
   request: CoreRequest;
+  /**
+   * Further requests admitted, run and billed with `request` as one (the legacy format's array of prompts): their
+   * choices follow its own, in order, and their prompts add to its input tokens.
+   */
+  siblings?: CoreRequest[];
   /** The client's connection; null runs detached (background work no client connection can stop). */
   clientSignal: AbortSignal | null;
   /** Non-streaming time limit, counted from the start of the run (prompt preparation included); past it the generation stops. */
@@ -144,6 +149,9 @@ export function totalUsage(perChoice: Usage[], inputTokens: number): Usage {
   return u;
 }
 
+/** The prompt tokens of a run's prepared requests (one, or one per prompt of the legacy format). */
+const promptTokens = (prepared: Prepared[]) => prepared.reduce((sum, p) => sum + p.promptIds.length, 0);
+
 /** How the request ended, for its usage row: an abort says why; otherwise any error means failed. */
 export function settleStatus(abort: AbortReason | null, failed: boolean): UsageStatus {
   if (abort) return abort;
@@ -176,7 +184,8 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
     if (timer) clearTimeout(timer);
     opts.clientSignal?.removeEventListener("abort", onClientGone);
   };
-  let prepared: Prepared;
+  const requests = [opts.request, ...(opts.siblings ?? [])];
+  const prepared: Prepared[] = [];
   let ticket: AdmissionTicket | undefined;
   try {
     await deps.intake?.prepare(opts.request, opts.model, opts.scope, controller.signal).catch((e: unknown) => {
@@ -184,9 +193,10 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
       throw abortReason ? abortedBeforeRun(abortReason, opts.timeoutMs) : e;
     });
     if (abortReason) throw abortedBeforeRun(abortReason, opts.timeoutMs);
-    prepared = await prepareGeneration(deps, opts.model, opts.request, { teamId: opts.scope.teamId, sharing: deps.config?.prefixSharing ?? "team" });
+    for (const request of requests) prepared.push(await prepareGeneration(deps, opts.model, request, { teamId: opts.scope.teamId, sharing: deps.config?.prefixSharing ?? "team" }));
     ticket = await deps.gate?.admit({
-      scope: opts.scope, model: opts.model, inputTokens: prepared.promptIds.length, maxOutputTokens: prepared.maxTokens, choices: opts.request.n, resumed: opts.resumed,
+      scope: opts.scope, model: opts.model, inputTokens: promptTokens(prepared), maxOutputTokens: Math.max(...prepared.map((p) => p.maxTokens)),
+      choices: requests.reduce((sum, r) => sum + r.n, 0), resumed: opts.resumed,
     });
   } catch (e) {
     cleanup();
@@ -206,13 +216,15 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
       dispatched = true;
       opts.onStarted?.();
     };
-    streams = opts.request.builtins?.length ? [toolLoop(deps, prepared, controller.signal, onStart)] : submitGeneration(deps, prepared, controller.signal, onStart);
+    streams = opts.request.builtins?.length
+      ? [toolLoop(deps, prepared[0]!, controller.signal, onStart)]
+      : prepared.flatMap((p) => submitGeneration(deps, p, controller.signal, onStart));
   } catch (e) {
     cleanup();
     ticket?.release(null);
     throw e;
   }
-  const inputTokens = prepared.promptIds.length;
+  const inputTokens = promptTokens(prepared);
   const perChoice: Usage[] = streams.map(() => ({ ...emptyUsage(), inputTokens }));
   let failed = false;
   const channels = streams.map(() => new Channel<CoreEvent>());

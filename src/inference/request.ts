@@ -8,6 +8,8 @@ export type AnswerFormat = { kind: "text" } | { kind: "json" } | { kind: "json_s
 
 export interface CoreRequest {
   conversation: Conversation;
+  /** The prompt as given, without the chat template (the legacy completions format): text, or token ids; the conversation is then empty. */
+  rawPrompt?: string | number[];
   tools: ToolDef[] | null;
   toolChoice: ToolChoice;
   /** At most one tool call in the answer (parallel_tool_calls: false, disable_parallel_tool_use: true); absent: any number. */

@@ -19,6 +19,8 @@ export interface ModelTokenizer {
   /** The model's prompt and output format: tool-call and thinking markers, forced prefix, JSON instruction. */
   format: PromptFormat;
   encodeText(text: string): number[];
+  /** The text of token ids, special tokens written out (a raw prompt given as ids, echoed). */
+  decodeText(ids: number[]): string;
   /**
    * The conversation as text through the model's chat template, assistant turn opened (cheap; tokenizing is not).
    * `placeholders`: what each media part writes (a multimodal model's image and audio placeholders).
@@ -88,6 +90,7 @@ export async function loadTokenizer(model: ModelEntry, opts: TokenizersOptions =
     specialTokens,
     vocabSize,
     encodeText,
+    decodeText: (ids) => tok.decode(ids, { skip_special_tokens: false }),
     minTokens: (text) => minTokens(text, bytesPerToken),
     renderChat(conversation, tools, options, slots) {
       const placeholders: MediaPlaceholders | undefined = slots && { slots, ...(inline ? { inline } : {}) };

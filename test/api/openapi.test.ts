@@ -34,6 +34,8 @@ describe("Responses and Messages in the OpenAPI document", async () => {
     }
     // Chat's request body is documented too (a body parsed by the edge still shows as JSON).
     expect(body("/v1/chat/completions").properties).toHaveProperty("messages");
+    const completions = body("/v1/completions");
+    for (const field of ["model", "prompt", "suffix", "max_tokens", "n", "best_of", "echo", "logprobs", "stop", "stream", "stream_options", "seed", "logit_bias", "user"]) expect(completions.properties).toHaveProperty(field);
     const messages = body("/v1/messages");
     for (const field of ["model", "max_tokens", "messages", "system", "stop_sequences", "temperature", "top_p", "top_k", "metadata", "stream", "tools", "tool_choice", "thinking"]) expect(messages.properties).toHaveProperty(field);
     expect(messages.required).toEqual(expect.arrayContaining(["model", "max_tokens", "messages"]));

@@ -5,6 +5,7 @@ import { type Effort, thinkingFor } from "../../inference/effort.ts";
 import type { AnswerFormat, CoreRequest } from "../../inference/request.ts";
 import type { ToolChoice, ToolDef } from "../../inference/tool-def.ts";
 import type { ModelInfo } from "../../models/manifest.ts";
+import { samplerFields } from "../sampler-fields.ts";
 import type { ChatRequestBody } from "./schema.ts";
 import { chatToConversation } from "./to-conversation.ts";
 
@@ -75,8 +76,7 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
     }
   }
 
-  const badId = Object.keys(body.logit_bias ?? {}).find((k) => !/^[0-9]{1,10}$/.test(k));
-  if (badId !== undefined) throw bad(`logit_bias keys are token ids (whole numbers, as strings), not '${clip(badId)}'.`, "logit_bias");
+  const sampling = samplerFields(body);
   if (body.top_logprobs != null && (body.top_logprobs < 0 || body.top_logprobs > 20)) throw bad("top_logprobs must be a whole number from 0 to 20.", "top_logprobs");
   if (body.top_logprobs != null && !body.logprobs) throw bad("top_logprobs needs logprobs set to true.", "top_logprobs");
   if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {
@@ -106,14 +106,7 @@ export function chatRequest(body: ChatRequestBody, model: ModelInfo): CoreReques
     temperature: body.temperature ?? 1,
     topP: body.top_p ?? 1,
     seed: body.seed ?? null,
-    ...(body.top_k && body.top_k > 0 ? { topK: body.top_k } : {}),
-    samplers: {
-      ...(body.min_p ? { minP: body.min_p } : {}),
-      ...(body.presence_penalty ? { presencePenalty: body.presence_penalty } : {}),
-      ...(body.frequency_penalty ? { frequencyPenalty: body.frequency_penalty } : {}),
-      ...(body.repetition_penalty != null ? { repetitionPenalty: body.repetition_penalty } : {}),
-      ...(body.logit_bias ? { logitBias: Object.entries(body.logit_bias).map(([id, b]) => [Number(id), b] as [number, number]), biasParam: "logit_bias" } : {}),
-    },
+    ...sampling,
     stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop,
     ignoreEos: body.ignore_eos ?? false,
     ...(body.logprobs ? { logprobs: body.top_logprobs ?? 0 } : {}),

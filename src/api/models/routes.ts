@@ -19,7 +19,8 @@ export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof Mo
     owned_by: m.ownedBy,
     display_name: m.displayName,
     context_length: m.contextLength,
-    capabilities: m.capabilities,
+    // Every text model continues a raw prompt (POST /v1/completions): the legacy format needs no template.
+    capabilities: { ...m.capabilities, completions: m.capabilities.chat },
     pricing: {
       input_per_million: m.pricing.inputPerMillion,
       cached_input_per_million: m.pricing.cachedInputPerMillion,

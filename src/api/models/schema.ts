@@ -10,6 +10,7 @@ export const ModelObject = t.Object({
   context_length: t.Integer(),
   capabilities: t.Object({
     chat: t.Boolean(),
+    completions: t.Boolean({ description: "Takes POST /v1/completions (the prompt continued as written, no chat template)." }),
     tools: t.Boolean(),
     reasoning: t.Boolean(),
     vision: t.Boolean(),

@@ -9,6 +9,7 @@ export type ModelView = typeof ModelObject.static;
 
 const CAPABILITY_LABELS: [keyof ModelView["capabilities"], string][] = [
   ["chat", "chat"],
+  ["completions", "completions"],
   ["tools", "tools"],
   ["reasoning", "reasoning"],
   ["vision", "vision"],

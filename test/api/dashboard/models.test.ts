@@ -59,8 +59,8 @@ describe("dashboard Models tab", async () => {
       expect(m.pricing.cached_input_per_million).toBe(m.id === "alpha-model-v1" ? 0.075 : 2.5);
     }
     expect(cells(rowOf(page.text, "models-table", "beta-model-v2"))[1]).toBe("8,192");
-    expect(cells(rowOf(page.text, "models-table", "alpha-model-v1"))[2]).toBe("chat tools reasoning");
-    expect(cells(rowOf(page.text, "models-table", "vision-model-v1"))[2]).toBe("chat reasoning vision");
+    expect(cells(rowOf(page.text, "models-table", "alpha-model-v1"))[2]).toBe("chat completions tools reasoning");
+    expect(cells(rowOf(page.text, "models-table", "vision-model-v1"))[2]).toBe("chat completions reasoning vision");
     // An operator sees every model without a per-team column.
     expect(page.text).not.toContain("not available to your team");
     expect(page.text).not.toContain("<th>Your team</th>");

@@ -22,6 +22,7 @@ function fakeTokenizer(rendered: string[]): ModelTokenizer {
     specialTokens: new Map(),
     vocabSize: 0x110000,
     encodeText: (t) => [...t].map((c) => c.charCodeAt(0)),
+    decodeText: (ids) => String.fromCharCode(...ids),
     renderChat(conv, tools) {
       const text = conv.map((t) => `${t.role}: ${t.parts.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join("")}\n`).join("") + (tools ? `tools: ${tools.length}\n` : "");
       rendered.push(text);
@@ -278,5 +279,40 @@ describe("parallel tool calls off", () => {
     expect(off.params.singleCall).toBeUndefined();
     expect(off.r.blocks).toEqual([{ kind: "tool_call", id: expect.any(String), name: "f", arguments: "{}" }]);
     expect(off.r.finish).toBe("tool_calls");
+  });
+});
+
+describe("a raw prompt (the legacy completions format)", () => {
+  const rawRun = async (req: CoreRequest, script: SeqEvent[] = [delta("<think>x</think> y"), finish("stop", 3)]) => {
+    const rendered: string[] = [];
+    const submitted: SeqRequest[] = [];
+    const deps: CoreDeps = { scheduler: fakeScheduler(() => script, submitted), tokenizers: { get: async () => markerTokenizer() } };
+    const p = await prepareGeneration(deps, model, req);
+    const r = await collectChoice(submitGeneration(deps, p, new AbortController().signal)[0]!);
+    return { p, r, rendered, submitted };
+  };
+
+  test("text skips the chat template and is tokenized as written, special tokens recognized", async () => {
+    const { p, r } = await rawRun(request({ conversation: [], rawPrompt: "ab<think>" }));
+    expect(p.promptIds).toEqual([97, 98, 1000]);
+    // Nothing in the output is read as thinking or a call: the continuation is plain text.
+    expect(p.parser).toEqual({ thinking: null, toolCall: null, startInThinking: false });
+    expect(r.blocks).toEqual([{ kind: "text", text: "<think>x</think> y" }]);
+  });
+
+  test("token ids go to the scheduler as they are; the output budget fits the context", async () => {
+    const { submitted } = await rawRun(request({ conversation: [], rawPrompt: [5, 6, 7], maxTokens: null }));
+    expect(submitted[0]!.promptIds).toEqual([5, 6, 7]);
+    expect(submitted[0]!.params.maxTokens).toBe(256 - 3);
+  });
+
+  test("an id outside the vocabulary, or an empty prompt, is a 400 naming prompt", async () => {
+    for (const rawPrompt of [[1, 0x110000], ""]) {
+      const err = await rawRun(request({ conversation: [], rawPrompt })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect([(err as ApiError).status, (err as ApiError).param]).toEqual([400, "prompt"]);
+    }
+    const long = await rawRun(request({ conversation: [], rawPrompt: new Array(300).fill(1), maxTokens: 8 })).catch((e: unknown) => e);
+    expect((long as ApiError).status).toBe(400);
   });
 });

@@ -78,7 +78,7 @@ async function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admissio
     scheduler: tickingScheduler(limit, submitted, produced),
     tokenizers: {
       get: async () => ({
-        format: resolvePromptFormat(undefined, "", () => false), stopTokenIds: [], specialTokens: new Map(), vocabSize: 64, encodeText: () => [], minTokens: () => 0,
+        format: resolvePromptFormat(undefined, "", () => false), stopTokenIds: [], specialTokens: new Map(), vocabSize: 64, encodeText: () => [], decodeText: () => "", minTokens: () => 0,
         renderChat: () => "prompt", encodePrompt: async () => [1, 2, 3, 4, 5, 6, 7],
       }),
     },
@@ -104,6 +104,21 @@ describe("startRun", () => {
     expect(seen).toEqual([7, 50, 2]);
     expect(submitted).toEqual([]);
     expect(sqliteOf(db).select().from(usage).all()).toEqual([]);
+  });
+
+  test("siblings (the legacy format's prompts) are admitted, run and billed as one request, their choices in order", async () => {
+    const submitted: SeqRequest[] = [];
+    const seen: number[] = [];
+    const { d, db, scope } = await deps(3, submitted, async (a) => (seen.push(a.inputTokens, a.choices), { release() {} }));
+    const raw = (ids: number[]) => ({ ...request(2), conversation: [], rawPrompt: ids });
+    const run = await startRun(d, { scope, model, request: raw([1, 2]), siblings: [raw([3, 4, 5])], clientSignal: null, timeoutMs: null });
+    expect(seen).toEqual([5, 4]);
+    expect(submitted.map((s) => s.promptIds)).toEqual([[1, 2], [1, 2], [3, 4, 5], [3, 4, 5]]);
+    expect(run.choices).toHaveLength(4);
+    const s = await run.settled;
+    expect([s.usage.inputTokens, s.usage.outputTokens]).toEqual([5, 12]);
+    const rows = sqliteOf(db).select().from(usage).where(eq(usage.requestId, scope.requestId)).all();
+    expect(rows.map((r) => [r.inputTokens, r.outputTokens])).toEqual([[5, 12]]);
   });
 
   test("a client that leaves mid-run: the core keeps counting until it stops, and one row records the real tokens", async () => {

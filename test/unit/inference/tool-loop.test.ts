@@ -52,7 +52,7 @@ async function setup(script: { text: string; reason?: "stop" | "length"; cached?
     },
     tokenizers: {
       get: async () => ({
-        format: resolvePromptFormat(undefined, "<tool_call></tool_call><think></think>", () => false), stopTokenIds: [], specialTokens: new Map(), vocabSize: 0x110000, minTokens: () => 0,
+        format: resolvePromptFormat(undefined, "<tool_call></tool_call><think></think>", () => false), stopTokenIds: [], specialTokens: new Map(), vocabSize: 0x110000, minTokens: () => 0, decodeText: () => "",
         // One token per character, and </think> one token, as the worker needs to see the block close.
         encodeText: (t: string) => t.split(/(<\/think>)/).filter(Boolean).flatMap((p) => (p === "</think>" ? [1000] : [...p].map((c) => c.charCodeAt(0)))),
         renderChat: (conv: Conversation, tools: ToolDef[] | null) => (renders.push({ conv: structuredClone(conv), tools }), opts.thinking ? "prompt<think>\n" : "prompt"),

@@ -1,0 +1,72 @@
+// typebox schemas of POST /v1/completions (request, response and stream chunk), OpenAI's legacy Completions format.
+import { t } from "elysia";
+import { Int, nullable } from "../schema-helpers.ts";
+
+const PROMPT_ERROR = "prompt must be a string, an array of strings, an array of token ids, or an array of arrays of token ids";
+// Each member carries the message too: typebox reports the first member's failure inside an array, which alone misleads.
+const TokenIds = t.Array(Int({ minimum: 0, error: PROMPT_ERROR }), { minItems: 1, error: PROMPT_ERROR });
+
+export const CompletionRequest = t.Object(
+  {
+    model: t.String({ minLength: 1, description: "A model id from GET /v1/models (one whose capabilities.completions is true)." }),
+    prompt: t.Union([t.String(), t.Array(t.String({ error: PROMPT_ERROR }), { minItems: 1, error: PROMPT_ERROR }), TokenIds, t.Array(TokenIds, { minItems: 1, error: PROMPT_ERROR })], {
+      error: PROMPT_ERROR,
+      description: "Continued as written, without the chat template. An array of prompts gets n choices each, indexed prompt by prompt.",
+    }),
+    suffix: nullable(t.String({ description: "Refused: no built-in model has a fill-in-the-middle template." })),
+    max_tokens: nullable(Int({ minimum: 1, description: "Default 16, as the format's." }), "max_tokens must be a whole number of at least 1"),
+    temperature: nullable(t.Number({ minimum: 0, maximum: 2 }), "temperature must be a number between 0 and 2"),
+    top_p: nullable(t.Number({ exclusiveMinimum: 0, maximum: 1 }), "top_p must be greater than 0 and at most 1"),
+    n: nullable(Int({ minimum: 1, maximum: 16 }), "n must be a whole number from 1 to 16"),
+    best_of: nullable(Int({ minimum: 1, description: "Accepted only equal to n: kiln returns every candidate it generates." }), "best_of must be a whole number of at least 1"),
+    stream: nullable(t.Boolean(), "stream must be true or false"),
+    stream_options: nullable(t.Object({ include_usage: t.Optional(t.Boolean()) })),
+    logprobs: nullable(Int({ minimum: 0, maximum: 5, description: "The generated tokens' log probabilities, with this many alternatives each." }), "logprobs must be a whole number from 0 to 5"),
+    echo: nullable(t.Boolean({ description: "Prepend the prompt to each choice's text (not with logprobs: kiln computes no prompt log probabilities)." })),
+    stop: nullable(t.Union([t.String(), t.Array(t.String({ minLength: 1 }), { maxItems: 4 })]), "stop must be a string or an array of up to 4 strings"),
+    seed: nullable(Int(), "seed must be a whole number"),
+    presence_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "presence_penalty must be between -2 and 2"),
+    frequency_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "frequency_penalty must be between -2 and 2"),
+    logit_bias: nullable(
+      t.Record(t.String({ pattern: "^[0-9]+$" }), t.Number({ minimum: -100, maximum: 100 })),
+      "logit_bias must map token ids (as strings) to biases from -100 to 100",
+    ),
+    top_k: nullable(Int({ minimum: -1, description: "Extension (as in vLLM and llama.cpp): sample only among the k most likely tokens; 0 or -1: no limit." }), "top_k must be a whole number; 0 or -1 means no limit"),
+    min_p: nullable(t.Number({ minimum: 0, maximum: 1, description: "Extension (as in vLLM and llama.cpp)." }), "min_p must be between 0 and 1"),
+    repetition_penalty: nullable(t.Number({ exclusiveMinimum: 0, maximum: 10, description: "Extension (as in vLLM and llama.cpp)." }), "repetition_penalty must be greater than 0 and at most 10"),
+    user: t.Optional(t.String()),
+  },
+  { additionalProperties: true },
+);
+export type CompletionRequestBody = typeof CompletionRequest.static;
+
+const Logprobs = t.Object(
+  {
+    tokens: t.Array(t.String()),
+    token_logprobs: t.Array(t.Number()),
+    top_logprobs: t.Array(t.Record(t.String(), t.Number())),
+    text_offset: t.Array(Int({ description: "where the token's text starts in the choice's text (UTF-16 units)" })),
+  },
+  { description: "present when the request set logprobs: each generated token's log probability under the model, and its most likely alternatives" },
+);
+
+export const Usage = t.Object({ prompt_tokens: Int(), completion_tokens: Int(), total_tokens: Int() });
+
+export const CompletionChoice = t.Object({
+  index: Int(),
+  text: t.String(),
+  logprobs: t.Union([Logprobs, t.Null()]),
+  finish_reason: t.Union([t.Literal("stop"), t.Literal("length"), t.Null()]),
+});
+
+export const Completion = t.Object({
+  id: t.String({ description: "cmpl-…" }),
+  object: t.Literal("text_completion"),
+  created: Int(),
+  model: t.String(),
+  system_fingerprint: t.String(),
+  choices: t.Array(CompletionChoice),
+  usage: Usage,
+});
+export type CompletionBody = typeof Completion.static;
+export type CompletionLogprobs = typeof Logprobs.static;
