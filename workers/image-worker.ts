@@ -1,6 +1,6 @@
 // Bun worker entry for diffusion models: loads one folder and serves the image protocol (render, cancel) beside the
 // lifecycle (workers/lifecycle.ts), running the renders it holds as batched rows, one pass at a time.
-import type { ImageFromWorker, ImageLoadSpec, ImageToWorker } from "../src/scheduler/image-protocol.ts";
+import type { ImageFromWorker, ImageLoadSpec, ImageToWorker } from "../src/protocol/image.ts";
 import { DiffusionEngine } from "./diffusion/engine.ts";
 import { loadDiffusion } from "./diffusion/load-diffusion.ts";
 import { servedProblem } from "./diffusion/render-check.ts";

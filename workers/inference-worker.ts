@@ -1,6 +1,6 @@
 // Bun worker entry: loads one model and serves the scheduler's protocol (add, cancel) beside the lifecycle
 // (workers/lifecycle.ts) with the batching engine.
-import type { FromWorker, ModelLoadSpec, SeqDelta, SeqFinish, StepBatch, TextToWorker } from "../src/scheduler/protocol.ts";
+import type { FromWorker, ModelLoadSpec, SeqDelta, SeqFinish, StepBatch, TextToWorker } from "../src/protocol/text.ts";
 import { DEFAULT_BURST_WINDOW, gatherBurst } from "./engine/burst.ts";
 import { Engine } from "./engine/engine.ts";
 import { LazyConstraintSource } from "./engine/constraint-source.ts";

@@ -1,9 +1,9 @@
-// The part of the supervisor protocol every model worker speaks alike (src/scheduler/supervisor-protocol.ts): one load
+// The part of the supervisor protocol every model worker speaks alike (src/protocol/supervisor.ts): one load
 // (loaded or load_error with the time it took), ping → pong with the thread's memory and work, shutdown, and fatal
 // when the worker's state is unreliable; on the webgpu device, the load and each step in the worker's turn there
 // (src/devices/device-turns.ts). A worker entry wires its own kind's messages and loop around it.
 import { type DeviceSeat, DeviceTurns } from "../src/devices/device-turns.ts";
-import type { LifecycleFromWorker, LifecycleToWorker, LoadReport } from "../src/scheduler/supervisor-protocol.ts";
+import type { LifecycleFromWorker, LifecycleToWorker, LoadReport } from "../src/protocol/supervisor.ts";
 
 interface WorkerScope {
   onmessage: ((ev: MessageEvent) => void) | null;

@@ -1,6 +1,6 @@
 // Bun worker entry: preprocesses an inference worker's images and audio (the folder's image processor, Whisper
 // log-mel) on a thread of its own, so a 30 s clip's features never stall the batch that worker is decoding.
-import type { FromPrep, ToPrep } from "../src/scheduler/media-prep-protocol.ts";
+import type { FromPrep, ToPrep } from "../src/protocol/media-prep.ts";
 import { MediaPreprocessor } from "./engine/media-preprocess.ts";
 import { MediaInputError } from "./engine/model-runner.ts";
 

@@ -8,7 +8,7 @@ import { type AdmissionTicket, type LifecycleDeps, type RequestScope, settleRequ
 import { logRequestFailure } from "../models/failures.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { ModelEntry } from "../models/registry.ts";
-import type { RenderRequest } from "../scheduler/image-protocol.ts";
+import type { RenderRequest } from "../protocol/image.ts";
 import type { RenderEvent, Scheduler } from "../scheduler/scheduler.ts";
 
 export interface RenderDeps extends Pick<LifecycleDeps, "db" | "logger" | "lifecycle" | "gate"> {

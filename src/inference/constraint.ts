@@ -3,7 +3,7 @@
 // enforce, checked before anything is queued.
 import { checkSchemaSubset, UnsupportedSchemaError } from "../../workers/engine/grammar/schema-subset.ts";
 import { ApiError } from "../errors/api-error.ts";
-import type { ConstraintSpec, OutputConstraint } from "../scheduler/protocol.ts";
+import type { ConstraintSpec, OutputConstraint } from "../protocol/text.ts";
 import { forcedPrefixFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat } from "./request.ts";
 import type { ToolChoice, ToolDef } from "./tool-def.ts";

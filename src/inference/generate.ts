@@ -2,7 +2,7 @@
 // check → scheduler sequences → block events per choice, with usage counted from the tokens the worker generated.
 import { ApiError } from "../errors/api-error.ts";
 import type { ModelEntry } from "../models/registry.ts";
-import type { MediaInput, OutputConstraint, PrefixScope, SingleCall, ThinkingBudget } from "../scheduler/protocol.ts";
+import type { MediaInput, OutputConstraint, PrefixScope, SingleCall, ThinkingBudget } from "../protocol/text.ts";
 import type { SeqEvent } from "../scheduler/scheduler.ts";
 import { BlockFramer, type CoreEvent, type FinishReason, type ParsedEvent, type Usage } from "./blocks.ts";
 import { forcedCall, outputConstraint } from "./constraint.ts";

@@ -1,6 +1,6 @@
 // Token log probabilities as every family encodes them: the token's text (its UTF-8 bytes decoded, a partial
 // character shown as U+FFFD), the bytes themselves, the log probability, and the most likely alternatives.
-import type { TokenLogprob } from "../scheduler/protocol.ts";
+import type { TokenLogprob } from "../protocol/text.ts";
 
 export interface Logprob {
   token: string;

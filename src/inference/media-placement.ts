@@ -2,7 +2,7 @@
 // frame, per audio clip), and the expansion of those placeholder tokens into the encoder rows the worker fills in.
 import { ApiError } from "../errors/api-error.ts";
 import { audioPieces, type MediaLayout } from "../models/media-layout.ts";
-import type { MediaInput } from "../scheduler/protocol.ts";
+import type { MediaInput } from "../protocol/text.ts";
 import type { MediaPart } from "./conversation.ts";
 import type { DecodedAudio } from "./media.ts";
 

@@ -1,6 +1,6 @@
 // How many opening prompt tokens equal an operator-declared public prefix (a system prompt in kiln.json's
 // `public_prefixes`): the prefix cache shares those across teams, and nothing after them.
-import type { PrefixScope } from "../scheduler/protocol.ts";
+import type { PrefixScope } from "../protocol/text.ts";
 import type { ModelTokenizer } from "./tokenizer.ts";
 
 /** Each tokenizer's declared prefixes as token ids: a system-only conversation through its template, tokenized once. */

@@ -7,7 +7,7 @@ import type { Logger } from "../log/logger.ts";
 import type { HealthCause } from "../models/failures.ts";
 import type { Health, ModelRegistry } from "../models/registry.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
-import type { PrefixCacheStats } from "../scheduler/protocol.ts";
+import type { PrefixCacheStats } from "../protocol/text.ts";
 import type { SupervisedWorker, WorkerFailure } from "../scheduler/supervisor.ts";
 import { imageWorkerUrl } from "../native/worker-url.ts";
 import { ImageBackend, type ImageWorkers } from "../scheduler/image-backend.ts";

@@ -1,6 +1,6 @@
 // A request's optional samplers as the worker takes them, checked against the model's vocabulary first.
 import { ApiError } from "../errors/api-error.ts";
-import type { SamplingParams } from "../scheduler/protocol.ts";
+import type { SamplingParams } from "../protocol/text.ts";
 import type { Samplers } from "./request.ts";
 
 type SamplerParams = Pick<SamplingParams, "minP" | "presencePenalty" | "frequencyPenalty" | "repetitionPenalty" | "logitBias">;

@@ -1,6 +1,6 @@
 // parallel_tool_calls: false as the worker keeps it: the ids of the model's tool-call markers (those that are one
 // token), whether the prompt already opened the call, and the thinking close before which markers mean nothing.
-import type { SingleCall } from "../scheduler/protocol.ts";
+import type { SingleCall } from "../protocol/text.ts";
 import type { Markers } from "./prompt-format.ts";
 import type { ModelTokenizer } from "./tokenizer.ts";
 

@@ -1,7 +1,7 @@
 // How a prompt that opened a thinking block runs: the close marker the worker watches for, what the worker writes
 // after it (the template's framing, then a forced call's opening, so the model thinks first and the call still
 // comes out whole), and the budget after which the worker closes the block itself.
-import type { OutputConstraint, ThinkingBudget } from "../scheduler/protocol.ts";
+import type { OutputConstraint, ThinkingBudget } from "../protocol/text.ts";
 import type { PromptFormat } from "./prompt-format.ts";
 import type { ModelTokenizer } from "./tokenizer.ts";
 

@@ -1,7 +1,7 @@
 // kiln's Prometheus metrics (prom-client): one registry per server, the instruments the HTTP layer, the request
 // lifecycle and the worker supervisor feed, and gauges read from the scheduler and the workers at scrape time.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { PrefixCacheStats } from "../scheduler/protocol.ts";
+import type { PrefixCacheStats } from "../protocol/text.ts";
 import { PrefixCacheTally } from "./prefix-cache-tally.ts";
 
 /** Request durations: an API call takes milliseconds, a long generation minutes (the non-streaming limit is 300 s). */

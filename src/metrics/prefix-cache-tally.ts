@@ -1,6 +1,6 @@
 // Turns the workers' cumulative prefix-cache figures into counter increments that never go down (a restarted worker
 // counts again from zero) and per-model sums of what the live workers hold now.
-import type { PrefixCacheStats } from "../scheduler/protocol.ts";
+import type { PrefixCacheStats } from "../protocol/text.ts";
 
 /** The figures that only grow within one worker's life, so they feed counters. */
 export const CACHE_COUNTERS = ["evictions", "promptTokens", "hitTokens", "prefillTokens"] as const;

@@ -2,7 +2,7 @@
 // leave free on this box.
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { PrefixCacheSpec } from "../scheduler/protocol.ts";
+import type { PrefixCacheSpec } from "../protocol/text.ts";
 import { onnxFileForDtype } from "./manifest.ts";
 
 /** Tokens per cached block: small enough that a hit loses little at its end, large enough to keep the index small. */

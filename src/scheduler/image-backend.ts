@@ -2,7 +2,7 @@
 // render/cancel to them, one held render per image, at most the model's per-pass batch held by one worker at a time.
 import type { Failure } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
-import type { ImageFromWorker, ImageLoadSpec, ImageToWorker, RenderRequest } from "./image-protocol.ts";
+import type { ImageFromWorker, ImageLoadSpec, ImageToWorker, RenderRequest } from "../protocol/image.ts";
 import type { SlotView } from "./queue.ts";
 import type { RenderBackend, RenderEvent } from "./scheduler.ts";
 import { type PoolOptions, WorkerSupervisor } from "./supervisor.ts";

@@ -5,8 +5,8 @@
 import { ApiError } from "../errors/api-error.ts";
 import { type Failure, failureError, renderFailureError } from "../models/failures.ts";
 import { Channel } from "./channel.ts";
-import type { RenderRequest, RenderTimings } from "./image-protocol.ts";
-import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TokenLogprob } from "./protocol.ts";
+import type { RenderRequest, RenderTimings } from "../protocol/image.ts";
+import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TokenLogprob } from "../protocol/text.ts";
 import { affinityKey, type NewEntry, RequestQueue, type SlotView } from "./queue.ts";
 
 /** What every backend offers the scheduler: its workers' free slots, whether one is ready, and cancels. */

@@ -1,7 +1,7 @@
 // Supervises the worker threads of one model kind: spawn, load handshake, health pings, hang detection, replacement, retirement.
 //
 // The seam: a backend (text-backend.ts today; an image backend and a vision encoder later) owns one WorkerSupervisor.
-// The supervisor knows only lifecycle messages (supervisor-protocol.ts) and opaque work ids held per worker: the
+// The supervisor knows only lifecycle messages (src/protocol/supervisor.ts) and opaque work ids held per worker: the
 // backend supplies the load spec, posts its own messages through `assign`/`send`, receives every non-lifecycle
 // message in `onMessage`, and calls `release` when its work ends. When a worker dies or hangs, the ids it held
 // are handed back through `onLost` so the backend's caller can fail them retryably. Every failure is reported as a
@@ -10,7 +10,7 @@ import { type DeviceSeat, type DeviceTurnTable, processDeviceTurns } from "../de
 import type { Logger } from "../log/logger.ts";
 import type { Failure, HealthCause, WorkerCause } from "../models/failures.ts";
 import type { Health, ModelEntry } from "../models/registry.ts";
-import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor-protocol.ts";
+import type { LifecycleFromWorker, LifecycleToWorker } from "../protocol/supervisor.ts";
 
 /** The part of a Bun Worker the supervisor uses (a test passes a scripted fake of this shape). */
 export interface SupervisedWorker {

@@ -1,7 +1,7 @@
 // The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
 import type { ModelEntry } from "../models/registry.ts";
 import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
-import type { MediaInput, ModelLoadSpec, PrefixCacheSpec, PrefixCacheStats, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "./protocol.ts";
+import type { MediaInput, ModelLoadSpec, PrefixCacheSpec, PrefixCacheStats, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "../protocol/text.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
 import { type PoolOptions, WorkerSupervisor } from "./supervisor.ts";

@@ -7,7 +7,7 @@ import { eventsAfter } from "../../src/db/response-events-repo.ts";
 import { startRuntime, type Runtime } from "../../src/inference/runtime.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import { ModelRegistry, scanModels } from "../../src/models/registry.ts";
-import type { ModelLoadSpec, ToWorker } from "../../src/scheduler/protocol.ts";
+import type { ModelLoadSpec, ToWorker } from "../../src/protocol/text.ts";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
 import { tempDir, testKiln, type TestKiln } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";

@@ -1,5 +1,5 @@
 // Sampling settings for tests and load scenarios: greedy (temperature 0) unless overridden.
-import type { SamplingParams } from "../../src/scheduler/protocol.ts";
+import type { SamplingParams } from "../../src/protocol/text.ts";
 
 export const greedyParams = (maxTokens: number, extra: Partial<SamplingParams> = {}): SamplingParams => ({
   maxTokens,

@@ -1,6 +1,6 @@
 // Test helper: drives the real image worker over its protocol (as the image backend's supervisor does) and gathers
 // each render's ending.
-import type { ImageFromWorker, ImageLoadSpec, ImageWorkerIn, ImageWorkerOut, RenderRequest } from "../../src/scheduler/image-protocol.ts";
+import type { ImageFromWorker, ImageLoadSpec, ImageWorkerIn, ImageWorkerOut, RenderRequest } from "../../src/protocol/image.ts";
 
 export const IMAGE_WORKER_URL = new URL("../../workers/image-worker.ts", import.meta.url);
 

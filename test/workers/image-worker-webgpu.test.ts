@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RenderRequest } from "../../src/scheduler/image-protocol.ts";
-import type { LoadReport } from "../../src/scheduler/supervisor-protocol.ts";
+import type { RenderRequest } from "../../src/protocol/image.ts";
+import type { LoadReport } from "../../src/protocol/supervisor.ts";
 import { type DiffusionModel, loadDiffusion } from "../../workers/diffusion/load-diffusion.ts";
 import { sampleLatents } from "../../workers/diffusion/sampler.ts";
 import { tinyImageModelDir } from "../helpers/tiny-model.ts";

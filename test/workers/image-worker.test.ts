@@ -6,7 +6,7 @@ import { waitFor } from "../helpers/wait-for.ts";
 import { planesToRgb, rgbToPlanes } from "../../workers/diffusion/pixels.ts";
 import { decodeLatents, encodeImages } from "../../workers/diffusion/vae.ts";
 import { vaeDecoderIO, vaeEncoderIO, type GraphSession } from "../../workers/diffusion/graph-io.ts";
-import type { RenderRequest } from "../../src/scheduler/image-protocol.ts";
+import type { RenderRequest } from "../../src/protocol/image.ts";
 import { ImageWorkerClient, renderRequest } from "./image-worker-client.ts";
 import { writeToyFolder } from "./toy-diffusion.ts";
 

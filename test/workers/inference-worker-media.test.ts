@@ -2,7 +2,7 @@
 // preprocessed, admitted and finished; step messages record media and text rows sharing a decode pass;
 // bad media ends only its own sequence and the worker keeps serving.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 import { params, WorkerClient } from "./worker-client.ts";
 import { audioTokens, mediaConfig, mediaModelDir, testClip, testRgb } from "./media-models.ts";
 

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { basename, dirname } from "node:path";
 import sharp from "sharp";
 import { AutoModelForAudioTextToText, AutoModelForImageTextToText, AutoProcessor, env, RawImage, type Tensor } from "@huggingface/transformers";
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 import { loadModel } from "../../workers/engine/load-model.ts";
 import { greedyParams } from "../helpers/sampling.ts";
 import { engineHarness } from "../unit/workers/engine-harness.ts";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { WhisperFeatureExtractor } from "@huggingface/transformers";
 import { presetModelDir } from "../helpers/tiny-model.ts";
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 
 export type MediaPreset = "tiny-vision" | "tiny-audio" | "tiny-omni";
 

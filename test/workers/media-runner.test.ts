@@ -2,7 +2,7 @@
 // tokens equal the folder's sessions run directly with full recompute, and stay the same batched with text, with
 // left padding, and with a chunked prefill cutting the run; bad media ends only its own sequence.
 import { beforeAll, describe, expect, test } from "bun:test";
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 import { loadModel, type LoadedModel } from "../../workers/engine/load-model.ts";
 import { MediaRunner } from "../../workers/engine/media-runner.ts";
 import { greedyParams } from "../helpers/sampling.ts";

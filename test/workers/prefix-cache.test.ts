@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import type { PrefixScope } from "../../src/scheduler/protocol.ts";
+import type { PrefixScope } from "../../src/protocol/text.ts";
 import type { StepInputs } from "../../workers/engine/batch-inputs.ts";
 import type { BatchKv } from "../../workers/engine/kv-cache.ts";
 import type { ForwardResult, ModelRunner } from "../../workers/engine/model-runner.ts";

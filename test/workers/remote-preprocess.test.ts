@@ -1,8 +1,8 @@
 // The media preprocessing thread: its inputs come out exactly as preprocessing in process gives them, the caller's
 // input left intact; a thread that dies fails only what it held, and the next input starts a new one.
 import { describe, expect, test } from "bun:test";
-import type { FromPrep, ToPrep } from "../../src/scheduler/media-prep-protocol.ts";
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { FromPrep, ToPrep } from "../../src/protocol/media-prep.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "../../src/native/worker-url.ts";
 import { MediaPreprocessor } from "../../workers/engine/media-preprocess.ts";
 import { MediaInputError } from "../../workers/engine/model-runner.ts";

@@ -1,5 +1,5 @@
 // Test helper: drives a real inference worker over the scheduler protocol and gathers each sequence's stream.
-import type { FromWorker, MediaInput, SamplingParams, SeqFinish, ToWorker } from "../../src/scheduler/protocol.ts";
+import type { FromWorker, MediaInput, SamplingParams, SeqFinish, ToWorker } from "../../src/protocol/text.ts";
 import { greedyParams } from "../helpers/sampling.ts";
 
 export const WORKER_URL = new URL("../../workers/inference-worker.ts", import.meta.url);

@@ -1,6 +1,6 @@
 // The image worker's engine: holds renders as rows and runs one pass at a time (text encoding, VAE encoding, VAE
 // decoding, or a UNet pass over a batch of rows at their own steps), so renders join and leave at pass boundaries.
-import type { RenderRequest } from "../../src/scheduler/image-protocol.ts";
+import type { RenderRequest } from "../../src/protocol/image.ts";
 import { Denoiser } from "./denoiser.ts";
 import { type Emit, type Job, JobBoard } from "./jobs.ts";
 import type { DiffusionModel } from "./load-diffusion.ts";

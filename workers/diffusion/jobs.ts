@@ -1,5 +1,5 @@
 // The renders a worker holds, in arrival order, and how each one ends (rendered, failed or cancelled).
-import type { ImageFromWorker, RenderRequest, RenderTimings } from "../../src/scheduler/image-protocol.ts";
+import type { ImageFromWorker, RenderRequest, RenderTimings } from "../../src/protocol/image.ts";
 import type { RowKind } from "./batch-picker.ts";
 import type { Denoiser, LatentShape } from "./denoiser.ts";
 import type { Embedding } from "./unet-runner.ts";

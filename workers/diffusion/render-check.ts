@@ -1,6 +1,6 @@
 // Checks one render against the loaded model before it is held: sizes, steps, prompt ids, guidance and the edit's
 // init image and mask. A problem here fails the render at once, non-retryably (the same request fails the same way).
-import type { RenderRequest } from "../../src/scheduler/image-protocol.ts";
+import type { RenderRequest } from "../../src/protocol/image.ts";
 import type { LatentShape } from "./denoiser.ts";
 import type { DiffusionModel } from "./load-diffusion.ts";
 import { vaeSizeProblem } from "./vae.ts";

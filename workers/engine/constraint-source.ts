@@ -1,6 +1,6 @@
 // The worker's one grammar compiler per model, made on the first constrained request: building the grammar
 // vocabulary and loading xgrammar cost about a second on a large vocabulary, which unconstrained use never pays.
-import type { ConstraintSpec } from "../../src/scheduler/protocol.ts";
+import type { ConstraintSpec } from "../../src/protocol/text.ts";
 import { ConstraintCompiler } from "./grammar/constraint-compiler.ts";
 import type { ConstraintMatcher } from "./grammar/constraint-matcher.ts";
 import { grammarVocabFromTokenizer } from "./grammar/grammar-vocab.ts";

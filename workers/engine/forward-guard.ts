@@ -1,5 +1,5 @@
 // A step's forward pass run for its sequences: a failed pass ends only them, and constrained rows fill masks meanwhile.
-import type { SeqFinish } from "../../src/scheduler/protocol.ts";
+import type { SeqFinish } from "../../src/protocol/text.ts";
 import type { ForwardResult } from "./model-runner.ts";
 import type { Sequence } from "./sequence.ts";
 

@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { dtypeSuffix, onnxFileForDtype } from "../../src/models/manifest.ts";
-import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
+import type { ModelLoadSpec } from "../../src/protocol/text.ts";
 import { type LoadedModel, loadTokenizerSide, makeTensor, servedContext, workerSessionOptions } from "./load-common.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "../../src/native/worker-url.ts";
 import { type PrepThread, RemotePreprocessor } from "./remote-preprocess.ts";

@@ -1,7 +1,7 @@
 // Loads a model folder offline and exposes its ONNX sessions as a ModelRunner plus a token→bytes table: text folders
 // through transformers.js, multimodal ones (decoder_model_merged + encoders) through load-media-model.ts.
 import { AutoModelForCausalLM } from "@huggingface/transformers";
-import type { ModelLoadSpec } from "../../src/scheduler/protocol.ts";
+import type { ModelLoadSpec } from "../../src/protocol/text.ts";
 import { type LoadedModel, loadTokenizerSide, makeTensor, offlineFrom, servedContext, workerSessionOptions } from "./load-common.ts";
 import { isMediaFolder, loadMediaModel } from "./load-media-model.ts";
 import { type ModelConfig, OrtRunner, type OrtSessionLike } from "./ort-runner.ts";

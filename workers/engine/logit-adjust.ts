@@ -1,7 +1,7 @@
 // What a request's penalties and logit bias do to a row's logits before anything chooses among them: presence and
 // frequency penalties over the tokens generated so far, a repetition penalty over the prompt and the output, and a
 // fixed bias per token id. Built only for a sequence that asks, so other rows pay nothing.
-import type { SamplingParams } from "../../src/scheduler/protocol.ts";
+import type { SamplingParams } from "../../src/protocol/text.ts";
 
 export class LogitAdjuster {
   /** Each generated token id → how many times it was generated. */

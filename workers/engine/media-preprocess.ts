@@ -2,7 +2,7 @@
 // processor over a RawImage (pixel values), and WhisperFeatureExtractor's log-mel over the whole clip.
 import { join } from "node:path";
 import { AutoImageProcessor, RawImage, WhisperFeatureExtractor } from "@huggingface/transformers";
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 import { MediaInputError, type PreparedMedia } from "./model-runner.ts";
 
 type ImageProcessor = Awaited<ReturnType<typeof AutoImageProcessor.from_pretrained>>;

@@ -1,6 +1,6 @@
 // The runner of a multimodal folder: each pass embeds its ids with embed_tokens, writes the encoders' feature rows over
 // their positions, and runs the decoder on inputs_embeds with the same batched, in-place KV cache as a text model.
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 import type { StepInputs } from "./batch-inputs.ts";
 import type { Preprocessor } from "./remote-preprocess.ts";
 import type { MediaEncoders, MediaKind, PreparedMedia } from "./model-runner.ts";

@@ -1,5 +1,5 @@
 // The one thing the engine needs from a model: a forward pass over a batch with its KV cache.
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 import type { StepInputs } from "./batch-inputs.ts";
 import type { Arranged, BatchKv, BatchRow, KvData, KvTensor } from "./kv-cache.ts";
 

@@ -1,7 +1,7 @@
 // Pure addressing for the prefix cache: each prompt position's key (its token id, or for media rows a number from the
 // medium's content), and each block's hash of the model, its scope and every position key up to the block's end.
 import { createHash } from "node:crypto";
-import type { MediaInput, PrefixScope } from "../../src/scheduler/protocol.ts";
+import type { MediaInput, PrefixScope } from "../../src/protocol/text.ts";
 
 /** The namespace of blocks every scope shares: those inside an operator-declared public prefix. */
 export const PUBLIC_NS = "public";

@@ -1,7 +1,7 @@
 // The engine's side of the prefix cache: gives each sequence its path, finds what a newcomer can take from the cache,
 // assembles the past of a prefill from cached blocks, stores what prefills and finished sequences computed, and keeps
 // the figures the worker reports.
-import type { MediaInput, PrefixCacheStats, PrefixScope } from "../../src/scheduler/protocol.ts";
+import type { MediaInput, PrefixCacheStats, PrefixScope } from "../../src/protocol/text.ts";
 import { type BlockShape, extractColumns, pastFromBlocks, shapeOf } from "./kv-blocks.ts";
 import type { BatchKv, KvData } from "./kv-cache.ts";
 import type { PrefixCache, PrefixHit } from "./prefix-cache.ts";

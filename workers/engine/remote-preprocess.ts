@@ -1,7 +1,7 @@
 // The inference worker's side of its preprocessing thread (workers/media-prep-worker.ts): one request per input, the
 // prepared tensor handed back without a copy; a thread that dies fails what it held and the next input starts a new one.
-import type { FromPrep, ToPrep } from "../../src/scheduler/media-prep-protocol.ts";
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { FromPrep, ToPrep } from "../../src/protocol/media-prep.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 import { MediaInputError, type PreparedMedia } from "./model-runner.ts";
 
 /** What preprocesses a media model's inputs for its runner (this thread of its own, in the worker). */

@@ -1,6 +1,6 @@
 // One sequence's output constraint inside the engine: when it starts (after thinking), the mask for the next
 // token (filled while the forward pass runs), the advance by each sampled token, and the worker-written close.
-import type { ConstraintSpec, OutputConstraint } from "../../src/scheduler/protocol.ts";
+import type { ConstraintSpec, OutputConstraint } from "../../src/protocol/text.ts";
 import type { ConstraintMatcher } from "./grammar/constraint-matcher.ts";
 import { applyMask, maskWords } from "./grammar/token-mask.ts";
 

@@ -1,6 +1,6 @@
 // Picks a row's next token from its logits: a forced token first, else penalties and bias, the banned ids (a
 // second tool call's open marker too) and the grammar's mask, top-k, min-p, then the sampler (temperature and top-p).
-import type { SeqFinish, TokenLogprob } from "../../src/scheduler/protocol.ts";
+import type { SeqFinish, TokenLogprob } from "../../src/protocol/text.ts";
 import { applyMinP } from "./logit-adjust.ts";
 import { Sampler } from "./sampler.ts";
 import type { Sequence } from "./sequence.ts";

@@ -1,6 +1,6 @@
 // A sequence's images and audio clips through their life: preprocessed when the add arrives, encoded at prefill,
 // their feature rows placed over the prompt positions they hold (a chunk may cut a run), dropped once prefilled.
-import type { MediaInput } from "../../src/scheduler/protocol.ts";
+import type { MediaInput } from "../../src/protocol/text.ts";
 import type { FeatureRows } from "./batch-inputs.ts";
 import { type MediaEncoders, MediaInputError, type PreparedMedia } from "./model-runner.ts";
 

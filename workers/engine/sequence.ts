@@ -1,6 +1,6 @@
 // One generation request inside the engine: its sampling state, text stream, the tokens the worker writes itself
 // (a thinking close, a constraint's close) and the rules that end it.
-import type { MediaInput, SamplingParams, SeqEndReason, SeqFinish } from "../../src/scheduler/protocol.ts";
+import type { MediaInput, SamplingParams, SeqEndReason, SeqFinish } from "../../src/protocol/text.ts";
 import { LogitAdjuster } from "./logit-adjust.ts";
 import type { PrefixState } from "./prefix-reuse.ts";
 import { createRng } from "./prng.ts";

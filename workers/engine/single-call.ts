@@ -1,6 +1,6 @@
 // One sequence's "at most one tool call" rule (parallel_tool_calls: false): once a call opened, its open marker is
 // banned for the rest of the sequence, and the call's close marker ends the sequence, so the turn holds one call.
-import type { SingleCall } from "../../src/scheduler/protocol.ts";
+import type { SingleCall } from "../../src/protocol/text.ts";
 
 export class SingleCallGuard {
   private opened: boolean;

@@ -1,6 +1,6 @@
 // Keeps a sequence's thinking within its budget: counts the tokens spent inside the thinking block and, once the
 // budget is spent without the model closing it, hands out the close marker's tokens for the sequence to force.
-import type { ThinkingBudget } from "../../src/scheduler/protocol.ts";
+import type { ThinkingBudget } from "../../src/protocol/text.ts";
 
 export class ThinkingTracker {
   private spent = 0;

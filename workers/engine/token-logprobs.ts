@@ -1,6 +1,6 @@
 // The model's own log probabilities for a sampled token and its most likely alternatives: log-softmax of the raw
 // logits (before penalties, bias, the grammar and temperature), as the compatible format and vLLM report them.
-import type { TokenLogprob } from "../../src/scheduler/protocol.ts";
+import type { TokenLogprob } from "../../src/protocol/text.ts";
 
 /** Most alternatives a request may ask for (the format's limit). */
 export const MAX_TOP_LOGPROBS = 20;

@@ -1,5 +1,5 @@
 // Checks an `add` request before it can reach the model, so a malformed one fails alone with a clear message.
-import type { OutputConstraint, SamplingParams } from "../../src/scheduler/protocol.ts";
+import type { OutputConstraint, SamplingParams } from "../../src/protocol/text.ts";
 
 export interface ModelLimits {
   /** Token ids must be below this. */

@@ -10,7 +10,7 @@ import { type Rendered, runRenders } from "../../images/run.ts";
 import { abortedBeforeRun } from "../../inference/lifecycle.ts";
 import type { MediaPart } from "../../inference/conversation.ts";
 import type { ModelEntry } from "../../models/registry.ts";
-import type { RenderInit, RenderRequest } from "../../scheduler/image-protocol.ts";
+import type { RenderInit, RenderRequest } from "../../protocol/image.ts";
 import { type CommonFields, type ImageOptions, imageModel, imageOptions, seedOf, sizeFor } from "./options.ts";
 import type { GenerationBody, ImagesResponseBody } from "./schema.ts";
 

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { Metrics, refusalReason, type WorkerStat } from "../../../src/metrics/metrics.ts";
 import { TokenTiming } from "../../../src/metrics/token-timing.ts";
-import type { PrefixCacheStats } from "../../../src/scheduler/protocol.ts";
+import type { PrefixCacheStats } from "../../../src/protocol/text.ts";
 import { parsePrometheusText, sampleValue, samplesOf } from "../../helpers/prom-text.ts";
 
 const scrape = async (m: Metrics) => parsePrometheusText((await m.render()).body);

@@ -2,7 +2,7 @@
 // a restarted worker is a new baseline from zero, and only live workers' blocks and bytes count.
 import { describe, expect, test } from "bun:test";
 import { cacheDelta, PrefixCacheTally } from "../../../src/metrics/prefix-cache-tally.ts";
-import type { PrefixCacheStats } from "../../../src/scheduler/protocol.ts";
+import type { PrefixCacheStats } from "../../../src/protocol/text.ts";
 
 const stats = (o: Partial<PrefixCacheStats> = {}): PrefixCacheStats => ({ blocks: 0, bytes: 0, evictions: 0, promptTokens: 0, hitTokens: 0, prefillTokens: 0, ...o });
 

@@ -1,5 +1,5 @@
 // A scripted stand-in for a Bun Worker: records what the supervisor posts and lets a test answer, crash or close it.
-import type { LifecycleFromWorker } from "../../../src/scheduler/supervisor-protocol.ts";
+import type { LifecycleFromWorker } from "../../../src/protocol/supervisor.ts";
 
 /** Any message the supervisor or a backend posts. */
 export type Posted = { type: string; [key: string]: unknown };

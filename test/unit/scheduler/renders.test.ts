@@ -2,7 +2,7 @@
 // image per render, cancels, and render failures mapped as the spec asks (503 with no code when retryable).
 import { describe, expect, test } from "bun:test";
 import { ApiError } from "../../../src/errors/api-error.ts";
-import type { RenderRequest } from "../../../src/scheduler/image-protocol.ts";
+import type { RenderRequest } from "../../../src/protocol/image.ts";
 import type { SlotView } from "../../../src/scheduler/queue.ts";
 import { type RenderBackend, type RenderEvent, Scheduler, type SequenceBackend } from "../../../src/scheduler/scheduler.ts";
 import { greedyParams } from "../../helpers/sampling.ts";

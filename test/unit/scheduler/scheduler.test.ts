@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { ApiError } from "../../../src/errors/api-error.ts";
 import { failureOf } from "../../../src/models/failures.ts";
-import type { SamplingParams } from "../../../src/scheduler/protocol.ts";
+import type { SamplingParams } from "../../../src/protocol/text.ts";
 import type { SlotView } from "../../../src/scheduler/queue.ts";
 import { Scheduler, type SeqEvent, type SequenceBackend } from "../../../src/scheduler/scheduler.ts";
 import { greedyParams } from "../../helpers/sampling.ts";

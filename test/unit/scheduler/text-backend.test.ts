@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import type { ModelEntry } from "../../../src/models/registry.ts";
-import type { PrefixCacheStats, SeqFinish } from "../../../src/scheduler/protocol.ts";
+import type { PrefixCacheStats, SeqFinish } from "../../../src/protocol/text.ts";
 import { maxBatchOf, TextBackend } from "../../../src/scheduler/text-backend.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 import { greedyParams } from "../../helpers/sampling.ts";

@@ -2,7 +2,7 @@
 // valid JSON and then the worker's close, unconstrained rows in the same batch are untouched, the constraint
 // waits for the thinking block to close, a cut is "length", failures stay in their row, matchers are freed.
 import { describe, expect, test } from "bun:test";
-import type { OutputConstraint, SamplingParams, SeqDelta, SeqFinish } from "../../../src/scheduler/protocol.ts";
+import type { OutputConstraint, SamplingParams, SeqDelta, SeqFinish } from "../../../src/protocol/text.ts";
 import { Engine } from "../../../workers/engine/engine.ts";
 import { ConstraintCompiler } from "../../../workers/engine/grammar/constraint-compiler.ts";
 import type { ConstraintMatcher } from "../../../workers/engine/grammar/constraint-matcher.ts";

@@ -1,6 +1,6 @@
 // Penalties, logit bias and min-p: what each does to a row's distribution, alone and through the row sampler.
 import { describe, expect, test } from "bun:test";
-import type { SamplingParams } from "../../../src/scheduler/protocol.ts";
+import type { SamplingParams } from "../../../src/protocol/text.ts";
 import { applyMinP, LogitAdjuster } from "../../../workers/engine/logit-adjust.ts";
 import { RowSampler } from "../../../workers/engine/row-sampler.ts";
 import { Sequence } from "../../../workers/engine/sequence.ts";

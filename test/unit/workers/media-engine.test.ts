@@ -2,7 +2,7 @@
 // features land on exactly their placeholders (also across prefill chunks), failures end one sequence, and each
 // step's batch record counts its media and text rows.
 import { describe, expect, test } from "bun:test";
-import type { MediaInput, SeqFinish } from "../../../src/scheduler/protocol.ts";
+import type { MediaInput, SeqFinish } from "../../../src/protocol/text.ts";
 import { Engine } from "../../../workers/engine/engine.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
 import { waitFor } from "../../helpers/wait-for.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { MediaInput } from "../../../src/scheduler/protocol.ts";
+import type { MediaInput } from "../../../src/protocol/text.ts";
 import { type MediaEncoders, MediaInputError } from "../../../workers/engine/model-runner.ts";
 import { overlap, SequenceMedia } from "../../../workers/engine/sequence-media.ts";
 

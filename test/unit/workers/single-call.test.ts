@@ -1,7 +1,7 @@
 // At most one tool call per turn, in the worker: the guard's rule token by token, and the engine over a scripted
 // model whose logits write two calls, where each row of one batch keeps its own setting.
 import { describe, expect, test } from "bun:test";
-import type { SingleCall } from "../../../src/scheduler/protocol.ts";
+import type { SingleCall } from "../../../src/protocol/text.ts";
 import type { StepInputs } from "../../../workers/engine/batch-inputs.ts";
 import type { BatchKv } from "../../../workers/engine/kv-cache.ts";
 import type { ForwardResult } from "../../../workers/engine/model-runner.ts";

@@ -1,7 +1,7 @@
 // The diffusion engine's pass loop over fake sessions: what each pass holds, fairness between sizes, caches, cancel
 // and failures, seen through the sessions' calls and the emitted messages.
 import { describe, expect, test } from "bun:test";
-import type { ImageFromWorker, RenderRequest } from "../../../../src/scheduler/image-protocol.ts";
+import type { ImageFromWorker, RenderRequest } from "../../../../src/protocol/image.ts";
 import { DiffusionEngine } from "../../../../workers/diffusion/engine.ts";
 import { fakeModel } from "./fake-diffusion.ts";
 

@@ -1,6 +1,6 @@
 // Render requests checked against the loaded model before they are held: every refusal names what is wrong.
 import { describe, expect, test } from "bun:test";
-import type { RenderRequest } from "../../../../src/scheduler/image-protocol.ts";
+import type { RenderRequest } from "../../../../src/protocol/image.ts";
 import { latentShapeOf, renderProblem } from "../../../../workers/diffusion/render-check.ts";
 import { TextEncoder } from "../../../../workers/diffusion/text-encoder.ts";
 import { fakeModel } from "./fake-diffusion.ts";

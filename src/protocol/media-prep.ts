@@ -1,5 +1,5 @@
 // Messages between an inference worker and its media preprocessing worker (workers/media-prep-worker.ts).
-import type { MediaInput } from "./protocol.ts";
+import type { MediaInput } from "./text.ts";
 
 export type ToPrep =
   | { type: "load"; dir: string; kinds: { image: boolean; audio: boolean } }

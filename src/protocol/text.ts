@@ -1,6 +1,6 @@
 // Messages between the text backend (main thread) and inference workers: the lifecycle plus add/cancel/step. Plain data only.
 import type { SmallStepFormat } from "../models/step-formats.ts";
-import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor-protocol.ts";
+import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor.ts";
 
 /** Per-sequence sampling settings; each sequence in a shared batch keeps its own. */
 export interface SamplingParams {

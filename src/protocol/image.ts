@@ -1,6 +1,6 @@
 // Messages between the image backend (main thread) and image workers: the lifecycle plus render/cancel/result.
 // Plain data only; pixel buffers travel as transferables. One render is one image (a request for n images is n renders).
-import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor-protocol.ts";
+import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor.ts";
 
 export interface ImageLoadSpec {
   id: string;
