@@ -1,6 +1,6 @@
 // What the HTTP layer needs from the rest of kiln; tests build it with a temp data dir.
 import type { Gate } from "./access/gate.ts";
-import type { LiveResponses } from "./api/responses/live.ts";
+import type { LiveResponses } from "./live/live.ts";
 import type { Config } from "./config.ts";
 import type { Sealer } from "./crypto/sealing.ts";
 import type { Db } from "./db/client.ts";

@@ -3,8 +3,8 @@
 // and a second front over the same database and Redis (as another replica would be, without its own jobs) follows,
 // cancels and deletes a job running on that kiln.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { LiveResponses } from "../../src/api/responses/live.ts";
-import { RedisLiveBus } from "../../src/api/responses/redis-bus.ts";
+import { LiveResponses } from "../../src/live/live.ts";
+import { RedisLiveBus } from "../../src/live/redis-bus.ts";
 import { createApp, type Kiln } from "../../src/app.ts";
 import { eventsAfter } from "../../src/db/response-events-repo.ts";
 import { responseExists } from "../../src/db/responses-repo.ts";

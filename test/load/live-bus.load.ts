@@ -6,9 +6,9 @@
 // in this process, so its own handling of each message counts in its mode's loop time (on a replica it would not).
 import { expect, test } from "bun:test";
 import { loadavg } from "node:os";
-import { LiveResponses } from "../../src/api/responses/live.ts";
-import type { LiveEvent } from "../../src/api/responses/live-bus.ts";
-import { RedisLiveBus } from "../../src/api/responses/redis-bus.ts";
+import { LiveResponses } from "../../src/live/live.ts";
+import type { LiveEvent } from "../../src/live/live-bus.ts";
+import { RedisLiveBus } from "../../src/live/redis-bus.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { RedisConnection } from "../../src/redis/connection.ts";

@@ -4,8 +4,8 @@
 // it is ended here, as a local cancel ends a row whose run is gone.
 import type { AppDeps } from "../../app-deps.ts";
 import { type ResponseRow, TERMINAL } from "../../db/responses-repo.ts";
-import { TERMINAL_EVENTS } from "./live.ts";
-import type { LiveBus } from "./live-bus.ts";
+import { TERMINAL_EVENTS } from "../../live/live.ts";
+import type { LiveBus } from "../../live/live-bus.ts";
 import { endStored } from "./stored.ts";
 
 /**

@@ -6,7 +6,7 @@
 // writes, fenced by owner and epoch, are refused from the claim on.
 import type { AppDeps } from "../../app-deps.ts";
 import { claimExpiredLeases, lostLeases, releaseLeases, renewLeases } from "../../db/response-leases-repo.ts";
-import { CLAIM_BATCH, leaseTiming } from "./lease-timing.ts";
+import { CLAIM_BATCH, leaseTiming } from "../../live/lease-timing.ts";
 import { recoverRows, type Recovery } from "./stored.ts";
 
 export interface Leases {

@@ -10,9 +10,9 @@ import { responseExists, TERMINAL } from "../../db/responses-repo.ts";
 import type { Run } from "../../inference/lifecycle.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { ResponseAssembler, ResponseEvent } from "./assembler.ts";
-import type { LiveEvent } from "./live-bus.ts";
-import type { LiveResponses } from "./live.ts";
-import { type WriteQueue, writeQueueOf } from "./write-queue.ts";
+import type { LiveEvent } from "../../live/live-bus.ts";
+import type { LiveResponses } from "../../live/live.ts";
+import { type WriteQueue, writeQueueOf } from "../../live/write-queue.ts";
 
 export interface RecorderDeps {
   db: Db;

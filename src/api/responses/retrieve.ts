@@ -5,7 +5,7 @@ import { deleteResponse, findResponse, pageInputItems, type ResponseRow, TERMINA
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { type StreamEnd, sseResponse } from "../../http/sse-writer.ts";
 import { cancelElsewhere } from "./cancel-shared.ts";
-import { followResponse } from "./follow.ts";
+import { followResponse } from "../../live/follow.ts";
 import { reasoningText } from "./reasoning.ts";
 import { endStored } from "./stored.ts";
 import { checkInclude, ENCRYPTED_REASONING } from "./validate.ts";

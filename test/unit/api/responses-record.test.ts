@@ -3,8 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { ResponseAssembler } from "../../../src/api/responses/assembler.ts";
-import { LiveResponses } from "../../../src/api/responses/live.ts";
-import type { LiveEvent } from "../../../src/api/responses/live-bus.ts";
+import { LiveResponses } from "../../../src/live/live.ts";
+import type { LiveEvent } from "../../../src/live/live-bus.ts";
 import { ResponseRecorder } from "../../../src/api/responses/record.ts";
 import { createSealer } from "../../../src/crypto/sealing.ts";
 import { openDatabase } from "../../../src/db/client.ts";

@@ -4,9 +4,9 @@
 // job nobody runs; an unreachable Redis fails a cancel closed.
 import { describe, expect, test } from "bun:test";
 import { cancelElsewhere, ORPHAN_MS } from "../../../src/api/responses/cancel-shared.ts";
-import { followResponse } from "../../../src/api/responses/follow.ts";
-import { LiveResponses } from "../../../src/api/responses/live.ts";
-import { RedisLiveBus } from "../../../src/api/responses/redis-bus.ts";
+import { followResponse } from "../../../src/live/follow.ts";
+import { LiveResponses } from "../../../src/live/live.ts";
+import { RedisLiveBus } from "../../../src/live/redis-bus.ts";
 import { endStored } from "../../../src/api/responses/stored.ts";
 import { openDatabase } from "../../../src/db/client.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";

@@ -1,7 +1,7 @@
 // The live bus's wire format: an event's text round-trips exactly (its JSON untouched, spaces and newlines included),
 // the end is one word, and text no kiln sent is ignored rather than misread.
 import { expect, test } from "bun:test";
-import { cancelChannel, decodeMessage, encodeEnd, encodeEvent, eventsChannel } from "../../../src/api/responses/live-bus.ts";
+import { cancelChannel, decodeMessage, encodeEnd, encodeEvent, eventsChannel } from "../../../src/live/live-bus.ts";
 
 test("an event round-trips with its JSON exactly as stored", () => {
   const json = JSON.stringify({ type: "response.output_text.delta", delta: "two words\nand a line", sequence_number: 12 });

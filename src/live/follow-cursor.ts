@@ -1,6 +1,6 @@
 // Where a follower of a stored response stands: the last sequence number it sent, which stored or live events to send
 // next (each once, in order), whether some were missed, and how the stream ends. Pure; follow.ts does the reading.
-import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
+import type { SseFrame, StreamEnd } from "../http/sse-writer.ts";
 import { TERMINAL_EVENTS } from "./live.ts";
 import type { LiveEvent } from "./live-bus.ts";
 

@@ -3,10 +3,10 @@
 // listeners, so an event is published only once it is stored (follow.ts relies on that). Batches are written one
 // after another, in the order they were queued; a database that cannot be reached for a while (restarting, a cut
 // connection) is waited for, so a job's events and its end are stored late rather than lost.
-import type { Db } from "../../db/client.ts";
-import { type StreamWrite, writeStream } from "../../db/response-events-repo.ts";
-import { databaseUnreachable } from "../../db/unreachable.ts";
-import type { Logger } from "../../log/logger.ts";
+import type { Db } from "../db/client.ts";
+import { type StreamWrite, writeStream } from "../db/response-events-repo.ts";
+import { databaseUnreachable } from "../db/unreachable.ts";
+import type { Logger } from "../log/logger.ts";
 
 /** How long a batch is sent again while the database cannot be reached, before its writes are tried one by one. */
 export const UNREACHABLE_WAIT_MS = 30_000;

@@ -3,12 +3,12 @@
 // response needs no bus at all); then live events are sent as heard, and the store is read again whenever one was
 // missed (a gap in the sequence numbers), the subscription is (re)made, the job's end is heard, or nothing was heard
 // for HEAL_MS. The stream ends at a terminal event, or when the stored response is gone or ended.
-import type { Db } from "../../db/client.ts";
-import { eventsAfter } from "../../db/response-events-repo.ts";
-import { findResponse, TERMINAL } from "../../db/responses-repo.ts";
-import { ApiError } from "../../errors/api-error.ts";
-import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
-import { Channel } from "../../scheduler/channel.ts";
+import type { Db } from "../db/client.ts";
+import { eventsAfter } from "../db/response-events-repo.ts";
+import { findResponse, TERMINAL } from "../db/responses-repo.ts";
+import { ApiError } from "../errors/api-error.ts";
+import type { SseFrame, StreamEnd } from "../http/sse-writer.ts";
+import { Channel } from "../scheduler/channel.ts";
 import { FollowCursor } from "./follow-cursor.ts";
 import type { LiveBus, LiveEvent } from "./live-bus.ts";
 

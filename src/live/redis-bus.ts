@@ -1,10 +1,10 @@
 // The replicas' live bus over Redis pub/sub (KILN_REDIS_URL): a channel per response for its events and end, and one
 // per running job for its cancel. Publishing goes over the replica's Redis connection and waits for nothing; the
 // subscriptions share one subscriber connection (src/redis/subscriber.ts).
-import { ApiError } from "../../errors/api-error.ts";
-import type { Logger } from "../../log/logger.ts";
-import type { RedisConnection } from "../../redis/connection.ts";
-import { RedisSubscriber } from "../../redis/subscriber.ts";
+import { ApiError } from "../errors/api-error.ts";
+import type { Logger } from "../log/logger.ts";
+import type { RedisConnection } from "../redis/connection.ts";
+import { RedisSubscriber } from "../redis/subscriber.ts";
 import { type BusSubscriber, CANCEL, cancelChannel, decodeMessage, encodeEnd, encodeEvent, eventsChannel, type LiveBus, type LiveEvent } from "./live-bus.ts";
 
 const UNREACHABLE = "This response runs on another replica, which is reached through Redis, and this server cannot reach Redis right now; retry shortly.";

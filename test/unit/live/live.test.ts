@@ -1,8 +1,8 @@
 // The live entries of stored responses: a listener that throws is logged and costs the other listeners nothing; one
 // entry per response; the leases of the jobs live here, and a lost one stopping its job.
 import { describe, expect, test } from "bun:test";
-import { LiveResponses } from "../../../src/api/responses/live.ts";
-import type { LiveEvent } from "../../../src/api/responses/live-bus.ts";
+import { LiveResponses } from "../../../src/live/live.ts";
+import type { LiveEvent } from "../../../src/live/live-bus.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 
 describe("LiveResponses", () => {

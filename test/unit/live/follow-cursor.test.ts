@@ -1,7 +1,7 @@
 // A follower's cursor: stored and live events each sent once and in order, an interruption skipped when later events
 // followed it, a gap in live sequence numbers noticed, and the stream's end taken from its terminal event.
 import { describe, expect, test } from "bun:test";
-import { FollowCursor } from "../../../src/api/responses/follow-cursor.ts";
+import { FollowCursor } from "../../../src/live/follow-cursor.ts";
 
 const row = (sequence: number, type: string, extra: object = {}) => ({ sequence, json: JSON.stringify({ type, ...extra, sequence_number: sequence }) });
 const live = (sequence: number, type: string, extra: object = {}) => ({ sequence, type, json: row(sequence, type, extra).json });

@@ -2,10 +2,10 @@
 // and in order, ending at a terminal event or when the job ends. The listener is attached before the store is read,
 // and an event is published only once it is stored, so no event falls between the two (one both read and heard is
 // skipped by its sequence number). A job not live here is followed over the bus when there is one (follow-shared.ts).
-import type { Db } from "../../db/client.ts";
-import { eventsAfter } from "../../db/response-events-repo.ts";
-import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
-import { Channel } from "../../scheduler/channel.ts";
+import type { Db } from "../db/client.ts";
+import { eventsAfter } from "../db/response-events-repo.ts";
+import type { SseFrame, StreamEnd } from "../http/sse-writer.ts";
+import { Channel } from "../scheduler/channel.ts";
 import { FollowCursor } from "./follow-cursor.ts";
 import { followShared, type SharedFollow } from "./follow-shared.ts";
 import type { LiveResponses } from "./live.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { followResponse } from "../../../src/api/responses/follow.ts";
-import { LiveResponses } from "../../../src/api/responses/live.ts";
+import { followResponse } from "../../../src/live/follow.ts";
+import { LiveResponses } from "../../../src/live/live.ts";
 import { openDatabase } from "../../../src/db/client.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { appendEvent } from "../../../src/db/response-events-repo.ts";

@@ -1,6 +1,6 @@
 // The lease's timers follow from the lease: renewed at 30% (two renewals may fail before it runs out), looked for at 20%.
 import { describe, expect, test } from "bun:test";
-import { leaseTiming } from "../../../src/api/responses/lease-timing.ts";
+import { leaseTiming } from "../../../src/live/lease-timing.ts";
 import { loadConfig } from "../../../src/config.ts";
 
 describe("leaseTiming", () => {
