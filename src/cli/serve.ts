@@ -5,7 +5,8 @@ import { Gate } from "../access/gate.ts";
 import { accessStores } from "../access/stores.ts";
 import { LiveResponses } from "../live/live.ts";
 import { RedisLiveBus } from "../live/redis-bus.ts";
-import { startResponseUpkeep } from "../api/responses/upkeep.ts";
+import { jobRecovery } from "../api/responses/stored.ts";
+import { startResponseUpkeep } from "../live/upkeep.ts";
 import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
@@ -150,7 +151,7 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
   if (config.defaultTier && !(await deps.gate.findTier(config.defaultTier))) logger.warn("KILN_DEFAULT_TIER names no tier: teams without one are unlimited", { tier: config.defaultTier });
   const kiln = createApp(deps);
   // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.
-  const upkeep = await startResponseUpkeep(deps);
+  const upkeep = await startResponseUpkeep(deps, jobRecovery(deps));
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,

@@ -4,7 +4,7 @@ import type { AppDeps } from "../../app-deps.ts";
 import { deleteResponse, findResponse, pageInputItems, type ResponseRow, TERMINAL } from "../../db/responses-repo.ts";
 import { ApiError, clip } from "../../errors/api-error.ts";
 import { type StreamEnd, sseResponse } from "../../http/sse-writer.ts";
-import { cancelElsewhere } from "./cancel-shared.ts";
+import { cancelElsewhere } from "../../live/cancel-shared.ts";
 import { followResponse } from "../../live/follow.ts";
 import { reasoningText } from "./reasoning.ts";
 import { endStored } from "./stored.ts";
@@ -103,7 +103,10 @@ export async function cancelStoredResponse(deps: AppDeps, id: string, teamId: nu
   if (!row.background) throw ApiError.badRequest(`Response '${clip(id)}' is not a background response; only background responses can be cancelled.`, "response_id");
   if (TERMINAL.has(row.status)) return JSON.parse(row.responseJson) as Json;
   const bus = deps.live.bus;
-  if (bus && !deps.live.isLive(id)) return JSON.parse((await cancelElsewhere(deps, bus, row, CANCEL_WAIT_MS, () => stored(deps, id, teamId))).responseJson) as Json;
+  if (bus && !deps.live.isLive(id)) {
+    const ended = await cancelElsewhere(bus, row, CANCEL_WAIT_MS, () => stored(deps, id, teamId), (r) => endStored(deps, r, { status: "cancelled" }));
+    return JSON.parse(ended.responseJson) as Json;
+  }
   // The job ends within one step; its final row is what the client gets. (A job that ended just now is not live.)
   deps.live.abort(id, "cancelled");
   await deps.live.ended(id, CANCEL_WAIT_MS);

@@ -18,6 +18,7 @@ import { drive, ResponseRecorder } from "./record.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import { echo } from "./echo.ts";
 import type { ResponsesPlan } from "./validate.ts";
+import type { JobRecovery, Recovery } from "../../live/recovery.ts";
 
 /** A background job that was queued when kiln stopped is started again at most this many times in all. */
 export const MAX_ATTEMPTS = 3;
@@ -176,9 +177,9 @@ export async function endStored(
   }, fence);
 }
 
-export interface Recovery {
-  restarted: string[];
-  failed: string[];
+/** The Responses family's recovery, which the job upkeep (src/live/upkeep.ts) runs at start and on lease take-overs. */
+export function jobRecovery(deps: AppDeps): JobRecovery {
+  return { recover: (rows) => recoverRows(deps, rows), recoverAll: () => recoverBackground(deps) };
 }
 
 /**

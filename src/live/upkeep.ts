@@ -1,10 +1,10 @@
-// At start-up and then hourly: background jobs left behind by a crash or shutdown are recovered (stored.ts), and
+// At start-up and then hourly: background jobs left behind by a crash or shutdown are recovered (the family's JobRecovery), and
 // stored responses past their retention are deleted with their input items and events. On Postgres, shared by
 // replicas, recovery only takes responses whose lease ran out, at start-up and then every second (leases.ts).
-import type { AppDeps } from "../../app-deps.ts";
-import { sweepExpired } from "../../db/responses-repo.ts";
+import type { AppDeps } from "../app-deps.ts";
+import { sweepExpired } from "../db/responses-repo.ts";
 import { startLeases } from "./leases.ts";
-import { recoverBackground } from "./stored.ts";
+import type { JobRecovery } from "./recovery.ts";
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
@@ -25,12 +25,12 @@ export interface ResponseUpkeep {
   handOver(): Promise<void>;
 }
 
-export async function startResponseUpkeep(deps: AppDeps): Promise<ResponseUpkeep> {
+export async function startResponseUpkeep(deps: AppDeps, recovery: JobRecovery): Promise<ResponseUpkeep> {
   const t0 = performance.now();
   const swept = await sweep(deps);
   // SQLite has one kiln: whatever is unfinished at its start was left by it. Postgres may have other live replicas.
-  const leases = deps.db.dialect === "postgres" ? startLeases(deps) : null;
-  const recovered = leases ? await leases.takeOver() : await recoverBackground(deps);
+  const leases = deps.db.dialect === "postgres" ? startLeases(deps, recovery) : null;
+  const recovered = leases ? await leases.takeOver() : await recovery.recoverAll();
   if (swept || recovered.restarted.length || recovered.failed.length) {
     deps.logger.info("stored responses checked", {
       expired_deleted: swept, background_restarted: recovered.restarted, background_failed: recovered.failed, took_ms: Math.round(performance.now() - t0),

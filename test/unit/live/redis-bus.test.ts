@@ -3,7 +3,7 @@
 // messages, a Redis restart and a dead producer are healed from the store; cancels reach the job's replica, or end a
 // job nobody runs; an unreachable Redis fails a cancel closed.
 import { describe, expect, test } from "bun:test";
-import { cancelElsewhere, ORPHAN_MS } from "../../../src/api/responses/cancel-shared.ts";
+import { cancelElsewhere, ORPHAN_MS } from "../../../src/live/cancel-shared.ts";
 import { followResponse } from "../../../src/live/follow.ts";
 import { LiveResponses } from "../../../src/live/live.ts";
 import { RedisLiveBus } from "../../../src/live/redis-bus.ts";
@@ -208,7 +208,7 @@ describe("cancelling a job on another replica", () => {
     });
     await emit("response.created");
     const t0 = performance.now();
-    const ended = await cancelElsewhere({ db }, F.bus!, await row(), 5000, row);
+    const ended = await cancelElsewhere(F.bus!, await row(), 5000, row, (r) => endStored({ db }, r, { status: "cancelled" }));
     expect(ended.status).toBe("cancelled");
     expect(aborted).toEqual(["cancelled"]);
     expect(P.isLive(ID)).toBe(false);
@@ -219,7 +219,7 @@ describe("cancelling a job on another replica", () => {
     const { db, F, emit, row } = await setup();
     await emit("response.created");
     const t0 = performance.now();
-    const ended = await cancelElsewhere({ db }, F.bus!, await row(), 5000, row);
+    const ended = await cancelElsewhere(F.bus!, await row(), 5000, row, (r) => endStored({ db }, r, { status: "cancelled" }));
     expect(ended.status).toBe("cancelled");
     expect(performance.now() - t0).toBeGreaterThanOrEqual(ORPHAN_MS);
     expect(performance.now() - t0).toBeLessThan(ORPHAN_MS + 2000);
@@ -230,7 +230,7 @@ describe("cancelling a job on another replica", () => {
     P.begin(ID, () => {});
     await emit("response.created");
     await waitFor(() => F.bus!.cancel(ID), { what: "the job's replica to take cancels", until: (n) => n === 1 });
-    expect((await cancelElsewhere({ db }, F.bus!, await row(), 300, row)).status).toBe("in_progress");
+    expect((await cancelElsewhere(F.bus!, await row(), 300, row, (r) => endStored({ db }, r, { status: "cancelled" }))).status).toBe("in_progress");
     P.end(ID);
   });
 
@@ -239,7 +239,7 @@ describe("cancelling a job on another replica", () => {
     await emit("response.created");
     await shared.redis.kill();
     try {
-      const failed = await cancelElsewhere({ db }, F.bus!, await row(), 5000, row).then(() => null, (e: unknown) => e);
+      const failed = await cancelElsewhere(F.bus!, await row(), 5000, row, (r) => endStored({ db }, r, { status: "cancelled" })).then(() => null, (e: unknown) => e);
       expect(failed).toMatchObject({ status: 503, code: "backend_unavailable" });
       expect((await row()).status).toBe("in_progress");
     } finally {

@@ -1,13 +1,13 @@
 // With several replicas on one Postgres, each holds a lease on the stored responses it runs and renews it; each looks
 // for leases that ran out (a replica that died or was cut off) and takes those responses over as start-up recovery
-// would: a queued job runs here, one in progress or a stored stream ends failed (stored.ts recoverRows). Deadlines are
+// would (the family's JobRecovery: a queued job runs here, one in progress or a stored stream ends failed). Deadlines are
 // the database's clock (response-leases-repo.ts). A replica never claims its own leases nor a job live in its process;
 // one whose renewal finds a lease gone (claimed while it was paused or cut off) stops that job here, and the job's
 // writes, fenced by owner and epoch, are refused from the claim on.
-import type { AppDeps } from "../../app-deps.ts";
-import { claimExpiredLeases, lostLeases, releaseLeases, renewLeases } from "../../db/response-leases-repo.ts";
-import { CLAIM_BATCH, leaseTiming } from "../../live/lease-timing.ts";
-import { recoverRows, type Recovery } from "./stored.ts";
+import type { AppDeps } from "../app-deps.ts";
+import { claimExpiredLeases, lostLeases, releaseLeases, renewLeases } from "../db/response-leases-repo.ts";
+import { CLAIM_BATCH, leaseTiming } from "./lease-timing.ts";
+import type { JobRecovery, Recovery } from "./recovery.ts";
 
 export interface Leases {
   /** Claims the responses whose lease ran out and recovers them here. */
@@ -18,13 +18,13 @@ export interface Leases {
   handOver(): Promise<void>;
 }
 
-export function startLeases(deps: AppDeps): Leases {
+export function startLeases(deps: AppDeps, recovery: JobRecovery): Leases {
   const { db, logger, live } = deps;
   const owner = live.replica;
   const { leaseMs, renewEveryMs, claimEveryMs } = leaseTiming(deps.config.leaseMs);
   const takeOver = async (): Promise<Recovery> => {
     const rows = await claimExpiredLeases(db, owner, { leaseMs, limit: CLAIM_BATCH, running: live.running() });
-    return await recoverRows(deps, rows);
+    return await recovery.recover(rows);
   };
   const renewOnce = async () => {
     // Only jobs whose row was written before the renewal is sent: a lease missing from its answer was claimed.
