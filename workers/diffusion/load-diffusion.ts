@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { endedProfile, type NodePlacement, nodePlacement } from "../../build/model/node-placement.ts";
+import { endedProfile, type NodePlacement, nodePlacement } from "../../src/modelgen/node-placement.ts";
 import type { ImageLoadSpec } from "../../src/scheduler/image-protocol.ts";
 import type { LoadReport } from "../../src/scheduler/supervisor-protocol.ts";
 import { workerSessionOptions } from "../engine/load-common.ts";

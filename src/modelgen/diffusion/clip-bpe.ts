@@ -3,7 +3,7 @@ import { learnMerges, type TrainingWord } from "../bpe-train.ts";
 import { BYTE_TO_CHAR } from "../byte-level.ts";
 import { CORPUS } from "../corpus.ts";
 
-import { CLIP_BOS, CLIP_END_OF_WORD, CLIP_EOS, CLIP_WORDS } from "../../../src/images/clip-tokenizer-json.ts";
+import { CLIP_BOS, CLIP_END_OF_WORD, CLIP_EOS, CLIP_WORDS } from "../../images/clip-tokenizer-json.ts";
 
 // CLIP's special tokens, word-end marker and word pattern are the format's: one definition serves the builder and kiln.
 export const START_OF_TEXT = CLIP_BOS;

@@ -1,5 +1,5 @@
 // The tokenizer/ folder of a Stable Diffusion export: vocab.json, merges.txt, tokenizer_config.json, special_tokens_map.json (and tokenizer.json).
-import { clipTokenizerJson } from "../../../src/images/clip-tokenizer-json.ts";
+import { clipTokenizerJson } from "../../images/clip-tokenizer-json.ts";
 import { buildClipVocabulary, END_OF_TEXT, START_OF_TEXT, type ClipVocabulary } from "./clip-bpe.ts";
 import { CLIP_CONTEXT } from "./image-spec.ts";
 

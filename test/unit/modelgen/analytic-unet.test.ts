@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { analyticUnetGraph, writeAnalyticUnet } from "../../../build/model/index.ts";
+import { analyticUnetGraph, writeAnalyticUnet } from "../../../src/modelgen/index.ts";
 import { tinyImageModelDir } from "../../helpers/tiny-model.ts";
 import { declared, maxAbsDiff, noise } from "./image-ort.ts";
 

@@ -1,7 +1,7 @@
 // The chat template renders every turn type exactly as specified (ChatML with tools, reasoning and tool calls).
 import { describe, expect, test } from "bun:test";
 import { Template } from "@huggingface/jinja";
-import { CHAT_TEMPLATE } from "../../../build/model/chat-template.ts";
+import { CHAT_TEMPLATE } from "../../../src/modelgen/chat-template.ts";
 
 const t = new Template(CHAT_TEMPLATE);
 const render = (ctx: Record<string, unknown>) => t.render({ add_generation_prompt: false, ...ctx });

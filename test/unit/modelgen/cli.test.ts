@@ -3,8 +3,8 @@ import { afterAll, describe, expect, spyOn, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { modelsBuildCommand, parseBuildArgs } from "../../../build/model/cli.ts";
-import { formatProgress, progressReporter } from "../../../build/model/progress.ts";
+import { modelsBuildCommand, parseBuildArgs } from "../../../src/modelgen/cli.ts";
+import { formatProgress, progressReporter } from "../../../src/modelgen/progress.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-build-cli-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

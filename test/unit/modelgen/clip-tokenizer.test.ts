@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AutoTokenizer, env } from "@huggingface/transformers";
-import { clipTokenizerFiles } from "../../../build/model/diffusion/clip-tokenizer.ts";
+import { clipTokenizerFiles } from "../../../src/modelgen/diffusion/clip-tokenizer.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-clip-tok-"));
 const saved = { allowRemoteModels: env.allowRemoteModels, localModelPath: env.localModelPath };

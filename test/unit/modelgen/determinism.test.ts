@@ -4,8 +4,8 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildModel, DEFAULT_MODEL_ID, PRESETS, specHash } from "../../../build/model/index.ts";
-import { folderContentHash, listFiles } from "../../../build/model/content-hash.ts";
+import { buildModel, DEFAULT_MODEL_ID, PRESETS, specHash } from "../../../src/modelgen/index.ts";
+import { folderContentHash, listFiles } from "../../../src/modelgen/content-hash.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-build-det-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

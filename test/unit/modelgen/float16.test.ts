@@ -1,6 +1,6 @@
 // float16Bits rounds exactly as the runtime's Float16Array does (nearest, ties to even, subnormals, overflow, NaN).
 import { describe, expect, test } from "bun:test";
-import { float16Bits, fromFloat16, toFloat16 } from "../../../build/model/float16.ts";
+import { float16Bits, fromFloat16, toFloat16 } from "../../../src/modelgen/float16.ts";
 
 const F16 = (globalThis as { Float16Array?: new (a: ArrayLike<number>) => ArrayLike<number> & { buffer: ArrayBuffer } }).Float16Array;
 

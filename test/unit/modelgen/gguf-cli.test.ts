@@ -3,9 +3,9 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { modelsBuildCommand, parseBuildArgs } from "../../../build/model/cli.ts";
-import { ggufFileName } from "../../../build/model/gguf-install.ts";
-import { PRESETS } from "../../../build/model/index.ts";
+import { modelsBuildCommand, parseBuildArgs } from "../../../src/modelgen/cli.ts";
+import { ggufFileName } from "../../../src/modelgen/gguf-install.ts";
+import { PRESETS } from "../../../src/modelgen/index.ts";
 import { readGguf } from "./gguf-read.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-gguf-cli-"));

@@ -3,12 +3,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PRESETS } from "../../../build/model/index.ts";
-import { decodeBlocks, encodeQ4_0, encodeQ8_0, f16ToF32, f32ToF16, GGML_TYPE } from "../../../build/model/gguf-blocks.ts";
-import { GgufWriter } from "../../../build/model/gguf-file.ts";
-import { ggufFileName, installGguf } from "../../../build/model/gguf-install.ts";
-import { ggufTensorPlan, interleaveRotaryRows } from "../../../build/model/gguf-model.ts";
-import { SPECIAL_TOKENS } from "../../../build/model/tokenizer.ts";
+import { PRESETS } from "../../../src/modelgen/index.ts";
+import { decodeBlocks, encodeQ4_0, encodeQ8_0, f16ToF32, f32ToF16, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
+import { GgufWriter } from "../../../src/modelgen/gguf-file.ts";
+import { ggufFileName, installGguf } from "../../../src/modelgen/gguf-install.ts";
+import { ggufTensorPlan, interleaveRotaryRows } from "../../../src/modelgen/gguf-model.ts";
+import { SPECIAL_TOKENS } from "../../../src/modelgen/tokenizer.ts";
 import { readGguf } from "./gguf-read.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
 

@@ -4,10 +4,10 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildModel, PRESETS, type ModelSpec } from "../../../build/model/index.ts";
-import { fromFloat16 } from "../../../build/model/float16.ts";
-import { fp16Correlation, Q4_CORRELATION, q4f16VsQ4Correlation } from "../../../build/model/gpu-bounds.ts";
-import { nodePlacement, nodesOffDevice, WEBGPU_PROVIDER } from "../../../build/model/node-placement.ts";
+import { buildModel, PRESETS, type ModelSpec } from "../../../src/modelgen/index.ts";
+import { fromFloat16 } from "../../../src/modelgen/float16.ts";
+import { fp16Correlation, Q4_CORRELATION, q4f16VsQ4Correlation } from "../../../src/modelgen/gpu-bounds.ts";
+import { nodePlacement, nodesOffDevice, WEBGPU_PROVIDER } from "../../../src/modelgen/node-placement.ts";
 import { f16Tensor, type GpuDriver, gpuStep, gpuTeacherForced, halfBits, openGpuDriver, range, type Cache, type Ep } from "./gpu-driver.ts";
 import { argmax, correlation, forward, maxAbsDiff, openDriver, type Past } from "./ort-driver.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 
 /*
- * Bounds, as build/model/gpu-bounds.ts derives them: fp16 vs fp32 (tiny: 0.9975; measured 0.99998), q4f16 vs fp32 held
+ * Bounds, as src/modelgen/gpu-bounds.ts derives them: fp16 vs fp32 (tiny: 0.9975; measured 0.99998), q4f16 vs fp32 held
  * to q4's 0.9 on these small models, and q4f16 vs the q4 CPU graph (the same 4-bit levels: tiny 0.996; measured 0.9997).
  */
 

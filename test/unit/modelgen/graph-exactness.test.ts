@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildModel } from "../../../build/model/index.ts";
+import { buildModel } from "../../../src/modelgen/index.ts";
 import { tinyModelDir } from "../../helpers/tiny-model.ts";
 import { forward, greedy, maxAbsDiff, openDriver, type Driver, type Past } from "./ort-driver.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";

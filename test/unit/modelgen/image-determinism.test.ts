@@ -4,8 +4,8 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { folderContentHash, listFiles } from "../../../build/model/content-hash.ts";
-import { buildImageModel, IMAGE_PRESETS, imageSpecHash, imageVariant, installModel } from "../../../build/model/index.ts";
+import { folderContentHash, listFiles } from "../../../src/modelgen/content-hash.ts";
+import { buildImageModel, IMAGE_PRESETS, imageSpecHash, imageVariant, installModel } from "../../../src/modelgen/index.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-image-det-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { expect } from "bun:test";
 import * as ort from "onnxruntime-node";
-import { Rng } from "../../../build/model/rng.ts";
+import { Rng } from "../../../src/modelgen/rng.ts";
 
 export type Graph = "text_encoder" | "unet" | "vae_decoder" | "vae_encoder";
 export type Sessions = Record<Graph, ort.InferenceSession>;

@@ -11,7 +11,7 @@ import {
   TINY_IMAGE_MODEL_ID,
   validateImageSpec,
   type ImageModelSpec,
-} from "../../../build/model/index.ts";
+} from "../../../src/modelgen/index.ts";
 
 const tiny = IMAGE_PRESETS["tiny-image"]!;
 const small = IMAGE_PRESETS["image-small"]!;

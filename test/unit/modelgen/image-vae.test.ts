@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { buildImageModel, IMAGE_PRESETS, imageVariant, SCALING_FACTOR } from "../../../build/model/index.ts";
+import { buildImageModel, IMAGE_PRESETS, imageVariant, SCALING_FACTOR } from "../../../src/modelgen/index.ts";
 import { tinyImageModelDir } from "../../helpers/tiny-model.ts";
 import { checkOutput, declared, int64, maxAbsDiff, noise, openImageModel, promptIds, std, type Sessions } from "./image-ort.ts";
 

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_MEDIA_MODEL_ID, DEFAULT_MODEL_ID, ensureDefaultModel, TINY_IMAGE_MODEL_ID } from "../../../build/model/index.ts";
+import { DEFAULT_MEDIA_MODEL_ID, DEFAULT_MODEL_ID, ensureDefaultModel, TINY_IMAGE_MODEL_ID } from "../../../src/modelgen/index.ts";
 import { scanModels } from "../../../src/models/registry.ts";
 
 const modelsDir = mkdtempSync(join(tmpdir(), "kiln-ensure-"));

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { dirname, basename } from "node:path";
 import { AutoModelForCausalLM, AutoTokenizer, env, type PreTrainedModel, type PreTrainedTokenizer } from "@huggingface/transformers";
-import { DEFAULT_MODEL_ID } from "../../../build/model/index.ts";
+import { DEFAULT_MODEL_ID } from "../../../src/modelgen/index.ts";
 import { tinyModelDir } from "../../helpers/tiny-model.ts";
 
 let tok: PreTrainedTokenizer;

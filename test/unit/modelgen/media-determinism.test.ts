@@ -4,8 +4,8 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildModel, PRESETS, specHash, withoutAudio, withoutVision, type Dtype, type ModelSpec } from "../../../build/model/index.ts";
-import { listFiles } from "../../../build/model/content-hash.ts";
+import { buildModel, PRESETS, specHash, withoutAudio, withoutVision, type Dtype, type ModelSpec } from "../../../src/modelgen/index.ts";
+import { listFiles } from "../../../src/modelgen/content-hash.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-media-det-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -4,9 +4,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Template } from "@huggingface/jinja";
 import { AutoConfig, AutoTokenizer, env } from "@huggingface/transformers";
-import { audioFeatureCount, PRESETS, validateSpec, withoutAudio, type ModelSpec } from "../../../build/model/index.ts";
-import { buildTokenizer, specialId } from "../../../build/model/tokenizer.ts";
-import { generateWeight, weightPlan } from "../../../build/model/weights.ts";
+import { audioFeatureCount, PRESETS, validateSpec, withoutAudio, type ModelSpec } from "../../../src/modelgen/index.ts";
+import { buildTokenizer, specialId } from "../../../src/modelgen/tokenizer.ts";
+import { generateWeight, weightPlan } from "../../../src/modelgen/weights.ts";
 import { builtModel } from "./media-models.ts";
 
 const json = (dir: string, f: string) => JSON.parse(readFileSync(join(dir, f), "utf8"));

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { basename, dirname } from "node:path";
 import * as ort from "onnxruntime-node";
 import { AutoModelForAudioTextToText, AutoModelForImageTextToText, AutoProcessor, env, RawImage, type Tensor } from "@huggingface/transformers";
-import { PRESETS } from "../../../build/model/index.ts";
+import { PRESETS } from "../../../src/modelgen/index.ts";
 import { maxAbsDiff } from "./ort-driver.ts";
 import { builtModel, greedyWithFeatures, openMediaDriver, session } from "./media-models.ts";
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { buildModel, type Dtype, type ModelSpec } from "../../../build/model/index.ts";
+import { buildModel, type Dtype, type ModelSpec } from "../../../src/modelgen/index.ts";
 import { argmax } from "./ort-driver.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-media-models-"));

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEVICE_COMPUTE_OPS, nodePlacement, nodesOffDevice, WEBGPU_PROVIDER } from "../../../build/model/node-placement.ts";
+import { DEVICE_COMPUTE_OPS, nodePlacement, nodesOffDevice, WEBGPU_PROVIDER } from "../../../src/modelgen/node-placement.ts";
 
 // Trimmed from onnxruntime-node 1.30's profile of model_q4.onnx (the tiny preset) run once on the webgpu EP: one kernel
 // event per op and provider, a few WebGPU dispatch ("Api") events and the session events.

@@ -1,10 +1,10 @@
 // kiln's own ONNX protobuf encoder produces exactly the bytes onnx-proto (the reference encoder) produces.
 import { describe, expect, test } from "bun:test";
 import { onnx } from "onnx-proto";
-import { decoderGraph } from "../../../build/model/decoder-graph.ts";
-import { PRESETS } from "../../../build/model/index.ts";
-import { GraphBuilder, float, int, ints, T } from "../../../build/model/onnx-builder.ts";
-import { encodeModel, type ModelProto } from "../../../build/model/onnx-proto.ts";
+import { decoderGraph } from "../../../src/modelgen/decoder-graph.ts";
+import { PRESETS } from "../../../src/modelgen/index.ts";
+import { GraphBuilder, float, int, ints, T } from "../../../src/modelgen/onnx-builder.ts";
+import { encodeModel, type ModelProto } from "../../../src/modelgen/onnx-proto.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
 
 /** The same model as onnx-proto's message objects. */

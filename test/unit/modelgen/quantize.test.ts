@@ -2,10 +2,10 @@
 // DynamicQuantizeMatMul, with tolerances from each format's error bound (never from one CPU's results).
 import { describe, expect, test } from "bun:test";
 import * as ort from "onnxruntime-node";
-import { decodeBlocks, encodeQ4_0, GGML_TYPE } from "../../../build/model/gguf-blocks.ts";
-import { GraphBuilder, int, T } from "../../../build/model/onnx-builder.ts";
-import { dequantizeQ4, INT8_MAX_LEVEL, q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "../../../build/model/quantize.ts";
-import { Rng } from "../../../build/model/rng.ts";
+import { decodeBlocks, encodeQ4_0, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
+import { GraphBuilder, int, T } from "../../../src/modelgen/onnx-builder.ts";
+import { dequantizeQ4, INT8_MAX_LEVEL, q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "../../../src/modelgen/quantize.ts";
+import { Rng } from "../../../src/modelgen/rng.ts";
 
 const randomMatrix = (n: number, k: number, seed: number) => {
   const w = new Float32Array(n * k);

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AutoModelForCausalLM, AutoTokenizer, env } from "@huggingface/transformers";
-import { buildModel, PRESETS } from "../../../build/model/index.ts";
+import { buildModel, PRESETS } from "../../../src/modelgen/index.ts";
 import { correlation, forward, openDriver, positionCorrelations } from "./ort-driver.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
 

@@ -1,9 +1,9 @@
 // Specs (presets, validation, hash) and the seeded weight generator.
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_MODEL_ID, PRESETS, specHash, validateSpec } from "../../../build/model/index.ts";
-import { canonicalJson } from "../../../build/model/spec.ts";
-import { hashName, Rng, tensorRng } from "../../../build/model/rng.ts";
-import { weightPlan } from "../../../build/model/weights.ts";
+import { DEFAULT_MODEL_ID, PRESETS, specHash, validateSpec } from "../../../src/modelgen/index.ts";
+import { canonicalJson } from "../../../src/modelgen/spec.ts";
+import { hashName, Rng, tensorRng } from "../../../src/modelgen/rng.ts";
+import { weightPlan } from "../../../src/modelgen/weights.ts";
 
 describe("presets and specs", () => {
   test("the tiny preset is the default model; the 0.5B preset has Qwen2-0.5B's shape", () => {

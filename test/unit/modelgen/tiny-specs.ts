@@ -1,5 +1,5 @@
 // Small test-only model specs covering the builder paths the tiny preset does not (Qwen2 biases, tied head).
-import { PRESETS, type ModelSpec } from "../../../build/model/index.ts";
+import { PRESETS, type ModelSpec } from "../../../src/modelgen/index.ts";
 
 /** A small Qwen2-style spec: q/k/v biases, tied embeddings, 3 query heads per KV head, odd layer count. */
 export const TINY_QWEN2: ModelSpec = {

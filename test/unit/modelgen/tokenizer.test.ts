@@ -2,10 +2,10 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { basename, dirname } from "node:path";
 import { AutoTokenizer, env, type PreTrainedTokenizer } from "@huggingface/transformers";
-import { trainBpe } from "../../../build/model/bpe-train.ts";
-import { BYTE_TO_CHAR, CHAR_TO_BYTE, pretokenize } from "../../../build/model/byte-level.ts";
-import { Rng } from "../../../build/model/rng.ts";
-import { buildTokenizer, SPECIAL_TOKENS } from "../../../build/model/tokenizer.ts";
+import { trainBpe } from "../../../src/modelgen/bpe-train.ts";
+import { BYTE_TO_CHAR, CHAR_TO_BYTE, pretokenize } from "../../../src/modelgen/byte-level.ts";
+import { Rng } from "../../../src/modelgen/rng.ts";
+import { buildTokenizer, SPECIAL_TOKENS } from "../../../src/modelgen/tokenizer.ts";
 import { tinyModelDir } from "../../helpers/tiny-model.ts";
 
 describe("byte-level mapping and BPE training", () => {
