@@ -1,7 +1,7 @@
 // The value parsers behind kiln's options (src/config.ts): each takes the raw text and the option's name, and
 // returns the value or throws a ConfigError naming the option and what is wrong with it.
 import { isIP } from "node:net";
-import { BUILTIN_MODEL_IDS } from "../build/model/install.ts";
+import { BUILTIN_MODEL_IDS } from "./modelgen/install.ts";
 import { canonicalIp } from "./http/ip-address.ts";
 import { parseHostPatterns } from "./media/host-patterns.ts";
 import { parseTiers, TIER_NAME } from "./ratelimit/tiers.ts";

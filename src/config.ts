@@ -1,7 +1,7 @@
 // One frozen, validated configuration from KILN_* environment variables and matching CLI flags.
 import { DEVICE_SETTINGS, type DeviceSetting } from "./devices/device-choice.ts";
 import { availableParallelism } from "node:os";
-import { BUILTIN_MODEL_IDS } from "../build/model/install.ts";
+import { BUILTIN_MODEL_IDS } from "./modelgen/install.ts";
 import { resolve } from "node:path";
 import { smallStepTokensFor } from "./models/step-formats.ts";
 import { readCpuInfo } from "./native/cpu.ts";

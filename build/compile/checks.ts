@@ -38,10 +38,11 @@ export function devOnlyPackages(pkg: { dependencies?: Record<string, string>; de
   return Object.keys(pkg.devDependencies ?? {}).filter((name) => !runtime.has(name));
 }
 
-/** Bundle inputs that should not be there: test files, benchmarks, and dev-only packages. */
+/** Bundle inputs that should not be there: test files, benchmarks, build tooling (build/), and dev-only packages. */
 export function forbiddenInputs(inputs: string[], devPackages: string[]): string[] {
   return inputs.filter((input) => {
     const path = input.replace(/\\/g, "/");
+    if (/^build\//.test(path)) return true;
     if (/(^|\/)test\//.test(path) && !path.includes("node_modules/")) return true;
     if (/\.(test|load|bench)\.[cm]?[jt]s$/.test(path)) return true;
     const pkg = path.match(/node_modules\/((?:@[^/]+\/)?[^/]+)\//)?.[1];

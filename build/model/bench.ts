@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { AutoModelForCausalLM, AutoTokenizer, env, Tensor } from "@huggingface/transformers";
-import { ONNX_FILES } from "./model-files.ts";
-import type { Dtype } from "./spec.ts";
+import { ONNX_FILES } from "../../src/modelgen/model-files.ts";
+import type { Dtype } from "../../src/modelgen/spec.ts";
 
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: string) => {

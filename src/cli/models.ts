@@ -1,5 +1,5 @@
-// `kiln models list` and `kiln models build …` (the builder lives in build/model and writes into the models dir).
-import { modelsBuildCommand } from "../../build/model/cli.ts";
+// `kiln models list` and `kiln models build …` (the builder lives in src/modelgen and writes into the models dir).
+import { modelsBuildCommand } from "../modelgen/cli.ts";
 import type { Config } from "../config.ts";
 import { scanModels } from "../models/registry.ts";
 import type { Out } from "./admin.ts";

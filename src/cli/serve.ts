@@ -1,6 +1,6 @@
 // `kiln serve`: database → first key → default model → registry → worker pool → HTTP; drains on SIGTERM/SIGINT.
 import { mkdirSync } from "node:fs";
-import { ensureDefaultModel } from "../../build/model/index.ts";
+import { ensureDefaultModel } from "../modelgen/index.ts";
 import { Gate } from "../access/gate.ts";
 import { accessStores } from "../access/stores.ts";
 import { LiveResponses } from "../live/live.ts";

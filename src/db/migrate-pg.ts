@@ -2,7 +2,7 @@
 // starting at once against one database apply each migration exactly once.
 import type { SQL } from "bun";
 import { createHash } from "node:crypto";
-import type { EmbeddedMigration } from "../../build/migrations-module.ts";
+import type { EmbeddedMigration } from "./embedded-migration.ts";
 import { migrations as embedded } from "./migrations-pg.gen.ts";
 
 /**

@@ -1,7 +1,7 @@
 // Applies the embedded drizzle-kit migrations with foreign-key enforcement off and checks every key before committing.
 import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import type { EmbeddedMigration } from "../../build/migrations-module.ts";
+import type { EmbeddedMigration } from "./embedded-migration.ts";
 
 /** drizzle's bookkeeping table: same name, columns and rule, so a database migrated by either agrees. */
 const TABLE = "__drizzle_migrations";

@@ -1,6 +1,6 @@
 // How many positions a decoder graph holds, read from its file: the bound kiln's builder states in the model's metadata,
 // or the rows of a rotary cos cache stored in the graph (position_ids index it, so a position past it fails mid-run).
-import { POSITIONS_KEY as METADATA_KEY } from "../../build/model/rotary.ts";
+import { POSITIONS_KEY as METADATA_KEY } from "../modelgen/rotary.ts";
 import { type Field, MalformedProto, ProtoSource } from "./onnx-fields.ts";
 
 export interface PositionsBound {

@@ -1,5 +1,5 @@
 // kiln.json, the model manifest: parsing and validation, plus defaults derived from a transformers.js config.json.
-import { INT8_MAX_LEVEL } from "../../build/model/quantize.ts";
+import { INT8_MAX_LEVEL } from "../modelgen/quantize.ts";
 import { DEVICE_SETTINGS, type DeviceSetting } from "../devices/device-choice.ts";
 import { resolvePromptFormat } from "../inference/prompt-format.ts";
 import type { DiffusionLayout } from "./diffusion-layout.ts";

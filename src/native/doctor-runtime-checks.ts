@@ -1,5 +1,5 @@
 // The runtime checks behind `kiln doctor`: ONNX Runtime, a worker thread, sharp, and the execution providers.
-import { endedProfile } from "../../build/model/node-placement.ts";
+import { endedProfile } from "../modelgen/node-placement.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { buildModel, PRESETS } from "../../build/model/index.ts";
+import { buildModel, PRESETS } from "../../src/modelgen/index.ts";
 import { chooseDevices, type DeviceProbes } from "../../src/devices/choose-devices.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import type { ModelEntry } from "../../src/models/registry.ts";

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { GraphBuilder, T } from "../../build/model/onnx-builder.ts";
+import { GraphBuilder, T } from "../../src/modelgen/onnx-builder.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tinyImageModelDir } from "../helpers/tiny-model.ts";

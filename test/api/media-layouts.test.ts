@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildModel, PRESETS, withoutAudio, withoutVision } from "../../build/model/index.ts";
+import { buildModel, PRESETS, withoutAudio, withoutVision } from "../../src/modelgen/index.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { noiseImage, sine, wavBytes } from "../helpers/media-fixtures.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";

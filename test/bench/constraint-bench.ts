@@ -1,7 +1,7 @@
 // Figures for the JSON output constraint on the qwen2-0.5b preset's vocabulary (151,936 tokens): set-up,
 // compile time per schema, mask cost per decoding step at batch 1 and 16, memory. Not a test: run with
 // `.tools/node_modules/@oven/bun-linux-x64/bin/bun test/bench/constraint-bench.ts`.
-import { buildTokenizer, specialId } from "../../build/model/tokenizer.ts";
+import { buildTokenizer, specialId } from "../../src/modelgen/tokenizer.ts";
 import { ConstraintCompiler, type ConstraintSpec } from "../../workers/engine/grammar/constraint-compiler.ts";
 import type { ConstraintMatcher } from "../../workers/engine/grammar/constraint-matcher.ts";
 import { grammarVocabFromTokenizer } from "../../workers/engine/grammar/grammar-vocab.ts";

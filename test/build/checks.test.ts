@@ -58,4 +58,9 @@ describe("devOnlyPackages / forbiddenInputs", () => {
       "node_modules/@anthropic-ai/sdk/index.mjs",
     ]);
   });
+
+  test("flags build tooling; the model builder the server runs lives in src/modelgen and is kept", () => {
+    const inputs = ["src/modelgen/index.ts", "src/modelgen/corpus/prose.txt", "build/model/main.ts", "build/migrations-module.ts", "node_modules/x/build/index.js"];
+    expect(forbiddenInputs(inputs, [])).toEqual(["build/model/main.ts", "build/migrations-module.ts"]);
+  });
 });

@@ -53,8 +53,8 @@ describe("the build", () => {
     expect(first.bytes).toBeGreaterThan(100 * 2 ** 20);
   });
 
-  test("bundles the server, the workers (the media decoder's too) and the migrations, and no test or dev-only code", () => {
-    for (const needed of ["src/main.ts", "src/native/preload.ts", "workers/inference-worker.ts", "workers/image-worker.ts", "src/native/doctor-worker.ts", "workers/media-worker.ts", "src/db/migrations.gen.ts", "src/api/docs/routes.ts"]) {
+  test("bundles the server, the workers (the media decoder's too), the migrations and the model builder, and no test, build tooling or dev-only code", () => {
+    for (const needed of ["src/main.ts", "src/native/preload.ts", "workers/inference-worker.ts", "workers/image-worker.ts", "src/native/doctor-worker.ts", "workers/media-worker.ts", "src/db/migrations.gen.ts", "src/api/docs/routes.ts", "src/modelgen/index.ts"]) {
       expect(first.inputs).toContain(needed);
     }
     expect(first.inputs.filter((p) => /^test\//.test(p))).toEqual([]);

@@ -4,9 +4,9 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildImageModel, buildModel, builtinDtypes, imageSpecHash, isImageSpec, presetSpec, specHash, type AnySpec } from "../../build/model/index.ts";
+import { buildImageModel, buildModel, builtinDtypes, imageSpecHash, isImageSpec, presetSpec, specHash, type AnySpec } from "../../src/modelgen/index.ts";
 
-const BUILDER_DIR = join(import.meta.dir, "..", "..", "build", "model");
+const BUILDER_DIR = join(import.meta.dir, "..", "..", "src", "modelgen");
 
 /** Hash of the spec plus every builder source and corpus file, so any builder change gets a fresh cache entry. */
 function cacheKey(spec: AnySpec): string {

@@ -1,5 +1,5 @@
 // How closely a quantized graph tracks fp32: next-token logits over a teacher-forced run of a fixed prompt, per position.
-import { forward, openDriver, positionCorrelations } from "../unit/build/ort-driver.ts";
+import { forward, openDriver, positionCorrelations } from "../unit/modelgen/ort-driver.ts";
 
 export interface LogitsAgreement {
   positions: number;

@@ -1,7 +1,7 @@
 // The bench's model and sampling, shared by `npm run bench` and its scenarios: the preset, weight format and
 // small-step rule from the environment, and the build of the bench model when it is missing.
 import { join } from "node:path";
-import { installModel, PRESETS, type Dtype } from "../../build/model/index.ts";
+import { installModel, PRESETS, type Dtype } from "../../src/modelgen/index.ts";
 import { formatsLabel, smallStepFormat, smallStepTokensFor } from "../../src/models/step-formats.ts";
 import { readCpuInfo } from "../../src/native/cpu.ts";
 

@@ -2,7 +2,7 @@
 // In process through the worker's own runners (text, UNet at 1 and 4 rows, VAE decode and encode), then whole
 // renders through the real worker entry (1 image, then 4 at once), with the CPU model.
 import { readFileSync } from "node:fs";
-import { IMAGE_PRESETS } from "../../build/model/index.ts";
+import { IMAGE_PRESETS } from "../../src/modelgen/index.ts";
 import { loadDiffusion } from "../../workers/diffusion/load-diffusion.ts";
 import { decodeLatents, encodeImages } from "../../workers/diffusion/vae.ts";
 import { presetModelDir } from "../helpers/tiny-model.ts";

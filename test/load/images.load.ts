@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { IMAGE_PRESETS, installModel } from "../../build/model/index.ts";
+import { IMAGE_PRESETS, installModel } from "../../src/modelgen/index.ts";
 import { loadPromptTokenizer } from "../../src/images/prompt-tokenizer.ts";
 import { readDiffusionFolder } from "../../src/models/diffusion-folder.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";

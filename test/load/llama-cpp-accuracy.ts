@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { LlamaModel, Token } from "node-llama-cpp";
-import { forward, openDriver, positionCorrelations } from "../unit/build/ort-driver.ts";
+import { forward, openDriver, positionCorrelations } from "../unit/modelgen/ort-driver.ts";
 
 /** fp32 ONNX logits at every position of `tokens` (the reference). */
 export async function onnxLogits(modelDir: string, tokens: number[]): Promise<Float32Array> {

@@ -1,9 +1,9 @@
 // The llama.cpp yardstick: the bench model's own weights as GGUF, run by node-llama-cpp's prebuilt CPU binary as a static
 // greedy batch with one llama_decode per step, timed as kiln's direct loop is timed.
 import type { Llama, LlamaModel } from "node-llama-cpp";
-import { installGguf } from "../../build/model/gguf-install.ts";
-import type { GgufFormat } from "../../build/model/gguf-model.ts";
-import type { ModelSpec } from "../../build/model/index.ts";
+import { installGguf } from "../../src/modelgen/gguf-install.ts";
+import type { GgufFormat } from "../../src/modelgen/gguf-model.ts";
+import type { ModelSpec } from "../../src/modelgen/index.ts";
 import { BatchDecoder, loadLlamaCpp } from "./llama-cpp-runtime.ts";
 import { medianBy, percentile } from "./metrics.ts";
 

@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { readFileSync, renameSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { installModel, PRESETS } from "../../build/model/index.ts";
+import { installModel, PRESETS } from "../../src/modelgen/index.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { waitFor } from "../helpers/wait-for.ts";

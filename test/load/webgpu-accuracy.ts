@@ -3,7 +3,7 @@
 import { decodeInputs, prefillInputs } from "../../workers/engine/batch-inputs.ts";
 import { arrangeHost, type BatchKv, type BatchRow } from "../../workers/engine/kv-cache.ts";
 import type { CacheOps, ModelRunner } from "../../workers/engine/model-runner.ts";
-import { argmax, correlation } from "../unit/build/ort-driver.ts";
+import { argmax, correlation } from "../unit/modelgen/ort-driver.ts";
 
 export interface ForcedRun {
   /** One [vocab] row per position: after the prompt, then after each fed token. */

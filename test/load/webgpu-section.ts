@@ -6,7 +6,7 @@ import { loadDeviceModel } from "../../workers/device/load-device-model.ts";
 import { loadModel } from "../../workers/engine/load-model.ts";
 import { ensureBenchModel, GPU_BENCH_DTYPES, PRESET, SPEC } from "./bench-model.ts";
 import { loadEngineModel } from "./engine-inproc.ts";
-import { fp16Correlation, fp16Derivation, q4f16Derivation, q4f16VsQ4Correlation } from "../../build/model/gpu-bounds.ts";
+import { fp16Correlation, fp16Derivation, q4f16Derivation, q4f16VsQ4Correlation } from "../../src/modelgen/gpu-bounds.ts";
 import { agreement, type ForcedRun, forcedRun } from "./webgpu-accuracy.ts";
 import { accuracyLine, adapterLine, deviceLine, skippedLine, type StepRow, stepTable, transferGrowth, webgpuHere, type WebgpuHere } from "./webgpu-report.ts";
 import { decodeStepProfile, type StepShape, syntheticPrompt } from "./webgpu-steps.ts";

@@ -3,7 +3,7 @@
 // timestep inputs, within 1e-4; and the gaussian generator draw for draw.
 import { describe, expect, test } from "bun:test";
 import * as ort from "onnxruntime-node";
-import { analyticUnetGraph } from "../../build/model/index.ts";
+import { analyticUnetGraph } from "../../src/modelgen/index.ts";
 import { gaussianFill } from "../../workers/diffusion/gaussian.ts";
 import type { GraphSession } from "../../workers/diffusion/graph-io.ts";
 import { sampleLatents } from "../../workers/diffusion/sampler.ts";

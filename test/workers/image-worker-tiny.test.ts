@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildImageModel, IMAGE_PRESETS, imageVariant, type ImageVariantOptions } from "../../build/model/index.ts";
+import { buildImageModel, IMAGE_PRESETS, imageVariant, type ImageVariantOptions } from "../../src/modelgen/index.ts";
 import type { RenderRequest } from "../../src/protocol/image.ts";
 import { type DiffusionModel, loadDiffusion } from "../../workers/diffusion/load-diffusion.ts";
 import { rgbToPlanes } from "../../workers/diffusion/pixels.ts";

@@ -3,15 +3,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildModel, PRESETS } from "../../build/model/index.ts";
-import { Q4_CORRELATION } from "../../build/model/gpu-bounds.ts";
+import { buildModel, PRESETS } from "../../src/modelgen/index.ts";
+import { Q4_CORRELATION } from "../../src/modelgen/gpu-bounds.ts";
 import { prefillInputs } from "../../workers/engine/batch-inputs.ts";
 import { type LoadedModel, loadModel } from "../../workers/engine/load-model.ts";
 import type { ModelRunner } from "../../workers/engine/model-runner.ts";
 import { PrefixCache } from "../../workers/engine/prefix-cache.ts";
 import { PrefixReuse } from "../../workers/engine/prefix-reuse.ts";
 import { greedyParams } from "../helpers/sampling.ts";
-import { correlation } from "../unit/build/ort-driver.ts";
+import { correlation } from "../unit/modelgen/ort-driver.ts";
 import { engineHarness } from "../unit/workers/engine-harness.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-small-step-"));

@@ -3,7 +3,7 @@
 // fixed batch or size, VAE encoder output (or none), scheduler config.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Dim, GraphBuilder, int, ints, T } from "../../build/model/onnx-builder.ts";
+import { type Dim, GraphBuilder, int, ints, T } from "../../src/modelgen/onnx-builder.ts";
 import { tempDir } from "../helpers/kiln.ts";
 
 /** ONNX element types GraphBuilder's table lacks. */

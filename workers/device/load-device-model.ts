@@ -13,7 +13,7 @@ import type { ModelConfig } from "../engine/ort-runner.ts";
 import { DeviceCache, type Transfer } from "./device-cache.ts";
 import { type DeviceGraph, DeviceRunner, MAX_PASS_TOKENS } from "./device-runner.ts";
 import { decodeInputs, prefillInputs } from "../engine/batch-inputs.ts";
-import { describePlacement, endedProfile, nodePlacement, nodesOffDevice } from "../../build/model/node-placement.ts";
+import { describePlacement, endedProfile, nodePlacement, nodesOffDevice } from "../../src/modelgen/node-placement.ts";
 
 /**
  * ONNX Runtime's webgpu MatMulNBits runs passes of fewer than 4 rows with one kernel and larger ones with another

@@ -1,6 +1,6 @@
 // Proves a diffusion pipeline loaded on the webgpu device keeps its arithmetic there: one profiled warm-up call of each
 // graph at load, then the nodes that carry the compute checked against the provider that ran them.
-import { describePlacement, type NodePlacement, nodesOffDevice } from "../../build/model/node-placement.ts";
+import { describePlacement, type NodePlacement, nodesOffDevice } from "../../src/modelgen/node-placement.ts";
 import type { LatentShape } from "./denoiser.ts";
 import type { TextEncoder } from "./text-encoder.ts";
 import type { UnetRunner } from "./unet-runner.ts";

@@ -1,5 +1,5 @@
 // float32 ⇄ IEEE half conversions for graphs whose inputs or outputs are float16 (converted at the session boundary).
-import { f32ToF16 } from "../../build/model/gguf-blocks.ts";
+import { f32ToF16 } from "../../src/modelgen/gguf-blocks.ts";
 import { halfToFloat } from "../engine/ort-runner.ts";
 
 export { halfToFloat };

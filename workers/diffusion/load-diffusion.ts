@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { endedProfile, type NodePlacement, nodePlacement } from "../../build/model/node-placement.ts";
+import { endedProfile, type NodePlacement, nodePlacement } from "../../src/modelgen/node-placement.ts";
 import type { ImageLoadSpec } from "../../src/protocol/image.ts";
 import type { LoadReport } from "../../src/protocol/supervisor.ts";
 import { workerSessionOptions } from "../engine/load-common.ts";

@@ -2,7 +2,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { EmbeddedMigration } from "../../../build/migrations-module.ts";
+import type { EmbeddedMigration } from "../../../src/db/embedded-migration.ts";
 import { openDatabase } from "../../../src/db/client.ts";
 import { applyMigrations, MigrationError } from "../../../src/db/migrate.ts";
 import { migrations } from "../../../src/db/migrations.gen.ts";

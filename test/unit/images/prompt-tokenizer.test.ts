@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildImageModel, IMAGE_PRESETS, imageVariant } from "../../../build/model/index.ts";
+import { buildImageModel, IMAGE_PRESETS, imageVariant } from "../../../src/modelgen/index.ts";
 import { clipTokenizerJson, parseMerges, parseVocab } from "../../../src/images/clip-tokenizer-json.ts";
 import { loadPromptTokenizer, promptPrefix } from "../../../src/images/prompt-tokenizer.ts";
 import { tempDir } from "../../helpers/kiln.ts";

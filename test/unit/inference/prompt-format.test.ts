@@ -1,7 +1,7 @@
 // Per-model prompt formats: markers declared or derived, and template messages that Hugging Face-style templates render.
 import { describe, expect, test } from "bun:test";
 import { Template } from "@huggingface/jinja";
-import { CHAT_TEMPLATE } from "../../../build/model/chat-template.ts";
+import { CHAT_TEMPLATE } from "../../../src/modelgen/chat-template.ts";
 import type { Conversation } from "../../../src/inference/conversation.ts";
 import { forcedPrefixFor, HERMES_TOOL_CALL, jsonInstructionFor, resolvePromptFormat, templateMessages, THINK } from "../../../src/inference/prompt-format.ts";
 

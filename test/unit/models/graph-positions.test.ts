@@ -2,8 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { GraphBuilder, int, T } from "../../../build/model/onnx-builder.ts";
-import { POSITIONS_KEY } from "../../../build/model/rotary.ts";
+import { GraphBuilder, int, T } from "../../../src/modelgen/onnx-builder.ts";
+import { POSITIONS_KEY } from "../../../src/modelgen/rotary.ts";
 import { ProtoWriter } from "../../../src/native/probe-model.ts";
 import { contextProblem, graphPositions, positionsBound } from "../../../src/models/graph-positions.ts";
 import { ProtoSource } from "../../../src/models/onnx-fields.ts";

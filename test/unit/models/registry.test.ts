@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { GraphBuilder, int, T } from "../../../build/model/onnx-builder.ts";
+import { GraphBuilder, int, T } from "../../../src/modelgen/onnx-builder.ts";
 import { ModelRegistry, readModelFolder, scanModels } from "../../../src/models/registry.ts";
 import { fakeManifest, writeFakeModel } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";

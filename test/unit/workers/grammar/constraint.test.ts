@@ -6,7 +6,7 @@ import { grammarVocab } from "../../../../workers/engine/grammar/grammar-vocab.t
 import { UnsupportedSchemaError } from "../../../../workers/engine/grammar/schema-subset.ts";
 import { allowedIds, applyMask, countAllowed, isAllowed, maskWords } from "../../../../workers/engine/grammar/token-mask.ts";
 import { Sampler } from "../../../../workers/engine/sampler.ts";
-import { specialId } from "../../../../build/model/tokenizer.ts";
+import { specialId } from "../../../../src/modelgen/tokenizer.ts";
 import { byteToken, drive, tinyFixture } from "./vocab-fixtures.ts";
 
 const INT = { kind: "json_schema", schema: { type: "integer" } } as const;

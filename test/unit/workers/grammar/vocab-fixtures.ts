@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { AutoTokenizer, env } from "@huggingface/transformers";
-import { buildTokenizer, specialId } from "../../../../build/model/tokenizer.ts";
+import { buildTokenizer, specialId } from "../../../../src/modelgen/tokenizer.ts";
 import { ConstraintCompiler } from "../../../../workers/engine/grammar/constraint-compiler.ts";
 import type { ConstraintMatcher } from "../../../../workers/engine/grammar/constraint-matcher.ts";
 import { grammarVocabFromTokenizer, type GrammarVocab } from "../../../../workers/engine/grammar/grammar-vocab.ts";
