@@ -1,7 +1,7 @@
 // Which output constraint a request gets (forced tool calls, JSON and JSON-schema answer formats), the text a
 // forced call opens with and the worker-written close after its JSON; and the 400 for strict schemas kiln cannot
 // enforce, checked before anything is queued.
-import { checkSchemaSubset, UnsupportedSchemaError } from "../../workers/engine/grammar/schema-subset.ts";
+import { checkSchemaSubset, UnsupportedSchemaError } from "../protocol/schema-subset.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { ConstraintSpec, OutputConstraint } from "../protocol/text.ts";
 import { forcedPrefixFor, type PromptFormat } from "./prompt-format.ts";

@@ -5,7 +5,7 @@ import { ConstraintMatcher } from "./constraint-matcher.ts";
 import type { GrammarVocab } from "./grammar-vocab.ts";
 import { boundNumbers } from "./bounded-numbers.ts";
 import { hoistRootRecursion } from "./root-recursion.ts";
-import { checkSchemaSubset } from "./schema-subset.ts";
+import { checkSchemaSubset } from "../../../src/protocol/schema-subset.ts";
 
 /** What the output must be: one instance of a JSON Schema (strict subset), or any JSON object. */
 export type ConstraintSpec = { kind: "json_schema"; schema: Record<string, unknown> } | { kind: "json_object" };

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { ConstraintCompiler, specKey } from "../../../../workers/engine/grammar/constraint-compiler.ts";
 import { grammarVocab } from "../../../../workers/engine/grammar/grammar-vocab.ts";
-import { UnsupportedSchemaError } from "../../../../workers/engine/grammar/schema-subset.ts";
+import { UnsupportedSchemaError } from "../../../../src/protocol/schema-subset.ts";
 import { allowedIds, applyMask, countAllowed, isAllowed, maskWords } from "../../../../workers/engine/grammar/token-mask.ts";
 import { Sampler } from "../../../../workers/engine/sampler.ts";
 import { specialId } from "../../../../src/modelgen/tokenizer.ts";

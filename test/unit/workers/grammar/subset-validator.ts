@@ -1,6 +1,6 @@
 // A plain JSON Schema validator for exactly the supported subset, written apart from the constraint so the
 // property test checks generated values against the schema's meaning, not against the grammar's own view.
-import { jsonTypeOf, resolveRef, typeAccepts, typeList, type JsonType } from "../../../../workers/engine/grammar/schema-subset.ts";
+import { jsonTypeOf, resolveRef, typeAccepts, typeList, type JsonType } from "../../../../src/protocol/schema-subset.ts";
 
 type Schema = Record<string, unknown>;
 

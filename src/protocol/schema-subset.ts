@@ -1,4 +1,5 @@
-// Checks that a JSON Schema stays inside the subset the constraint enforces exactly (OpenAI strict mode's subset).
+// The JSON Schema subset both sides hold output to (OpenAI strict mode's): the main thread refuses a schema outside it
+// with a 400 before any work, and the worker's grammar compiler checks it again. Pure, so both threads import it.
 // xgrammar silently ignores keywords it does not know and aborts on some malformed input, so nothing reaches it
 // unchecked: a schema outside the subset is refused here with the keyword and where it sits.
 
