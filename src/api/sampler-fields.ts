@@ -1,7 +1,25 @@
 // The OpenAI formats' sampler fields (penalties, logit_bias, and the top_k / min_p / repetition_penalty extensions
 // vLLM and llama.cpp accept) as the core's samplers: chat and legacy completions map them the same way.
+import { t } from "elysia";
 import { ApiError, clip } from "../errors/api-error.ts";
 import type { CoreRequest } from "../inference/request.ts";
+import { Int, nullable } from "./schema-helpers.ts";
+
+/** The request schema's sampler properties, spread into each format's body schema. */
+export const SAMPLER_PROPERTIES = {
+  presence_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "presence_penalty must be between -2 and 2"),
+  frequency_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "frequency_penalty must be between -2 and 2"),
+  logit_bias: nullable(
+    t.Record(t.String({ pattern: "^[0-9]+$" }), t.Number({ minimum: -100, maximum: 100 })),
+    "logit_bias must map token ids (as strings) to biases from -100 to 100",
+  ),
+  top_k: nullable(Int({ minimum: -1, description: "Extension (as in vLLM and llama.cpp): sample only among the k most likely tokens; 0 or -1: no limit." }), "top_k must be a whole number; 0 or -1 means no limit"),
+  min_p: nullable(t.Number({ minimum: 0, maximum: 1, description: "Extension (as in vLLM and llama.cpp): sample only tokens at least min_p times as likely as the most likely one." }), "min_p must be between 0 and 1"),
+  repetition_penalty: nullable(
+    t.Number({ exclusiveMinimum: 0, maximum: 10, description: "Extension (as in vLLM and llama.cpp): > 1 makes the prompt's and the output's tokens less likely; 1 changes nothing." }),
+    "repetition_penalty must be greater than 0 and at most 10",
+  ),
+};
 
 export interface SamplerFields {
   presence_penalty?: number | null;

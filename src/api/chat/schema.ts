@@ -1,5 +1,6 @@
 // typebox schemas of POST /v1/chat/completions (request, response and stream chunk), OpenAI-compatible.
 import { t } from "elysia";
+import { SAMPLER_PROPERTIES } from "../sampler-fields.ts";
 import { EffortSchema, Int, nullable } from "../schema-helpers.ts";
 
 const ContentPart = t.Object(
@@ -84,18 +85,7 @@ export const ChatRequest = t.Object(
     reasoning_effort: nullable(EffortSchema),
     logprobs: nullable(t.Boolean()),
     top_logprobs: nullable(Int()),
-    presence_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "presence_penalty must be between -2 and 2"),
-    frequency_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "frequency_penalty must be between -2 and 2"),
-    logit_bias: nullable(
-      t.Record(t.String({ pattern: "^[0-9]+$" }), t.Number({ minimum: -100, maximum: 100 })),
-      "logit_bias must map token ids (as strings) to biases from -100 to 100",
-    ),
-    top_k: nullable(Int({ minimum: -1, description: "Extension (as in vLLM and llama.cpp): sample only among the k most likely tokens; 0 or -1: no limit." }), "top_k must be a whole number; 0 or -1 means no limit"),
-    min_p: nullable(t.Number({ minimum: 0, maximum: 1, description: "Extension (as in vLLM and llama.cpp): sample only tokens at least min_p times as likely as the most likely one." }), "min_p must be between 0 and 1"),
-    repetition_penalty: nullable(
-      t.Number({ exclusiveMinimum: 0, maximum: 10, description: "Extension (as in vLLM and llama.cpp): > 1 makes the prompt's and the output's tokens less likely; 1 changes nothing." }),
-      "repetition_penalty must be greater than 0 and at most 10",
-    ),
+    ...SAMPLER_PROPERTIES,
     ignore_eos: nullable(t.Boolean({ description: "Extension (as in vLLM): keep generating past end-of-turn tokens, for fixed-length benchmarks." })),
     user: t.Optional(t.String()),
     metadata: nullable(t.Record(t.String(), t.String())),

@@ -5,13 +5,15 @@ import { textModel } from "../text-model.ts";
 import type { AuthContext } from "../../auth/authenticate.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
+import { collectRun } from "../../inference/collect-run.ts";
+import { openaiFrames } from "../openai-frames.ts";
 import type { StreamEnd } from "../../http/sse-writer.ts";
-import { collectChoice, joinedText, toolCalls } from "../../inference/blocks.ts";
+import { joinedText, toolCalls } from "../../inference/blocks.ts";
 import { chatCallId, newChatCompletionId } from "./ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
 import { chatFinishReason, chatLogprobs, SYSTEM_FINGERPRINT } from "./finish.ts";
 import type { ChatCompletionBody, ChatRequestBody } from "./schema.ts";
-import { ChatChunkEncoder, chatFrames, chatUsage } from "./stream.ts";
+import { ChatChunkEncoder, chatUsage } from "./stream.ts";
 import { chatRequest } from "./validate.ts";
 
 export interface CallContext {
@@ -41,7 +43,7 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
   if (body.stream) {
     const includeUsage = !!body.stream_options?.include_usage;
     return streamRun(run, {
-      frames: chatFrames(run, new ChatChunkEncoder({ ...head, includeUsage }), includeUsage),
+      frames: openaiFrames(run, new ChatChunkEncoder({ ...head, includeUsage }), includeUsage),
       errorFrame: (err) => ({ data: JSON.stringify(err.toBody()) }),
       logger: deps.logger,
       requestId: ctx.requestId,
@@ -52,16 +54,7 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
 }
 
 async function completion(deps: AppDeps, run: Run, head: { id: string; created: number; model: string }): Promise<ChatCompletionBody> {
-  let results;
-  try {
-    results = await Promise.all(run.choices.map((c) => collectChoice(c)));
-  } catch (e) {
-    // One choice failed: the others stop too, and the request is recorded as failed.
-    run.abort("failed");
-    throw e;
-  }
-  if (run.abortReason === "timed_out") throw ApiError.timeout(deps.config.requestTimeoutMs);
-  const { usage } = await run.settled;
+  const { results, usage } = await collectRun(run, deps.config.requestTimeoutMs);
   return {
     ...head,
     object: "chat.completion",

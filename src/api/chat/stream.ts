@@ -1,8 +1,5 @@
 // Encodes the core's block events as Chat Completions stream chunks (`data: {chunk}` frames ending with `data: [DONE]`).
 import type { BlockHead, CoreEvent, Usage } from "../../inference/blocks.ts";
-import { mergeStreams } from "../../inference/merge.ts";
-import type { Run } from "../../inference/lifecycle.ts";
-import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
 import type { Logprob } from "../../inference/logprobs.ts";
 import { chatFinishReason, chatLogprobs, SYSTEM_FINGERPRINT } from "./finish.ts";
 import { chatCallId } from "./ids.ts";
@@ -109,21 +106,4 @@ export function chatUsage(u: Usage) {
     prompt_tokens_details: { cached_tokens: u.cachedTokens },
     ...(u.reasoningTokens ? { completion_tokens_details: { reasoning_tokens: u.reasoningTokens } } : {}),
   };
-}
-
-const data = (payload: object | string): SseFrame => ({ data: typeof payload === "string" ? payload : JSON.stringify(payload) });
-
-/** The run's choices as chat frames; an error ends the stream with the error body (no [DONE]). */
-export async function* chatFrames(run: Run, encoder: ChatChunkEncoder, includeUsage: boolean): AsyncGenerator<SseFrame, StreamEnd> {
-  for await (const { index, item } of mergeStreams(run.choices)) {
-    if (item.type === "usage") continue;
-    if (item.type === "error") {
-      yield data(item.error.toBody());
-      return { outcome: "error", code: item.error.code };
-    }
-    for (const chunk of encoder.encode(index, item)) yield data(chunk);
-  }
-  if (includeUsage) yield data(encoder.usage((await run.settled).usage));
-  yield data("[DONE]");
-  return { outcome: "completed" };
 }

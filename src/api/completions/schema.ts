@@ -1,5 +1,6 @@
 // typebox schemas of POST /v1/completions (request, response and stream chunk), OpenAI's legacy Completions format.
 import { t } from "elysia";
+import { SAMPLER_PROPERTIES } from "../sampler-fields.ts";
 import { Int, nullable } from "../schema-helpers.ts";
 
 const PROMPT_ERROR = "prompt must be a string, an array of strings, an array of token ids, or an array of arrays of token ids";
@@ -25,15 +26,7 @@ export const CompletionRequest = t.Object(
     echo: nullable(t.Boolean({ description: "Prepend the prompt to each choice's text (not with logprobs: kiln computes no prompt log probabilities)." })),
     stop: nullable(t.Union([t.String(), t.Array(t.String({ minLength: 1 }), { maxItems: 4 })]), "stop must be a string or an array of up to 4 strings"),
     seed: nullable(Int(), "seed must be a whole number"),
-    presence_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "presence_penalty must be between -2 and 2"),
-    frequency_penalty: nullable(t.Number({ minimum: -2, maximum: 2 }), "frequency_penalty must be between -2 and 2"),
-    logit_bias: nullable(
-      t.Record(t.String({ pattern: "^[0-9]+$" }), t.Number({ minimum: -100, maximum: 100 })),
-      "logit_bias must map token ids (as strings) to biases from -100 to 100",
-    ),
-    top_k: nullable(Int({ minimum: -1, description: "Extension (as in vLLM and llama.cpp): sample only among the k most likely tokens; 0 or -1: no limit." }), "top_k must be a whole number; 0 or -1 means no limit"),
-    min_p: nullable(t.Number({ minimum: 0, maximum: 1, description: "Extension (as in vLLM and llama.cpp)." }), "min_p must be between 0 and 1"),
-    repetition_penalty: nullable(t.Number({ exclusiveMinimum: 0, maximum: 10, description: "Extension (as in vLLM and llama.cpp)." }), "repetition_penalty must be greater than 0 and at most 10"),
+    ...SAMPLER_PROPERTIES,
     user: t.Optional(t.String()),
   },
   { additionalProperties: true },

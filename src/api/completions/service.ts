@@ -3,7 +3,9 @@
 import type { AppDeps } from "../../app-deps.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
-import { collectChoice, joinedText } from "../../inference/blocks.ts";
+import { collectRun } from "../../inference/collect-run.ts";
+import { openaiFrames } from "../openai-frames.ts";
+import { joinedText } from "../../inference/blocks.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
 import type { CoreRequest } from "../../inference/request.ts";
 import type { ModelEntry } from "../../models/registry.ts";
@@ -12,7 +14,7 @@ import { SYSTEM_FINGERPRINT } from "../chat/finish.ts";
 import { textModel } from "../text-model.ts";
 import { legacyLogprobs } from "./legacy-logprobs.ts";
 import type { CompletionBody, CompletionRequestBody } from "./schema.ts";
-import { CompletionChunkEncoder, completionFinish, completionFrames, completionUsage } from "./stream.ts";
+import { CompletionChunkEncoder, completionFinish, completionUsage } from "./stream.ts";
 import { completionRequests } from "./validate.ts";
 
 interface Head {
@@ -46,7 +48,7 @@ export async function createCompletion(deps: AppDeps, body: CompletionRequestBod
   if (body.stream) {
     const includeUsage = !!body.stream_options?.include_usage;
     return streamRun(run, {
-      frames: completionFrames(run, new CompletionChunkEncoder({ ...head, includeUsage, logprobs, echoes }), includeUsage),
+      frames: openaiFrames(run, new CompletionChunkEncoder({ ...head, includeUsage, logprobs, echoes }), includeUsage),
       errorFrame: (err) => ({ data: JSON.stringify(err.toBody()) }),
       logger: deps.logger,
       requestId: ctx.requestId,
@@ -66,16 +68,7 @@ async function echoTexts(deps: AppDeps, model: ModelEntry, requests: CoreRequest
 }
 
 async function completion(deps: AppDeps, run: Run, head: Head, echoes: string[], logprobs: boolean): Promise<CompletionBody> {
-  let results;
-  try {
-    results = await Promise.all(run.choices.map((c) => collectChoice(c)));
-  } catch (e) {
-    // One choice failed: the others stop too, and the request is recorded as failed.
-    run.abort("failed");
-    throw e;
-  }
-  if (run.abortReason === "timed_out") throw ApiError.timeout(deps.config.requestTimeoutMs);
-  const { usage } = await run.settled;
+  const { results, usage } = await collectRun(run, deps.config.requestTimeoutMs);
   return {
     ...head,
     object: "text_completion",

@@ -1,10 +1,7 @@
 // Encodes the core's events as legacy completions stream chunks (`data: {text_completion}` frames ending with
 // `data: [DONE]`), the echoed prompt first, each chunk's logprobs with the text they spell.
 import type { CoreEvent, FinishReason, Usage } from "../../inference/blocks.ts";
-import { mergeStreams } from "../../inference/merge.ts";
-import type { Run } from "../../inference/lifecycle.ts";
 import type { Logprob } from "../../inference/logprobs.ts";
-import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
 import { SYSTEM_FINGERPRINT } from "../chat/finish.ts";
 import { legacyLogprobs } from "./legacy-logprobs.ts";
 
@@ -70,21 +67,4 @@ export class CompletionChunkEncoder {
   usage(u: Usage) {
     return { id: this.head.id, object: "text_completion" as const, created: this.head.created, model: this.head.model, system_fingerprint: SYSTEM_FINGERPRINT, choices: [], usage: completionUsage(u) };
   }
-}
-
-const data = (payload: object | string): SseFrame => ({ data: typeof payload === "string" ? payload : JSON.stringify(payload) });
-
-/** The run's choices as completion frames; an error ends the stream with the error body (no [DONE]). */
-export async function* completionFrames(run: Run, encoder: CompletionChunkEncoder, includeUsage: boolean): AsyncGenerator<SseFrame, StreamEnd> {
-  for await (const { index, item } of mergeStreams(run.choices)) {
-    if (item.type === "usage") continue;
-    if (item.type === "error") {
-      yield data(item.error.toBody());
-      return { outcome: "error", code: item.error.code };
-    }
-    for (const chunk of encoder.encode(index, item)) yield data(chunk);
-  }
-  if (includeUsage) yield data(encoder.usage((await run.settled).usage));
-  yield data("[DONE]");
-  return { outcome: "completed" };
 }
