@@ -2,10 +2,9 @@
 // the blocks as a chat.completion object or chunks through the one SSE writer.
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
-import type { AuthContext } from "../../auth/authenticate.ts";
+import type { CallContext } from "../call-context.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
-import type { StreamEnd } from "../../http/sse-writer.ts";
 import { collectChoice, joinedText, toolCalls } from "../../inference/blocks.ts";
 import { chatCallId, newChatCompletionId } from "./ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
@@ -13,14 +12,6 @@ import { chatFinishReason, chatLogprobs, SYSTEM_FINGERPRINT } from "./finish.ts"
 import type { ChatCompletionBody, ChatRequestBody } from "./schema.ts";
 import { ChatChunkEncoder, chatFrames, chatUsage } from "./stream.ts";
 import { chatRequest } from "./validate.ts";
-
-export interface CallContext {
-  auth: AuthContext;
-  requestId: string;
-  signal: AbortSignal;
-  /** Told how a streamed answer really ended, once it has (for the request's log line). */
-  onStreamEnd?: (end: StreamEnd) => void;
-}
 
 export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody, ctx: CallContext): Promise<ChatCompletionBody | Response> {
   if (deps.lifecycle.draining) throw ApiError.shuttingDown();

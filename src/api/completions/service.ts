@@ -7,7 +7,7 @@ import { collectChoice, joinedText } from "../../inference/blocks.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
 import type { CoreRequest } from "../../inference/request.ts";
 import type { ModelEntry } from "../../models/registry.ts";
-import type { CallContext } from "../chat/service.ts";
+import type { CallContext } from "../call-context.ts";
 import { SYSTEM_FINGERPRINT } from "../chat/finish.ts";
 import { textModel } from "../text-model.ts";
 import { legacyLogprobs } from "./legacy-logprobs.ts";

@@ -2,7 +2,7 @@
 // lifecycle, assemble the message (or its event stream, with pings while idle) from the core's blocks.
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
-import type { AuthContext } from "../../auth/authenticate.ts";
+import type { CallContext } from "../call-context.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
@@ -11,13 +11,6 @@ import { countPrompt, type Run, startRun } from "../../inference/lifecycle.ts";
 import { MessageAssembler, type MessagesEvent, messagesErrorBody } from "./assembler.ts";
 import type { MessagesRequestBody } from "./schema.ts";
 import { messagesRequest } from "./validate.ts";
-
-export interface CallContext {
-  auth: AuthContext;
-  requestId: string;
-  signal: AbortSignal;
-  onStreamEnd?: (end: StreamEnd) => void;
-}
 
 /** Idle streams get a ping this often, as the format's clients expect. */
 const PING_MS = 10_000;
