@@ -12,7 +12,7 @@ import type { ModelEntry } from "../models/registry.ts";
 import type { RenderRequest } from "../scheduler/image-protocol.ts";
 import type { RenderEvent, Scheduler } from "../scheduler/scheduler.ts";
 
-export interface RenderDeps extends Pick<LifecycleDeps, "db" | "logger" | "lifecycle" | "gate"> {
+export interface RenderDeps extends Pick<LifecycleDeps, "db" | "logger" | "shutdown" | "gate"> {
   scheduler: Pick<Scheduler, "submitRenders">;
   /** Tokens and settlements (as generation counts them), images made and where their time went. */
   metrics?: LifecycleDeps["metrics"] & Pick<Metrics, "observeImages">;

@@ -110,7 +110,7 @@ export class RunStop {
 }
 
 export interface AdmittedRunDeps extends SettleDeps {
-  lifecycle: { draining: boolean };
+  shutdown: { draining: boolean };
   /** Admission (rate limits, billing): runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
   gate?: { admit(a: Admission): Promise<AdmissionTicket> };
   metrics?: SettleDeps["metrics"] & Pick<Metrics, "observeUsage">;
@@ -154,7 +154,7 @@ export interface AdmittedRun {
 export async function admitRun(
   deps: AdmittedRunDeps, opts: AdmittedRunOptions, prepare: (stop: RunStop) => Promise<Omit<Admission, "scope" | "model">>,
 ): Promise<AdmittedRun> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const { scope, model } = opts;
   const stop = new RunStop(opts.clientSignal, opts.timeoutMs);
   let ticket: AdmissionTicket | undefined;

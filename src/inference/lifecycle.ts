@@ -37,7 +37,7 @@ export async function countPrompt(
   who: { teamId: number; keyId: number },
   opts: { clientSignal: AbortSignal; timeoutMs: number },
 ): Promise<number> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const stop = new RunStop(opts.clientSignal, opts.timeoutMs);
   try {
     await takeMedia(deps, stop, model, request, who);
@@ -162,7 +162,7 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
   const settled = Promise.all(pumps).then(async () => {
     const status = settleStatus(stop.reason, failed);
     // Nothing ran, and the job's next run settles under the same request id (a cancel still ends it here).
-    if (!run.dispatched && (forfeited || (opts.resumable && deps.lifecycle.draining && stop.reason !== "cancelled"))) {
+    if (!run.dispatched && (forfeited || (opts.resumable && deps.shutdown.draining && stop.reason !== "cancelled"))) {
       await run.settle(null);
       return { status, usage: emptyUsage() };
     }

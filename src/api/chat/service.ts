@@ -14,7 +14,7 @@ import { ChatChunkEncoder, chatFrames, chatUsage } from "./stream.ts";
 import { chatRequest } from "./validate.ts";
 
 export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody, ctx: CallContext): Promise<ChatCompletionBody | Response> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = textModel(deps, body.model, "support chat completions");
   const request = chatRequest(body, model);
   // n choices are n queue entries: more than the queue holds could never be admitted, so retrying would not help.

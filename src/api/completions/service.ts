@@ -24,7 +24,7 @@ interface Head {
 const newCompletionId = () => `cmpl-${crypto.randomUUID().replace(/-/g, "")}`;
 
 export async function createCompletion(deps: AppDeps, body: CompletionRequestBody, ctx: CallContext): Promise<CompletionBody | Response> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = textModel(deps, body.model, "support completions");
   const [first, ...siblings] = completionRequests(body);
   const choices = (siblings.length + 1) * first!.n;

@@ -22,7 +22,7 @@ export interface EditInput {
 }
 
 export async function generateImages(deps: AppDeps, body: GenerationBody, call: CallContext): Promise<ImagesResponseBody> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = imageModel(deps.registry, body.model, false);
   const options = imageOptions(body, model);
   deps.intake.screen(body.prompt, "prompt");
@@ -30,7 +30,7 @@ export async function generateImages(deps: AppDeps, body: GenerationBody, call: 
 }
 
 export async function editImages(deps: AppDeps, input: EditInput, call: CallContext): Promise<ImagesResponseBody> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const started = performance.now();
   const { fields } = input;
   // A form names its model inside the body, past the edge's check of JSON bodies.

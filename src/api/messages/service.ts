@@ -30,7 +30,7 @@ async function* messageFrames(run: Run, asm: MessageAssembler): AsyncGenerator<S
 }
 
 export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ctx: CallContext): Promise<Record<string, unknown> | Response> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = textModel(deps, body.model);
   const plan = messagesRequest(body, model, deps.sealer);
   const run = await startRun(deps, {

@@ -43,7 +43,7 @@ function tooLarge(bytes: number, limit: number, inlineMedia: number): ApiError {
 }
 
 export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, ctx: ResponsesCall): Promise<Record<string, unknown> | Response> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   if (body.background && ctx.bodyBytes > BACKGROUND_BODY_LIMIT) {
     throw new ApiError(
       413, "invalid_request_error",

@@ -78,7 +78,7 @@ async function setup(admit?: (a: Admission) => Promise<{ release(u: Usage | null
   const db = await openDatabase(tempDir("kiln-skeleton-"));
   const team = await createTeam(db, "t");
   const key = await createKey(db, team.id, "k");
-  const deps: AdmittedRunDeps = { db, logger: memoryLogger(), lifecycle: { draining: false }, gate: admit && { admit } };
+  const deps: AdmittedRunDeps = { db, logger: memoryLogger(), shutdown: { draining: false }, gate: admit && { admit } };
   const scope = { requestId: `req_${crypto.randomUUID()}`, teamId: team.id, keyId: key.id, endpoint: "chat" };
   const rows = () => sqliteOf(db).$client.query("SELECT status, input_tokens AS tokens, images FROM usage WHERE request_id = ?").all(scope.requestId);
   return { deps, scope, rows };
@@ -95,7 +95,7 @@ describe("admitRun", () => {
   test("draining refuses before anything is prepared", async () => {
     const { deps, scope } = await setup();
     let prepared = false;
-    const refusal = await apiRefusal(admitRun({ ...deps, lifecycle: { draining: true } }, { scope, model, clientSignal: null, timeoutMs: null }, async () => {
+    const refusal = await apiRefusal(admitRun({ ...deps, shutdown: { draining: true } }, { scope, model, clientSignal: null, timeoutMs: null }, async () => {
       prepared = true;
       return asks;
     }));

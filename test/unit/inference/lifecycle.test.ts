@@ -75,7 +75,7 @@ async function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admissio
   const key = await createKey(db, team.id, "k");
   const produced = { tokens: 0 };
   const d: LifecycleDeps = {
-    db, logger: memoryLogger(), lifecycle: { draining: false }, gate: admit && { admit },
+    db, logger: memoryLogger(), shutdown: { draining: false }, gate: admit && { admit },
     scheduler: tickingScheduler(limit, submitted, produced),
     tokenizers: {
       get: async () => ({
@@ -274,7 +274,7 @@ describe("startRun", () => {
 
   test("draining refuses before any work", async () => {
     const { d, scope } = await deps(1, []);
-    d.lifecycle.draining = true;
+    d.shutdown.draining = true;
     await expect(startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toMatchObject({ code: "server_shutting_down" });
   });
 });
