@@ -1,21 +1,21 @@
-// The lifecycle of an images request, on the same parts as generation: the gate admits it (permissions, RPM/TPM on
-// its prompt tokens, a billing hold of per-image price × n) before anything is queued, its renders share the
-// scheduler's queue and drain with every other generation, and it settles once: the usage row with the images
-// delivered and its charge, in one transaction. The client leaving or the time limit cancels what is still running.
+// The lifecycle of an images request, on the admitted-run skeleton generation runs on (src/inference/admitted-run.ts):
+// the gate admits it (permissions, RPM/TPM on its prompt tokens, a billing hold of per-image price × n) before anything
+// is queued, its renders share the scheduler's queue and drain with every other generation, and it settles once: the
+// usage row with the images delivered and its charge, in one transaction. The client leaving or the time limit cancels
+// what is still running.
 import { ApiError } from "../errors/api-error.ts";
-import { admitRun, type RequestScope, settleStatus } from "../inference/admitted-run.ts";
+import { admitRun, type AdmittedRunDeps, type RequestScope, settleStatus } from "../inference/admitted-run.ts";
 import { emptyUsage } from "../inference/blocks.ts";
-import type { LifecycleDeps } from "../inference/lifecycle.ts";
 import { logRequestFailure } from "../models/failures.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { RenderRequest } from "../scheduler/image-protocol.ts";
 import type { RenderEvent, Scheduler } from "../scheduler/scheduler.ts";
 
-export interface RenderDeps extends Pick<LifecycleDeps, "db" | "logger" | "shutdown" | "gate"> {
+export interface RenderDeps extends Pick<AdmittedRunDeps, "db" | "logger" | "shutdown" | "gate"> {
   scheduler: Pick<Scheduler, "submitRenders">;
   /** Tokens and settlements (as generation counts them), images made and where their time went. */
-  metrics?: LifecycleDeps["metrics"] & Pick<Metrics, "observeImages">;
+  metrics?: AdmittedRunDeps["metrics"] & Pick<Metrics, "observeImages">;
 }
 
 export interface RenderJob {
