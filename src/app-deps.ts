@@ -14,7 +14,8 @@ import type { PromptTokenizers } from "./images/prompt-tokenizer.ts";
 import type { RedisConnection } from "./redis/connection.ts";
 import type { Tokenizers } from "./inference/tokenizer.ts";
 
-export interface Lifecycle {
+/** Where the server is in shutting down, which every request checks: leaving (the drain notice), then draining. */
+export interface ShutdownState {
   /** True once shutdown began: new generation requests get 503 server_shutting_down. */
   draining: boolean;
   /** True from SIGTERM on, before `draining` (during the drain notice): /v1/status says is_alive false, requests are still served. */
@@ -31,7 +32,7 @@ export interface AppDeps {
   db: Db;
   registry: ModelRegistry;
   logger: Logger;
-  lifecycle: Lifecycle;
+  shutdown: ShutdownState;
   scheduler: Scheduler;
   tokenizers: Tokenizers;
   /** Image models' prompt tokenizers (their text encoders' CLIP tokenizers). */

@@ -139,7 +139,7 @@ export function createApp(deps: AppDeps): Kiln {
     const extra: Record<string, string> = meta.rateLimit ? rateLimitHeaders(meta.rateLimit) : {};
     if (!response.headers.has("x-request-id")) extra["x-request-id"] = meta.id;
     // While draining, every answer tells the client to reconnect (to this instance's successor).
-    if (deps.lifecycle.draining) extra.connection = "close";
+    if (deps.shutdown.draining) extra.connection = "close";
     if (Object.keys(extra).length) response = withHeaders(response, extra);
     // One log line and one metrics observation per request, when its answer is complete.
     const done = (stream?: StreamEnd) => {

@@ -11,7 +11,7 @@ import { findActiveKeyWithTeam } from "../db/keys-repo.ts";
 import { storageTrouble } from "../db/storage-health.ts";
 import type { Team } from "../db/teams-repo.ts";
 import { ApiError } from "../errors/api-error.ts";
-import type { Admission, AdmissionTicket } from "../inference/lifecycle.ts";
+import type { Admission, AdmissionTicket } from "../inference/admitted-run.ts";
 import type { LimitSnapshot } from "../ratelimit/headers.ts";
 import type { RateLimiter } from "../ratelimit/limiter.ts";
 import type { TeamLimits, Tier } from "../ratelimit/tiers.ts";

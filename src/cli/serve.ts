@@ -132,7 +132,7 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
   const secret = loadServerSecret(config.dataDir);
   const drainStarted = new AbortController();
   const deps: AppDeps = {
-    config, db, registry, logger, lifecycle: { draining: false, drainStarted: drainStarted.signal }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
+    config, db, registry, logger, shutdown: { draining: false, drainStarted: drainStarted.signal }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
     promptTokenizers: new PromptTokenizers(logger),
     sealer: createSealer(secret),
     gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),
@@ -181,9 +181,9 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
     stop(graceMs = config.shutdownGraceMs) {
       stopped ??= (async () => {
         // Health checks see the replica leaving first, so the load balancer stops sending before anything is refused.
-        deps.lifecycle.leaving = true;
+        deps.shutdown.leaving = true;
         if (config.drainNoticeMs > 0) await Bun.sleep(config.drainNoticeMs);
-        deps.lifecycle.draining = true;
+        deps.shutdown.draining = true;
         drainStarted.abort(ApiError.shuttingDown());
         const deadline = performance.now() + graceMs;
         while (busy() && performance.now() < deadline) await Bun.sleep(20);

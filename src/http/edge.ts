@@ -21,7 +21,7 @@ export interface EdgeDeps {
   gate: Pick<Gate, "enter" | "checkModel">;
   policyFor: PolicyLookup;
   config: { maxBodyBytes: number; bodyTimeoutMs: number; idleTimeoutS: number };
-  lifecycle: { draining: boolean };
+  shutdown: { draining: boolean };
 }
 
 /** The part of Bun's server the HTTP layer uses: lifting the idle timeout of one request, and the peer's address. */
@@ -73,7 +73,7 @@ export async function passEdge(raw: Request, meta: RequestMeta, deps: EdgeDeps, 
   meta.path = target?.path ?? null;
   if (!target) return { kind: "refuse", error: null, policy: null };
   const policy = deps.policyFor(raw.method, target.path);
-  if (deps.lifecycle.draining && !policy?.drainExempt) return { kind: "refuse", error: ApiError.shuttingDown(), policy };
+  if (deps.shutdown.draining && !policy?.drainExempt) return { kind: "refuse", error: ApiError.shuttingDown(), policy };
   if (policy?.auth) {
     const auth = await authenticate(deps.db, raw.headers);
     meta.teamId = auth.teamId;

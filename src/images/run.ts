@@ -1,20 +1,21 @@
-// The lifecycle of an images request, on the same parts as generation: the gate admits it (permissions, RPM/TPM on
-// its prompt tokens, a billing hold of per-image price × n) before anything is queued, its renders share the
-// scheduler's queue and drain with every other generation, and it settles once: the usage row with the images
-// delivered and its charge, in one transaction. The client leaving or the time limit cancels what is still running.
+// The lifecycle of an images request, on the admitted-run skeleton generation runs on (src/inference/admitted-run.ts):
+// the gate admits it (permissions, RPM/TPM on its prompt tokens, a billing hold of per-image price × n) before anything
+// is queued, its renders share the scheduler's queue and drain with every other generation, and it settles once: the
+// usage row with the images delivered and its charge, in one transaction. The client leaving or the time limit cancels
+// what is still running.
 import { ApiError } from "../errors/api-error.ts";
+import { admitRun, type AdmittedRunDeps, type RequestScope, settleStatus } from "../inference/admitted-run.ts";
 import { emptyUsage } from "../inference/blocks.ts";
-import { type AdmissionTicket, type LifecycleDeps, type RequestScope, settleRequest } from "../inference/lifecycle.ts";
 import { logRequestFailure } from "../models/failures.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { RenderRequest } from "../protocol/image.ts";
 import type { RenderEvent, Scheduler } from "../scheduler/scheduler.ts";
 
-export interface RenderDeps extends Pick<LifecycleDeps, "db" | "logger" | "lifecycle" | "gate"> {
+export interface RenderDeps extends Pick<AdmittedRunDeps, "db" | "logger" | "shutdown" | "gate"> {
   scheduler: Pick<Scheduler, "submitRenders">;
   /** Tokens and settlements (as generation counts them), images made and where their time went. */
-  metrics?: LifecycleDeps["metrics"] & Pick<Metrics, "observeImages">;
+  metrics?: AdmittedRunDeps["metrics"] & Pick<Metrics, "observeImages">;
 }
 
 export interface RenderJob {
@@ -26,7 +27,7 @@ export interface RenderJob {
   promptTokens: number;
   /** The client's connection (its leaving cancels the renders). */
   clientSignal: AbortSignal;
-  /** The non-streaming time limit, from admission on: past it the renders stop and the answer is 504. */
+  /** The non-streaming time limit, counted from admission (included): past it the renders stop and the answer is 504. */
   timeoutMs: number;
 }
 
@@ -41,49 +42,24 @@ async function imageOf(stream: AsyncIterable<RenderEvent>): Promise<Rendered | n
 
 /** Runs the job's renders to the end; resolves with every image, or throws the first failure (after settling). */
 export async function runRenders(deps: RenderDeps, job: RenderJob): Promise<Rendered[]> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
   const { scope, model } = job;
   // Refusals come in the order generation gives them: billing and limits first, then a model nothing serves (the queue's 503).
-  const ticket: AdmissionTicket | undefined = await deps.gate?.admit({
-    scope, model, inputTokens: job.promptTokens, maxOutputTokens: 0, choices: 1, images: job.renders.length,
-  });
-  const controller = new AbortController();
-  let reason: "client_gone" | "timed_out" | "failed" | null = null;
-  const stop = (why: NonNullable<typeof reason>) => {
-    reason ??= why;
-    controller.abort(why);
-  };
-  const onClientGone = () => stop("client_gone");
-  if (job.clientSignal.aborted) stop("client_gone");
-  job.clientSignal.addEventListener("abort", onClientGone, { once: true });
-  const timer = setTimeout(() => stop("timed_out"), job.timeoutMs);
-  let dispatched = false;
-  let outcome: PromiseSettledResult<Rendered | null>[];
-  try {
-    const streams = deps.scheduler.submitRenders(
-      job.renders.map((render) => ({ model: model.id, render, signal: controller.signal, onStart: () => void (dispatched = true) })),
-    );
-    // One failed render stops its siblings: the answer is that failure, and nothing more is rendered for it.
-    outcome = await Promise.allSettled(streams.map((s) => imageOf(s).catch((e: unknown) => {
-      stop("failed");
-      throw e;
-    })));
-  } catch (e) {
-    // Refused at the queue (503 overloaded, or no worker): nothing ran, nothing is held or billed.
-    ticket?.release(null);
+  const run = await admitRun(deps, { scope, model, clientSignal: job.clientSignal, timeoutMs: job.timeoutMs }, async () => ({
+    inputTokens: job.promptTokens, maxOutputTokens: 0, choices: 1, images: job.renders.length,
+  }));
+  const { stop } = run;
+  const streams = run.submit((signal, onStart) => deps.scheduler.submitRenders(job.renders.map((render) => ({ model: model.id, render, signal, onStart }))));
+  // One failed render stops its siblings: the answer is that failure, and nothing more is rendered for it.
+  const outcome = await Promise.allSettled(streams.map((s) => imageOf(s).catch((e: unknown) => {
+    stop.abort("failed");
     throw e;
-  } finally {
-    clearTimeout(timer);
-    job.clientSignal.removeEventListener("abort", onClientGone);
-  }
+  })));
   const failure = outcome.find((o): o is PromiseRejectedResult => o.status === "rejected");
   const images = outcome.flatMap((o) => (o.status === "fulfilled" && o.value ? [o.value] : []));
-  const complete = !failure && !reason && images.length === job.renders.length;
+  const complete = !failure && !stop.reason && images.length === job.renders.length;
   // Only a complete answer delivers images, so only then are they billed; the prompt counts once any render ran.
-  const usage = { ...emptyUsage(), inputTokens: dispatched ? job.promptTokens : 0 };
-  const status = complete ? "completed" : reason === "timed_out" || reason === "client_gone" ? reason : "failed";
-  await settleRequest(deps, scope, model, status, usage, complete ? images.length : 0);
-  ticket?.release(usage);
+  const usage = { ...emptyUsage(), inputTokens: run.dispatched ? job.promptTokens : 0 };
+  await run.settle({ status: settleStatus(stop.reason, !complete), usage, images: complete ? images.length : 0 });
   if (complete) {
     deps.metrics?.observeImages(model.id, scope.endpoint, images);
     return images;
@@ -92,9 +68,9 @@ export async function runRenders(deps: RenderDeps, job: RenderJob): Promise<Rend
     logRequestFailure(deps.logger, failure.reason, scope.requestId, model.id);
     throw failure.reason;
   }
-  if (reason === "timed_out") throw ApiError.timeout(job.timeoutMs);
+  if (stop.reason === "timed_out") throw ApiError.timeout(job.timeoutMs);
   // The client left: nobody reads this answer (499 in the log).
-  if (reason === "client_gone") throw new ApiError(499, "invalid_request_error", "The request stopped before it finished (client_gone).");
+  if (stop.reason === "client_gone") throw new ApiError(499, "invalid_request_error", "The request stopped before it finished (client_gone).");
   // A render ended without an image and without anyone stopping it: the worker's doing.
   throw ApiError.internal();
 }

@@ -1,63 +1,24 @@
 // The one request lifecycle every family shares: prepare → admit (the hook where rate limits and billing plug in) →
 // submit → run, aborted when the client leaves or the time limit passes (or detached, for background work) →
 // settle exactly once, writing usage from the core's own count of generated tokens, whoever reads the stream.
-import { costMicros } from "../billing/cost.ts";
-import { settle as settleUsage } from "../billing/settle.ts";
 import type { Config } from "../config.ts";
-import type { Db } from "../db/client.ts";
 import type { UsageStatus } from "../db/usage-repo.ts";
 import { ApiError } from "../errors/api-error.ts";
-import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { TokenTiming } from "../metrics/token-timing.ts";
 import { logRequestFailure } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import { Channel } from "../scheduler/channel.ts";
+import { type AbortReason, admitRun, type AdmittedRunDeps, type RequestScope, RunStop, settleStatus } from "./admitted-run.ts";
 import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
 import type { CoreDeps, CoreIntake } from "./core-deps.ts";
 import { prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
 import type { CoreRequest } from "./request.ts";
 import { toolLoop } from "./tool-loop.ts";
 
-/** Who is asking, for usage rows (and later limits, billing and metrics). */
-export interface RequestScope {
-  requestId: string;
-  teamId: number;
-  keyId: number;
-  /** The endpoint family the request came through (for usage rows and metrics labels). */
-  endpoint: string;
-}
-
-/** What admission sees: the counted prompt and the most output the request may produce. */
-export interface Admission {
-  scope: RequestScope;
-  model: ModelEntry;
-  inputTokens: number;
-  maxOutputTokens: number;
-  choices: number;
-  /** Images the request renders (the images endpoints): held and charged at the model's per-image price. */
-  images?: number;
-  /**
-   * A request acknowledged before a restart (a recovered background job): no rate limit refuses it, since the client
-   * was already told it would run; its key, permissions and balance are checked again, and it reserves and holds.
-   */
-  resumed?: boolean;
-}
-
-/** What an admitted request holds (reserved tokens, a held price) until it settles. */
-export interface AdmissionTicket {
-  /** Gives back what was held, reconciled with what was used (null: nothing ran). Called once. */
-  release(used: Usage | null): void;
-}
-
-export interface LifecycleDeps extends CoreDeps {
-  db: Db;
-  logger: Logger;
-  lifecycle: { draining: boolean };
+export interface LifecycleDeps extends CoreDeps, AdmittedRunDeps {
   /** Media and content-policy intake; absent, a request carrying media is refused. */
   intake?: Pick<CoreIntake, "prepare">;
-  /** Admission (rate limits, billing): runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
-  gate?: { admit(a: Admission): Promise<AdmissionTicket> };
   /** TTFT, inter-token latency and token counters, and settlements the database refused or took from the journal. */
   metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken" | "settlementFailed" | "settlementsReplayed">;
   /** Who shares cached prompt prefixes (absent: each team its own). */
@@ -76,19 +37,22 @@ export async function countPrompt(
   who: { teamId: number; keyId: number },
   opts: { clientSignal: AbortSignal; timeoutMs: number },
 ): Promise<number> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
-  const limit = AbortSignal.timeout(opts.timeoutMs);
-  const signal = AbortSignal.any([opts.clientSignal, limit]);
-  const stopped = () => abortedBeforeRun(limit.aborted ? "timed_out" : "client_gone", opts.timeoutMs);
-  await deps.intake?.prepare(request, model, who, signal).catch((e: unknown) => {
-    throw signal.aborted ? stopped() : e;
-  });
-  if (signal.aborted) throw stopped();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
+  const stop = new RunStop(opts.clientSignal, opts.timeoutMs);
+  try {
+    await takeMedia(deps, stop, model, request, who);
+  } finally {
+    stop.close();
+  }
   return (await prepareGeneration(deps, model, request)).promptIds.length;
 }
 
-/** Why a run was stopped early: its client left, the time limit, a cancel, or a failure in a sibling choice or the encoder. */
-export type AbortReason = "client_gone" | "timed_out" | "cancelled" | "failed";
+/** Reads, decodes and screens a request's media under a run's switch: the client's leaving or the time limit stops it (499, 504). */
+async function takeMedia(deps: LifecycleDeps, stop: RunStop, model: ModelEntry, request: CoreRequest, who: { teamId: number; keyId: number }): Promise<void> {
+  // A fetch or decode stopped by the abort rejects with the abort's reason: the abort is what happened.
+  await stop.cut(Promise.resolve(deps.intake?.prepare(request, model, who, stop.signal)));
+  stop.check();
+}
 
 export interface RunOptions {
   scope: RequestScope;
@@ -152,78 +116,24 @@ export function totalUsage(perChoice: Usage[], inputTokens: number): Usage {
 /** The prompt tokens of a run's prepared requests (one, or one per prompt of the legacy format). */
 const promptTokens = (prepared: Prepared[]) => prepared.reduce((sum, p) => sum + p.promptIds.length, 0);
 
-/** How the request ended, for its usage row: an abort says why; otherwise any error means failed. */
-export function settleStatus(abort: AbortReason | null, failed: boolean): UsageStatus {
-  if (abort) return abort;
-  return failed ? "failed" : "completed";
-}
-
-/** What a run stopped before it began answers: 504 past the time limit; a client that left gets nothing (499 in the log). */
-export function abortedBeforeRun(reason: AbortReason, timeoutMs: number | null): ApiError {
-  if (reason === "timed_out") return ApiError.timeout(timeoutMs ?? 0);
-  return new ApiError(499, "invalid_request_error", `The request stopped before it ran (${reason}).`);
-}
-
 export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<Run> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
   const startedAt = performance.now();
-  const controller = new AbortController();
-  let abortReason: AbortReason | null = null;
-  const abort = (reason: AbortReason) => {
-    if (abortReason) return;
-    abortReason = reason;
-    controller.abort(reason);
-  };
-  // The time limit runs from here, so a slow tokenize or prepare counts against it.
-  const timer = opts.timeoutMs ? setTimeout(() => abort("timed_out"), opts.timeoutMs) : null;
-  // The client's leaving stops the run from here on, media intake included (a fetch or decode it no longer needs).
-  const onClientGone = () => abort("client_gone");
-  if (opts.clientSignal?.aborted) abort("client_gone");
-  opts.clientSignal?.addEventListener("abort", onClientGone, { once: true });
-  const cleanup = () => {
-    if (timer) clearTimeout(timer);
-    opts.clientSignal?.removeEventListener("abort", onClientGone);
-  };
   const requests = [opts.request, ...(opts.siblings ?? [])];
   const prepared: Prepared[] = [];
-  let ticket: AdmissionTicket | undefined;
-  try {
-    await deps.intake?.prepare(opts.request, opts.model, opts.scope, controller.signal).catch((e: unknown) => {
-      // A fetch or decode stopped by the abort rejects with the abort's reason: the abort is what happened.
-      throw abortReason ? abortedBeforeRun(abortReason, opts.timeoutMs) : e;
-    });
-    if (abortReason) throw abortedBeforeRun(abortReason, opts.timeoutMs);
+  // The time limit runs from here, so a slow tokenize or prepare counts against it; the client's leaving stops media intake too.
+  const run = await admitRun(deps, opts, async (stop) => {
+    await takeMedia(deps, stop, opts.model, opts.request, opts.scope);
     for (const request of requests) prepared.push(await prepareGeneration(deps, opts.model, request, { teamId: opts.scope.teamId, sharing: deps.config?.prefixSharing ?? "team" }));
-    ticket = await deps.gate?.admit({
-      scope: opts.scope, model: opts.model, inputTokens: promptTokens(prepared), maxOutputTokens: Math.max(...prepared.map((p) => p.maxTokens)),
+    return {
+      inputTokens: promptTokens(prepared), maxOutputTokens: Math.max(...prepared.map((p) => p.maxTokens)),
       choices: requests.reduce((sum, r) => sum + r.n, 0), resumed: opts.resumed,
-    });
-  } catch (e) {
-    cleanup();
-    // A tokenizer's failure is thrown here, not streamed: its log line still names the request.
-    logRequestFailure(deps.logger, e, opts.scope.requestId, opts.model.id);
-    throw e;
-  }
-
-  let streams: AsyncIterable<CoreEvent>[];
-  // Whether any sequence reached a worker: one that never left the queue (cancelled, drained, its worker lost
-  // before it ran) cost nothing and is billed nothing, its prompt included.
-  let dispatched = false;
-  try {
-    // Built-in tools run as one choice whose steps the tool loop chains; everything else is one generation.
-    const onStart = () => {
-      if (dispatched) return;
-      dispatched = true;
-      opts.onStarted?.();
     };
-    streams = opts.request.builtins?.length
-      ? [toolLoop(deps, prepared[0]!, controller.signal, onStart)]
-      : prepared.flatMap((p) => submitGeneration(deps, p, controller.signal, onStart));
-  } catch (e) {
-    cleanup();
-    ticket?.release(null);
-    throw e;
-  }
+  });
+  const { stop } = run;
+  // Built-in tools run as one choice whose steps the tool loop chains; everything else is one generation.
+  const streams = run.submit((signal, onStart) => opts.request.builtins?.length
+    ? [toolLoop(deps, prepared[0]!, signal, onStart)]
+    : prepared.flatMap((p) => submitGeneration(deps, p, signal, onStart)));
   const inputTokens = promptTokens(prepared);
   const perChoice: Usage[] = streams.map(() => ({ ...emptyUsage(), inputTokens }));
   let failed = false;
@@ -250,43 +160,27 @@ export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<R
 
   let forfeited = false;
   const settled = Promise.all(pumps).then(async () => {
-    cleanup();
+    const status = settleStatus(stop.reason, failed);
     // Nothing ran, and the job's next run settles under the same request id (a cancel still ends it here).
-    if (!dispatched && (forfeited || (opts.resumable && deps.lifecycle.draining && abortReason !== "cancelled"))) {
-      ticket?.release(null);
-      return { status: settleStatus(abortReason, failed), usage: emptyUsage() };
+    if (!run.dispatched && (forfeited || (opts.resumable && deps.shutdown.draining && stop.reason !== "cancelled"))) {
+      await run.settle(null);
+      return { status, usage: emptyUsage() };
     }
-    const settlement: Settlement = { status: settleStatus(abortReason, failed), usage: dispatched ? totalUsage(perChoice, inputTokens) : emptyUsage() };
-    await settleRequest(deps, opts.scope, opts.model, settlement.status, settlement.usage);
-    ticket?.release(settlement.usage);
+    const settlement: Settlement = { status, usage: run.dispatched ? totalUsage(perChoice, inputTokens) : emptyUsage() };
+    await run.settle(settlement);
     return settlement;
   });
   return {
     inputTokens,
     choices: channels,
-    abort,
+    abort: (reason) => stop.abort(reason),
     forfeit() {
       forfeited = true;
-      abort("failed");
+      stop.abort("failed");
     },
     get abortReason() {
-      return abortReason;
+      return stop.reason;
     },
     settled,
   };
-}
-
-/**
- * Counts the tokens and settles the request's usage row with its charge (src/billing/settle.ts: retried, else
- * journaled); never throws. `images`: the images delivered (the images endpoints), priced per image.
- */
-export function settleRequest(
-  deps: Pick<LifecycleDeps, "db" | "logger" | "metrics">, scope: RequestScope, model: ModelEntry, status: UsageStatus, u: Usage, images = 0,
-): Promise<void> {
-  deps.metrics?.observeUsage({ model: model.id, endpoint: scope.endpoint, team: String(scope.teamId) }, u);
-  return settleUsage(deps, {
-    requestId: scope.requestId, teamId: scope.teamId, keyId: scope.keyId, model: model.id, endpoint: scope.endpoint,
-    status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens, images,
-    costMicros: costMicros(model.pricing, { ...u, images }), createdAt: Math.floor(Date.now() / 1000),
-  });
 }

@@ -3,7 +3,7 @@
 // stored, so a listener that subscribes and then reads the store misses none. With a bus (live-bus.ts), each job's
 // events and end also go to the other replicas, and their cancels reach its abort.
 import { randomUUID } from "node:crypto";
-import type { AbortReason } from "../inference/lifecycle.ts";
+import type { AbortReason } from "../inference/admitted-run.ts";
 import type { Logger } from "../log/logger.ts";
 import type { HeldLease } from "../db/response-leases-repo.ts";
 import type { LiveBus, LiveEvent } from "./live-bus.ts";

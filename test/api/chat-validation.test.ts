@@ -75,9 +75,9 @@ describe("POST /v1/chat/completions validation", async () => {
   });
 
   test("while draining, new requests get 503 server_shutting_down", async () => {
-    k.deps.lifecycle.draining = true;
+    k.deps.shutdown.draining = true;
     const res = await post({ model: "chat-check-v1", messages: user });
-    k.deps.lifecycle.draining = false;
+    k.deps.shutdown.draining = false;
     expect(res.status).toBe(503);
     expect(((await res.json()) as any).error.code).toBe("server_shutting_down");
   });

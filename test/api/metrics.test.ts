@@ -50,7 +50,7 @@ describe("GET /metrics access", () => {
     const doc = (await (await k.req("/swagger/json", { key: null })).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).not.toContain("/metrics");
     expect(Object.keys(doc.paths).length).toBeGreaterThan(3);
-    k.deps.lifecycle.draining = true;
+    k.deps.shutdown.draining = true;
     expect((await scrape(k, "127.0.0.1")).status).toBe(200);
     expect((await k.req("/v1/models")).status).toBe(503);
   });

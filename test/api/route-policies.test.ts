@@ -94,14 +94,14 @@ describe("route policies", async () => {
   });
 
   test("while draining, only the routes whose policy says so still answer", async () => {
-    k.deps.lifecycle.draining = true;
+    k.deps.shutdown.draining = true;
     try {
       for (const r of routes) {
         const res = await k.handle(new Request(`http://127.0.0.1${concrete(r.path)}`, { method: r.method, headers: { authorization: `Bearer ${k.key}` } }), { timeout: () => {}, requestIP: () => ({ address: "127.0.0.1" }) });
         expect([r.method, r.path, res.status === 503]).toEqual([r.method, r.path, !r.policy.drainExempt]);
       }
     } finally {
-      k.deps.lifecycle.draining = false;
+      k.deps.shutdown.draining = false;
     }
   });
 

@@ -63,7 +63,7 @@ export async function testKiln(opts: { modelsDir?: string; env?: Record<string, 
   const files = createFileStorage(config);
   const stores = accessStores(config, logger);
   const deps: AppDeps = {
-    config, db, registry, logger, lifecycle: { draining: false },
+    config, db, registry, logger, shutdown: { draining: false },
     scheduler: opts.runtime?.scheduler ?? new Scheduler(config.maxQueue),
     tokenizers: opts.runtime?.tokenizers ?? new Tokenizers(),
     promptTokenizers: new PromptTokenizers(logger),

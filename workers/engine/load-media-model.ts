@@ -16,7 +16,8 @@ const KINDS: Record<string, MediaKind[]> = { llava: ["image"], ultravox: ["audio
 
 type TextConfig = ModelConfig & { vocab_size?: number; pad_token_id?: number | null; eos_token_id?: number | number[] | null };
 
-export interface MediaLayout {
+/** What a multimodal folder's config.json says the worker needs: its media kinds, their token ids, the decoder's config. */
+export interface MediaModelConfig {
   kinds: MediaKind[];
   tokenIds: Partial<Record<MediaKind, number>>;
   /** The decoder's config (its KV layout, context and vocabulary), with the top level's end and pad ids. */
@@ -25,7 +26,7 @@ export interface MediaLayout {
 }
 
 /** Reads a multimodal config.json; throws naming what is missing or not served. */
-export function mediaLayout(config: Record<string, unknown>): MediaLayout {
+export function mediaModelConfig(config: Record<string, unknown>): MediaModelConfig {
   const type = String(config.model_type);
   const kinds = KINDS[type];
   if (!kinds) throw new Error(`multimodal model_type "${type}" is not served (kiln runs ${Object.keys(KINDS).join(", ")})`);
@@ -62,7 +63,7 @@ export function requireFloat32(session: OrtSessionLike, input: string, graph: st
 }
 
 export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> {
-  const layout = mediaLayout(await Bun.file(join(spec.dir, "config.json")).json());
+  const media = mediaModelConfig(await Bun.file(join(spec.dir, "config.json")).json());
   const suffix = dtypeSuffix(spec.dtype);
   const options = { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(spec.threads) } as ort.InferenceSession.SessionOptions;
   const sessions: ort.InferenceSession[] = [];
@@ -84,7 +85,7 @@ export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> 
     const decoder = await open("decoder_model_merged", false);
     const embed = await open("embed_tokens", true);
     const encoders: Partial<Record<MediaKind, EncoderSession>> = {};
-    for (const kind of layout.kinds) {
+    for (const kind of media.kinds) {
       const names = ENCODER_NAMES[kind];
       encoders[kind] = { session: await open(names.file, true), input: names.input, output: names.output };
     }
@@ -92,14 +93,14 @@ export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> 
     for (const [kind, e] of Object.entries(encoders)) requireFloat32(e.session, e.input, ENCODER_NAMES[kind as MediaKind].file);
     // Preprocessing (image resizing, Whisper log-mel) runs on a thread of its own, beside this worker's steps.
     const spawn = () => new Worker(workerEntryUrl(WORKER_ENTRIES.mediaPrep)) as unknown as PrepThread;
-    preprocessor = await RemotePreprocessor.start(spawn, spec.dir, { image: layout.kinds.includes("image"), audio: layout.kinds.includes("audio") });
-    const side = await loadTokenizerSide(spec.dir, layout.text);
-    const runner = new MediaRunner(decoder, { ...layout.text, max_position_embeddings: servedContext(spec, layout.text) }, makeTensor, side.vocabSize, side.padId, {
+    preprocessor = await RemotePreprocessor.start(spawn, spec.dir, { image: media.kinds.includes("image"), audio: media.kinds.includes("audio") });
+    const side = await loadTokenizerSide(spec.dir, media.text);
+    const runner = new MediaRunner(decoder, { ...media.text, max_position_embeddings: servedContext(spec, media.text) }, makeTensor, side.vocabSize, side.padId, {
       embed,
       encoders,
       preprocessor,
-      tokenIds: layout.tokenIds,
-      hidden: layout.hidden,
+      tokenIds: media.tokenIds,
+      hidden: media.hidden,
     });
     return { runner, tokenBytes: side.tokenBytes, tokenizerJson: side.tokenizerJson, eosIds: side.eosIds, dispose };
   } catch (e) {

@@ -2,12 +2,11 @@
 // the blocks as a chat.completion object or chunks through the one SSE writer.
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
-import type { AuthContext } from "../../auth/authenticate.ts";
+import type { CallContext } from "../call-context.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
 import { collectRun } from "../../inference/collect-run.ts";
 import { openaiFrames } from "../openai-frames.ts";
-import type { StreamEnd } from "../../http/sse-writer.ts";
 import { joinedText, toolCalls } from "../../inference/blocks.ts";
 import { chatCallId, newChatCompletionId } from "./ids.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
@@ -16,16 +15,8 @@ import type { ChatCompletionBody, ChatRequestBody } from "./schema.ts";
 import { ChatChunkEncoder, chatUsage } from "./stream.ts";
 import { chatRequest } from "./validate.ts";
 
-export interface CallContext {
-  auth: AuthContext;
-  requestId: string;
-  signal: AbortSignal;
-  /** Told how a streamed answer really ended, once it has (for the request's log line). */
-  onStreamEnd?: (end: StreamEnd) => void;
-}
-
 export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody, ctx: CallContext): Promise<ChatCompletionBody | Response> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = textModel(deps, body.model, "support chat completions");
   const request = chatRequest(body, model);
   // n choices are n queue entries: more than the queue holds could never be admitted, so retrying would not help.

@@ -9,7 +9,7 @@ import { joinedText } from "../../inference/blocks.ts";
 import { type Run, startRun } from "../../inference/lifecycle.ts";
 import type { CoreRequest } from "../../inference/request.ts";
 import type { ModelEntry } from "../../models/registry.ts";
-import type { CallContext } from "../chat/service.ts";
+import type { CallContext } from "../call-context.ts";
 import { SYSTEM_FINGERPRINT } from "../chat/finish.ts";
 import { textModel } from "../text-model.ts";
 import { legacyLogprobs } from "./legacy-logprobs.ts";
@@ -26,7 +26,7 @@ interface Head {
 const newCompletionId = () => `cmpl-${crypto.randomUUID().replace(/-/g, "")}`;
 
 export async function createCompletion(deps: AppDeps, body: CompletionRequestBody, ctx: CallContext): Promise<CompletionBody | Response> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = textModel(deps, body.model, "support completions");
   const [first, ...siblings] = completionRequests(body);
   const choices = (siblings.length + 1) * first!.n;

@@ -29,7 +29,7 @@ export async function uploadFile(deps: AppDeps, body: ReadableStream<Uint8Array>
   refuseDeclaredOversize(headers, deps.config.maxFileBytes);
   const id = newFileId();
   const upload = await receiveUpload(
-    body, headers.get("content-type"), { maxFileBytes: deps.config.maxFileBytes, timeoutMs: deps.config.uploadTimeoutMs, fileField: "file", stop: deps.lifecycle.drainStarted },
+    body, headers.get("content-type"), { maxFileBytes: deps.config.maxFileBytes, timeoutMs: deps.config.uploadTimeoutMs, fileField: "file", stop: deps.shutdown.drainStarted },
     (stream) => deps.files.put(id, stream), checkUploadFields,
   );
   try {

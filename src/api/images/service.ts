@@ -1,25 +1,18 @@
 // The Images API's logic: generations and edits map onto renders of the image core (one per image), run through the
 // shared admission, queue and settlement (src/images/run.ts), and answer {created, data: [{b64_json}], usage}.
 import type { AppDeps } from "../../app-deps.ts";
-import type { AuthContext } from "../../auth/authenticate.ts";
+import type { CallContext } from "../call-context.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { type Canvas, type CanvasImage, composeCanvas, uprightSize } from "../../images/compose.ts";
 import { encodeImage } from "../../images/encode.ts";
 import { naturalAspect, overlay } from "../../images/layout.ts";
 import { type Rendered, runRenders } from "../../images/run.ts";
-import { abortedBeforeRun } from "../../inference/lifecycle.ts";
+import { RunStop } from "../../inference/admitted-run.ts";
 import type { MediaPart } from "../../inference/conversation.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import type { RenderInit, RenderRequest } from "../../protocol/image.ts";
 import { type CommonFields, type ImageOptions, imageModel, imageOptions, seedOf, sizeFor } from "./options.ts";
 import type { GenerationBody, ImagesResponseBody } from "./schema.ts";
-
-export interface ImageCall {
-  auth: AuthContext;
-  requestId: string;
-  /** The client's connection. */
-  signal: AbortSignal;
-}
 
 /** An edit, from its JSON or its multipart form: the fields, the images in order and the mask. */
 export interface EditInput {
@@ -28,16 +21,16 @@ export interface EditInput {
   mask: MediaPart | null;
 }
 
-export async function generateImages(deps: AppDeps, body: GenerationBody, call: ImageCall): Promise<ImagesResponseBody> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+export async function generateImages(deps: AppDeps, body: GenerationBody, call: CallContext): Promise<ImagesResponseBody> {
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = imageModel(deps.registry, body.model, false);
   const options = imageOptions(body, model);
   deps.intake.screen(body.prompt, "prompt");
   return render(deps, call, model, body.prompt, options, sizeFor(model, options.want), null, performance.now());
 }
 
-export async function editImages(deps: AppDeps, input: EditInput, call: ImageCall): Promise<ImagesResponseBody> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+export async function editImages(deps: AppDeps, input: EditInput, call: CallContext): Promise<ImagesResponseBody> {
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const started = performance.now();
   const { fields } = input;
   // A form names its model inside the body, past the edge's check of JSON bodies.
@@ -47,13 +40,9 @@ export async function editImages(deps: AppDeps, input: EditInput, call: ImageCal
   // The prompt is screened before any image is fetched or decoded.
   deps.intake.screen(fields.prompt, "prompt");
   // The request's own time limit runs from its start: reading the images, queueing and rendering all count.
-  const timeoutMs = deps.config.requestTimeoutMs;
-  const limit = AbortSignal.timeout(timeoutMs);
-  const signal = AbortSignal.any([call.signal, limit]);
+  const stop = new RunStop(call.signal, deps.config.requestTimeoutMs);
   const parts = input.mask ? [...input.images, input.mask] : input.images;
-  const decoded = await deps.intake.images(parts, call.auth, signal).catch((e: unknown) => {
-    throw signal.aborted ? abortedBeforeRun(limit.aborted ? "timed_out" : "client_gone", timeoutMs) : e;
-  });
+  const decoded = await stop.cut(deps.intake.images(parts, call.auth, stop.signal)).finally(() => stop.close());
   const items: CanvasImage[] = await Promise.all(parts.map(async ({ at }, i) => ({ image: decoded[i]!, at, size: await uprightSize(decoded[i]!, at) })));
   const images = items.slice(0, input.images.length);
   const natural = naturalAspect(images.map(({ size }) => size.width / size.height));
@@ -66,7 +55,7 @@ export async function editImages(deps: AppDeps, input: EditInput, call: ImageCal
 }
 
 async function render(
-  deps: AppDeps, call: ImageCall, model: ModelEntry, prompt: string, options: ImageOptions, size: { width: number; height: number },
+  deps: AppDeps, call: CallContext, model: ModelEntry, prompt: string, options: ImageOptions, size: { width: number; height: number },
   edit: { canvas: Canvas; strength: number } | null, started: number,
 ): Promise<ImagesResponseBody> {
   const layout = model.diffusion!;

@@ -2,7 +2,7 @@
 // lifecycle, assemble the message (or its event stream, with pings while idle) from the core's blocks.
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
-import type { AuthContext } from "../../auth/authenticate.ts";
+import type { CallContext } from "../call-context.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
@@ -11,13 +11,6 @@ import { countPrompt, type Run, startRun } from "../../inference/lifecycle.ts";
 import { MessageAssembler, type MessagesEvent, messagesErrorBody } from "./assembler.ts";
 import type { MessagesRequestBody } from "./schema.ts";
 import { messagesRequest } from "./validate.ts";
-
-export interface CallContext {
-  auth: AuthContext;
-  requestId: string;
-  signal: AbortSignal;
-  onStreamEnd?: (end: StreamEnd) => void;
-}
 
 /** Idle streams get a ping this often, as the format's clients expect. */
 const PING_MS = 10_000;
@@ -37,7 +30,7 @@ async function* messageFrames(run: Run, asm: MessageAssembler): AsyncGenerator<S
 }
 
 export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ctx: CallContext): Promise<Record<string, unknown> | Response> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = textModel(deps, body.model);
   const plan = messagesRequest(body, model, deps.sealer);
   const run = await startRun(deps, {

@@ -18,7 +18,7 @@ export interface RecorderDeps {
   db: Db;
   live: LiveResponses;
   logger: Logger;
-  lifecycle: { draining: boolean };
+  shutdown: { draining: boolean };
 }
 
 export class ResponseRecorder {
@@ -144,7 +144,7 @@ export async function drive(deps: RecorderDeps, run: Run, asm: ResponseAssembler
   }
   try {
     // The stream-level error live listeners got is not the response's end: the stored log ends with response.failed.
-    if (!TERMINAL.has(asm.status) && !(background && deps.lifecycle.draining)) {
+    if (!TERMINAL.has(asm.status) && !(background && deps.shutdown.draining)) {
       rec.emit(asm.abandon("The response stopped before it finished (its model worker stopped or failed); create it again."));
     }
     rec.save();

@@ -63,7 +63,7 @@ export interface FollowOptions {
 export function followStream(deps: AppDeps, id: string, after: number, o: FollowOptions): Response {
   const left = new AbortController();
   return sseResponse({
-    frames: followResponse(deps.db, deps.live, id, after, { teamId: o.teamId, draining: () => deps.lifecycle.draining, signal: left.signal }),
+    frames: followResponse(deps.db, deps.live, id, after, { teamId: o.teamId, draining: () => deps.shutdown.draining, signal: left.signal }),
     // A background job may wait queued, silent, for a long time: comment lines keep proxies from closing the stream.
     // A stored stream's own client waits as an unstored one does, without them (a timer per frame is not free).
     heartbeatMs: o.abortOnLeave ? undefined : 15_000,

@@ -2,13 +2,13 @@
 // lifecycle, and assemble the response object (or its event stream) from the core's blocks. A stored response
 // (store defaults to true) is written to the database; a streamed or background one is driven by stored.ts.
 import type { AppDeps } from "../../app-deps.ts";
-import type { AuthContext } from "../../auth/authenticate.ts";
+import type { CallContext } from "../call-context.ts";
 import { insertResponse, type StoredItem } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
-import type { StreamEnd } from "../../http/sse-writer.ts";
 import { newResponseId } from "./ids.ts";
-import { countPrompt, type RequestScope, startRun } from "../../inference/lifecycle.ts";
+import type { RequestScope } from "../../inference/admitted-run.ts";
+import { countPrompt, startRun } from "../../inference/lifecycle.ts";
 import { textModel } from "../text-model.ts";
 import type { ResponseAssembler } from "./assembler.ts";
 import { storedInput } from "./items.ts";
@@ -20,13 +20,9 @@ import { launch, newAssembler, responseRow } from "./stored.ts";
 import { responseFrames, SequencedFrames } from "./stream.ts";
 import { checkOptions } from "./validate.ts";
 
-export interface CallContext {
-  auth: AuthContext;
-  requestId: string;
-  signal: AbortSignal;
+export interface ResponsesCall extends CallContext {
   /** The JSON body's size as received, for the background limit. */
   bodyBytes: number;
-  onStreamEnd?: (end: StreamEnd) => void;
 }
 
 /** A background request's JSON body may be at most this many bytes (spec, Limits). */
@@ -46,8 +42,8 @@ function tooLarge(bytes: number, limit: number, inlineMedia: number): ApiError {
   );
 }
 
-export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, ctx: CallContext): Promise<Record<string, unknown> | Response> {
-  if (deps.lifecycle.draining) throw ApiError.shuttingDown();
+export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, ctx: ResponsesCall): Promise<Record<string, unknown> | Response> {
+  if (deps.shutdown.draining) throw ApiError.shuttingDown();
   if (body.background && ctx.bodyBytes > BACKGROUND_BODY_LIMIT) {
     throw new ApiError(
       413, "invalid_request_error",

@@ -9,7 +9,8 @@ import {
 } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { newRequestId } from "../../http/request-id.ts";
-import { type RequestScope, type Run, startRun } from "../../inference/lifecycle.ts";
+import type { RequestScope } from "../../inference/admitted-run.ts";
+import { type Run, startRun } from "../../inference/lifecycle.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import { textModel } from "../text-model.ts";
 import { ResponseAssembler } from "./assembler.ts";

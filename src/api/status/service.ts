@@ -1,6 +1,6 @@
 // Builds the status document from open incidents, model health, storage health and whether the server is draining;
 // GET /v1/status and the dashboard's Status tab both answer with currentStatus, so they never disagree.
-import type { Lifecycle } from "../../app-deps.ts";
+import type { ShutdownState } from "../../app-deps.ts";
 import type { Db } from "../../db/client.ts";
 import { type Incident, recentIncidents } from "../../db/incidents-repo.ts";
 import { storageTrouble } from "../../db/storage-health.ts";
@@ -70,7 +70,7 @@ export function buildStatus(input: StatusInput): StatusDocument {
  * The status of the running service, from the incidents table, the registry's model health, the drain flag and the
  * storage's health; a database that cannot be read is a storage fault to report, not a reason to fail the page.
  */
-export async function currentStatus(deps: { db: Db; registry: ModelRegistry; lifecycle: Lifecycle }): Promise<StatusDocument> {
+export async function currentStatus(deps: { db: Db; registry: ModelRegistry; shutdown: ShutdownState }): Promise<StatusDocument> {
   let storage = storageTrouble(deps.db);
   let incidents: Incident[] = [];
   try {
@@ -80,7 +80,7 @@ export async function currentStatus(deps: { db: Db; registry: ModelRegistry; lif
     storage ??= { kind: "unwritable", blocking: true, message: "The server cannot read its database." };
   }
   return buildStatus({
-    draining: deps.lifecycle.draining || deps.lifecycle.leaving === true,
+    draining: deps.shutdown.draining || deps.shutdown.leaving === true,
     storage,
     incidents,
     models: deps.registry.list().map((m) => ({ id: m.id, health: deps.registry.healthOf(m.id) })),

@@ -37,7 +37,7 @@ async function setup() {
     await insertResponse(db, { id, teamId: team.id, keyId: key.id, model: "m", status: "in_progress", requestJson: "{}", responseJson: "{}", createdAt: 1, updatedAt: 1, expiresAt: 9e9 }, []);
     live.begin(id, () => {});
     const asm = new ResponseAssembler({ id, model: "m", createdAt: 1, echo: {}, sealer, includeEncrypted: false, summary: false });
-    return { id, asm, rec: new ResponseRecorder({ db, live, logger, lifecycle: { draining: false } }, asm, { nextSequence: 0, storedBytes: 0 }) };
+    return { id, asm, rec: new ResponseRecorder({ db, live, logger, shutdown: { draining: false } }, asm, { nextSequence: 0, storedBytes: 0 }) };
   }));
   return { db, team, live, logger, recorders, transactions: () => transactions };
 }

@@ -110,7 +110,7 @@ describe("the images lifecycle", () => {
 
   test("draining refuses before admission", async () => {
     const { deps, scheduler, job } = await setup();
-    expect(await apiRefusal(runRenders({ ...deps, lifecycle: { draining: true } }, job(1)))).toMatchObject({ status: 503, code: "server_shutting_down" });
+    expect(await apiRefusal(runRenders({ ...deps, shutdown: { draining: true } }, job(1)))).toMatchObject({ status: 503, code: "server_shutting_down" });
     expect(scheduler.jobs).toHaveLength(0);
   });
 });

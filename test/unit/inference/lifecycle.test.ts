@@ -7,7 +7,8 @@ import { createKey } from "../../../src/db/keys-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { ApiError } from "../../../src/errors/api-error.ts";
 import { collectChoice } from "../../../src/inference/blocks.ts";
-import { type Admission, type AdmissionTicket, type LifecycleDeps, settleStatus, startRun, totalUsage } from "../../../src/inference/lifecycle.ts";
+import { type Admission, type AdmissionTicket, settleStatus } from "../../../src/inference/admitted-run.ts";
+import { type LifecycleDeps, startRun, totalUsage } from "../../../src/inference/lifecycle.ts";
 import { credit, setBillingEnabled } from "../../../src/db/billing-repo.ts";
 import { billingAccounts, ledger } from "../../../src/db/schema.ts";
 import type { Usage } from "../../../src/inference/blocks.ts";
@@ -74,7 +75,7 @@ async function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admissio
   const key = await createKey(db, team.id, "k");
   const produced = { tokens: 0 };
   const d: LifecycleDeps = {
-    db, logger: memoryLogger(), lifecycle: { draining: false }, gate: admit && { admit },
+    db, logger: memoryLogger(), shutdown: { draining: false }, gate: admit && { admit },
     scheduler: tickingScheduler(limit, submitted, produced),
     tokenizers: {
       get: async () => ({
@@ -273,7 +274,7 @@ describe("startRun", () => {
 
   test("draining refuses before any work", async () => {
     const { d, scope } = await deps(1, []);
-    d.lifecycle.draining = true;
+    d.shutdown.draining = true;
     await expect(startRun(d, { scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toMatchObject({ code: "server_shutting_down" });
   });
 });

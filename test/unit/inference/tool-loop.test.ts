@@ -36,7 +36,7 @@ async function setup(script: { text: string; reason?: "stop" | "length"; cached?
   const submitted: SeqRequest[] = [];
   const renders: { conv: Conversation; tools: ToolDef[] | null }[] = [];
   const deps: LifecycleDeps = {
-    db, logger: memoryLogger(), lifecycle: { draining: false },
+    db, logger: memoryLogger(), shutdown: { draining: false },
     scheduler: {
       assertServing: () => {},
       submit(reqs: SeqRequest[]) {

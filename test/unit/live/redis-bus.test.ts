@@ -13,7 +13,7 @@ import { createKey } from "../../../src/db/keys-repo.ts";
 import { appendEvent, updateResponse } from "../../../src/db/response-events-repo.ts";
 import { deleteResponse, findResponse, insertResponse } from "../../../src/db/responses-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
-import type { AbortReason } from "../../../src/inference/lifecycle.ts";
+import type { AbortReason } from "../../../src/inference/admitted-run.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { RedisConnection } from "../../../src/redis/connection.ts";
 import { tempDir } from "../../helpers/kiln.ts";

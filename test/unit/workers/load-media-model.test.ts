@@ -1,7 +1,7 @@
 // Reading a multimodal folder's config.json, and refusing graphs the worker cannot feed (float16 inputs).
 import { describe, expect, test } from "bun:test";
 import { dtypeSuffix } from "../../../src/models/manifest.ts";
-import { mediaLayout, requireFloat32 } from "../../../workers/engine/load-media-model.ts";
+import { mediaModelConfig, requireFloat32 } from "../../../workers/engine/load-media-model.ts";
 import type { OrtSessionLike } from "../../../workers/engine/ort-runner.ts";
 
 const session = (name: string, type: string): OrtSessionLike => ({
@@ -10,10 +10,10 @@ const session = (name: string, type: string): OrtSessionLike => ({
 
 describe("multimodal folders", () => {
   test("config.json gives the kinds, placeholder ids and the decoder's config", () => {
-    const l = mediaLayout({ model_type: "kiln_omni", image_token_index: 7, audio_token_index: 8, eos_token_id: 3, text_config: { hidden_size: 64, num_hidden_layers: 2, vocab_size: 100 } });
+    const l = mediaModelConfig({ model_type: "kiln_omni", image_token_index: 7, audio_token_index: 8, eos_token_id: 3, text_config: { hidden_size: 64, num_hidden_layers: 2, vocab_size: 100 } });
     expect([l.kinds, l.tokenIds, l.hidden, l.text.eos_token_id, l.text.vocab_size]).toEqual([["image", "audio"], { image: 7, audio: 8 }, 64, 3, 100]);
-    expect(() => mediaLayout({ model_type: "qwen2_vl", text_config: { hidden_size: 8 } })).toThrow(/not served/);
-    expect(() => mediaLayout({ model_type: "llava", text_config: { hidden_size: 8 } })).toThrow(/image_token_index/);
+    expect(() => mediaModelConfig({ model_type: "qwen2_vl", text_config: { hidden_size: 8 } })).toThrow(/not served/);
+    expect(() => mediaModelConfig({ model_type: "llava", text_config: { hidden_size: 8 } })).toThrow(/image_token_index/);
     expect([dtypeSuffix("fp32"), dtypeSuffix("q4"), dtypeSuffix("fp16")]).toEqual(["", "_q4", "_fp16"]);
   });
 
