@@ -1,6 +1,7 @@
 // What a route hands its service about one call, the same for every family: who asks, the request's id, the client's
 // connection, and where a streamed answer says how it really ended.
 import type { AuthContext } from "../auth/authenticate.ts";
+import { metaOf, watchStream } from "../http/request-meta.ts";
 import type { StreamEnd } from "../http/sse-writer.ts";
 
 export interface CallContext {
@@ -10,4 +11,10 @@ export interface CallContext {
   signal: AbortSignal;
   /** Told how a streamed answer really ended, once it has (for the request's log line). */
   onStreamEnd?: (end: StreamEnd) => void;
+}
+
+/** The context of a call whose answer may be a stream: its log line waits for how the stream ended. */
+export function streamingCall(auth: AuthContext, request: Request): CallContext {
+  const meta = metaOf(request);
+  return { auth, requestId: meta.id, signal: request.signal, onStreamEnd: watchStream(meta) };
 }

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { requireEdgeAuth } from "../../auth/guard.ts";
 import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { ErrorBody } from "../../errors/schema.ts";
-import { metaOf, watchStream } from "../../http/request-meta.ts";
+import { streamingCall } from "../call-context.ts";
 import type { AppDeps } from "../../app-deps.ts";
 import { Completion, CompletionRequest } from "./schema.ts";
 import { createCompletion } from "./service.ts";
@@ -16,7 +16,7 @@ export function completionsRoutes(deps: AppDeps) {
       "/v1/completions",
       // A streamed answer is a Response (SSE), which Elysia passes through; the schema describes the JSON answer.
       ({ body, auth, request }) =>
-        createCompletion(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof Completion.static>,
+        createCompletion(deps, body, streamingCall(auth, request)) as Promise<typeof Completion.static>,
       {
         edge: POLICY.keyedJson,
         body: CompletionRequest,

@@ -4,7 +4,7 @@ import type { AppDeps } from "../../app-deps.ts";
 import { requireEdgeAuth } from "../../auth/guard.ts";
 import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { ErrorBody } from "../../errors/schema.ts";
-import { metaOf, watchStream } from "../../http/request-meta.ts";
+import { streamingCall } from "../call-context.ts";
 import { CountTokensObject, MessageObject, MessagesRequest } from "./schema.ts";
 import { countMessageTokens, createMessage } from "./service.ts";
 
@@ -19,7 +19,7 @@ export function messagesRoutes(deps: AppDeps) {
     .derive(requireEdgeAuth)
     .post(
       "/v1/messages",
-      ({ body, auth, request }) => createMessage(deps, body, { auth, requestId: metaOf(request).id, signal: request.signal, onStreamEnd: watchStream(metaOf(request)) }) as Promise<typeof MessageObject.static>,
+      ({ body, auth, request }) => createMessage(deps, body, streamingCall(auth, request)) as Promise<typeof MessageObject.static>,
       {
         edge: POLICY.keyedJson,
         body: MessagesRequest,

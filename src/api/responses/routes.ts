@@ -6,6 +6,7 @@ import { requireEdgeAuth } from "../../auth/guard.ts";
 import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { metaOf, watchStream } from "../../http/request-meta.ts";
+import { streamingCall } from "../call-context.ts";
 import { cancelStoredResponse, deleteStoredResponse, listInputItems, retrieveResponse } from "./retrieve.ts";
 import { DeletedResponse, InputItemList, InputTokensObject, ResponseObject, ResponsesRequest } from "./schema.ts";
 import { countInputTokens, createResponse } from "./service.ts";
@@ -28,9 +29,7 @@ export function responsesRoutes(deps: AppDeps) {
       "/v1/responses",
       // A streamed answer is a Response (SSE), which Elysia passes through; the schema describes the JSON answer.
       ({ body, auth, request }) =>
-        createResponse(deps, body, {
-          auth, requestId: metaOf(request).id, signal: request.signal, bodyBytes: metaOf(request).bodyBytes ?? 0, onStreamEnd: watchStream(metaOf(request)),
-        }) as Promise<typeof ResponseObject.static>,
+        createResponse(deps, body, { ...streamingCall(auth, request), bodyBytes: metaOf(request).bodyBytes ?? 0 }) as Promise<typeof ResponseObject.static>,
       {
         edge: POLICY.keyedJson,
         body: ResponsesRequest,
