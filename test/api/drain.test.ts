@@ -58,8 +58,9 @@ describe("SIGTERM drain", () => {
   test("with a drain notice, is_alive turns false at once while new requests are still served; after it they get 503; exit 0", async () => {
     const s = await start(5000, { KILN_DRAIN_NOTICE_MS: "4000" });
     const models = () => rawRequest(s.port, httpRequest("GET", "/v1/models", { headers: { authorization: `Bearer ${s.server.key}` } }));
-    // A long stream keeps the drain (and the process) going past the notice.
-    const stream = await runningStream(s, 4000);
+    // A stream far longer than the notice and the grace together, however fast the box decodes, keeps the drain (and
+    // the process) going past the notice: a shorter one may end first on an idle box, and the process with it.
+    const stream = await runningStream(s, 100_000);
     const exited = s.server.stop();
     await draining(s.server);
     // What a load balancer's health check sees now takes the replica out; until then, what it still sends is served.
