@@ -138,6 +138,8 @@ export interface Config {
   readonly videoFrameSize: number;
   /** Built-in models installed into the models dir at start (see BUILTIN_MODEL_IDS). */
   readonly builtinModels: readonly string[];
+  /** A .gguf file or Hugging Face folder imported into the models dir at start (once) and served; null: none. */
+  readonly model: string | null;
 }
 
 interface Option {
@@ -254,6 +256,7 @@ export const OPTIONS: Option[] = [
   { key: "videoMaxFrames", env: "KILN_VIDEO_MAX_FRAMES", flag: "--video-max-frames", help: "most frames sampled from one video", parse: int(1, 1024) },
   { key: "videoFrameSize", env: "KILN_VIDEO_FRAME_SIZE", flag: "--video-frame-size", help: "longer side of sampled frames (pixels)", parse: int(16, 4096) },
   { key: "builtinModels", env: "KILN_BUILTIN_MODELS", flag: "--builtin-models", help: "built-in models built into the models dir at start (comma list, or none)", parse: builtinList },
+  { key: "model", env: "KILN_MODEL", flag: "--model", help: "a .gguf file or Hugging Face folder to serve (imported into the models dir on the first start)", parse: nonEmpty },
 ];
 
 export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
@@ -319,6 +322,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     videoMaxFrames: 32,
     videoFrameSize: 768,
     builtinModels: BUILTIN_MODEL_IDS,
+    model: null,
   };
 }
 

@@ -1,5 +1,6 @@
-// `kiln models list` and `kiln models build …` (the builder lives in src/modelgen and writes into the models dir).
+// `kiln models list`, `kiln models build …` and `kiln models import …` (src/modelgen builds and imports into the models dir).
 import { modelsBuildCommand } from "../modelgen/cli.ts";
+import { modelsImportCommand } from "../modelgen/import/import-cli.ts";
 import type { Config } from "../config.ts";
 import { scanModels } from "../models/registry.ts";
 import type { Out } from "./admin.ts";
@@ -29,6 +30,7 @@ export async function modelsCommand(config: Config, args: string[], out: Out): P
     const hasOut = rest.some((a) => a === "--out" || a.startsWith("--out="));
     return modelsBuildCommand(hasOut ? rest : [...rest, "--out", config.modelsDir]);
   }
-  out("usage: kiln models list | kiln models build --preset <name> [--dtype fp32,q4] [--out <dir>]");
+  if (sub === "import") return modelsImportCommand(rest, config.modelsDir);
+  out("usage: kiln models list | kiln models build --preset <name> [--dtype fp32,q4] [--out <dir>] | kiln models import <file.gguf | folder>");
   return 2;
 }

@@ -1,6 +1,7 @@
 // `kiln serve`: database → first key → default model → registry → worker pool → HTTP; drains on SIGTERM/SIGINT.
 import { mkdirSync } from "node:fs";
 import { ensureDefaultModel } from "../modelgen/index.ts";
+import { importAtStart } from "../modelgen/import/import-at-start.ts";
 import { Gate } from "../access/gate.ts";
 import { accessStores } from "../access/stores.ts";
 import { LiveResponses } from "../live/live.ts";
@@ -99,6 +100,7 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
   if (replay.replayed || replay.alreadyRecorded || replay.kept || replay.unreadable) logger.info("settlement journal replayed", { ...replay });
   await ensureFirstKey(db, opts.print, config.firstKeyFile);
   if (opts.buildDefaultModel !== false) await ensureDefaultModel(config.modelsDir, config.builtinModels);
+  await importAtStart(config.modelsDir, config.model, logger);
   const { models, problems } = scanModels(config.modelsDir);
   for (const p of problems) logger.warn("model folder skipped", { folder: p.folder, reason: p.reason });
   // Before any worker starts: an explicit webgpu that cannot work stops here, naming why.

@@ -7,13 +7,23 @@ import { DataFile } from "./data-file.ts";
 import { isGpuDtype } from "./gpu-decoder-graph.ts";
 import { manifestMedia, mediaJsonFiles, mediaModelConfig } from "./media-files.ts";
 import { mediaLayout } from "./media-spec.ts";
-import { generationConfig, kilnManifest, modelConfig } from "./model-files.ts";
+import { builtSpecialIds, generationConfig, kilnManifest, modelConfig, type SpecialIds } from "./model-files.ts";
 import type { GpuLengths } from "./gpu-decoder-graph.ts";
 import { modelGraphs, modelPlan, onnxFile } from "./model-graphs.ts";
 import { WeightSink } from "./sinks.ts";
 import { specHash, validateSpec, type Dtype, type ModelSpec } from "./spec.ts";
 import { buildTokenizer } from "./tokenizer.ts";
-import { generateWeight } from "./weights.ts";
+import { generateWeight, type Chunk, type PlanEntry } from "./weights.ts";
+
+/** Where a build's weight values come from: the seeded generator (kiln's own models) or an imported file. */
+export type WeightSource = (e: PlanEntry) => Iterable<Chunk>;
+
+/** A tokenizer the build takes as it is (an imported model's), in place of the one kiln trains. */
+export interface GivenTokenizer {
+  tokenizerJson: Record<string, unknown>;
+  tokenizerConfig: Record<string, unknown>;
+  ids: SpecialIds;
+}
 
 export interface BuildOptions {
   spec: ModelSpec;
@@ -26,6 +36,14 @@ export interface BuildOptions {
   onProgress?: (done: number, total: number, label: string) => void;
   /** The GPU formats' length inputs (gpu-decoder-graph.ts); "attention_mask" writes transformers.js's I/O. */
   gpuLengths?: GpuLengths;
+  /** The weights' values (default: generated from the spec's seed). */
+  weights?: WeightSource;
+  /** The tokenizer files as given (default: kiln's own byte-level BPE for the spec's vocabulary). */
+  tokenizer?: GivenTokenizer;
+  /** kiln.json fields written over the built manifest's (an import's id source, prompt format, capabilities). */
+  manifest?: Record<string, unknown>;
+  /** The build's identity in kiln.json's build.spec_hash (default: specHash of the spec); an import's names its source. */
+  identity?: string;
 }
 
 /** fp16 and q4f16 are the WebGPU formats (gpu-decoder-graph.ts), for text models only. */
@@ -52,10 +70,12 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
   const writeJson = (rel: string, v: unknown, compact = false) => writeText(rel, JSON.stringify(v, null, compact ? undefined : 2) + "\n");
 
   const media = mediaLayout(spec) !== null;
-  const tok = buildTokenizer(spec.vocab, spec.contextLength, media);
+  if (media && opts.tokenizer) throw new Error("buildModel: a given tokenizer is for text models only");
+  const built = opts.tokenizer ? null : buildTokenizer(spec.vocab, spec.contextLength, media);
+  const tok = opts.tokenizer ?? { ...built!, ids: builtSpecialIds(built!.ids) };
   writeJson("tokenizer.json", tok.tokenizerJson, true);
   writeJson("tokenizer_config.json", tok.tokenizerConfig);
-  writeJson("config.json", media ? mediaModelConfig(spec, tok.ids, defaultDtype) : modelConfig(spec, tok.ids, defaultDtype));
+  writeJson("config.json", built && media ? mediaModelConfig(spec, built.ids, defaultDtype) : modelConfig(spec, tok.ids, defaultDtype));
   writeJson("generation_config.json", generationConfig(tok.ids));
   if (media) for (const [name, json] of Object.entries(mediaJsonFiles(spec))) writeJson(name, json);
 
@@ -78,7 +98,7 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
         return routed ? [{ sink: s.sink, e: routed }] : [];
       });
       for (const u of users) u.sink.begin(u.e);
-      for (const chunk of generateWeight(spec, e)) {
+      for (const chunk of opts.weights ? opts.weights(e) : generateWeight(spec, e)) {
         for (const u of users) u.sink.chunk(u.e, chunk);
         done += chunk.rows * e.cols;
         opts.onProgress?.(done, total, e.name);
@@ -96,8 +116,8 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
     hashes[`onnx/${s.file}`] = createHash("sha256").update(bytes).digest("hex");
   }
 
-  const build = { specHash: specHash(spec, dtypes, defaultDtype), contentHash: combineHashes(hashes) };
-  const manifest = kilnManifest(spec, dtypes, defaultDtype, build, media ? manifestMedia(spec, tok.ids) : undefined);
-  writeJson(MANIFEST_FILE, manifest);
+  const build = { specHash: opts.identity ?? specHash(spec, dtypes, defaultDtype), contentHash: combineHashes(hashes) };
+  const manifest = kilnManifest(spec, dtypes, defaultDtype, build, built && media ? manifestMedia(spec, built.ids) : undefined);
+  writeJson(MANIFEST_FILE, { ...manifest, ...opts.manifest });
   return { dir: outDir, files: Object.keys(hashes).sort() };
 }

@@ -1,5 +1,5 @@
 // The Llama/Qwen2 decoder as an ONNX graph of standard and com.microsoft ops, exact under left padding (no GroupQueryAttention).
-import { linearOp, layerTail, rmsNormOps } from "./graph-ops.ts";
+import { headNorm, linearOp, layerTail, rmsNormOps } from "./graph-ops.ts";
 import { GraphBuilder, int, T } from "./onnx-builder.ts";
 import { rotaryInputs } from "./rotary.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
@@ -72,10 +72,13 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
     const [qp, kp] = g.nodeN("Split", [linear(x, w.qkv, w.qkvBias?.name), g.int64([NH * D, KV * D, KV * D])], { axis: int(-1) }, {
       outputs: [`/split_qkv_${l}/q`, `/split_qkv_${l}/k`, stepValue],
     });
-    rotary(kp!, KV, stepKey);
+    // Qwen3: each head's q and k RMS-normed before rotation.
+    const qn = w.qNorm ? headNorm(g, rmsNorm, qp!, w.qNorm, NH, D) : qp!;
+    const kn = w.kNorm ? headNorm(g, rmsNorm, kp!, w.kNorm, KV, D) : kp!;
+    rotary(kn, KV, stepKey);
     // Grouped-query attention over [B, S, heads·D] inputs; the cache is concatenated inside ([B, KV, T, D] outputs) and
     // the additive mask keeps it exact under left padding (and over a cache's unused, masked columns).
-    const [attn] = g.nodeN("Attention", [rotary(qp!, NH), stepKey, stepValue, mask, past[l]!.key, past[l]!.value], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {
+    const [attn] = g.nodeN("Attention", [rotary(qn, NH), stepKey, stepValue, mask, past[l]!.key, past[l]!.value], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {
       outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`],
     });
     ({ residual, x } = layerTail(g, { linear, addNorm }, spec, names, l, residual, attn!));

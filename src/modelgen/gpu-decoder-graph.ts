@@ -1,5 +1,5 @@
 // The Llama/Qwen2 decoder for ONNX Runtime's WebGPU EP (fp16, q4f16): GroupQueryAttention over right-padded rows, no attention mask.
-import { Q4_ACCURACY_LEVEL, Q4_BLOCK, layerTail, rmsNormOps } from "./graph-ops.ts";
+import { headNorm, Q4_ACCURACY_LEVEL, Q4_BLOCK, layerTail, rmsNormOps } from "./graph-ops.ts";
 import { GraphBuilder, int, T } from "./onnx-builder.ts";
 import { rotaryInputs } from "./rotary.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
@@ -87,7 +87,7 @@ export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLe
     // new keys right after them, so right-padded rows of different lengths share one pass. Its default scale is 1/√D.
     const [attn] = g.nodeN(
       "GroupQueryAttention",
-      [rotary(q!, NH), rotary(k!, KV), v!, past[l]!.key, past[l]!.value, seqlensK, totalLen],
+      [rotary(w.qNorm ? headNorm(g, rmsNorm, q!, w.qNorm, NH, D) : q!, NH), rotary(w.kNorm ? headNorm(g, rmsNorm, k!, w.kNorm, KV, D) : k!, KV), v!, past[l]!.key, past[l]!.value, seqlensK, totalLen],
       { num_heads: int(NH), kv_num_heads: int(KV) },
       { domain: "com.microsoft", outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`] },
     );

@@ -45,6 +45,15 @@ export function rmsNormOps(g: GraphBuilder, eps: number) {
 }
 
 /**
+ * RMS norm of each head's slice of x [B, S, heads·D] with one weight of D (Qwen3's q_norm / k_norm): reshaped to
+ * [B, S, heads, D] so the norm runs over the last axis, then back. `rmsNorm` is the decoder's own (same ε).
+ */
+export function headNorm(g: GraphBuilder, rmsNorm: (x: string, weight: string) => string, x: string, weight: string, heads: number, headDim: number): string {
+  const perHead = g.node("Reshape", [x, g.int64([0, 0, heads, headDim])]);
+  return g.node("Reshape", [rmsNorm(perHead, weight), g.int64([0, 0, heads * headDim])]);
+}
+
+/**
  * A decoder layer after its attention output: the output projection added to the residual and normed, the SwiGLU MLP,
  * then its sum normed by the next layer's input norm (the final norm after the last layer). Returns the next layer's
  * residual and normed input.

@@ -1,6 +1,6 @@
 // The JSON files only media folders have: the LLaVA / Ultravox / kiln-omni config.json, processor configs, and kiln.json's media block.
 import { AUDIO, imageTokens, mediaLayout, type AudioSpec, type MediaLayout, type VisionSpec } from "./media-spec.ts";
-import { modelConfig } from "./model-files.ts";
+import { builtSpecialIds, modelConfig } from "./model-files.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { MEDIA_TOKENS, type TokenizerFiles } from "./tokenizer.ts";
 
@@ -63,7 +63,7 @@ const audioConfig = (a: AudioSpec): Json => ({
  */
 export function mediaModelConfig(spec: ModelSpec, ids: Ids, defaultDtype: Dtype): Json {
   const layout = layoutOf(spec);
-  const { "transformers.js_config": tjs, ...text } = modelConfig(spec, ids, defaultDtype);
+  const { "transformers.js_config": tjs, ...text } = modelConfig(spec, builtSpecialIds(ids), defaultDtype);
   return {
     architectures: [ARCHITECTURE[layout]],
     model_type: MODEL_TYPE[layout],

@@ -1,7 +1,7 @@
 // The JSON files of a model folder: config.json, generation_config.json and kiln.json (kiln's manifest).
 import { onnxFile } from "./model-graphs.ts";
 import { INT8_MAX_LEVEL } from "./quantize.ts";
-import type { Dtype, ModelSpec } from "./spec.ts";
+import type { Architecture, Dtype, ModelSpec } from "./spec.ts";
 import type { TokenizerFiles } from "./tokenizer.ts";
 
 /** 2026-01-01T00:00:00Z: fixed, so that builds are byte-identical. */
@@ -15,9 +15,24 @@ export const ONNX_FILES: Record<Dtype, string> = {
 
 type Ids = TokenizerFiles["ids"];
 
-export function modelConfig(spec: ModelSpec, ids: Ids, defaultDtype: Dtype): Record<string, unknown> {
+/** The ids config.json and generation_config.json name: the first token, the ends of a turn, padding. */
+export interface SpecialIds {
+  bos: number | null;
+  eos: number[];
+  pad: number | null;
+}
+
+/** kiln's own tokenizer: <|endoftext|> begins, pads and ends; <|im_end|> ends a turn. */
+export function builtSpecialIds(ids: Ids): SpecialIds {
+  return { bos: ids.endOfText, eos: [ids.imEnd, ids.endOfText], pad: ids.endOfText };
+}
+
+/** The Hugging Face model class of each architecture (config.json's `architectures`). */
+export const HF_CLASS: Record<Architecture, string> = { llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM" };
+
+export function modelConfig(spec: ModelSpec, ids: SpecialIds, defaultDtype: Dtype): Record<string, unknown> {
   return {
-    architectures: [spec.architecture === "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM"],
+    architectures: [HF_CLASS[spec.architecture]],
     model_type: spec.architecture,
     hidden_size: spec.hidden,
     intermediate_size: spec.intermediate,
@@ -32,18 +47,19 @@ export function modelConfig(spec: ModelSpec, ids: Ids, defaultDtype: Dtype): Rec
     tie_word_embeddings: spec.tiedEmbeddings,
     hidden_act: "silu",
     attention_bias: spec.architecture === "qwen2",
+    ...(spec.ropeFreqFactors ? { kiln_rope_freq_factors: spec.ropeFreqFactors } : {}),
     initializer_range: spec.initStd,
-    bos_token_id: ids.endOfText,
-    eos_token_id: [ids.imEnd, ids.endOfText],
-    pad_token_id: ids.endOfText,
+    bos_token_id: ids.bos,
+    eos_token_id: ids.eos,
+    pad_token_id: ids.pad,
     torch_dtype: "float32",
     use_cache: true,
     "transformers.js_config": { dtype: defaultDtype },
   };
 }
 
-export function generationConfig(ids: Ids): Record<string, unknown> {
-  return { bos_token_id: ids.endOfText, eos_token_id: [ids.imEnd, ids.endOfText], pad_token_id: ids.endOfText, do_sample: false };
+export function generationConfig(ids: SpecialIds): Record<string, unknown> {
+  return { bos_token_id: ids.bos, eos_token_id: ids.eos, pad_token_id: ids.pad, do_sample: false };
 }
 
 export function kilnManifest(

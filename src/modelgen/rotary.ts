@@ -5,9 +5,9 @@ import type { ModelSpec } from "./spec.ts";
 /** The metadata_props key a kiln decoder states its positions bound under (src/models/graph-positions.ts reads it). */
 export const POSITIONS_KEY = "max_position_embeddings";
 
-/** θ^(−2i/D) for each of the D/2 rotated pairs, in float64. */
-export function inverseFrequencies(spec: Pick<ModelSpec, "headDim" | "ropeTheta">): number[] {
-  return Array.from({ length: spec.headDim / 2 }, (_, i) => Math.pow(spec.ropeTheta, (-2 * i) / spec.headDim));
+/** θ^(−2i/D) for each of the D/2 rotated pairs, divided by the pair's frequency factor if the spec has them, in float64. */
+export function inverseFrequencies(spec: Pick<ModelSpec, "headDim" | "ropeTheta" | "ropeFreqFactors">): number[] {
+  return Array.from({ length: spec.headDim / 2 }, (_, i) => Math.pow(spec.ropeTheta, (-2 * i) / spec.headDim) / (spec.ropeFreqFactors?.[i] ?? 1));
 }
 
 export interface RotaryInputs {
@@ -23,7 +23,7 @@ export interface RotaryInputs {
  * float16 for `type` FLOAT16), the values the old whole-context tables held: a pass costs B·S·D/2 cosines, and the
  * graph holds as many positions as the spec's context however long that is.
  */
-export function rotaryInputs(g: GraphBuilder, positions: string, spec: Pick<ModelSpec, "headDim" | "ropeTheta" | "contextLength">, type: number): RotaryInputs {
+export function rotaryInputs(g: GraphBuilder, positions: string, spec: Pick<ModelSpec, "headDim" | "ropeTheta" | "ropeFreqFactors" | "contextLength">, type: number): RotaryInputs {
   g.metadata.set(POSITIONS_KEY, String(spec.contextLength));
   const angles = g.node("Mul", [g.node("Unsqueeze", [g.node("Cast", [positions], { to: int(T.DOUBLE) }), g.int64([-1])]), g.float64(inverseFrequencies(spec))]);
   const rows = g.int64([-1, spec.headDim / 2]);

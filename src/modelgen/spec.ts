@@ -5,10 +5,14 @@ import { validateMedia, type AudioSpec, type VisionSpec } from "./media-spec.ts"
 /** CPU formats (fp32, q4, int8) and the WebGPU device formats (fp16, q4f16: gpu-decoder-graph.ts). */
 export type Dtype = "fp32" | "q4" | "int8" | "fp16" | "q4f16";
 
+export const ARCHITECTURES = ["llama", "qwen2", "qwen3"] as const;
+export type Architecture = (typeof ARCHITECTURES)[number];
+
 export interface ModelSpec {
   id: string;
   displayName: string;
-  architecture: "llama" | "qwen2";
+  /** llama (Llama, Mistral, SmolLM2, TinyLlama), qwen2 (biases on q/k/v), qwen3 (RMS norms on each head's q and k). */
+  architecture: Architecture;
   layers: number;
   hidden: number;
   heads: number;
@@ -19,6 +23,11 @@ export interface ModelSpec {
   contextLength: number;
   tiedEmbeddings: boolean;
   ropeTheta: number;
+  /**
+   * Each rotated pair's frequency is divided by its factor (D/2 of them): Llama 3.1's long-context scaling, as
+   * llama.cpp's `rope_freqs` tensor holds it. Absent: plain θ^(−2i/D).
+   */
+  ropeFreqFactors?: number[];
   rmsEps: number;
   seed: number;
   initStd: number;
@@ -137,6 +146,10 @@ export function validateSpec(s: ModelSpec): void {
   if (s.vocab < 512) throw new Error("spec.vocab must be at least 512 (256 bytes + special tokens + merges)");
   if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > 0xffffffff) throw new Error("spec.seed must be an integer in [0, 2^32)");
   if (!(s.initStd > 0) || !(s.rmsEps > 0) || !(s.ropeTheta > 1)) throw new Error("spec.initStd, rmsEps and ropeTheta must be positive");
+  if (!(ARCHITECTURES as readonly string[]).includes(s.architecture)) throw new Error(`spec.architecture "${s.architecture}" is not one of ${ARCHITECTURES.join(", ")}`);
+  if (s.ropeFreqFactors !== undefined && (s.ropeFreqFactors.length !== s.headDim / 2 || s.ropeFreqFactors.some((f) => !(f > 0)))) {
+    throw new Error(`spec.ropeFreqFactors must hold ${s.headDim / 2} positive factors (one per rotated pair)`);
+  }
   if (s.embedStd !== undefined && !(s.embedStd > 0)) throw new Error("spec.embedStd must be positive");
   validateMedia(s);
 }

@@ -26,6 +26,9 @@ export interface LayerNames {
   down: Linear;
   /** Qwen2 has biases on the q/k/v projections; Llama has none. */
   qkvBias?: { name: string; parts: Part[] };
+  /** Qwen3 RMS-norms each head's query and key (weights of headDim) before the rotary embedding. */
+  qNorm?: string;
+  kNorm?: string;
 }
 
 export interface WeightNames {
@@ -58,6 +61,7 @@ export function weightNames(spec: ModelSpec): WeightNames {
       },
       down: { name: `${p}.mlp.down_proj.weight`, in: I, out: H },
       ...(spec.architecture === "qwen2" ? { qkvBias: { name: `${p}.self_attn.qkv_proj.bias`, parts: qkvParts("bias", 1) } } : {}),
+      ...(spec.architecture === "qwen3" ? { qNorm: `${p}.self_attn.q_norm.weight`, kNorm: `${p}.self_attn.k_norm.weight` } : {}),
     });
   }
   const head = { name: spec.tiedEmbeddings ? embed : "lm_head.weight", in: H, out: spec.vocab };
@@ -89,6 +93,7 @@ export function weightPlan(spec: ModelSpec): PlanEntry[] {
   for (const l of n.layers) {
     plan.push(vec(l.inputNorm, "norm", spec.hidden), lin(l.qkv));
     if (l.qkvBias) plan.push({ ...vec(l.qkvBias.name, "bias", l.qkv.out), parts: l.qkvBias.parts });
+    if (l.qNorm && l.kNorm) plan.push(vec(l.qNorm, "norm", spec.headDim), vec(l.kNorm, "norm", spec.headDim));
     plan.push(lin(l.o), vec(l.postNorm, "norm", spec.hidden), lin(l.gateUp), lin(l.down));
   }
   plan.push(vec(n.finalNorm, "norm", spec.hidden));
