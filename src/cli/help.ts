@@ -23,6 +23,7 @@ export function helpText(): string {
     "  kiln users passwd <name> | kiln users list | kiln users remove <name>",
     "  kiln models list                               models found in the models dir, and problems",
     "  kiln models build --preset <name> [--dtype fp32,q4] [--out <dir>]",
+    "  kiln models import <file.gguf | folder> [--id <id>] [--dtype int8,q4,q4f16]   an operator's model, compiled once",
     "  kiln doctor                                    check the native pieces on this box",
     "  kiln --version",
     "",

@@ -11,6 +11,7 @@ import { capabilitiesOf } from "./capabilities.ts";
 import { openGgufFile } from "./gguf-source.ts";
 import { openHfFolder, type ImportSource } from "./hf-folder.ts";
 import { sourceFingerprint, type SourceRecord } from "./source-hash.ts";
+import { modelIdFrom } from "./model-id.ts";
 import { storeWeights } from "./weight-source.ts";
 
 /** The formats an import writes unless told: int8 (q4 for one-token passes) on the CPU, q4f16 on a GPU. */
@@ -31,14 +32,6 @@ export interface ImportResult {
   dir: string;
   /** False when an up-to-date import of this source was already there. */
   imported: boolean;
-}
-
-/** A model id from a file or folder name: lowercase, hyphenated, with a version digit (kiln's id rule). */
-export function modelIdFrom(name: string): string {
-  const base = name.replace(/\.gguf$/i, "").toLowerCase().replace(/[^a-z0-9.]+/g, "-").replace(/^[-.]+|[-.]+$/g, "").replace(/[.-]{2,}/g, "-");
-  const id = base || "imported";
-  const hyphen = id.indexOf("-");
-  return hyphen > 0 && /\d/.test(id.slice(hyphen)) ? id : `${id}-v1`;
 }
 
 function readManifest(dir: string): Record<string, unknown> | null {

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildModel } from "../../../../src/modelgen/build.ts";
 import { writeHfFolder } from "../../../../src/modelgen/hf-write.ts";
-import { importModel, modelIdFrom } from "../../../../src/modelgen/import/import-model.ts";
+import { importModel } from "../../../../src/modelgen/import/import-model.ts";
+import { modelIdFrom } from "../../../../src/modelgen/import/model-id.ts";
 import { PRESETS, type Architecture, type ModelSpec } from "../../../../src/modelgen/spec.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-import-hf-"));
