@@ -1,4 +1,4 @@
-// POST /v1/chat/completions: validate and map onto the core request, run it through the shared lifecycle, encode
+// POST /v1/chat/completions: validate and map onto the core request, run it as the shared text run, encode
 // the blocks as a chat.completion object or chunks through the one SSE writer.
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
@@ -9,7 +9,7 @@ import { collectRun } from "../../inference/collect-run.ts";
 import { openaiFrames } from "../openai-frames.ts";
 import { joinedText, toolCalls } from "../../inference/blocks.ts";
 import { chatCallId, newChatCompletionId } from "./ids.ts";
-import { type Run, startRun } from "../../inference/lifecycle.ts";
+import { type Run, startRun } from "../../inference/text-run.ts";
 import { chatFinishReason, chatLogprobs, SYSTEM_FINGERPRINT } from "./finish.ts";
 import type { ChatCompletionBody, ChatRequestBody } from "./schema.ts";
 import { ChatChunkEncoder, chatUsage } from "./stream.ts";

@@ -1,12 +1,12 @@
 // POST /v1/completions: validate and map onto the core (one raw-prompt request per prompt, run as one request
-// through the shared lifecycle), encode the choices as a text_completion object or chunks through the one SSE writer.
+// through the shared text run), encode the choices as a text_completion object or chunks through the one SSE writer.
 import type { AppDeps } from "../../app-deps.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
 import { collectRun } from "../../inference/collect-run.ts";
 import { openaiFrames } from "../openai-frames.ts";
 import { joinedText } from "../../inference/blocks.ts";
-import { type Run, startRun } from "../../inference/lifecycle.ts";
+import { type Run, startRun } from "../../inference/text-run.ts";
 import type { CoreRequest } from "../../inference/request.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import type { CallContext } from "../call-context.ts";
