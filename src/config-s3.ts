@@ -1,6 +1,6 @@
 // The S3 options (files in an S3-compatible object store): each value's parser, and the check that they make sense
 // together, so a half-configured store stops start-up with one line instead of failing at the first upload.
-import { ConfigError } from "./config-values.ts";
+import { ConfigError, urlOf } from "./config-values.ts";
 
 /** An S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit. */
 export function bucketName(raw: string, name: string): string {
@@ -13,12 +13,7 @@ export function bucketName(raw: string, name: string): string {
 
 /** The origin of an http(s) endpoint: scheme, host and port, nothing else (kiln addresses buckets path-style). */
 export function originUrl(raw: string, name: string): string {
-  let u: URL;
-  try {
-    u = new URL(raw.trim());
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
-  }
+  const u = urlOf(raw, `${name} must be an http(s) URL, got "${raw}"`);
   if ((u.protocol !== "http:" && u.protocol !== "https:") || u.username || u.password || u.pathname !== "/" || u.search || u.hash) {
     throw new ConfigError(`${name} must be http(s)://host[:port] with no path, query or credentials, got "${u.protocol}//${u.host}${u.pathname}"`);
   }

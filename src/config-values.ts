@@ -23,14 +23,18 @@ export function nonEmpty(raw: string, name: string) {
   return raw.trim();
 }
 
+/** `raw` (trimmed) as a URL; `refusal` is the error when it is not one (a URL option's own words for what it wants). */
+export function urlOf(raw: string, refusal: string): URL {
+  try {
+    return new URL(raw.trim());
+  } catch {
+    throw new ConfigError(refusal);
+  }
+}
+
 /** An http(s) base URL without query or fragment (kiln appends /search?q=…&format=json to its path). */
 export function baseUrl(raw: string, name: string) {
-  let u: URL;
-  try {
-    u = new URL(raw.trim());
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
-  }
+  const u = urlOf(raw, `${name} must be an http(s) URL, got "${raw}"`);
   if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash) {
     throw new ConfigError(`${name} must be an http(s) URL without a query or fragment, got "${raw}"`);
   }
@@ -100,12 +104,7 @@ export function builtinList(raw: string, name: string) {
 
 /** A Redis URL: redis:// or rediss:// (TLS), a host, and optionally a user, password and database number. */
 export function redisUrl(raw: string, name: string) {
-  let u: URL;
-  try {
-    u = new URL(raw.trim());
-  } catch {
-    throw new ConfigError(`${name} must be a redis:// or rediss:// URL, got "${raw}"`);
-  }
+  const u = urlOf(raw, `${name} must be a redis:// or rediss:// URL, got "${raw}"`);
   if ((u.protocol !== "redis:" && u.protocol !== "rediss:") || !u.hostname || u.search || u.hash || !/^\/?\d*$/.test(u.pathname)) {
     throw new ConfigError(`${name} must be a redis:// or rediss:// URL with a host (and at most a database number as its path), got "${raw.replace(/\/\/[^@/]*@/, "//…@")}"`);
   }
@@ -117,12 +116,7 @@ export function redisUrl(raw: string, name: string) {
  * (`?sslmode=require`). A message never repeats its credentials or options.
  */
 export function postgresUrl(raw: string, name: string) {
-  let u: URL;
-  try {
-    u = new URL(raw.trim());
-  } catch {
-    throw new ConfigError(`${name} must be a postgres:// or postgresql:// URL, such as postgres://kiln:password@db.internal:5432/kiln`);
-  }
+  const u = urlOf(raw, `${name} must be a postgres:// or postgresql:// URL, such as postgres://kiln:password@db.internal:5432/kiln`);
   if ((u.protocol !== "postgres:" && u.protocol !== "postgresql:") || !u.hostname || u.hash) {
     throw new ConfigError(`${name} must be a postgres:// or postgresql:// URL with a host, got "${u.protocol}//${u.host}${u.pathname}"`);
   }

@@ -1,5 +1,5 @@
-// Bun worker entry: loads one model and serves the scheduler's protocol (add, cancel) beside the lifecycle
-// (workers/lifecycle.ts) with the batching engine.
+// Bun worker entry: loads one model and serves the scheduler's protocol (add, cancel) beside the supervisor's
+// (workers/supervised-worker.ts) with the batching engine.
 import type { FromWorker, ModelLoadSpec, SeqDelta, SeqFinish, StepBatch, TextToWorker } from "../src/protocol/text.ts";
 import { DEFAULT_BURST_WINDOW, gatherBurst } from "./engine/burst.ts";
 import { Engine } from "./engine/engine.ts";
@@ -10,7 +10,7 @@ import { loadDeviceModel } from "./device/load-device-model.ts";
 import { PrefixCache } from "./engine/prefix-cache.ts";
 import { PrefixReuse } from "./engine/prefix-reuse.ts";
 import { profilerFromEnv } from "./engine/step-profile.ts";
-import { serveLifecycle, yieldToEvents } from "./lifecycle.ts";
+import { serveLifecycle, yieldToEvents } from "./supervised-worker.ts";
 
 let engine: Engine | null = null;
 let runner: (ModelRunner<unknown> & { runMs: number }) | null = null;

@@ -2,7 +2,7 @@
 // encoder, the usage chunk when asked for, then `data: [DONE]`; an error ends the stream with its body and no [DONE].
 import type { SseFrame, StreamEnd } from "../http/sse-writer.ts";
 import type { CoreEvent, Usage } from "../inference/blocks.ts";
-import type { Run } from "../inference/lifecycle.ts";
+import type { Run } from "../inference/text-run.ts";
 import { mergeStreams } from "../inference/merge.ts";
 
 export interface ChunkEncoder {

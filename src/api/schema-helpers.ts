@@ -12,3 +12,12 @@ export const nullable = <T extends Parameters<typeof t.Optional>[0]>(s: T, error
 
 /** Reasoning effort, as chat's reasoning_effort and Responses' reasoning.effort take it. */
 export const EffortSchema = t.Union(EFFORTS.map((e) => t.Literal(e)), { error: `reasoning effort must be one of ${EFFORTS.join(", ")}` });
+
+/** The fields an OpenAI completion object (chat's or the legacy format's) opens with: its id, type, time and model. */
+export const completionHead = <O extends string>(idPrefix: string, object: O) => ({
+  id: t.String({ description: `${idPrefix}…` }),
+  object: t.Literal(object),
+  created: Int(),
+  model: t.String(),
+  system_fingerprint: t.String(),
+});

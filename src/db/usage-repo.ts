@@ -43,11 +43,8 @@ export function insertUsage(tx: Pick<SqliteDb, "insert">, t: Tables, row: NewUsa
   tx.insert(t.usage).values(row).run();
 }
 
-export interface DailyUsage {
-  /** UTC day, YYYY-MM-DD. */
-  day: string;
-  team: string;
-  model: string;
+/** What usage rows add up to, over any group of them. */
+export interface UsageTotals {
   requests: number;
   inputTokens: number;
   /** Of inputTokens, those read from the prefix cache. */
@@ -55,6 +52,13 @@ export interface DailyUsage {
   outputTokens: number;
   images: number;
   costMicros: number;
+}
+
+export interface DailyUsage extends UsageTotals {
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  team: string;
+  model: string;
 }
 
 /** Each dialect's date arithmetic: a unix time's UTC day (YYYY-MM-DD), and the unix times a UTC day starts and ends. */

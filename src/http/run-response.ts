@@ -2,7 +2,7 @@
 // encoder crash → logged, sanitized frame), or by consuming the run to its end for a JSON answer (504 past the limit).
 import { ApiError } from "../errors/api-error.ts";
 import type { CoreEvent } from "../inference/blocks.ts";
-import type { Run } from "../inference/lifecycle.ts";
+import type { Run } from "../inference/text-run.ts";
 import type { Logger } from "../log/logger.ts";
 import { type SseFrame, sseResponse, type StreamEnd } from "./sse-writer.ts";
 

@@ -1,6 +1,7 @@
 // Reads the body of one tool call as the model wrote it between its markers (`{"name": …, "arguments": {…}}`):
 // strictly when it is whole and well formed, leniently when it was cut short or is malformed, so a call the model
 // began is still reported as a call (with the arguments text it wrote) rather than as markup in the answer.
+import { scanOutsideStrings } from "./json-scan.ts";
 
 export interface CallBody {
   name: string;
@@ -62,16 +63,10 @@ export function readPartialCall(body: string, whole: boolean): CallBody | null {
 /** Opening minus closing braces outside strings. */
 function braceBalance(text: string): number {
   let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (inString) {
-      if (ch === "\\") i++;
-      else if (ch === '"') inString = false;
-    } else if (ch === '"') inString = true;
-    else if (ch === "{") depth++;
+  scanOutsideStrings(text, (ch) => {
+    if (ch === "{") depth++;
     else if (ch === "}") depth--;
-  }
+  });
   return depth;
 }
 

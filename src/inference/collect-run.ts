@@ -2,7 +2,7 @@
 // is recorded as failed), and a run the time limit stopped is the timeout error, not a partial answer.
 import { ApiError } from "../errors/api-error.ts";
 import { type ChoiceResult, collectChoice, type Usage } from "./blocks.ts";
-import type { Run } from "./lifecycle.ts";
+import type { Run } from "./text-run.ts";
 
 export async function collectRun(run: Run, timeoutMs: number): Promise<{ results: ChoiceResult[]; usage: Usage }> {
   let results: ChoiceResult[];

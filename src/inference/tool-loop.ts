@@ -1,7 +1,7 @@
 // The core's built-in tool loop: a generation that ends calling a tool kiln runs itself (builtin-tool.ts) gets the
 // call run, the call and its result appended to the conversation, and another generation, all inside the same
 // response: one event stream whose block indexes keep counting, usage summed over the steps, and one settlement by
-// the lifecycle around it. Families only switch it on (withBuiltins) and encode its blocks.
+// the text run around it (text-run.ts). Families only switch it on (withBuiltins) and encode its blocks.
 import { ApiError } from "../errors/api-error.ts";
 import { type CoreEvent, emptyUsage, type Usage } from "./blocks.ts";
 import { builtinName, type BuiltinResult, type BuiltinSession, type BuiltinTool } from "./builtin-tool.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig, stripConfigFlags } from "../../src/config.ts";
+import { urlOf } from "../../src/config-values.ts";
 import { smallStepTokensFor } from "../../src/models/step-formats.ts";
 import { readCpuInfo } from "../../src/native/cpu.ts";
 
@@ -121,5 +122,13 @@ describe("loadConfig", () => {
     // sharp refuses more than 0x3FFF × 0x3FFF pixels whatever kiln allows.
     expect(() => loadConfig({ KILN_MEDIA_MAX_PIXELS: "268402690" }, [])).toThrow("KILN_MEDIA_MAX_PIXELS must be between 1 and 268402689");
     expect(() => loadConfig({}, ["--media-decode-timeout-ms", "10"])).toThrow("--media-decode-timeout-ms must be between 1000");
+  });
+});
+
+describe("urlOf", () => {
+  test("a URL option's text, trimmed, as a URL; text that is none is a ConfigError in the option's own words", () => {
+    expect(urlOf("  redis://cache:6379/2 ", "unused").href).toBe("redis://cache:6379/2");
+    expect(() => urlOf("http://", 'KILN_X must be an http(s) URL, got "http://"')).toThrow(new ConfigError('KILN_X must be an http(s) URL, got "http://"'));
+    expect(() => loadConfig({ KILN_WEB_SEARCH_URL: "not a url" }, [])).toThrow('KILN_WEB_SEARCH_URL must be an http(s) URL, got "not a url"');
   });
 });

@@ -1,7 +1,7 @@
 // typebox schemas of POST /v1/chat/completions (request, response and stream chunk), OpenAI-compatible.
 import { t } from "elysia";
 import { SAMPLER_PROPERTIES } from "../sampler-fields.ts";
-import { EffortSchema, Int, nullable } from "../schema-helpers.ts";
+import { completionHead, EffortSchema, Int, nullable } from "../schema-helpers.ts";
 
 const ContentPart = t.Object(
   {
@@ -110,11 +110,7 @@ const Logprobs = t.Object(
 );
 
 export const ChatCompletion = t.Object({
-  id: t.String({ description: "chatcmpl-…" }),
-  object: t.Literal("chat.completion"),
-  created: Int(),
-  model: t.String(),
-  system_fingerprint: t.String(),
+  ...completionHead("chatcmpl-", "chat.completion"),
   choices: t.Array(
     t.Object({
       index: Int(),

@@ -1,16 +1,16 @@
-// POST /v1/chat/completions: validate and map onto the core request, run it through the shared lifecycle, encode
+// POST /v1/chat/completions: validate and map onto the core request, run it as the shared text run, encode
 // the blocks as a chat.completion object or chunks through the one SSE writer.
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
 import type { CallContext } from "../call-context.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
-import { collectRun } from "../../inference/collect-run.ts";
+import { openaiBody } from "../openai-body.ts";
 import { openaiFrames } from "../openai-frames.ts";
 import { joinedText, toolCalls } from "../../inference/blocks.ts";
 import { chatCallId, newChatCompletionId } from "./ids.ts";
-import { type Run, startRun } from "../../inference/lifecycle.ts";
-import { chatFinishReason, chatLogprobs, SYSTEM_FINGERPRINT } from "./finish.ts";
+import { type Run, startRun } from "../../inference/text-run.ts";
+import { chatFinishReason, chatLogprobs } from "./finish.ts";
 import type { ChatCompletionBody, ChatRequestBody } from "./schema.ts";
 import { ChatChunkEncoder, chatUsage } from "./stream.ts";
 import { chatRequest } from "./validate.ts";
@@ -44,13 +44,10 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
   return completion(deps, run, head);
 }
 
-async function completion(deps: AppDeps, run: Run, head: { id: string; created: number; model: string }): Promise<ChatCompletionBody> {
-  const { results, usage } = await collectRun(run, deps.config.requestTimeoutMs);
-  return {
-    ...head,
-    object: "chat.completion",
-    system_fingerprint: SYSTEM_FINGERPRINT,
-    choices: results.map((r, index) => {
+function completion(deps: AppDeps, run: Run, head: { id: string; created: number; model: string }): Promise<ChatCompletionBody> {
+  return openaiBody(run, deps.config.requestTimeoutMs, { ...head, object: "chat.completion" }, {
+    usage: chatUsage,
+    choice: (r, index) => {
       const text = joinedText(r.blocks, "text");
       const reasoning = joinedText(r.blocks, "reasoning");
       const calls = toolCalls(r.blocks);
@@ -66,7 +63,6 @@ async function completion(deps: AppDeps, run: Run, head: { id: string; created: 
         logprobs: chatLogprobs(r.logprobs),
         finish_reason: chatFinishReason(r.finish),
       };
-    }),
-    usage: chatUsage(usage),
-  };
+    },
+  });
 }

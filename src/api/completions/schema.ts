@@ -1,7 +1,7 @@
 // typebox schemas of POST /v1/completions (request, response and stream chunk), OpenAI's legacy Completions format.
 import { t } from "elysia";
 import { SAMPLER_PROPERTIES } from "../sampler-fields.ts";
-import { Int, nullable } from "../schema-helpers.ts";
+import { completionHead, Int, nullable } from "../schema-helpers.ts";
 
 const PROMPT_ERROR = "prompt must be a string, an array of strings, an array of token ids, or an array of arrays of token ids";
 // Each member carries the message too: typebox reports the first member's failure inside an array, which alone misleads.
@@ -53,11 +53,7 @@ export const CompletionChoice = t.Object({
 });
 
 export const Completion = t.Object({
-  id: t.String({ description: "cmpl-…" }),
-  object: t.Literal("text_completion"),
-  created: Int(),
-  model: t.String(),
-  system_fingerprint: t.String(),
+  ...completionHead("cmpl-", "text_completion"),
   choices: t.Array(CompletionChoice),
   usage: Usage,
 });

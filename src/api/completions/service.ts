@@ -1,16 +1,15 @@
 // POST /v1/completions: validate and map onto the core (one raw-prompt request per prompt, run as one request
-// through the shared lifecycle), encode the choices as a text_completion object or chunks through the one SSE writer.
+// through the shared text run), encode the choices as a text_completion object or chunks through the one SSE writer.
 import type { AppDeps } from "../../app-deps.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
-import { collectRun } from "../../inference/collect-run.ts";
+import { openaiBody } from "../openai-body.ts";
 import { openaiFrames } from "../openai-frames.ts";
 import { joinedText } from "../../inference/blocks.ts";
-import { type Run, startRun } from "../../inference/lifecycle.ts";
+import { type Run, startRun } from "../../inference/text-run.ts";
 import type { CoreRequest } from "../../inference/request.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import type { CallContext } from "../call-context.ts";
-import { SYSTEM_FINGERPRINT } from "../chat/finish.ts";
 import { textModel } from "../text-model.ts";
 import { legacyLogprobs } from "./legacy-logprobs.ts";
 import type { CompletionBody, CompletionRequestBody } from "./schema.ts";
@@ -67,13 +66,10 @@ async function echoTexts(deps: AppDeps, model: ModelEntry, requests: CoreRequest
   });
 }
 
-async function completion(deps: AppDeps, run: Run, head: Head, echoes: string[], logprobs: boolean): Promise<CompletionBody> {
-  const { results, usage } = await collectRun(run, deps.config.requestTimeoutMs);
-  return {
-    ...head,
-    object: "text_completion",
-    system_fingerprint: SYSTEM_FINGERPRINT,
-    choices: results.map((r, index) => {
+function completion(deps: AppDeps, run: Run, head: Head, echoes: string[], logprobs: boolean): Promise<CompletionBody> {
+  return openaiBody(run, deps.config.requestTimeoutMs, { ...head, object: "text_completion" }, {
+    usage: completionUsage,
+    choice: (r, index) => {
       const echo = echoes[index] ?? "";
       return {
         index,
@@ -81,7 +77,6 @@ async function completion(deps: AppDeps, run: Run, head: Head, echoes: string[],
         logprobs: logprobs ? legacyLogprobs(r.logprobs ?? [], echo.length) : null,
         finish_reason: completionFinish(r.finish),
       };
-    }),
-    usage: completionUsage(usage),
-  };
+    },
+  });
 }

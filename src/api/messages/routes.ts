@@ -1,41 +1,34 @@
 // POST /v1/messages and POST /v1/messages/count_tokens (Anthropic Messages-compatible; errors carry `type: "error"`).
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
-import { requireEdgeAuth } from "../../auth/guard.ts";
-import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
+import { POLICY } from "../../http/edge-policy.ts";
 import { ErrorBody } from "../../errors/schema.ts";
-import { streamingCall } from "../call-context.ts";
+import { generationRoutes, modelCallErrors } from "../generation-routes.ts";
 import { CountTokensObject, MessageObject, MessagesRequest } from "./schema.ts";
 import { countMessageTokens, createMessage } from "./service.ts";
 
 const MessagesError = t.Composite([t.Object({ type: t.Literal("error") }), ErrorBody]);
-const errors = { 400: MessagesError, 401: MessagesError, 402: MessagesError, 403: MessagesError, 404: MessagesError, 429: MessagesError, 500: MessagesError, 503: MessagesError, 504: MessagesError };
+const errors = modelCallErrors(MessagesError);
 /** max_tokens is required by this format, unlike the others; a count_tokens body does not need it. */
 const CountRequest = t.Composite([t.Omit(MessagesRequest, ["max_tokens"]), t.Object({ max_tokens: t.Optional(t.Integer({ minimum: 1 })) })], { additionalProperties: true });
 
 export function messagesRoutes(deps: AppDeps) {
-  return new Elysia({ name: "messages" })
-    .use(edgePolicies)
-    .derive(requireEdgeAuth)
-    .post(
-      "/v1/messages",
-      ({ body, auth, request }) => createMessage(deps, body, streamingCall(auth, request)) as Promise<typeof MessageObject.static>,
-      {
-        edge: POLICY.keyedJson,
-        body: MessagesRequest,
-        // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
-        parse: "json",
-        response: { 200: MessageObject, ...errors },
-        detail: {
-          summary: "Create a message",
-          description:
-            "Anthropic Messages-compatible generation (keys as `x-api-key` or `Authorization: Bearer`; `anthropic-version` is accepted). " +
-            "With `stream: true`: `event:` lines equal to each frame's type (message_start, content_block_start/delta/stop, message_delta, message_stop, ping, error). " +
-            'Errors here carry `"type": "error"` at the top level besides the usual error object.',
-          tags: ["Messages"],
-        },
-      },
-    )
+  return generationRoutes({
+    name: "messages",
+    path: "/v1/messages",
+    body: MessagesRequest,
+    answer: MessageObject,
+    error: MessagesError,
+    create: (body, call) => createMessage(deps, body, call),
+    detail: {
+      summary: "Create a message",
+      description:
+        "Anthropic Messages-compatible generation (keys as `x-api-key` or `Authorization: Bearer`; `anthropic-version` is accepted). " +
+        "With `stream: true`: `event:` lines equal to each frame's type (message_start, content_block_start/delta/stop, message_delta, message_stop, ping, error). " +
+        'Errors here carry `"type": "error"` at the top level besides the usual error object.',
+      tags: ["Messages"],
+    },
+  })
     .post("/v1/messages/count_tokens", ({ body, auth, request }) => countMessageTokens(deps, body as typeof MessagesRequest.static, auth, { clientSignal: request.signal, timeoutMs: deps.config.requestTimeoutMs }), {
       edge: POLICY.keyedJson,
       body: CountRequest,

@@ -1,5 +1,5 @@
-// POST /v1/messages and /v1/messages/count_tokens: validate and map onto the core request, run it through the shared
-// lifecycle, assemble the message (or its event stream, with pings while idle) from the core's blocks.
+// POST /v1/messages and /v1/messages/count_tokens: validate and map onto the core request, run it as the shared
+// text run, assemble the message (or its event stream, with pings while idle) from the core's blocks.
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
 import type { CallContext } from "../call-context.ts";
@@ -7,7 +7,7 @@ import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
 import { newMessageId } from "./ids.ts";
-import { countPrompt, type Run, startRun } from "../../inference/lifecycle.ts";
+import { countPrompt, type Run, startRun } from "../../inference/text-run.ts";
 import { MessageAssembler, type MessagesEvent, messagesErrorBody } from "./assembler.ts";
 import type { MessagesRequestBody } from "./schema.ts";
 import { messagesRequest } from "./validate.ts";

@@ -2,6 +2,7 @@
 // object; for a call cut by max_tokens (or written malformed) the object its text begins, completed where it stops,
 // which is what Anthropic's SDK reads from a partial input_json_delta buffer too. Numbers keep the model's own text
 // (JSON.rawJSON), so the input serializes back to the values the model wrote, never rounded or rewritten.
+import { scanOutsideStrings } from "../../inference/json-scan.ts";
 
 /** How far back a cut is searched for a point where the text can be completed; past it the input is empty. */
 const MAX_BACKTRACK = 256;
@@ -22,17 +23,11 @@ function parseKeepingNumbers(text: string): unknown {
 /** What closes `prefix`: an open string's quote, then each open container's bracket, innermost first. */
 function closers(prefix: string): string {
   const stack: string[] = [];
-  let inString = false;
-  for (let i = 0; i < prefix.length; i++) {
-    const ch = prefix[i]!;
-    if (inString) {
-      if (ch === "\\") i++;
-      else if (ch === '"') inString = false;
-    } else if (ch === '"') inString = true;
-    else if (ch === "{") stack.push("}");
+  const inString = scanOutsideStrings(prefix, (ch) => {
+    if (ch === "{") stack.push("}");
     else if (ch === "[") stack.push("]");
     else if (ch === "}" || ch === "]") stack.pop();
-  }
+  });
   return (inString ? '"' : "") + stack.reverse().join("");
 }
 

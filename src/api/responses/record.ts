@@ -1,13 +1,13 @@
 // Runs a stored response to its end whoever is listening: each assembler event is numbered, then stored and, once
 // stored, published by the write queue (one transaction per generation step), and the response row follows every
 // status change. A client that leaves only stops listening (and, unless the response is a background one, its
-// lifecycle aborts the run).
+// text run aborts the run).
 import type { Db } from "../../db/client.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { type Fence, LeaseLost } from "../../db/response-events-repo.ts";
 import { type StorageFaultKind, storageFaultOf } from "../../fs/storage-fault.ts";
 import { responseExists, TERMINAL } from "../../db/responses-repo.ts";
-import type { Run } from "../../inference/lifecycle.ts";
+import type { Run } from "../../inference/text-run.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { ResponseAssembler, ResponseEvent } from "./assembler.ts";
 import type { LiveEvent } from "../../live/live-bus.ts";

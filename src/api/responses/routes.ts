@@ -1,12 +1,11 @@
 // POST /v1/responses, POST /v1/responses/input_tokens, and the stored-response endpoints: GET and DELETE
 // /v1/responses/{id}, POST /v1/responses/{id}/cancel, GET /v1/responses/{id}/input_items.
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import type { AppDeps } from "../../app-deps.ts";
-import { requireEdgeAuth } from "../../auth/guard.ts";
-import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
+import { POLICY } from "../../http/edge-policy.ts";
 import { ErrorBody } from "../../errors/schema.ts";
 import { metaOf, watchStream } from "../../http/request-meta.ts";
-import { streamingCall } from "../call-context.ts";
+import { generationRoutes, modelCallErrors } from "../generation-routes.ts";
 import { cancelStoredResponse, deleteStoredResponse, listInputItems, retrieveResponse } from "./retrieve.ts";
 import { DeletedResponse, InputItemList, InputTokensObject, ResponseObject, ResponsesRequest } from "./schema.ts";
 import { countInputTokens, createResponse } from "./service.ts";
@@ -19,33 +18,24 @@ function includeOf(request: Request): string[] {
   return [...q.getAll("include"), ...q.getAll("include[]")];
 }
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody, 500: ErrorBody, 503: ErrorBody, 504: ErrorBody };
+const errors = modelCallErrors(ErrorBody);
 
 export function responsesRoutes(deps: AppDeps) {
-  return new Elysia({ name: "responses" })
-    .use(edgePolicies)
-    .derive(requireEdgeAuth)
-    .post(
-      "/v1/responses",
-      // A streamed answer is a Response (SSE), which Elysia passes through; the schema describes the JSON answer.
-      ({ body, auth, request }) =>
-        createResponse(deps, body, { ...streamingCall(auth, request), bodyBytes: metaOf(request).bodyBytes ?? 0 }) as Promise<typeof ResponseObject.static>,
-      {
-        edge: POLICY.keyedJson,
-        body: ResponsesRequest,
-        // The edge has parsed the body already; naming the parser lets the OpenAPI document show it as JSON.
-        parse: "json",
-        response: { 200: ResponseObject, ...errors },
-        detail: {
-          summary: "Create a response",
-          description:
-            "OpenAI Responses-compatible generation: a string or items in (messages, function calls and their outputs, replayed reasoning), " +
-            "output items out (message, function_call, reasoning, and web_search_call when the built-in web_search tool ran: kiln searches its configured SearXNG backend and the answer carries url_citation annotations). With `stream: true` the answer is `text/event-stream` of `event: <type>` frames, " +
-            "each with a gapless `sequence_number`, ending with response.completed, response.incomplete, response.failed or a top-level `error` event.",
-          tags: ["Responses"],
-        },
-      },
-    )
+  return generationRoutes({
+    name: "responses",
+    path: "/v1/responses",
+    body: ResponsesRequest,
+    answer: ResponseObject,
+    create: (body, call, request) => createResponse(deps, body, { ...call, bodyBytes: metaOf(request).bodyBytes ?? 0 }),
+    detail: {
+      summary: "Create a response",
+      description:
+        "OpenAI Responses-compatible generation: a string or items in (messages, function calls and their outputs, replayed reasoning), " +
+        "output items out (message, function_call, reasoning, and web_search_call when the built-in web_search tool ran: kiln searches its configured SearXNG backend and the answer carries url_citation annotations). With `stream: true` the answer is `text/event-stream` of `event: <type>` frames, " +
+        "each with a gapless `sequence_number`, ending with response.completed, response.incomplete, response.failed or a top-level `error` event.",
+      tags: ["Responses"],
+    },
+  })
     .post("/v1/responses/input_tokens", ({ body, auth, request }) => countInputTokens(deps, body, auth, { clientSignal: request.signal, timeoutMs: deps.config.requestTimeoutMs }), {
       edge: POLICY.keyedJson,
       body: ResponsesRequest,

@@ -1,5 +1,5 @@
-// POST /v1/responses and /v1/responses/input_tokens: validate and map onto the core request, run it through the shared
-// lifecycle, and assemble the response object (or its event stream) from the core's blocks. A stored response
+// POST /v1/responses and /v1/responses/input_tokens: validate and map onto the core request, run it as the shared
+// text run, and assemble the response object (or its event stream) from the core's blocks. A stored response
 // (store defaults to true) is written to the database; a streamed or background one is driven by stored.ts.
 import type { AppDeps } from "../../app-deps.ts";
 import type { CallContext } from "../call-context.ts";
@@ -8,7 +8,7 @@ import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import { newResponseId } from "./ids.ts";
 import type { RequestScope } from "../../inference/admitted-run.ts";
-import { countPrompt, startRun } from "../../inference/lifecycle.ts";
+import { countPrompt, startRun } from "../../inference/text-run.ts";
 import { textModel } from "../text-model.ts";
 import type { ResponseAssembler } from "./assembler.ts";
 import { storedInput } from "./items.ts";

@@ -10,7 +10,7 @@ import {
 import { ApiError } from "../../errors/api-error.ts";
 import { newRequestId } from "../../http/request-id.ts";
 import type { RequestScope } from "../../inference/admitted-run.ts";
-import { type Run, startRun } from "../../inference/lifecycle.ts";
+import { type Run, startRun } from "../../inference/text-run.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import { textModel } from "../text-model.ts";
 import { ResponseAssembler } from "./assembler.ts";

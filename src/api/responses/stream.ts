@@ -1,6 +1,6 @@
 // Streams a Responses answer: the assembler's events as `event: <type>` frames with gapless sequence numbers, no [DONE].
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
-import type { Run } from "../../inference/lifecycle.ts";
+import type { Run } from "../../inference/text-run.ts";
 import type { ResponseAssembler, ResponseEvent } from "./assembler.ts";
 
 /** Numbers events from 0 without gaps and frames each with its type as the event name. */

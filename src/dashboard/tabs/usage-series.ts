@@ -1,7 +1,7 @@
 // The usage tab's numbers from `usageByDay` rows: the charts' day axis and series (a day without usage is a zero, not
 // a gap), the range's totals and the per-model summary. Pure, so the arithmetic is tested apart from the page.
 import { MICROS_PER_UNIT } from "../../billing/cost.ts";
-import type { DailyUsage } from "../../db/usage-repo.ts";
+import type { DailyUsage, UsageTotals } from "../../db/usage-repo.ts";
 import { addDays, type DayRange, dayToUnix, daysIn } from "./usage-range.ts";
 
 /** What dashboard.js's drawCharts reads from a chart's JSON block. */
@@ -18,16 +18,6 @@ export interface UsageCharts {
   tokens: ChartData;
   /** Spend per day in currency units, all models together. */
   spend: ChartData;
-}
-
-export interface UsageTotals {
-  requests: number;
-  inputTokens: number;
-  /** Of inputTokens, those read from the prefix cache. */
-  cachedTokens: number;
-  outputTokens: number;
-  images: number;
-  costMicros: number;
 }
 
 export interface ModelTotals extends UsageTotals {

@@ -2,7 +2,7 @@
 // `kiln usage` reads), as totals, charts and tables, and the same rows as a CSV download. Read-only: it has no forms
 // that change anything.
 import { Elysia } from "elysia";
-import { type DailyUsage, usageByDay } from "../../db/usage-repo.ts";
+import { type DailyUsage, usageByDay, type UsageTotals } from "../../db/usage-repo.ts";
 import type { Team } from "../../db/teams-repo.ts";
 import { edgePolicies, POLICY } from "../../http/edge-policy.ts";
 import type { DashboardDeps } from "../deps.ts";
@@ -16,7 +16,7 @@ import { teamScope, type Viewer } from "../viewer.ts";
 import { chartCard } from "./usage-chart.ts";
 import { csvFilename, usageCsv } from "./usage-csv.ts";
 import { type DayRange, daysIn, lastDays, parseRange, unixToDay } from "./usage-range.ts";
-import { type ModelTotals, totalsByModel, totalsOf, type UsageTotals, usageCharts } from "./usage-series.ts";
+import { type ModelTotals, totalsByModel, totalsOf, usageCharts } from "./usage-series.ts";
 
 const PRESETS = [7, 30, 90];
 

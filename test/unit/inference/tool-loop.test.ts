@@ -10,7 +10,7 @@ import { usage } from "../../../src/db/schema.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import type { CoreEvent } from "../../../src/inference/blocks.ts";
 import type { Conversation } from "../../../src/inference/conversation.ts";
-import { type LifecycleDeps, startRun } from "../../../src/inference/lifecycle.ts";
+import { type TextRunDeps, startRun } from "../../../src/inference/text-run.ts";
 import { resolvePromptFormat } from "../../../src/inference/prompt-format.ts";
 import type { CoreRequest } from "../../../src/inference/request.ts";
 import type { ToolDef } from "../../../src/inference/tool-def.ts";
@@ -35,7 +35,7 @@ async function setup(script: { text: string; reason?: "stop" | "length"; cached?
   const key = await createKey(db, team.id, "k");
   const submitted: SeqRequest[] = [];
   const renders: { conv: Conversation; tools: ToolDef[] | null }[] = [];
-  const deps: LifecycleDeps = {
+  const deps: TextRunDeps = {
     db, logger: memoryLogger(), shutdown: { draining: false },
     scheduler: {
       assertServing: () => {},

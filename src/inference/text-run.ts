@@ -1,4 +1,4 @@
-// The one request lifecycle every family shares: prepare → admit (the hook where rate limits and billing plug in) →
+// The one text run every family's request goes through: prepare → admit (the hook where rate limits and billing plug in) →
 // submit → run, aborted when the client leaves or the time limit passes (or detached, for background work) →
 // settle exactly once, writing usage from the core's own count of generated tokens, whoever reads the stream.
 import type { Config } from "../config.ts";
@@ -16,7 +16,7 @@ import { prepareGeneration, type Prepared, submitGeneration } from "./generate.t
 import type { CoreRequest } from "./request.ts";
 import { toolLoop } from "./tool-loop.ts";
 
-export interface LifecycleDeps extends CoreDeps, AdmittedRunDeps {
+export interface TextRunDeps extends CoreDeps, AdmittedRunDeps {
   /** Media and content-policy intake; absent, a request carrying media is refused. */
   intake?: Pick<CoreIntake, "prepare">;
   /** TTFT, inter-token latency and token counters, and settlements the database refused or took from the journal. */
@@ -31,7 +31,7 @@ export interface LifecycleDeps extends CoreDeps, AdmittedRunDeps {
  * as they stop a run's (499, 504).
  */
 export async function countPrompt(
-  deps: LifecycleDeps,
+  deps: TextRunDeps,
   model: ModelEntry,
   request: CoreRequest,
   who: { teamId: number; keyId: number },
@@ -48,7 +48,7 @@ export async function countPrompt(
 }
 
 /** Reads, decodes and screens a request's media under a run's switch: the client's leaving or the time limit stops it (499, 504). */
-async function takeMedia(deps: LifecycleDeps, stop: RunStop, model: ModelEntry, request: CoreRequest, who: { teamId: number; keyId: number }): Promise<void> {
+async function takeMedia(deps: TextRunDeps, stop: RunStop, model: ModelEntry, request: CoreRequest, who: { teamId: number; keyId: number }): Promise<void> {
   // A fetch or decode stopped by the abort rejects with the abort's reason: the abort is what happened.
   await stop.cut(Promise.resolve(deps.intake?.prepare(request, model, who, stop.signal)));
   stop.check();
@@ -116,7 +116,7 @@ export function totalUsage(perChoice: Usage[], inputTokens: number): Usage {
 /** The prompt tokens of a run's prepared requests (one, or one per prompt of the legacy format). */
 const promptTokens = (prepared: Prepared[]) => prepared.reduce((sum, p) => sum + p.promptIds.length, 0);
 
-export async function startRun(deps: LifecycleDeps, opts: RunOptions): Promise<Run> {
+export async function startRun(deps: TextRunDeps, opts: RunOptions): Promise<Run> {
   const startedAt = performance.now();
   const requests = [opts.request, ...(opts.siblings ?? [])];
   const prepared: Prepared[] = [];

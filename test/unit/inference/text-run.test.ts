@@ -1,4 +1,4 @@
-// The shared request lifecycle over a fake core: admission hook, abort reasons, and one settlement with real counts.
+// The shared text run over a fake core: admission hook, abort reasons, and one settlement with real counts.
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { localDirOf, openDatabase } from "../../../src/db/client.ts";
@@ -8,7 +8,7 @@ import { createTeam } from "../../../src/db/teams-repo.ts";
 import { ApiError } from "../../../src/errors/api-error.ts";
 import { collectChoice } from "../../../src/inference/blocks.ts";
 import { type Admission, type AdmissionTicket, settleStatus } from "../../../src/inference/admitted-run.ts";
-import { type LifecycleDeps, startRun, totalUsage } from "../../../src/inference/lifecycle.ts";
+import { type TextRunDeps, startRun, totalUsage } from "../../../src/inference/text-run.ts";
 import { credit, setBillingEnabled } from "../../../src/db/billing-repo.ts";
 import { billingAccounts, ledger } from "../../../src/db/schema.ts";
 import type { Usage } from "../../../src/inference/blocks.ts";
@@ -74,7 +74,7 @@ async function deps(limit: number, submitted: SeqRequest[], admit?: (a: Admissio
   const team = await createTeam(db, "t");
   const key = await createKey(db, team.id, "k");
   const produced = { tokens: 0 };
-  const d: LifecycleDeps = {
+  const d: TextRunDeps = {
     db, logger: memoryLogger(), shutdown: { draining: false }, gate: admit && { admit },
     scheduler: tickingScheduler(limit, submitted, produced),
     tokenizers: {
@@ -127,7 +127,7 @@ describe("startRun", () => {
     const { d, db, produced, scope } = await deps(1000, submitted);
     const client = new AbortController();
     const run = await startRun(d, { scope, model, request: request(2), clientSignal: client.signal, timeoutMs: null });
-    // Nobody reads the choices: the lifecycle drains them itself.
+    // Nobody reads the choices: the run drains them itself.
     await waitFor(() => produced.tokens >= 10, { what: "10 tokens from the two choices" });
     client.abort();
     const s = await run.settled;
