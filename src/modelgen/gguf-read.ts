@@ -44,7 +44,8 @@ class Cursor {
   private view = new DataView(this.buf.buffer);
   private start = 0;
   private end = 0;
-  private static dec = new TextDecoder("utf-8", { fatal: false });
+  // ignoreBOM keeps a leading U+FEFF: tokens such as Gemma's "\uFEFF//" start with one.
+  private static dec = new TextDecoder("utf-8", { ignoreBOM: true });
 
   constructor(private readonly fd: number, readonly size: number, private readonly path: string) {}
 
