@@ -41,7 +41,9 @@ function readVocab(kv: Map<string, GgufValue>): Vocab {
   const tokens = kv.get("tokenizer.ggml.tokens");
   if (!Array.isArray(tokens) || tokens.some((t) => typeof t !== "string")) throw new Error("gguf: tokenizer.ggml.tokens is missing or not a list of strings");
   const rawTypes = kv.get("tokenizer.ggml.token_type");
-  const types = rawTypes instanceof Int32Array ? rawTypes : new Int32Array(tokens.length).fill(TOKEN_TYPE.NORMAL);
+  // As llama.cpp: types are optional (then every token is normal), but present they must be i32s.
+  if (rawTypes !== undefined && !(rawTypes instanceof Int32Array)) throw new Error("gguf: tokenizer.ggml.token_type is not an array of i32");
+  const types = rawTypes ?? new Int32Array(tokens.length).fill(TOKEN_TYPE.NORMAL);
   if (types.length < tokens.length) throw new Error(`gguf: tokenizer.ggml.token_type has ${types.length} entries for ${tokens.length} tokens`);
   const vocab: Record<string, number> = Object.create(null);
   // A repeated token text maps to its last id, as in llama.cpp's token_to_id.

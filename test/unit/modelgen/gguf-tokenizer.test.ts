@@ -2,10 +2,10 @@
 // writes, read back with kiln's reader, turned into tokenizer.json, and the ids transformers.js gives on it compared
 // with llama.cpp's (node-llama-cpp) on the same file, and with the original tokenizer.json's.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PreTrainedTokenizer } from "@huggingface/transformers";
+import { AutoTokenizer, env, PreTrainedTokenizer } from "@huggingface/transformers";
 import type { Llama, LlamaModel } from "node-llama-cpp";
 import { GgufWriter, type GgufKv } from "../../../src/modelgen/gguf-file.ts";
 import { GgufFile } from "../../../src/modelgen/gguf-read.ts";
@@ -131,6 +131,17 @@ describe.each(FAMILIES)("GGUF tokenizer of $pkg", (family) => {
     expect(converted.encode(rendered, { add_special_tokens: false })).toEqual(Array.from(model.tokenize(rendered, true)));
   });
 
+  test("written as files, AutoTokenizer loads them as the server does and gives the same ids", async () => {
+    const out = join(root, `${family.pkg}-hf`);
+    mkdirSync(out);
+    writeFileSync(join(out, "tokenizer.json"), JSON.stringify(files.tokenizerJson));
+    writeFileSync(join(out, "tokenizer_config.json"), JSON.stringify(files.tokenizerConfig));
+    env.allowRemoteModels = false;
+    const loaded = await AutoTokenizer.from_pretrained(out, { local_files_only: true });
+    const text = CORPUS.join("\n");
+    expect(loaded.encode(text)).toEqual(converted.encode(text));
+  }, 60_000);
+
   test("decoding gives llama.cpp's text back", () => {
     const plain = CORPUS.filter((t) => t !== "" && !/<[^>]+>/.test(t));
     const diffs = plain
@@ -182,12 +193,16 @@ describe("SentencePiece scores as floats (as llama.cpp's converter writes them)"
 });
 
 describe("unsupported tokenizers", () => {
-  test("a tokenizer model other than gpt2 or llama is refused by name", () => {
+  test("a tokenizer model other than gpt2 or llama is refused by name, and malformed arrays are errors", () => {
     for (const name of ["bert", "rwkv", "t5"]) {
       const kv = new Map<string, any>([["tokenizer.ggml.model", name], ["tokenizer.ggml.tokens", ["a"]]]);
       expect(() => ggufTokenizer(kv)).toThrow(new RegExp(`tokenizer model "${name}" .* not supported`));
     }
     expect(() => ggufTokenizer(new Map())).toThrow(/tokenizer model null/);
+    const badTypes = new Map<string, any>([["tokenizer.ggml.model", "llama"], ["tokenizer.ggml.tokens", ["a"]], ["tokenizer.ggml.token_type", new Float32Array([1])]]);
+    expect(() => ggufTokenizer(badTypes)).toThrow(/token_type is not an array of i32/);
+    badTypes.set("tokenizer.ggml.token_type", new Int32Array([1]));
+    expect(() => ggufTokenizer(badTypes)).toThrow(/needs tokenizer.ggml.scores/);
   });
 
   test("an unknown BPE pre-tokenizer is refused by name, a missing one is llama.cpp's default", () => {
