@@ -45,10 +45,12 @@ function readVocab(kv: Map<string, GgufValue>): Vocab {
   if (rawTypes !== undefined && !(rawTypes instanceof Int32Array)) throw new Error("gguf: tokenizer.ggml.token_type is not an array of i32");
   const types = rawTypes ?? new Int32Array(tokens.length).fill(TOKEN_TYPE.NORMAL);
   if (types.length < tokens.length) throw new Error(`gguf: tokenizer.ggml.token_type has ${types.length} entries for ${tokens.length} tokens`);
+  // llama.cpp renames an empty token (which nothing could match) to [EMPTY_<id>].
+  const texts = (tokens as string[]).map((t, i) => t || `[EMPTY_${i}]`);
   const vocab: Record<string, number> = Object.create(null);
   // A repeated token text maps to its last id, as in llama.cpp's token_to_id.
-  (tokens as string[]).forEach((t, i) => (vocab[t] = i));
-  return { kv, tokens: tokens as string[], types, vocab };
+  texts.forEach((t, i) => (vocab[t] = i));
+  return { kv, tokens: texts, types, vocab };
 }
 
 /**

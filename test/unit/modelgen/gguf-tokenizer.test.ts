@@ -219,7 +219,7 @@ describe("SentencePiece scores as floats (as llama.cpp's converter writes them)"
   }, 60_000);
 });
 
-describe("unsupported tokenizers", () => {
+describe("unsupported and malformed tokenizers", () => {
   test("a tokenizer model other than gpt2 or llama is refused by name, and malformed arrays are errors", () => {
     for (const name of ["bert", "rwkv", "t5"]) {
       const kv = new Map<string, any>([["tokenizer.ggml.model", name], ["tokenizer.ggml.tokens", ["a"]]]);
@@ -239,6 +239,11 @@ describe("unsupported tokenizers", () => {
     const { tokenizerJson } = ggufTokenizer(kv);
     expect((tokenizerJson.pre_tokenizer as { pretokenizers: unknown[] }).pretokenizers).toHaveLength(5);
     expect(new PreTrainedTokenizer(tokenizerJson, {}).encode("ab", { add_special_tokens: false })).toEqual([2]);
+  });
+
+  test("an empty token is renamed [EMPTY_<id>] as llama.cpp renames it, so the vocabulary keeps every id", () => {
+    const kv = new Map<string, any>([["tokenizer.ggml.model", "gpt2"], ["tokenizer.ggml.tokens", ["a", "", "b"]], ["tokenizer.ggml.merges", []], ["tokenizer.ggml.pre", "gpt-2"]]);
+    expect((ggufTokenizer(kv).tokenizerJson.model as { vocab: Record<string, number> }).vocab).toEqual(Object.assign(Object.create(null), { a: 0, "[EMPTY_1]": 1, b: 2 }));
   });
 
   test("a non-BPE tokenizer.json cannot be written as GGUF", () => {
