@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { modelsBuildCommand, parseBuildArgs } from "../../../src/modelgen/cli.ts";
 import { ggufFileName } from "../../../src/modelgen/gguf-install.ts";
 import { PRESETS } from "../../../src/modelgen/index.ts";
-import { readGguf } from "./gguf-read.ts";
+import { readGgufMetadata } from "../../../src/modelgen/gguf-read.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-gguf-cli-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -28,5 +28,5 @@ test("models build --gguf writes the ONNX folder and one GGUF file per format", 
   }
   const spec = PRESETS.tiny!;
   expect(readdirSync(root).sort()).toEqual([spec.id, ggufFileName(spec, "f32"), ggufFileName(spec, "q8_0")].sort());
-  expect(readGguf(join(root, ggufFileName(spec, "f32"))).kv.get("general.file_type")).toBe(0);
+  expect(readGgufMetadata(join(root, ggufFileName(spec, "f32"))).kv.get("general.file_type")).toBe(0);
 });

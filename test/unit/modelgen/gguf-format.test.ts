@@ -8,8 +8,8 @@ import { decodeBlocks, encodeQ4_0, encodeQ8_0, f16ToF32, f32ToF16, GGML_TYPE } f
 import { GgufWriter } from "../../../src/modelgen/gguf-file.ts";
 import { ggufFileName, installGguf } from "../../../src/modelgen/gguf-install.ts";
 import { ggufTensorPlan, interleaveRotaryRows } from "../../../src/modelgen/gguf-model.ts";
+import { GgufFile, readGgufMetadata } from "../../../src/modelgen/gguf-read.ts";
 import { SPECIAL_TOKENS } from "../../../src/modelgen/tokenizer.ts";
-import { readGguf } from "./gguf-read.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-gguf-"));
@@ -105,22 +105,28 @@ describe("GGUF container", () => {
     w.append("m", encodeQ8_0(mat.subarray(0, 32)));
     w.append("m", encodeQ8_0(mat.subarray(32)));
     w.close();
-    const r = readGguf(path);
-    expect(r.version).toBe(3);
-    expect(r.kv.get("general.architecture")).toBe("llama");
-    expect(r.kv.get("n")).toBe(7);
-    expect(r.kv.get("eps")).toBeCloseTo(1e-6, 12);
-    expect(r.kv.get("flag")).toBe(true);
-    expect(r.kv.get("words")).toEqual(["a", "Ġb", "é"]);
-    expect(r.kv.get("kinds")).toEqual([1, -3]);
-    expect((r.kv.get("many") as string[]).filter((t, i) => t !== `token-${i}`)).toEqual([]);
-    expect((r.kv.get("ints") as number[]).filter((v, i) => v !== i - 7)).toEqual([]);
-    expect(r.tensors.map((t) => [t.name, t.dims, t.type])).toEqual([["v", [3], 0], ["m", [32, 2], 8]]);
-    for (const t of r.tensors) expect(t.at % 32).toBe(0);
-    expect(Array.from(new Float32Array(r.bytes.slice(r.tensors[0]!.at, r.tensors[0]!.at + 12).buffer))).toEqual([1, 2, 3]);
-    const m = decodeBlocks(GGML_TYPE.Q8_0, r.bytes.subarray(r.tensors[1]!.at), 64);
-    for (let i = 0; i < 64; i++) expect(Math.abs(m[i]! - mat[i]!)).toBeLessThan(1 / 254 + 1e-3);
-    expect(statSync(path).size).toBe(r.tensors[1]!.at + 96); // 68 bytes, padded to the alignment
+    const r = GgufFile.open(path);
+    try {
+      expect(r.version).toBe(3);
+      expect(r.kv.get("general.architecture")).toBe("llama");
+      expect(r.kv.get("n")).toBe(7);
+      expect(r.kv.get("eps")).toBeCloseTo(1e-6, 12);
+      expect(r.kv.get("flag")).toBe(true);
+      expect(r.kv.get("words")).toEqual(["a", "Ġb", "é"]);
+      expect(Array.from(r.kv.get("kinds") as Int32Array)).toEqual([1, -3]);
+      expect((r.kv.get("many") as string[]).filter((t, i) => t !== `token-${i}`)).toEqual([]);
+      expect(Array.from(r.kv.get("ints") as Int32Array).filter((v, i) => v !== i - 7)).toEqual([]);
+      expect(r.tensors.map((t) => [t.name, t.dims, t.type])).toEqual([["v", [3], 0], ["m", [32, 2], 8]]);
+      for (const t of r.tensors) expect(t.offset % 32).toBe(0);
+      expect(Array.from(new Float32Array(r.readTensorBytes(r.tensors[0]!).buffer))).toEqual([1, 2, 3]);
+      const m = decodeBlocks(GGML_TYPE.Q8_0, r.readTensorBytes(r.tensors[1]!), 64);
+      for (let i = 0; i < 64; i++) expect(Math.abs(m[i]! - mat[i]!)).toBeLessThan(1 / 254 + 1e-3);
+      // The second row alone, read at its block's offset.
+      expect(decodeBlocks(GGML_TYPE.Q8_0, r.readTensorBytes(r.tensors[1]!, 32, 32), 32)).toEqual(m.subarray(32));
+      expect(statSync(path).size).toBe(r.tensors[1]!.offset + 96); // 68 bytes, padded to the alignment
+    } finally {
+      r.close();
+    }
   });
 
   test("the writer refuses data out of order or short", () => {
@@ -163,13 +169,13 @@ describe("kiln specs as GGUF", () => {
     expect(built).toBe(true);
     expect(path.endsWith(ggufFileName(TINY_QWEN2, "q8_0"))).toBe(true);
     expect((await installGguf(root, TINY_QWEN2, "q8_0")).built).toBe(false);
-    const r = readGguf(path);
+    const r = readGgufMetadata(path);
     expect(r.kv.get("general.architecture")).toBe("qwen2");
     expect(r.kv.get("general.file_type")).toBe(7);
     expect(r.kv.get("qwen2.attention.head_count_kv")).toBe(2);
     expect(r.kv.get("qwen2.rope.freq_base")).toBe(1e6);
     const tokens = r.kv.get("tokenizer.ggml.tokens") as string[];
-    const types = r.kv.get("tokenizer.ggml.token_type") as number[];
+    const types = Array.from(r.kv.get("tokenizer.ggml.token_type") as Int32Array);
     expect(tokens.length).toBe(TINY_QWEN2.vocab);
     expect(tokens.slice(-SPECIAL_TOKENS.length)).toEqual([...SPECIAL_TOKENS]);
     expect(types.slice(-SPECIAL_TOKENS.length).every((t) => t === 3)).toBe(true);
@@ -178,6 +184,6 @@ describe("kiln specs as GGUF", () => {
     expect(r.kv.get("tokenizer.ggml.eos_token_id")).toBe(TINY_QWEN2.vocab - SPECIAL_TOKENS.length + 2);
     expect(r.tensors.map((t) => t.name)).toEqual(ggufTensorPlan(TINY_QWEN2, "q8_0").map((t) => t.name));
     const last = r.tensors[r.tensors.length - 1]!;
-    expect(statSync(path).size).toBeGreaterThanOrEqual(last.at + 96 * 4);
+    expect(statSync(path).size).toBeGreaterThanOrEqual(last.offset + 96 * 4);
   });
 });

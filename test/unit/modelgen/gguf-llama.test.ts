@@ -9,10 +9,10 @@ import { buildModel, PRESETS, type ModelSpec } from "../../../src/modelgen/index
 import { decodeBlocks, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
 import { installGguf } from "../../../src/modelgen/gguf-install.ts";
 import type { GgufFormat } from "../../../src/modelgen/gguf-model.ts";
+import { GgufFile } from "../../../src/modelgen/gguf-read.ts";
 import { llamaLogits } from "../../load/llama-cpp-accuracy.ts";
 import { BatchDecoder, loadLlamaCpp } from "../../load/llama-cpp-runtime.ts";
 import { argmax, forward, openDriver, positionCorrelations } from "./ort-driver.ts";
-import { readGguf } from "./gguf-read.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-gguf-llama-"));
@@ -42,16 +42,19 @@ async function logitsOf(path: string, vocab: number): Promise<Float32Array> {
 
 /** Relative RMS error of every quantized matrix of `q` against the F32 file: the format's rounding on these weights. */
 function weightError(f32Path: string, qPath: string, type: number): number {
-  const ref = readGguf(f32Path), q = readGguf(qPath);
+  const ref = GgufFile.open(f32Path), q = GgufFile.open(qPath);
   let err = 0, norm = 0;
-  q.tensors.forEach((t, i) => {
-    if (t.type !== type) return;
-    const n = t.dims.reduce((a, d) => a * d, 1);
-    const r = ref.tensors[i]!;
-    const w = new Float32Array(ref.bytes.slice(r.at, r.at + n * 4).buffer);
-    const d = decodeBlocks(type as typeof GGML_TYPE.Q8_0, q.bytes.subarray(t.at), n);
-    for (let j = 0; j < n; j++) (err += (d[j]! - w[j]!) ** 2), (norm += w[j]! ** 2);
-  });
+  try {
+    q.tensors.forEach((t, i) => {
+      if (t.type !== type) return;
+      const w = new Float32Array(ref.readTensorBytes(ref.tensors[i]!).buffer);
+      const d = decodeBlocks(type as typeof GGML_TYPE.Q8_0, q.readTensorBytes(t), t.elements);
+      for (let j = 0; j < t.elements; j++) (err += (d[j]! - w[j]!) ** 2), (norm += w[j]! ** 2);
+    });
+  } finally {
+    ref.close();
+    q.close();
+  }
   return Math.sqrt(err / norm);
 }
 
