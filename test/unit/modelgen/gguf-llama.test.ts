@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Llama } from "node-llama-cpp";
 import { buildModel, PRESETS, type ModelSpec } from "../../../src/modelgen/index.ts";
-import { decodeBlocks, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
+import { decodeTensor, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
 import { installGguf } from "../../../src/modelgen/gguf-install.ts";
 import type { GgufFormat } from "../../../src/modelgen/gguf-model.ts";
 import { llamaLogits } from "../../load/llama-cpp-accuracy.ts";
@@ -49,7 +49,7 @@ function weightError(f32Path: string, qPath: string, type: number): number {
     const n = t.dims.reduce((a, d) => a * d, 1);
     const r = ref.tensors[i]!;
     const w = new Float32Array(ref.bytes.slice(r.at, r.at + n * 4).buffer);
-    const d = decodeBlocks(type as typeof GGML_TYPE.Q8_0, q.bytes.subarray(t.at), n);
+    const d = decodeTensor(type, q.bytes.subarray(t.at), n);
     for (let j = 0; j < n; j++) (err += (d[j]! - w[j]!) ** 2), (norm += w[j]! ** 2);
   });
   return Math.sqrt(err / norm);
