@@ -11,7 +11,7 @@ export const Q5_1_BLOCK_BYTES = 4 + 4 + QK / 2;
 export const Q8_0_BLOCK_BYTES = 2 + QK;
 
 /** C's roundf: halves go away from zero. */
-export function roundHalfAway(v: number): number {
+function roundHalfAway(v: number): number {
   return v < 0 ? -Math.round(-v) : Math.round(v);
 }
 

@@ -6,8 +6,7 @@ import { encodeQ2_K, encodeQ3_K, encodeQ4_K, encodeQ5_K, encodeQ6_K } from "./gg
 import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0, encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0, Q4_0_BLOCK_BYTES, Q4_1_BLOCK_BYTES, Q5_0_BLOCK_BYTES, Q5_1_BLOCK_BYTES, Q8_0_BLOCK_BYTES, QK } from "./ggml-legacy.ts";
 
 export { f16ToF32, f32ToF16 } from "./ggml-half.ts";
-export { encodeQ4_0, encodeQ8_0, QK } from "./ggml-legacy.ts";
-export { QK_K } from "./ggml-kquants.ts";
+export { encodeQ4_0, encodeQ8_0 } from "./ggml-legacy.ts";
 
 /** ggml type ids (enum ggml_type) that kiln reads and writes, as stored in a GGUF tensor info. */
 export const GGML_TYPE = {
@@ -56,7 +55,7 @@ export function ggmlTypeName(type: number): string {
   return known ?? OTHER_TYPES[type] ?? `type ${type}`;
 }
 
-export function isGgmlType(type: number): type is GgmlType {
+function isGgmlType(type: number): type is GgmlType {
   return Object.hasOwn(CODECS, type);
 }
 
