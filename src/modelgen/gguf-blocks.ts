@@ -1,6 +1,7 @@
 // ggml's tensor types as GGUF stores them: ids, names and block sizes, and one entry point to encode or decode each
-// (F32, F16, BF16, the 32-element legacy blocks in ggml-legacy.ts, the 256-element K-quants in ggml-kquants*.ts).
+// (F32, F16, BF16, the 32-element legacy blocks in ggml-legacy.ts and IQ4_NL, the 256-element K-quants in ggml-kquants*.ts).
 import { decodeBf16, decodeF16, encodeBf16, encodeF16 } from "./ggml-half.ts";
+import { decodeIQ4_NL, encodeIQ4_NL, IQ4_NL_BLOCK_BYTES } from "./ggml-iq4nl.ts";
 import { decodeQ2_K, decodeQ3_K, decodeQ4_K, decodeQ5_K, decodeQ6_K, Q2_K_BLOCK_BYTES, Q3_K_BLOCK_BYTES, Q4_K_BLOCK_BYTES, Q5_K_BLOCK_BYTES, Q6_K_BLOCK_BYTES, QK_K } from "./ggml-kquants.ts";
 import { encodeQ2_K, encodeQ3_K, encodeQ4_K, encodeQ5_K, encodeQ6_K } from "./ggml-kquants-encode.ts";
 import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0, encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0, Q4_0_BLOCK_BYTES, Q4_1_BLOCK_BYTES, Q5_0_BLOCK_BYTES, Q5_1_BLOCK_BYTES, Q8_0_BLOCK_BYTES, QK } from "./ggml-legacy.ts";
@@ -10,13 +11,13 @@ export { encodeQ4_0, encodeQ8_0 } from "./ggml-legacy.ts";
 
 /** ggml type ids (enum ggml_type) that kiln reads and writes, as stored in a GGUF tensor info. */
 export const GGML_TYPE = {
-  F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q5_0: 6, Q5_1: 7, Q8_0: 8, Q2_K: 10, Q3_K: 11, Q4_K: 12, Q5_K: 13, Q6_K: 14, BF16: 30,
+  F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q5_0: 6, Q5_1: 7, Q8_0: 8, Q2_K: 10, Q3_K: 11, Q4_K: 12, Q5_K: 13, Q6_K: 14, IQ4_NL: 20, BF16: 30,
 } as const;
 export type GgmlType = (typeof GGML_TYPE)[keyof typeof GGML_TYPE];
 
 /** Names of the ggml types kiln does not handle, so an import can say which one a file carries. */
 const OTHER_TYPES: Record<number, string> = {
-  9: "Q8_1", 15: "Q8_K", 16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 20: "IQ4_NL", 21: "IQ3_S", 22: "IQ2_S",
+  9: "Q8_1", 15: "Q8_K", 16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 21: "IQ3_S", 22: "IQ2_S",
   23: "IQ4_XS", 24: "I8", 25: "I16", 26: "I32", 27: "I64", 28: "F64", 29: "IQ1_M", 34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4",
 };
 
@@ -42,6 +43,7 @@ const CODECS: Record<GgmlType, Codec> = {
   [GGML_TYPE.Q5_0]: { block: QK, bytes: Q5_0_BLOCK_BYTES, encode: encodeQ5_0, decode: decodeQ5_0 },
   [GGML_TYPE.Q5_1]: { block: QK, bytes: Q5_1_BLOCK_BYTES, encode: encodeQ5_1, decode: decodeQ5_1 },
   [GGML_TYPE.Q8_0]: { block: QK, bytes: Q8_0_BLOCK_BYTES, encode: encodeQ8_0, decode: decodeQ8_0 },
+  [GGML_TYPE.IQ4_NL]: { block: QK, bytes: IQ4_NL_BLOCK_BYTES, encode: encodeIQ4_NL, decode: decodeIQ4_NL },
   [GGML_TYPE.Q2_K]: { block: QK_K, bytes: Q2_K_BLOCK_BYTES, encode: encodeQ2_K, decode: decodeQ2_K },
   [GGML_TYPE.Q3_K]: { block: QK_K, bytes: Q3_K_BLOCK_BYTES, encode: encodeQ3_K, decode: decodeQ3_K },
   [GGML_TYPE.Q4_K]: { block: QK_K, bytes: Q4_K_BLOCK_BYTES, encode: encodeQ4_K, decode: decodeQ4_K },

@@ -49,6 +49,15 @@ export function errorBounds(type: number, x: Float32Array): Float32Array {
       });
       return out;
     }
+    case GGML_TYPE.IQ4_NL:
+      // d = m/−127 (stored in f16); the nearest level is within 11.5 steps of d on m's side, 14 on the other.
+      each(32, (b) => {
+        let m = 0;
+        for (let j = 0; j < 32; j++) if (Math.abs(x[b + j]!) > Math.abs(m)) m = x[b + j]!;
+        const d = (Math.abs(m) / 127) * (1 + F16_REL) + F16_ABS;
+        for (let j = 0; j < 32; j++) out[b + j] = (x[b + j]! * m < 0 ? 14 : 11.5) * d + SLACK * Math.abs(m);
+      });
+      return out;
     case GGML_TYPE.Q4_1:
     case GGML_TYPE.Q5_1: {
       // Half a step of d = (max − min)/top, plus the f16 rounding of min and of d (times q ≤ top).

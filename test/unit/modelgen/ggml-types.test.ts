@@ -44,6 +44,12 @@ describe("hand-built blocks decode as llama.cpp's dequantize_row_*", () => {
     expect([y[0], y[31], y[1]]).toEqual([-2, 254, 0]);
   });
 
+  test("IQ4_NL {d; qs[16]}: Q4_0's nibbles index kvalues_iq4nl", () => {
+    const y = decodeTensor(GGML_TYPE.IQ4_NL, block(18, { 2: 0xf0, 3: 0x78 }, { 0: F16.half }), 32);
+    // Nibble 0 → −127, 15 → 113, 8 → 1, 7 → −10.
+    expect([y[0], y[16], y[1], y[17]]).toEqual([-63.5, 56.5, 0.5, -5]);
+  });
+
   test("Q2_K {scales[16]; qs[64]; d; dmin}: d·(sc & 15)·q − dmin·(sc >> 4), 2-bit q at shift 2·((e/32)%4)", () => {
     // Sub-block 0: sc 1, min 2; sub-block 5: sc 3, min 1; sub-block 15: sc 0, min 15.
     const b = block(84, { 0: 0x21, 5: 0x13, 15: 0xf0, [16 + 3]: 0x03, [16 + 16]: 0x20, [16 + 63]: 0xc0 }, { 80: F16.half, 82: F16.quarter });
@@ -131,15 +137,15 @@ describe("every type round-trips within its stated bound", () => {
 describe("type table", () => {
   test("block sizes as ggml's type traits", () => {
     const sizes = Object.fromEntries(ALL.map(([name, type]) => [name, ggmlBytes(type, 256)]));
-    expect(sizes).toEqual({ F32: 1024, F16: 512, BF16: 512, Q4_0: 144, Q4_1: 160, Q5_0: 176, Q5_1: 192, Q8_0: 272, Q2_K: 84, Q3_K: 110, Q4_K: 144, Q5_K: 176, Q6_K: 210 });
+    expect(sizes).toEqual({ F32: 1024, F16: 512, BF16: 512, Q4_0: 144, Q4_1: 160, Q5_0: 176, Q5_1: 192, Q8_0: 272, IQ4_NL: 144, Q2_K: 84, Q3_K: 110, Q4_K: 144, Q5_K: 176, Q6_K: 210 });
     expect(() => ggmlBytes(GGML_TYPE.Q4_K, 128)).toThrow("Q4_K: 128 elements are not whole 256-element blocks");
   });
 
   test("unknown and unsupported types are named in the error", () => {
     expect(ggmlTypeName(GGML_TYPE.Q6_K)).toBe("Q6_K");
-    expect(ggmlTypeName(20)).toBe("IQ4_NL");
+    expect(ggmlTypeName(23)).toBe("IQ4_XS");
     expect(ggmlTypeName(99)).toBe("type 99");
-    expect(() => decodeTensor(20, new Uint8Array(18), 32)).toThrow("ggml type IQ4_NL (id 20) is not one kiln can read or write");
+    expect(() => decodeTensor(23, new Uint8Array(136), 256)).toThrow("ggml type IQ4_XS (id 23) is not one kiln can read or write");
     expect(() => encodeTensor(99, new Float32Array(32))).toThrow("ggml type type 99 (id 99)");
     expect(() => decodeTensor(GGML_TYPE.Q8_0, new Uint8Array(33), 32)).toThrow("need 34 bytes, got 33");
   });
