@@ -1,99 +1,94 @@
-// ggml's tensor encodings that kiln writes into GGUF files: F32, and the 32-element Q8_0 and Q4_0 blocks with an f16 scale.
-import { float16Bits } from "./float16.ts";
+// ggml's tensor types as GGUF stores them: ids, names and block sizes, and one entry point to encode or decode each
+// (F32, F16, BF16, the 32-element legacy blocks in ggml-legacy.ts and IQ4_NL, the 256-element K-quants in ggml-kquants*.ts).
+import { decodeBf16, decodeF16, encodeBf16, encodeF16 } from "./ggml-half.ts";
+import { decodeIQ4_NL, encodeIQ4_NL, IQ4_NL_BLOCK_BYTES } from "./ggml-iq4nl.ts";
+import { decodeQ2_K, decodeQ3_K, decodeQ4_K, decodeQ5_K, decodeQ6_K, Q2_K_BLOCK_BYTES, Q3_K_BLOCK_BYTES, Q4_K_BLOCK_BYTES, Q5_K_BLOCK_BYTES, Q6_K_BLOCK_BYTES, QK_K } from "./ggml-kquants.ts";
+import { encodeQ2_K, encodeQ3_K, encodeQ4_K, encodeQ5_K, encodeQ6_K } from "./ggml-kquants-encode.ts";
+import { decodeQ4_0, decodeQ4_1, decodeQ5_0, decodeQ5_1, decodeQ8_0, encodeQ4_0, encodeQ4_1, encodeQ5_0, encodeQ5_1, encodeQ8_0, Q4_0_BLOCK_BYTES, Q4_1_BLOCK_BYTES, Q5_0_BLOCK_BYTES, Q5_1_BLOCK_BYTES, Q8_0_BLOCK_BYTES, QK } from "./ggml-legacy.ts";
 
-/** ggml type ids as stored in a GGUF tensor info. */
-export const GGML_TYPE = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8 } as const;
+export { f16ToF32, f32ToF16 } from "./ggml-half.ts";
+export { encodeQ4_0, encodeQ8_0 } from "./ggml-legacy.ts";
+
+/** ggml type ids (enum ggml_type) that kiln reads and writes, as stored in a GGUF tensor info. */
+export const GGML_TYPE = {
+  F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q5_0: 6, Q5_1: 7, Q8_0: 8, Q2_K: 10, Q3_K: 11, Q4_K: 12, Q5_K: 13, Q6_K: 14, IQ4_NL: 20, BF16: 30,
+} as const;
 export type GgmlType = (typeof GGML_TYPE)[keyof typeof GGML_TYPE];
 
-/** Elements per quantization block for Q4_0 and Q8_0. */
-export const QK = 32;
-/** Bytes per block: an f16 scale, then 32 int8 values (Q8_0) or 32 packed nibbles (Q4_0). */
-export const Q8_0_BLOCK_BYTES = 2 + QK;
-export const Q4_0_BLOCK_BYTES = 2 + QK / 2;
+/** Names of the ggml types kiln does not handle, so an import can say which one a file carries. */
+const OTHER_TYPES: Record<number, string> = {
+  9: "Q8_1", 15: "Q8_K", 16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 21: "IQ3_S", 22: "IQ2_S",
+  23: "IQ4_XS", 24: "I8", 25: "I16", 26: "I32", 27: "I64", 28: "F64", 29: "IQ1_M", 34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4",
+};
+
+interface Codec {
+  /** Elements per block and bytes per block. */
+  block: number;
+  bytes: number;
+  encode: (x: Float32Array) => Uint8Array;
+  decode: (bytes: Uint8Array, n: number, y: Float32Array) => void;
+}
+
+const CODECS: Record<GgmlType, Codec> = {
+  [GGML_TYPE.F32]: {
+    block: 1, bytes: 4,
+    encode: (x) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength),
+    // A copy, byte-wise: the source need not be 4-byte aligned.
+    decode: (b, n, y) => new Uint8Array(y.buffer, y.byteOffset, n * 4).set(b.subarray(0, n * 4)),
+  },
+  [GGML_TYPE.F16]: { block: 1, bytes: 2, encode: encodeF16, decode: decodeF16 },
+  [GGML_TYPE.BF16]: { block: 1, bytes: 2, encode: encodeBf16, decode: decodeBf16 },
+  [GGML_TYPE.Q4_0]: { block: QK, bytes: Q4_0_BLOCK_BYTES, encode: encodeQ4_0, decode: decodeQ4_0 },
+  [GGML_TYPE.Q4_1]: { block: QK, bytes: Q4_1_BLOCK_BYTES, encode: encodeQ4_1, decode: decodeQ4_1 },
+  [GGML_TYPE.Q5_0]: { block: QK, bytes: Q5_0_BLOCK_BYTES, encode: encodeQ5_0, decode: decodeQ5_0 },
+  [GGML_TYPE.Q5_1]: { block: QK, bytes: Q5_1_BLOCK_BYTES, encode: encodeQ5_1, decode: decodeQ5_1 },
+  [GGML_TYPE.Q8_0]: { block: QK, bytes: Q8_0_BLOCK_BYTES, encode: encodeQ8_0, decode: decodeQ8_0 },
+  [GGML_TYPE.IQ4_NL]: { block: QK, bytes: IQ4_NL_BLOCK_BYTES, encode: encodeIQ4_NL, decode: decodeIQ4_NL },
+  [GGML_TYPE.Q2_K]: { block: QK_K, bytes: Q2_K_BLOCK_BYTES, encode: encodeQ2_K, decode: decodeQ2_K },
+  [GGML_TYPE.Q3_K]: { block: QK_K, bytes: Q3_K_BLOCK_BYTES, encode: encodeQ3_K, decode: decodeQ3_K },
+  [GGML_TYPE.Q4_K]: { block: QK_K, bytes: Q4_K_BLOCK_BYTES, encode: encodeQ4_K, decode: decodeQ4_K },
+  [GGML_TYPE.Q5_K]: { block: QK_K, bytes: Q5_K_BLOCK_BYTES, encode: encodeQ5_K, decode: decodeQ5_K },
+  [GGML_TYPE.Q6_K]: { block: QK_K, bytes: Q6_K_BLOCK_BYTES, encode: encodeQ6_K, decode: decodeQ6_K },
+};
+
+/** llama.cpp's name for ggml type `type` ("Q4_K", "IQ4_NL"), or "type N" for an id it never had. */
+export function ggmlTypeName(type: number): string {
+  const known = Object.entries(GGML_TYPE).find(([, id]) => id === type)?.[0];
+  return known ?? OTHER_TYPES[type] ?? `type ${type}`;
+}
+
+function isGgmlType(type: number): type is GgmlType {
+  return Object.hasOwn(CODECS, type);
+}
+
+function codec(type: number): Codec {
+  if (!isGgmlType(type)) throw new Error(`ggml type ${ggmlTypeName(type)} (id ${type}) is not one kiln can read or write`);
+  return CODECS[type];
+}
+
+/** Elements per block of `type` (1 for F32, F16, BF16; 32 for Q4_0 … Q8_0; 256 for the K-quants). */
+export function ggmlBlockSize(type: number): number {
+  return codec(type).block;
+}
 
 /** Bytes that `elements` values take in `type` (quantized types need whole blocks). */
-export function ggmlBytes(type: GgmlType, elements: number): number {
-  if (type === GGML_TYPE.F32) return elements * 4;
-  if (type === GGML_TYPE.F16) return elements * 2;
-  if (elements % QK !== 0) throw new Error(`ggml type ${type}: ${elements} elements are not whole ${QK}-element blocks`);
-  return (elements / QK) * (type === GGML_TYPE.Q8_0 ? Q8_0_BLOCK_BYTES : Q4_0_BLOCK_BYTES);
+export function ggmlBytes(type: number, elements: number): number {
+  const c = codec(type);
+  if (elements % c.block !== 0) throw new Error(`ggml type ${ggmlTypeName(type)}: ${elements} elements are not whole ${c.block}-element blocks`);
+  return (elements / c.block) * c.bytes;
 }
 
-/** IEEE half-precision bits of `x`, rounded to nearest even (as the scales are stored; the reader uses exactly these). */
-export const f32ToF16 = float16Bits;
-
-/** The value of half-precision bits `h`. */
-export function f16ToF32(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >>> 10) & 0x1f;
-  const mant = h & 0x3ff;
-  if (exp === 0) return sign * mant * 2 ** -24;
-  if (exp === 0x1f) return mant ? NaN : sign * Infinity;
-  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+/** Encodes `x` (whole blocks: rows whose length is a multiple of the type's block size) as `type`. */
+export function encodeTensor(type: number, x: Float32Array): Uint8Array {
+  ggmlBytes(type, x.length);
+  return codec(type).encode(x);
 }
 
-/**
- * Q8_0: per block d = max|x| / 127 and q = round(x / d) in [−127, 127]; x ≈ q · f16(d).
- * The error per value is at most d/2 (plus f16 rounding of d, at most 2^-11 relative).
- */
-export function encodeQ8_0(x: Float32Array): Uint8Array {
-  const out = new Uint8Array(ggmlBytes(GGML_TYPE.Q8_0, x.length));
-  const view = new DataView(out.buffer);
-  for (let b = 0, o = 0; b < x.length; b += QK, o += Q8_0_BLOCK_BYTES) {
-    let amax = 0;
-    for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(x[b + j]!));
-    const d = amax / 127;
-    const id = d ? 1 / d : 0;
-    view.setUint16(o, f32ToF16(d), true);
-    for (let j = 0; j < QK; j++) view.setInt8(o + 2 + j, roundHalfAway(x[b + j]! * id));
-  }
-  return out;
-}
-
-/**
- * Q4_0: per block, m is the value of largest magnitude (sign kept) and d = m / −8, so m itself encodes exactly as 0;
- * q = min(15, ⌊x/d + 8.5⌋) and x ≈ (q − 8) · f16(d). Byte j holds element j in its low nibble and element j + 16 in
- * its high nibble. The error per value is at most |d|/2 (the top value 16 is clipped to 15, still within |d|).
- */
-export function encodeQ4_0(x: Float32Array): Uint8Array {
-  const out = new Uint8Array(ggmlBytes(GGML_TYPE.Q4_0, x.length));
-  const view = new DataView(out.buffer);
-  for (let b = 0, o = 0; b < x.length; b += QK, o += Q4_0_BLOCK_BYTES) {
-    let m = 0;
-    for (let j = 0; j < QK; j++) if (Math.abs(x[b + j]!) > Math.abs(m)) m = x[b + j]!;
-    const d = m / -8;
-    const id = d ? 1 / d : 0;
-    view.setUint16(o, f32ToF16(d), true);
-    const nibble = (v: number) => Math.min(15, Math.trunc(v * id + 8.5));
-    for (let j = 0; j < QK / 2; j++) out[o + 2 + j] = nibble(x[b + j]!) | (nibble(x[b + j + QK / 2]!) << 4);
-  }
-  return out;
-}
-
-/** Encodes `x` (a whole number of rows whose length is a multiple of 32 for quantized types) as `type`. */
-export function encodeTensor(type: GgmlType, x: Float32Array): Uint8Array {
-  if (type === GGML_TYPE.F32) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-  if (type === GGML_TYPE.Q8_0) return encodeQ8_0(x);
-  if (type === GGML_TYPE.Q4_0) return encodeQ4_0(x);
-  throw new Error(`kiln does not write ggml type ${type}`);
-}
-
-/** Decodes Q8_0 or Q4_0 blocks back to values (for tests and error bounds). */
-export function decodeBlocks(type: GgmlType, bytes: Uint8Array, elements: number): Float32Array {
+/** The values of the first `elements` elements stored as `type` in `bytes` (whole blocks; any byte offset). */
+export function decodeTensor(type: number, bytes: Uint8Array, elements: number): Float32Array {
+  const need = ggmlBytes(type, elements);
+  if (bytes.length < need) throw new Error(`ggml type ${ggmlTypeName(type)}: ${elements} elements need ${need} bytes, got ${bytes.length}`);
   const out = new Float32Array(elements);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const blockBytes = type === GGML_TYPE.Q8_0 ? Q8_0_BLOCK_BYTES : Q4_0_BLOCK_BYTES;
-  for (let b = 0, o = 0; b < elements; b += QK, o += blockBytes) {
-    const d = f16ToF32(view.getUint16(o, true));
-    for (let j = 0; j < QK; j++) {
-      if (type === GGML_TYPE.Q8_0) out[b + j] = view.getInt8(o + 2 + j) * d;
-      else out[b + j] = (((bytes[o + 2 + (j % 16)]! >> (j < 16 ? 0 : 4)) & 0xf) - 8) * d;
-    }
-  }
+  codec(type).decode(bytes, elements, out);
   return out;
-}
-
-/** C's roundf: halves go away from zero. */
-function roundHalfAway(v: number): number {
-  return v < 0 ? -Math.round(-v) : Math.round(v);
 }

@@ -6,7 +6,7 @@ import { writeGgufModel, type GgufFormat } from "./gguf-model.ts";
 import { BUILDER_VERSION, canonicalJson, type ModelSpec } from "./spec.ts";
 
 /** Bumped whenever the GGUF writer's output for a given spec changes. */
-export const GGUF_WRITER_VERSION = 1;
+export const GGUF_WRITER_VERSION = 2;
 
 /** `<id>-<format>-<12 hex of the build hash>.gguf`: a changed spec or writer gets a new name, never a stale file. */
 export function ggufFileName(spec: ModelSpec, format: GgufFormat): string {
@@ -30,7 +30,7 @@ export async function installGguf(
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `.${name}.tmp-${process.pid}`);
   try {
-    await writeGgufModel(spec, format, tmp, onProgress);
+    await writeGgufModel(spec, format, tmp, { onProgress });
     renameSync(tmp, path);
   } finally {
     rmSync(tmp, { force: true });

@@ -1,37 +1,32 @@
 // A kiln spec as a GGUF file llama.cpp loads: the same seeded weights as the ONNX builds, named and laid out as llama.cpp expects.
 import { CHAT_TEMPLATE } from "./chat-template.ts";
-import { encodeTensor, GGML_TYPE, QK, type GgmlType } from "./gguf-blocks.ts";
+import { encodeTensor, GGML_TYPE } from "./gguf-blocks.ts";
 import { GGUF_ALIGNMENT, GgufWriter, type GgufKv, type GgufTensorInfo } from "./gguf-file.ts";
+import { ggufFileType, mixType, type GgufFormat } from "./ggml-mix.ts";
 import { validateSpec, type ModelSpec } from "./spec.ts";
 import { buildTokenizer, SPECIAL_TOKENS } from "./tokenizer.ts";
-import { generateWeight, weightPlan, type Chunk } from "./weights.ts";
+import { generateWeight, weightPlan, type Chunk, type PlanEntry } from "./weights.ts";
 
-export type GgufFormat = "f32" | "q8_0" | "q4_0";
-export const GGUF_FORMATS: readonly GgufFormat[] = ["f32", "q8_0", "q4_0"];
+export { GGUF_FORMATS, type GgufFormat } from "./ggml-mix.ts";
 
-/** Matrices take the format's type; norms and biases stay F32 (as llama.cpp's own converter keeps 1-D tensors). */
-const MATRIX_TYPE: Record<GgufFormat, GgmlType> = { f32: GGML_TYPE.F32, q8_0: GGML_TYPE.Q8_0, q4_0: GGML_TYPE.Q4_0 };
-/** general.file_type (llama_ftype): ALL_F32, MOSTLY_Q8_0, MOSTLY_Q4_0. */
-const FILE_TYPE: Record<GgufFormat, number> = { f32: 0, q8_0: 7, q4_0: 2 };
 /** llama.cpp's token types: normal and control. */
 const TOKEN_NORMAL = 1, TOKEN_CONTROL = 3;
 
-/** GGUF metadata for `spec`: the architecture's hyperparameters and kiln's byte-level BPE tokenizer. */
-export function ggufMetadata(spec: ModelSpec, format: GgufFormat): GgufKv[] {
+/**
+ * GGUF metadata for `spec`: the architecture's hyperparameters and a tokenizer: `tokenizerKv` (the tokenizer.* keys
+ * of another file) when given, else kiln's byte-level BPE.
+ */
+export function ggufMetadata(spec: ModelSpec, format: GgufFormat, tokenizerKv?: GgufKv[]): GgufKv[] {
   const a = spec.architecture;
-  const tok = buildTokenizer(spec.vocab, spec.contextLength);
-  const model = tok.tokenizerJson.model as { vocab: Record<string, number>; merges: [string, string][] };
-  const tokens: string[] = new Array(spec.vocab);
-  for (const [t, id] of Object.entries(model.vocab)) tokens[id] = t;
-  if (tokens.some((t) => t === undefined)) throw new Error("gguf: the tokenizer leaves vocabulary ids without a token");
-  const special = new Set<string>(SPECIAL_TOKENS);
+  const stray = tokenizerKv?.find((kv) => !kv.key.startsWith("tokenizer."));
+  if (stray) throw new Error(`gguf: tokenizerKv may hold only tokenizer.* keys, not ${stray.key}`);
   const u32 = (key: string, value: number): GgufKv => ({ key, type: "u32", value });
   const f32 = (key: string, value: number): GgufKv => ({ key, type: "f32", value });
   return [
     { key: "general.architecture", type: "string", value: a },
     { key: "general.name", type: "string", value: spec.displayName },
     u32("general.alignment", GGUF_ALIGNMENT),
-    u32("general.file_type", FILE_TYPE[format]),
+    u32("general.file_type", ggufFileType(format)),
     u32("general.quantization_version", 2),
     u32(`${a}.context_length`, spec.contextLength),
     u32(`${a}.embedding_length`, spec.hidden),
@@ -46,6 +41,20 @@ export function ggufMetadata(spec: ModelSpec, format: GgufFormat): GgufKv[] {
     f32(`${a}.rope.freq_base`, spec.ropeTheta),
     f32(`${a}.attention.layer_norm_rms_epsilon`, spec.rmsEps),
     u32(`${a}.vocab_size`, spec.vocab),
+    ...(tokenizerKv ?? kilnTokenizerKv(spec)),
+  ];
+}
+
+/** kiln's own tokenizer as llama.cpp's tokenizer.* keys: GPT-2 style byte-level BPE with ChatML specials. */
+function kilnTokenizerKv(spec: ModelSpec): GgufKv[] {
+  const tok = buildTokenizer(spec.vocab, spec.contextLength);
+  const model = tok.tokenizerJson.model as { vocab: Record<string, number>; merges: [string, string][] };
+  const tokens: string[] = new Array(spec.vocab);
+  for (const [t, id] of Object.entries(model.vocab)) tokens[id] = t;
+  if (tokens.some((t) => t === undefined)) throw new Error("gguf: the tokenizer leaves vocabulary ids without a token");
+  const special = new Set<string>(SPECIAL_TOKENS);
+  const u32 = (key: string, value: number): GgufKv => ({ key, type: "u32", value });
+  return [
     { key: "tokenizer.ggml.model", type: "string", value: "gpt2" },
     // kiln pre-tokenizes with GPT-2's pattern (byte-level.ts), which llama.cpp knows as "gpt-2".
     { key: "tokenizer.ggml.pre", type: "string", value: "gpt-2" },
@@ -77,11 +86,14 @@ type Planned = GgufTensorInfo & { source: Source };
 /** Every GGUF tensor of `spec` in file order, with dims in ggml order and where its values come from. */
 export function ggufTensorPlan(spec: ModelSpec, format: GgufFormat): Planned[] {
   const { hidden: H, heads: NH, kvHeads: KV, headDim: D, intermediate: I } = spec;
-  const type = MATRIX_TYPE[format];
   const out: Planned[] = [];
   const vec = (name: string, plan: string, start: number, count: number) => out.push({ name, dims: [count], type: GGML_TYPE.F32, source: { plan, start, count } });
-  const mat = (name: string, plan: string, cols: number, start: number, rows: number, ropeHeads?: number) =>
-    out.push({ name, dims: [cols, rows], type, source: { plan, start, count: rows, ropeHeads } });
+  // Matrices take the type llama.cpp's quantizer would give them in this format; 1-D tensors stay F32 (as llama.cpp keeps them).
+  const mat = (name: string, plan: string, cols: number, start: number, rows: number, ropeHeads?: number) => {
+    const layer = /^blk\.(\d+)\./.exec(name)?.[1];
+    const mix = { name, rowLength: cols, layer: layer === undefined ? undefined : Number(layer), layers: spec.layers, gqa: NH / KV, tiedEmbeddings: spec.tiedEmbeddings };
+    out.push({ name, dims: [cols, rows], type: mixType(format, mix), source: { plan, start, count: rows, ropeHeads } });
+  };
   // llama.cpp's "llama" graph rotates adjacent pairs; kiln (and Qwen2 in llama.cpp) rotate halves.
   const rope = (n: number) => (spec.architecture === "llama" ? n : undefined);
   for (const e of weightPlan(spec)) {
@@ -107,7 +119,6 @@ export function ggufTensorPlan(spec: ModelSpec, format: GgufFormat): Planned[] {
     } else if (e.name.endsWith("down_proj.weight")) mat(`${blk}.ffn_down.weight`, e.name, I, 0, H);
     else throw new Error(`gguf: no llama.cpp name for ${e.name}`);
   }
-  for (const t of out) if (t.type !== GGML_TYPE.F32 && t.dims[0]! % QK !== 0) throw new Error(`gguf: ${t.name} rows of ${t.dims[0]} are not whole ${QK}-blocks`);
   return out;
 }
 
@@ -128,19 +139,28 @@ export function interleaveRotaryRows(w: Float32Array, heads: number, headDim: nu
   return out;
 }
 
-/** Writes `spec` as a GGUF file in `format` at `path`, generating each weight once from the seeded streams. */
-export async function writeGgufModel(spec: ModelSpec, format: GgufFormat, path: string, onProgress?: (done: number, total: number, label: string) => void): Promise<void> {
+export interface WriteGgufOptions {
+  onProgress?: (done: number, total: number, label: string) => void;
+  /** The tokenizer.* keys to write instead of kiln's own tokenizer (e.g. those of an imported model). */
+  tokenizerKv?: GgufKv[];
+  /** Each plan entry's values in row chunks, instead of kiln's seeded random weights. */
+  weights?: (spec: ModelSpec, e: PlanEntry) => Iterable<Chunk>;
+}
+
+/** Writes `spec` as a GGUF file in `format` at `path`, taking each weight once from `opts.weights` (kiln's seeded streams by default). */
+export async function writeGgufModel(spec: ModelSpec, format: GgufFormat, path: string, opts: WriteGgufOptions = {}): Promise<void> {
   validateSpec(spec);
+  const { onProgress, weights = generateWeight } = opts;
   const tensors = ggufTensorPlan(spec, format);
   const byPlan = new Map<string, Planned[]>();
   for (const t of tensors) byPlan.set(t.source.plan, [...(byPlan.get(t.source.plan) ?? []), t]);
-  const writer = new GgufWriter(path, ggufMetadata(spec, format), tensors);
+  const writer = new GgufWriter(path, ggufMetadata(spec, format, opts.tokenizerKv), tensors);
   const plan = weightPlan(spec);
   const total = plan.reduce((s, e) => s + e.rows * e.cols, 0);
   let done = 0;
   try {
     for (const e of plan) {
-      for (const chunk of generateWeight(spec, e)) {
+      for (const chunk of weights(spec, e)) {
         for (const t of byPlan.get(e.name) ?? []) writeRows(writer, t, chunk, e.cols, spec.headDim);
         done += chunk.rows * e.cols;
         onProgress?.(done, total, e.name);

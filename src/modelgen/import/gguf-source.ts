@@ -3,7 +3,7 @@
 import { basename } from "node:path";
 import { decodeTensor, ggmlTypeName } from "../gguf-blocks.ts";
 import { GgufFile, type GgufTensor } from "../gguf-read.ts";
-import { ggufTokenizerFiles } from "./gguf-tokenizer.ts";
+import { ggufTokenizer } from "./gguf-tokenizer.ts";
 import { deinterleaveRotaryRows, ggufArchitecture, ggufName, specFromGguf } from "./gguf-spec.ts";
 import type { ImportSource } from "./hf-folder.ts";
 import { modelIdFrom } from "./model-id.ts";
@@ -15,7 +15,7 @@ function shapeOf(t: GgufTensor): [number, number] {
   return [t.elements / cols, cols];
 }
 
-export function openGgufFile(path: string, id: string | undefined): ImportSource {
+export function openGgufFile(path: string, modelId: string | undefined): ImportSource {
   const file = GgufFile.open(path);
   try {
     const meta = (k: string) => file.kv.get(k);
@@ -28,7 +28,7 @@ export function openGgufFile(path: string, id: string | undefined): ImportSource
     const spec = specFromGguf(
       meta,
       { vocab: shapeOf(embed)[0], hasOutput: byName.has("output.weight"), ...(freqs ? { ropeFreqs: decode(file, freqs, 0, freqs.elements) } : {}) },
-      id ?? modelIdFrom(basename(path)),
+      modelId ?? modelIdFrom(basename(path)),
       typeof name === "string" && name ? name : basename(path),
     );
     const find = (hf: string): GgufTensor | undefined => {
@@ -47,9 +47,11 @@ export function openGgufFile(path: string, id: string | undefined): ImportSource
         return rotary ? deinterleaveRotaryRows(values, rows / spec.headDim, spec.headDim, cols) : values;
       },
     };
+    const tok = ggufTokenizer(file.kv);
+    const id = (key: string) => (typeof meta(key) === "number" ? (meta(key) as number) : null);
     return {
       spec,
-      tokenizer: ggufTokenizerFiles(file.kv),
+      tokenizer: { tokenizerJson: tok.tokenizerJson, tokenizerConfig: tok.tokenizerConfig, ids: { bos: id("tokenizer.ggml.bos_token_id"), eos: tok.endIds, pad: id("tokenizer.ggml.padding_token_id") } },
       store,
       describe: { format: "gguf", architecture: arch, file_type: typeof meta("general.file_type") === "number" ? meta("general.file_type") : null, types: typeCounts(file.tensors) },
       close: () => file.close(),

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PRESETS } from "../../../src/modelgen/index.ts";
-import { decodeBlocks, encodeQ4_0, encodeQ8_0, f16ToF32, f32ToF16, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
+import { decodeTensor, encodeQ4_0, encodeQ8_0, f16ToF32, f32ToF16, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
 import { GgufWriter } from "../../../src/modelgen/gguf-file.ts";
 import { ggufFileName, installGguf } from "../../../src/modelgen/gguf-install.ts";
 import { ggufTensorPlan, interleaveRotaryRows } from "../../../src/modelgen/gguf-model.ts";
@@ -46,7 +46,7 @@ describe("Q8_0 and Q4_0 blocks", () => {
     expect(q[16]).toBe(0);
     expect(q[24]).toBe(64); // 63.5 → 64
     expect(q[31]).toBe(119); // 15/16 · 127 = 119.06
-    const back = decodeBlocks(GGML_TYPE.Q8_0, b, 32);
+    const back = decodeTensor(GGML_TYPE.Q8_0, b, 32);
     const d = f16ToF32(0x2008);
     for (let j = 0; j < 32; j++) expect(Math.abs(back[j]! - x[j]!)).toBeLessThanOrEqual(d / 2 + 1e-6);
   });
@@ -64,7 +64,7 @@ describe("Q8_0 and Q4_0 blocks", () => {
     expect(hex(b.subarray(0, 2))).toBe("0038"); // 0.5 = 0x3800
     expect(hex(b.subarray(2, 6))).toBe("f0af8987"); // 0|15<<4, 15|10<<4, 9|8<<4, 7|8<<4
     expect(hex(b.subarray(6))).toBe("88".repeat(12)); // zeros are 8
-    const back = decodeBlocks(GGML_TYPE.Q4_0, b, 32);
+    const back = decodeTensor(GGML_TYPE.Q4_0, b, 32);
     expect(back[0]).toBe(-4);
     expect(back[16]).toBe(3.5); // the clipped value: off by |d|
     for (let j = 0; j < 32; j++) if (j !== 16) expect(Math.abs(back[j]! - x[j]!)).toBeLessThanOrEqual(0.25);
@@ -73,8 +73,8 @@ describe("Q8_0 and Q4_0 blocks", () => {
   test("an all-zero block encodes with d = 0 and decodes to zeros", () => {
     const z = new Float32Array(64);
     // Q4_0's scale is 0 / −8 = −0, as llama.cpp's own quantizer writes it; values compare equal to 0 either way.
-    expect(decodeBlocks(GGML_TYPE.Q8_0, encodeQ8_0(z), 64).every((v) => v === 0)).toBe(true);
-    expect(decodeBlocks(GGML_TYPE.Q4_0, encodeQ4_0(z), 64).every((v) => v === 0)).toBe(true);
+    expect(decodeTensor(GGML_TYPE.Q8_0, encodeQ8_0(z), 64).every((v) => v === 0)).toBe(true);
+    expect(decodeTensor(GGML_TYPE.Q4_0, encodeQ4_0(z), 64).every((v) => v === 0)).toBe(true);
   });
 });
 
@@ -119,10 +119,10 @@ describe("GGUF container", () => {
       expect(r.tensors.map((t) => [t.name, t.dims, t.type])).toEqual([["v", [3], 0], ["m", [32, 2], 8]]);
       for (const t of r.tensors) expect(t.offset % 32).toBe(0);
       expect(Array.from(new Float32Array(r.readTensorBytes(r.tensors[0]!).buffer))).toEqual([1, 2, 3]);
-      const m = decodeBlocks(GGML_TYPE.Q8_0, r.readTensorBytes(r.tensors[1]!), 64);
+      const m = decodeTensor(GGML_TYPE.Q8_0, r.readTensorBytes(r.tensors[1]!), 64);
       for (let i = 0; i < 64; i++) expect(Math.abs(m[i]! - mat[i]!)).toBeLessThan(1 / 254 + 1e-3);
       // The second row alone, read at its block's offset.
-      expect(decodeBlocks(GGML_TYPE.Q8_0, r.readTensorBytes(r.tensors[1]!, 32, 32), 32)).toEqual(m.subarray(32));
+      expect(decodeTensor(GGML_TYPE.Q8_0, r.readTensorBytes(r.tensors[1]!, 32, 32), 32)).toEqual(m.subarray(32));
       expect(statSync(path).size).toBe(r.tensors[1]!.offset + 96); // 68 bytes, padded to the alignment
     } finally {
       r.close();

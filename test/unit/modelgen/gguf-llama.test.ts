@@ -6,13 +6,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Llama } from "node-llama-cpp";
 import { buildModel, PRESETS, type ModelSpec } from "../../../src/modelgen/index.ts";
-import { decodeBlocks, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
+import { GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
 import { installGguf } from "../../../src/modelgen/gguf-install.ts";
 import type { GgufFormat } from "../../../src/modelgen/gguf-model.ts";
-import { GgufFile } from "../../../src/modelgen/gguf-read.ts";
 import { llamaLogits } from "../../load/llama-cpp-accuracy.ts";
 import { BatchDecoder, loadLlamaCpp } from "../../load/llama-cpp-runtime.ts";
 import { argmax, forward, openDriver, positionCorrelations } from "./ort-driver.ts";
+import { requiredCorrelation, weightError } from "./gguf-accuracy.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-gguf-llama-"));
@@ -40,38 +40,6 @@ async function logitsOf(path: string, vocab: number): Promise<Float32Array> {
   }
 }
 
-/** Relative RMS error of every quantized matrix of `q` against the F32 file: the format's rounding on these weights. */
-function weightError(f32Path: string, qPath: string, type: number): number {
-  const ref = GgufFile.open(f32Path), q = GgufFile.open(qPath);
-  let err = 0, norm = 0;
-  try {
-    q.tensors.forEach((t, i) => {
-      if (t.type !== type) return;
-      const w = new Float32Array(ref.readTensorBytes(ref.tensors[i]!).buffer);
-      const d = decodeBlocks(type as typeof GGML_TYPE.Q8_0, q.readTensorBytes(t), t.elements);
-      for (let j = 0; j < t.elements; j++) (err += (d[j]! - w[j]!) ** 2), (norm += w[j]! ** 2);
-    });
-  } finally {
-    ref.close();
-    q.close();
-  }
-  return Math.sqrt(err / norm);
-}
-
-/**
- * The correlation a format must reach. Each of the M matmuls on the way to the logits sees weights off by a relative
- * RMS ε (the format's rounding, measured above; at most half a step per value by construction), and on CPU llama.cpp
- * rounds the activations to 8 bits as well (Q8_0's ε again). Independent errors add in quadrature, so the logits carry
- * noise of about ρ = √(M(ε² + ε8²)) of their spread; r = 1/√(1 + ρ²) at that noise. A factor of 2 on ρ covers
- * amplification through the norms and softmax. No CPU's figures enter, and summation order (the only thing AVX2,
- * AVX-512 and VNNI kernels change) moves r by far less than this margin.
- */
-function requiredCorrelation(spec: ModelSpec, eps: number, eps8: number): number {
-  const matmuls = spec.layers * 7 + 1;
-  const rho = 2 * Math.sqrt(matmuls * (eps * eps + eps8 * eps8));
-  return 1 / Math.sqrt(1 + rho * rho);
-}
-
 describe.each(SPECS)("GGUF through llama.cpp vs kiln's fp32 ONNX: %s", (_label, spec) => {
   const dir = join(root, spec.id);
   const paths = {} as Record<GgufFormat, string>;
@@ -93,8 +61,8 @@ describe.each(SPECS)("GGUF through llama.cpp vs kiln's fp32 ONNX: %s", (_label, 
   });
 
   test("Q8_0 r > 0.99 and Q4_0 within its rounding's bound", async () => {
-    const eps8 = weightError(paths.f32, paths.q8_0, GGML_TYPE.Q8_0);
-    const eps4 = weightError(paths.f32, paths.q4_0, GGML_TYPE.Q4_0);
+    const eps8 = weightError(paths.f32, paths.q8_0, GGML_TYPE.Q8_0).eps;
+    const eps4 = weightError(paths.f32, paths.q4_0, GGML_TYPE.Q4_0).eps;
     // Half a step per value: Q8_0's step is max|x|/127, Q4_0's max|x|/8, and max|x| ≤ √32 · the block's RMS.
     expect(eps8).toBeLessThan(Math.sqrt(32) / 254);
     expect(eps4).toBeLessThan(Math.sqrt(32) / 16);

@@ -2,7 +2,7 @@
 // DynamicQuantizeMatMul, with tolerances from each format's error bound (never from one CPU's results).
 import { describe, expect, test } from "bun:test";
 import * as ort from "onnxruntime-node";
-import { decodeBlocks, encodeQ4_0, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
+import { decodeTensor, encodeQ4_0, GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
 import { GraphBuilder, int, T } from "../../../src/modelgen/onnx-builder.ts";
 import { dequantizeQ4, INT8_MAX_LEVEL, q4Layout, quantizeInt8Rows, quantizeQ4Rows, transpose } from "../../../src/modelgen/quantize.ts";
 import { Rng } from "../../../src/modelgen/rng.ts";
@@ -57,7 +57,7 @@ describe("q4 quantization", () => {
     const q = new Uint8Array(l.qBytes), s = new Float32Array(l.scaleCount);
     quantizeQ4Rows(w, 1, k, q, s);
     const ours = dequantizeQ4(1, k, q, s);
-    const ggml = decodeBlocks(GGML_TYPE.Q4_0, encodeQ4_0(w), k);
+    const ggml = decodeTensor(GGML_TYPE.Q4_0, encodeQ4_0(w), k);
     // Same level; only the scale differs, by f16 rounding (relative 2⁻¹¹) times at most 8 steps.
     for (let i = 0; i < k; i++) expect(Math.abs(ours[i]! - ggml[i]!)).toBeLessThanOrEqual(8 * Math.abs(s[i >> 5]!) * 2 ** -11 + 1e-7);
   });

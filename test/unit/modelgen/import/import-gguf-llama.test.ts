@@ -50,7 +50,7 @@ const spec = (architecture: Architecture): ModelSpec => ({
 
 /** The seeded weights, with norms that are not all ones (so a misplaced or dropped norm shows in the logits). */
 function variedNorms(s: ModelSpec) {
-  return function* (e: PlanEntry): Generator<Chunk> {
+  return function* (_spec: ModelSpec, e: PlanEntry): Generator<Chunk> {
     if (e.kind !== "norm") return yield* generateWeight(s, e);
     const data = new Float32Array(e.cols);
     tensorRng(s.seed, `${e.name}/varied`).fillNormal(data, 0.2);
