@@ -83,6 +83,9 @@ interface Source {
 
 type Planned = GgufTensorInfo & { source: Source };
 
+/** llama.cpp's tensor of per-pair rotary frequency factors (ModelSpec.ropeFreqFactors). */
+const ROPE_FREQS = "rope_freqs.weight";
+
 /** Every GGUF tensor of `spec` in file order, with dims in ggml order and where its values come from. */
 export function ggufTensorPlan(spec: ModelSpec, format: GgufFormat): Planned[] {
   const { hidden: H, heads: NH, kvHeads: KV, headDim: D, intermediate: I } = spec;
@@ -96,13 +99,20 @@ export function ggufTensorPlan(spec: ModelSpec, format: GgufFormat): Planned[] {
   };
   // llama.cpp's "llama" graph rotates adjacent pairs; kiln (and Qwen2 in llama.cpp) rotate halves.
   const rope = (n: number) => (spec.architecture === "llama" ? n : undefined);
+  // Llama 3.1's frequency factors, first: they are no plan entry, and the writer appends them before the weights.
+  if (spec.ropeFreqFactors) vec(ROPE_FREQS, ROPE_FREQS, 0, D / 2);
   for (const e of weightPlan(spec)) {
     const l = /\.layers\.(\d+)\./.exec(e.name)?.[1];
     const blk = `blk.${l}`;
     if (e.kind === "embed") mat("token_embd.weight", e.name, H, 0, e.rows);
     else if (e.kind === "head") mat("output.weight", e.name, H, 0, e.rows);
     else if (e.kind === "norm") {
-      const name = l === undefined ? "output_norm.weight" : e.name.includes("input_layernorm") ? `${blk}.attn_norm.weight` : `${blk}.ffn_norm.weight`;
+      const name =
+        l === undefined ? "output_norm.weight"
+        : e.name.includes("input_layernorm") ? `${blk}.attn_norm.weight`
+        : e.name.endsWith("self_attn.q_norm.weight") ? `${blk}.attn_q_norm.weight`
+        : e.name.endsWith("self_attn.k_norm.weight") ? `${blk}.attn_k_norm.weight`
+        : `${blk}.ffn_norm.weight`;
       vec(name, e.name, 0, e.cols);
     } else if (e.kind === "bias") {
       vec(`${blk}.attn_q.bias`, e.name, 0, NH * D);
@@ -159,6 +169,7 @@ export async function writeGgufModel(spec: ModelSpec, format: GgufFormat, path: 
   const total = plan.reduce((s, e) => s + e.rows * e.cols, 0);
   let done = 0;
   try {
+    if (spec.ropeFreqFactors) writer.append(ROPE_FREQS, encodeTensor(GGML_TYPE.F32, Float32Array.from(spec.ropeFreqFactors)));
     for (const e of plan) {
       for (const chunk of weights(spec, e)) {
         for (const t of byPlan.get(e.name) ?? []) writeRows(writer, t, chunk, e.cols, spec.headDim);

@@ -69,36 +69,61 @@ const TOKENS = Array.from({ length: 32 }, (_, i) => (i * 397 + 11) % 2000 + 20);
  * norms' and softmax's amplification: r ≥ 1/√(1 + ρ²).
  */
 function required(s: ModelSpec, format: GgufFormat): number {
-  const eps = format === "f32" ? 0 : format === "f16" ? 2 ** -11 : format === "bf16" ? 2 ** -8 : Math.sqrt(256) / 254;
+  // F32: both sides multiply the same float32 weights, so only summation order differs.
+  if (format === "f32") return 0.9999;
+  const eps = format === "f16" ? 2 ** -11 : format === "bf16" ? 2 ** -8 : Math.sqrt(256) / 254;
   const rho = 2 * Math.sqrt((s.layers * 7 + 1) * eps * eps);
   return 1 / Math.sqrt(1 + rho * rho);
 }
 
 const FORMATS: GgufFormat[] = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"];
 
+/** Imports `file` and returns kiln's fp32 logits and llama.cpp's over TOKENS, with their per-position correlations. */
+async function compare(s: ModelSpec, file: string, models: string) {
+  const r = await importModel(file, models, { dtypes: ["fp32"] });
+  const ref = await onnxLogits(r.dir, TOKENS);
+  const model = await llama.loadModel({ modelPath: file });
+  let got: Float32Array;
+  try {
+    got = await llamaLogits(model, TOKENS, s.vocab, { threads: 1, f32Cache: true });
+  } finally {
+    await model.dispose();
+  }
+  return { ref, got, corr: positionCorrelations(ref, got, s.vocab) };
+}
+
 describe.each(["llama", "qwen2", "qwen3"] as const)("GGUF %s imported, against llama.cpp on the same file", (arch) => {
   const s = spec(arch);
   test.each(FORMATS)("%s", async (format) => {
     const file = join(root, `${arch}-${format}.gguf`);
     await writeGgufModel(s, format, file, { weights: variedNorms(s) });
-    const models = join(root, `models-${arch}-${format}`);
-    const r = await importModel(file, models, { dtypes: ["fp32"] });
-    const ref = await onnxLogits(r.dir, TOKENS);
-    const model = await llama.loadModel({ modelPath: file });
-    let got: Float32Array;
-    try {
-      got = await llamaLogits(model, TOKENS, s.vocab, { threads: 1, f32Cache: true });
-    } finally {
-      await model.dispose();
-    }
-    const corr = positionCorrelations(ref, got, s.vocab);
+    const { ref, got, corr } = await compare(s, file, join(root, `models-${arch}-${format}`));
     const min = Math.min(...corr);
+    console.log(`${arch} ${format}: min r ${min.toFixed(6)} (bound ${required(s, format).toFixed(4)})`);
     expect(min).toBeGreaterThan(required(s, format));
-    if (format === "f32") {
-      expect(min).toBeGreaterThan(0.9999);
-      for (let p = 0; p < TOKENS.length; p++) expect(argmax(ref, p * s.vocab, s.vocab)).toBe(argmax(got, p * s.vocab, s.vocab));
-    }
+    // At F32 greedy decoding agrees token for token.
+    if (format === "f32") for (let p = 0; p < TOKENS.length; p++) expect(argmax(ref, p * s.vocab, s.vocab)).toBe(argmax(got, p * s.vocab, s.vocab));
   });
+});
+
+test("Llama 3.1's rope_freqs travel from the file into kiln's rotary (factors strong enough to matter at 32 positions)", async () => {
+  const s: ModelSpec = { ...spec("llama"), id: "gguf-freqs-v1", ropeFreqFactors: Array.from({ length: 32 }, (_, i) => 0.02 + i * 0.03) };
+  const file = join(root, "llama-freqs-f32.gguf");
+  await writeGgufModel(s, "f32", file, { weights: variedNorms(s) });
+  const { corr } = await compare(s, file, join(root, "models-freqs"));
+  expect(Math.min(...corr)).toBeGreaterThan(0.9999);
+  // The same file without the factors is another model: kiln does not agree with it, so the factors were used.
+  const plain = join(root, "llama-plain-f32.gguf");
+  const { ropeFreqFactors: _, ...without } = s;
+  await writeGgufModel({ ...without, id: "gguf-plain-v1" }, "f32", plain, { weights: variedNorms(s) });
+  const other = await llama.loadModel({ modelPath: plain });
+  try {
+    const r = await importModel(file, join(root, "models-freqs"), { dtypes: ["fp32"] });
+    const mixed = positionCorrelations(await onnxLogits(r.dir, TOKENS), await llamaLogits(other, TOKENS, s.vocab, { threads: 1, f32Cache: true }), s.vocab);
+    expect(Math.min(...mixed)).toBeLessThan(0.99);
+  } finally {
+    await other.dispose();
+  }
 });
 
 describe("files kiln refuses", () => {
