@@ -13,6 +13,9 @@ import { prefixOutputProblems } from "../load/prefix-output.ts";
 import { freePort, SHARED_SHADER_CACHE, waitForHttp } from "./binary-process.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 import { readmeCommands } from "./readme-commands.ts";
+import { writeGgufModel } from "../../src/modelgen/gguf-model.ts";
+import { writeHfFolder } from "../../src/modelgen/hf-write.ts";
+import { PRESETS } from "../../src/modelgen/spec.ts";
 
 const root = join(import.meta.dir, "..", "..");
 const readme = readFileSync(join(root, "README.md"), "utf8");
@@ -120,6 +123,10 @@ const COVERED = new Set([
   "kiln status incident resolve <id> [--message M]",
   "kiln models list",
   "kiln models build --preset <name> [--dtype fp32,q4]",
+  "kiln models import <file.gguf | folder>",
+  // Bringing a real model (run by "the real-model section" below).
+  "./kiln --model Llama-3.2-1B-Instruct-Q4_K_M.gguf",
+  "npm run kiln -- models import ~/models/Qwen3-0.6B",
   "kiln doctor",
   "kiln --version",
   // Teams: rate limits, billing and permissions (the walkthrough and the table, run by "the teams section" below).
@@ -239,6 +246,10 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     const modelsDir = join(work, "models");
     expect(kiln("models build --preset tiny --dtype fp32", { KILN_MODELS_DIR: modelsDir })).toContain("kiln-tiny-v1");
     expect(kiln("models list", { KILN_MODELS_DIR: modelsDir })).toContain("kiln-tiny-v1");
+    const folder = join(work, "hf-llama");
+    writeHfFolder({ ...PRESETS.tiny!, id: "hf-llama-v1" }, folder, { dtype: "F16" });
+    expect(kiln(`models import ${folder} --id hf-llama-v1 --dtype int8`, { KILN_MODELS_DIR: modelsDir })).toContain("imported hf-llama-v1");
+    expect(kiln("models list", { KILN_MODELS_DIR: modelsDir })).toContain("hf-llama-v1");
     const doctor = kiln("doctor", { KILN_MODELS_DIR: modelsDir });
     expect(doctor).toContain("All required checks passed.");
     expect(doctor).toMatch(/cpu +ok +\S/);
@@ -351,6 +362,45 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     const list = JSON.parse(sh(listCmd.replace("http://127.0.0.1:8080", `http://127.0.0.1:${port}`), { MODEL_API_KEY: key }).out);
     expect(list.data.map((m: { id: string; device: string; weights: string }) => [m.id, m.device, m.weights])).toEqual([["kiln-tiny-v1", "webgpu", "q4f16"]]);
     expect(await stop(server.proc)).toBe(0);
+  }, 400_000);
+
+  test("the real-model section as typed: npm run kiln -- models import ~/models/Qwen3-0.6B, then ./kiln --model <file.gguf> on the binary alone", async () => {
+    const section = readme.slice(readme.indexOf("### Bringing a real model"), readme.indexOf("### Multimodal folders"));
+    const typed = readmeCommands(section).filter((c) => c.includes("kiln "));
+    expect(typed).toEqual(["./kiln --model Llama-3.2-1B-Instruct-Q4_K_M.gguf", "npm run kiln -- models import ~/models/Qwen3-0.6B"]);
+    // Stand-ins with those names (the shapes are small; the layouts and formats are the real ones).
+    const home = join(work, "home");
+    writeHfFolder({ ...PRESETS.tiny!, id: "qwen3-stand-in-v1", architecture: "qwen3", tiedEmbeddings: true }, join(home, "models", "Qwen3-0.6B"), { dtype: "BF16", shards: 2 });
+    const modelsDir = join(work, "real-models");
+    const imported = sh(typed[1]!, { HOME: home, KILN_MODELS_DIR: modelsDir });
+    expect([imported.code, imported.out]).toEqual([0, expect.stringMatching(/imported qwen3-0\.6b in \d+\.\d+s → /)]);
+    const again = sh(typed[1]!, { HOME: home, KILN_MODELS_DIR: modelsDir });
+    expect(again.out).toContain("qwen3-0.6b is already imported from this file");
+
+    expect(sh("npm run build").code).toBe(0);
+    const box = join(root, "dist", "readme-box", "real-model");
+    mkdirSync(box, { recursive: true });
+    copyFileSync(join(root, "dist", "kiln"), join(box, "kiln"));
+    const spec = { ...PRESETS.tiny!, id: "llama-stand-in-v1", hidden: 256, headDim: 64, intermediate: 512 };
+    await writeGgufModel(spec, "q4_k_m", join(box, "Llama-3.2-1B-Instruct-Q4_K_M.gguf"));
+    const port = freePort();
+    const keyFile = join(box, "first-key");
+    const env = { PATH: "/usr/bin:/bin", HOME: box, KILN_PORT: String(port), KILN_BUILTIN_MODELS: "none", KILN_FIRST_KEY_FILE: keyFile };
+    const server = await background(typed[0]!, /kiln listening on/, {}, box, env);
+    expect(server.output()).toContain('"msg":"model imported","source":');
+    const key = readFileSync(keyFile, "utf8").match(/LLM\|\d+\|\S+/)![0];
+    const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "llama-3.2-1b-instruct-q4-k-m", messages: [{ role: "user", content: "Hello" }], max_tokens: 4 }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens).toBeGreaterThan(0);
+    expect(await stop(server.proc)).toBe(0);
+    // The second start finds the import current and reads nothing of the file.
+    const second = await background(typed[0]!, /kiln listening on/, {}, box, env);
+    expect(second.output()).not.toContain('"msg":"model imported"');
+    expect(await stop(second.proc)).toBe(0);
   }, 400_000);
 
   test("npm run bench (a quick run on the tiny preset, with --profile) prints the CPU, the int8 accuracy, the table, the profile and the device section", () => {
