@@ -6,6 +6,7 @@ import { isImageSpec } from "./diffusion/image-spec.ts";
 import { installModel } from "./install.ts";
 import { mediaLayout } from "./media-spec.ts";
 import { PRESET_NAMES, presetSpec, type AnySpec } from "./presets.ts";
+import { commandArgs, parseFlags } from "./cli-flags.ts";
 import { progressReporter } from "./progress.ts";
 import type { Dtype } from "./spec.ts";
 
@@ -32,22 +33,10 @@ const DTYPES: readonly string[] = BUILD_DTYPES;
 
 /** Parses argv (flags as `--name value` or `--name=value`); returns the arguments or an error message. */
 export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
-  const flags = new Map<string, string>();
-  let force = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--force") {
-      force = true;
-      continue;
-    }
-    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
-    if (!m) return { error: `unexpected argument "${a}"` };
-    const name = m[1]!;
-    if (!["preset", "dtype", "default-dtype", "out", "seed", "gguf"].includes(name)) return { error: `unknown flag --${name}` };
-    const value = m[2] ?? argv[++i];
-    if (value === undefined || value === "") return { error: `--${name} needs a value` };
-    flags.set(name, value);
-  }
+  const parsed = parseFlags(argv, ["preset", "dtype", "default-dtype", "out", "seed", "gguf"], ["force"], false);
+  if ("error" in parsed) return parsed;
+  const { flags } = parsed;
+  const force = parsed.switches.has("force");
   const preset = flags.get("preset");
   if (!preset) return { error: "--preset is required" };
   const spec = presetSpec(preset);
@@ -81,15 +70,8 @@ export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
 }
 
 export async function modelsBuildCommand(argv: string[]): Promise<number> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    console.log(USAGE);
-    return 0;
-  }
-  const args = parseBuildArgs(argv);
-  if ("error" in args) {
-    console.error(`kiln models build: ${args.error}\n${USAGE}`);
-    return 2;
-  }
+  const args = commandArgs("build", USAGE, argv, parseBuildArgs);
+  if ("exit" in args) return args.exit;
   const spec: AnySpec = { ...presetSpec(args.preset)!, ...(args.seed !== undefined ? { seed: args.seed } : {}) };
   const started = Date.now();
   const onProgress = progressReporter({ tty: Boolean(process.stdout.isTTY), write: (s) => process.stdout.write(s) });

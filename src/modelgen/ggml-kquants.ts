@@ -61,38 +61,33 @@ function k4Scale(bytes: Uint8Array, s: number, j: number, which: 0 | 1): number 
   return (which ? packed >> 4 : packed & 0xf) | ((bytes[s + j - 4 + 4 * which]! >> 6) << 4);
 }
 
-/** Q4_K: 8 sub-blocks of 32; element 64j + l is the low nibble of qs[32j + l], 64j + 32 + l its high nibble. */
-export function decodeQ4_K(bytes: Uint8Array, n: number, y: Float32Array): void {
-  for (let b = 0, o = 0; b < n; b += QK_K, o += Q4_K_BLOCK_BYTES) {
+/**
+ * Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins; element 64j + l is the low nibble of qs[32j + l],
+ * 64j + 32 + l its high nibble. Q5_K adds a 5th bit: bit 2j of qh[l] for element 64j + l, bit 2j + 1 for 64j + 32 + l.
+ */
+function decodeK45(bytes: Uint8Array, n: number, y: Float32Array, blockBytes: number, fifthBit: boolean): void {
+  const qsAt = fifthBit ? 48 : 16;
+  for (let b = 0, o = 0; b < n; b += QK_K, o += blockBytes) {
     const d = readF16(bytes, o), dmin = readF16(bytes, o + 2);
     for (let j = 0; j < 4; j++) {
       const d1 = d * k4Scale(bytes, o + 4, 2 * j, 0), m1 = dmin * k4Scale(bytes, o + 4, 2 * j, 1);
       const d2 = d * k4Scale(bytes, o + 4, 2 * j + 1, 0), m2 = dmin * k4Scale(bytes, o + 4, 2 * j + 1, 1);
-      const q = o + 16 + 32 * j, at = b + 64 * j;
+      const q = o + qsAt + 32 * j, at = b + 64 * j;
       for (let l = 0; l < 32; l++) {
-        const v = bytes[q + l]!;
-        y[at + l] = d1 * (v & 0xf) - m1;
-        y[at + 32 + l] = d2 * (v >> 4) - m2;
-      }
-    }
-  }
-}
-
-/** Q5_K: Q4_K's nibbles plus a 5th bit: bit 2j of qh[l] for element 64j + l, bit 2j + 1 for 64j + 32 + l. */
-export function decodeQ5_K(bytes: Uint8Array, n: number, y: Float32Array): void {
-  for (let b = 0, o = 0; b < n; b += QK_K, o += Q5_K_BLOCK_BYTES) {
-    const d = readF16(bytes, o), dmin = readF16(bytes, o + 2);
-    for (let j = 0; j < 4; j++) {
-      const d1 = d * k4Scale(bytes, o + 4, 2 * j, 0), m1 = dmin * k4Scale(bytes, o + 4, 2 * j, 1);
-      const d2 = d * k4Scale(bytes, o + 4, 2 * j + 1, 0), m2 = dmin * k4Scale(bytes, o + 4, 2 * j + 1, 1);
-      const q = o + 48 + 32 * j, at = b + 64 * j;
-      for (let l = 0; l < 32; l++) {
-        const v = bytes[q + l]!, h = bytes[o + 16 + l]! >> (2 * j);
+        const v = bytes[q + l]!, h = fifthBit ? bytes[o + 16 + l]! >> (2 * j) : 0;
         y[at + l] = d1 * ((v & 0xf) | ((h & 1) << 4)) - m1;
         y[at + 32 + l] = d2 * ((v >> 4) | ((h & 2) << 3)) - m2;
       }
     }
   }
+}
+
+export function decodeQ4_K(bytes: Uint8Array, n: number, y: Float32Array): void {
+  decodeK45(bytes, n, y, Q4_K_BLOCK_BYTES, false);
+}
+
+export function decodeQ5_K(bytes: Uint8Array, n: number, y: Float32Array): void {
+  decodeK45(bytes, n, y, Q5_K_BLOCK_BYTES, true);
 }
 
 /**

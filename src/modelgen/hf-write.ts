@@ -4,7 +4,7 @@ import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:f
 import { join } from "node:path";
 import type { GivenTokenizer, WeightSource } from "./build.ts";
 import { float16Bits } from "./float16.ts";
-import { builtSpecialIds, generationConfig, HF_CLASS } from "./model-files.ts";
+import { builtSpecialIds, generationConfig, modelConfig } from "./model-files.ts";
 import type { ModelSpec } from "./spec.ts";
 import { buildTokenizer } from "./tokenizer.ts";
 import { generateWeight, weightPlan, type PlanEntry } from "./weights.ts";
@@ -106,23 +106,11 @@ export function writeHfFolder(spec: ModelSpec, dir: string, opts: HfWriteOptions
     }
   }
   if (shards > 1) writeFileSync(join(dir, "model.safetensors.index.json"), JSON.stringify({ metadata: {}, weight_map: weightMap }, null, 2));
+  // The builder's own config.json, as a checkpoint states it: no transformers.js block, the stored dtype, single eos as a number.
+  const { "transformers.js_config": _, ...base } = modelConfig(spec, tokenizer.ids, "fp32");
   const config: Record<string, unknown> = {
-    architectures: [HF_CLASS[spec.architecture]],
-    model_type: spec.architecture,
-    hidden_size: spec.hidden,
-    intermediate_size: spec.intermediate,
-    num_hidden_layers: spec.layers,
-    num_attention_heads: spec.heads,
-    num_key_value_heads: spec.kvHeads,
-    head_dim: spec.headDim,
-    max_position_embeddings: spec.contextLength,
-    rms_norm_eps: spec.rmsEps,
-    rope_theta: spec.ropeTheta,
-    vocab_size: spec.vocab,
-    tie_word_embeddings: spec.tiedEmbeddings,
-    hidden_act: "silu",
+    ...base,
     torch_dtype: opts.dtype === "F32" ? "float32" : opts.dtype === "F16" ? "float16" : "bfloat16",
-    bos_token_id: tokenizer.ids.bos,
     eos_token_id: tokenizer.ids.eos.length === 1 ? tokenizer.ids.eos[0] : tokenizer.ids.eos,
     ...opts.config,
   };

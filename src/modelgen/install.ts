@@ -1,6 +1,6 @@
 // Installs a built model into a models dir atomically (build in a hidden temp folder, then rename), skipping identical builds.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { buildModel } from "./build.ts";
 import { folderContentHash, MANIFEST_FILE } from "./content-hash.ts";
 import { buildImageModel } from "./diffusion/build-image.ts";
@@ -20,8 +20,20 @@ export function isIdenticalBuild(dir: string, expectedSpecHash: string): boolean
   }
 }
 
-function uniqueSuffix(): string {
+export function uniqueSuffix(): string {
   return `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** Puts the finished folder `tmp` at `dir` (beside it, in the same models dir): an older `dir` is moved aside first, then removed. */
+export function swapInto(tmp: string, dir: string): void {
+  if (existsSync(dir)) {
+    const old = join(dirname(dir), `.${basename(dir)}.old-${uniqueSuffix()}`);
+    renameSync(dir, old);
+    renameSync(tmp, dir);
+    rmSync(old, { recursive: true, force: true });
+  } else {
+    renameSync(tmp, dir);
+  }
 }
 
 export interface InstallOptions {
@@ -52,14 +64,7 @@ export async function installModel(modelsDir: string, opts: InstallOptions): Pro
   try {
     if (isImageSpec(spec)) await buildImageModel({ spec, outDir: tmp, onProgress: opts.onProgress });
     else await buildModel({ spec, dtypes: opts.dtypes, defaultDtype: opts.defaultDtype, outDir: tmp, onProgress: opts.onProgress });
-    if (existsSync(dir)) {
-      const old = join(modelsDir, `.${spec.id}.old-${uniqueSuffix()}`);
-      renameSync(dir, old);
-      renameSync(tmp, dir);
-      rmSync(old, { recursive: true, force: true });
-    } else {
-      renameSync(tmp, dir);
-    }
+    swapInto(tmp, dir);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -47,7 +47,6 @@ export function modelConfig(spec: ModelSpec, ids: SpecialIds, defaultDtype: Dtyp
     tie_word_embeddings: spec.tiedEmbeddings,
     hidden_act: "silu",
     attention_bias: spec.architecture === "qwen2",
-    ...(spec.ropeFreqFactors ? { kiln_rope_freq_factors: spec.ropeFreqFactors } : {}),
     initializer_range: spec.initStd,
     bos_token_id: ids.bos,
     eos_token_id: ids.eos,
@@ -62,6 +61,11 @@ export function generationConfig(ids: SpecialIds): Record<string, unknown> {
   return { bos_token_id: ids.bos, eos_token_id: ids.eos, pad_token_id: ids.pad, do_sample: false };
 }
 
+/** The fields every kiln.json kiln builds opens with: format, identity, owner, fixed creation time, architecture. */
+export function manifestHead(spec: { id: string; displayName: string }, architecture: string): Record<string, unknown> {
+  return { kiln_manifest: 2, id: spec.id, display_name: spec.displayName, owned_by: "kiln", created: CREATED, architecture };
+}
+
 export function kilnManifest(
   spec: ModelSpec,
   dtypes: Dtype[],
@@ -74,12 +78,7 @@ export function kilnManifest(
     ? { chat: true, tools: true, reasoning: true, vision: Boolean(spec.vision), audio: Boolean(spec.audio), image_generation: false }
     : { chat: true, tools: true, reasoning: true, vision: false, image_generation: false };
   return {
-    kiln_manifest: 2,
-    id: spec.id,
-    display_name: spec.displayName,
-    owned_by: "kiln",
-    created: CREATED,
-    architecture: spec.architecture,
+    ...manifestHead(spec, spec.architecture),
     context_length: spec.contextLength,
     default_dtype: defaultDtype,
     dtypes,

@@ -1,5 +1,5 @@
 // The JSON files of an image model folder: model_index.json, the scheduler, text encoder, UNet and VAE configs, and kiln.json.
-import { CREATED } from "../model-files.ts";
+import { manifestHead } from "../model-files.ts";
 import type { ClipVocabulary } from "./clip-bpe.ts";
 import { CLIP_CONTEXT, type ImageModelSpec } from "./image-spec.ts";
 import { LATENT_CHANNELS } from "./unet-graph.ts";
@@ -122,12 +122,7 @@ export function vaeConfig(spec: ImageModelSpec): Record<string, unknown> {
 /** kiln.json for an image model: no chat, a per-image price, and the sampling defaults the server uses. */
 export function imageManifest(spec: ImageModelSpec, build: { specHash: string; contentHash: string }): Record<string, unknown> {
   return {
-    kiln_manifest: 2,
-    id: spec.id,
-    display_name: spec.displayName,
-    owned_by: "kiln",
-    created: CREATED,
-    architecture: "stable-diffusion",
+    ...manifestHead(spec, "stable-diffusion"),
     capabilities: { chat: false, tools: false, reasoning: false, vision: false, audio: false, image_generation: true },
     pricing: { input_per_million: 0, output_per_million: 0, per_image: spec.perImage },
     image: {

@@ -1,5 +1,6 @@
 // `kiln models import <file.gguf | folder> [--id <id>] [--dtype int8,q4,q4f16] [--default-dtype <dtype>] [--force]`.
 import { DTYPES } from "../build.ts";
+import { commandArgs, parseFlags } from "../cli-flags.ts";
 import { progressReporter } from "../progress.ts";
 import type { Dtype } from "../spec.ts";
 import { IMPORT_DTYPES, importModel } from "./import-model.ts";
@@ -19,27 +20,10 @@ export interface ImportArgs {
 }
 
 export function parseImportArgs(argv: string[]): ImportArgs | { error: string } {
-  const flags = new Map<string, string>();
-  let source: string | undefined;
-  let force = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--force") {
-      force = true;
-      continue;
-    }
-    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
-    if (!m) {
-      if (source !== undefined) return { error: `unexpected argument "${a}"` };
-      source = a;
-      continue;
-    }
-    const name = m[1]!;
-    if (!["id", "dtype", "default-dtype"].includes(name)) return { error: `unknown flag --${name}` };
-    const value = m[2] ?? argv[++i];
-    if (value === undefined || value === "") return { error: `--${name} needs a value` };
-    flags.set(name, value);
-  }
+  const parsed = parseFlags(argv, ["id", "dtype", "default-dtype"], ["force"], true);
+  if ("error" in parsed) return parsed;
+  const { flags, positional: source } = parsed;
+  const force = parsed.switches.has("force");
   if (!source) return { error: "name a .gguf file or a Hugging Face model folder" };
   const dtypes = flags.has("dtype") ? (flags.get("dtype")!.split(",") as Dtype[]) : undefined;
   if (dtypes && (!dtypes.length || dtypes.some((d) => !DTYPES.includes(d)))) return { error: `--dtype must list ${DTYPES.join(", ")} (got "${flags.get("dtype")}")` };
@@ -49,15 +33,8 @@ export function parseImportArgs(argv: string[]): ImportArgs | { error: string } 
 }
 
 export async function modelsImportCommand(argv: string[], modelsDir: string): Promise<number> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    console.log(IMPORT_USAGE);
-    return 0;
-  }
-  const args = parseImportArgs(argv);
-  if ("error" in args) {
-    console.error(`kiln models import: ${args.error}\n${IMPORT_USAGE}`);
-    return 2;
-  }
+  const args = commandArgs("import", IMPORT_USAGE, argv, parseImportArgs);
+  if ("exit" in args) return args.exit;
   const started = performance.now();
   try {
     const r = await importModel(args.source, modelsDir, { id: args.id, dtypes: args.dtypes, defaultDtype: args.defaultDtype, force: args.force, onProgress: progressReporter({ tty: Boolean(process.stdout.isTTY), write: (t) => process.stdout.write(t) }) });

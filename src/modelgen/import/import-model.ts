@@ -2,10 +2,11 @@
 // graphs, the source's tokenizer and chat template), built in a hidden folder and renamed into place, done once per
 // source: a later import or start finds the folder by the source's size, time and hash and does nothing.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { buildModel } from "../build.ts";
 import { MANIFEST_FILE } from "../content-hash.ts";
+import { swapInto, uniqueSuffix } from "../install.ts";
 import { BUILDER_VERSION, canonicalJson, type Dtype } from "../spec.ts";
 import { capabilitiesOf } from "./capabilities.ts";
 import { openGgufFile } from "./gguf-source.ts";
@@ -91,7 +92,7 @@ export async function importModel(path: string, modelsDir: string, opts: ImportO
     const identity = importIdentity(record, dtypes, defaultDtype, spec.id);
     if (!opts.force && (prior?.build as { spec_hash?: string } | undefined)?.spec_hash === identity) return { id: spec.id, dir, imported: false };
     mkdirSync(modelsDir, { recursive: true });
-    const tmp = join(modelsDir, `.${spec.id}.import-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+    const tmp = join(modelsDir, `.${spec.id}.import-${uniqueSuffix()}`);
     try {
       await buildModel({
         spec,
@@ -108,14 +109,7 @@ export async function importModel(path: string, modelsDir: string, opts: ImportO
           source: { ...record, ...source.describe },
         },
       });
-      if (existsSync(dir)) {
-        const old = join(modelsDir, `.${spec.id}.old-${process.pid}`);
-        renameSync(dir, old);
-        renameSync(tmp, dir);
-        rmSync(old, { recursive: true, force: true });
-      } else {
-        renameSync(tmp, dir);
-      }
+      swapInto(tmp, dir);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
