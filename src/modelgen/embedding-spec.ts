@@ -51,6 +51,24 @@ export const EMBEDDING_PRESETS: Readonly<Record<string, EmbeddingModelSpec>> = O
     matryoshka: [16, 32, 64],
     initStd: 0.08,
   },
+  // all-MiniLM-L6-v2's shape (a smaller vocabulary): what `npm run bench -- --embeddings` serves.
+  "embed-small": {
+    architecture: "bert",
+    id: "kiln-embed-small-v1",
+    displayName: "Kiln Embed Small v1",
+    seed: 0x0e3b5a,
+    vocab: 8192,
+    hidden: 384,
+    layers: 6,
+    heads: 12,
+    intermediate: 1536,
+    maxPositions: 512,
+    layerNormEps: 1e-12,
+    pooling: "mean",
+    normalize: true,
+    matryoshka: [64, 128, 256, 384],
+    initStd: 0.05,
+  },
 });
 
 export function isEmbeddingSpec(s: { architecture: string }): s is EmbeddingModelSpec {
