@@ -1,4 +1,4 @@
-// `npm run bench [-- --profile | --stored | --input-rules | --upload | --upload-s3 | --file-burst | --media-decode | --media | --images | --prefix | --live-bus | --cluster]`: runs the load bench (test/load/chat.load.ts), or one of its
+// `npm run bench [-- --profile | --stored | --input-rules | --upload | --upload-s3 | --file-burst | --media-decode | --media | --images | --embeddings | --prefix | --live-bus | --cluster]`: runs the load bench (test/load/chat.load.ts), or one of its
 // scenarios, under the project's Bun. `bun test` keeps unknown flags to itself, so the bench's own flags become
 // environment variables or the scenario file here.
 import { spawn, spawnSync } from "node:child_process";
@@ -16,6 +16,7 @@ const SCENARIOS = {
   "--media-decode": "./test/load/media-decode.load.ts",
   "--media": "./test/load/media.load.ts",
   "--images": "./test/load/images.load.ts",
+  "--embeddings": "./test/load/embeddings.load.ts",
   "--prefix": "./test/load/prefix.load.ts",
   "--live-bus": "./test/load/live-bus.load.ts",
   "--cluster": "./test/load/cluster.load.ts",

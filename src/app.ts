@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import pkg from "../package.json" with { type: "json" };
 import { chatRoutes } from "./api/chat/routes.ts";
 import { completionsRoutes } from "./api/completions/routes.ts";
+import { embeddingsRoutes } from "./api/embeddings/routes.ts";
 import { filesRoutes } from "./api/files/routes.ts";
 import { imagesRoutes } from "./api/images/routes.ts";
 import { messagesErrorBody } from "./api/messages/assembler.ts";
@@ -53,6 +54,7 @@ export function buildRoutes(deps: AppDeps) {
     .use(modelsRoutes(deps))
     .use(chatRoutes(deps))
     .use(completionsRoutes(deps))
+    .use(embeddingsRoutes(deps))
     .use(responsesRoutes(deps))
     .use(messagesRoutes(deps))
     .use(filesRoutes(deps))

@@ -6,6 +6,10 @@ import type { ModelEntry } from "../models/registry.ts";
 export function textModel(deps: Pick<AppDeps, "registry">, id: string, what = "generate text"): ModelEntry {
   const model = deps.registry.get(id);
   if (!model) throw ApiError.modelNotFound(id);
-  if (!model.capabilities.chat) throw ApiError.badRequest(`The model '${model.id}' does not ${what}.`, "model");
+  if (!model.capabilities.chat) {
+    // An embedding model is the one kind a client may mistake for a text model: say which capability it has instead.
+    const has = model.embedding ? " (it has the embeddings capability only: use POST /v1/embeddings)" : "";
+    throw ApiError.badRequest(`The model '${model.id}' does not ${what}: it has no chat capability${has}.`, "model");
+  }
   return model;
 }

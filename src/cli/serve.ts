@@ -117,10 +117,10 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
   metrics.watch({
     queueDepth: () => {
       const waiting = runtime.scheduler.waitingByModel();
-      return Object.fromEntries(registry.list().filter((m) => m.capabilities.chat || m.diffusion).map((m) => [m.id, waiting.get(m.id) ?? 0]));
+      return Object.fromEntries(registry.list().filter((m) => m.capabilities.chat || m.diffusion || m.embedding).map((m) => [m.id, waiting.get(m.id) ?? 0]));
     },
-    workers: () => [...runtime.pool.stats(), ...runtime.imagePool.stats()],
-    devices: () => registry.list().filter((m) => m.capabilities.chat || m.diffusion).map((m) => ({ model: m.id, device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype })),
+    workers: () => [...runtime.pool.stats(), ...runtime.imagePool.stats(), ...runtime.embedPool.stats()],
+    devices: () => registry.list().filter((m) => m.capabilities.chat || m.diffusion || m.embedding).map((m) => ({ model: m.id, device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype })),
   });
   const files = createFileStorage(config);
   if (stores.redis) {

@@ -1,4 +1,5 @@
-// Starts the inference runtime for a registry: tokenizers, the scheduler, and the text and image worker pools wired together.
+// Starts the inference runtime for a registry: tokenizers, the scheduler, and the text, image and embedding worker
+// pools wired together.
 import { totalmem } from "node:os";
 import type { Config } from "../config.ts";
 import { prefixCacheSpec, weightBytes } from "../models/prefix-budget.ts";
@@ -9,7 +10,8 @@ import type { Health, ModelRegistry } from "../models/registry.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { PrefixCacheStats } from "../protocol/text.ts";
 import type { SupervisedWorker, WorkerFailure } from "../scheduler/supervisor.ts";
-import { imageWorkerUrl } from "../native/worker-url.ts";
+import { embedWorkerUrl, imageWorkerUrl } from "../native/worker-url.ts";
+import { EmbedBackend, type EmbedWorkers } from "../scheduler/embed-backend.ts";
 import { ImageBackend, type ImageWorkers } from "../scheduler/image-backend.ts";
 import { TextBackend, type TextWorkers } from "../scheduler/text-backend.ts";
 import { OffThreadEncoder } from "./off-thread-encoder.ts";
@@ -21,6 +23,8 @@ export interface Runtime {
   pool: TextWorkers;
   /** The image backend's worker supervisor. */
   imagePool: ImageWorkers;
+  /** The embedding backend's worker supervisor. */
+  embedPool: EmbedWorkers;
   tokenizers: Tokenizers;
   stop(): Promise<void>;
 }
@@ -32,6 +36,8 @@ export async function startRuntime(opts: {
   workerUrl: string | URL;
   /** The image worker's entry (default: workers/image-worker.ts, or its place in the executable). */
   imageWorkerUrl?: string | URL;
+  /** The embedding worker's entry (default: workers/embed-worker.ts, or its place in the executable). */
+  embedWorkerUrl?: string | URL;
   /** The tokenizer worker's entry; without it every prompt is tokenized on the main thread. */
   tokenizerWorkerUrl?: string | URL;
   hangTimeoutMs?: number;
@@ -85,22 +91,30 @@ export async function startRuntime(opts: {
     onRenderEnded: (id, outcome) => scheduler.onRenderEnded(id, outcome),
   });
   scheduler.attachRenders(images);
+  const embeds = new EmbedBackend(registry.list().filter((m) => m.embedding), {
+    ...pools,
+    workerUrl: opts.embedWorkerUrl ?? embedWorkerUrl(),
+    onEnded: (id, outcome) => scheduler.onEmbedEnded(id, outcome),
+  });
+  scheduler.attachEmbeds(embeds);
+  const embedPool = embeds.workers;
   const pool = text.workers;
   const imagePool = images.workers;
   const tokenizers = new Tokenizers({ logger, offThread: opts.tokenizerWorkerUrl ? new OffThreadEncoder(opts.tokenizerWorkerUrl) : undefined });
   const noTokenizer: string[] = [];
-  await Promise.all([pool.start(), imagePool.start(), ...chatModels.map((m) => tokenizers.get(m).catch(() => noTokenizer.push(m.id)))]);
+  await Promise.all([pool.start(), imagePool.start(), embedPool.start(), ...chatModels.map((m) => tokenizers.get(m).catch(() => noTokenizer.push(m.id)))]);
   // Set after the workers' own reports, so a worker that loaded does not read the model back as operational.
   for (const id of noTokenizer) registry.setHealth(id, "outage", "tokenizer_unavailable");
   return {
     scheduler,
     pool,
     imagePool,
+    embedPool,
     tokenizers,
     async stop() {
       scheduler.failAll(ApiError.shuttingDown());
       tokenizers.close();
-      await Promise.all([pool.shutdown(), imagePool.shutdown()]);
+      await Promise.all([pool.shutdown(), imagePool.shutdown(), embedPool.shutdown()]);
     },
   };
 }

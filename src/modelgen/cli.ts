@@ -3,6 +3,7 @@ import { DTYPES as BUILD_DTYPES } from "./build.ts";
 import { installGguf } from "./gguf-install.ts";
 import { GGUF_FORMATS, type GgufFormat } from "./gguf-model.ts";
 import { isImageSpec } from "./diffusion/image-spec.ts";
+import { isEmbeddingSpec } from "./embedding-spec.ts";
 import { installModel } from "./install.ts";
 import { mediaLayout } from "./media-spec.ts";
 import { PRESET_NAMES, presetSpec, type AnySpec } from "./presets.ts";
@@ -53,10 +54,11 @@ export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
   }
   const gguf = flags.get("gguf")?.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (gguf && (!gguf.length || gguf.some((f) => !GGUF_FORMATS.includes(f as GgufFormat)))) return { error: `--gguf must list ${GGUF_FORMATS.join(", ")} (got "${flags.get("gguf")}")` };
-  if (isImageSpec(spec)) {
-    // The diffusion graphs have no quantized form, and llama.cpp runs no UNet.
-    if (dtypes.some((d) => d !== "fp32")) return { error: `"${preset}" is an image preset: it is built in fp32 only (got --dtype ${flags.get("dtype")})` };
-    if (gguf) return { error: `--gguf is for text presets; "${preset}" is an image model` };
+  if (isImageSpec(spec) || isEmbeddingSpec(spec)) {
+    // The diffusion and embedding graphs have no quantized form, and llama.cpp runs neither.
+    const kind = isImageSpec(spec) ? "an image" : "an embedding";
+    if (dtypes.some((d) => d !== "fp32")) return { error: `"${preset}" is ${kind} preset: it is built in fp32 only (got --dtype ${flags.get("dtype")})` };
+    if (gguf) return { error: `--gguf is for text presets; "${preset}" is ${kind} model` };
   } else if (mediaLayout(spec) && dtypes.some((d) => d === "fp16" || d === "q4f16")) {
     return { error: `fp16 and q4f16 are for text presets; "${preset}" has media encoders` };
   } else if (gguf && mediaLayout(spec)) {
@@ -80,7 +82,7 @@ export async function modelsBuildCommand(argv: string[]): Promise<number> {
     const secs = ((Date.now() - started) / 1000).toFixed(1);
     console.log(built ? `built ${spec.id} (${args.dtypes.join(", ")}) in ${secs}s → ${dir}` : `${spec.id} is already built and intact → ${dir} (use --force to rebuild)`);
     // parseBuildArgs refuses --gguf for image presets.
-    if (!isImageSpec(spec)) {
+    if (!isImageSpec(spec) && !isEmbeddingSpec(spec)) {
       for (const format of args.gguf ?? []) {
         const g = await installGguf(args.out, spec, format, onProgress);
         console.log(g.built ? `wrote ${format} GGUF → ${g.path}` : `${format} GGUF is already written → ${g.path}`);

@@ -6,6 +6,8 @@ import { folderContentHash, MANIFEST_FILE } from "./content-hash.ts";
 import { buildImageModel } from "./diffusion/build-image.ts";
 import { TINY_IMAGE_MODEL_ID } from "./diffusion/image-presets.ts";
 import { imageSpecHash, isImageSpec } from "./diffusion/image-spec.ts";
+import { buildEmbeddingModel } from "./embedding-files.ts";
+import { embeddingSpecHash, isEmbeddingSpec, TINY_EMBED_MODEL_ID } from "./embedding-spec.ts";
 import { presetSpec, type AnySpec } from "./presets.ts";
 import { DEFAULT_MEDIA_MODEL_ID, DEFAULT_MODEL_ID, specHash, type Dtype } from "./spec.ts";
 
@@ -54,15 +56,17 @@ export interface InstallOptions {
 export async function installModel(modelsDir: string, opts: InstallOptions): Promise<{ dir: string; built: boolean }> {
   const { spec } = opts;
   const dir = join(modelsDir, spec.id);
-  if (isImageSpec(spec) && (opts.dtypes.some((d) => d !== "fp32") || (opts.defaultDtype ?? "fp32") !== "fp32")) {
-    throw new Error(`${spec.id} is an image model: it is built in fp32 only`);
+  const fp32Only = isImageSpec(spec) ? "an image model" : isEmbeddingSpec(spec) ? "an embedding model" : null;
+  if (fp32Only && (opts.dtypes.some((d) => d !== "fp32") || (opts.defaultDtype ?? "fp32") !== "fp32")) {
+    throw new Error(`${spec.id} is ${fp32Only}: it is built in fp32 only`);
   }
-  const hash = isImageSpec(spec) ? imageSpecHash(spec) : specHash(spec, opts.dtypes, opts.defaultDtype);
+  const hash = isImageSpec(spec) ? imageSpecHash(spec) : isEmbeddingSpec(spec) ? embeddingSpecHash(spec) : specHash(spec, opts.dtypes, opts.defaultDtype);
   if (!opts.force && isIdenticalBuild(dir, hash)) return { dir, built: false };
   mkdirSync(modelsDir, { recursive: true });
   const tmp = join(modelsDir, `.${spec.id}.tmp-${uniqueSuffix()}`);
   try {
     if (isImageSpec(spec)) await buildImageModel({ spec, outDir: tmp, onProgress: opts.onProgress });
+    else if (isEmbeddingSpec(spec)) await buildEmbeddingModel({ spec, outDir: tmp });
     else await buildModel({ spec, dtypes: opts.dtypes, defaultDtype: opts.defaultDtype, outDir: tmp, onProgress: opts.onProgress });
     swapInto(tmp, dir);
   } finally {
@@ -79,20 +83,24 @@ export const DEFAULT_DTYPES: Dtype[] = ["fp32"];
  * (so the binary an operator copies onto a GPU box uses the GPU with its default model; 0.1 s more to build).
  */
 export function builtinDtypes(spec: AnySpec): Dtype[] {
-  return isImageSpec(spec) || spec.vision || spec.audio ? DEFAULT_DTYPES : [...DEFAULT_DTYPES, "q4f16"];
+  return isImageSpec(spec) || isEmbeddingSpec(spec) || spec.vision || spec.audio ? DEFAULT_DTYPES : [...DEFAULT_DTYPES, "q4f16"];
 }
 
-/** The built-in models, by id: the default (the tiny preset), the tiny model with both encoders (tiny-omni) and the tiny image model. */
+/**
+ * The built-in models, by id: the default (the tiny preset), the tiny model with both encoders (tiny-omni), the tiny
+ * image model and the tiny embedding model.
+ */
 export const BUILTIN_PRESETS: Readonly<Record<string, string>> = {
   [DEFAULT_MODEL_ID]: "tiny",
   [DEFAULT_MEDIA_MODEL_ID]: "tiny-omni",
   [TINY_IMAGE_MODEL_ID]: "tiny-image",
+  [TINY_EMBED_MODEL_ID]: "tiny-embed",
 };
 export const BUILTIN_MODEL_IDS: readonly string[] = Object.freeze(Object.keys(BUILTIN_PRESETS));
 
 /**
- * Installs the built-in models named (all of them by default: the text default and, beside it, tiny-omni and
- * tiny-image, so media input and image generation run end to end on a fresh clone). Returns their folders.
+ * Installs the built-in models named (all of them by default: the text default and, beside it, tiny-omni, tiny-image
+ * and tiny-embed, so media input, image generation and embeddings run end to end on a fresh clone). Returns their folders.
  */
 export async function ensureDefaultModel(modelsDir: string, ids: readonly string[] = BUILTIN_MODEL_IDS): Promise<string[]> {
   const dirs: string[] = [];

@@ -70,8 +70,8 @@ export function readDiffusionFolder(dir: string, folderName: string): ModelInfo 
   const m = manifest ?? {};
   const identity = manifest ? parseIdentity(m) : { id: infoIdFromFolder(folderName), displayName: folderName, ownedBy: "operator", created: 0 };
   const capabilities = { ...parseCapabilities(m, false), image_generation: true };
-  if (capabilities.chat || capabilities.vision || capabilities.audio || capabilities.tools || capabilities.reasoning) {
-    throw new Error("an image model folder generates images only: its capabilities may not include chat, tools, reasoning, vision or audio");
+  if (capabilities.chat || capabilities.vision || capabilities.audio || capabilities.tools || capabilities.reasoning || capabilities.embeddings) {
+    throw new Error("an image model folder generates images only: its capabilities may not include chat, tools, reasoning, vision, audio or embeddings");
   }
   const diffusion = parseDiffusionLayout(m.image, facts);
   return {

@@ -3,6 +3,7 @@ import { INT8_MAX_LEVEL } from "../modelgen/quantize.ts";
 import { DEVICE_SETTINGS, type DeviceSetting } from "../devices/device-choice.ts";
 import { resolvePromptFormat } from "../inference/prompt-format.ts";
 import type { DiffusionLayout } from "./diffusion-layout.ts";
+import type { EmbeddingLayout } from "./embedding-layout.ts";
 import { type MediaLayout, parseMediaBlock } from "./media-layout.ts";
 
 export interface Capabilities {
@@ -13,6 +14,8 @@ export interface Capabilities {
   /** Takes audio input (and a video's audio track); absent in a kiln.json: false. */
   audio: boolean;
   image_generation: boolean;
+  /** Makes embeddings (POST /v1/embeddings): set for sentence-embedding folders (src/models/embedding-folder.ts); absent: false. */
+  embeddings?: boolean;
 }
 
 export interface ModelInfo {
@@ -45,6 +48,8 @@ export interface ModelInfo {
    * that matches one is shared by every team (other prefixes stay within the team that sent them).
    */
   publicPrefixes: string[];
+  /** How an embedding model pools and normalizes (absent: not an embedding model). */
+  embedding?: EmbeddingLayout;
 }
 
 /** The kiln.json format this kiln writes. 2: int8 weights are 7-bit and declared in `quantization.int8_max_level`. */
@@ -134,6 +139,7 @@ export function parseManifest(raw: unknown, presentDtypes: string[]): ModelInfo 
   const promptFormat = m.prompt_format === undefined ? null : obj(m.prompt_format, "prompt_format");
   if (promptFormat) resolvePromptFormat(promptFormat, "", () => false);
   const capabilities = parseCapabilities(m, true);
+  if (capabilities.embeddings) throw new Error(`"capabilities.embeddings" is for embedding folders: the sentence-transformers layout has modules.json`);
   const media = parseMediaBlock(m.media, capabilities);
   return {
     ...identity,
@@ -187,6 +193,8 @@ export function parseCapabilities(m: Json, chatByDefault: boolean): Capabilities
     vision: bool(caps, "vision"),
     audio: bool(caps, "audio"),
     image_generation: bool(caps, "image_generation"),
+    // Written only when true, as folders that predate it leave it out.
+    ...(bool(caps, "embeddings") ? { embeddings: true } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import type { Placement } from "../devices/device-choice.ts";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DIFFUSION_MARKER, readDiffusionFolder } from "./diffusion-folder.ts";
+import { EMBEDDING_MARKER, readEmbeddingFolder } from "./embedding-folder.ts";
 import { type HealthCause, healthText } from "./failures.ts";
 import { contextProblem, graphPositions } from "./graph-positions.ts";
 import { type DecoderGraph, dtypesFromFiles, infoFromConfig, onnxFileForDtype, parseManifest, type ModelInfo } from "./manifest.ts";
@@ -53,6 +54,8 @@ function usesGroupQueryAttention(graphPath: string): boolean {
 export function readModelFolder(dir: string, folderName: string): ModelEntry {
   // An image model's folder has its own layout (one graph per pipeline part, each in a folder of its own).
   if (existsSync(join(dir, DIFFUSION_MARKER))) return { ...readDiffusionFolder(dir, folderName), dir };
+  // So has a sentence-embedding folder (modules.json, pooling, an encoder graph).
+  if (existsSync(join(dir, EMBEDDING_MARKER))) return { ...readEmbeddingFolder(dir, folderName), dir };
   for (const f of REQUIRED) if (!existsSync(join(dir, f))) throw new Error(`missing ${f}`);
   const onnxDir = join(dir, "onnx");
   const onnxFiles = existsSync(onnxDir) ? readdirSync(onnxDir) : [];

@@ -8,6 +8,7 @@ export const WORKER_ENTRIES = {
   media: "workers/media-worker.ts",
   mediaPrep: "workers/media-prep-worker.ts",
   image: "workers/image-worker.ts",
+  embed: "workers/embed-worker.ts",
 } as const;
 
 /**
@@ -26,6 +27,10 @@ export function inferenceWorkerUrl(): string | URL {
 
 export function imageWorkerUrl(): string | URL {
   return workerEntryUrl(WORKER_ENTRIES.image);
+}
+
+export function embedWorkerUrl(): string | URL {
+  return workerEntryUrl(WORKER_ENTRIES.embed);
 }
 
 export function tokenizerWorkerUrl(): string | URL {

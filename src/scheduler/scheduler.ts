@@ -1,6 +1,6 @@
-// Admission, queueing and dispatch of work onto the backends' workers: generation sequences (text-backend.ts) and
-// image renders (image-backend.ts) share one queue and one admission budget, so overload, drain and shutdown treat
-// them alike. One event stream per sequence or render. Worker failures reach the work as fixed-text errors
+// Admission, queueing and dispatch of work onto the backends' workers: generation sequences (text-backend.ts), image
+// renders (image-backend.ts) and embedding jobs (embed-backend.ts) share one queue and one admission budget, so
+// overload, drain and shutdown treat them alike. One event stream per sequence or render. Worker failures reach the work as fixed-text errors
 // (src/models/failures.ts); their detail rides along for the log.
 import { ApiError } from "../errors/api-error.ts";
 import { type Failure, failureError, renderFailureError } from "../models/failures.ts";
@@ -28,11 +28,28 @@ export interface RenderBackend extends WorkBackend {
   render(workerId: number, jobId: string, render: RenderRequest): void;
 }
 
+/** The backend that embeds token rows (embed-backend.ts): one job is one request's inputs. */
+export interface EmbedJobBackend extends WorkBackend {
+  embed(workerId: number, jobId: string, inputs: number[][]): void;
+}
+
 /** A sequence's stream; a sequence the worker ended with an error fails the stream instead of finishing it. */
 export type SeqEvent = { type: "delta"; text: string; tokens: number; logprobs?: TokenLogprob[] } | { type: "finish"; finish: SeqFinish };
 
 /** A render's stream: one image, then the end; a cancelled render ends without one; a failed one throws. */
 export type RenderEvent = { type: "rendered"; rgb: Uint8Array; width: number; height: number; timings: RenderTimings };
+
+/** An embedding job's stream: its vectors (inputs × dimensions, flattened), then the end; a cancelled job ends without. */
+export type EmbedEvent = { type: "embedded"; vectors: Float32Array; dimensions: number };
+
+export interface EmbedSubmission {
+  model: string;
+  /** Token rows, one per input. */
+  inputs: number[][];
+  signal?: AbortSignal;
+  /** Called synchronously when the job leaves the queue for a worker. */
+  onStart?: () => void;
+}
 
 export interface SeqRequest {
   model: string;
@@ -59,7 +76,8 @@ export interface RenderSubmission {
 
 type Work =
   | { kind: "seq"; promptIds: number[]; params: SamplingParams; media?: MediaInput[]; prefix?: PrefixScope; channel: Channel<SeqEvent> }
-  | { kind: "render"; render: RenderRequest; channel: Channel<RenderEvent> };
+  | { kind: "render"; render: RenderRequest; channel: Channel<RenderEvent> }
+  | { kind: "embed"; inputs: number[][]; channel: Channel<EmbedEvent> };
 
 type Pending = Work & { onStart?: () => void };
 
@@ -71,6 +89,7 @@ export class Scheduler {
   private readonly live = new Map<string, Pending>();
   private text: SequenceBackend | null = null;
   private images: RenderBackend | null = null;
+  private embeds: EmbedJobBackend | null = null;
 
   constructor(maxQueue: number) {
     this.queue = new RequestQueue(maxQueue);
@@ -85,6 +104,10 @@ export class Scheduler {
     this.images = backend;
   }
 
+  attachEmbeds(backend: EmbedJobBackend): void {
+    this.embeds = backend;
+  }
+
   load(): { waiting: number; active: number } {
     return this.queue.size;
   }
@@ -96,7 +119,7 @@ export class Scheduler {
 
   /** Throws 503 backend_unavailable unless a worker for the model is ready. */
   assertServing(model: string): void {
-    if (!this.text?.hasReadyWorker(model) && !this.images?.hasReadyWorker(model)) {
+    if (![this.text, this.images, this.embeds].some((b) => b?.hasReadyWorker(model))) {
       throw ApiError.backendUnavailable(`No worker is serving '${model}' right now; retry shortly`);
     }
   }
@@ -113,6 +136,13 @@ export class Scheduler {
     const works = requests.map((r) => ({ kind: "render" as const, render: r.render, channel: new Channel<RenderEvent>() }));
     this.admit(requests, works, this.images);
     return works.map((w) => w.channel);
+  }
+
+  /** Admits one embedding request's job, or throws 503 service_overloaded. */
+  submitEmbeds(request: EmbedSubmission): AsyncIterable<EmbedEvent> {
+    const work = { kind: "embed" as const, inputs: request.inputs, channel: new Channel<EmbedEvent>() };
+    this.admit([request], [work], this.embeds);
+    return work.channel;
   }
 
   private admit(requests: { model: string; signal?: AbortSignal; onStart?: () => void }[], works: Work[], backend: WorkBackend | null): void {
@@ -136,12 +166,13 @@ export class Scheduler {
 
   /** Hands waiting entries to free worker slots. Called on submit, on every end, and when a worker is ready. */
   pump(): void {
-    const slots = [...(this.text?.slots() ?? []), ...(this.images?.slots() ?? [])];
+    const slots = [this.text, this.images, this.embeds].flatMap((b) => b?.slots() ?? []);
     if (!slots.length) return;
     for (const { entry, workerId } of this.queue.dispatch(slots, performance.now())) {
       const work = entry.payload;
       if (work.kind === "seq") this.text!.add(workerId, entry.id, work.promptIds, work.params, work.media, work.prefix);
-      else this.images!.render(workerId, entry.id, work.render);
+      else if (work.kind === "render") this.images!.render(workerId, entry.id, work.render);
+      else this.embeds!.embed(workerId, entry.id, work.inputs);
       work.onStart?.();
     }
   }
@@ -179,6 +210,19 @@ export class Scheduler {
     if (work?.kind === "render") {
       if (outcome === "cancelled") work.channel.close();
       else work.channel.fail(renderFailureError(outcome.failure, model));
+    }
+    this.pump();
+  }
+
+  /** A job's vectors, or (cancelled, failed) its end without them. */
+  onEmbedEnded(jobId: string, outcome: Omit<EmbedEvent, "type"> | { failure: Failure } | "cancelled"): void {
+    const { work, model } = this.end(jobId);
+    if (work?.kind === "embed") {
+      if (outcome !== "cancelled" && "failure" in outcome) work.channel.fail(failureError(outcome.failure, model));
+      else {
+        if (outcome !== "cancelled") work.channel.push({ type: "embedded", ...outcome });
+        work.channel.close();
+      }
     }
     this.pump();
   }
@@ -223,7 +267,7 @@ export class Scheduler {
     const held = this.queue.cancel(id);
     const work = this.live.get(id);
     if (held) {
-      (work?.kind === "render" ? this.images : this.text)?.cancel(held.workerId, id);
+      (work?.kind === "render" ? this.images : work?.kind === "embed" ? this.embeds : this.text)?.cancel(held.workerId, id);
       return;
     }
     // Never dispatched: it ends here, and no worker hears of it.

@@ -108,6 +108,7 @@ const COVERED = new Set([
   "npm run bench -- --media-decode",
   "npm run bench -- --media",
   "npm run bench -- --images",
+  "npm run bench -- --embeddings",
   "npm run bench -- --prefix",
   "npm run bench -- --live-bus",
   "npm run bench -- --cluster",
@@ -515,6 +516,15 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(r.out).toMatch(/^cpu: /m);
     for (const clients of [1, 4]) {
       expect(r.out).toMatch(new RegExp(`^\\| ${clients} +\\| +${clients} \\| +\\d+\\.\\d \\| +\\d+% \\| +\\d+ / \\d+ / \\d+ \\| +\\d+\\.\\d \\| +\\d+% \\| +\\d\\.\\d\\d \\|`, "m"));
+    }
+  }, 600_000);
+
+  test("npm run bench -- --embeddings (the tiny preset, one request a client, one round) prints the CPU and inputs/s of kiln and the bare loop", () => {
+    const r = sh("npm run bench -- --embeddings", { KILN_BENCH_EMBED_PRESET: "tiny-embed", KILN_BENCH_EMBED_REQUESTS: "1", KILN_BENCH_EMBED_ROUNDS: "1", KILN_BENCH_MODELS: join(work, "bench-models") });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    for (const clients of [1, 16]) {
+      expect(r.out).toMatch(new RegExp(`^\\| ${clients} +\\| +${clients * 8} \\| +\\d+ \\| +\\d+ \\| +\\d\\.\\d\\d \\|`, "m"));
     }
   }, 600_000);
 

@@ -4,13 +4,15 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildImageModel, buildModel, builtinDtypes, imageSpecHash, isImageSpec, presetSpec, specHash, type AnySpec } from "../../src/modelgen/index.ts";
+import {
+  buildEmbeddingModel, buildImageModel, buildModel, builtinDtypes, embeddingSpecHash, imageSpecHash, isEmbeddingSpec, isImageSpec, presetSpec, specHash, type AnySpec,
+} from "../../src/modelgen/index.ts";
 
 const BUILDER_DIR = join(import.meta.dir, "..", "..", "src", "modelgen");
 
 /** Hash of the spec plus every builder source and corpus file, so any builder change gets a fresh cache entry. */
 function cacheKey(spec: AnySpec): string {
-  const h = createHash("sha256").update(isImageSpec(spec) ? imageSpecHash(spec) : specHash(spec, builtinDtypes(spec)));
+  const h = createHash("sha256").update(isImageSpec(spec) ? imageSpecHash(spec) : isEmbeddingSpec(spec) ? embeddingSpecHash(spec) : specHash(spec, builtinDtypes(spec)));
   const walk = (dir: string, rel: string) => {
     for (const name of readdirSync(dir).sort()) {
       const p = join(dir, name);
@@ -32,6 +34,11 @@ export function tinyModelDir(): Promise<string> {
 /** Absolute path of a ready built-in multimodal model folder (kiln-tiny-omni-v1: vision and audio). */
 export function tinyOmniModelDir(): Promise<string> {
   return presetModelDir("tiny-omni");
+}
+
+/** Absolute path of a ready built-in embedding model folder (kiln-embed-tiny-v1: sentence-transformers layout). */
+export function tinyEmbedModelDir(): Promise<string> {
+  return presetModelDir("tiny-embed");
 }
 
 /** Absolute path of a ready built-in image model folder (kiln-tiny-image-v1: Stable Diffusion layout). */
@@ -58,6 +65,7 @@ export function presetModelDir(preset: string): Promise<string> {
     const tmp = join(root, `${key}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
     try {
       if (isImageSpec(spec)) await buildImageModel({ spec, outDir: join(tmp, spec.id) });
+      else if (isEmbeddingSpec(spec)) await buildEmbeddingModel({ spec, outDir: join(tmp, spec.id) });
       else await buildModel({ spec, dtypes: builtinDtypes(spec), outDir: join(tmp, spec.id) });
       try {
         renameSync(tmp, final);

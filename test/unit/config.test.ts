@@ -98,7 +98,8 @@ describe("loadConfig", () => {
   });
 
   test("built-in models: all three by default; a list, or none; an unknown id is refused naming it", () => {
-    expect(loadConfig({}, []).builtinModels).toEqual(["kiln-tiny-v1", "kiln-tiny-omni-v1", "kiln-tiny-image-v1"]);
+    expect(loadConfig({}, []).builtinModels).toEqual(["kiln-tiny-v1", "kiln-tiny-omni-v1", "kiln-tiny-image-v1", "kiln-embed-tiny-v1"]);
+    expect(loadConfig({ KILN_BUILTIN_MODELS: "kiln-embed-tiny-v1" }, []).builtinModels).toEqual(["kiln-embed-tiny-v1"]);
     expect(loadConfig({ KILN_BUILTIN_MODELS: "kiln-tiny-omni-v1" }, []).builtinModels).toEqual(["kiln-tiny-omni-v1"]);
     expect(loadConfig({}, ["--builtin-models", "none"]).builtinModels).toEqual([]);
     expect(() => loadConfig({ KILN_BUILTIN_MODELS: "kiln-tiny-v1,llama-3" }, [])).toThrow('KILN_BUILTIN_MODELS lists "llama-3", which is not a built-in model');

@@ -20,7 +20,7 @@ export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof Mo
     display_name: m.displayName,
     context_length: m.contextLength,
     // Every text model continues a raw prompt (POST /v1/completions): the legacy format needs no template.
-    capabilities: { ...m.capabilities, completions: m.capabilities.chat },
+    capabilities: { ...m.capabilities, completions: m.capabilities.chat, embeddings: !!m.embedding },
     pricing: {
       input_per_million: m.pricing.inputPerMillion,
       cached_input_per_million: m.pricing.cachedInputPerMillion,
@@ -29,9 +29,12 @@ export function toModelObject(m: ModelEntry, registry: ModelRegistry): typeof Mo
     },
     ...(m.media ? { media: mediaObject(m.media) } : {}),
     ...(m.diffusion ? { images: imagesObject(m.diffusion) } : {}),
+    ...(m.embedding
+      ? { embedding: { dimensions: m.embedding.dimensions, dimensions_allowed: m.embedding.truncations, pooling: m.embedding.pooling, normalized: m.embedding.normalize } }
+      : {}),
     status: registry.healthOf(m.id).status,
-    // Text and image models run in workers; where, was chosen at start (KILN_DEVICE, kiln.json's device).
-    ...(m.capabilities.chat || m.diffusion ? { device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype } : {}),
+    // Text, image and embedding models run in workers; where, was chosen at start (KILN_DEVICE, kiln.json's device).
+    ...(m.capabilities.chat || m.diffusion || m.embedding ? { device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype } : {}),
   };
 }
 

@@ -16,6 +16,7 @@ export const ModelObject = t.Object({
     vision: t.Boolean(),
     audio: t.Boolean(),
     image_generation: t.Boolean(),
+    embeddings: t.Boolean({ description: "Takes POST /v1/embeddings (an embedding model; it takes no chat or completions)." }),
   }),
   pricing: t.Object({
     input_per_million: t.Number(),
@@ -41,6 +42,17 @@ export const ModelObject = t.Object({
         edits: t.Boolean({ description: "Whether the model edits images (it has a VAE encoder)." }),
       },
       { description: "How an image model renders; absent for other models." },
+    ),
+  ),
+  embedding: t.Optional(
+    t.Object(
+      {
+        dimensions: t.Integer({ description: "The size of each vector." }),
+        dimensions_allowed: t.Array(t.Integer(), { description: "Sizes `dimensions` may ask for: the trained sizes up to the full one (any size in between is cut the same way)." }),
+        pooling: t.Union([t.Literal("mean"), t.Literal("cls"), t.Literal("lasttoken")]),
+        normalized: t.Boolean({ description: "Whether vectors have unit length." }),
+      },
+      { description: "How an embedding model makes its vectors; absent for other models." },
     ),
   ),
   status: t.Union([t.Literal("operational"), t.Literal("degraded"), t.Literal("outage")]),

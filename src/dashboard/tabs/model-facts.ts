@@ -15,6 +15,7 @@ const CAPABILITY_LABELS: [keyof ModelView["capabilities"], string][] = [
   ["vision", "vision"],
   ["audio", "audio"],
   ["image_generation", "image generation"],
+  ["embeddings", "embeddings"],
 ];
 
 /** The capabilities a model has, in a fixed order. */

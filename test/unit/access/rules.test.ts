@@ -54,7 +54,8 @@ describe("permissions", () => {
     expect(parseRestrictionArg("all", "models")).toBeNull();
     expect(parseRestrictionArg("a, b,a", "models")).toEqual(["a", "b"]);
     expect(parseRestrictionArg("chat,files", "endpoints")).toEqual(["chat", "files"]);
-    expect(() => parseRestrictionArg("chat,embeddings", "endpoints")).toThrow("unknown endpoint family embeddings");
+    expect(parseRestrictionArg("chat,embeddings", "endpoints")).toEqual(["chat", "embeddings"]);
+    expect(() => parseRestrictionArg("chat,batches", "endpoints")).toThrow("unknown endpoint family batches");
     expect(() => parseRestrictionArg(" , ", "models")).toThrow("comma-separated");
   });
 });

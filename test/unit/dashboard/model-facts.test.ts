@@ -3,7 +3,7 @@ import { capabilityLabels, describeWorkers, fmtBytes, fmtPrice, mediaFacts, type
 
 const base: ModelView = {
   id: "m-1", object: "model", created: 0, owned_by: "kiln", display_name: "M", context_length: 4096,
-  capabilities: { chat: true, completions: true, tools: false, reasoning: true, vision: false, audio: false, image_generation: false },
+  capabilities: { chat: true, completions: true, tools: false, reasoning: true, vision: false, audio: false, image_generation: false, embeddings: false },
   pricing: { input_per_million: 0.1, cached_input_per_million: 0.1, output_per_million: 0.4, per_image: null }, status: "operational",
 };
 
@@ -20,7 +20,7 @@ describe("model facts", () => {
 
   test("capabilities in a fixed order", () => {
     expect(capabilityLabels(base.capabilities)).toEqual(["chat", "completions", "reasoning"]);
-    expect(capabilityLabels({ chat: false, completions: false, tools: false, reasoning: false, vision: false, audio: true, image_generation: true })).toEqual(["audio", "image generation"]);
+    expect(capabilityLabels({ chat: false, completions: false, tools: false, reasoning: false, vision: false, audio: true, image_generation: true, embeddings: false })).toEqual(["audio", "image generation"]);
   });
 
   test("media and image facts only where the model has them", () => {

@@ -42,6 +42,12 @@ describe("parseBuildArgs", () => {
     expect(parseBuildArgs(["--preset", "tiny-image", "--gguf", "f32"])).toEqual({ error: '--gguf is for text presets; "tiny-image" is an image model' });
     expect(parseBuildArgs(["--preset", "nope"])).toMatchObject({ error: expect.stringContaining("tiny-image, image-small") });
   });
+
+  test("embedding presets take fp32 only and no GGUF", () => {
+    for (const p of ["tiny-embed", "embed-small"]) expect(parseBuildArgs(["--preset", p])).toMatchObject({ preset: p, dtypes: ["fp32"] });
+    expect(parseBuildArgs(["--preset", "tiny-embed", "--dtype", "q4"])).toEqual({ error: '"tiny-embed" is an embedding preset: it is built in fp32 only (got --dtype q4)' });
+    expect(parseBuildArgs(["--preset", "tiny-embed", "--gguf", "f32"])).toEqual({ error: '--gguf is for text presets; "tiny-embed" is an embedding model' });
+  });
 });
 
 describe("progress", () => {

@@ -1,0 +1,47 @@
+// Bun worker entry for embedding models: loads one sentence-transformers folder and serves the embedding protocol
+// (embed, cancel) beside the supervisor's (workers/supervised-worker.ts), running the rows of every job it holds in
+// shared batches, one run at a time.
+import type { EmbedFromWorker, EmbedLoadSpec, EmbedToWorker } from "../src/protocol/embed.ts";
+import { EmbedEngine } from "./embedding/embed-engine.ts";
+import { loadEncoder } from "./embedding/encoder-runner.ts";
+import { serveLifecycle, yieldToEvents } from "./supervised-worker.ts";
+
+let engine: EmbedEngine | null = null;
+let looping = false;
+
+async function runLoop(): Promise<void> {
+  if (looping || !engine) return;
+  looping = true;
+  try {
+    while (!life.stopping && engine.hasWork()) {
+      await engine.step();
+      // Jobs that arrived during the run join the next one.
+      await yieldToEvents();
+    }
+  } catch (err) {
+    // A run's own failures are answered inside step; reaching here means the engine's state is unreliable.
+    life.fatal(err);
+  } finally {
+    looping = false;
+  }
+}
+
+const life = serveLifecycle<EmbedLoadSpec, EmbedToWorker, EmbedFromWorker>({
+  async load(spec) {
+    const runner = await loadEncoder(spec);
+    engine = new EmbedEngine(runner, { ...spec, emit: (msg, transfer) => life.post(msg, transfer) });
+    return { device: "cpu", dtype: spec.dtype };
+  },
+  counts: () => engine?.counts() ?? { active: 0, queued: 0 },
+  onMessage(msg) {
+    if (msg.type === "embed") {
+      try {
+        if (!engine) throw new Error("model is not loaded");
+        engine.add(msg.jobId, msg.inputs);
+      } catch (err) {
+        life.post({ type: "embed_failed", jobId: msg.jobId, message: err instanceof Error ? err.message : String(err) });
+      }
+    } else engine?.cancel(msg.jobId);
+    void runLoop();
+  },
+});
