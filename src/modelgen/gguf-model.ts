@@ -118,7 +118,9 @@ export function ggufTensorPlan(spec: ModelSpec, format: GgufFormat): Planned[] {
       vec(`${blk}.attn_q.bias`, e.name, 0, NH * D);
       vec(`${blk}.attn_k.bias`, e.name, NH * D, KV * D);
       vec(`${blk}.attn_v.bias`, e.name, NH * D + KV * D, KV * D);
-    } else if (e.name.endsWith("qkv_proj.weight")) {
+    } else if (spec.architecture === "phi3" && e.name.endsWith("qkv_proj.weight")) mat(`${blk}.attn_qkv.weight`, e.name, H, 0, e.rows);
+    else if (spec.architecture === "phi3" && e.name.endsWith("gate_up_proj.weight")) mat(`${blk}.ffn_up.weight`, e.name, H, 0, 2 * I);
+    else if (e.name.endsWith("qkv_proj.weight")) {
       mat(`${blk}.attn_q.weight`, e.name, H, 0, NH * D, rope(NH));
       mat(`${blk}.attn_k.weight`, e.name, H, NH * D, KV * D, rope(KV));
       mat(`${blk}.attn_v.weight`, e.name, H, NH * D + KV * D, KV * D);

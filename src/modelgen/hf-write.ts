@@ -26,7 +26,9 @@ function storedTensors(spec: ModelSpec): Stored[] {
   const out: Stored[] = [];
   for (const e of weightPlan(spec)) {
     const rowsOf = (size: number) => (e.kind === "norm" || e.kind === "bias" ? [size] : [size / e.cols, e.cols]);
-    if (e.parts) {
+    // Phi-3 checkpoints keep q/k/v and gate/up fused, as kiln's plan does.
+    const fused = spec.architecture === "phi3" && e.kind === "linear";
+    if (e.parts && !fused) {
       let at = 0;
       for (const p of e.parts) {
         out.push({ name: p.name, shape: rowsOf(p.size), plan: e, at, elements: p.size });

@@ -28,7 +28,7 @@ export function builtSpecialIds(ids: Ids): SpecialIds {
 }
 
 /** The Hugging Face model class of each architecture (config.json's `architectures`). */
-export const HF_CLASS: Record<Architecture, string> = { llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM" };
+export const HF_CLASS: Record<Architecture, string> = { llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM", phi3: "Phi3ForCausalLM" };
 
 export function modelConfig(spec: ModelSpec, ids: SpecialIds, defaultDtype: Dtype): Record<string, unknown> {
   return {

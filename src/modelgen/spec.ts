@@ -5,13 +5,13 @@ import { validateMedia, type AudioSpec, type VisionSpec } from "./media-spec.ts"
 /** CPU formats (fp32, q4, int8) and the WebGPU device formats (fp16, q4f16: gpu-decoder-graph.ts). */
 export type Dtype = "fp32" | "q4" | "int8" | "fp16" | "q4f16";
 
-export const ARCHITECTURES = ["llama", "qwen2", "qwen3"] as const;
+export const ARCHITECTURES = ["llama", "qwen2", "qwen3", "phi3"] as const;
 export type Architecture = (typeof ARCHITECTURES)[number];
 
 export interface ModelSpec {
   id: string;
   displayName: string;
-  /** llama (Llama, Mistral, SmolLM2, TinyLlama), qwen2 (biases on q/k/v), qwen3 (RMS norms on each head's q and k). */
+  /** llama (Llama, Mistral, SmolLM2, TinyLlama), qwen2 (biases on q/k/v), qwen3 (RMS norms on each head's q and k), phi3 (llama's graph; its checkpoints store q/k/v and gate/up fused). */
   architecture: Architecture;
   layers: number;
   hidden: number;

@@ -32,7 +32,7 @@ export function openGgufFile(path: string, modelId: string | undefined): ImportS
       typeof name === "string" && name ? name : basename(path),
     );
     const find = (hf: string): GgufTensor | undefined => {
-      const g = ggufName(hf);
+      const g = ggufName(hf, arch);
       return g ? byName.get(g) : undefined;
     };
     const store: TensorStore = {

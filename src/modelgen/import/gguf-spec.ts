@@ -82,17 +82,22 @@ const LAYER_NAMES: Record<string, string> = {
   "mlp.up_proj.weight": "ffn_up.weight",
   "mlp.down_proj.weight": "ffn_down.weight",
 };
+/** Phi-3 files store q/k/v as one tensor and gate/up as one (gate rows first), under these names. */
+const FUSED_NAMES: Record<string, string> = {
+  "self_attn.qkv_proj.weight": "attn_qkv.weight",
+  "mlp.gate_up_proj.weight": "ffn_up.weight",
+};
 const TOP_NAMES: Record<string, string> = {
   "model.embed_tokens.weight": "token_embd.weight",
   "model.norm.weight": "output_norm.weight",
   "lm_head.weight": "output.weight",
 };
 
-/** llama.cpp's name of a Hugging Face tensor name, or null when llama.cpp's layout has no such tensor. */
-export function ggufName(hf: string): string | null {
+/** llama.cpp's name of a Hugging Face tensor name in a file of `arch`, or null when its layout has no such tensor. */
+export function ggufName(hf: string, arch: Architecture): string | null {
   if (TOP_NAMES[hf]) return TOP_NAMES[hf]!;
   const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hf);
-  const local = m ? LAYER_NAMES[m[2]!] : undefined;
+  const local = m ? (arch === "phi3" ? FUSED_NAMES[m[2]!] : undefined) ?? LAYER_NAMES[m[2]!] : undefined;
   return m && local ? `blk.${m[1]}.${local}` : null;
 }
 

@@ -8,6 +8,7 @@ export const HF_ARCHITECTURES: Readonly<Record<string, Architecture>> = {
   MistralForCausalLM: "llama",
   Qwen2ForCausalLM: "qwen2",
   Qwen3ForCausalLM: "qwen3",
+  Phi3ForCausalLM: "phi3",
 };
 
 type Json = Record<string, unknown>;
@@ -42,7 +43,8 @@ export function specFromHfConfig(c: Json, id: string, displayName: string): Mode
   const kvHeads = c.num_key_value_heads === undefined || c.num_key_value_heads === null ? heads : int(c, "num_key_value_heads");
   const headDim = c.head_dim === undefined || c.head_dim === null ? hidden / heads : int(c, "head_dim");
   if (!Number.isInteger(headDim)) throw new Error(`config.json: hidden_size ${hidden} is not a multiple of num_attention_heads ${heads}`);
-  if (architecture === "llama" && (c.attention_bias === true || c.mlp_bias === true)) throw new Error("config.json: attention_bias / mlp_bias are not supported for llama");
+  if (c.partial_rotary_factor !== undefined && c.partial_rotary_factor !== 1) throw new Error(`config.json: partial_rotary_factor ${String(c.partial_rotary_factor)} rotates part of each head; kiln rotates whole heads`);
+  if ((architecture === "llama" || architecture === "phi3") && (c.attention_bias === true || c.mlp_bias === true)) throw new Error("config.json: attention_bias / mlp_bias are not supported for llama");
   const ropeTheta = num(c, "rope_theta", 10000);
   let contextLength = int(c, "max_position_embeddings");
   // Mistral 7B v0.1's sliding window: kiln attends over the whole past, so it serves no longer than the window.

@@ -8,7 +8,7 @@ import { IMPORT_DTYPES, importModel } from "./import-model.ts";
 export const IMPORT_USAGE = `usage: kiln models import <file.gguf | Hugging Face folder> [--id <model id>] [--dtype ${IMPORT_DTYPES.join(",")}]
                           [--default-dtype <dtype>] [--force]
   Compiles the model into kiln's own graphs in the models dir (once: a later import of the same file does nothing).
-  Architectures: llama (Llama 3.x, Mistral, SmolLM2, TinyLlama), qwen2 (Qwen2.5), qwen3 (Qwen3).
+  Architectures: llama (Llama 3.x, Mistral, SmolLM2, TinyLlama), qwen2 (Qwen2.5), qwen3 (Qwen3), phi3 (Phi-3).
   Formats: ${DTYPES.join(", ")} (default ${IMPORT_DTYPES.join(", ")}: int8 with q4 for one-token passes on a CPU, q4f16 on a GPU).`;
 
 export interface ImportArgs {

@@ -18,7 +18,8 @@ const CHUNK_VALUES = 1 << 22;
 /** The builder's weight source over `store`: fused tensors are their parts concatenated, large tables come in row chunks. */
 export function storeWeights(store: TensorStore): WeightSource {
   return function* (e: PlanEntry): Generator<Chunk> {
-    if (e.parts) {
+    // Checkpoints that store a fused tensor (Phi-3's qkv_proj, gate_up_proj) give it whole; others give its parts.
+    if (e.parts && !store.has(e.name)) {
       const data = new Float32Array(e.rows * e.cols);
       let at = 0;
       for (const p of e.parts) {

@@ -15,7 +15,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const spec = (architecture: Architecture): ModelSpec => ({ ...PRESETS.tiny!, id: `imp-${architecture}-v1`, architecture, tiedEmbeddings: architecture !== "llama" });
 
-describe.each(["llama", "qwen2", "qwen3"] as const)("a Hugging Face %s folder", (arch) => {
+describe.each(["llama", "qwen2", "qwen3", "phi3"] as const)("a Hugging Face %s folder", (arch) => {
   test("F32 safetensors in shards import to the very graphs kiln builds from the same weights", async () => {
     const s = spec(arch);
     const src = join(root, `hf-${arch}`);
