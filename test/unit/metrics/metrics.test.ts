@@ -136,11 +136,9 @@ describe("Metrics", () => {
     const f = await scrape(m);
     expect(sampleValue(f, "process_resident_memory_bytes")).toBeGreaterThan(1e6);
     expect(sampleValue(f, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0);
+    // The heap-space figures (about 10 ms of a scrape here, against ~1 ms for the rest) are what is left out; a timing
+    // assertion would measure the box's load, so the test checks their absence.
     expect([...f.keys()].filter((name) => name.startsWith("nodejs_heap_space"))).toEqual([]);
-    const t0 = performance.now();
-    for (let i = 0; i < 20; i++) await m.render();
-    // About 1 ms on this machine; the heap-space metrics alone took ~10 ms.
-    expect((performance.now() - t0) / 20).toBeLessThan(6);
   });
 });
 
