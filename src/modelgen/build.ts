@@ -84,7 +84,7 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
     modelGraphs(spec, dtype, opts.gpuLengths).map((t) => {
       const file = onnxFile(t.stem, dtype);
       const data = new DataFile(join(outDir, "onnx", `${file}_data`));
-      return { file, name: t.name, route: t.route, sink: new WeightSink(dtype, t.graph, data, `${file}_data`, t.tied) };
+      return { file, name: t.name, route: t.route, sink: new WeightSink(dtype, t.graph, data, `${file}_data`, t.tied, t.int8Embedding ?? false) };
     }),
   );
 

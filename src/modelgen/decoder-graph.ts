@@ -14,6 +14,18 @@ export interface DecoderOptions {
   inputsEmbeds?: boolean;
 }
 
+/**
+ * Whether the graph's embedding table is stored as int8 rows with a scale each (the quantized CPU formats' text graph):
+ * a quarter of float32's bytes for the largest tensor of a small model, within half a step (max|row|/254) per value.
+ */
+export function int8EmbeddingRows(dtype: Dtype, opts: DecoderOptions = {}): boolean {
+  return !opts.inputsEmbeds && (dtype === "int8" || dtype === "q4");
+}
+
+/** The int8 embedding table (rows for Gather; a tied head's own int8 copy is `<embed>_int8`, transposed) and its per-row scales. */
+export const embedRowsName = (embed: string) => `${embed}_rows_int8`;
+export const embedScaleName = (embed: string) => `${embed}_row_scale`;
+
 /** Builds the graph's nodes and I/O; weight initializers are added by the weight writer afterwards. */
 export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions = {}): GraphBuilder {
   const g = new GraphBuilder();
@@ -59,7 +71,14 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
   const rope = rotaryInputs(g, g.node("Max", [positionIds, g.int64([0], [])]), spec, T.FLOAT);
   const rotary = (x: string, n: number, output?: string) =>
     g.node("RotaryEmbedding", [x, rope.ids, rope.cos, rope.sin], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft", output });
-  const embedded = opts.inputsEmbeds ? tokensIn : g.node("Gather", [names.embed, tokensIn], { axis: int(0) });
+  const embedded = opts.inputsEmbeds
+    ? tokensIn
+    : int8EmbeddingRows(dtype, opts)
+      ? g.node("Mul", [
+          g.node("Cast", [g.node("Gather", [embedRowsName(names.embed), tokensIn], { axis: int(0) })], { to: int(T.FLOAT) }),
+          g.node("Unsqueeze", [g.node("Gather", [embedScaleName(names.embed), tokensIn], { axis: int(0) }), g.int64([-1])]),
+        ])
+      : g.node("Gather", [names.embed, tokensIn], { axis: int(0) });
   let residual = embedded;
   let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
   for (let l = 0; l < L; l++) {

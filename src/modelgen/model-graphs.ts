@@ -1,5 +1,5 @@
 // The ONNX graphs of a model folder per dtype (one `model` for text, transformers.js's four-graph split for media) and which tensors each takes.
-import { decoderGraph, embedTokensGraph } from "./decoder-graph.ts";
+import { decoderGraph, embedTokensGraph, int8EmbeddingRows } from "./decoder-graph.ts";
 import { audioEncoderGraph, visionEncoderGraph } from "./encoder-graphs.ts";
 import { audioWeights, visionWeights } from "./encoder-weights.ts";
 import { gpuDecoderGraph, type GpuLengths, isGpuDtype } from "./gpu-decoder-graph.ts";
@@ -26,6 +26,8 @@ export interface GraphTarget {
   route: (e: PlanEntry) => PlanEntry | null;
   /** The embedding rows also feed this graph's quantized head (text layout with tied embeddings). */
   tied: boolean;
+  /** The embedding table is stored as int8 rows with a scale each (int8EmbeddingRows). */
+  int8Embedding?: boolean;
 }
 
 /** Every tensor of the spec in file order: the decoder's, then the vision encoder's, then the audio encoder's. */
@@ -44,7 +46,7 @@ export function modelGraphs(spec: ModelSpec, dtype: Dtype, gpuLengths: GpuLength
     if (mediaLayout(spec)) throw new Error(`dtype ${dtype} is for text models; ${spec.id} has media encoders`);
     return [{ stem: "model", name: text, graph: gpuDecoderGraph(spec, dtype, gpuLengths), route: (e) => e, tied: spec.tiedEmbeddings }];
   }
-  if (!mediaLayout(spec)) return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings }];
+  if (!mediaLayout(spec)) return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings, int8Embedding: int8EmbeddingRows(dtype) }];
   const owned = (graph: PlanEntry["graph"]) => (e: PlanEntry) => (e.graph === graph ? e : null);
   const targets: GraphTarget[] = [
     { stem: "embed_tokens", name: text, graph: embedTokensGraph(spec), route: (e) => (e.kind === "embed" ? e : null), tied: false },

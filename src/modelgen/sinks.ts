@@ -7,6 +7,20 @@ import { float16Bits, toFloat16 } from "./float16.ts";
 import { FP16_HEAD, isGpuDtype } from "./gpu-decoder-graph.ts";
 import type { Dtype } from "./spec.ts";
 import type { Chunk, PlanEntry } from "./weights.ts";
+import { embedRowsName, embedScaleName } from "./decoder-graph.ts";
+
+/** Rows of `cols` values as int8 with a scale each (max|row| / 127, levels rounded to nearest), the scales written into `scales`. */
+export function int8Rows(x: Float32Array, rows: number, cols: number, scales: Float32Array): Int8Array {
+  const out = new Int8Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    let amax = 0;
+    for (let i = 0; i < cols; i++) amax = Math.max(amax, Math.abs(x[r * cols + i]!));
+    const scale = amax > 0 ? Math.fround(amax / 127) : 1;
+    scales[r] = scale;
+    for (let i = 0; i < cols; i++) out[r * cols + i] = Math.max(-127, Math.min(127, Math.round(x[r * cols + i]! / scale)));
+  }
+  return out;
+}
 
 /** Tensors smaller than this stay inside the graph file (norm weights, small biases). */
 const INLINE_BELOW = 4096;
@@ -32,7 +46,12 @@ export class WeightSink {
     readonly dataLocation: string,
     /** With tied embeddings the embedding rows also feed the quantized head. */
     readonly tied: boolean,
+    /** The embedding table goes out as int8 rows and a scale per row (decoder-graph.ts int8EmbeddingRows). */
+    readonly int8Embedding = false,
   ) {}
+
+  /** Per-row scales of the int8 embedding table, filled as its rows arrive. */
+  private embedScales: Float32Array | null = null;
 
   /** The GPU formats store every float tensor (weights, norms, biases, embedding rows) as fp16. */
   private get half(): boolean {
@@ -53,6 +72,7 @@ export class WeightSink {
   begin(e: PlanEntry): void {
     const rawStreamed = e.kind === "embed" || (e.kind === "head" && this.dtype === "fp32");
     if (rawStreamed) this.data.begin();
+    if (e.kind === "embed" && this.int8Embedding) this.embedScales = new Float32Array(e.rows);
     const separateHead = this.dtype !== "fp32" && (e.kind === "head" || (e.kind === "embed" && this.tied));
     if (separateHead) {
       const n = e.rows, k = e.cols;
@@ -71,8 +91,9 @@ export class WeightSink {
     if (e.kind === "norm" || e.kind === "bias") return this.raw(e.name, [e.cols], c.data);
     if (e.kind === "tensor") return this.raw(e.name, e.dims ?? [e.rows, e.cols], c.data);
     if (e.kind === "linear") return this.linear(e, c.data);
-    // Embedding (raw for Gather) and/or head rows.
-    if (e.kind === "embed" || this.dtype === "fp32") this.data.append(this.floatBytes(c.data));
+    // Embedding (raw for Gather, or int8 rows) and/or head rows.
+    if (e.kind === "embed" && this.embedScales) this.data.append(bytesOf(int8Rows(c.data, c.rows, e.cols, this.embedScales.subarray(c.rowStart, c.rowStart + c.rows))));
+    else if (e.kind === "embed" || this.dtype === "fp32") this.data.append(this.floatBytes(c.data));
     const p = this.pending;
     if (!p) return;
     if (p.f16T) {
@@ -87,7 +108,11 @@ export class WeightSink {
 
   end(e: PlanEntry): void {
     const streamedRaw = e.kind === "embed" || (e.kind === "head" && this.dtype === "fp32");
-    if (streamedRaw) this.graph.external(this.data.end(e.name, this.half ? T.FLOAT16 : T.FLOAT, [e.rows, e.cols]), this.dataLocation);
+    if (e.kind === "embed" && this.embedScales) {
+      this.graph.external(this.data.end(embedRowsName(e.name), T.INT8, [e.rows, e.cols]), this.dataLocation);
+      this.graph.external(this.data.tensor(embedScaleName(e.name), T.FLOAT, [e.rows], bytesOf(this.embedScales)), this.dataLocation);
+      this.embedScales = null;
+    } else if (streamedRaw) this.graph.external(this.data.end(e.name, this.half ? T.FLOAT16 : T.FLOAT, [e.rows, e.cols]), this.dataLocation);
     const p = this.pending;
     if (!p) return;
     this.pending = null;
