@@ -29,7 +29,7 @@ export interface Config {
   readonly device: DeviceSetting;
   /** Forward passes of at most this many tokens run on q4 weights beside an int8 default (0: one format only). */
   readonly smallStepTokens: number;
-  /** Whether text workers keep prompt prefixes' KV for later requests (workers/engine/prefix-cache.ts). */
+  /** Whether text workers keep prompt prefixes' KV for later requests (workers/text/prefix-cache.ts). */
   readonly prefixCache: boolean;
   /** Bytes of prefix KV each text worker may hold; unset: prefixCacheBytes() from the models' size and the box's memory. */
   readonly prefixCacheMb?: number;

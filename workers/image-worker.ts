@@ -1,9 +1,9 @@
 // Bun worker entry for diffusion models: loads one folder and serves the image protocol (render, cancel) beside the
 // supervisor's (workers/supervised-worker.ts), running the renders it holds as batched rows, one pass at a time.
 import type { ImageFromWorker, ImageLoadSpec, ImageToWorker } from "../src/protocol/image.ts";
-import { DiffusionEngine } from "./diffusion/engine.ts";
-import { loadDiffusion } from "./diffusion/load-diffusion.ts";
-import { servedProblem } from "./diffusion/render-check.ts";
+import { DiffusionEngine } from "./image/engine.ts";
+import { loadDiffusion } from "./image/load-diffusion.ts";
+import { servedProblem } from "./image/render-check.ts";
 import { serveLifecycle, yieldToEvents } from "./supervised-worker.ts";
 
 let engine: DiffusionEngine | null = null;

@@ -1,15 +1,15 @@
 // Bun worker entry: loads one model and serves the scheduler's protocol (add, cancel) beside the supervisor's
 // (workers/supervised-worker.ts) with the batching engine.
 import type { FromWorker, ModelLoadSpec, SeqDelta, SeqFinish, StepBatch, TextToWorker } from "../src/protocol/text.ts";
-import { DEFAULT_BURST_WINDOW, gatherBurst } from "./engine/burst.ts";
-import { Engine } from "./engine/engine.ts";
-import { LazyConstraintSource } from "./engine/constraint-source.ts";
-import { loadModel } from "./engine/load-model.ts";
-import type { ModelRunner } from "./engine/model-runner.ts";
-import { loadDeviceModel } from "./device/load-device-model.ts";
-import { PrefixCache } from "./engine/prefix-cache.ts";
-import { PrefixReuse } from "./engine/prefix-reuse.ts";
-import { profilerFromEnv } from "./engine/step-profile.ts";
+import { DEFAULT_BURST_WINDOW, gatherBurst } from "./text/burst.ts";
+import { Engine } from "./text/engine.ts";
+import { LazyConstraintSource } from "./text/constraint-source.ts";
+import { loadModel } from "./text/load-model.ts";
+import type { ModelRunner } from "./text/model-runner.ts";
+import { loadDeviceModel } from "./text/device/load-device-model.ts";
+import { PrefixCache } from "./text/prefix-cache.ts";
+import { PrefixReuse } from "./text/prefix-reuse.ts";
+import { profilerFromEnv } from "./text/step-profile.ts";
 import { serveLifecycle, yieldToEvents } from "./supervised-worker.ts";
 
 let engine: Engine | null = null;

@@ -1,8 +1,8 @@
 // Bun worker entry: preprocesses an inference worker's images and audio (the folder's image processor, Whisper
 // log-mel) on a thread of its own, so a 30 s clip's features never stall the batch that worker is decoding.
 import type { FromPrep, ToPrep } from "../src/protocol/media-prep.ts";
-import { MediaPreprocessor } from "./engine/media-preprocess.ts";
-import { MediaInputError } from "./engine/model-runner.ts";
+import { MediaPreprocessor } from "./text/media-preprocess.ts";
+import { MediaInputError } from "./text/model-runner.ts";
 
 interface WorkerScope {
   onmessage: ((ev: MessageEvent<ToPrep>) => void) | null;

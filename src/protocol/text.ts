@@ -104,7 +104,7 @@ export interface ModelLoadSpec {
   dir: string;
   /** fp32 | q4 | int8 ...: picks onnx/model*.onnx. */
   dtype: string;
-  /** Where the decoder runs: ONNX Runtime's CPU EP, or its webgpu EP with the KV cache kept on the GPU (workers/device/). */
+  /** Where the decoder runs: ONNX Runtime's CPU EP, or its webgpu EP with the KV cache kept on the GPU (workers/text/device/). */
   device?: "cpu" | "webgpu";
   /** A second format for small forward passes, loaded beside `dtype` (src/models/step-formats.ts). */
   small?: SmallStepFormat;
@@ -117,7 +117,7 @@ export interface ModelLoadSpec {
   contextLength?: number;
   /** Most sequences decoded together in one step. */
   maxBatch: number;
-  /** The worker's prefix cache (workers/engine/prefix-cache.ts); absent: off (KILN_PREFIX_CACHE=0). */
+  /** The worker's prefix cache (workers/text/prefix-cache.ts); absent: off (KILN_PREFIX_CACHE=0). */
   prefixCache?: PrefixCacheSpec;
 }
 

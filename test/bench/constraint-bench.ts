@@ -2,12 +2,12 @@
 // compile time per schema, mask cost per decoding step at batch 1 and 16, memory. Not a test: run with
 // `.tools/node_modules/@oven/bun-linux-x64/bin/bun test/bench/constraint-bench.ts`.
 import { buildTokenizer, specialId } from "../../src/modelgen/tokenizer.ts";
-import { ConstraintCompiler, type ConstraintSpec } from "../../workers/engine/grammar/constraint-compiler.ts";
-import type { ConstraintMatcher } from "../../workers/engine/grammar/constraint-matcher.ts";
-import { grammarVocabFromTokenizer } from "../../workers/engine/grammar/grammar-vocab.ts";
-import { allowedIds, applyMask, isAllowed, maskWords } from "../../workers/engine/grammar/token-mask.ts";
-import { createRng } from "../../workers/engine/prng.ts";
-import type { TokenizerJson } from "../../workers/engine/token-bytes.ts";
+import { ConstraintCompiler, type ConstraintSpec } from "../../workers/text/grammar/constraint-compiler.ts";
+import type { ConstraintMatcher } from "../../workers/text/grammar/constraint-matcher.ts";
+import { grammarVocabFromTokenizer } from "../../workers/text/grammar/grammar-vocab.ts";
+import { allowedIds, applyMask, isAllowed, maskWords } from "../../workers/text/grammar/token-mask.ts";
+import { createRng } from "../../workers/text/prng.ts";
+import type { TokenizerJson } from "../../workers/text/token-bytes.ts";
 
 const SIZE = 151936;
 const STEPS = Number(process.env.STEPS ?? 300);

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import sharp from "sharp";
-import { sessionOptions } from "../../workers/engine/load-model.ts";
+import { sessionOptions } from "../../workers/text/load-model.ts";
 
 export interface DirectImageOptions {
   modelDir: string;

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { onnxFileForDtype } from "../../src/models/manifest.ts";
 import { runsSmall, type SmallStepFormat } from "../../src/models/step-formats.ts";
-import { sessionOptions } from "../../workers/engine/load-model.ts";
-import { type GraphLayout, graphLayout } from "../../workers/engine/ort-runner.ts";
-import { argmax } from "../../workers/engine/sampler.ts";
+import { sessionOptions } from "../../workers/text/load-model.ts";
+import { type GraphLayout, graphLayout } from "../../workers/text/ort-runner.ts";
+import { argmax } from "../../workers/text/sampler.ts";
 import { medianBy, percentile } from "./metrics.ts";
 
 export interface DirectBenchOptions {

@@ -1,8 +1,8 @@
 // The middle yardstick for benchmarks: kiln's own batching engine in this process, no worker, HTTP or SSE.
 // direct → engine isolates the engine's per-step work; engine → kiln isolates transport (worker messages, HTTP, SSE).
-import { Engine } from "../../workers/engine/engine.ts";
+import { Engine } from "../../workers/text/engine.ts";
 import type { SmallStepFormat } from "../../src/models/step-formats.ts";
-import { loadModel, type LoadedModel } from "../../workers/engine/load-model.ts";
+import { loadModel, type LoadedModel } from "../../workers/text/load-model.ts";
 import { greedyParams } from "../helpers/sampling.ts";
 import { medianBy } from "./metrics.ts";
 

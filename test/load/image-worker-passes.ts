@@ -3,8 +3,8 @@
 // renders through the real worker entry (1 image, then 4 at once), with the CPU model.
 import { readFileSync } from "node:fs";
 import { IMAGE_PRESETS } from "../../src/modelgen/index.ts";
-import { loadDiffusion } from "../../workers/diffusion/load-diffusion.ts";
-import { decodeLatents, encodeImages } from "../../workers/diffusion/vae.ts";
+import { loadDiffusion } from "../../workers/image/load-diffusion.ts";
+import { decodeLatents, encodeImages } from "../../workers/image/vae.ts";
 import { presetModelDir } from "../helpers/tiny-model.ts";
 import { ImageWorkerClient } from "../workers/image-worker-client.ts";
 

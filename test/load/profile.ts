@@ -1,8 +1,8 @@
 // `npm run bench -- --profile`: where one step's time goes when kiln serves over HTTP. The worker writes per-step
-// timings (workers/engine/step-profile.ts); /proc gives every server thread's CPU time and the bench's own CPU is the
+// timings (workers/text/step-profile.ts); /proc gives every server thread's CPU time and the bench's own CPU is the
 // clients'. Pure summaries here, so they can be tested on made-up records.
 import { readdirSync, readFileSync } from "node:fs";
-import type { StepRecord } from "../../workers/engine/step-profile.ts";
+import type { StepRecord } from "../../workers/text/step-profile.ts";
 import { percentile } from "./metrics.ts";
 
 /** Clock ticks per second of /proc's utime/stime (USER_HZ, 100 on Linux). */

@@ -1,8 +1,8 @@
 // How closely a runner (the webgpu device's) tracks a reference runner (the CPU's fp32): next-token logits along one
 // teacher-forced run, both runners driven directly through the engine's ModelRunner interface.
-import { decodeInputs, prefillInputs } from "../../workers/engine/batch-inputs.ts";
-import { arrangeHost, type BatchKv, type BatchRow } from "../../workers/engine/kv-cache.ts";
-import type { CacheOps, ModelRunner } from "../../workers/engine/model-runner.ts";
+import { decodeInputs, prefillInputs } from "../../workers/text/batch-inputs.ts";
+import { arrangeHost, type BatchKv, type BatchRow } from "../../workers/text/kv-cache.ts";
+import type { CacheOps, ModelRunner } from "../../workers/text/model-runner.ts";
 import { argmax, correlation } from "../unit/modelgen/ort-driver.ts";
 
 export interface ForcedRun {

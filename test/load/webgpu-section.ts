@@ -2,8 +2,8 @@
 import { MACHINE_PROBES } from "../../src/devices/choose-devices.ts";
 import { type DeviceCandidate, needsProbe, type Placement, placeModel, type WebgpuView } from "../../src/devices/device-choice.ts";
 import type { SmallStepFormat } from "../../src/models/step-formats.ts";
-import { loadDeviceModel } from "../../workers/device/load-device-model.ts";
-import { loadModel } from "../../workers/engine/load-model.ts";
+import { loadDeviceModel } from "../../workers/text/device/load-device-model.ts";
+import { loadModel } from "../../workers/text/load-model.ts";
 import { ensureBenchModel, GPU_BENCH_DTYPES, PRESET, SPEC } from "./bench-model.ts";
 import { loadEngineModel } from "./engine-inproc.ts";
 import { fp16Correlation, fp16Derivation, q4f16Derivation, q4f16VsQ4Correlation } from "../../src/modelgen/gpu-bounds.ts";

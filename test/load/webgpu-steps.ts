@@ -1,8 +1,8 @@
 // The engine's decode step on one runner, at a given batch and context: wall time and host↔device bytes per step.
-import type { StepInputs } from "../../workers/engine/batch-inputs.ts";
-import { Engine } from "../../workers/engine/engine.ts";
-import { type BatchKv, type BatchRow, type KvTensor, rebuildBatch } from "../../workers/engine/kv-cache.ts";
-import type { ForwardResult, ModelRunner } from "../../workers/engine/model-runner.ts";
+import type { StepInputs } from "../../workers/text/batch-inputs.ts";
+import { Engine } from "../../workers/text/engine.ts";
+import { type BatchKv, type BatchRow, type KvTensor, rebuildBatch } from "../../workers/text/kv-cache.ts";
+import type { ForwardResult, ModelRunner } from "../../workers/text/model-runner.ts";
 import { greedyParams } from "../helpers/sampling.ts";
 import { medianBy } from "./metrics.ts";
 

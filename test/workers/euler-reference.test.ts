@@ -4,11 +4,11 @@
 import { describe, expect, test } from "bun:test";
 import * as ort from "onnxruntime-node";
 import { analyticUnetGraph } from "../../src/modelgen/index.ts";
-import { gaussianFill } from "../../workers/diffusion/gaussian.ts";
-import type { GraphSession } from "../../workers/diffusion/graph-io.ts";
-import { sampleLatents } from "../../workers/diffusion/sampler.ts";
-import { buildSchedule, type SchedulerSpec } from "../../workers/diffusion/schedule.ts";
-import { createRng } from "../../workers/engine/prng.ts";
+import { gaussianFill } from "../../workers/image/gaussian.ts";
+import type { GraphSession } from "../../workers/image/graph-io.ts";
+import { sampleLatents } from "../../workers/image/sampler.ts";
+import { buildSchedule, type SchedulerSpec } from "../../workers/image/schedule.ts";
+import { createRng } from "../../workers/text/prng.ts";
 import reference from "./fixtures/euler-reference.json";
 import { unetGraph } from "./toy-diffusion.ts";
 

@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RenderRequest } from "../../src/protocol/image.ts";
 import type { LoadReport } from "../../src/protocol/supervisor.ts";
-import { type DiffusionModel, loadDiffusion } from "../../workers/diffusion/load-diffusion.ts";
-import { sampleLatents } from "../../workers/diffusion/sampler.ts";
+import { type DiffusionModel, loadDiffusion } from "../../workers/image/load-diffusion.ts";
+import { sampleLatents } from "../../workers/image/sampler.ts";
 import { tinyImageModelDir } from "../helpers/tiny-model.ts";
 import { ImageWorkerClient, type Rendered } from "./image-worker-client.ts";
 

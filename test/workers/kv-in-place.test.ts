@@ -6,11 +6,11 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { decodeInputs, prefillInputs } from "../../workers/engine/batch-inputs.ts";
-import { Engine } from "../../workers/engine/engine.ts";
-import type { BatchKv } from "../../workers/engine/kv-cache.ts";
-import { loadModel } from "../../workers/engine/load-model.ts";
-import { type MakeTensor, OrtRunner, type OrtSessionLike } from "../../workers/engine/ort-runner.ts";
+import { decodeInputs, prefillInputs } from "../../workers/text/batch-inputs.ts";
+import { Engine } from "../../workers/text/engine.ts";
+import type { BatchKv } from "../../workers/text/kv-cache.ts";
+import { loadModel } from "../../workers/text/load-model.ts";
+import { type MakeTensor, OrtRunner, type OrtSessionLike } from "../../workers/text/ort-runner.ts";
 import { greedyParams } from "../helpers/sampling.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 

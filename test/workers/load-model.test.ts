@@ -1,9 +1,9 @@
 // Loads the tiny model in-process and checks what the worker derives from it: graph layout, token bytes, chunked prefill.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { AutoTokenizer } from "@huggingface/transformers";
-import { Engine } from "../../workers/engine/engine.ts";
-import { servedContext } from "../../workers/engine/load-common.ts";
-import { type LoadedModel, loadModel, sessionOptions } from "../../workers/engine/load-model.ts";
+import { Engine } from "../../workers/text/engine.ts";
+import { servedContext } from "../../workers/text/load-common.ts";
+import { type LoadedModel, loadModel, sessionOptions } from "../../workers/text/load-model.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { params } from "./worker-client.ts";
 

@@ -6,7 +6,7 @@ import { basename, dirname } from "node:path";
 import sharp from "sharp";
 import { AutoModelForAudioTextToText, AutoModelForImageTextToText, AutoProcessor, env, RawImage, type Tensor } from "@huggingface/transformers";
 import type { MediaInput } from "../../src/protocol/text.ts";
-import { loadModel } from "../../workers/engine/load-model.ts";
+import { loadModel } from "../../workers/text/load-model.ts";
 import { greedyParams } from "../helpers/sampling.ts";
 import { engineHarness } from "../unit/workers/engine-harness.ts";
 import { mediaModelDir, testClip } from "./media-models.ts";

@@ -3,7 +3,7 @@
 // within one level of the resize's 8-bit rounding; pictures up to 8:1 are processed exactly as transformers.js does.
 import { describe, expect, test } from "bun:test";
 import { AutoImageProcessor, RawImage } from "@huggingface/transformers";
-import { centralPart, MediaPreprocessor } from "../../workers/engine/media-preprocess.ts";
+import { centralPart, MediaPreprocessor } from "../../workers/text/media-preprocess.ts";
 import { noiseImage } from "../helpers/media-fixtures.ts";
 import { mediaModelDir } from "./media-models.ts";
 

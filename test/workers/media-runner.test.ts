@@ -3,8 +3,8 @@
 // left padding, and with a chunked prefill cutting the run; bad media ends only its own sequence.
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { MediaInput } from "../../src/protocol/text.ts";
-import { loadModel, type LoadedModel } from "../../workers/engine/load-model.ts";
-import { MediaRunner } from "../../workers/engine/media-runner.ts";
+import { loadModel, type LoadedModel } from "../../workers/text/load-model.ts";
+import { MediaRunner } from "../../workers/text/media-runner.ts";
 import { greedyParams } from "../helpers/sampling.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 import { engineHarness } from "../unit/workers/engine-harness.ts";

@@ -4,9 +4,9 @@ import { describe, expect, test } from "bun:test";
 import type { FromPrep, ToPrep } from "../../src/protocol/media-prep.ts";
 import type { MediaInput } from "../../src/protocol/text.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "../../src/native/worker-url.ts";
-import { MediaPreprocessor } from "../../workers/engine/media-preprocess.ts";
-import { MediaInputError } from "../../workers/engine/model-runner.ts";
-import { type PrepThread, RemotePreprocessor } from "../../workers/engine/remote-preprocess.ts";
+import { MediaPreprocessor } from "../../workers/text/media-preprocess.ts";
+import { MediaInputError } from "../../workers/text/model-runner.ts";
+import { type PrepThread, RemotePreprocessor } from "../../workers/text/remote-preprocess.ts";
 import { noiseImage } from "../helpers/media-fixtures.ts";
 import { mediaModelDir, testClip } from "./media-models.ts";
 

@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import type { EmbedLoadSpec } from "../../src/protocol/embed.ts";
-import { workerSessionOptions } from "../engine/load-common.ts";
+import { workerSessionOptions } from "../text/load-common.ts";
 import { padBatch } from "./batch-inputs.ts";
 
 export interface EncoderOutput {

@@ -1,7 +1,7 @@
 // The subset check: what it accepts, and that every refusal names the keyword and where it is.
 import { describe, expect, test } from "bun:test";
 import { checkSchemaSubset, UnsupportedSchemaError } from "../../../src/protocol/schema-subset.ts";
-import { hoistRootRecursion } from "../../../workers/engine/grammar/root-recursion.ts";
+import { hoistRootRecursion } from "../../../workers/text/grammar/root-recursion.ts";
 import { KEYWORD_CASES } from "../workers/grammar/keyword-cases.ts";
 
 function refusal(schema: unknown): { keyword: string; path: string } | null {

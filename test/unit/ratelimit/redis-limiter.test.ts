@@ -8,7 +8,7 @@ import { RedisConnection } from "../../../src/redis/connection.ts";
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { startRedis, type TestRedis } from "../../helpers/redis-server.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
-import { createRng } from "../../../workers/engine/prng.ts";
+import { createRng } from "../../../workers/text/prng.ts";
 
 let redis: TestRedis;
 const connections: RedisConnection[] = [];

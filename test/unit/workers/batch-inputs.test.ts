@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chunkInputs, decodeInputs, extendInputs, overCapacity, prefillInputs } from "../../../workers/engine/batch-inputs.ts";
+import { chunkInputs, decodeInputs, extendInputs, overCapacity, prefillInputs } from "../../../workers/text/batch-inputs.ts";
 
 const nums = (a: BigInt64Array) => Array.from(a, Number);
 

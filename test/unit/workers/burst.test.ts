@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { gatherBurst } from "../../../workers/engine/burst.ts";
+import { gatherBurst } from "../../../workers/text/burst.ts";
 
 /** A fake clock whose sleep advances time and lets `arrivals` add requests at given times. */
 function fakeClock(arrivals: number[]) {

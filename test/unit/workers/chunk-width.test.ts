@@ -1,6 +1,6 @@
 // A long prompt's chunks: the budget while the context is short, then narrower so a chunk's attention scores stay bounded.
 import { describe, expect, test } from "bun:test";
-import { CHUNK_SCORE_CELLS, chunkWidth } from "../../../workers/engine/chunk-width.ts";
+import { CHUNK_SCORE_CELLS, chunkWidth } from "../../../workers/text/chunk-width.ts";
 
 describe("chunkWidth", () => {
   test("while budget × context fits the cells (512 tokens up to an 8k context) a chunk is the whole budget", () => {

@@ -3,11 +3,11 @@
 // waits for the thinking block to close, a cut is "length", failures stay in their row, matchers are freed.
 import { describe, expect, test } from "bun:test";
 import type { OutputConstraint, SamplingParams, SeqDelta, SeqFinish } from "../../../src/protocol/text.ts";
-import { Engine } from "../../../workers/engine/engine.ts";
-import { ConstraintCompiler } from "../../../workers/engine/grammar/constraint-compiler.ts";
-import type { ConstraintMatcher } from "../../../workers/engine/grammar/constraint-matcher.ts";
-import { grammarVocab } from "../../../workers/engine/grammar/grammar-vocab.ts";
-import { type ConstraintSource, RowConstraint } from "../../../workers/engine/row-constraint.ts";
+import { Engine } from "../../../workers/text/engine.ts";
+import { ConstraintCompiler } from "../../../workers/text/grammar/constraint-compiler.ts";
+import type { ConstraintMatcher } from "../../../workers/text/grammar/constraint-matcher.ts";
+import { grammarVocab } from "../../../workers/text/grammar/grammar-vocab.ts";
+import { type ConstraintSource, RowConstraint } from "../../../workers/text/row-constraint.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
 import { FakeRunner, referenceGreedy, VOCAB } from "./fake-runner.ts";

@@ -1,9 +1,9 @@
 // Test helper: an engine whose token bytes spell each id ("17,"), so a sequence's text gives back its exact tokens,
 // with its reports, batch records and wakes kept, and a run that steps until named sequences finish.
 import type { SeqDelta, SeqFinish, StepBatch } from "../../../src/protocol/text.ts";
-import { Engine } from "../../../workers/engine/engine.ts";
-import type { ModelRunner } from "../../../workers/engine/model-runner.ts";
-import type { PrefixReuse } from "../../../workers/engine/prefix-reuse.ts";
+import { Engine } from "../../../workers/text/engine.ts";
+import type { ModelRunner } from "../../../workers/text/model-runner.ts";
+import type { PrefixReuse } from "../../../workers/text/prefix-reuse.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
 
 const enc = new TextEncoder();

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { SeqDelta, SeqFinish } from "../../../src/protocol/text.ts";
-import { Engine } from "../../../workers/engine/engine.ts";
+import { Engine } from "../../../workers/text/engine.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
 import { FakeRunner, referenceGreedy } from "./fake-runner.ts";
 

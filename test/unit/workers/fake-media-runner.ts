@@ -1,9 +1,9 @@
 // A FakeRunner that takes images and audio: an input's "features" are token values (hidden size 1) that the pass feeds
 // in place of the placeholder ids, so a media prompt's greedy output is referenceGreedy of the substituted prompt.
 import type { MediaInput } from "../../../src/protocol/text.ts";
-import type { StepInputs } from "../../../workers/engine/batch-inputs.ts";
-import type { BatchKv } from "../../../workers/engine/kv-cache.ts";
-import { type ForwardResult, type MediaEncoders, MediaInputError, type MediaKind, type PreparedMedia } from "../../../workers/engine/model-runner.ts";
+import type { StepInputs } from "../../../workers/text/batch-inputs.ts";
+import type { BatchKv } from "../../../workers/text/kv-cache.ts";
+import { type ForwardResult, type MediaEncoders, MediaInputError, type MediaKind, type PreparedMedia } from "../../../workers/text/model-runner.ts";
 import { FakeRunner, VOCAB } from "./fake-runner.ts";
 
 export const IMAGE = 60;

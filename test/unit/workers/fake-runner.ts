@@ -1,8 +1,8 @@
 // A deterministic stand-in model for engine tests: its KV cache holds (token, position) pairs and its next token is a
 // hash of exactly the unmasked history, so any mistake in padding, masking, positions or cache order changes the output.
-import type { StepInputs } from "../../../workers/engine/batch-inputs.ts";
-import type { BatchKv } from "../../../workers/engine/kv-cache.ts";
-import type { ForwardResult, ModelRunner } from "../../../workers/engine/model-runner.ts";
+import type { StepInputs } from "../../../workers/text/batch-inputs.ts";
+import type { BatchKv } from "../../../workers/text/kv-cache.ts";
+import type { ForwardResult, ModelRunner } from "../../../workers/text/model-runner.ts";
 
 export const VOCAB = 64;
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type BatchKv, compactRows, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, trimBatch, withCapacity, writeColumns } from "../../../workers/engine/kv-cache.ts";
+import { type BatchKv, compactRows, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, trimBatch, withCapacity, writeColumns } from "../../../workers/text/kv-cache.ts";
 
 /** A [B, H, T, D] tensor whose value at (b, h, t, d) is b*1000 + h*100 + t*10 + d, so every copy is traceable. */
 function tensor(B: number, H: number, T: number, D: number, base = 0): KvTensor {

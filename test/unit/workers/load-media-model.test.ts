@@ -1,8 +1,8 @@
 // Reading a multimodal folder's config.json, and refusing graphs the worker cannot feed (float16 inputs).
 import { describe, expect, test } from "bun:test";
 import { dtypeSuffix } from "../../../src/models/manifest.ts";
-import { mediaModelConfig, requireFloat32 } from "../../../workers/engine/load-media-model.ts";
-import type { OrtSessionLike } from "../../../workers/engine/ort-runner.ts";
+import { mediaModelConfig, requireFloat32 } from "../../../workers/text/load-media-model.ts";
+import type { OrtSessionLike } from "../../../workers/text/ort-runner.ts";
 
 const session = (name: string, type: string): OrtSessionLike => ({
   inputNames: [name], outputNames: [], inputMetadata: [{ name, isTensor: true, type, shape: [] }], run: async () => ({}),

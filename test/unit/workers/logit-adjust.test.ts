@@ -1,9 +1,9 @@
 // Penalties, logit bias and min-p: what each does to a row's distribution, alone and through the row sampler.
 import { describe, expect, test } from "bun:test";
 import type { SamplingParams } from "../../../src/protocol/text.ts";
-import { applyMinP, LogitAdjuster } from "../../../workers/engine/logit-adjust.ts";
-import { RowSampler } from "../../../workers/engine/row-sampler.ts";
-import { Sequence } from "../../../workers/engine/sequence.ts";
+import { applyMinP, LogitAdjuster } from "../../../workers/text/logit-adjust.ts";
+import { RowSampler } from "../../../workers/text/row-sampler.ts";
+import { Sequence } from "../../../workers/text/sequence.ts";
 
 const base: SamplingParams = { maxTokens: 8, temperature: 0, topP: 1, seed: 1, stop: [], stopTokenIds: [] };
 const softmax = (l: Float32Array) => {

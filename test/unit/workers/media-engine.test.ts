@@ -3,7 +3,7 @@
 // step's batch record counts its media and text rows.
 import { describe, expect, test } from "bun:test";
 import type { MediaInput, SeqFinish } from "../../../src/protocol/text.ts";
-import { Engine } from "../../../workers/engine/engine.ts";
+import { Engine } from "../../../workers/text/engine.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
 import { waitFor } from "../../helpers/wait-for.ts";
 import { engineHarness, tokenBytes } from "./engine-harness.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { graphLayout, halfToFloat, lastPositionLogits } from "../../../workers/engine/ort-runner.ts";
+import { graphLayout, halfToFloat, lastPositionLogits } from "../../../workers/text/ort-runner.ts";
 
 const pastNames = (layers: number) => Array.from({ length: layers }, (_, i) => [`past_key_values.${i}.key`, `past_key_values.${i}.value`]).flat();
 const presentNames = (layers: number) => pastNames(layers).map((n) => n.replace("past_key_values", "present"));

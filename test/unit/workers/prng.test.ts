@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createRng } from "../../../workers/engine/prng.ts";
+import { createRng } from "../../../workers/text/prng.ts";
 
 describe("createRng", () => {
   test("the same seed gives the same stream", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createRng } from "../../../workers/engine/prng.ts";
-import { argmax, Sampler } from "../../../workers/engine/sampler.ts";
+import { createRng } from "../../../workers/text/prng.ts";
+import { argmax, Sampler } from "../../../workers/text/sampler.ts";
 
 const logitsOf = (probs: number[]) => Float32Array.from(probs.map(Math.log));
 const fixed = (u: number) => () => u;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { MediaInput } from "../../../src/protocol/text.ts";
-import { type MediaEncoders, MediaInputError } from "../../../workers/engine/model-runner.ts";
-import { overlap, SequenceMedia } from "../../../workers/engine/sequence-media.ts";
+import { type MediaEncoders, MediaInputError } from "../../../workers/text/model-runner.ts";
+import { overlap, SequenceMedia } from "../../../workers/text/sequence-media.ts";
 
 const audio = (at: number, tokens: number): MediaInput => ({ kind: "audio", at, tokens, samples: new Float32Array(4), sampleRate: 16000 });
 

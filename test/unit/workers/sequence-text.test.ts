@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { SequenceText } from "../../../workers/engine/sequence-text.ts";
+import { SequenceText } from "../../../workers/text/sequence-text.ts";
 
 const enc = new TextEncoder();
 // Ids 0–9 are whole strings; 100+ are single raw bytes, so characters can be split across tokens.

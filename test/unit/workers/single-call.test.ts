@@ -2,10 +2,10 @@
 // model whose logits write two calls, where each row of one batch keeps its own setting.
 import { describe, expect, test } from "bun:test";
 import type { SingleCall } from "../../../src/protocol/text.ts";
-import type { StepInputs } from "../../../workers/engine/batch-inputs.ts";
-import type { BatchKv } from "../../../workers/engine/kv-cache.ts";
-import type { ForwardResult } from "../../../workers/engine/model-runner.ts";
-import { SingleCallGuard } from "../../../workers/engine/single-call.ts";
+import type { StepInputs } from "../../../workers/text/batch-inputs.ts";
+import type { BatchKv } from "../../../workers/text/kv-cache.ts";
+import type { ForwardResult } from "../../../workers/text/model-runner.ts";
+import { SingleCallGuard } from "../../../workers/text/single-call.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
 import { engineHarness } from "./engine-harness.ts";
 import { FakeRunner, VOCAB } from "./fake-runner.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { profilerFromEnv, StepProfiler } from "../../../workers/engine/step-profile.ts";
+import { profilerFromEnv, StepProfiler } from "../../../workers/text/step-profile.ts";
 import { tempDir } from "../../helpers/kiln.ts";
 
 describe("StepProfiler", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { StopMatcher } from "../../../workers/engine/stop-matcher.ts";
+import { StopMatcher } from "../../../workers/text/stop-matcher.ts";
 
 /** Feeds pieces and returns what was emitted plus the matched stop. */
 function run(stops: string[], pieces: string[]) {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { byteLevelDecoderTable, pieceDecoder, tokenBytesLookup } from "../../../workers/engine/token-bytes.ts";
+import { byteLevelDecoderTable, pieceDecoder, tokenBytesLookup } from "../../../workers/text/token-bytes.ts";
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { TopK } from "../../../workers/engine/top-k.ts";
+import { TopK } from "../../../workers/text/top-k.ts";
 
 const kept = (logits: Float32Array) => [...logits.keys()].filter((i) => logits[i]! > -Infinity);
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { addProblem, mediaProblem } from "../../../workers/engine/validate.ts";
+import { addProblem, mediaProblem } from "../../../workers/text/validate.ts";
 
 const limits = { vocabSize: 100, maxContext: 10 };
 const params = { maxTokens: 5, temperature: 0, topP: 1, seed: 1, stop: [], stopTokenIds: [2] };

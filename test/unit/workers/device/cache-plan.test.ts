@@ -1,6 +1,6 @@
 // The device cache's pure planning: capacities, runs of rows per source, unpadding a prefill, GQA's length inputs.
 import { describe, expect, test } from "bun:test";
-import { attentionLengths, capacityFor, isWhole, rightPaddedMask, runsOf, unpadRows } from "../../../../workers/device/cache-plan.ts";
+import { attentionLengths, capacityFor, isWhole, rightPaddedMask, runsOf, unpadRows } from "../../../../workers/text/device/cache-plan.ts";
 
 describe("capacityFor", () => {
   test("the need plus max(32, need/8), rounded up to 32", () => {

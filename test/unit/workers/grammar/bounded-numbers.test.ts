@@ -1,7 +1,7 @@
 // Issue 40, item 9: every number a JSON constraint allows parses to a finite double (exponents and digits bounded).
 import { describe, expect, test } from "bun:test";
 import * as xg from "@mlc-ai/web-xgrammar";
-import { boundNumbers, NUMBER_BOUNDS, NUMBER_RULES } from "../../../../workers/engine/grammar/bounded-numbers.ts";
+import { boundNumbers, NUMBER_BOUNDS, NUMBER_RULES } from "../../../../workers/text/grammar/bounded-numbers.ts";
 import { drive, tinyFixture } from "./vocab-fixtures.ts";
 
 const NUMBERS = { type: "object", properties: { x: { type: "number" }, n: { type: "integer" } }, required: ["x", "n"], additionalProperties: false };

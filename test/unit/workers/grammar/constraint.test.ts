@@ -1,11 +1,11 @@
 // The compiler's cache and the matcher's contract: bounded cache, shared entries, refusals before xgrammar,
 // UTF-8 well-formedness across tokens, isComplete without side effects, forced text, masks on logits, workers.
 import { describe, expect, test } from "bun:test";
-import { ConstraintCompiler, specKey } from "../../../../workers/engine/grammar/constraint-compiler.ts";
-import { grammarVocab } from "../../../../workers/engine/grammar/grammar-vocab.ts";
+import { ConstraintCompiler, specKey } from "../../../../workers/text/grammar/constraint-compiler.ts";
+import { grammarVocab } from "../../../../workers/text/grammar/grammar-vocab.ts";
 import { UnsupportedSchemaError } from "../../../../src/protocol/schema-subset.ts";
-import { allowedIds, applyMask, countAllowed, isAllowed, maskWords } from "../../../../workers/engine/grammar/token-mask.ts";
-import { Sampler } from "../../../../workers/engine/sampler.ts";
+import { allowedIds, applyMask, countAllowed, isAllowed, maskWords } from "../../../../workers/text/grammar/token-mask.ts";
+import { Sampler } from "../../../../workers/text/sampler.ts";
 import { specialId } from "../../../../src/modelgen/tokenizer.ts";
 import { byteToken, drive, tinyFixture } from "./vocab-fixtures.ts";
 

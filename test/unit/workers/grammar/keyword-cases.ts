@@ -1,6 +1,6 @@
 // One schema per supported keyword, each with texts the constraint must accept whole and a text it must refuse
 // at a known byte (`bad` starts where the first refused byte is) or must leave incomplete.
-import type { ConstraintSpec } from "../../../../workers/engine/grammar/constraint-compiler.ts";
+import type { ConstraintSpec } from "../../../../workers/text/grammar/constraint-compiler.ts";
 
 export interface KeywordCase {
   keyword: string;

@@ -2,9 +2,9 @@
 // that are UTF-8, parse as JSON and validate against the schema. Every sampled token must be accepted, and
 // tokens outside the mask must be refused.
 import { describe, expect, test } from "bun:test";
-import type { ConstraintSpec } from "../../../../workers/engine/grammar/constraint-compiler.ts";
-import { allowedIds, isAllowed, maskWords } from "../../../../workers/engine/grammar/token-mask.ts";
-import { createRng } from "../../../../workers/engine/prng.ts";
+import type { ConstraintSpec } from "../../../../workers/text/grammar/constraint-compiler.ts";
+import { allowedIds, isAllowed, maskWords } from "../../../../workers/text/grammar/token-mask.ts";
+import { createRng } from "../../../../workers/text/prng.ts";
 import { KEYWORD_CASES } from "./keyword-cases.ts";
 import { schemaViolation } from "./subset-validator.ts";
 import { qwenFixture, tinyFixture, tokenBytes, type VocabFixture } from "./vocab-fixtures.ts";

@@ -5,11 +5,11 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { AutoTokenizer, env } from "@huggingface/transformers";
 import { buildTokenizer, specialId } from "../../../../src/modelgen/tokenizer.ts";
-import { ConstraintCompiler } from "../../../../workers/engine/grammar/constraint-compiler.ts";
-import type { ConstraintMatcher } from "../../../../workers/engine/grammar/constraint-matcher.ts";
-import { grammarVocabFromTokenizer, type GrammarVocab } from "../../../../workers/engine/grammar/grammar-vocab.ts";
-import { isAllowed, maskWords } from "../../../../workers/engine/grammar/token-mask.ts";
-import type { TokenizerJson } from "../../../../workers/engine/token-bytes.ts";
+import { ConstraintCompiler } from "../../../../workers/text/grammar/constraint-compiler.ts";
+import type { ConstraintMatcher } from "../../../../workers/text/grammar/constraint-matcher.ts";
+import { grammarVocabFromTokenizer, type GrammarVocab } from "../../../../workers/text/grammar/grammar-vocab.ts";
+import { isAllowed, maskWords } from "../../../../workers/text/grammar/token-mask.ts";
+import type { TokenizerJson } from "../../../../workers/text/token-bytes.ts";
 import { tinyModelDir } from "../../../helpers/tiny-model.ts";
 
 export interface VocabFixture {

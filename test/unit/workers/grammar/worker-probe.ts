@@ -1,7 +1,7 @@
 // Worker side of the "inside a Bun worker" test: a one-letter vocabulary, a boolean schema, one mask.
-import { ConstraintCompiler } from "../../../../workers/engine/grammar/constraint-compiler.ts";
-import { grammarVocab } from "../../../../workers/engine/grammar/grammar-vocab.ts";
-import { allowedIds, maskWords } from "../../../../workers/engine/grammar/token-mask.ts";
+import { ConstraintCompiler } from "../../../../workers/text/grammar/constraint-compiler.ts";
+import { grammarVocab } from "../../../../workers/text/grammar/grammar-vocab.ts";
+import { allowedIds, maskWords } from "../../../../workers/text/grammar/token-mask.ts";
 
 declare const self: Worker;
 

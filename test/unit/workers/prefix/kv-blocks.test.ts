@@ -1,7 +1,7 @@
 // Copies between a batch's KV and blocks: a row's positions out, blocks back into a right-aligned past.
 import { describe, expect, test } from "bun:test";
-import { extractColumns, pastFromBlocks, shapeOf } from "../../../../workers/engine/kv-blocks.ts";
-import type { BatchKv } from "../../../../workers/engine/kv-cache.ts";
+import { extractColumns, pastFromBlocks, shapeOf } from "../../../../workers/text/kv-blocks.ts";
+import type { BatchKv } from "../../../../workers/text/kv-cache.ts";
 
 /** A batch whose value at (row, head, column, d) spells all four, with rows right-aligned at `length`. */
 function batch(lens: number[], length: number, cap: number, heads = 2, dim = 3): BatchKv {

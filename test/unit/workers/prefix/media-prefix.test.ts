@@ -1,8 +1,8 @@
 // Media rows in the prefix cache hash by their content: a prompt's image prefix is reused only for the same bytes, and
 // the output is always the fake model's answer for the substituted prompt (which wrong reuse would change).
 import { describe, expect, test } from "bun:test";
-import { PrefixCache } from "../../../../workers/engine/prefix-cache.ts";
-import { PrefixReuse } from "../../../../workers/engine/prefix-reuse.ts";
+import { PrefixCache } from "../../../../workers/text/prefix-cache.ts";
+import { PrefixReuse } from "../../../../workers/text/prefix-reuse.ts";
 import { greedyParams } from "../../../helpers/sampling.ts";
 import { engineHarness } from "../engine-harness.ts";
 import { FakeMediaRunner, fakeImage, IMAGE, substituted } from "../fake-media-runner.ts";

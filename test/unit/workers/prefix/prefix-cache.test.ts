@@ -1,8 +1,8 @@
 // The block store: longest hits (whole blocks, then a partial run), scopes, superseded partial blocks, LRU eviction of
 // leaves within the byte budget.
 import { describe, expect, test } from "bun:test";
-import { PrefixCache, sharedRun } from "../../../../workers/engine/prefix-cache.ts";
-import { PrefixPath } from "../../../../workers/engine/prefix-keys.ts";
+import { PrefixCache, sharedRun } from "../../../../workers/text/prefix-cache.ts";
+import { PrefixPath } from "../../../../workers/text/prefix-keys.ts";
 
 const B = 4;
 /** One float per position (its key), so a block of n positions is 4n bytes and its content is checkable. */

@@ -1,7 +1,7 @@
 // Position keys and block hashes: text positions are their ids, media rows come from content, hashes chain.
 import { describe, expect, test } from "bun:test";
 import type { MediaInput } from "../../../../src/protocol/text.ts";
-import { blockHash, mediaDigest, PrefixPath, positionKeys, PUBLIC_NS } from "../../../../workers/engine/prefix-keys.ts";
+import { blockHash, mediaDigest, PrefixPath, positionKeys, PUBLIC_NS } from "../../../../workers/text/prefix-keys.ts";
 
 const image = (rgb: number[]): MediaInput => ({ kind: "image", at: 1, tokens: 3, image: { rgb: Uint8Array.from(rgb), width: 1, height: 1 } });
 

@@ -1,10 +1,10 @@
 // The engine's side of the prefix cache: hits cut to a runner's pass alignment, and records from a cache the host reads
 // asynchronously (a device's), queued until flush, reading only what is not cached yet.
 import { describe, expect, test } from "bun:test";
-import { extractColumns } from "../../../../workers/engine/kv-blocks.ts";
-import type { BatchKv } from "../../../../workers/engine/kv-cache.ts";
-import { PrefixCache } from "../../../../workers/engine/prefix-cache.ts";
-import { PrefixReuse } from "../../../../workers/engine/prefix-reuse.ts";
+import { extractColumns } from "../../../../workers/text/kv-blocks.ts";
+import type { BatchKv } from "../../../../workers/text/kv-cache.ts";
+import { PrefixCache } from "../../../../workers/text/prefix-cache.ts";
+import { PrefixReuse } from "../../../../workers/text/prefix-reuse.ts";
 
 const TEAM = { scope: "team", publicTokens: 0 };
 const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => from + i);

@@ -1,7 +1,7 @@
 // The diffusion pipeline's device proof: which nodes refuse a graph, the warm-up's size, and that the warm-up calls every graph once.
 import { describe, expect, test } from "bun:test";
 import { nodePlacement, WEBGPU_PROVIDER } from "../../../../src/modelgen/node-placement.ts";
-import { describePipeline, offDeviceProblem, warmUp, warmUpSize } from "../../../../workers/diffusion/device-check.ts";
+import { describePipeline, offDeviceProblem, warmUp, warmUpSize } from "../../../../workers/image/device-check.ts";
 import { fakeModel } from "./fake-diffusion.ts";
 
 const CPU = "CPUExecutionProvider";

@@ -1,6 +1,6 @@
 // unet/config.json: input channels and the latent size multiple its halvings impose.
 import { expect, test } from "bun:test";
-import { parseUnetConfig } from "../../../../workers/diffusion/unet-config.ts";
+import { parseUnetConfig } from "../../../../workers/image/unet-config.ts";
 
 test("no config: nothing known, any latent size", () => {
   expect(parseUnetConfig(null)).toEqual({ channels: null, latentMultiple: 1 });

@@ -1,6 +1,6 @@
 // float32 ⇄ IEEE half conversions for graphs whose inputs or outputs are float16 (converted at the session boundary).
 import { f32ToF16 } from "../../src/modelgen/gguf-blocks.ts";
-import { halfToFloat } from "../engine/ort-runner.ts";
+import { halfToFloat } from "../text/ort-runner.ts";
 
 export { halfToFloat };
 

@@ -1,6 +1,6 @@
 // One image's denoising state: its noise stream, latents and position in the schedule; it takes each step's model
 // output (one row, or the unconditional and conditional rows under guidance) and moves the latents on.
-import { createRng } from "../engine/prng.ts";
+import { createRng } from "../text/prng.ts";
 import { blendMask, eulerUpdate, guide, modelInput } from "./euler-step.ts";
 import { gaussianFill } from "./gaussian.ts";
 import { editStartIndex, type Schedule, type SchedulerSpec } from "./schedule.ts";

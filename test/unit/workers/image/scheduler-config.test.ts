@@ -1,6 +1,6 @@
 // scheduler_config.json parsing: diffusers' defaults, the two Euler classes, and every refusal with its message.
 import { describe, expect, test } from "bun:test";
-import { parseSchedulerConfig } from "../../../../workers/diffusion/scheduler-config.ts";
+import { parseSchedulerConfig } from "../../../../workers/image/scheduler-config.ts";
 
 const TURBO = {
   _class_name: "EulerDiscreteScheduler",

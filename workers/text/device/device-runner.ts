@@ -1,10 +1,10 @@
 // Drives a decoder graph on the webgpu device with its KV cache kept there: a pass sends token ids, positions and the
 // rows' lengths, and reads back one row of logits each; the cache never crosses to the host (see device-cache.ts).
 import * as ort from "onnxruntime-node";
-import type { StepInputs } from "../engine/batch-inputs.ts";
-import type { BatchKv, KvData, KvTensor } from "../engine/kv-cache.ts";
-import type { ForwardResult, ModelRunner } from "../engine/model-runner.ts";
-import { lastPositionLogits, type OrtValue } from "../engine/ort-runner.ts";
+import type { StepInputs } from "../batch-inputs.ts";
+import type { BatchKv, KvData, KvTensor } from "../kv-cache.ts";
+import type { ForwardResult, ModelRunner } from "../model-runner.ts";
+import { lastPositionLogits, type OrtValue } from "../ort-runner.ts";
 import { attentionLengths, capacityFor, rightPaddedMask, unpadRows } from "./cache-plan.ts";
 import type { DeviceBatch, DeviceCache, DeviceTensor, Transfer } from "./device-cache.ts";
 

@@ -1,6 +1,6 @@
 // Reading each diffusion graph's variant from session metadata (names, element types, fixed dims).
 import { describe, expect, test } from "bun:test";
-import { type GraphSession, textEncoderIO, unetIO, vaeDecoderIO, vaeEncoderIO } from "../../../../workers/diffusion/graph-io.ts";
+import { type GraphSession, textEncoderIO, unetIO, vaeDecoderIO, vaeEncoderIO } from "../../../../workers/image/graph-io.ts";
 
 type Io = [name: string, type: string, shape: (number | string)[]];
 

@@ -1,10 +1,10 @@
 // Test helper: a DiffusionModel over fake sessions that record every call (rows, shapes, timesteps) and can be told
 // to throw or to emit NaN, for engine tests that need no ONNX graph.
-import type { OrtValue } from "../../../../workers/engine/ort-runner.ts";
-import type { GraphSession, UnetIO } from "../../../../workers/diffusion/graph-io.ts";
-import type { DiffusionModel } from "../../../../workers/diffusion/load-diffusion.ts";
-import { TextEncoder } from "../../../../workers/diffusion/text-encoder.ts";
-import { UnetRunner } from "../../../../workers/diffusion/unet-runner.ts";
+import type { OrtValue } from "../../../../workers/text/ort-runner.ts";
+import type { GraphSession, UnetIO } from "../../../../workers/image/graph-io.ts";
+import type { DiffusionModel } from "../../../../workers/image/load-diffusion.ts";
+import { TextEncoder } from "../../../../workers/image/text-encoder.ts";
+import { UnetRunner } from "../../../../workers/image/unet-runner.ts";
 
 export interface Call {
   graph: string;

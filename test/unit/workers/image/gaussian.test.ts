@@ -1,7 +1,7 @@
 // Box–Muller noise: the exact pairing and order of the uniform draws, and sane statistics over the worker's PRNG.
 import { describe, expect, test } from "bun:test";
-import { createRng } from "../../../../workers/engine/prng.ts";
-import { gaussianFill } from "../../../../workers/diffusion/gaussian.ts";
+import { createRng } from "../../../../workers/text/prng.ts";
+import { gaussianFill } from "../../../../workers/image/gaussian.ts";
 
 /** A stand-in generator returning the given values in turn. */
 const sequence = (values: number[]) => {

@@ -1,6 +1,6 @@
 // The Euler schedule against values computed with numpy the way diffusers computes them (float64 interp).
 import { describe, expect, test } from "bun:test";
-import { buildSchedule, editStartIndex, interpIndex, linspace, roundHalfEven, type SchedulerSpec, timestepsFor, trainingSigmas } from "../../../../workers/diffusion/schedule.ts";
+import { buildSchedule, editStartIndex, interpIndex, linspace, roundHalfEven, type SchedulerSpec, timestepsFor, trainingSigmas } from "../../../../workers/image/schedule.ts";
 
 const SD: SchedulerSpec = { ancestral: false, betaSchedule: "scaled_linear", betaStart: 0.00085, betaEnd: 0.012, trainSteps: 1000, prediction: "epsilon", spacing: "trailing", stepsOffset: 0 };
 

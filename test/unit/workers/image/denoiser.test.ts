@@ -1,11 +1,11 @@
 // One image's denoising state: where it starts (text-to-image, edit), the noise stream's order, guidance rows and
 // the mask's reset of unmasked cells, with a hand-written model output instead of a UNet.
 import { describe, expect, test } from "bun:test";
-import { createRng } from "../../../../workers/engine/prng.ts";
-import { Denoiser, type DenoiseSetup } from "../../../../workers/diffusion/denoiser.ts";
-import { eulerUpdate, guide } from "../../../../workers/diffusion/euler-step.ts";
-import { gaussianFill } from "../../../../workers/diffusion/gaussian.ts";
-import { buildSchedule, type SchedulerSpec } from "../../../../workers/diffusion/schedule.ts";
+import { createRng } from "../../../../workers/text/prng.ts";
+import { Denoiser, type DenoiseSetup } from "../../../../workers/image/denoiser.ts";
+import { eulerUpdate, guide } from "../../../../workers/image/euler-step.ts";
+import { gaussianFill } from "../../../../workers/image/gaussian.ts";
+import { buildSchedule, type SchedulerSpec } from "../../../../workers/image/schedule.ts";
 
 const SPEC: SchedulerSpec = { ancestral: false, betaSchedule: "scaled_linear", betaStart: 0.00085, betaEnd: 0.012, trainSteps: 1000, prediction: "epsilon", spacing: "trailing", stepsOffset: 0 };
 const SHAPE = { channels: 2, height: 2, width: 3 };

@@ -2,7 +2,7 @@
 // and failures, seen through the sessions' calls and the emitted messages.
 import { describe, expect, test } from "bun:test";
 import type { ImageFromWorker, RenderRequest } from "../../../../src/protocol/image.ts";
-import { DiffusionEngine } from "../../../../workers/diffusion/engine.ts";
+import { DiffusionEngine } from "../../../../workers/image/engine.ts";
 import { fakeModel } from "./fake-diffusion.ts";
 
 const req = (over: Partial<RenderRequest> = {}): RenderRequest => ({ promptIds: [1, 2, 3, 4], guidance: 1, width: 64, height: 64, steps: 2, seed: 1, ...over });

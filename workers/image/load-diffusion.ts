@@ -7,7 +7,7 @@ import * as ort from "onnxruntime-node";
 import { endedProfile, type NodePlacement, nodePlacement } from "../../src/modelgen/node-placement.ts";
 import type { ImageLoadSpec } from "../../src/protocol/image.ts";
 import type { LoadReport } from "../../src/protocol/supervisor.ts";
-import { workerSessionOptions } from "../engine/load-common.ts";
+import { workerSessionOptions } from "../text/load-common.ts";
 import { DIFFUSION_GRAPHS, describePipeline, offDeviceProblem, type Pipeline, warmUp, warmUpSize } from "./device-check.ts";
 import { type GraphSession, textEncoderIO, unetIO, vaeDecoderIO, vaeEncoderIO } from "./graph-io.ts";
 import type { SchedulerSpec } from "./schedule.ts";

@@ -1,8 +1,8 @@
 // Render requests checked against the loaded model before they are held: every refusal names what is wrong.
 import { describe, expect, test } from "bun:test";
 import type { RenderRequest } from "../../../../src/protocol/image.ts";
-import { latentShapeOf, renderProblem } from "../../../../workers/diffusion/render-check.ts";
-import { TextEncoder } from "../../../../workers/diffusion/text-encoder.ts";
+import { latentShapeOf, renderProblem } from "../../../../workers/image/render-check.ts";
+import { TextEncoder } from "../../../../workers/image/text-encoder.ts";
 import { fakeModel } from "./fake-diffusion.ts";
 
 const req = (over: Partial<RenderRequest> = {}): RenderRequest => ({ promptIds: [1, 2, 3, 4], guidance: 1, width: 64, height: 32, steps: 2, seed: 1, ...over });

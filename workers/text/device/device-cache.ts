@@ -1,8 +1,8 @@
 // A KV cache kept in GPU memory between steps: rows join, leave and the cache grows through small graphs run on the
 // device (kv-graphs.ts), so only row indices and pad amounts travel from the host. Dead batches are freed each step.
 import * as ort from "onnxruntime-node";
-import type { Arranged, BatchKv, BatchRow, KvData } from "../engine/kv-cache.ts";
-import type { CacheOps } from "../engine/model-runner.ts";
+import type { Arranged, BatchKv, BatchRow, KvData } from "../kv-cache.ts";
+import type { CacheOps } from "../model-runner.ts";
 import { isWhole, runsOf } from "./cache-plan.ts";
 import { concatGraph, type KvElement, readGraph, selectGraph } from "./kv-graphs.ts";
 

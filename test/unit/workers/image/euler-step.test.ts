@@ -1,6 +1,6 @@
 // Euler and Euler-ancestral steps, guidance, prediction types and the inpainting blend, against closed forms.
 import { describe, expect, test } from "bun:test";
-import { ancestralSigmas, blendMask, eulerUpdate, guide, modelInput, predictOriginal } from "../../../../workers/diffusion/euler-step.ts";
+import { ancestralSigmas, blendMask, eulerUpdate, guide, modelInput, predictOriginal } from "../../../../workers/image/euler-step.ts";
 
 describe("guidance", () => {
   test("ε_u + g·(ε_c − ε_u)", () => {

@@ -12,7 +12,7 @@ export interface KvTensor {
 
 /**
  * Every layer's key and value tensors for one batch, plus each row's true (unpadded) length. `T` is how a runner holds
- * a tensor: host arrays here; a device runner's own handles (workers/device/) for caches kept on the GPU.
+ * a tensor: host arrays here; a device runner's own handles (workers/text/device/) for caches kept on the GPU.
  */
 export interface BatchKv<T = KvTensor> {
   tensors: T[];

@@ -1,6 +1,6 @@
 // float32 → half rounding (ties to even, subnormals, overflow, NaN) and the round trip of every half value.
 import { describe, expect, test } from "bun:test";
-import { floatToHalf, halfToFloat, toHalfBits } from "../../../../workers/diffusion/half.ts";
+import { floatToHalf, halfToFloat, toHalfBits } from "../../../../workers/image/half.ts";
 
 describe("toHalfBits", () => {
   test("exact values", () => {

@@ -1,6 +1,6 @@
 // vae_decoder/config.json parsing, and the scaling between latents and the VAE's own space.
 import { describe, expect, test } from "bun:test";
-import { fromVaeSpace, parseVaeConfig, toVaeSpace } from "../../../../workers/diffusion/vae-config.ts";
+import { fromVaeSpace, parseVaeConfig, toVaeSpace } from "../../../../workers/image/vae-config.ts";
 
 describe("parseVaeConfig", () => {
   test("defaults: SD's scaling, no shift, 4 channels, scale 8", () => {

@@ -1,6 +1,6 @@
 // Stacking rows into a batch tensor, and chunked runs for graphs with a fixed batch dim.
 import { describe, expect, test } from "bun:test";
-import { runInChunks, stack, unstack } from "../../../../workers/diffusion/graph-batch.ts";
+import { runInChunks, stack, unstack } from "../../../../workers/image/graph-batch.ts";
 
 describe("stack / unstack", () => {
   test("round trip, and rows own their memory", () => {

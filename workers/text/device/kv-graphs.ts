@@ -1,7 +1,7 @@
 // The small ONNX graphs that edit a KV cache kept on the GPU (ONNX Runtime's device buffers cannot be read or written
 // from JavaScript): `select` takes rows of a batch and widens every tensor to a capacity, `concat` stacks two batches,
 // `read` slices one row's columns out (its outputs go to the host, for the prefix cache).
-import { GraphBuilder, T } from "../../src/modelgen/onnx-builder.ts";
+import { GraphBuilder, T } from "../../../src/modelgen/onnx-builder.ts";
 
 /** Element type of the cache tensors: float16 graphs (kiln's fp16 / q4f16) or float32 ones. */
 export type KvElement = "float16" | "float32";

@@ -1,6 +1,6 @@
 // The small LRU cache: eviction order, refresh on get and on overwrite.
 import { expect, test } from "bun:test";
-import { Lru } from "../../../../workers/diffusion/lru.ts";
+import { Lru } from "../../../../workers/image/lru.ts";
 
 test("evicts the least recently used beyond capacity", () => {
   const lru = new Lru<string, number>(2);

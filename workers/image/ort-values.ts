@@ -1,6 +1,6 @@
 // Tensors in and out of the diffusion sessions: float32 or float16 at the graph's choice, int64 or float timesteps.
 import * as ort from "onnxruntime-node";
-import type { OrtValue } from "../engine/ort-runner.ts";
+import type { OrtValue } from "../text/ort-runner.ts";
 import { floatToHalf, halfToFloat } from "./half.ts";
 
 export type FloatType = "float32" | "float16";

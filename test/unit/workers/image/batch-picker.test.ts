@@ -1,6 +1,6 @@
 // The batch picker: one group per pass, the longest-waiting render leads, the row limit, guidance rows.
 import { describe, expect, test } from "bun:test";
-import { type Candidate, pickRows } from "../../../../workers/diffusion/batch-picker.ts";
+import { type Candidate, pickRows } from "../../../../workers/image/batch-picker.ts";
 
 const c = (id: string, key: string, lastServed: number, seq: number, pending: Candidate["pending"] = ["cond"]): Candidate => ({ id, key, lastServed, seq, pending });
 const ids = (rows: { id: string; kind: string }[]) => rows.map((r) => `${r.id}.${r.kind}`);

@@ -5,15 +5,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
-import { onnxFileForDtype } from "../../src/models/manifest.ts";
-import type { ModelLoadSpec } from "../../src/protocol/text.ts";
-import type { LoadReport } from "../../src/protocol/supervisor.ts";
-import { type LoadedModel, loadTokenizerSide, offlineFrom, servedContext } from "../engine/load-common.ts";
-import type { ModelConfig } from "../engine/ort-runner.ts";
+import { onnxFileForDtype } from "../../../src/models/manifest.ts";
+import type { ModelLoadSpec } from "../../../src/protocol/text.ts";
+import type { LoadReport } from "../../../src/protocol/supervisor.ts";
+import { type LoadedModel, loadTokenizerSide, offlineFrom, servedContext } from "../load-common.ts";
+import type { ModelConfig } from "../ort-runner.ts";
 import { DeviceCache, type Transfer } from "./device-cache.ts";
 import { type DeviceGraph, DeviceRunner, MAX_PASS_TOKENS } from "./device-runner.ts";
-import { decodeInputs, prefillInputs } from "../engine/batch-inputs.ts";
-import { describePlacement, endedProfile, nodePlacement, nodesOffDevice } from "../../src/modelgen/node-placement.ts";
+import { decodeInputs, prefillInputs } from "../batch-inputs.ts";
+import { describePlacement, endedProfile, nodePlacement, nodesOffDevice } from "../../../src/modelgen/node-placement.ts";
 
 /**
  * ONNX Runtime's webgpu MatMulNBits runs passes of fewer than 4 rows with one kernel and larger ones with another

@@ -1,6 +1,6 @@
 // RGB bytes ⇄ the VAE's planar [-1, 1] images.
 import { describe, expect, test } from "bun:test";
-import { allFinite, planesToRgb, rgbToPlanes } from "../../../../workers/diffusion/pixels.ts";
+import { allFinite, planesToRgb, rgbToPlanes } from "../../../../workers/image/pixels.ts";
 
 describe("pixels", () => {
   test("packed RGB becomes planes in [-1, 1]", () => {

@@ -1,6 +1,6 @@
 // Reads each diffusion graph's inputs and outputs from its session (names, element types, fixed dims), so every
 // export variant is told from the graph itself: float16 or float32, int64 or float timesteps, static batch or size.
-import type { OrtSessionLike, ValueMetadata } from "../engine/ort-runner.ts";
+import type { OrtSessionLike, ValueMetadata } from "../text/ort-runner.ts";
 import type { FloatType, IdsType, TimestepType } from "./ort-values.ts";
 
 /** A session with the output metadata onnxruntime-node 1.30 reports as well. */
