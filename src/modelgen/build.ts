@@ -6,7 +6,7 @@ import { combineHashes, MANIFEST_FILE } from "./content-hash.ts";
 import { DataFile } from "./data-file.ts";
 import { isGpuDtype } from "./gpu-decoder-graph.ts";
 import { manifestMedia, mediaJsonFiles, mediaModelConfig } from "./media-files.ts";
-import { mediaLayout } from "./media-spec.ts";
+import { mediaArchitecture } from "./media-spec.ts";
 import { builtSpecialIds, generationConfig, kilnManifest, modelConfig, type SpecialIds } from "./model-files.ts";
 import type { GpuLengths } from "./gpu-decoder-graph.ts";
 import { modelGraphs, modelPlan, onnxFile } from "./model-graphs.ts";
@@ -58,7 +58,7 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
   const defaultDtype = opts.defaultDtype ?? dtypes[0]!;
   if (!dtypes.includes(defaultDtype)) throw new Error(`buildModel: default dtype "${defaultDtype}" is not being built`);
   const gpu = dtypes.filter(isGpuDtype);
-  if (gpu.length && mediaLayout(spec)) throw new Error(`buildModel: ${gpu.join(", ")} are text-model formats; ${spec.id} has media encoders`);
+  if (gpu.length && mediaArchitecture(spec)) throw new Error(`buildModel: ${gpu.join(", ")} are text-model formats; ${spec.id} has media encoders`);
   if (existsSync(outDir) && readdirSync(outDir).length) throw new Error(`buildModel: ${outDir} is not empty`);
   mkdirSync(join(outDir, "onnx"), { recursive: true });
 
@@ -69,7 +69,7 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
   };
   const writeJson = (rel: string, v: unknown, compact = false) => writeText(rel, JSON.stringify(v, null, compact ? undefined : 2) + "\n");
 
-  const media = mediaLayout(spec) !== null;
+  const media = mediaArchitecture(spec) !== null;
   if (media && opts.tokenizer) throw new Error("buildModel: a given tokenizer is for text models only");
   const built = opts.tokenizer ? null : buildTokenizer(spec.vocab, spec.contextLength, media);
   const tok = opts.tokenizer ?? { ...built!, ids: builtSpecialIds(built!.ids) };

@@ -5,7 +5,7 @@ import { GGUF_FORMATS, type GgufFormat } from "./gguf-model.ts";
 import { isImageSpec } from "./diffusion/image-spec.ts";
 import { isEmbeddingSpec } from "./embedding-spec.ts";
 import { installModel } from "./install.ts";
-import { mediaLayout } from "./media-spec.ts";
+import { mediaArchitecture } from "./media-spec.ts";
 import { PRESET_NAMES, presetSpec, type AnySpec } from "./presets.ts";
 import { commandArgs, parseFlags } from "./cli-flags.ts";
 import { progressReporter } from "./progress.ts";
@@ -59,9 +59,9 @@ export function parseBuildArgs(argv: string[]): BuildArgs | { error: string } {
     const kind = isImageSpec(spec) ? "an image" : "an embedding";
     if (dtypes.some((d) => d !== "fp32")) return { error: `"${preset}" is ${kind} preset: it is built in fp32 only (got --dtype ${flags.get("dtype")})` };
     if (gguf) return { error: `--gguf is for text presets; "${preset}" is ${kind} model` };
-  } else if (mediaLayout(spec) && dtypes.some((d) => d === "fp16" || d === "q4f16")) {
+  } else if (mediaArchitecture(spec) && dtypes.some((d) => d === "fp16" || d === "q4f16")) {
     return { error: `fp16 and q4f16 are for text presets; "${preset}" has media encoders` };
-  } else if (gguf && mediaLayout(spec)) {
+  } else if (gguf && mediaArchitecture(spec)) {
     // GGUF files hold a text model; llama.cpp would not see the encoders.
     return { error: `--gguf is for text presets; "${preset}" has media encoders` };
   }

@@ -1,5 +1,5 @@
 // The JSON files only media folders have: the LLaVA / Ultravox / kiln-omni config.json, processor configs, and kiln.json's media block.
-import { AUDIO, imageTokens, mediaLayout, type AudioSpec, type MediaLayout, type VisionSpec } from "./media-spec.ts";
+import { AUDIO, imageTokens, mediaArchitecture, type AudioSpec, type MediaArchitecture, type VisionSpec } from "./media-spec.ts";
 import { builtSpecialIds, modelConfig } from "./model-files.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { MEDIA_TOKENS, type TokenizerFiles } from "./tokenizer.ts";
@@ -11,17 +11,17 @@ type Json = Record<string, unknown>;
 const CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073];
 const CLIP_STD = [0.26862954, 0.26130258, 0.27577711];
 
-const MODEL_TYPE: Record<MediaLayout, string> = { llava: "llava", ultravox: "ultravox", "kiln-omni": "kiln_omni" };
-const ARCHITECTURE: Record<MediaLayout, string> = {
+const MODEL_TYPE: Record<MediaArchitecture, string> = { llava: "llava", ultravox: "ultravox", "kiln-omni": "kiln_omni" };
+const ARCHITECTURE: Record<MediaArchitecture, string> = {
   llava: "LlavaForConditionalGeneration",
   ultravox: "UltravoxModel",
   "kiln-omni": "KilnOmniForConditionalGeneration",
 };
 /** transformers.js's processor for the layouts it knows (kiln-omni is kiln's own: no processor_class). */
-const PROCESSOR: Partial<Record<MediaLayout, string>> = { llava: "LlavaProcessor", ultravox: "UltravoxProcessor" };
+const PROCESSOR: Partial<Record<MediaArchitecture, string>> = { llava: "LlavaProcessor", ultravox: "UltravoxProcessor" };
 
-function layoutOf(spec: ModelSpec): MediaLayout {
-  const layout = mediaLayout(spec);
+function layoutOf(spec: ModelSpec): MediaArchitecture {
+  const layout = mediaArchitecture(spec);
   if (!layout) throw new Error(`${spec.id} has no vision or audio encoder`);
   return layout;
 }

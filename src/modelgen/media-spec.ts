@@ -23,13 +23,14 @@ export interface AudioSpec {
   layerNormEps: number;
 }
 
-export type MediaLayout = "llava" | "ultravox" | "kiln-omni";
+/** The multimodal architecture a spec with encoders is written as (its folder layout follows from it). */
+export type MediaArchitecture = "llava" | "ultravox" | "kiln-omni";
 
 /** Fixed by the Whisper feature extractor the audio layouts use. */
 export const AUDIO = { sampleRate: 16000, hopLength: 160, nFft: 400, chunkSeconds: 30, encoderDsFactor: 320 } as const;
 
 /** The folder layout for a spec's encoders: null for a text-only model. */
-export function mediaLayout(m: { vision?: VisionSpec; audio?: AudioSpec }): MediaLayout | null {
+export function mediaArchitecture(m: { vision?: VisionSpec; audio?: AudioSpec }): MediaArchitecture | null {
   if (m.vision && m.audio) return "kiln-omni";
   if (m.vision) return "llava";
   if (m.audio) return "ultravox";

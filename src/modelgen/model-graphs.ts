@@ -3,7 +3,7 @@ import { decoderGraph, embedTokensGraph, int8EmbeddingRows } from "./decoder-gra
 import { audioEncoderGraph, visionEncoderGraph } from "./encoder-graphs.ts";
 import { audioWeights, visionWeights } from "./encoder-weights.ts";
 import { gpuDecoderGraph, type GpuLengths, isGpuDtype } from "./gpu-decoder-graph.ts";
-import { mediaLayout } from "./media-spec.ts";
+import { mediaArchitecture } from "./media-spec.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightPlan, type PlanEntry } from "./weights.ts";
@@ -43,10 +43,10 @@ export function modelGraphs(spec: ModelSpec, dtype: Dtype, gpuLengths: GpuLength
   const text = `kiln-${spec.architecture}`;
   if (isGpuDtype(dtype)) {
     // buildModel refuses these for media specs: the encoders and the embeddings-input decoder stay CPU graphs.
-    if (mediaLayout(spec)) throw new Error(`dtype ${dtype} is for text models; ${spec.id} has media encoders`);
+    if (mediaArchitecture(spec)) throw new Error(`dtype ${dtype} is for text models; ${spec.id} has media encoders`);
     return [{ stem: "model", name: text, graph: gpuDecoderGraph(spec, dtype, gpuLengths), route: (e) => e, tied: spec.tiedEmbeddings }];
   }
-  if (!mediaLayout(spec)) return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings, int8Embedding: int8EmbeddingRows(dtype) }];
+  if (!mediaArchitecture(spec)) return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings, int8Embedding: int8EmbeddingRows(dtype) }];
   const owned = (graph: PlanEntry["graph"]) => (e: PlanEntry) => (e.graph === graph ? e : null);
   const targets: GraphTarget[] = [
     { stem: "embed_tokens", name: text, graph: embedTokensGraph(spec), route: (e) => (e.kind === "embed" ? e : null), tied: false },
