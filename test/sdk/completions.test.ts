@@ -30,6 +30,8 @@ describe("completions.create", () => {
     expect(["stop", "length"]).toContain(c.finish_reason);
     const u = res.usage!;
     expect(u.total_tokens).toBe(u.prompt_tokens + u.completion_tokens);
+    // As chat's: the prompt tokens read from the prefix cache (none: a prompt this short fills no block).
+    expect(u.prompt_tokens_details).toEqual({ cached_tokens: 0 });
     expect(u.prompt_tokens).toBeGreaterThan(3);
     expect(u.completion_tokens).toBeLessThanOrEqual(16);
     if (c.finish_reason === "length") expect(u.completion_tokens).toBe(16);
@@ -214,8 +216,11 @@ describe("completions.create", () => {
     const ids = Array.from({ length: 48 }, (_, i) => 200 + ((i * 37) % 900));
     const ask = () => client.completions.create({ model: server.modelId, prompt: ids, temperature: 0, max_tokens: 2, echo: true, logprobs: 2 });
     const first = await ask();
-    await client.completions.create({ model: server.modelId, prompt: ids, temperature: 0, max_tokens: 2 });
+    const plain = await client.completions.create({ model: server.modelId, prompt: ids, temperature: 0, max_tokens: 2 });
+    // The plain prompt found the blocks the scored one stored; the scored repeat reads none of them.
+    expect(plain.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThanOrEqual(32);
     const again = await ask();
+    expect([first.usage!.prompt_tokens_details!.cached_tokens, again.usage!.prompt_tokens_details!.cached_tokens]).toEqual([0, 0]);
     expect(again.choices[0]!.logprobs!.tokens!.length).toBe(ids.length + 2);
     expect(again.choices[0]!.logprobs!.token_logprobs!).toEqual(first.choices[0]!.logprobs!.token_logprobs!);
     expect(again.choices[0]!.text).toBe(first.choices[0]!.text);
@@ -242,6 +247,32 @@ describe("completions.create", () => {
       expect(g.values[0]).toBeNull();
       g.values.slice(1).forEach((v, i) => expect(v!).toBeCloseTo(w.logprobs!.token_logprobs![i + 1]!, 5));
     }
+  });
+
+  test("n with a seed at temperature 1: distinct choices, the same again with the same seed, others with another", async () => {
+    const ask = (seed: number) => client.completions.create({ model: server.modelId, prompt: PROMPT, temperature: 1, max_tokens: 12, n: 3, seed });
+    const [a, again, other] = await Promise.all([ask(42), ask(42), ask(7)]);
+    const texts = (r: typeof a) => r.choices.map((c) => c.text);
+    expect(new Set(texts(a)).size).toBe(3);
+    expect(texts(again)).toEqual(texts(a));
+    expect(texts(other)).not.toEqual(texts(a));
+  });
+
+  test("echo with logprobs 0: each prompt token after the first lists itself alone", async () => {
+    const res = await client.completions.create({ model: server.modelId, prompt: PROMPT, ...greedy, max_tokens: 2, echo: true, logprobs: 0 });
+    const lp = res.choices[0]!.logprobs!;
+    expect(lp.top_logprobs![0] as unknown).toBeNull();
+    lp.top_logprobs!.slice(1).forEach((top, i) => expect(Object.keys(top)).toEqual([lp.tokens![i + 1]!]));
+  });
+
+  test("a refused streamed request answers 400 before any chunk; the next request is served", async () => {
+    const err = await client.completions.create({ model: server.modelId, prompt: PROMPT, ...greedy, logprobs: 30, stream: true }).catch((e) => e);
+    expect([err.status, err.param]).toEqual([400, "logprobs"]);
+    const stream = await client.completions.create({ model: server.modelId, prompt: PROMPT, ...greedy, stream: true });
+    let finishes = 0;
+    for await (const chunk of stream) finishes += chunk.choices.filter((c) => c.finish_reason !== null).length;
+    // The finish reason comes once, on the choice's last chunk.
+    expect(finishes).toBe(1);
   });
 
   test("the usage row is written under the completions endpoint with the reported counts", async () => {

@@ -43,7 +43,12 @@ const Logprobs = t.Object(
   { description: "present when the request set logprobs: each token's log probability under the model (the prompt's first, with echo), and its most likely alternatives" },
 );
 
-export const Usage = t.Object({ prompt_tokens: Int(), completion_tokens: Int(), total_tokens: Int() });
+export const Usage = t.Object({
+  prompt_tokens: Int(),
+  completion_tokens: Int(),
+  total_tokens: Int(),
+  prompt_tokens_details: t.Object({ cached_tokens: Int({ description: "of prompt_tokens, those read from the prefix cache (0 on a miss, and always 0 for a prompt scored by echo with logprobs)" }) }),
+});
 
 export const CompletionChoice = t.Object({
   index: Int(),

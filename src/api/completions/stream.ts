@@ -28,8 +28,13 @@ interface ChoiceState {
 /** The legacy finish reason: a choice stopped early (its client left, the time limit) reads as "stop". */
 export const completionFinish = (reason: FinishReason): "stop" | "length" => (reason === "length" ? "length" : "stop");
 
-/** The format's usage object. */
-export const completionUsage = (u: Usage) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
+/** The format's usage object, with chat's prompt_tokens_details.cached_tokens (0 when nothing came from the cache). */
+export const completionUsage = (u: Usage) => ({
+  prompt_tokens: u.inputTokens,
+  completion_tokens: u.outputTokens,
+  total_tokens: u.inputTokens + u.outputTokens,
+  prompt_tokens_details: { cached_tokens: u.cachedTokens },
+});
 
 export class CompletionChunkEncoder {
   private choices = new Map<number, ChoiceState>();
