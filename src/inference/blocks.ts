@@ -2,7 +2,7 @@
 // and end and an index, so "reasoning, then a call, then text" is kept in order; every family only encodes them.
 import type { ApiError } from "../errors/api-error.ts";
 import type { BuiltinResult } from "./builtin-tool.ts";
-import type { Logprob } from "./logprobs.ts";
+import type { Logprob, PromptLogprob } from "./logprobs.ts";
 
 /** Why a choice ended, as every family sees it (the worker's own reasons are mapped onto these). */
 export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled";
@@ -34,6 +34,8 @@ export type CoreEvent =
   | { type: "block_end"; index: number; cut?: boolean; result?: BuiltinResult }
   /** The log probabilities of the answer tokens whose text the next block deltas carry (only when the request asked). */
   | { type: "logprobs"; logprobs: Logprob[] }
+  /** The prompt tokens' log probabilities, in prompt order, before any output (only when the request asked). */
+  | { type: "prompt_logprobs"; logprobs: PromptLogprob[] }
   | { type: "usage"; usage: Usage }
   | { type: "finish"; reason: FinishReason; stopSequence: string | null }
   | { type: "error"; error: ApiError };
@@ -111,6 +113,8 @@ export interface ChoiceResult {
   usage: Usage;
   /** The answer tokens' log probabilities, when the request asked for them. */
   logprobs?: Logprob[];
+  /** The prompt tokens' log probabilities, when the request asked for them (legacy completions' echo). */
+  promptLogprobs?: PromptLogprob[];
 }
 
 export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cachedTokens: 0 });
@@ -140,6 +144,9 @@ export function foldEvent(r: ChoiceResult, ev: CoreEvent): void {
     }
     case "logprobs":
       (r.logprobs ??= []).push(...ev.logprobs);
+      break;
+    case "prompt_logprobs":
+      (r.promptLogprobs ??= []).push(...ev.logprobs);
       break;
     case "usage":
       r.usage = ev.usage;

@@ -14,7 +14,7 @@ import { OutputParser, type ParserOptions } from "./output-parser.ts";
 import { prefixScope, publicTokens } from "./public-prefix.ts";
 import { jsonInstructionFor, type PromptFormat } from "./prompt-format.ts";
 import type { AnswerFormat, CoreRequest } from "./request.ts";
-import { toLogprobs } from "./logprobs.ts";
+import { toLogprobs, toPromptLogprobs } from "./logprobs.ts";
 import { rawPromptIds } from "./raw-prompt.ts";
 import { samplerParams } from "./samplers.ts";
 import { singleCallRule } from "./single-call.ts";
@@ -207,6 +207,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
         ...(r.topK ? { topK: r.topK } : {}),
         ...p.samplers,
         ...(r.logprobs !== undefined ? { logprobs: r.logprobs } : {}),
+        ...(r.promptLogprobs !== undefined ? { promptLogprobs: r.promptLogprobs } : {}),
         ...(p.thinking ? { thinking: p.thinking } : {}),
         ...(p.constraint ? { constraint: p.constraint } : {}),
         ...(p.singleCall ? { singleCall: p.singleCall } : {}),
@@ -230,6 +231,7 @@ async function* choiceEvents(seq: AsyncIterable<SeqEvent>, parser: OutputParser,
   try {
     for await (const ev of seq) {
       if (ev.type === "delta") {
+        if (ev.promptLogprobs) yield { type: "prompt_logprobs", logprobs: toPromptLogprobs(ev.promptLogprobs) };
         const thinking = parser.inReasoning;
         const out = frame(parser.push(ev.text));
         usage.outputTokens += ev.tokens;

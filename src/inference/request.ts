@@ -26,6 +26,8 @@ export interface CoreRequest {
   samplers?: Samplers;
   /** Report the answer tokens' log probabilities with this many alternatives each (0–20); absent: none. */
   logprobs?: number;
+  /** Report the prompt tokens' log probabilities too, with this many alternatives each (legacy completions' echo). */
+  promptLogprobs?: number;
   seed: number | null;
   stop: string[];
   /** Keep generating past end-of-turn tokens (fixed-length benchmarks). */

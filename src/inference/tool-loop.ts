@@ -82,6 +82,7 @@ function readEvent(s: Step, ev: CoreEvent, builtins: Set<string>, calls: Map<num
       return null;
     }
     case "logprobs":
+    case "prompt_logprobs":
       return ev;
     case "usage":
       s.usage = ev.usage;

@@ -4,7 +4,7 @@ import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor.ts";
 
 /** Per-sequence sampling settings; each sequence in a shared batch keeps its own. */
 export interface SamplingParams {
-  /** Hard cap on generated tokens for this sequence. */
+  /** Hard cap on generated tokens for this sequence (0, with promptLogprobs only: the prompt is scored, nothing generated). */
   maxTokens: number;
   /** 0 means greedy (argmax). */
   temperature: number;
@@ -24,6 +24,11 @@ export interface SamplingParams {
   logitBias?: [number, number][];
   /** Report each generated token's log probability and this many most likely alternatives (0–20); absent: none. */
   logprobs?: number;
+  /**
+   * Report every prompt token's log probability after the first, with this many alternatives each (0–20): the prompt is
+   * then prefilled alone with every position's logits kept, and never read from the prefix cache. Absent: none.
+   */
+  promptLogprobs?: number;
   /** Seed of this sequence's own PRNG; the same seed and prompt give the same tokens. */
   seed: number;
   /** Text stop sequences: generation ends before the first occurrence, which is not emitted. */
@@ -181,7 +186,12 @@ export interface SeqDelta {
   tokens: number;
   /** The step's tokens' log probabilities, when the sequence asked for them (stop tokens are left out). */
   logprobs?: TokenLogprob[];
+  /** Prompt tokens' log probabilities, in prompt order, when the sequence asked (the first token's is null). */
+  promptLogprobs?: PromptLogprob[];
 }
+
+/** A prompt token's entry: the first token has no log probability (nothing precedes it), the others as TokenLogprob. */
+export type PromptLogprob = TokenLogprob | { token: number; bytes: number[]; logprob: null; top: null };
 
 /** A generated token's log probability under the model, its UTF-8 bytes, and the most likely alternatives. */
 export interface TokenLogprob {

@@ -6,7 +6,7 @@ import { ApiError } from "../errors/api-error.ts";
 import { type Failure, failureError, renderFailureError } from "../models/failures.ts";
 import { Channel } from "./channel.ts";
 import type { RenderRequest, RenderTimings } from "../protocol/image.ts";
-import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TokenLogprob } from "../protocol/text.ts";
+import type { MediaInput, PrefixScope, SamplingParams, PromptLogprob, SeqDelta, SeqFinish, TokenLogprob } from "../protocol/text.ts";
 import { affinityKey, type NewEntry, RequestQueue, type SlotView } from "./queue.ts";
 
 /** What every backend offers the scheduler: its workers' free slots, whether one is ready, and cancels. */
@@ -34,7 +34,9 @@ export interface EmbedJobBackend extends WorkBackend {
 }
 
 /** A sequence's stream; a sequence the worker ended with an error fails the stream instead of finishing it. */
-export type SeqEvent = { type: "delta"; text: string; tokens: number; logprobs?: TokenLogprob[] } | { type: "finish"; finish: SeqFinish };
+export type SeqEvent =
+  | { type: "delta"; text: string; tokens: number; logprobs?: TokenLogprob[]; promptLogprobs?: PromptLogprob[] }
+  | { type: "finish"; finish: SeqFinish };
 
 /** A render's stream: one image, then the end; a cancelled render ends without one; a failed one throws. */
 export type RenderEvent = { type: "rendered"; rgb: Uint8Array; width: number; height: number; timings: RenderTimings };
@@ -180,7 +182,8 @@ export class Scheduler {
   onStep(deltas: SeqDelta[], finished: SeqFinish[]): void {
     for (const d of deltas) {
       const work = this.live.get(d.seqId);
-      if (work?.kind === "seq" && (d.text || d.tokens)) work.channel.push({ type: "delta", text: d.text, tokens: d.tokens, ...(d.logprobs ? { logprobs: d.logprobs } : {}) });
+      if (work?.kind !== "seq" || !(d.text || d.tokens || d.promptLogprobs)) continue;
+      work.channel.push({ type: "delta", text: d.text, tokens: d.tokens, ...(d.logprobs ? { logprobs: d.logprobs } : {}), ...(d.promptLogprobs ? { promptLogprobs: d.promptLogprobs } : {}) });
     }
     for (const f of finished) {
       const { work, model } = this.end(f.seqId);

@@ -1,5 +1,6 @@
 // Legacy completions request checks that answer before any model runs (no worker needed): the fields kiln refuses
-// (suffix, best_of other than n, echo with logprobs) and the prompt shapes the format does not have.
+// (suffix, best_of other than n, max_tokens 0 without echo, prompt scoring on a GPU model) and the prompt shapes the
+// format does not have.
 import { describe, expect, test } from "bun:test";
 import { createKey, restrictKey } from "../../src/db/keys-repo.ts";
 import { fakeManifest, writeFakeModel } from "../helpers/fake-model.ts";
@@ -29,8 +30,26 @@ describe("POST /v1/completions validation", async () => {
     expect((await post({ best_of: 2, n: 2 })).status).toBe(503);
   });
 
-  test("echo with logprobs is refused naming echo: kiln computes no prompt log probabilities", async () => {
-    await expect400(await post({ echo: true, logprobs: 1 }), "echo", /prompt tokens/);
+  test("max_tokens 0 is for echo only; echo with logprobs (or max_tokens 0) passes validation on a CPU model", async () => {
+    await expect400(await post({ max_tokens: 0 }), "max_tokens", /only for echo/);
+    await expect400(await post({ max_tokens: -1, echo: true }), "max_tokens", /at least 0/);
+    // This app has no backend: a request past validation reaches it and gets 503, not 400.
+    expect((await post({ echo: true, logprobs: 1 })).status).toBe(503);
+    expect((await post({ echo: true, max_tokens: 0 })).status).toBe(503);
+  });
+
+  test("a model on the GPU cannot score a prompt: echo with logprobs or max_tokens 0 is a 400 naming echo", async () => {
+    const entry = k.deps.registry.get("completions-check-v1")!;
+    entry.placement = { device: "webgpu", dtype: "q4f16", reason: "test" };
+    try {
+      await expect400(await post({ echo: true, logprobs: 1 }), "echo", /GPU.*last position/);
+      await expect400(await post({ echo: true, max_tokens: 0 }), "echo", /GPU/);
+      // Plain echo and plain logprobs need no prompt scoring: past validation as on the CPU.
+      expect((await post({ echo: true })).status).toBe(503);
+      expect((await post({ logprobs: 1 })).status).toBe(503);
+    } finally {
+      delete entry.placement;
+    }
   });
 
   test("logprobs is a whole number from 0 to 5", async () => {

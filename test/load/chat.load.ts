@@ -25,6 +25,9 @@ const LEVELS = (process.env.KILN_BENCH_LEVELS ?? "1,4,8,16").split(",").map(Numb
 const PROFILE = process.env.KILN_BENCH_PROFILE === "1";
 /** KILN_BENCH_STRUCTURED=0 leaves out the constrained-vs-unconstrained row (it takes as long as the levels). */
 const STRUCTURED = process.env.KILN_BENCH_STRUCTURED !== "0";
+/** KILN_BENCH_LOGPROBS=5: every kiln request asks for logprobs with that many top_logprobs (unset or 0: none ask). */
+const LOGPROBS = Number(process.env.KILN_BENCH_LOGPROBS ?? 0);
+const logprobsFields = LOGPROBS > 0 ? { logprobs: true, top_logprobs: LOGPROBS } : {};
 
 /** The quantized format against fp32: next-token logits over a 32-token teacher-forced run of the fixed prompt. */
 async function accuracyLine(modelDir: string, promptIds: number[]): Promise<string> {
@@ -54,7 +57,7 @@ async function kilnLevels(
   const env: Record<string, string> = { ...benchServerEnv(threads), ...(PROFILE ? { KILN_PROFILE_FILE: profileFile } : {}) };
   const server = await startServerProcess({ dataDir: tempDir("kiln-bench-"), modelsDir, env });
   const profile: Omit<ProfileLevel, "directStepMs">[] = [];
-  const body = () => ({ model: SPEC.id, messages: [{ role: "user", content: fresh.next() }], max_tokens: NEW_TOKENS, temperature: 0, ignore_eos: true });
+  const body = () => ({ model: SPEC.id, messages: [{ role: "user", content: fresh.next() }], max_tokens: NEW_TOKENS, temperature: 0, ignore_eos: true, ...logprobsFields });
   try {
     await streamChat(server.url, server.key, { ...body(), max_tokens: 4 }); // warm-up
     const levels: LevelSummary[] = [];
@@ -136,7 +139,8 @@ test(
 
     console.log(`\ncpu: ${describeCpu(readCpuInfo())}`);
     console.log(accuracy);
-    console.log(`model ${SPEC.id}, ${FORMATS}, prompt ${promptTokens} tokens, ${NEW_TOKENS} new tokens, ${threads} threads, median of ${ROUNDS} rounds\n`);
+    console.log(`model ${SPEC.id}, ${FORMATS}, prompt ${promptTokens} tokens, ${NEW_TOKENS} new tokens, ${threads} threads, median of ${ROUNDS} rounds`);
+    console.log(`kiln's requests: ${LOGPROBS > 0 ? `logprobs with top_logprobs ${LOGPROBS} on every one` : "no logprobs"} (KILN_BENCH_LOGPROBS)\n`);
     const rows = LEVELS.map((_, i) => ({ direct: direct[i]!, engine: engine[i]!, kiln: kiln.levels[i]! }));
     console.log(renderTable(rows, kiln.peakRssMb, kiln.levels[0]!.outputTokPerSec));
     console.log(targetLines(rows, directRuns[directRuns.length - 1]!.prefillMs).join("\n"));

@@ -13,6 +13,8 @@ export interface StepInputs {
   positionIds: BigInt64Array;
   /** Encoder features written over token embeddings of this pass (media prompts only). */
   features?: FeatureRows[];
+  /** Keep every position's logits, not only the last (a one-row pass scoring its prompt: ModelRunner.allPositions). */
+  allLogits?: boolean;
 }
 
 /** Feature rows (n × hidden, `data`) that replace the token embeddings of row `row`, columns [col, col + n) of a pass. */

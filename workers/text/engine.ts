@@ -10,6 +10,7 @@ import { Sequence } from "./sequence.ts";
 import type { ConstraintSource } from "./row-constraint.ts";
 import { addProblem, mediaProblem } from "./validate.ts";
 import { PrefixReuse } from "./prefix-reuse.ts";
+import { promptEntries, scoringWidth } from "./prompt-logprobs.ts";
 
 export interface EngineOptions {
   /** Most sequences decoded together; extra ones wait in the queue. */
@@ -83,6 +84,7 @@ export class Engine {
           ? `sequence ${seqId} is already running`
           : (addProblem(promptIds, params, { vocabSize: this.runner.vocabSize, maxContext: this.runner.maxContext }) ??
             (params.constraint && !this.opts.constraints ? "this model's output cannot be constrained" : null) ??
+            (params.promptLogprobs !== undefined && !this.runner.allPositions ? "this model's runner keeps only the last position's logits: it cannot score a prompt" : null) ??
             mediaProblem(media, promptIds, this.runner.media?.tokenIds));
     if (problem !== null) {
       const promptTokens = Array.isArray(promptIds) ? promptIds.length : 0;
@@ -259,14 +261,16 @@ export class Engine {
   /** Prefills the next chunk of the long prompt; after its last chunk the sequence samples and joins. Returns tokens spent. */
   private async advanceChunk(ctx: StepContext, budget: number): Promise<number> {
     const { seq, kv, done } = this.chunked!;
-    const piece = seq.promptIds.slice(done, done + chunkWidth(budget, done));
+    const scoring = scoresPrompt(seq);
+    const width = scoring ? scoringWidth(chunkWidth(budget, done), this.runner.vocabSize) : chunkWidth(budget, done);
+    const piece = seq.promptIds.slice(done, done + width);
     if (!(await this.encodeMedia(seq, done, done + piece.length, ctx))) {
       this.endChunked();
       return 0;
     }
     this.lastStep.prefillTokens += piece.length;
     const last = done + piece.length >= seq.promptIds.length;
-    const inputs = this.withFeatures(chunkInputs(piece, done), [this.featureRows(seq, 0, done, piece.length, 0)]);
+    const inputs = { ...this.withFeatures(chunkInputs(piece, done), [this.featureRows(seq, 0, done, piece.length, 0)]), ...(scoring ? { allLogits: true } : {}) };
     const run = () => this.runner.forward(inputs, kv);
     const out = await (last ? forwardMasked([seq], ctx.finished, run) : tryForward([seq], ctx.finished, run));
     this.endChunked();
@@ -275,13 +279,22 @@ export class Engine {
       const present: BatchKv<unknown> = { tensors: out.present, lens: [cached], length: cached };
       this.prefix.prefilled(piece.length);
       this.prefix.record(seq.prefix, present as BatchKv, 0);
+      if (scoring) this.reportPromptLogprobs(ctx, seq, out, done, piece.length);
       if (cached < seq.promptIds.length) this.startChunked({ seq, kv: present, done: cached });
       else {
         seq.media.release();
-        this.collect(ctx, [seq], present, out);
+        // A prompt scored with nothing to generate (max_tokens 0 with echo) ends here, its KV recorded above.
+        if (seq.params.maxTokens === 0) ctx.finished.push(seq.finish("length"));
+        else this.collect(ctx, [seq], present, out);
       }
     }
     return piece.length;
+  }
+
+  /** The prompt entries a scoring chunk over positions [from, from + n) yields, as a delta of no tokens. */
+  private reportPromptLogprobs(ctx: StepContext, seq: Sequence, out: ForwardResult<unknown>, from: number, n: number): void {
+    const entries = promptEntries(out.positions!, out.vocab, seq.promptIds, from, n, seq.params.promptLogprobs!, this.opts.tokenBytes);
+    ctx.deltas.push({ seqId: seq.id, text: "", tokens: 0, promptLogprobs: entries });
   }
 
   /** Makes `rows` (row i runs seqs[i]) the batch, arranged by the runner's cache (which may reorder the rows). */
@@ -318,12 +331,15 @@ export class Engine {
    */
   private takeLongPrompt(budget: number): void {
     const i = this.queue.findIndex((s) => {
-      if (!s.media.ready || s.promptIds.length <= budget) return false; // never long, cached or not: no lookup
+      if (!s.media.ready) return false;
+      if (scoresPrompt(s)) return true;
+      if (s.promptIds.length <= budget) return false; // never long, cached or not: no lookup
       const usable = this.prefix.usable(s.prefix, s.promptIds.length, true);
       return s.promptIds.length - usable > budget && !this.prefix.waitsForPending(s.prefix, usable);
     });
     if (i < 0) return;
     const seq = this.queue.splice(i, 1)[0]!;
+    // A prompt being scored never reads the cache (a cached prefix has no logits), so it has no hit; it still records.
     seq.cached = seq.prefix?.hit?.length ?? 0;
     const kv = this.prefix.past([seq.prefix], [seq.cached]) as BatchKv<unknown> | null;
     this.prefix.admitted(seq.prefix, seq.promptIds.length);
@@ -351,7 +367,8 @@ export class Engine {
     for (let i = 0; i < this.queue.length && taken.length < free; ) {
       const seq = this.queue[i]!;
       // Sequences whose media is still being preprocessed wait without holding up the ones behind them.
-      if (!seq.media.ready) {
+      // So do prompts being scored: the chunked lane takes them, one at a time.
+      if (!seq.media.ready || scoresPrompt(seq)) {
         i++;
         continue;
       }
@@ -374,3 +391,6 @@ export class Engine {
     return taken;
   }
 }
+
+/** Whether the sequence asked for its prompt's log probabilities (prefilled alone, every position's logits kept). */
+const scoresPrompt = (s: Sequence) => s.params.promptLogprobs !== undefined;

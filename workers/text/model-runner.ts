@@ -7,6 +7,8 @@ export interface ForwardResult<T = KvTensor> {
   /** [batch, vocab] float32: logits at each row's last position. */
   logits: Float32Array;
   vocab: number;
+  /** [seqLen, vocab] float32: every position's logits of a one-row pass whose inputs asked (StepInputs.allLogits). */
+  positions?: Float32Array;
   /**
    * Every layer's present key/value (same order as BatchKv.tensors), holding at least `past + seqLen` columns: the new
    * ones follow the past's used columns. A runner that keeps the cache in place writes them into the past's own spare
@@ -34,6 +36,8 @@ export interface ModelRunner<T = KvTensor> {
   readonly padId: number;
   /** Whether a past may carry spare columns past its used length (the runner writes new columns into them in place). */
   readonly spareColumns?: boolean;
+  /** Whether a pass can keep every position's logits (StepInputs.allLogits); absent: the last position's only. */
+  readonly allPositions?: boolean;
   /** Whether a pass over a past takes one row only: a sequence with a cached prefix is then prefilled alone. */
   readonly oneRowPast?: boolean;
   /**

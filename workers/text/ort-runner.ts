@@ -115,13 +115,17 @@ export function halfToFloat(words: Uint16Array): Float32Array {
   return out;
 }
 
+/** A logits tensor's values as float32 (half floats expanded; no copy when they are float32 already). */
+function logitValues(value: OrtValue): Float32Array {
+  if (value.data instanceof Float32Array) return value.data;
+  if (value.data instanceof Uint16Array) return halfToFloat(value.data);
+  return Float32Array.from(value.data as ArrayLike<number>);
+}
+
 /** Copies row b's last-position logits out of a [B, S, V] tensor into a dense [B, V] float32 array (no copy when S = 1). */
 export function lastPositionLogits(value: OrtValue): { logits: Float32Array; vocab: number } {
   const [batch, seq, vocab] = value.dims as [number, number, number];
-  let data: Float32Array;
-  if (value.data instanceof Float32Array) data = value.data;
-  else if (value.data instanceof Uint16Array) data = halfToFloat(value.data);
-  else data = Float32Array.from(value.data as ArrayLike<number>);
+  const data = logitValues(value);
   if (seq === 1) return { logits: data, vocab };
   const out = new Float32Array(batch * vocab);
   for (let b = 0; b < batch; b++) out.set(data.subarray((b * seq + seq - 1) * vocab, (b * seq + seq) * vocab), b * vocab);
@@ -162,6 +166,9 @@ export class OrtRunner implements ModelRunner {
     }
   }
 
+  /** Every position's logits come back when asked: num_logits_to_keep 0, or a graph that always returns them all. */
+  readonly allPositions = true;
+
   get spareColumns(): boolean {
     return this.layout.stepNames !== null;
   }
@@ -183,7 +190,7 @@ export class OrtRunner implements ModelRunner {
       if (!v) throw new Error(`graph did not return ${name}`);
       return { data: asKvData(v.data), dims: v.dims as KvTensor["dims"] };
     });
-    return { ...lastPositionLogits(requireLogits(out)), present };
+    return { ...passLogits(requireLogits(out), inputs), present };
   }
 
   /**
@@ -205,7 +212,7 @@ export class OrtRunner implements ModelRunner {
       if (!v) throw new Error(`graph did not return ${name}`);
       writeColumns(kv.tensors[j]!, asKvData(v.data), inputs.seqLen, used);
     });
-    return { ...lastPositionLogits(requireLogits(out)), present: kv.tensors };
+    return { ...passLogits(requireLogits(out), inputs), present: kv.tensors };
   }
 
   /** The pass's token input: its ids (a runner for graphs that take inputs_embeds embeds them instead). */
@@ -223,7 +230,8 @@ export class OrtRunner implements ModelRunner {
       attention_mask: this.makeTensor("int64", inputs.attentionMask, [batch, pastLen + seqLen]),
     };
     if (L.hasPositionIds) feeds.position_ids = this.makeTensor("int64", inputs.positionIds, [batch, seqLen]);
-    if (L.hasLogitsToKeep) feeds.num_logits_to_keep = this.makeTensor("int64", BigInt64Array.of(1n), []);
+    // 0 keeps every position (a prompt being scored), 1 the last one, which is all sampling needs.
+    if (L.hasLogitsToKeep) feeds.num_logits_to_keep = this.makeTensor("int64", BigInt64Array.of(inputs.allLogits ? 0n : 1n), []);
     if (L.hasUseCacheBranch) feeds.use_cache_branch = this.makeTensor("bool", Uint8Array.of(pastLen > 0 ? 1 : 0), [1]);
     L.pastNames.forEach((name, j) => (feeds[name] = this.makeTensor(L.kvType, kv.tensors[j]!.data, [...kv.tensors[j]!.dims])));
     return feeds;
@@ -242,6 +250,12 @@ export class OrtRunner implements ModelRunner {
     this.runMs += performance.now() - started;
     return out;
   }
+}
+
+/** A pass's logits: each row's last position's, and every position's of a one-row pass that asked for them. */
+function passLogits(value: OrtValue, inputs: StepInputs): Pick<ForwardResult, "logits" | "vocab" | "positions"> {
+  const last = lastPositionLogits(value);
+  return inputs.allLogits ? { ...last, positions: logitValues(value) } : last;
 }
 
 function requireLogits(out: Record<string, OrtValue>): OrtValue {

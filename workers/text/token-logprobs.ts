@@ -14,25 +14,25 @@ export interface RawDistribution {
 
 /** Reads `logits` (not modified) before anything else changes them; `n` alternatives, the highest first, lowest ids on ties. */
 export function rawDistribution(logits: Float32Array, n: number): RawDistribution {
+  // One pass finds the maximum and the top n (n ≤ 20: a small sorted list beats a selection over the vocabulary);
+  // `floor` caches the n-th value (above every logit when n is 0), so most ids cost two comparisons.
   let max = -Infinity;
-  for (let i = 0; i < logits.length; i++) if (logits[i]! > max) max = logits[i]!;
+  const top: number[] = [];
+  let floor = n > 0 ? -Infinity : Infinity;
+  for (let i = 0; i < logits.length; i++) {
+    const v = logits[i]!;
+    if (v > max) max = v;
+    if (!(v > floor)) continue;
+    let at = top.length;
+    while (at > 0 && logits[top[at - 1]!]! < v) at--;
+    top.splice(at, 0, i);
+    if (top.length > n) top.pop();
+    if (top.length === n) floor = logits[top[n - 1]!]!;
+  }
   let sum = 0;
   for (let i = 0; i < logits.length; i++) {
     const v = logits[i]!;
     if (v > -Infinity) sum += Math.exp(v - max);
-  }
-  const top: number[] = [];
-  if (n > 0) {
-    // n ≤ 20: a small sorted list beats a selection over the vocabulary.
-    for (let i = 0; i < logits.length; i++) {
-      const v = logits[i]!;
-      if (!(v > -Infinity)) continue;
-      if (top.length === n && v <= logits[top[n - 1]!]!) continue;
-      let at = top.length === n ? n - 1 : top.length;
-      while (at > 0 && logits[top[at - 1]!]! < v) at--;
-      top.splice(at, 0, i);
-      if (top.length > n) top.pop();
-    }
   }
   return { logZ: max + Math.log(sum), raw: Float32Array.from(logits), top };
 }

@@ -19,7 +19,9 @@ export function addProblem(promptIds: unknown, params: unknown, limits: ModelLim
   if (promptIds.length >= limits.maxContext) return `prompt has ${promptIds.length} tokens; the context holds ${limits.maxContext}`;
   if (typeof params !== "object" || params === null) return "sampling params are missing";
   const p = params as Partial<SamplingParams>;
-  if (!isInt(p.maxTokens) || p.maxTokens < 1) return "maxTokens must be a positive integer";
+  // Scoring a prompt may generate nothing (max_tokens 0 with echo); otherwise at least one token.
+  const leastTokens = p.promptLogprobs !== undefined ? 0 : 1;
+  if (!isInt(p.maxTokens) || p.maxTokens < leastTokens) return leastTokens ? "maxTokens must be a positive integer" : "maxTokens must be a whole number ≥ 0";
   if (typeof p.temperature !== "number" || !Number.isFinite(p.temperature) || p.temperature < 0) return "temperature must be a finite number ≥ 0";
   if (typeof p.topP !== "number" || !(p.topP > 0 && p.topP <= 1)) return "topP must be in (0, 1]";
   if (p.topK !== undefined && (!isInt(p.topK) || p.topK < 1)) return "topK must be a positive integer";
@@ -55,6 +57,7 @@ const finite = (x: unknown): x is number => typeof x === "number" && Number.isFi
 /** Why the optional samplers (min-p, penalties, bias) cannot run, or null. */
 function samplerProblem(p: Partial<SamplingParams>, vocabSize: number): string | null {
   if (p.logprobs !== undefined && !(isInt(p.logprobs) && p.logprobs >= 0 && p.logprobs <= 20)) return "logprobs must be a whole number from 0 to 20";
+  if (p.promptLogprobs !== undefined && !(isInt(p.promptLogprobs) && p.promptLogprobs >= 0 && p.promptLogprobs <= 20)) return "promptLogprobs must be a whole number from 0 to 20";
   if (p.minP !== undefined && !(finite(p.minP) && p.minP >= 0 && p.minP <= 1)) return "minP must be in [0, 1]";
   if (p.presencePenalty !== undefined && !finite(p.presencePenalty)) return "presencePenalty must be a finite number";
   if (p.frequencyPenalty !== undefined && !finite(p.frequencyPenalty)) return "frequencyPenalty must be a finite number";

@@ -15,15 +15,15 @@ export const CompletionRequest = t.Object(
       description: "Continued as written, without the chat template. An array of prompts gets n choices each, indexed prompt by prompt.",
     }),
     suffix: nullable(t.String({ description: "Refused: no built-in model has a fill-in-the-middle template." })),
-    max_tokens: nullable(Int({ minimum: 1, description: "Default 16, as the format's." }), "max_tokens must be a whole number of at least 1"),
+    max_tokens: nullable(Int({ minimum: 0, description: "Default 16, as the format's. 0 only with echo: the prompt alone comes back (with its logprobs if asked)." }), "max_tokens must be a whole number of at least 0"),
     temperature: nullable(t.Number({ minimum: 0, maximum: 2 }), "temperature must be a number between 0 and 2"),
     top_p: nullable(t.Number({ exclusiveMinimum: 0, maximum: 1 }), "top_p must be greater than 0 and at most 1"),
     n: nullable(Int({ minimum: 1, maximum: 16 }), "n must be a whole number from 1 to 16"),
     best_of: nullable(Int({ minimum: 1, description: "Accepted only equal to n: kiln returns every candidate it generates." }), "best_of must be a whole number of at least 1"),
     stream: nullable(t.Boolean(), "stream must be true or false"),
     stream_options: nullable(t.Object({ include_usage: t.Optional(t.Boolean()) })),
-    logprobs: nullable(Int({ minimum: 0, maximum: 5, description: "The generated tokens' log probabilities, with this many alternatives each." }), "logprobs must be a whole number from 0 to 5"),
-    echo: nullable(t.Boolean({ description: "Prepend the prompt to each choice's text (not with logprobs: kiln computes no prompt log probabilities)." })),
+    logprobs: nullable(Int({ minimum: 0, maximum: 5, description: "The generated tokens' log probabilities, with this many alternatives each (and the prompt's, with echo)." }), "logprobs must be a whole number from 0 to 5"),
+    echo: nullable(t.Boolean({ description: "Prepend the prompt to each choice's text; with logprobs, its tokens' log probabilities come first (the first token's null). Not on models placed on a GPU." })),
     stop: nullable(t.Union([t.String(), t.Array(t.String({ minLength: 1 }), { maxItems: 4 })]), "stop must be a string or an array of up to 4 strings"),
     seed: nullable(Int(), "seed must be a whole number"),
     ...SAMPLER_PROPERTIES,
@@ -36,14 +36,19 @@ export type CompletionRequestBody = typeof CompletionRequest.static;
 const Logprobs = t.Object(
   {
     tokens: t.Array(t.String()),
-    token_logprobs: t.Array(t.Number()),
-    top_logprobs: t.Array(t.Record(t.String(), t.Number())),
+    token_logprobs: t.Array(t.Union([t.Number(), t.Null()]), { description: "null for the first prompt token (echo): nothing precedes it" }),
+    top_logprobs: t.Array(t.Union([t.Record(t.String(), t.Number()), t.Null()])),
     text_offset: t.Array(Int({ description: "where the token's text starts in the choice's text (UTF-16 units)" })),
   },
-  { description: "present when the request set logprobs: each generated token's log probability under the model, and its most likely alternatives" },
+  { description: "present when the request set logprobs: each token's log probability under the model (the prompt's first, with echo), and its most likely alternatives" },
 );
 
-export const Usage = t.Object({ prompt_tokens: Int(), completion_tokens: Int(), total_tokens: Int() });
+export const Usage = t.Object({
+  prompt_tokens: Int(),
+  completion_tokens: Int(),
+  total_tokens: Int(),
+  prompt_tokens_details: t.Object({ cached_tokens: Int({ description: "of prompt_tokens, those read from the prefix cache (0 on a miss, and always 0 for a prompt scored by echo with logprobs)" }) }),
+});
 
 export const CompletionChoice = t.Object({
   index: Int(),

@@ -14,7 +14,7 @@ import { textModel } from "../text-model.ts";
 import { legacyLogprobs } from "./legacy-logprobs.ts";
 import type { CompletionBody, CompletionRequestBody } from "./schema.ts";
 import { CompletionChunkEncoder, completionFinish, completionUsage } from "./stream.ts";
-import { completionRequests } from "./validate.ts";
+import { completionRequests, scoresPrompt } from "./validate.ts";
 
 interface Head {
   id: string;
@@ -28,6 +28,10 @@ export async function createCompletion(deps: AppDeps, body: CompletionRequestBod
   if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = textModel(deps, body.model, "support completions");
   const [first, ...siblings] = completionRequests(body);
+  // The GPU graphs return the last position's logits only, so a prompt cannot be scored there.
+  if (scoresPrompt(body) && model.placement?.device === "webgpu") {
+    throw ApiError.badRequest(`The model '${model.id}' runs on the GPU, whose graphs keep only the last position's logits: echo with logprobs (or max_tokens 0) needs a model on the CPU.`, "echo");
+  }
   const choices = (siblings.length + 1) * first!.n;
   // Every choice is a queue entry: more than the queue holds could never be admitted, so retrying would not help.
   if (choices > deps.config.maxQueue) {
@@ -74,7 +78,7 @@ function completion(deps: AppDeps, run: Run, head: Head, echoes: string[], logpr
       return {
         index,
         text: echo + joinedText(r.blocks, "text"),
-        logprobs: logprobs ? legacyLogprobs(r.logprobs ?? [], echo.length) : null,
+        logprobs: logprobs ? legacyLogprobs(r.logprobs ?? [], echo.length, r.promptLogprobs) : null,
         finish_reason: completionFinish(r.finish),
       };
     },

@@ -1,7 +1,7 @@
 // Encodes the core's events as legacy completions stream chunks (`data: {text_completion}` frames ending with
 // `data: [DONE]`), the echoed prompt first, each chunk's logprobs with the text they spell.
 import type { CoreEvent, FinishReason, Usage } from "../../inference/blocks.ts";
-import type { Logprob } from "../../inference/logprobs.ts";
+import type { Logprob, PromptLogprob } from "../../inference/logprobs.ts";
 import { SYSTEM_FINGERPRINT } from "../chat/finish.ts";
 import { legacyLogprobs } from "./legacy-logprobs.ts";
 
@@ -20,22 +20,30 @@ interface ChoiceState {
   /** Where the next text starts in the choice's text (for text_offset). */
   offset: number;
   pending: Logprob[];
+  /** The prompt's entries (echo with logprobs), held until the echo chunk carries them. */
+  prompt: PromptLogprob[];
+  echoed: boolean;
 }
 
 /** The legacy finish reason: a choice stopped early (its client left, the time limit) reads as "stop". */
 export const completionFinish = (reason: FinishReason): "stop" | "length" => (reason === "length" ? "length" : "stop");
 
-/** The format's usage object. */
-export const completionUsage = (u: Usage) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
+/** The format's usage object, with chat's prompt_tokens_details.cached_tokens (0 when nothing came from the cache). */
+export const completionUsage = (u: Usage) => ({
+  prompt_tokens: u.inputTokens,
+  completion_tokens: u.outputTokens,
+  total_tokens: u.inputTokens + u.outputTokens,
+  prompt_tokens_details: { cached_tokens: u.cachedTokens },
+});
 
 export class CompletionChunkEncoder {
   private choices = new Map<number, ChoiceState>();
 
   constructor(private readonly head: ChunkHead) {}
 
-  private chunk(index: number, text: string, finish: "stop" | "length" | null, logprobs: Logprob[] = []) {
+  private chunk(index: number, text: string, finish: "stop" | "length" | null, logprobs: Logprob[] = [], prompt: PromptLogprob[] = []) {
     const st = this.choices.get(index)!;
-    const lp = this.head.logprobs ? legacyLogprobs(logprobs, st.offset) : null;
+    const lp = this.head.logprobs ? legacyLogprobs(logprobs, st.offset, prompt) : null;
     st.offset += text.length;
     return {
       id: this.head.id, object: "text_completion" as const, created: this.head.created, model: this.head.model, system_fingerprint: SYSTEM_FINGERPRINT,
@@ -44,15 +52,23 @@ export class CompletionChunkEncoder {
     };
   }
 
-  /** Chunks for one event of choice `index` (its first event sends the echoed prompt, if any). */
+  /**
+   * Chunks for one event of choice `index`. Its first event after the prompt's entries (which come first, when the
+   * prompt is scored) sends the echoed prompt, if any, with those entries.
+   */
   encode(index: number, ev: CoreEvent): object[] {
     const out: object[] = [];
-    if (!this.choices.has(index)) {
-      this.choices.set(index, { offset: 0, pending: [] });
-      const echo = this.head.echoes[index] ?? "";
-      if (echo) out.push(this.chunk(index, echo, null));
-    }
+    if (!this.choices.has(index)) this.choices.set(index, { offset: 0, pending: [], prompt: [], echoed: false });
     const st = this.choices.get(index)!;
+    if (ev.type === "prompt_logprobs") {
+      st.prompt.push(...ev.logprobs);
+      return out;
+    }
+    if (!st.echoed) {
+      st.echoed = true;
+      const echo = this.head.echoes[index] ?? "";
+      if (echo || st.prompt.length) out.push(this.chunk(index, echo, null, [], st.prompt.splice(0)));
+    }
     if (ev.type === "logprobs") st.pending.push(...ev.logprobs);
     if (ev.type === "block_delta") out.push(this.chunk(index, ev.delta, null, st.pending.splice(0)));
     if (ev.type === "finish") {

@@ -1,5 +1,5 @@
-// Checks a legacy completions request beyond its schema (suffix, best_of, echo with logprobs) and maps it onto the
-// core: one raw-prompt request per prompt, sharing the samplers chat maps its fields onto.
+// Checks a legacy completions request beyond its schema (suffix, best_of, max_tokens 0) and maps it onto the core: one
+// raw-prompt request per prompt, sharing the samplers chat maps its fields onto; echo with logprobs scores the prompt.
 import { ApiError } from "../../errors/api-error.ts";
 import type { CoreRequest } from "../../inference/request.ts";
 import { samplerFields } from "../sampler-fields.ts";
@@ -26,8 +26,8 @@ export function completionRequests(body: CompletionRequestBody): CoreRequest[] {
   if (body.best_of != null && body.best_of !== n) {
     throw bad(`best_of (${body.best_of}) must equal n (${n}): kiln returns every candidate it generates rather than choosing among them.`, "best_of");
   }
-  if (body.echo && body.logprobs != null) {
-    throw bad("echo with logprobs is not supported: kiln computes no log probabilities for prompt tokens. Send one of them.", "echo");
+  if (body.max_tokens === 0 && !body.echo) {
+    throw bad("max_tokens must be at least 1; 0 is only for echo, which returns the prompt (with its logprobs) and generates nothing.", "max_tokens");
   }
   const base: Omit<CoreRequest, "rawPrompt"> = {
     conversation: [],
@@ -43,6 +43,19 @@ export function completionRequests(body: CompletionRequestBody): CoreRequest[] {
     stop: body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop,
     ignoreEos: false,
     ...(body.logprobs != null ? { logprobs: body.logprobs } : {}),
+    ...promptScoring(body),
   };
   return promptList(body.prompt).map((rawPrompt) => ({ ...base, rawPrompt }));
 }
+
+/**
+ * Echo with logprobs scores the prompt (each token's log probability after the first, with the same number of
+ * alternatives); so does echo with max_tokens 0, whose whole answer is the prompt (its entries shown only if asked).
+ */
+function promptScoring(body: CompletionRequestBody): Pick<CoreRequest, "promptLogprobs"> {
+  if (!body.echo || (body.logprobs == null && body.max_tokens !== 0)) return {};
+  return { promptLogprobs: body.logprobs ?? 0 };
+}
+
+/** Whether the body's requests score their prompts (the engine then keeps every prompt position's logits). */
+export const scoresPrompt = (body: CompletionRequestBody): boolean => promptScoring(body).promptLogprobs !== undefined;

@@ -100,6 +100,7 @@ export class MessageAssembler {
         this.usage = ev.usage;
         return [];
       case "logprobs":
+      case "prompt_logprobs":
         // The format has no field for them (and Messages never asks for them).
         return [];
       case "finish":

@@ -24,6 +24,10 @@ describe("addProblem", () => {
 
   test("rejects bad sampling params", () => {
     expect(addProblem([1], { ...params, maxTokens: 0 }, limits)).toContain("maxTokens");
+    // A prompt being scored may generate nothing (echo with max_tokens 0), never fewer.
+    expect(addProblem([1], { ...params, maxTokens: 0, promptLogprobs: 0 }, limits)).toBeNull();
+    expect(addProblem([1], { ...params, maxTokens: -1, promptLogprobs: 0 }, limits)).toContain("maxTokens");
+    expect(addProblem([1], { ...params, promptLogprobs: 21 }, limits)).toContain("promptLogprobs");
     expect(addProblem([1], { ...params, temperature: -1 }, limits)).toContain("temperature");
     expect(addProblem([1], { ...params, topP: 0 }, limits)).toContain("topP");
     expect(addProblem([1], { ...params, topP: 1.5 }, limits)).toContain("topP");
