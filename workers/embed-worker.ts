@@ -4,27 +4,16 @@
 import type { EmbedFromWorker, EmbedLoadSpec, EmbedToWorker } from "../src/protocol/embed.ts";
 import { EmbedEngine } from "./embedding/embed-engine.ts";
 import { loadEncoder } from "./embedding/encoder-runner.ts";
-import { serveLifecycle, yieldToEvents } from "./supervised-worker.ts";
+import { serveLifecycle, workLoop } from "./supervised-worker.ts";
 
 let engine: EmbedEngine | null = null;
-let looping = false;
 
-async function runLoop(): Promise<void> {
-  if (looping || !engine) return;
-  looping = true;
-  try {
-    while (!life.stopping && engine.hasWork()) {
-      await engine.step();
-      // Jobs that arrived during the run join the next one.
-      await yieldToEvents();
-    }
-  } catch (err) {
-    // A run's own failures are answered inside step; reaching here means the engine's state is unreliable.
-    life.fatal(err);
-  } finally {
-    looping = false;
-  }
-}
+const runLoop = workLoop({
+  stopping: () => life.stopping,
+  hasWork: () => engine?.hasWork() ?? false,
+  step: () => engine!.step(),
+  fatal: (err) => life.fatal(err),
+});
 
 const life = serveLifecycle<EmbedLoadSpec, EmbedToWorker, EmbedFromWorker>({
   async load(spec) {

@@ -4,26 +4,17 @@ import type { ImageFromWorker, ImageLoadSpec, ImageToWorker } from "../src/proto
 import { DiffusionEngine } from "./image/engine.ts";
 import { loadDiffusion } from "./image/load-diffusion.ts";
 import { servedProblem } from "./image/render-check.ts";
-import { serveLifecycle, yieldToEvents } from "./supervised-worker.ts";
+import { serveLifecycle, workLoop } from "./supervised-worker.ts";
 
 let engine: DiffusionEngine | null = null;
-let looping = false;
 
-async function runLoop(): Promise<void> {
-  if (looping || !engine) return;
-  looping = true;
-  try {
-    while (!life.stopping && engine.hasWork()) {
-      await life.onDevice(() => engine!.step());
-      await yieldToEvents();
-    }
-  } catch (err) {
-    // A render's own failures are answered inside the passes; reaching here means the engine's state is unreliable.
-    life.fatal(err);
-  } finally {
-    looping = false;
-  }
-}
+// A render's own failures are answered inside the passes.
+const runLoop = workLoop({
+  stopping: () => life.stopping,
+  hasWork: () => engine?.hasWork() ?? false,
+  step: () => life.onDevice(() => engine!.step()),
+  fatal: (err) => life.fatal(err),
+});
 
 const life = serveLifecycle<ImageLoadSpec, ImageToWorker, ImageFromWorker>({
   async load(spec) {

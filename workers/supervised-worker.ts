@@ -96,3 +96,27 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
 
 /** Lets queued messages run between passes, so they take effect at the next pass boundary. */
 export const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The run loop of a worker whose engine steps through the jobs it holds: `step` while there is work and the worker is
+ * not stopping, one loop at a time (calling the returned trigger while it runs does nothing), messages handled between
+ * steps so jobs arriving meanwhile join the next one. A step's own failures are the engine's to answer; one escaping
+ * it leaves the engine's state unreliable, so it is fatal.
+ */
+export function workLoop(o: { stopping: () => boolean; hasWork: () => boolean; step: () => Promise<void>; fatal: (err: unknown) => void }): () => Promise<void> {
+  let looping = false;
+  return async () => {
+    if (looping) return;
+    looping = true;
+    try {
+      while (!o.stopping() && o.hasWork()) {
+        await o.step();
+        await yieldToEvents();
+      }
+    } catch (err) {
+      o.fatal(err);
+    } finally {
+      looping = false;
+    }
+  };
+}

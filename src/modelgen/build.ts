@@ -1,9 +1,8 @@
 // buildModel: writes a complete transformers.js model folder (tokenizer, graphs, streamed weights, configs, manifest).
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { combineHashes, MANIFEST_FILE } from "./content-hash.ts";
 import { DataFile } from "./data-file.ts";
+import { folderWriter } from "./folder-writer.ts";
 import { isGpuDtype } from "./gpu-decoder-graph.ts";
 import { manifestMedia, mediaJsonFiles, mediaModelConfig } from "./media-files.ts";
 import { mediaArchitecture } from "./media-spec.ts";
@@ -59,15 +58,7 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
   if (!dtypes.includes(defaultDtype)) throw new Error(`buildModel: default dtype "${defaultDtype}" is not being built`);
   const gpu = dtypes.filter(isGpuDtype);
   if (gpu.length && mediaArchitecture(spec)) throw new Error(`buildModel: ${gpu.join(", ")} are text-model formats; ${spec.id} has media encoders`);
-  if (existsSync(outDir) && readdirSync(outDir).length) throw new Error(`buildModel: ${outDir} is not empty`);
-  mkdirSync(join(outDir, "onnx"), { recursive: true });
-
-  const hashes: Record<string, string> = {};
-  const writeText = (rel: string, text: string) => {
-    writeFileSync(join(outDir, rel), text);
-    hashes[rel] = createHash("sha256").update(text).digest("hex");
-  };
-  const writeJson = (rel: string, v: unknown, compact = false) => writeText(rel, JSON.stringify(v, null, compact ? undefined : 2) + "\n");
+  const { hashes, write, writeJson } = folderWriter(outDir, "buildModel", ["onnx"]);
 
   const media = mediaArchitecture(spec) !== null;
   if (media && opts.tokenizer) throw new Error("buildModel: a given tokenizer is for text models only");
@@ -110,11 +101,7 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
   } finally {
     for (const s of sinks) hashes[`onnx/${s.file}_data`] = s.sink.data.close();
   }
-  for (const s of sinks) {
-    const bytes = s.sink.graph.encode(s.name);
-    writeFileSync(join(outDir, "onnx", s.file), bytes);
-    hashes[`onnx/${s.file}`] = createHash("sha256").update(bytes).digest("hex");
-  }
+  for (const s of sinks) write(`onnx/${s.file}`, s.sink.graph.encode(s.name));
 
   const build = { specHash: opts.identity ?? specHash(spec, dtypes, defaultDtype), contentHash: combineHashes(hashes) };
   const manifest = kilnManifest(spec, dtypes, defaultDtype, build, built && media ? manifestMedia(spec, built.ids) : undefined);

@@ -1,11 +1,9 @@
 // Writes a kiln embedding model in the sentence-transformers folder layout operators have: config.json (bert),
 // tokenizer.json and tokenizer_config.json, onnx/model.onnx, modules.json, 1_Pooling/config.json, 2_Normalize/,
 // sentence_bert_config.json, plus kiln.json with capabilities.embeddings and the Matryoshka sizes.
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { combineHashes, MANIFEST_FILE } from "./content-hash.ts";
 import { embeddingGraph } from "./embedding-graph.ts";
+import { folderWriter } from "./folder-writer.ts";
 import { embeddingSpecHash, type EmbeddingModelSpec, validateEmbeddingSpec } from "./embedding-spec.ts";
 import { CREATED } from "./model-files.ts";
 import { buildTokenizer } from "./tokenizer.ts";
@@ -74,14 +72,7 @@ function embeddingManifest(spec: EmbeddingModelSpec, build: { specHash: string; 
 export async function buildEmbeddingModel(opts: { spec: EmbeddingModelSpec; outDir: string }): Promise<{ dir: string; files: string[] }> {
   const { spec, outDir } = opts;
   validateEmbeddingSpec(spec);
-  if (existsSync(outDir) && readdirSync(outDir).length) throw new Error(`buildEmbeddingModel: ${outDir} is not empty`);
-  for (const d of ["onnx", POOLING_DIR, NORMALIZE_DIR]) mkdirSync(join(outDir, d), { recursive: true });
-  const hashes: Record<string, string> = {};
-  const write = (rel: string, content: string | Uint8Array) => {
-    writeFileSync(join(outDir, rel), content);
-    hashes[rel] = createHash("sha256").update(content).digest("hex");
-  };
-  const writeJson = (rel: string, v: unknown) => write(rel, JSON.stringify(v, null, 2) + "\n");
+  const { hashes, write, writeJson } = folderWriter(outDir, "buildEmbeddingModel", ["onnx", POOLING_DIR, NORMALIZE_DIR]);
 
   const tok = buildTokenizer(spec.vocab, spec.maxPositions);
   // An encoder reads the whole input at once: no chat template, and padding goes on the right.

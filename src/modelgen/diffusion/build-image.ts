@@ -1,9 +1,8 @@
 // buildImageModel: writes a complete few-step Stable Diffusion folder in optimum's ONNX Runtime layout, plus kiln.json.
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { combineHashes, MANIFEST_FILE } from "../content-hash.ts";
 import { DataFile } from "../data-file.ts";
+import { folderWriter } from "../folder-writer.ts";
 import { GraphBuilder } from "../onnx-builder.ts";
 import { clipTokenizerFiles } from "./clip-tokenizer.ts";
 import { imageManifest, modelIndex, schedulerConfig, textEncoderConfig, unetConfig, vaeConfig } from "./image-files.ts";
@@ -49,15 +48,7 @@ export interface ImageBuildOptions {
 export async function buildImageModel(opts: ImageBuildOptions): Promise<{ dir: string; files: string[] }> {
   const { spec, outDir } = opts;
   validateImageSpec(spec);
-  if (existsSync(outDir) && readdirSync(outDir).length) throw new Error(`buildImageModel: ${outDir} is not empty`);
-  for (const d of ["tokenizer", "scheduler", ...GRAPHS.map((t) => t.dir)]) mkdirSync(join(outDir, d), { recursive: true });
-
-  const hashes: Record<string, string> = {};
-  const write = (rel: string, content: string | Uint8Array) => {
-    writeFileSync(join(outDir, rel), content);
-    hashes[rel] = createHash("sha256").update(content).digest("hex");
-  };
-  const writeJson = (rel: string, v: unknown) => write(rel, JSON.stringify(v, null, 2) + "\n");
+  const { hashes, write, writeJson } = folderWriter(outDir, "buildImageModel", ["tokenizer", "scheduler", ...GRAPHS.map((t) => t.dir)]);
 
   const tok = clipTokenizerFiles(spec.vocab, spec.tokenizerJson);
   for (const [name, text] of Object.entries(tok.files)) write(`tokenizer/${name}`, text);
