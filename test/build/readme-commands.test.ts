@@ -112,6 +112,7 @@ const COVERED = new Set([
   "npm run bench -- --prefix",
   "npm run bench -- --live-bus",
   "npm run bench -- --cluster",
+  "npm run bench -- --gguf <file.gguf>",
   "npm run cluster",
   "npm run db:generate",
   "kiln [serve]",
@@ -538,6 +539,20 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     const problems = prefixOutputProblems(r.out, { turns: 3, clients: 4, levels: [1, 4] });
     if (problems.length) console.log(r.out);
     expect(problems).toEqual([]);
+  }, 300_000);
+
+  test("npm run bench -- --gguf (a tiny-shape Q8_0 file from the keyword, two levels, one round) prints the import, the table and the three targets", () => {
+    const r = sh("npm run bench -- --gguf tiny-q8_0", {
+      KILN_BENCH_ROUNDS: "1", KILN_BENCH_LEVELS: "1,2", KILN_BENCH_TOKENS: "8", KILN_BENCH_MODELS: join(work, "bench-models"),
+    });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: .*; at the start load average \d+\.\d on \d+ cores/m);
+    expect(r.out).toMatch(/kiln import \(kiln models import --force, formats int8, q4, q4f16\): \d+\.\d s, import process peak RSS \d+ MB$/m);
+    for (const clients of [1, 2]) expect(r.out).toMatch(new RegExp(`^\\| +${clients} \\|( +\\d+\\.\\d \\| +\\d+\\.\\d \\| +\\d+\\.\\d\\d× \\|){2}( +\\d+ \\|){4}$`, "m"));
+    expect(r.out).toMatch(/^peak RSS: kiln server process \d+ MB \(prefix cache budget \d+ MiB per worker, the default\); llama\.cpp child process \d+ MB/m);
+    for (const target of ["kiln@1 ≥ 1.0× llama.cpp@1", "kiln@2 ≥ 1.5× llama.cpp@2", "kiln peak RSS ≤ 1.3× llama.cpp's"]) {
+      expect(r.out).toMatch(new RegExp(`^target ${target.replace(/[.()]/g, "\\$&")}.*: \\d+\\.\\d\\d× \\((met|not met)\\)$`, "m"));
+    }
   }, 300_000);
 
   test("npm run bench -- --cluster (4 clients, one round) prints the CPU, tokens/s with 1 and 3 replicas, and the limiter's cost", () => {

@@ -67,8 +67,13 @@ export class LlamaCppModel {
   static async open(llama: Llama, opts: LlamaCppOptions, format: GgufFormat): Promise<LlamaCppModel> {
     const { path, built } = await installGguf(opts.ggufDir, opts.spec, format);
     console.log(`llama.cpp ${format}: ${built ? "wrote" : "reusing"} ${path}`);
+    return LlamaCppModel.openFile(llama, path, format, opts.threads);
+  }
+
+  /** A GGUF file as it is (`format` names it in the rows). */
+  static async openFile(llama: Llama, path: string, format: GgufFormat, threads: number): Promise<LlamaCppModel> {
     const model = await llama.loadModel({ modelPath: path, gpuLayers: 0 });
-    return new LlamaCppModel(format, model, opts.threads, String(model.defaultContextFlashAttention));
+    return new LlamaCppModel(format, model, threads, String(model.defaultContextFlashAttention));
   }
 
   /**

@@ -16,7 +16,8 @@ export interface ServerProcess {
 }
 
 /** `key`: the data dir's key when it was made by an earlier start (only the first start prints one). */
-export async function startServerProcess(opts: { dataDir: string; modelsDir: string; env?: Record<string, string>; key?: string; logLevel?: string }): Promise<ServerProcess> {
+/** `echo: false` keeps the server's log to `log()` instead of passing it on to this process's standard error. */
+export async function startServerProcess(opts: { dataDir: string; modelsDir: string; env?: Record<string, string>; key?: string; logLevel?: string; echo?: boolean }): Promise<ServerProcess> {
   const root = join(import.meta.dir, "..", "..");
   const proc = Bun.spawn([process.execPath, join(root, "src", "main.ts"), "serve", "--port", "0", "--data-dir", opts.dataDir, "--models-dir", opts.modelsDir, "--log-level", opts.logLevel ?? "warn"], {
     cwd: root,
@@ -34,7 +35,7 @@ export async function startServerProcess(opts: { dataDir: string; modelsDir: str
     for await (const chunk of proc.stderr) {
       const text = errDecoder.decode(chunk, { stream: true });
       log += text;
-      process.stderr.write(text);
+      if (opts.echo !== false) process.stderr.write(text);
     }
   })();
   const reader = proc.stdout.getReader();

@@ -1,0 +1,72 @@
+// One GGUF file's race: kiln serving its import over HTTP and llama.cpp on the file itself (a process each), level by
+// level, kiln's rounds first and llama.cpp's right after, so both see the same load on a shared box.
+import { expect } from "bun:test";
+import { loadTokenizer } from "../../src/inference/tokenizer.ts";
+import { readModelFolder } from "../../src/models/registry.ts";
+import { tempDir } from "../helpers/kiln.ts";
+import { benchServerEnv } from "./bench-model.ts";
+import { freshChat } from "./fresh-chat.ts";
+import type { LlamaChild } from "./gguf-llama.ts";
+import type { GgufLevel, RssFigures } from "./gguf-report.ts";
+import { medianBy, summarize, type LevelSummary } from "./metrics.ts";
+import { startServerProcess } from "./server-process.ts";
+import { streamChat } from "./stream-client.ts";
+
+export interface RaceInput {
+  /** The import's models dir and model id. */
+  modelsDir: string;
+  id: string;
+  llama: LlamaChild;
+  levels: number[];
+  newTokens: number;
+  rounds: number;
+  threads: number;
+}
+
+/** The prefix-cache budget kiln logs at start (`prefix cache`, mib_per_worker), or null. */
+export function prefixCacheMib(log: string): number | null {
+  for (const line of log.split("\n")) {
+    if (!line.includes('"prefix cache"')) continue;
+    try {
+      const v = JSON.parse(line).mib_per_worker;
+      if (typeof v === "number") return v;
+    } catch { /* another line */ }
+  }
+  return null;
+}
+
+export async function raceLevels(i: RaceInput): Promise<{ rows: GgufLevel[]; rss: RssFigures; promptTokens: number }> {
+  const tokenizer = await loadTokenizer(readModelFolder(`${i.modelsDir}/${i.id}`, i.id));
+  // Every request and every llama.cpp row its own prompt of one length (test/load/fresh-chat.ts says why).
+  const fresh = await freshChat(tokenizer);
+  // Only the imported model is served (no built-in beside it), at info level so the prefix-cache budget is logged
+  // (kept, not echoed: every request logs a line there).
+  const server = await startServerProcess({
+    dataDir: tempDir("kiln-gguf-bench-"), modelsDir: i.modelsDir, logLevel: "info", echo: false,
+    env: { ...benchServerEnv(i.threads), KILN_BUILTIN_MODELS: "none" },
+  });
+  const body = () => ({ model: i.id, messages: [{ role: "user", content: fresh.next() }], max_tokens: i.newTokens, temperature: 0, ignore_eos: true });
+  const rows: GgufLevel[] = [];
+  try {
+    await streamChat(server.url, server.key, { ...body(), max_tokens: 4 }); // warm-up
+    for (const clients of i.levels) {
+      const rounds: LevelSummary[] = [];
+      for (let r = 0; r < i.rounds; r++) {
+        const t0 = performance.now();
+        const timings = await Promise.all(Array.from({ length: clients }, () => streamChat(server.url, server.key, body())));
+        rounds.push(summarize(clients, timings, performance.now() - t0));
+        for (const t of timings) expect(t.outputTokens).toBe(i.newTokens);
+      }
+      const kiln = medianBy(rounds, (x) => x.outputTokPerSec);
+      const llama = await i.llama.level(await fresh.idsFor(clients), i.newTokens, i.rounds);
+      console.log(`@${clients}: kiln ${kiln.outputTokPerSec.toFixed(1)} tok/s (rounds ${rounds.map((x) => x.outputTokPerSec.toFixed(1)).join(", ")}), llama.cpp ${llama.wall.toFixed(1)} tok/s`);
+      rows.push({ clients, kiln, llama });
+    }
+    const kilnMb = await server.peakRssMb();
+    const llamaAfterLoadMb = i.llama.rssAfterLoadMb;
+    const llamaMb = await i.llama.close();
+    return { rows, rss: { kilnMb, prefixCacheMib: prefixCacheMib(server.log()), llamaMb, llamaAfterLoadMb }, promptTokens: fresh.promptIds.length };
+  } finally {
+    expect(await server.stop()).toBe(0);
+  }
+}
