@@ -3,7 +3,7 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { GivenTokenizer, WeightSource } from "./build.ts";
-import { float16Bits } from "./float16.ts";
+import { encodeTensor, GGML_TYPE } from "./gguf-blocks.ts";
 import { builtSpecialIds, generationConfig, modelConfig } from "./model-files.ts";
 import type { ModelSpec } from "./spec.ts";
 import { buildTokenizer } from "./tokenizer.ts";
@@ -39,16 +39,9 @@ function storedTensors(spec: ModelSpec): Stored[] {
   return out;
 }
 
+/** The stored bytes of `v` (ggml's F32/F16/BF16 codecs write the same little-endian layouts, rounding to nearest even). */
 function encode(dtype: HfDtype, v: Float32Array): Uint8Array {
-  if (dtype === "F32") return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  const out = new Uint16Array(v.length);
-  if (dtype === "F16") for (let i = 0; i < v.length; i++) out[i] = float16Bits(v[i]!);
-  else {
-    const bits = new Uint32Array(v.buffer, v.byteOffset, v.length);
-    // Round to nearest even on the upper 16 bits (NaNs are not expected in weights).
-    for (let i = 0; i < v.length; i++) out[i] = (bits[i]! + 0x7fff + ((bits[i]! >>> 16) & 1)) >>> 16;
-  }
-  return new Uint8Array(out.buffer);
+  return encodeTensor(GGML_TYPE[dtype], v);
 }
 
 export interface HfWriteOptions {

@@ -2,7 +2,7 @@
 // and tensor rows read on demand with positioned reads, as float32 from F32, F16 or BF16.
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { f16ToF32 } from "../gguf-blocks.ts";
+import { decodeTensor, GGML_TYPE } from "../gguf-blocks.ts";
 
 /** The element types kiln reads; quantized safetensors (GPTQ, AWQ, FP8) are refused with their type named. */
 const ELEMENT_BYTES: Record<string, number> = { F32: 4, F16: 2, BF16: 2 };
@@ -113,28 +113,10 @@ export class SafetensorsFolder {
   }
 }
 
+/** safetensors' float dtypes as the ggml types whose codecs read them (the same little-endian layouts). */
+const GGML_OF: Record<string, number> = { F32: GGML_TYPE.F32, F16: GGML_TYPE.F16, BF16: GGML_TYPE.BF16 };
+
 /** Little-endian F32, F16 or BF16 bytes as float32 values. */
 export function toFloat32(dtype: string, buf: Uint8Array): Float32Array {
-  if (dtype === "F32") return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
-  const n = buf.byteLength / 2;
-  const out = new Float32Array(n);
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  if (dtype === "BF16") {
-    const bits = new Uint32Array(out.buffer);
-    for (let i = 0; i < n; i++) bits[i] = view.getUint16(2 * i, true) << 16;
-    return out;
-  }
-  const table = halfTable();
-  for (let i = 0; i < n; i++) out[i] = table[view.getUint16(2 * i, true)]!;
-  return out;
-}
-
-let HALF: Float32Array | null = null;
-/** Every half-precision bit pattern's value (256 KB, built once): a lookup per element instead of arithmetic. */
-export function halfTable(): Float32Array {
-  if (!HALF) {
-    HALF = new Float32Array(65536);
-    for (let h = 0; h < 65536; h++) HALF[h] = f16ToF32(h);
-  }
-  return HALF;
+  return decodeTensor(GGML_OF[dtype]!, buf, buf.byteLength / ELEMENT_BYTES[dtype]!);
 }
