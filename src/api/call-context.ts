@@ -3,6 +3,8 @@
 import type { AuthContext } from "../auth/authenticate.ts";
 import { metaOf, watchStream } from "../http/request-meta.ts";
 import type { StreamEnd } from "../http/sse-writer.ts";
+import type { RequestScope } from "../inference/admitted-run.ts";
+import type { ServiceTier } from "../inference/service-tier.ts";
 
 export interface CallContext {
   auth: AuthContext;
@@ -11,6 +13,13 @@ export interface CallContext {
   signal: AbortSignal;
   /** Told how a streamed answer really ended, once it has (for the request's log line). */
   onStreamEnd?: (end: StreamEnd) => void;
+  /** The lane the caller runs it in (a batch line's runner sets "batch"); absent: the request's own service_tier decides. */
+  tier?: ServiceTier;
+}
+
+/** The run's scope for a call through one endpoint family. */
+export function callScope(call: CallContext, endpoint: string): RequestScope {
+  return { requestId: call.requestId, teamId: call.auth.teamId, keyId: call.auth.keyId, endpoint, ...(call.tier ? { tier: call.tier } : {}) };
 }
 
 /** The context of a call whose answer may be a stream: its log line waits for how the stream ended. */

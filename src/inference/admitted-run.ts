@@ -9,6 +9,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import { logRequestFailure } from "../models/failures.ts";
 import type { ModelEntry } from "../models/registry.ts";
 import type { Usage } from "./blocks.ts";
+import type { ServiceTier } from "./service-tier.ts";
 
 /** Who is asking, for usage rows (and later limits, billing and metrics). */
 export interface RequestScope {
@@ -17,6 +18,8 @@ export interface RequestScope {
   keyId: number;
   /** The endpoint family the request came through (for usage rows and metrics labels). */
   endpoint: string;
+  /** The lane it runs in (absent: "default"): where it waits, which limits it counts against, its price factor. */
+  tier?: ServiceTier;
 }
 
 /** What admission sees: the counted prompt and the most output the request may produce. */

@@ -2,7 +2,7 @@
 // the blocks as a chat.completion object or chunks through the one SSE writer.
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
-import type { CallContext } from "../call-context.ts";
+import { type CallContext, callScope } from "../call-context.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
 import { openaiBody } from "../openai-body.ts";
@@ -24,7 +24,7 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
     throw ApiError.badRequest(`n is ${request.n}, but this server admits at most ${deps.config.maxQueue} generations at once (KILN_MAX_QUEUE).`, "n");
   }
   const run = await startRun(deps, {
-    scope: { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "chat" },
+    scope: callScope(ctx, "chat"),
     model,
     request,
     clientSignal: ctx.signal,

@@ -9,7 +9,7 @@ import { joinedText } from "../../inference/blocks.ts";
 import { type Run, startRun } from "../../inference/text-run.ts";
 import type { CoreRequest } from "../../inference/request.ts";
 import type { ModelEntry } from "../../models/registry.ts";
-import type { CallContext } from "../call-context.ts";
+import { type CallContext, callScope } from "../call-context.ts";
 import { textModel } from "../text-model.ts";
 import { legacyLogprobs } from "./legacy-logprobs.ts";
 import type { CompletionBody, CompletionRequestBody } from "./schema.ts";
@@ -39,7 +39,7 @@ export async function createCompletion(deps: AppDeps, body: CompletionRequestBod
   }
   const echoes = body.echo ? await echoTexts(deps, model, [first!, ...siblings]) : [];
   const run = await startRun(deps, {
-    scope: { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "completions" },
+    scope: callScope(ctx, "completions"),
     model,
     request: first!,
     siblings,

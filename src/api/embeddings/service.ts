@@ -6,7 +6,7 @@ import { tokenizeInputs } from "../../embeddings/embed-tokenizer.ts";
 import { runEmbeddings } from "../../embeddings/run.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import type { ModelEntry } from "../../models/registry.ts";
-import type { CallContext } from "../call-context.ts";
+import { type CallContext, callScope } from "../call-context.ts";
 import { encodeVector } from "./encode.ts";
 import type { EmbeddingListBody, EmbeddingRequestBody } from "./schema.ts";
 import { checkRows, inputList, outputDimensions } from "./validate.ts";
@@ -29,7 +29,7 @@ export async function createEmbeddings(deps: AppDeps, body: EmbeddingRequestBody
   const { rows, vocabSize } = await tokenizeInputs(model, inputs);
   checkRows(rows, model.contextLength, vocabSize);
   const { vectors, dimensions } = await runEmbeddings(deps, {
-    scope: { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "embeddings" },
+    scope: callScope(ctx, "embeddings"),
     model,
     rows,
     clientSignal: ctx.signal,

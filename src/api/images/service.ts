@@ -1,7 +1,7 @@
 // The Images API's logic: generations and edits map onto renders of the image core (one per image), run through the
 // shared admission, queue and settlement (src/images/run.ts), and answer {created, data: [{b64_json}], usage}.
 import type { AppDeps } from "../../app-deps.ts";
-import type { CallContext } from "../call-context.ts";
+import { type CallContext, callScope } from "../call-context.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { type Canvas, type CanvasImage, composeCanvas, uprightSize } from "../../images/compose.ts";
 import { encodeImage } from "../../images/encode.ts";
@@ -71,7 +71,7 @@ async function render(
     width: size.width, height: size.height, steps: options.steps, seed: seedOf(first, i), ...(init ? { init } : {}),
   }));
   const images = await runRenders(deps, {
-    scope: { requestId: call.requestId, teamId: call.auth.teamId, keyId: call.auth.keyId, endpoint: "images" },
+    scope: callScope(call, "images"),
     model, renders, promptTokens: prompted.tokens, clientSignal: call.signal,
     timeoutMs: Math.max(1, deps.config.requestTimeoutMs - (performance.now() - started)),
   });

@@ -2,7 +2,7 @@
 // text run, assemble the message (or its event stream, with pings while idle) from the core's blocks.
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
-import type { CallContext } from "../call-context.ts";
+import { type CallContext, callScope } from "../call-context.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
@@ -34,7 +34,7 @@ export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ct
   const model = textModel(deps, body.model);
   const plan = messagesRequest(body, model, deps.sealer);
   const run = await startRun(deps, {
-    scope: { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "messages" },
+    scope: callScope(ctx, "messages"),
     model,
     request: plan.request,
     clientSignal: ctx.signal,

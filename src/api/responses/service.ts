@@ -2,7 +2,7 @@
 // text run, and assemble the response object (or its event stream) from the core's blocks. A stored response
 // (store defaults to true) is written to the database; a streamed or background one is driven by stored.ts.
 import type { AppDeps } from "../../app-deps.ts";
-import type { CallContext } from "../call-context.ts";
+import { type CallContext, callScope } from "../call-context.ts";
 import { insertResponse, type StoredItem } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
@@ -54,7 +54,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   checkOptions(body);
   const model = textModel(deps, body.model);
   const plan = await planResponse(deps, body, model, ctx.auth.teamId);
-  const scope: RequestScope = { requestId: ctx.requestId, teamId: ctx.auth.teamId, keyId: ctx.auth.keyId, endpoint: "responses" };
+  const scope: RequestScope = callScope(ctx, "responses");
   const id = newResponseId();
   const createdAt = Math.floor(Date.now() / 1000);
   const store = body.store !== false;
