@@ -51,7 +51,7 @@ test(
         `llama.cpp: node-llama-cpp prebuilt CPU binary on the same file (loaded in ${(llama.loadMs / 1000).toFixed(1)} s), ${threads} threads, flash attention ${llama.flashAttention}, a static batch of one row per client, one llama_decode per step, prompts fed ≤ ${PREFILL_CHUNK} tokens a decode, greedy, median of ${ROUNDS} rounds`,
         "wall = generated tokens / time from request (or prefill) start; decode = tokens after the first / time after it (kiln: clients / TPOT p50); llama.cpp's TTFT is its batch's prefill (every row's first token comes with it), ms",
         renderGgufTable(race.rows),
-        rssLine(race.rss),
+        ...rssLine(race.rss),
         ...ggufTargetLines(race.rows, race.rss),
       ].join("\n"));
       console.log(reports[reports.length - 1]);

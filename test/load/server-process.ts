@@ -7,12 +7,20 @@ export interface ServerProcess {
   pid: number;
   /** Peak resident memory of the server process so far (VmHWM), in MB. */
   peakRssMb(): Promise<number>;
+  /** Its resident memory now (VmRSS), in MB. */
+  rssMb(): Promise<number>;
   /** SIGTERM; resolves to the exit code. */
   stop(): Promise<number>;
   /** SIGKILL: no drain, no cleanup. */
   kill9(): Promise<number>;
   /** The server's log so far (its standard error). */
   log(): string;
+}
+
+/** A memory figure of a process's /proc status, in MB. */
+async function statusMb(pid: number, field: "VmHWM" | "VmRSS"): Promise<number> {
+  const status = await Bun.file(`/proc/${pid}/status`).text();
+  return Number(status.match(new RegExp(`${field}:\\s+(\\d+)`))?.[1] ?? 0) / 1024;
 }
 
 /** `key`: the data dir's key when it was made by an earlier start (only the first start prints one). */
@@ -60,10 +68,8 @@ export async function startServerProcess(opts: { dataDir: string; modelsDir: str
     url,
     key,
     pid: proc.pid,
-    async peakRssMb() {
-      const status = await Bun.file(`/proc/${proc.pid}/status`).text();
-      return Number(status.match(/VmHWM:\s+(\d+)/)?.[1] ?? 0) / 1024;
-    },
+    peakRssMb: () => statusMb(proc.pid, "VmHWM"),
+    rssMb: () => statusMb(proc.pid, "VmRSS"),
     async stop() {
       proc.kill("SIGTERM");
       return proc.exited;

@@ -18,14 +18,18 @@ describe("the --gguf report", () => {
   });
 
   test("the targets are marked met or not met from the figures", () => {
-    const rss = { kilnMb: 700, prefixCacheMib: 2410, llamaMb: 500, llamaAfterLoadMb: 450 };
+    const rss = { kilnMb: 700, kilnIdleMb: 610, cacheOn: { budgetMib: 2410, peakMb: 940 }, llamaMb: 500, llamaAfterLoadMb: 450 };
     expect(ggufTargetLines(rows, rss)).toEqual([
       "target kiln@1 ≥ 1.0× llama.cpp@1 (wall): 0.75× (not met)",
       "target kiln@16 ≥ 1.5× llama.cpp@16 (wall): 1.60× (met)",
-      "target kiln peak RSS ≤ 1.3× llama.cpp's: 1.40× (not met)",
+      "target kiln peak RSS (prefix cache off) ≤ 1.3× llama.cpp's: 1.40× (not met)",
     ]);
     expect(ggufTargetLines(rows, { ...rss, kilnMb: 650 })[2]).toEndWith("1.30× (met)");
-    expect(rssLine(rss)).toBe("peak RSS: kiln server process 700 MB (prefix cache budget 2410 MiB per worker, the default); llama.cpp child process 500 MB (450 MB after loading the file); kiln/llama.cpp 1.40×");
+    expect(rssLine(rss)).toEqual([
+      "peak RSS, prefix cache off: kiln server process 700 MB (610 MB after loading, before any request); llama.cpp child process 500 MB (450 MB after loading the file); kiln/llama.cpp 1.40×",
+      "peak RSS, prefix cache on (budget 2410 MiB per worker, the default), the same requests: kiln 940 MB; the cache's share 240 MB; kiln/llama.cpp 1.88×",
+    ]);
+    expect(rssLine({ ...rss, cacheOn: null })).toHaveLength(1);
   });
 
   test("the prefix-cache budget comes from the server's start-up log line", () => {
