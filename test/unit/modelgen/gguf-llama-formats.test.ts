@@ -1,9 +1,8 @@
 // Every GGUF format kiln writes, loaded by llama.cpp (node-llama-cpp's prebuilt CPU binary), gives next-token logits
 // that track kiln's fp32 ONNX graph within what that format's rounding allows; the K-quants on rows of 256, where
 // llama.cpp's mixes apply, and on the tiny preset's rows of 128 and 384, where they fall back to 32-element types.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Llama } from "node-llama-cpp";
 import { buildModel, PRESETS, type ModelSpec } from "../../../src/modelgen/index.ts";
@@ -12,23 +11,14 @@ import { GgufWriter, type GgufKv } from "../../../src/modelgen/gguf-file.ts";
 import { installGguf } from "../../../src/modelgen/gguf-install.ts";
 import { GGUF_FORMATS, ggufMetadata, ggufTensorPlan, type GgufFormat } from "../../../src/modelgen/gguf-model.ts";
 import { llamaLogits } from "../../load/llama-cpp-accuracy.ts";
-import { loadLlamaCpp } from "../../load/llama-cpp-runtime.ts";
+import { llamaCppFixture } from "../../helpers/llama-cpp-fixture.ts";
 import { requiredCorrelation, weightError } from "./gguf-accuracy.ts";
 import { readGguf } from "./gguf-whole.ts";
 import { forward, openDriver, positionCorrelations } from "./ort-driver.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
 
-const root = mkdtempSync(join(tmpdir(), "kiln-gguf-formats-"));
 let llama: Llama;
-afterAll(async () => {
-  await llama?.dispose();
-  rmSync(root, { recursive: true, force: true });
-});
-beforeAll(async () => {
-  const r = await loadLlamaCpp();
-  if ("error" in r) throw new Error(r.error);
-  llama = r.llama;
-});
+const root = llamaCppFixture("kiln-gguf-formats-", (l) => (llama = l));
 
 /**
  * Rows of 256 in every matrix (hidden, heads × headDim, intermediate); 2 layers, so Q4_K_M's Q6_K layer (1) shows. The

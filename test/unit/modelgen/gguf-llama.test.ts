@@ -1,8 +1,6 @@
 // GGUF files run by llama.cpp (node-llama-cpp's prebuilt CPU binary) give the logits of kiln's fp32 ONNX graph, within
 // what each format's rounding allows.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Llama } from "node-llama-cpp";
 import { buildModel, PRESETS, type ModelSpec } from "../../../src/modelgen/index.ts";
@@ -10,22 +8,14 @@ import { GGML_TYPE } from "../../../src/modelgen/gguf-blocks.ts";
 import { installGguf } from "../../../src/modelgen/gguf-install.ts";
 import type { GgufFormat } from "../../../src/modelgen/gguf-model.ts";
 import { llamaLogits } from "../../load/llama-cpp-accuracy.ts";
-import { BatchDecoder, loadLlamaCpp } from "../../load/llama-cpp-runtime.ts";
+import { BatchDecoder } from "../../load/llama-cpp-runtime.ts";
+import { llamaCppFixture } from "../../helpers/llama-cpp-fixture.ts";
 import { argmax, forward, openDriver, positionCorrelations } from "./ort-driver.ts";
 import { requiredCorrelation, weightError } from "./gguf-accuracy.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
 
-const root = mkdtempSync(join(tmpdir(), "kiln-gguf-llama-"));
 let llama: Llama;
-afterAll(async () => {
-  await llama?.dispose();
-  rmSync(root, { recursive: true, force: true });
-});
-beforeAll(async () => {
-  const r = await loadLlamaCpp();
-  if ("error" in r) throw new Error(r.error);
-  llama = r.llama;
-});
+const root = llamaCppFixture("kiln-gguf-llama-", (l) => (llama = l));
 
 const SPECS: [string, ModelSpec][] = [["llama (tiny preset)", { ...PRESETS.tiny!, id: "kiln-tiny-gguf-v1" }], ["qwen2 (tied, biases)", TINY_QWEN2]];
 const TOKENS = [5, 300, 41, 1000, 77, 9, 640, 18, 999, 3, 512, 250];

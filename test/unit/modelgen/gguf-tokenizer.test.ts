@@ -2,8 +2,7 @@
 // writes, read back with kiln's reader, turned into tokenizer.json, and the ids transformers.js gives on it compared
 // with llama.cpp's (node-llama-cpp) on the same file, and with the original tokenizer.json's.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AutoTokenizer, env, PreTrainedTokenizer } from "@huggingface/transformers";
 import type { Llama, LlamaModel } from "node-llama-cpp";
@@ -11,20 +10,11 @@ import { GgufWriter, type GgufKv } from "../../../src/modelgen/gguf-file.ts";
 import { GgufFile } from "../../../src/modelgen/gguf-read.ts";
 import { ggufTokenizer, TOKEN_TYPE, type HfTokenizerFiles } from "../../../src/modelgen/import/gguf-tokenizer.ts";
 import { tokenizerGgufKv } from "../../../src/modelgen/import/tokenizer-gguf-kv.ts";
-import { loadLlamaCpp } from "../../load/llama-cpp-runtime.ts";
+import { llamaCppFixture } from "../../helpers/llama-cpp-fixture.ts";
 import { CORPUS, randomTexts } from "./tokenizer-corpus.ts";
 
-const root = mkdtempSync(join(tmpdir(), "kiln-gguf-tok-"));
 let llama: Llama;
-beforeAll(async () => {
-  const r = await loadLlamaCpp();
-  if ("error" in r) throw new Error(r.error);
-  llama = r.llama;
-});
-afterAll(async () => {
-  await llama?.dispose();
-  rmSync(root, { recursive: true, force: true });
-});
+const root = llamaCppFixture("kiln-gguf-tok-", (l) => (llama = l));
 
 /** The hyperparameters llama.cpp reads before a vocab-only load of a "llama" file (no tensors are needed). */
 function archKv(): GgufKv[] {

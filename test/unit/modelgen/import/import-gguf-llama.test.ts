@@ -1,9 +1,8 @@
 // GGUF files of every architecture and tensor type, imported into kiln's graphs, give llama.cpp's own logits on the same
 // file: kiln decodes each block to exactly the values llama.cpp multiplies by, so what is left is llama.cpp's rounding
 // of the activations (8-bit blocks on the CPU), bounded from its format, never from what one CPU gave.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Llama } from "node-llama-cpp";
 import { writeGgufModel, type GgufFormat } from "../../../../src/modelgen/gguf-model.ts";
@@ -12,20 +11,11 @@ import type { Architecture, ModelSpec } from "../../../../src/modelgen/spec.ts";
 import { generateWeight, type Chunk, type PlanEntry } from "../../../../src/modelgen/weights.ts";
 import { tensorRng } from "../../../../src/modelgen/rng.ts";
 import { llamaLogits, onnxLogits } from "../../../load/llama-cpp-accuracy.ts";
-import { loadLlamaCpp } from "../../../load/llama-cpp-runtime.ts";
+import { llamaCppFixture } from "../../../helpers/llama-cpp-fixture.ts";
 import { argmax, positionCorrelations } from "../ort-driver.ts";
 
-const root = mkdtempSync(join(tmpdir(), "kiln-import-gguf-"));
 let llama: Llama;
-beforeAll(async () => {
-  const r = await loadLlamaCpp();
-  if ("error" in r) throw new Error(r.error);
-  llama = r.llama;
-});
-afterAll(async () => {
-  await llama?.dispose();
-  rmSync(root, { recursive: true, force: true });
-});
+const root = llamaCppFixture("kiln-import-gguf-", (l) => (llama = l));
 
 /** Rows of 256 so every K-quant applies to every matrix (llama.cpp falls back to other types for shorter rows). */
 const spec = (architecture: Architecture): ModelSpec => ({
