@@ -13,7 +13,7 @@ import { directDecodeBench, type DirectBenchResult } from "./direct-ort.ts";
 import { engineDecodeBench, loadEngineModel } from "./engine-inproc.ts";
 import { type FreshChat, freshChat } from "./fresh-chat.ts";
 import { llamaCppSection, llamaLevelForBench, openLlamaForBench } from "./llama-cpp-section.ts";
-import { medianBy, renderTable, summarize, targetLines, type LevelSummary } from "./metrics.ts";
+import { httpOverEngineLine, medianBy, renderTable, summarize, targetLines, type LevelSummary } from "./metrics.ts";
 import { breakdown, cpuBetween, parseRecords, type ProfileLevel, readThreadCpu, renderProfile } from "./profile.ts";
 import { startServerProcess } from "./server-process.ts";
 import { streamChat } from "./stream-client.ts";
@@ -143,7 +143,7 @@ test(
     console.log(`kiln's requests: ${LOGPROBS > 0 ? `logprobs with top_logprobs ${LOGPROBS} on every one` : "no logprobs"} (KILN_BENCH_LOGPROBS)\n`);
     const rows = LEVELS.map((_, i) => ({ direct: direct[i]!, engine: engine[i]!, kiln: kiln.levels[i]! }));
     console.log(renderTable(rows, kiln.peakRssMb, kiln.levels[0]!.outputTokPerSec));
-    console.log(targetLines(rows, directRuns[directRuns.length - 1]!.prefillMs).join("\n"));
+    console.log([...targetLines(rows, directRuns[directRuns.length - 1]!.prefillMs), httpOverEngineLine(rows)].join("\n"));
     console.log(`\n${kiln.structured}`);
     if (PROFILE) console.log(`\n${renderProfile(kiln.profile.map((p, k) => ({ ...p, directStepMs: directRuns[k]?.stepMsP50 })))}`);
 

@@ -95,5 +95,26 @@ export function longTargetLines(rows: LongRow[]): string[] {
       if (!l) return [];
       const x = rate(k) / rate(l);
       return [`target kiln prefill ≥ 1.0× llama.cpp at ${k.batch}×${k.promptTokens}: ${x.toFixed(2)}× (${x >= 1 ? "met" : "MISSED"})`];
+    })
+    .concat(decodeTargetLines(rows));
+}
+
+/**
+ * The decode targets at a long context: kiln's engine (the server's cache handling) takes a step no slower than
+ * llama.cpp with the long prompt cached, and its step grows from the short context no more than llama.cpp's.
+ */
+function decodeTargetLines(rows: LongRow[]): string[] {
+  const mark = (ok: boolean) => (ok ? "met" : "MISSED");
+  return rows
+    .filter((r) => r.who.startsWith("kiln engine"))
+    .flatMap((k) => {
+      const l = rows.find((r) => r.who.startsWith("llama") && r.batch === k.batch);
+      if (!l || !Number.isFinite(l.stepMsP50)) return [];
+      const out = [`target kiln decode step at ${k.promptTokens} tokens of context ≤ llama.cpp's, ${k.batch} row(s): ${k.stepMsP50.toFixed(1)} vs ${l.stepMsP50.toFixed(1)} ms (${mark(k.stepMsP50 <= l.stepMsP50)})`];
+      if (k.shortStepMsP50 && l.shortStepMsP50) {
+        const kg = k.stepMsP50 / k.shortStepMsP50, lg = l.stepMsP50 / l.shortStepMsP50;
+        out.push(`target kiln step growth from the short context ≤ llama.cpp's, ${k.batch} row(s): ${kg.toFixed(2)}× vs ${lg.toFixed(2)}× (${mark(kg <= lg)})`);
+      }
+      return out;
     });
 }

@@ -87,6 +87,13 @@ export function renderTable(rows: LevelRow[], peakRssMb: number, selfBase: numbe
  * The issue's targets at the highest level, each with its measured ratio and whether it is met: two throughput ones
  * and, given the direct loop's prefill of that many prompts at once, TTFT p95 within twice that prefill.
  */
+/** kiln over HTTP against its own engine in process, at every level (the server's cost above its engine). */
+export function httpOverEngineLine(rows: Pick<LevelRow, "engine" | "kiln">[]): string {
+  const ratios = rows.map((r) => ({ clients: r.kiln.clients, x: r.kiln.outputTokPerSec / r.engine }));
+  const all = ratios.every((r) => r.x >= 0.95);
+  return `target kiln over HTTP ≥ 0.95× its engine in process at every level: ${ratios.map((r) => `@${r.clients} ${r.x.toFixed(2)}×`).join(", ")} (${all ? "met" : "MISSED"})`;
+}
+
 export function targetLines(rows: Pick<LevelRow, "direct" | "kiln">[], directPrefillMs?: number): string[] {
   const first = rows[0]!;
   const last = rows[rows.length - 1]!;

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { interTokenGaps, medianBy, percentile, renderTable, summarize, targetLines, tpot } from "../../load/metrics.ts";
+import { longTargetLines, type LongRow } from "../../load/llama-cpp-long.ts";
+import { versusTargetLines, type VersusRow } from "../../load/llama-cpp-report.ts";
+import { httpOverEngineLine, interTokenGaps, medianBy, percentile, renderTable, summarize, targetLines, tpot } from "../../load/metrics.ts";
 
 describe("serving metrics", () => {
   test("percentile interpolates between ranks", () => {
@@ -39,6 +41,47 @@ describe("serving metrics", () => {
     const rows = [{ direct: 40, kiln: level(1, 30) }, { direct: 150, kiln: { ...level(16, 135), ttftP95: 2100 } }];
     expect(targetLines(rows, 1000)[2]).toBe("target TTFT p95@16 ≤ 2× direct 16-prompt prefill: 2100 ms vs 2 × 1000 ms, 2.10× (MISSED)");
     expect(targetLines(rows, 1100)[2]).toBe("target TTFT p95@16 ≤ 2× direct 16-prompt prefill: 2100 ms vs 2 × 1100 ms, 1.91× (met)");
+  });
+
+  test("kiln over HTTP is held to 0.95× its engine in process at every level", () => {
+    const level = (clients: number, tokPerSec: number) => ({ ...summarize(clients, [], 1000), outputTokPerSec: tokPerSec });
+    expect(httpOverEngineLine([{ engine: 40, kiln: level(1, 41) }, { engine: 100, kiln: level(4, 95) }])).toBe(
+      "target kiln over HTTP ≥ 0.95× its engine in process at every level: @1 1.02×, @4 0.95× (met)",
+    );
+    expect(httpOverEngineLine([{ engine: 40, kiln: level(1, 41) }, { engine: 100, kiln: level(4, 94) }])).toEndWith("@4 0.94× (MISSED)");
+  });
+
+  test("against llama.cpp: at least par at every level and 1.5× at the most clients", () => {
+    const rates = (wall: number) => ({ wall, decode: wall });
+    const row = (clients: number, kiln: number, llama: number): VersusRow => ({
+      clients, kiln: rates(kiln), direct: rates(kiln), llama: { ...rates(llama), format: "q4_0", batch: clients, prefillMs: 1, stepMsP50: 1 },
+    });
+    const rows = [row(1, 50, 45), row(16, 240, 150)];
+    expect(versusTargetLines(rows, rows.map((r) => r.llama!)).slice(0, 2)).toEqual([
+      "target kiln ≥ 1.0× llama.cpp best at every level (wall): @1 1.11×, @16 1.60× (met)",
+      "target kiln@16 ≥ 1.5× llama.cpp best@16: 1.60× (met)",
+    ]);
+    const behind = [row(1, 40, 45), row(16, 200, 150)];
+    expect(versusTargetLines(behind, behind.map((r) => r.llama!)).slice(0, 2)).toEqual([
+      "target kiln ≥ 1.0× llama.cpp best at every level (wall): @1 0.89×, @16 1.33× (MISSED)",
+      "target kiln@16 ≥ 1.5× llama.cpp best@16: 1.33× (MISSED)",
+    ]);
+  });
+
+  test("a decode step at a long context is held to llama.cpp's, and so is its growth from the short one", () => {
+    const rows: LongRow[] = [
+      { who: "kiln engine (int8+q4)", batch: 1, promptTokens: 2000, prefillMs: 1000, stepMsP50: 24, shortStepMsP50: 16 },
+      { who: "llama.cpp (Q4_0)", batch: 1, promptTokens: 2000, prefillMs: 1000, stepMsP50: 20, shortStepMsP50: 15 },
+    ];
+    expect(longTargetLines(rows)).toEqual([
+      "target kiln decode step at 2000 tokens of context ≤ llama.cpp's, 1 row(s): 24.0 vs 20.0 ms (MISSED)",
+      "target kiln step growth from the short context ≤ llama.cpp's, 1 row(s): 1.50× vs 1.33× (MISSED)",
+    ]);
+    rows[0] = { ...rows[0]!, stepMsP50: 19, shortStepMsP50: 15 };
+    expect(longTargetLines(rows)).toEqual([
+      "target kiln decode step at 2000 tokens of context ≤ llama.cpp's, 1 row(s): 19.0 vs 20.0 ms (met)",
+      "target kiln step growth from the short context ≤ llama.cpp's, 1 row(s): 1.27× vs 1.33× (met)",
+    ]);
   });
 
   test("medianBy picks the middle round (lower middle when even)", () => {
