@@ -1,6 +1,7 @@
 // `kiln tiers …`, `kiln teams set …`, `kiln keys restrict …`: pricing tiers, per-team limits and restrictions.
 import { parseArgs } from "node:util";
 import { parseRestrictionArg } from "../access/rules.ts";
+import { allowedTiersOf, parseTierList } from "../access/tier-policy.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import { restrictKey } from "../db/keys-repo.ts";
@@ -73,11 +74,13 @@ export async function tiersCommand(db: Db, config: Pick<Config, "tiers" | "defau
   return usage(out, "kiln tiers set <name> --rpm N --tpm N | kiln tiers list | kiln tiers delete <name>");
 }
 
-/** `kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints …|all]` */
+/** `kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints …|all] [--service-tiers …|all]` */
 export async function teamsSet(db: Db, config: Pick<Config, "tiers">, args: string[], out: Out): Promise<number> {
   const [name, ...rest] = args;
-  const text = "kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints chat,responses,…|all]";
-  const values = tryParse(rest, { tier: { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" }, models: { type: "string" }, endpoints: { type: "string" } })?.values;
+  const text = "kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints chat,responses,…|all] [--service-tiers default,flex,priority,batch|all]";
+  const values = tryParse(rest, {
+    tier: { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" }, models: { type: "string" }, endpoints: { type: "string" }, "service-tiers": { type: "string" },
+  })?.values;
   if (!name || !values || !Object.keys(values).length) return usage(out, text);
   const team = await findTeamByName(db, name);
   if (!team) return noTeam(out, name);
@@ -92,10 +95,11 @@ export async function teamsSet(db: Db, config: Pick<Config, "tiers">, args: stri
     if (values.tpm !== undefined) s.tpmLimit = parseLimit(values.tpm, "--tpm");
     if (values.models !== undefined) s.allowedModels = parseRestrictionArg(values.models, "models");
     if (values.endpoints !== undefined) s.allowedEndpoints = parseRestrictionArg(values.endpoints, "endpoints");
+    if (values["service-tiers"] !== undefined) s.serviceTiers = parseTierList(values["service-tiers"]);
     const t = await updateTeam(db, team.id, s);
     out(
       `Team "${t.name}": tier ${t.tier ?? "none"}, rpm override ${t.rpmLimit ?? "none"}, tpm override ${t.tpmLimit ?? "none"}, ` +
-        `models ${showList(t.allowedModels)}, endpoints ${showList(t.allowedEndpoints)}. Applies from the next request.`,
+        `models ${showList(t.allowedModels)}, endpoints ${showList(t.allowedEndpoints)}, service tiers ${allowedTiersOf(t).join(",")}. Applies from the next request.`,
     );
     return 0;
   });
