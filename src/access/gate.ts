@@ -7,6 +7,7 @@
 // buckets, and held at its price factor.
 import type { AuthContext } from "../auth/authenticate.ts";
 import { worstCaseMicros } from "../billing/cost.ts";
+import { teamTierPrices } from "../billing/tier-prices.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import { findActiveKeyWithTeam } from "../db/keys-repo.ts";
@@ -102,7 +103,8 @@ export class Gate {
   /**
    * Before anything is queued: 503 when the storage could not record its usage (src/db/storage-health.ts); 403 for a
    * service tier the team was not granted; a bulk-lane run (flex, batch) moves its request to that lane's RPM (429
-   * past it); for a billed team, holds the worst-case price at the tier's factor (the whole prompt at the dearer of
+   * past it); for a billed team, holds the worst-case price at the tier's factor (the team's own, else the server's;
+   * the whole prompt at the dearer of
    * the input and cached-input rates, max output × choices) against its balance (402 when the account lapsed or the
    * balance cannot cover it), then reserves input + max output × choices off the lane's TPM (429 when they do not
    * fit; a resumed job takes them without refusal, since waiting is all a limit asks). The ticket carries the factor
@@ -120,7 +122,7 @@ export class Gate {
     if (refusal) throw refusal;
     const lane = laneOf(tier);
     if (lane !== entry.lane) await this.moveLane(entry, lane, a.resumed === true);
-    const factor = this.deps.config.tierPrices[tier];
+    const factor = teamTierPrices(this.deps.config.tierPrices, team.tierPrices)[tier];
     const output = a.maxOutputTokens * a.choices;
     const reserved = a.inputTokens + output;
     const images = a.images ?? 0;

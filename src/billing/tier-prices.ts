@@ -1,6 +1,7 @@
 // What each service tier pays against the model's list price: a factor in whole thousandths (500 = half price), so
 // the discounted cost stays exact integer arithmetic (cost.ts applies it before its one rounding). Defaults follow the
-// compatible providers: flex and batch at half price, priority at twice it; KILN_TIER_PRICES changes any of them.
+// compatible providers: flex and batch at half price, priority at twice it; KILN_TIER_PRICES changes any of them, and
+// a team's own override (`kiln teams set --tier-prices`) any of those for that team.
 import type { ServiceTier } from "../inference/service-tier.ts";
 
 /** 1000 thousandths: the list price. */
@@ -25,19 +26,39 @@ export function formatFactor(milli: number): string {
   return String(Math.floor(milli / FULL_PRICE)) + (milli % FULL_PRICE ? `.${String(milli % FULL_PRICE).padStart(3, "0").replace(/0+$/, "")}` : "");
 }
 
-/** KILN_TIER_PRICES: `tier:factor` pairs ("batch:0.4,priority:3"); a tier not named keeps its default. */
-export function parseTierPrices(raw: string): TierPrices {
-  const out: Record<ServiceTier, number> = { ...DEFAULT_TIER_PRICES };
-  const seen = new Set<string>();
+/** `tier:factor` pairs ("batch:0.4,priority:3") as the tiers they name and their factors. */
+export function parsePricePairs(raw: string): Partial<Record<ServiceTier, number>> {
+  const out: Partial<Record<ServiceTier, number>> = {};
   for (const part of raw.split(",").map((p) => p.trim()).filter(Boolean)) {
     const [tier, factor, extra] = part.split(":");
     if (factor === undefined || extra !== undefined) throw new Error(`each entry is tier:factor, got "${part}"`);
     if (!(tier! in DEFAULT_TIER_PRICES)) throw new Error(`"${tier}" is not a service tier (${Object.keys(DEFAULT_TIER_PRICES).join(", ")})`);
-    if (seen.has(tier!)) throw new Error(`tier "${tier}" is priced twice`);
-    seen.add(tier!);
+    if (tier! in out) throw new Error(`tier "${tier}" is priced twice`);
     out[tier as ServiceTier] = parseFactor(factor);
   }
-  return Object.freeze(out);
+  return out;
+}
+
+/** KILN_TIER_PRICES: `tier:factor` pairs; a tier not named keeps its default. */
+export function parseTierPrices(raw: string): TierPrices {
+  return Object.freeze({ ...DEFAULT_TIER_PRICES, ...parsePricePairs(raw) });
+}
+
+/**
+ * A team's prices: the server's, each tier the team's own override names (stored JSON of thousandths, null: none)
+ * replaced. A damaged override is ignored, so the team pays the server's prices rather than none.
+ */
+export function teamTierPrices(server: TierPrices, stored: string | null): TierPrices {
+  if (stored === null) return server;
+  let own: unknown;
+  try {
+    own = JSON.parse(stored);
+  } catch {
+    return server;
+  }
+  if (typeof own !== "object" || own === null || Array.isArray(own)) return server;
+  const valid = Object.entries(own).every(([t, m]) => t in DEFAULT_TIER_PRICES && Number.isSafeInteger(m) && m >= 0 && m <= MAX_FACTOR);
+  return valid ? Object.freeze({ ...server, ...(own as Partial<Record<ServiceTier, number>>) }) : server;
 }
 
 /** What a ledger charge says of its tier: null for the default tier at list price (nothing to tell). */

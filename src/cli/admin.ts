@@ -52,7 +52,9 @@ export async function keysCommand(db: Db, args: string[], out: Out): Promise<num
   return usage(out, "kiln keys create --team <team> --name <name> | kiln keys list | kiln keys revoke <id> | kiln keys restrict <id> …");
 }
 
-export async function teamsCommand(db: Db, args: string[], out: Out, config: Pick<Config, "tiers" | "defaultTier"> = { tiers: [] }): Promise<number> {
+export async function teamsCommand(
+  db: Db, args: string[], out: Out, config: Pick<Config, "tiers" | "defaultTier"> & Partial<Pick<Config, "tierPrices">> = { tiers: [] },
+): Promise<number> {
   const [sub, name] = args;
   if (sub === "set") return await teamsSet(db, config, args.slice(1), out);
   if (sub === "create") {

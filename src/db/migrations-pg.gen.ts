@@ -22,8 +22,8 @@ export const migrations: EmbeddedMigration[] = [
   },
   {
     "tag": "0003_service_tiers",
-    "when": 1796613918257,
+    "when": 1796614181386,
     "breakpoints": true,
-    "sql": "ALTER TABLE \"teams\" ADD COLUMN \"service_tiers\" text;--> statement-breakpoint\nALTER TABLE \"usage\" ADD COLUMN \"service_tier\" text DEFAULT 'default' NOT NULL;--> statement-breakpoint\nALTER TABLE \"usage\" ADD COLUMN \"price_factor_milli\" integer DEFAULT 1000 NOT NULL;"
+    "sql": "ALTER TABLE \"teams\" ADD COLUMN \"service_tiers\" text;--> statement-breakpoint\nALTER TABLE \"teams\" ADD COLUMN \"tier_prices\" text;--> statement-breakpoint\nALTER TABLE \"usage\" ADD COLUMN \"service_tier\" text DEFAULT 'default' NOT NULL;--> statement-breakpoint\nALTER TABLE \"usage\" ADD COLUMN \"price_factor_milli\" integer DEFAULT 1000 NOT NULL;"
   }
 ];

@@ -64,8 +64,8 @@ export const migrations: EmbeddedMigration[] = [
   },
   {
     "tag": "0010_service_tiers",
-    "when": 1796613917649,
+    "when": 1796614180364,
     "breakpoints": true,
-    "sql": "ALTER TABLE `teams` ADD `service_tiers` text;--> statement-breakpoint\nALTER TABLE `usage` ADD `service_tier` text DEFAULT 'default' NOT NULL;--> statement-breakpoint\nALTER TABLE `usage` ADD `price_factor_milli` integer DEFAULT 1000 NOT NULL;"
+    "sql": "ALTER TABLE `teams` ADD `service_tiers` text;--> statement-breakpoint\nALTER TABLE `teams` ADD `tier_prices` text;--> statement-breakpoint\nALTER TABLE `usage` ADD `service_tier` text DEFAULT 'default' NOT NULL;--> statement-breakpoint\nALTER TABLE `usage` ADD `price_factor_milli` integer DEFAULT 1000 NOT NULL;"
   }
 ];

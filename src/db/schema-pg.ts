@@ -32,6 +32,7 @@ export const teams = pgTable("teams", {
   allowedModels: text("allowed_models"),
   allowedEndpoints: text("allowed_endpoints"),
   serviceTiers: text("service_tiers"),
+  tierPrices: text("tier_prices"),
 });
 
 export const tiers = pgTable("tiers", {

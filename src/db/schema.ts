@@ -22,6 +22,8 @@ export const teams = sqliteTable("teams", {
   allowedEndpoints: text("allowed_endpoints"),
   /** JSON array of the service tiers (default, flex, priority, batch) the team may run in; null = all but priority. */
   serviceTiers: text("service_tiers"),
+  /** JSON object of this team's own price factors by service tier, in thousandths; null = the server's (KILN_TIER_PRICES). */
+  tierPrices: text("tier_prices"),
 });
 
 /** Named pricing tiers defined with the CLI (config may define more with KILN_TIERS; the database wins on a name). */

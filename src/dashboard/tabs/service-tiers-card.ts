@@ -2,7 +2,7 @@
 // model's price and which rate-limit lane it counts in, and (for operators) the form that grants them, the same
 // setting as `kiln teams set --service-tiers`. The form's parsing is pure, so it is tested apart from the page.
 import { allowedTiersOf, laneOf, SERVICE_TIERS } from "../../access/tier-policy.ts";
-import { formatFactor, type TierPrices } from "../../billing/tier-prices.ts";
+import { formatFactor, type TierPrices, teamTierPrices } from "../../billing/tier-prices.ts";
 import type { Team } from "../../db/teams-repo.ts";
 import type { ServiceTier } from "../../inference/service-tier.ts";
 import { type Html, html } from "../html.ts";
@@ -22,13 +22,15 @@ export function parseServiceTiersForm(form: URLSearchParams): ServiceTier[] {
 
 const LANE_WORDS = { interactive: "interactive limits", bulk: "flex and batch limits" } as const;
 
-/** The card; `error` is a refused form's message, shown beside it. */
-export function serviceTiersCard(viewer: Viewer, team: Team, prices: TierPrices, error?: string): Html {
+/** The card; `server`: the server's prices (the team's own override them); `error`: a refused form's message. */
+export function serviceTiersCard(viewer: Viewer, team: Team, server: TierPrices, error?: string): Html {
   const allowed = allowedTiersOf(team);
+  const prices = teamTierPrices(server, team.tierPrices);
+  const own = (t: ServiceTier) => prices[t] !== server[t];
   const rows = SERVICE_TIERS.map((t) => html`<tr data-tier="${t}">
   <td class="name">${t}</td>
   <td>${allowed.includes(t) ? html`<span class="badge good">allowed</span>` : html`<span class="badge">not granted</span>`}</td>
-  <td class="num">×${formatFactor(prices[t])}</td>
+  <td class="num">×${formatFactor(prices[t])}${own(t) ? html` <span class="hint-inline">(this team's own)</span>` : ""}</td>
   <td>${LANE_WORDS[laneOf(t)]}</td>
 </tr>`);
   const form = viewer.operator
@@ -47,7 +49,7 @@ ${error ? html`<p class="form-error" id="service-tiers-error" role="alert">${err
   <div class="table-wrap"><table class="table" id="service-tiers-table">
   <thead><tr><th>Tier</th><th>This team</th><th class="num">Price</th><th>Counts against</th></tr></thead>
   <tbody>${rows}</tbody></table></div>
-  <p class="hint">A request names its tier in <code>service_tier</code>; batch lines run in the batch tier. A tier the team was not granted gets 403 <code>service_tier_not_allowed</code>. Flex and batch work counts in a second set of RPM and TPM buckets of the same size, so it cannot use up the interactive ones.</p>
+  <p class="hint">A request names its tier in <code>service_tier</code>; batch lines run in the batch tier. A tier the team was not granted gets 403 <code>service_tier_not_allowed</code>. Flex and batch work counts in a second set of RPM and TPM buckets of the same size, so it cannot use up the interactive ones. A team's own prices are set with <code>kiln teams set --tier-prices</code>.</p>
   ${form}
 </section>`;
 }

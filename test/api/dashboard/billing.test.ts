@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { credit, findAccount, ledgerOf, setBillingEnabled } from "../../../src/db/billing-repo.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { ledger } from "../../../src/db/schema.ts";
-import { createTeam, findTeam } from "../../../src/db/teams-repo.ts";
+import { createTeam, findTeam, updateTeam } from "../../../src/db/teams-repo.ts";
 import { upsertTier } from "../../../src/db/tiers-repo.ts";
 import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
@@ -216,6 +216,9 @@ describe("operator forms", () => {
     expect(theirs.text).toContain('id="service-tiers-table"');
     expect(theirs.text).not.toContain('id="service-tiers-form"');
     expect((await m.post(`${t.path}/service-tiers`, { service_tier: "batch" })).status).toBe(403);
+    // A team's own price shows as its own.
+    await updateTeam(db, t.id, { tierPrices: { batch: 400 } });
+    expect(row((await op.get(t.path)).text, "batch")).toBe("batch not granted ×0.4 (this team's own) flex and batch limits");
   });
 
   test("a charge in a discounted tier says its tier and factor beside its request id", async () => {

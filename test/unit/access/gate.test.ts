@@ -294,4 +294,12 @@ describe("service tiers at admission", () => {
     batch.release(null);
     expect((await s.admit("req_line_3", "flex")).priceFactorMilli).toBe(500);
   });
+
+  test("a team's own price for a tier is the one held and charged", async () => {
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { tierPrices: { batch: 250, default: 800 } });
+    expect((await s.admit("req_line", "batch")).priceFactorMilli).toBe(250);
+    expect((await s.admit((await s.enter()).id, undefined)).priceFactorMilli).toBe(800);
+    expect((await s.admit("req_flex", "flex")).priceFactorMilli).toBe(500);
+  });
 });

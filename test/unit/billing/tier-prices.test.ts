@@ -2,7 +2,7 @@
 // the factor applied inside costMicros's one rounding.
 import { describe, expect, test } from "bun:test";
 import { costMicros, worstCaseMicros } from "../../../src/billing/cost.ts";
-import { DEFAULT_TIER_PRICES, formatFactor, FULL_PRICE, parseFactor, parseTierPrices, tierNote } from "../../../src/billing/tier-prices.ts";
+import { DEFAULT_TIER_PRICES, formatFactor, FULL_PRICE, parseFactor, parsePricePairs, parseTierPrices, teamTierPrices, tierNote } from "../../../src/billing/tier-prices.ts";
 
 const price = (inputPerMillion: number, outputPerMillion: number, cachedInputPerMillion = inputPerMillion) => ({ inputPerMillion, cachedInputPerMillion, outputPerMillion, perImage: null });
 
@@ -23,6 +23,14 @@ describe("factors", () => {
     expect(() => parseTierPrices("gold:1")).toThrow('"gold" is not a service tier');
     expect(() => parseTierPrices("batch:0.5,batch:0.4")).toThrow("priced twice");
     expect(() => parseTierPrices("batch")).toThrow("tier:factor");
+  });
+
+  test("a team's own prices override the server's tier by tier; a damaged override is ignored", () => {
+    expect(parsePricePairs("batch:0.4")).toEqual({ batch: 400 });
+    const server = parseTierPrices("priority:3");
+    expect(teamTierPrices(server, null)).toBe(server);
+    expect(teamTierPrices(server, '{"batch":400,"default":900}')).toEqual({ default: 900, flex: 500, priority: 3000, batch: 400 });
+    for (const bad of ["{", "[400]", '{"gold":1}', '{"batch":-1}', '{"batch":0.5}', "null"]) expect(teamTierPrices(server, bad)).toBe(server);
   });
 
   test("the ledger note names the tier and factor, except for the default tier at list price", () => {

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { tiersCommand } from "../../../src/cli/access.ts";
 import { keysCommand, teamsCommand } from "../../../src/cli/admin.ts";
 import { billingCommand, usageCommand } from "../../../src/cli/billing.ts";
+import { parseTierPrices } from "../../../src/billing/tier-prices.ts";
 import { authenticate } from "../../../src/auth/authenticate.ts";
 import { openDatabase } from "../../../src/db/client.ts";
 import { findAccount } from "../../../src/db/billing-repo.ts";
@@ -56,14 +57,28 @@ describe("limits CLI", () => {
     expect(await teamsCommand(db, ["list"], out, config)).toBe(0);
     expect(last()).toMatch(/acme .* default,flex,batch /);
     expect(await teamsCommand(db, ["set", "acme", "--service-tiers", "default,flex,priority"], out, config)).toBe(0);
-    expect(last()).toContain("service tiers default,flex,priority.");
+    expect(last()).toContain("service tiers default,flex,priority (prices default ×1, flex ×0.5, priority ×2, batch ×0.5).");
     expect((await findTeamByName(db, "acme"))!.serviceTiers).toBe('["default","flex","priority"]');
     expect(await teamsCommand(db, ["list"], out, config)).toBe(0);
     expect(last()).toMatch(/acme .* default,flex,priority /);
     expect(await teamsCommand(db, ["set", "acme", "--service-tiers", "default,express"], out, config)).toBe(2);
     expect(last()).toContain("unknown service tier express");
     expect(await teamsCommand(db, ["set", "acme", "--service-tiers", "all"], out, config)).toBe(0);
-    expect(last()).toContain("service tiers default,flex,priority,batch.");
+    expect(last()).toContain("service tiers default,flex,priority,batch (");
+  });
+
+  test("teams set --tier-prices: the team's own factors over the server's, none to drop them; a bad pair refused", async () => {
+    const { db, team, out, last } = await setup();
+    const server = { ...config, tierPrices: parseTierPrices("priority:3") };
+    expect(await teamsCommand(db, ["set", "acme", "--tier-prices", "batch:0.4,default:0.9"], out, server)).toBe(0);
+    expect(last()).toContain("(prices default ×0.9, flex ×0.5, priority ×3, batch ×0.4, the team's own)");
+    expect((await findTeamByName(db, "acme"))!.tierPrices).toBe('{"batch":400,"default":900}');
+    expect(await teamsCommand(db, ["set", "acme", "--tier-prices", "batch:-1"], out, server)).toBe(2);
+    expect(last()).toContain("price factor");
+    expect(await teamsCommand(db, ["set", "acme", "--tier-prices", "none"], out, server)).toBe(0);
+    expect(last()).toContain("(prices default ×1, flex ×0.5, priority ×3, batch ×0.5)");
+    expect((await findTeamByName(db, "acme"))!.tierPrices).toBeNull();
+    expect(team.tierPrices).toBeNull();
   });
 
   test("keys restrict applies to the key's next authentication", async () => {
