@@ -67,11 +67,11 @@ export class Gate {
     return this.limits.limitsOf(team);
   }
 
-  /** A team's limits and where it stands against them now, taking nothing (the dashboard's Limits tab). */
-  async standing(team: Team): Promise<{ limits: TeamLimits; snapshot: LimitSnapshot }> {
+  /** A team's limits and where it stands against them now in a lane, taking nothing (the dashboard's Limits tab). */
+  async standing(team: Team, lane: LimitLane = "interactive"): Promise<{ limits: TeamLimits; snapshot: LimitSnapshot }> {
     const limits = await this.limits.limitsOf(team);
     const snapshot: LimitSnapshot = {};
-    await this.limits.look(team.id, limits, snapshot);
+    await this.limits.look(team.id, limits, snapshot, lane);
     return { limits, snapshot };
   }
 

@@ -33,6 +33,8 @@ export interface BillingView {
   ledger: { rows: LedgerRow[]; before: number | null; olderBefore: number | null };
   /** Each service tier's price factor (KILN_TIER_PRICES). */
   tierPrices: TierPrices;
+  /** Where the team stands in the flex and batch lane's buckets. */
+  bulk: LimitSnapshot;
 }
 
 const time = (unixS: number) => html`<time datetime="${new Date(unixS * 1000).toISOString()}">${fmtTime(unixS)}</time>`;
@@ -213,6 +215,9 @@ export function billingBody(viewer: Viewer, v: BillingView, problem?: FormProble
     ? html`${creditForm(viewer, team, problem)}${switchForms(viewer, team, account, problem)}`
     : html`<p class="hint">Only an operator can change the tier, add credit, or turn billing on or off.</p>`}
 </section>
-${serviceTiersCard(viewer, team, v.tierPrices, problem?.form === "service-tiers" ? problem.message : undefined)}
+${serviceTiersCard(viewer, team, v.tierPrices, html`<div class="stats">
+  ${useTile("bulk-rpm-use", "Flex and batch requests this minute", describeUse(v.limits.rpm, v.bulk.requests, "requests"))}
+  ${useTile("bulk-tpm-use", "Flex and batch tokens this minute", describeUse(v.limits.tpm, v.bulk.tokens, "tokens"))}
+</div>`, problem?.form === "service-tiers" ? problem.message : undefined)}
 ${ledgerCard(v)}`;
 }

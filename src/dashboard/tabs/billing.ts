@@ -33,6 +33,7 @@ async function billingPage(d: DashboardDeps, v: Viewer, team: Team, before: numb
     account: await findAccount(d.db, team.id),
     ledger: { ...ledger, before },
     tierPrices: d.config.tierPrices,
+    bulk: (await d.gate.standing(team, "bulk")).snapshot,
   }, problem);
   return htmlResponse(layout({ title: "Limits & billing", viewer: v, team, tab: "billing", body }), problem ? 400 : 200);
 }

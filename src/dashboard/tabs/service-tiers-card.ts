@@ -22,8 +22,11 @@ export function parseServiceTiersForm(form: URLSearchParams): ServiceTier[] {
 
 const LANE_WORDS = { interactive: "interactive limits", bulk: "flex and batch limits" } as const;
 
-/** The card; `server`: the server's prices (the team's own override them); `error`: a refused form's message. */
-export function serviceTiersCard(viewer: Viewer, team: Team, server: TierPrices, error?: string): Html {
+/**
+ * The card; `server`: the server's prices (the team's own override them); `bulkUse`: the flex and batch lane's use
+ * tiles; `error`: a refused form's message.
+ */
+export function serviceTiersCard(viewer: Viewer, team: Team, server: TierPrices, bulkUse: Html, error?: string): Html {
   const allowed = allowedTiersOf(team);
   const prices = teamTierPrices(server, team.tierPrices);
   const own = (t: ServiceTier) => prices[t] !== server[t];
@@ -46,6 +49,7 @@ ${error ? html`<p class="form-error" id="service-tiers-error" role="alert">${err
     : "";
   return html`<section class="card" id="service-tiers" aria-labelledby="service-tiers-title">
   <h2 id="service-tiers-title">Service tiers</h2>
+  ${bulkUse}
   <div class="table-wrap"><table class="table" id="service-tiers-table">
   <thead><tr><th>Tier</th><th>This team</th><th class="num">Price</th><th>Counts against</th></tr></thead>
   <tbody>${rows}</tbody></table></div>

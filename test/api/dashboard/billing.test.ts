@@ -7,6 +7,8 @@ import { createKey } from "../../../src/db/keys-repo.ts";
 import { ledger } from "../../../src/db/schema.ts";
 import { createTeam, findTeam, updateTeam } from "../../../src/db/teams-repo.ts";
 import { upsertTier } from "../../../src/db/tiers-repo.ts";
+import { parseManifest } from "../../../src/models/manifest.ts";
+import { fakeManifest } from "../../helpers/fake-model.ts";
 import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
@@ -190,10 +192,19 @@ describe("operator forms", () => {
     expect((await op.get(t.path)).text).toMatch(/id="tier">none</);
   });
 
-  test("service tiers: the card shows each tier's grant, price and lane; the operator grants priority, the team's next request may use it", async () => {
+  test("service tiers: the card shows each tier's grant, price, lane and the bulk lane's use; the operator grants priority", async () => {
     const t = await team();
+    await updateTeam(db, t.id, { rpmLimit: 20, tpmLimit: 1000 });
+    // A batch line admitted now counts in the flex and batch buckets, not the team's own.
+    const model = { ...parseManifest(fakeManifest("tier-tab-v1"), ["fp32"]), dir: "/nowhere" };
+    const keyId = (await createKey(db, t.id, "lines")).id;
+    await k.deps.gate.admit({ scope: { requestId: "req_tab_line", teamId: t.id, keyId, endpoint: "chat", tier: "batch" }, model, inputTokens: 10, maxOutputTokens: 90, choices: 1 });
     const op = await signedIn("op");
     const page = await op.get(t.path);
+    expect(attr(page.text, "bulk-rpm-use", "data-used")).toBe("1");
+    // 100 tokens reserved, refilling at 1000 a minute meanwhile.
+    expect(Number(attr(page.text, "bulk-tpm-use", "data-used"))).toBeGreaterThan(80);
+    expect([attr(page.text, "rpm-use", "data-used"), attr(page.text, "tpm-use", "data-used")]).toEqual(["0", "0"]);
     const row = (text: string, tier: string) => new RegExp(`<tr data-tier="${tier}">([\\s\\S]*?)</tr>`).exec(text)?.[1]?.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
     expect(row(page.text, "default")).toBe("default allowed ×1 interactive limits");
     expect(row(page.text, "priority")).toBe("priority not granted ×2 interactive limits");
