@@ -5,6 +5,7 @@ import { BUILTIN_MODEL_IDS } from "./modelgen/install.ts";
 import { canonicalIp } from "./http/ip-address.ts";
 import { parseHostPatterns } from "./media/host-patterns.ts";
 import { parseTiers, TIER_NAME } from "./ratelimit/tiers.ts";
+import { parseTierPrices } from "./billing/tier-prices.ts";
 
 /** A bad option value, or a bad combination of options: start-up stops with its message on one line. */
 export class ConfigError extends Error {}
@@ -84,6 +85,14 @@ export function hostPatterns(raw: string, name: string) {
 export function tierList(raw: string, name: string) {
   try {
     return Object.freeze(parseTiers(raw));
+  } catch (e) {
+    throw new ConfigError(`${name}: ${(e as Error).message}`);
+  }
+}
+
+export function tierPrices(raw: string, name: string) {
+  try {
+    return parseTierPrices(raw);
   } catch (e) {
     throw new ConfigError(`${name}: ${(e as Error).message}`);
   }

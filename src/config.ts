@@ -6,7 +6,8 @@ import { resolve } from "node:path";
 import { smallStepTokensFor } from "./models/step-formats.ts";
 import { readCpuInfo } from "./native/cpu.ts";
 import type { Tier } from "./ratelimit/tiers.ts";
-import { addressList, baseUrl, builtinList, ConfigError, decimal, flag, hostPatterns, int, nonEmpty, postgresUrl, redisUrl, secret, tierList, tierName } from "./config-values.ts";
+import { DEFAULT_TIER_PRICES, type TierPrices } from "./billing/tier-prices.ts";
+import { addressList, baseUrl, builtinList, ConfigError, decimal, flag, hostPatterns, int, nonEmpty, postgresUrl, redisUrl, secret, tierList, tierName, tierPrices } from "./config-values.ts";
 import { bucketName, checkS3Options, originUrl, regionName } from "./config-s3.ts";
 
 export { ConfigError };
@@ -76,6 +77,8 @@ export interface Config {
   readonly tiers: readonly Tier[];
   /** The tier of teams that name none; unset: such teams have only their own limits. */
   readonly defaultTier?: string;
+  /** Each service tier's price factor in thousandths of the model's price (src/billing/tier-prices.ts). */
+  readonly tierPrices: TierPrices;
   /** Redis that keeps rate limits and billing holds for every replica and carries live responses between them (redis:// or rediss://); unset: this process's memory. */
   readonly redisUrl?: string;
   /** Stored responses (with their input items and events) are deleted this many days after they were created. */
@@ -209,6 +212,7 @@ export const OPTIONS: Option[] = [
   { key: "metricsTeamLabels", env: "KILN_METRICS_TEAM_LABELS", flag: "--metrics-team-labels", help: "1: per-team metric series (one per team served)", parse: flag },
   { key: "tiers", env: "KILN_TIERS", flag: "--tiers", help: "pricing tiers, name:rpm:tpm,… (- = unlimited)", parse: tierList },
   { key: "defaultTier", env: "KILN_DEFAULT_TIER", flag: "--default-tier", help: "tier of teams that have none", parse: tierName },
+  { key: "tierPrices", env: "KILN_TIER_PRICES", flag: "--tier-prices", help: "service tiers' price factors, tier:factor,… (default batch:0.5,flex:0.5,priority:2)", parse: tierPrices },
   { key: "redisUrl", env: "KILN_REDIS_URL", flag: "--redis-url", help: "Redis for rate limits, billing holds and live responses shared by replicas (unset: in memory)", parse: redisUrl },
   { key: "responseRetentionDays", env: "KILN_RESPONSE_RETENTION_DAYS", flag: "--response-retention-days", help: "days stored responses are kept", parse: int(1, 3650) },
   { key: "leaseMs", env: "KILN_LEASE_MS", flag: "--lease-ms", help: "lease on a stored response a replica runs (Postgres); renewed at 30%, checked at 20%", parse: int(1000, 600_000) },
@@ -289,6 +293,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     metricsTeamLabels: false,
     trustedProxies: [],
     tiers: [],
+    tierPrices: DEFAULT_TIER_PRICES,
     responseRetentionDays: 30,
     leaseMs: 5_000,
     maxStoredResponseBytes: 16 * 1024 * 1024,

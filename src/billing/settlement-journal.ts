@@ -6,6 +6,8 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, r
 import { dirname, join } from "node:path";
 import { syncDir } from "../fs/sync-dir.ts";
 import { type NewUsage, USAGE_STATUSES, type UsageStatus } from "../db/usage-repo.ts";
+import { SERVICE_TIERS } from "../access/tier-policy.ts";
+import type { ServiceTier } from "../inference/service-tier.ts";
 
 export const JOURNAL_FILE = "settlements.jsonl";
 
@@ -54,6 +56,7 @@ function writeWhole(fd: number, bytes: Buffer): void {
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isText = (v: unknown): v is string => typeof v === "string" && v.length > 0;
 const isStatus = (v: unknown): v is UsageStatus => (USAGE_STATUSES as readonly unknown[]).includes(v);
+const isTier = (v: unknown): v is ServiceTier => (SERVICE_TIERS as readonly unknown[]).includes(v);
 
 /** One journal line → its record; null for a line that is not one (torn by a crash, or edited by hand). */
 export function parseSettlement(line: string): SettlementRecord | null {
@@ -69,7 +72,14 @@ export function parseSettlement(line: string): SettlementRecord | null {
   const images = (v as Record<string, unknown>).images ?? 0;
   if (!isText(requestId) || !isCount(teamId) || !isCount(keyId) || !isText(model) || !isText(endpoint) || !isStatus(status)) return null;
   if (!isCount(inputTokens) || !isCount(outputTokens) || !isCount(reasoningTokens) || !isCount(cachedTokens) || !isCount(images) || !isCount(costMicros) || !isCount(createdAt)) return null;
-  return { requestId, teamId, keyId, model, endpoint, status, inputTokens, outputTokens, reasoningTokens, cachedTokens, images, costMicros, createdAt };
+  // Lines journaled before service tiers have neither: the row's defaults apply (the default tier at list price).
+  const { serviceTier, priceFactorMilli } = v as Record<string, unknown>;
+  if (serviceTier !== undefined && !isTier(serviceTier)) return null;
+  if (priceFactorMilli !== undefined && !isCount(priceFactorMilli)) return null;
+  return {
+    requestId, teamId, keyId, model, endpoint, status, inputTokens, outputTokens, reasoningTokens, cachedTokens, images, costMicros, createdAt,
+    ...(serviceTier !== undefined ? { serviceTier } : {}), ...(priceFactorMilli !== undefined ? { priceFactorMilli } : {}),
+  };
 }
 
 /** The journal's records in order, and the non-empty lines that are not records. */

@@ -1,6 +1,8 @@
 // `kiln tiers …`, `kiln teams set …`, `kiln keys restrict …`: pricing tiers, per-team limits and restrictions.
 import { parseArgs } from "node:util";
 import { parseRestrictionArg } from "../access/rules.ts";
+import { allowedTiersOf, parseTierList, SERVICE_TIERS } from "../access/tier-policy.ts";
+import { DEFAULT_TIER_PRICES, formatFactor, parsePricePairs, type TierPrices, teamTierPrices } from "../billing/tier-prices.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import { restrictKey } from "../db/keys-repo.ts";
@@ -13,6 +15,8 @@ export type Out = (line: string) => void;
 
 export const showLimit = (n: number | null) => (n === null ? "unlimited" : String(n));
 export const showList = (json: string | null) => (json === null ? "all" : (JSON.parse(json) as string[]).join(",") || "none");
+/** "default ×1, flex ×0.5, …": each service tier's price factor. */
+export const showPrices = (prices: TierPrices) => SERVICE_TIERS.map((t) => `${t} ×${formatFactor(prices[t])}`).join(", ");
 
 type Options = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
 
@@ -73,11 +77,13 @@ export async function tiersCommand(db: Db, config: Pick<Config, "tiers" | "defau
   return usage(out, "kiln tiers set <name> --rpm N --tpm N | kiln tiers list | kiln tiers delete <name>");
 }
 
-/** `kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints …|all]` */
-export async function teamsSet(db: Db, config: Pick<Config, "tiers">, args: string[], out: Out): Promise<number> {
+/** `kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints …|all] [--service-tiers …|all]` */
+export async function teamsSet(db: Db, config: Pick<Config, "tiers"> & Partial<Pick<Config, "tierPrices">>, args: string[], out: Out): Promise<number> {
   const [name, ...rest] = args;
-  const text = "kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints chat,responses,…|all]";
-  const values = tryParse(rest, { tier: { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" }, models: { type: "string" }, endpoints: { type: "string" } })?.values;
+  const text = "kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models a,b|all] [--endpoints chat,responses,…|all] [--service-tiers default,flex,priority,batch|all] [--tier-prices batch:0.4,…|none]";
+  const values = tryParse(rest, {
+    tier: { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" }, models: { type: "string" }, endpoints: { type: "string" }, "service-tiers": { type: "string" }, "tier-prices": { type: "string" },
+  })?.values;
   if (!name || !values || !Object.keys(values).length) return usage(out, text);
   const team = await findTeamByName(db, name);
   if (!team) return noTeam(out, name);
@@ -92,10 +98,13 @@ export async function teamsSet(db: Db, config: Pick<Config, "tiers">, args: stri
     if (values.tpm !== undefined) s.tpmLimit = parseLimit(values.tpm, "--tpm");
     if (values.models !== undefined) s.allowedModels = parseRestrictionArg(values.models, "models");
     if (values.endpoints !== undefined) s.allowedEndpoints = parseRestrictionArg(values.endpoints, "endpoints");
+    if (values["service-tiers"] !== undefined) s.serviceTiers = parseTierList(values["service-tiers"]);
+    if (values["tier-prices"] !== undefined) s.tierPrices = values["tier-prices"].trim() === "none" ? null : parsePricePairs(values["tier-prices"]);
     const t = await updateTeam(db, team.id, s);
     out(
       `Team "${t.name}": tier ${t.tier ?? "none"}, rpm override ${t.rpmLimit ?? "none"}, tpm override ${t.tpmLimit ?? "none"}, ` +
-        `models ${showList(t.allowedModels)}, endpoints ${showList(t.allowedEndpoints)}. Applies from the next request.`,
+        `models ${showList(t.allowedModels)}, endpoints ${showList(t.allowedEndpoints)}, service tiers ${allowedTiersOf(t).join(",")}` +
+        ` (prices ${showPrices(teamTierPrices(config.tierPrices ?? DEFAULT_TIER_PRICES, t.tierPrices))}${t.tierPrices ? ", the team's own" : ""}). Applies from the next request.`,
     );
     return 0;
   });

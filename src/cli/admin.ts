@@ -4,6 +4,7 @@ import { teamLimits } from "../ratelimit/tiers.ts";
 import type { Config } from "../config.ts";
 import { listDbTiers } from "../db/tiers-repo.ts";
 import { keysRestrict, showList, teamsSet } from "./access.ts";
+import { allowedTiersOf } from "../access/tier-policy.ts";
 import type { Db } from "../db/client.ts";
 import { addIncident, IMPACTS, INCIDENT_STATUSES, resolveIncident } from "../db/incidents-repo.ts";
 import { createKey, listKeys, revokeKey } from "../db/keys-repo.ts";
@@ -51,7 +52,9 @@ export async function keysCommand(db: Db, args: string[], out: Out): Promise<num
   return usage(out, "kiln keys create --team <team> --name <name> | kiln keys list | kiln keys revoke <id> | kiln keys restrict <id> …");
 }
 
-export async function teamsCommand(db: Db, args: string[], out: Out, config: Pick<Config, "tiers" | "defaultTier"> = { tiers: [] }): Promise<number> {
+export async function teamsCommand(
+  db: Db, args: string[], out: Out, config: Pick<Config, "tiers" | "defaultTier"> & Partial<Pick<Config, "tierPrices">> = { tiers: [] },
+): Promise<number> {
   const [sub, name] = args;
   if (sub === "set") return await teamsSet(db, config, args.slice(1), out);
   if (sub === "create") {
@@ -74,10 +77,10 @@ export async function teamsCommand(db: Db, args: string[], out: Out, config: Pic
       const shown = (n: number | null, own: number | null) => `${n ?? "unlimited"}${own !== null ? "*" : ""}`;
       return [
         String(t.id), t.name, `${tierName}${(t.tier ?? config.defaultTier) && !limits.tier ? " (undefined)" : ""}`, shown(limits.rpm, t.rpmLimit), shown(limits.tpm, t.tpmLimit),
-        t.billingEnabled ? "on" : "off", showList(t.allowedModels), showList(t.allowedEndpoints), fmtTime(t.createdAt),
+        t.billingEnabled ? "on" : "off", showList(t.allowedModels), showList(t.allowedEndpoints), allowedTiersOf(t).join(","), fmtTime(t.createdAt),
       ];
     });
-    out(formatTable(["id", "name", "tier", "rpm", "tpm", "billing", "models", "endpoints", "created"], rows));
+    out(formatTable(["id", "name", "tier", "rpm", "tpm", "billing", "models", "endpoints", "service tiers", "created"], rows));
     return 0;
   }
   return usage(out, "kiln teams create <name> | kiln teams list | kiln teams set <team> …");

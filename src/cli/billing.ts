@@ -77,7 +77,7 @@ export async function billingCommand(db: Db, args: string[], out: Out): Promise<
   out(`Team "${team.name}": billing ${state}; balance ${formatMicros(account?.balanceMicros ?? 0)}.`);
   out(formatTable(
     ["id", "time", "kind", "amount", "balance after", "request / note"],
-    entries.map((e) => [String(e.id), fmtTime(e.createdAt), e.kind, formatMicros(e.amountMicros), formatMicros(e.balanceAfterMicros), e.requestId ?? e.note ?? ""]),
+    entries.map((e) => [String(e.id), fmtTime(e.createdAt), e.kind, formatMicros(e.amountMicros), formatMicros(e.balanceAfterMicros), [e.requestId, e.note].filter(Boolean).join(" · ")]),
   ));
   return 0;
 }
@@ -98,15 +98,15 @@ export async function usageCommand(db: Db, args: string[], out: Out): Promise<nu
     out(JSON.stringify({
       object: "list",
       data: rows.map((r) => ({
-        day: r.day, team: r.team, model: r.model, requests: r.requests, input_tokens: r.inputTokens, cached_tokens: r.cachedTokens, output_tokens: r.outputTokens, images: r.images,
+        day: r.day, team: r.team, model: r.model, service_tier: r.serviceTier, requests: r.requests, input_tokens: r.inputTokens, cached_tokens: r.cachedTokens, output_tokens: r.outputTokens, images: r.images,
         cost_micros: r.costMicros, cost: formatMicros(r.costMicros),
       })),
     }, null, 2));
     return 0;
   }
   out(formatTable(
-    ["day", "team", "model", "requests", "input tokens", "cached tokens", "output tokens", "images", "cost"],
-    rows.map((r) => [r.day, r.team, r.model, String(r.requests), String(r.inputTokens), String(r.cachedTokens), String(r.outputTokens), String(r.images), formatMicros(r.costMicros)]),
+    ["day", "team", "model", "tier", "requests", "input tokens", "cached tokens", "output tokens", "images", "cost"],
+    rows.map((r) => [r.day, r.team, r.model, r.serviceTier, String(r.requests), String(r.inputTokens), String(r.cachedTokens), String(r.outputTokens), String(r.images), formatMicros(r.costMicros)]),
   ));
   return 0;
 }

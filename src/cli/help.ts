@@ -12,7 +12,7 @@ export function helpText(): string {
     "  kiln keys list | kiln keys revoke <id>",
     "  kiln keys restrict <id> [--models a,b|all] [--endpoints chat,completions,responses,messages,images,files|all]",
     "  kiln teams create <name> | kiln teams list",
-    "  kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models …|all] [--endpoints …|all]",
+    "  kiln teams set <team> [--tier T|none] [--rpm N|none] [--tpm N|none] [--models …|all] [--endpoints …|all] [--service-tiers default,flex,priority,batch|all] [--tier-prices batch:0.4,…|none]",
     "  kiln tiers set <name> --rpm N --tpm N | kiln tiers list | kiln tiers delete <name>",
     "  kiln billing enable|disable|lapse|reinstate <team>",
     "  kiln billing credit <team> <amount> [--note N] | kiln billing show <team> [--limit N] [--json]",

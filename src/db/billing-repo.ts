@@ -109,23 +109,24 @@ async function applyToBalancePg(tx: PgTx, t: PgTables, teamId: number, delta: nu
 
 /**
  * Inside the usage row's SQLite transaction: if the team's billing is on, its charge for that row. A billed team whose
- * account vanished mid-request gets one (in debt), so no usage row of a billed team goes without its charge.
+ * account vanished mid-request gets one (in debt), so no usage row of a billed team goes without its charge. `note`:
+ * what the entry says beside it (the service tier and its price factor, when not the list price's default tier).
  */
-export function chargeUsage(tx: LiteTx, t: Tables, teamId: number, requestId: string, costMicros: number): void {
+export function chargeUsage(tx: LiteTx, t: Tables, teamId: number, requestId: string, costMicros: number, note: string | null = null): void {
   const team = tx.select({ on: t.teams.billingEnabled }).from(t.teams).where(eq(t.teams.id, teamId)).get();
   if (!team?.on) return;
   tx.insert(t.billingAccounts).values({ teamId }).onConflictDoNothing().run();
   const balance = applyToBalance(tx, t, teamId, -costMicros);
-  tx.insert(t.ledger).values({ teamId, kind: "charge", amountMicros: -costMicros, balanceAfterMicros: balance, requestId }).run();
+  tx.insert(t.ledger).values({ teamId, kind: "charge", amountMicros: -costMicros, balanceAfterMicros: balance, requestId, note }).run();
 }
 
 /** chargeUsage inside the usage row's Postgres transaction. */
-export async function chargeUsagePg(tx: PgTx, t: PgTables, teamId: number, requestId: string, costMicros: number): Promise<void> {
+export async function chargeUsagePg(tx: PgTx, t: PgTables, teamId: number, requestId: string, costMicros: number, note: string | null = null): Promise<void> {
   const [team] = await tx.select({ on: t.teams.billingEnabled }).from(t.teams).where(eq(t.teams.id, teamId));
   if (!team?.on) return;
   await tx.insert(t.billingAccounts).values({ teamId }).onConflictDoNothing();
   const balance = await applyToBalancePg(tx, t, teamId, -costMicros);
-  await tx.insert(t.ledger).values({ teamId, kind: "charge", amountMicros: -costMicros, balanceAfterMicros: balance, requestId });
+  await tx.insert(t.ledger).values({ teamId, kind: "charge", amountMicros: -costMicros, balanceAfterMicros: balance, requestId, note });
 }
 
 /** The newest entries first; `before` (a ledger id) pages back. */

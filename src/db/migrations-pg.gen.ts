@@ -19,5 +19,11 @@ export const migrations: EmbeddedMigration[] = [
     "when": 1796591041336,
     "breakpoints": true,
     "sql": "ALTER TABLE \"responses\" ADD COLUMN \"lease_epoch\" integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE \"responses\" ADD COLUMN \"request_id\" text;"
+  },
+  {
+    "tag": "0003_service_tiers",
+    "when": 1796614181386,
+    "breakpoints": true,
+    "sql": "ALTER TABLE \"teams\" ADD COLUMN \"service_tiers\" text;--> statement-breakpoint\nALTER TABLE \"teams\" ADD COLUMN \"tier_prices\" text;--> statement-breakpoint\nALTER TABLE \"usage\" ADD COLUMN \"service_tier\" text DEFAULT 'default' NOT NULL;--> statement-breakpoint\nALTER TABLE \"usage\" ADD COLUMN \"price_factor_milli\" integer DEFAULT 1000 NOT NULL;"
   }
 ];

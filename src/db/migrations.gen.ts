@@ -61,5 +61,11 @@ export const migrations: EmbeddedMigration[] = [
     "when": 1796591039152,
     "breakpoints": true,
     "sql": "ALTER TABLE `responses` ADD `lease_epoch` integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE `responses` ADD `request_id` text;"
+  },
+  {
+    "tag": "0010_service_tiers",
+    "when": 1796614180364,
+    "breakpoints": true,
+    "sql": "ALTER TABLE `teams` ADD `service_tiers` text;--> statement-breakpoint\nALTER TABLE `teams` ADD `tier_prices` text;--> statement-breakpoint\nALTER TABLE `usage` ADD `service_tier` text DEFAULT 'default' NOT NULL;--> statement-breakpoint\nALTER TABLE `usage` ADD `price_factor_milli` integer DEFAULT 1000 NOT NULL;"
   }
 ];

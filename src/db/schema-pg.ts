@@ -31,6 +31,8 @@ export const teams = pgTable("teams", {
   billingEnabled: boolean("billing_enabled").notNull().default(false),
   allowedModels: text("allowed_models"),
   allowedEndpoints: text("allowed_endpoints"),
+  serviceTiers: text("service_tiers"),
+  tierPrices: text("tier_prices"),
 });
 
 export const tiers = pgTable("tiers", {
@@ -85,6 +87,8 @@ export const usage = pgTable(
     status: text("status").notNull().default("completed"),
     costMicros: big("cost_micros").notNull().default(0),
     createdAt: unixNow("created_at"),
+    serviceTier: text("service_tier").notNull().default("default"),
+    priceFactorMilli: integer("price_factor_milli").notNull().default(1000),
   },
   (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt)],
 );

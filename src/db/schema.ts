@@ -20,6 +20,10 @@ export const teams = sqliteTable("teams", {
   allowedModels: text("allowed_models"),
   /** JSON array of the endpoint families (chat, responses, messages, images, files) the team may call; null = all. */
   allowedEndpoints: text("allowed_endpoints"),
+  /** JSON array of the service tiers (default, flex, priority, batch) the team may run in; null = all but priority. */
+  serviceTiers: text("service_tiers"),
+  /** JSON object of this team's own price factors by service tier, in thousandths; null = the server's (KILN_TIER_PRICES). */
+  tierPrices: text("tier_prices"),
 });
 
 /** Named pricing tiers defined with the CLI (config may define more with KILN_TIERS; the database wins on a name). */
@@ -91,6 +95,10 @@ export const usage = sqliteTable(
     /** Price of the row in micro-units of the pricing currency (1 unit = 1,000,000), integer: see src/billing/cost.ts. */
     costMicros: integer("cost_micros").notNull().default(0),
     createdAt: integer("created_at").notNull().default(now),
+    /** The service tier (lane) it ran in: default, flex, priority or batch. */
+    serviceTier: text("service_tier").notNull().default("default"),
+    /** The tier's price factor applied to cost_micros, in thousandths of the model's price (1000: list price). */
+    priceFactorMilli: integer("price_factor_milli").notNull().default(1000),
   },
   (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt)],
 );

@@ -64,13 +64,17 @@ export async function findTeam(db: Db, id: number): Promise<Team | undefined> {
   return team;
 }
 
-/** What `kiln teams set` changes: tier, limit overrides and restrictions (lists stored as JSON; null = none). */
+/** What `kiln teams set` changes: tier, limit overrides, restrictions and service tiers (lists stored as JSON; null = none). */
 export interface TeamSettings {
   tier?: string | null;
   rpmLimit?: number | null;
   tpmLimit?: number | null;
   allowedModels?: string[] | null;
   allowedEndpoints?: string[] | null;
+  /** The service tiers the team may run in (null: the default set, src/access/tier-policy.ts). */
+  serviceTiers?: string[] | null;
+  /** The team's own price factors by tier, thousandths (null: the server's, src/billing/tier-prices.ts). */
+  tierPrices?: Record<string, number> | null;
 }
 
 export async function updateTeam(db: Db, id: number, s: TeamSettings): Promise<Team> {
@@ -81,6 +85,8 @@ export async function updateTeam(db: Db, id: number, s: TeamSettings): Promise<T
   if (s.tpmLimit !== undefined) set.tpmLimit = s.tpmLimit;
   if (s.allowedModels !== undefined) set.allowedModels = s.allowedModels && JSON.stringify(s.allowedModels);
   if (s.allowedEndpoints !== undefined) set.allowedEndpoints = s.allowedEndpoints && JSON.stringify(s.allowedEndpoints);
+  if (s.serviceTiers !== undefined) set.serviceTiers = s.serviceTiers && JSON.stringify(s.serviceTiers);
+  if (s.tierPrices !== undefined) set.tierPrices = s.tierPrices && JSON.stringify(s.tierPrices);
   if (!Object.keys(set).length) return (await findTeam(db, id))!;
   const [team] = await db.q.update(teams).set(set).where(eq(teams.id, id)).returning();
   return team!;

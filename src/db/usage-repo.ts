@@ -1,5 +1,6 @@
 // Usage rows: one per finished generation request; rate limits and billing read them.
 import { and, eq, gte, lt, sql, type SQLWrapper } from "drizzle-orm";
+import type { ServiceTier } from "../inference/service-tier.ts";
 import type { Db, SqliteDb, Tables } from "./client.ts";
 
 export type UsageRow = Tables["usage"]["$inferSelect"];
@@ -32,6 +33,10 @@ export interface NewUsage {
   costMicros: number;
   /** When the request ended (unix seconds); unset: now. A settlement replayed from the journal keeps its own. */
   createdAt?: number;
+  /** The lane it ran in; unset: default (settlements journaled before tiers existed have none). */
+  serviceTier?: ServiceTier;
+  /** The tier's price factor in cost_micros, thousandths (src/billing/tier-prices.ts); unset: 1000, the list price. */
+  priceFactorMilli?: number;
 }
 
 export async function recordUsage(db: Db, row: NewUsage): Promise<void> {
@@ -59,6 +64,8 @@ export interface DailyUsage extends UsageTotals {
   day: string;
   team: string;
   model: string;
+  /** The service tier the requests ran in (default, flex, priority, batch). */
+  serviceTier: string;
 }
 
 /** Each dialect's date arithmetic: a unix time's UTC day (YYYY-MM-DD), and the unix times a UTC day starts and ends. */
@@ -76,7 +83,7 @@ const DAYS = {
   },
 };
 
-/** Usage summed per UTC day, team and model, oldest day first; `since` / `until` are inclusive UTC days (the database's date functions). */
+/** Usage summed per UTC day, team, model and service tier, oldest day first; `since` / `until` are inclusive UTC days (the database's date functions). */
 export async function usageByDay(db: Db, filter: { teamId?: number; since?: string; until?: string } = {}): Promise<DailyUsage[]> {
   const { usage, teams } = db.t;
   const days = DAYS[db.dialect];
@@ -92,6 +99,7 @@ export async function usageByDay(db: Db, filter: { teamId?: number; since?: stri
       day,
       team: teams.name,
       model: usage.model,
+      serviceTier: usage.serviceTier,
       requests: sql<number>`count(*)`.mapWith(Number),
       inputTokens: total(usage.inputTokens),
       cachedTokens: total(usage.cachedTokens),
@@ -102,6 +110,6 @@ export async function usageByDay(db: Db, filter: { teamId?: number; since?: stri
     .from(usage)
     .innerJoin(teams, eq(usage.teamId, teams.id))
     .where(and(...conds))
-    .groupBy(day, teams.name, usage.model)
-    .orderBy(day, teams.name, usage.model);
+    .groupBy(day, teams.name, usage.model, usage.serviceTier)
+    .orderBy(day, teams.name, usage.model, usage.serviceTier);
 }

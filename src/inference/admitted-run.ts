@@ -2,6 +2,7 @@
 // abort; the first reason kept), admission before anything is queued, the queue's start hook, and one settlement that
 // clears the timer and the listener, writes the usage row with its charge and gives back what admission held.
 import { costMicros } from "../billing/cost.ts";
+import { FULL_PRICE } from "../billing/tier-prices.ts";
 import { settle as settleUsage, type SettleDeps } from "../billing/settle.ts";
 import type { UsageStatus } from "../db/usage-repo.ts";
 import { ApiError } from "../errors/api-error.ts";
@@ -42,6 +43,8 @@ export interface Admission {
 export interface AdmissionTicket {
   /** Gives back what was held, reconciled with what was used (null: nothing ran). Called once. */
   release(used: Usage | null): void;
+  /** The price factor its tier is charged at, in thousandths (absent: 1000, the model's list price). */
+  priceFactorMilli?: number;
 }
 
 /** Why a run was stopped early: its client left, the time limit, a cancel, or a failure in a sibling choice or the encoder. */
@@ -116,7 +119,7 @@ export interface AdmittedRunDeps extends SettleDeps {
   shutdown: { draining: boolean };
   /** Admission (rate limits, billing): runs after the prompt is counted and before anything is queued; throws an ApiError to refuse. */
   gate?: { admit(a: Admission): Promise<AdmissionTicket> };
-  metrics?: SettleDeps["metrics"] & Pick<Metrics, "observeUsage">;
+  metrics?: SettleDeps["metrics"] & Pick<Metrics, "observeUsage"> & Partial<Pick<Metrics, "observeSettled">>;
 }
 
 export interface AdmittedRunOptions {
@@ -175,7 +178,7 @@ export async function admitRun(
   const settle = (end: RunEnd | null) =>
     (settling ??= (async () => {
       stop.close();
-      if (end) await settleRequest(deps, scope, model, end.status, end.usage, end.images ?? 0);
+      if (end) await settleRequest(deps, scope, model, end, ticket?.priceFactorMilli);
       ticket?.release(end?.usage ?? null);
     })());
   const onStart = () => {
@@ -203,15 +206,20 @@ export async function admitRun(
 
 /**
  * Counts the tokens and settles the request's usage row with its charge (src/billing/settle.ts: retried, else
- * journaled); never throws. `images`: the images delivered (the images endpoints), priced per image.
+ * journaled); never throws. `end.images`: the images delivered (the images endpoints), priced per image;
+ * `factorMilli`: the tier's price factor admission chose (src/billing/tier-prices.ts).
  */
 export function settleRequest(
-  deps: Pick<AdmittedRunDeps, "db" | "logger" | "metrics">, scope: RequestScope, model: ModelEntry, status: UsageStatus, u: Usage, images = 0,
+  deps: Pick<AdmittedRunDeps, "db" | "logger" | "metrics">, scope: RequestScope, model: ModelEntry, end: RunEnd, factorMilli = FULL_PRICE,
 ): Promise<void> {
+  const { status, usage: u, images = 0 } = end;
+  const serviceTier = scope.tier ?? "default";
   deps.metrics?.observeUsage({ model: model.id, endpoint: scope.endpoint, team: String(scope.teamId) }, u);
+  deps.metrics?.observeSettled?.({ model: model.id, endpoint: scope.endpoint, tier: serviceTier }, status, u);
   return settleUsage(deps, {
     requestId: scope.requestId, teamId: scope.teamId, keyId: scope.keyId, model: model.id, endpoint: scope.endpoint,
     status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens, images,
-    costMicros: costMicros(model.pricing, { ...u, images }), createdAt: Math.floor(Date.now() / 1000),
+    costMicros: costMicros(model.pricing, { ...u, images }, factorMilli), createdAt: Math.floor(Date.now() / 1000),
+    serviceTier, priceFactorMilli: factorMilli,
   });
 }

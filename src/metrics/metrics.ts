@@ -17,6 +17,8 @@ export interface RuntimeSources {
   devices?(): { model: string; device: string; weights: string }[];
   /** Sequences waiting for a worker slot, by model (every served model, 0 included). */
   queueDepth(): Record<string, number>;
+  /** The same, split by service tier (the scheduler's lanes), where the scheduler reports it. */
+  queueDepthByTier?(): { model: string; tier: string; depth: number }[];
   /** Every worker: its model and the sequences it is decoding now. */
   workers(): WorkerStat[];
 }
@@ -78,6 +80,14 @@ export class Metrics {
   private readonly outputTokens = new Counter({
     name: "kiln_output_tokens_total", help: "Generated tokens (reasoning included, as billed), by model and endpoint family (and team id, with per-team series on)",
     labelNames: ["model", "endpoint", "team"] as const, registers: [this.registry],
+  });
+  private readonly tierCompleted = new Counter({
+    name: "kiln_tier_completed_requests_total", help: "Generations that ran to completion, by model, endpoint family and service tier (default, flex, priority, batch)",
+    labelNames: ["model", "endpoint", "tier"] as const, registers: [this.registry],
+  });
+  private readonly tierTokens = new Counter({
+    name: "kiln_tier_tokens_total", help: "Tokens of finished generations (as billed), by model, service tier and kind (input, output)",
+    labelNames: ["model", "tier", "kind"] as const, registers: [this.registry],
   });
   private readonly ttft = new Histogram({
     name: "kiln_time_to_first_token_seconds", help: "From the start of a generation (prompt counted, then queued and prefilled) to its first output",
@@ -159,6 +169,14 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [model, n] of Object.entries(sources()?.queueDepth() ?? {})) this.set({ model }, n);
+      },
+    });
+    new Gauge({
+      name: "kiln_tier_queue_depth", help: "Generation sequences waiting for a worker slot, by model and service tier (present once the scheduler reports lanes)",
+      labelNames: ["model", "tier"] as const, registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const q of sources()?.queueDepthByTier?.() ?? []) this.set({ model: q.model, tier: q.tier }, q.depth);
       },
     });
     new Gauge({
@@ -254,6 +272,13 @@ export class Metrics {
     const series = { model: labels.model, endpoint: labels.endpoint, ...this.team(labels.team) };
     this.inputTokens.inc(series, usage.inputTokens);
     this.outputTokens.inc(series, usage.outputTokens);
+  }
+
+  /** A settled generation in its service tier: its tokens, and the request when it ran to completion. */
+  observeSettled(labels: { model: string; endpoint: string; tier: string }, status: string, usage: { inputTokens: number; outputTokens: number }): void {
+    if (status === "completed") this.tierCompleted.inc(labels);
+    this.tierTokens.inc({ model: labels.model, tier: labels.tier, kind: "input" }, usage.inputTokens);
+    this.tierTokens.inc({ model: labels.model, tier: labels.tier, kind: "output" }, usage.outputTokens);
   }
 
   /** A settlement the database refused after every retry; `journaled`: kept in the journal for a replay (else only logged). */

@@ -1,6 +1,7 @@
 // Limits and holds in Redis through HTTP: replicas sharing one Redis admit a team's RPM exactly once between them; on a
-// real kiln (the tiny model), a Redis killed mid-test fails limited and billed requests closed with 503
-// backend_unavailable while unlimited teams carry on, and the server recovers once Redis is back.
+// real kiln (the tiny model), the bulk lane's buckets live in Redis beside the interactive ones, a Redis killed
+// mid-test fails limited and billed requests closed with 503 backend_unavailable while unlimited teams carry on, and
+// the server recovers once Redis is back.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { credit, setBillingEnabled } from "../../src/db/billing-repo.ts";
 import { createKey } from "../../src/db/keys-repo.ts";
@@ -8,6 +9,7 @@ import { createTeam, updateTeam } from "../../src/db/teams-repo.ts";
 import { testKiln } from "../helpers/kiln.ts";
 import { startRedis, type TestRedis } from "../helpers/redis-server.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { chatInTier } from "../helpers/tier-call.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
 let redis: TestRedis;
@@ -47,6 +49,21 @@ describe("a real server whose Redis goes away", () => {
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ model: server.modelId, messages: [{ role: "user", content: "Hi" }], max_tokens: 4, temperature: 0 }),
     });
+
+  test("the bulk lane's buckets are in Redis too: batch lines use up their own RPM, and interactive requests still pass", async () => {
+    const t = await team("lanes");
+    await updateTeam(server.deps.db, t.id, { rpmLimit: 1 });
+    await chatInTier(server.deps, t.key, "batch", { model: server.modelId, messages: [{ role: "user", content: "Hi" }], max_tokens: 4, temperature: 0 });
+    const second = await chatInTier(server.deps, t.key, "batch", { model: server.modelId, messages: [{ role: "user", content: "Hi" }], max_tokens: 4, temperature: 0 }).catch((e) => e);
+    expect(second).toMatchObject({ status: 429, message: expect.stringContaining("flex and batch requests per minute (RPM)") });
+    const interactive = await chat(t.key);
+    expect(interactive.status).toBe(200);
+    expect(interactive.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    expect((await chat(t.key)).status).toBe(429);
+    const raw = await redis.client();
+    expect(await raw.send("EXISTS", [`kiln:rl:team:${t.id}:bulk:rpm`])).toBe(1);
+    expect(await raw.send("EXISTS", [`kiln:rl:team:${t.id}:rpm`])).toBe(1);
+  });
 
   test("limited and billed requests get 503 backend_unavailable while it is down; unlimited ones are served; all recover", async () => {
     const limited = await team("limited");

@@ -144,7 +144,7 @@ const COVERED = new Set([
   "kiln tiers set <name> --rpm N --tpm N",
   "kiln tiers list",
   "kiln tiers delete <name>",
-  "kiln teams set <team> [--tier T] [--rpm N] [--tpm N] [--models a,b] [--endpoints chat,responses]",
+  "kiln teams set <team> [--tier T] [--rpm N] [--tpm N] [--models a,b] [--endpoints chat,responses] [--service-tiers default,flex,priority,batch] [--tier-prices batch:0.4]",
   "kiln keys restrict <id> [--models a,b] [--endpoints chat]",
   "kiln billing enable <team>",
   "kiln billing disable <team>",
@@ -283,7 +283,8 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(kiln("tiers list")).toMatch(/scratch +5 +unlimited +database/);
     expect(kiln("tiers delete scratch")).toContain('Deleted tier "scratch".');
     expect(kiln("teams set acme --rpm 30 --models kiln-tiny-v1 --endpoints chat,responses")).toContain("models kiln-tiny-v1, endpoints chat,responses");
-    expect(kiln("teams list")).toMatch(/acme +pro +30\* +2000000 +on +kiln-tiny-v1 +chat,responses/);
+    expect(kiln("teams list")).toMatch(/acme +pro +30\* +2000000 +on +kiln-tiny-v1 +chat,responses +default,flex,batch/);
+    expect(kiln("teams set acme --service-tiers default,flex,priority,batch")).toContain("service tiers default,flex,priority,batch (prices default ×1, flex ×0.5, priority ×2, batch ×0.5)");
     expect(kiln(`keys restrict ${keyId} --models all --endpoints all`)).toContain(`Key ${keyId}: models all, endpoints all.`);
     expect(kiln("billing lapse acme")).toContain("has lapsed");
     expect(kiln("billing reinstate acme")).toContain("is reinstated");
@@ -291,7 +292,7 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(jsonIn(kiln("billing show acme --limit 1 --json"))).toMatchObject({ balance_micros: 25_500_000, ledger: [{ amount_micros: 500_000 }] });
     expect(kiln("billing disable acme")).toContain("Billing is off");
     expect(kiln("billing enable acme")).toContain("balance (25.50)");
-    expect(kiln("usage --since 2026-01-01 --until 2026-01-31")).toMatch(/^day +team +model +requests/m);
+    expect(kiln("usage --since 2026-01-01 --until 2026-01-31")).toMatch(/^day +team +model +tier +requests/m);
   }, 180_000);
 
   test("the dashboard section: its accounts as typed (the password on standard input), then each row of the users table", () => {

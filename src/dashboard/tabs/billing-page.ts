@@ -9,8 +9,10 @@ import { type Html, html } from "../html.ts";
 import { csrfField } from "../layout.ts";
 import type { Viewer } from "../viewer.ts";
 import { type CreditTyped, describeUse, type LimitUse, MAX_NOTE } from "./billing-parts.ts";
+import { serviceTiersCard } from "./service-tiers-card.ts";
+import type { TierPrices } from "../../billing/tier-prices.ts";
 
-export type BillingForm = "tier" | "credit" | "billing" | "lapse";
+export type BillingForm = "tier" | "credit" | "billing" | "lapse" | "service-tiers";
 
 /** A form that was refused: which one, why, and what was typed into it. */
 export interface FormProblem {
@@ -29,6 +31,10 @@ export interface BillingView {
   defaultTier: string | undefined;
   account: BillingAccount | undefined;
   ledger: { rows: LedgerRow[]; before: number | null; olderBefore: number | null };
+  /** Each service tier's price factor (KILN_TIER_PRICES). */
+  tierPrices: TierPrices;
+  /** Where the team stands in the flex and batch lane's buckets. */
+  bulk: LimitSnapshot;
 }
 
 const time = (unixS: number) => html`<time datetime="${new Date(unixS * 1000).toISOString()}">${fmtTime(unixS)}</time>`;
@@ -142,7 +148,8 @@ function switchForms(viewer: Viewer, team: Team, account: BillingAccount | undef
 }
 
 function ledgerRow(r: LedgerRow): Html {
-  const detail = r.kind === "charge" ? (r.requestId ? html`<code>${r.requestId}</code>` : "–") : r.note ?? "–";
+  // A charge names its request, and its service tier and price factor when it was not the list price.
+  const detail = r.kind === "charge" ? html`${r.requestId ? html`<code>${r.requestId}</code>` : "–"}${r.note ? html` <span class="hint-inline">${r.note}</span>` : ""}` : r.note ?? "–";
   return html`<tr data-ledger-id="${r.id}">
   <td class="when">${time(r.createdAt)}</td>
   <td><span class="badge${r.kind === "credit" ? " good" : ""}">${r.kind}</span></td>
@@ -208,5 +215,9 @@ export function billingBody(viewer: Viewer, v: BillingView, problem?: FormProble
     ? html`${creditForm(viewer, team, problem)}${switchForms(viewer, team, account, problem)}`
     : html`<p class="hint">Only an operator can change the tier, add credit, or turn billing on or off.</p>`}
 </section>
+${serviceTiersCard(viewer, team, v.tierPrices, html`<div class="stats">
+  ${useTile("bulk-rpm-use", "Flex and batch requests this minute", describeUse(v.limits.rpm, v.bulk.requests, "requests"))}
+  ${useTile("bulk-tpm-use", "Flex and batch tokens this minute", describeUse(v.limits.tpm, v.bulk.tokens, "tokens"))}
+</div>`, problem?.form === "service-tiers" ? problem.message : undefined)}
 ${ledgerCard(v)}`;
 }

@@ -1,5 +1,6 @@
 // The Limits & billing tab: a team's tier, RPM/TPM and where it stands against them, its billing state, balance and
-// ledger; operators set the tier, add credit, turn billing on or off, and lapse or reinstate the account.
+// ledger and its service tiers; operators set the tier, add credit, turn billing on or off, lapse or reinstate the
+// account, and grant service tiers.
 import { Elysia } from "elysia";
 import { BalanceLimitError, credit, findAccount, ledgerOf, setBillingEnabled, setLapsed } from "../../db/billing-repo.ts";
 import { type Team, updateTeam } from "../../db/teams-repo.ts";
@@ -13,6 +14,8 @@ import { PageError } from "../page-error.ts";
 import { htmlResponse } from "../respond.ts";
 import { requireOperator, teamScope, type Viewer } from "../viewer.ts";
 import { billingBody, type FormProblem } from "./billing-page.ts";
+import { parseServiceTiersForm } from "./service-tiers-card.ts";
+import type { ServiceTier } from "../../inference/service-tier.ts";
 import { ledgerPage, parseBefore, parseCreditForm, parseSwitch, parseTierChoice, tierChoices } from "./billing-parts.ts";
 
 const LEDGER_PAGE = 50;
@@ -29,6 +32,8 @@ async function billingPage(d: DashboardDeps, v: Viewer, team: Team, before: numb
     defaultTier: d.config.defaultTier,
     account: await findAccount(d.db, team.id),
     ledger: { ...ledger, before },
+    tierPrices: d.config.tierPrices,
+    bulk: (await d.gate.standing(team, "bulk")).snapshot,
   }, problem);
   return htmlResponse(layout({ title: "Limits & billing", viewer: v, team, tab: "billing", body }), problem ? 400 : 200);
 }
@@ -56,6 +61,21 @@ export function billingTab(d: DashboardDeps) {
       const limits = await d.gate.limitsOf(updated);
       const on = choice.value === null ? `no tier${limits.tier ? ` (the default tier "${limits.tier}" applies)` : ""}` : `tier "${choice.value}"`;
       return doneWith(d, viewer, back(team), `Team "${team.name}" is now on ${on}: ${fmtLimit(limits.rpm)} requests and ${fmtLimit(limits.tpm)} tokens per minute, from its next request.`);
+    }), { edge: POLICY.pageForm, ...HIDDEN })
+    .post(`${base}/service-tiers`, formPost(d, async ({ request, params, viewer, form }) => {
+      const team = await teamScope(d, request, viewer, params.team);
+      requireOperator(viewer);
+      let tiers: ServiceTier[];
+      try {
+        tiers = parseServiceTiersForm(form);
+      } catch (e) {
+        if (!(e instanceof PageError)) throw e;
+        return billingPage(d, viewer, team, null, { form: "service-tiers", message: e.message });
+      }
+      // What `kiln teams set --service-tiers` does.
+      await updateTeam(d.db, team.id, { serviceTiers: tiers });
+      d.logger.info("dashboard service tiers set", { team_id: team.id, service_tiers: tiers, by: viewer.user.username });
+      return doneWith(d, viewer, back(team), `Team "${team.name}" may now use the service tiers ${tiers.join(", ")}, from its next request.`);
     }), { edge: POLICY.pageForm, ...HIDDEN })
     .post(`${base}/credit`, formPost(d, async ({ request, params, viewer, form }) => {
       const team = await teamScope(d, request, viewer, params.team);

@@ -4,7 +4,7 @@ import { formatMicros } from "../../billing/money.ts";
 import type { DailyUsage } from "../../db/usage-repo.ts";
 import type { DayRange } from "./usage-range.ts";
 
-export const CSV_HEADER = ["day", "team", "model", "requests", "input_tokens", "cached_tokens", "output_tokens", "images", "cost_micros", "cost"];
+export const CSV_HEADER = ["day", "team", "model", "service_tier", "requests", "input_tokens", "cached_tokens", "output_tokens", "images", "cost_micros", "cost"];
 
 /**
  * One cell. A spreadsheet runs a cell that starts with = + - @ (or a tab or CR before them) as a formula, so such a
@@ -18,7 +18,7 @@ export function csvCell(value: string | number): string {
 
 /** The header and one line per row, CRLF-separated as RFC 4180 says. */
 export function usageCsv(rows: readonly DailyUsage[]): string {
-  const lines = [CSV_HEADER, ...rows.map((r) => [r.day, r.team, r.model, r.requests, r.inputTokens, r.cachedTokens, r.outputTokens, r.images, r.costMicros, formatMicros(r.costMicros)])];
+  const lines = [CSV_HEADER, ...rows.map((r) => [r.day, r.team, r.model, r.serviceTier, r.requests, r.inputTokens, r.cachedTokens, r.outputTokens, r.images, r.costMicros, formatMicros(r.costMicros)])];
   return lines.map((cells) => cells.map(csvCell).join(",")).join("\r\n") + "\r\n";
 }
 

@@ -1,5 +1,5 @@
 // The usage tab's numbers from `usageByDay` rows: the charts' day axis and series (a day without usage is a zero, not
-// a gap), the range's totals and the per-model summary. Pure, so the arithmetic is tested apart from the page.
+// a gap), the range's totals and the per-model and per-tier summaries. Pure, so the arithmetic is tested apart from the page.
 import { MICROS_PER_UNIT } from "../../billing/cost.ts";
 import type { DailyUsage, UsageTotals } from "../../db/usage-repo.ts";
 import { addDays, type DayRange, dayToUnix, daysIn } from "./usage-range.ts";
@@ -22,6 +22,10 @@ export interface UsageCharts {
 
 export interface ModelTotals extends UsageTotals {
   model: string;
+}
+
+export interface TierTotals extends UsageTotals {
+  serviceTier: string;
 }
 
 /** Every UTC day of the range, in order. */
@@ -87,4 +91,15 @@ export function totalsByModel(rows: readonly DailyUsage[]): ModelTotals[] {
     add(t, r);
   }
   return [...by.values()].sort((a, b) => b.costMicros - a.costMicros || b.requests - a.requests || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+}
+
+/** The sums per service tier, the biggest spender first (then the most requests, then by name). */
+export function totalsByTier(rows: readonly DailyUsage[]): TierTotals[] {
+  const by = new Map<string, TierTotals>();
+  for (const r of rows) {
+    let t = by.get(r.serviceTier);
+    if (!t) by.set(r.serviceTier, (t = { serviceTier: r.serviceTier, ...zero() }));
+    add(t, r);
+  }
+  return [...by.values()].sort((a, b) => b.costMicros - a.costMicros || b.requests - a.requests || (a.serviceTier < b.serviceTier ? -1 : a.serviceTier > b.serviceTier ? 1 : 0));
 }

@@ -1,6 +1,6 @@
-// The Usage tab: a team's requests, tokens, images and spend per UTC day and model over a chosen range (the rows
-// `kiln usage` reads), as totals, charts and tables, and the same rows as a CSV download. Read-only: it has no forms
-// that change anything.
+// The Usage tab: a team's requests, tokens, images and spend per UTC day, model and service tier over a chosen range
+// (the rows `kiln usage` reads), as totals, charts and tables, and the same rows as a CSV download. Read-only: it has
+// no forms that change anything.
 import { Elysia } from "elysia";
 import { type DailyUsage, usageByDay, type UsageTotals } from "../../db/usage-repo.ts";
 import type { Team } from "../../db/teams-repo.ts";
@@ -16,7 +16,7 @@ import { teamScope, type Viewer } from "../viewer.ts";
 import { chartCard } from "./usage-chart.ts";
 import { csvFilename, usageCsv } from "./usage-csv.ts";
 import { type DayRange, daysIn, lastDays, parseRange, unixToDay } from "./usage-range.ts";
-import { type ModelTotals, totalsByModel, totalsOf, usageCharts } from "./usage-series.ts";
+import { type ModelTotals, type TierTotals, totalsByModel, totalsByTier, totalsOf, usageCharts } from "./usage-series.ts";
 
 const PRESETS = [7, 30, 90];
 
@@ -68,13 +68,14 @@ const numberHeads = html`<th class="num">Requests</th><th class="num">Input toke
 
 function dayTable(rows: readonly DailyUsage[], total: UsageTotals): Html {
   return html`<div class="table-wrap"><table class="table" id="usage-table">
-  <thead><tr><th>Day (UTC)</th><th>Model</th>${numberHeads}</tr></thead>
-  <tbody>${rows.map((r) => html`<tr data-day="${r.day}" data-model="${r.model}">
+  <thead><tr><th>Day (UTC)</th><th>Model</th><th>Service tier</th>${numberHeads}</tr></thead>
+  <tbody>${rows.map((r) => html`<tr data-day="${r.day}" data-model="${r.model}" data-tier="${r.serviceTier}">
   <td>${r.day}</td>
   <td class="name">${r.model}</td>
+  <td>${r.serviceTier}</td>
   ${numberCells(r)}
 </tr>`)}</tbody>
-  <tfoot><tr id="usage-total-row"><td>Total</td><td></td>${numberCells(total)}</tr></tfoot>
+  <tfoot><tr id="usage-total-row"><td>Total</td><td></td><td></td>${numberCells(total)}</tr></tfoot>
 </table></div>`;
 }
 
@@ -88,6 +89,17 @@ function modelTable(models: readonly ModelTotals[], total: UsageTotals): Html {
   <td class="name">${m.model}</td>
   ${numberCells(m)}
   <td class="share"><meter min="0" max="1" value="${share(m).toFixed(4)}"></meter> ${Math.round(share(m) * 100)}%</td>
+</tr>`)}</tbody>
+</table></div>`;
+}
+
+/** Requests, tokens and spend per service tier. */
+function tierTable(tiers: readonly TierTotals[]): Html {
+  return html`<div class="table-wrap"><table class="table" id="usage-by-tier">
+  <thead><tr><th>Service tier</th>${numberHeads}</tr></thead>
+  <tbody>${tiers.map((t) => html`<tr data-tier="${t.serviceTier}">
+  <td class="name">${t.serviceTier}</td>
+  ${numberCells(t)}
 </tr>`)}</tbody>
 </table></div>`;
 }
@@ -109,6 +121,11 @@ function usageBody(team: Team, range: DayRange, rows: readonly DailyUsage[]): Ht
 <section class="card">
   <h2>By model</h2>
   ${modelTable(totalsByModel(rows), total)}
+</section>
+<section class="card">
+  <h2>By service tier</h2>
+  ${tierTable(totalsByTier(rows))}
+  <p class="hint">Flex and batch requests are charged at a discount and priority ones at a premium, each at its tier's price factor times the model's price (the factors are on the Limits &amp; billing tab).</p>
 </section>
 <section class="card">
   <div class="usage-head">

@@ -5,8 +5,10 @@ import { eq } from "drizzle-orm";
 import { credit, findAccount, ledgerOf, setBillingEnabled } from "../../../src/db/billing-repo.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { ledger } from "../../../src/db/schema.ts";
-import { createTeam, findTeam } from "../../../src/db/teams-repo.ts";
+import { createTeam, findTeam, updateTeam } from "../../../src/db/teams-repo.ts";
 import { upsertTier } from "../../../src/db/tiers-repo.ts";
+import { parseManifest } from "../../../src/models/manifest.ts";
+import { fakeManifest } from "../../helpers/fake-model.ts";
 import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { addUser, DashboardClient } from "../../helpers/dashboard-client.ts";
 import { testKiln } from "../../helpers/kiln.ts";
@@ -188,6 +190,59 @@ describe("operator forms", () => {
     expect((await op.post(`${t.path}/tier`, { tier: "none" })).status).toBe(303);
     expect((await findTeam(db, t.id))!.tier).toBeNull();
     expect((await op.get(t.path)).text).toMatch(/id="tier">none</);
+  });
+
+  test("service tiers: the card shows each tier's grant, price, lane and the bulk lane's use; the operator grants priority", async () => {
+    const t = await team();
+    await updateTeam(db, t.id, { rpmLimit: 20, tpmLimit: 1000 });
+    // A batch line admitted now counts in the flex and batch buckets, not the team's own.
+    const model = { ...parseManifest(fakeManifest("tier-tab-v1"), ["fp32"]), dir: "/nowhere" };
+    const keyId = (await createKey(db, t.id, "lines")).id;
+    await k.deps.gate.admit({ scope: { requestId: "req_tab_line", teamId: t.id, keyId, endpoint: "chat", tier: "batch" }, model, inputTokens: 10, maxOutputTokens: 90, choices: 1 });
+    const op = await signedIn("op");
+    const page = await op.get(t.path);
+    expect(attr(page.text, "bulk-rpm-use", "data-used")).toBe("1");
+    // 100 tokens reserved, refilling at 1000 a minute meanwhile.
+    expect(Number(attr(page.text, "bulk-tpm-use", "data-used"))).toBeGreaterThan(80);
+    expect([attr(page.text, "rpm-use", "data-used"), attr(page.text, "tpm-use", "data-used")]).toEqual(["0", "0"]);
+    const row = (text: string, tier: string) => new RegExp(`<tr data-tier="${tier}">([\\s\\S]*?)</tr>`).exec(text)?.[1]?.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
+    expect(row(page.text, "default")).toBe("default allowed ×1 interactive limits");
+    expect(row(page.text, "priority")).toBe("priority not granted ×2 interactive limits");
+    expect(row(page.text, "batch")).toBe("batch allowed ×0.5 flex and batch limits");
+    expect(page.text).toContain('<input type="checkbox" name="service_tier" value="priority">');
+    expect((await op.post(`${t.path}/service-tiers`, { service_tier: ["default", "priority"] })).status).toBe(303);
+    expect((await findTeam(db, t.id))!.serviceTiers).toBe('["default","priority"]');
+    const after = await op.get(t.path);
+    expect(row(after.text, "priority")).toBe("priority allowed ×2 interactive limits");
+    expect(row(after.text, "flex")).toBe("flex not granted ×0.5 flex and batch limits");
+    expect(after.text).toContain("may now use the service tiers default, priority, from its next request");
+    const none = await op.post(`${t.path}/service-tiers`, {});
+    expect(none.status).toBe(400);
+    expect(none.text).toContain('<p class="form-error" id="service-tiers-error" role="alert">Tick at least one service tier.');
+    expect((await op.post(`${t.path}/service-tiers`, { service_tier: ["default", "gold"] })).status).toBe(400);
+    expect((await findTeam(db, t.id))!.serviceTiers).toBe('["default","priority"]');
+    // A member sees the card, not the form, and may not post it.
+    const m = await signedIn(t.member);
+    const theirs = await m.get(t.path);
+    expect(theirs.text).toContain('id="service-tiers-table"');
+    expect(theirs.text).not.toContain('id="service-tiers-form"');
+    expect((await m.post(`${t.path}/service-tiers`, { service_tier: "batch" })).status).toBe(403);
+    // A team's own price shows as its own.
+    await updateTeam(db, t.id, { tierPrices: { batch: 400 } });
+    expect(row((await op.get(t.path)).text, "batch")).toBe("batch not granted ×0.4 (this team's own) flex and batch limits");
+  });
+
+  test("a charge in a discounted tier says its tier and factor beside its request id", async () => {
+    const t = await team();
+    await setBillingEnabled(db, t.id, true);
+    await credit(db, t.id, 1_000_000, null);
+    const c = await createKey(db, t.id, "c");
+    await recordSettlement(db, {
+      requestId: "req_billing_tab_batch", teamId: t.id, keyId: c.id, model: "m", endpoint: "chat", status: "completed",
+      inputTokens: 10, outputTokens: 5, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 617, serviceTier: "batch", priceFactorMilli: 500,
+    });
+    const page = await (await signedIn("op")).get(t.path);
+    expect(page.text).toContain('<code>req_billing_tab_batch</code> <span class="hint-inline">batch tier, ×0.5 price</span>');
   });
 
   test("billing on, lapse: the team's key gets 402; reinstate: served again; billing off", async () => {

@@ -62,7 +62,7 @@ const unescape = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").re
 const byId = (page: string, id: string) => unescape(new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(page)?.[1] ?? "(missing)");
 const table = (page: string, id: string) => new RegExp(`<table class="table" id="${id}">([\\s\\S]*?)</table>`).exec(page)?.[1] ?? "";
 
-/** The usage table's body rows as [day, model, requests, input, cached, output, images, spend] text. */
+/** The usage table's body rows as [day, model, service tier, requests, input, cached, output, images, spend] text. */
 function dayRows(page: string): string[][] {
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table(page, "usage-table"))?.[1] ?? "";
   return [...body.matchAll(/<tr[^>]*>([\s\S]*?)<\/tr>/g)].map((m) => [...m[1]!.matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((c) => unescape(c[1]!)));
@@ -117,12 +117,12 @@ describe("dashboard usage tab", async () => {
 
   test("the table has one row per day and model with the rows' sums, the same rows kiln usage reads, and a totals row", async () => {
     const page = (await clients.alice!.get(`${a}?${RANGE}`)).text;
-    const want = expectedRows().map((r) => [r.day, r.model, fmtCount(r.requests), fmtCount(r.input), fmtCount(r.cached), fmtCount(r.output), fmtCount(r.images), fmtMoney(r.cost)]);
+    const want = expectedRows().map((r) => [r.day, r.model, "default", fmtCount(r.requests), fmtCount(r.input), fmtCount(r.cached), fmtCount(r.output), fmtCount(r.images), fmtMoney(r.cost)]);
     const got = dayRows(page);
     expect(new Set(got.map((r) => r.join("|")))).toEqual(new Set(want.map((r) => r.join("|"))));
     expect(got).toHaveLength(want.length);
     const cli = await usageByDay(db, { teamId: k.teamId, since: "2026-01-30", until: "2026-02-02" });
-    expect(got.map((r) => `${r[0]} ${r[1]} ${r[2]}`)).toEqual(cli.map((r) => `${r.day} ${r.model} ${r.requests}`));
+    expect(got.map((r) => `${r[0]} ${r[1]} ${r[2]} ${r[3]}`)).toEqual(cli.map((r) => `${r.day} ${r.model} ${r.serviceTier} ${r.requests}`));
     const foot = /<tfoot>([\s\S]*?)<\/tfoot>/.exec(table(page, "usage-table"))?.[1] ?? "";
     expect([...foot.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(["6", "12,554", "12,352", "740", "2", "4.04001"]);
   });
@@ -169,6 +169,14 @@ describe("dashboard usage tab", async () => {
     expect(page).toContain("&lt;/script&gt;&lt;!--x");
   });
 
+  test("the per-tier table sums the range by service tier (all default here)", async () => {
+    const page = (await clients.alice!.get(`${a}?${RANGE}`)).text;
+    const rows = [...table(page, "usage-by-tier").matchAll(/<tr data-tier="([^"]*)">([\s\S]*?)<\/tr>/g)].map((m) => [
+      m[1], ...[...m[2]!.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((c) => c[1]),
+    ]);
+    expect(rows).toEqual([["default", "6", "12,554", "12,352", "740", "2", "4.04001"]]);
+  });
+
   test("the CSV is the same rows, names the team and range, is never cached, and makes formula-looking cells text", async () => {
     const res = await clients.alice!.get(`${a}.csv?${RANGE}`);
     expect(res.status).toBe(200);
@@ -176,9 +184,9 @@ describe("dashboard usage tab", async () => {
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="kiln-usage-test-team-2026-01-30-to-2026-02-02.csv"');
     expect(res.headers.get("cache-control")).toBe("no-store");
     const lines = res.text.split("\r\n");
-    expect(lines[0]).toBe("day,team,model,requests,input_tokens,cached_tokens,output_tokens,images,cost_micros,cost");
+    expect(lines[0]).toBe("day,team,model,service_tier,requests,input_tokens,cached_tokens,output_tokens,images,cost_micros,cost");
     expect(lines.at(-1)).toBe("");
-    const want = expectedRows().map((r) => [r.day, "test-team", r.model === FORMULA ? `'${FORMULA}` : r.model, r.requests, r.input, r.cached, r.output, r.images, r.cost, fmtMoney(r.cost)].join(","));
+    const want = expectedRows().map((r) => [r.day, "test-team", r.model === FORMULA ? `'${FORMULA}` : r.model, "default", r.requests, r.input, r.cached, r.output, r.images, r.cost, fmtMoney(r.cost)].join(","));
     expect(new Set(lines.slice(1, -1))).toEqual(new Set(want));
     expect(lines).toHaveLength(want.length + 2);
     expect(res.text).not.toContain("bravo-secret");

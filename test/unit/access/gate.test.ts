@@ -2,12 +2,14 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Gate } from "../../../src/access/gate.ts";
+import { DEFAULT_TIER_PRICES } from "../../../src/billing/tier-prices.ts";
 import { authenticate } from "../../../src/auth/authenticate.ts";
 import { credit, setBillingEnabled, setLapsed } from "../../../src/db/billing-repo.ts";
 import { openDatabase } from "../../../src/db/client.ts";
 import { createKey, restrictKey, revokeKey } from "../../../src/db/keys-repo.ts";
 import { createTeam, updateTeam } from "../../../src/db/teams-repo.ts";
 import { emptyUsage } from "../../../src/inference/blocks.ts";
+import type { ServiceTier } from "../../../src/inference/service-tier.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import type { ModelEntry } from "../../../src/models/registry.ts";
 import type { LimitSnapshot } from "../../../src/ratelimit/headers.ts";
@@ -27,7 +29,7 @@ async function setup() {
   const key = await createKey(db, team.id, "k");
   let now = 5_000_000;
   const limiter = new MemoryRateLimiter(() => now);
-  const gate = new Gate({ db, config: { tiers: [] }, limiter });
+  const gate = new Gate({ db, config: { tiers: [], tierPrices: DEFAULT_TIER_PRICES }, limiter });
   /** One request through the edge part of the gate; returns its id (for admission) and its rate-limit snapshot. */
   const enter = async () => {
     const v = { requestId: `req_${crypto.randomUUID()}`, auth: await authenticate(db, new Headers({ authorization: `Bearer ${key.key}` })), path: "/v1/chat/completions", snapshot: {} as LimitSnapshot };
@@ -37,7 +39,13 @@ async function setup() {
   const admission = (requestId: string, inputTokens: number, maxOutputTokens: number, choices = 1) => ({
     scope: { requestId, teamId: team.id, keyId: key.id, endpoint: "chat" }, model, inputTokens, maxOutputTokens, choices,
   });
-  return { db, team, key, gate, limiter, enter, admission, tick: (ms: number) => void (now += ms) };
+  /** Admission of a run in a service tier (undefined: none named). */
+  const admit = (requestId: string, tier: ServiceTier | undefined, inputTokens = 10, maxOutputTokens = 100) => {
+    const a = admission(requestId, inputTokens, maxOutputTokens);
+    return gate.admit({ ...a, scope: { ...a.scope, ...(tier ? { tier } : {}) } });
+  };
+  const left = async (bucket: string, limit: number) => (await limiter.peek(`team:${team.id}:${bucket}`, limit)).remaining;
+  return { db, team, key, gate, limiter, enter, admission, admit, left, tick: (ms: number) => void (now += ms) };
 }
 
 describe("Gate", () => {
@@ -214,4 +222,84 @@ test("access/ takes plain data: no file in it imports the HTTP layer", () => {
   const dir = join(import.meta.dir, "../../../src/access");
   const offenders = readdirSync(dir).filter((f) => /from "\.\.\/http\//.test(readFileSync(join(dir, f), "utf8")));
   expect(offenders).toEqual([]);
+});
+
+describe("service tiers at admission", () => {
+  test("priority is refused (403, nothing counted or held) until the operator grants it", async () => {
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { tpmLimit: 1000 });
+    const m = await s.enter();
+    await expect(s.admit(m.id, "priority")).rejects.toMatchObject({ status: 403, type: "permission_error", code: "service_tier_not_allowed", param: "service_tier" });
+    expect(await s.left("tpm", 1000)).toBe(1000);
+    await updateTeam(s.db, s.team.id, { serviceTiers: ["default", "priority"] });
+    const n = await s.enter();
+    const ticket = await s.admit(n.id, "priority");
+    expect(ticket.priceFactorMilli).toBe(2000);
+    // Priority is interactive work: it counts in the team's own buckets.
+    expect(await s.left("tpm", 1000)).toBe(890);
+    // Granting priority without flex takes flex away.
+    await expect(s.admit((await s.enter()).id, "flex")).rejects.toMatchObject({ status: 403, message: expect.stringContaining("'flex'") });
+  });
+
+  test("TPM: batch work fills its own bucket; interactive work still fits, and the other way round", async () => {
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { tpmLimit: 200 });
+    await s.admit("req_line_1", "batch", 50, 100);
+    await expect(s.admit("req_line_2", "batch", 50, 100)).rejects.toMatchObject({ status: 429, message: expect.stringContaining("flex and batch tokens per minute") });
+    expect(await s.left("bulk:tpm", 200)).toBe(50);
+    const m = await s.enter();
+    await s.admit(m.id, undefined, 50, 100);
+    expect(m.rateLimit.tokens!.remaining).toBe(50);
+    const n = await s.enter();
+    const refused = await s.admit(n.id, "default", 50, 100).catch((e) => e);
+    expect(refused).toMatchObject({ status: 429 });
+    expect(refused.message).not.toContain("flex and batch");
+  });
+
+  test("RPM: a flex request moves the request the edge took into the bulk lane, whose headers it then reports", async () => {
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { rpmLimit: 2 });
+    const flex = await s.enter();
+    expect(await s.left("rpm", 2)).toBe(1);
+    await s.admit(flex.id, "flex");
+    expect(await s.left("rpm", 2)).toBe(2);
+    expect(await s.left("bulk:rpm", 2)).toBe(1);
+    expect(flex.rateLimit.requests).toMatchObject({ limit: 2, remaining: 1 });
+    // A batch line (no edge) takes the bulk lane's last request; the next is refused there, not in the interactive lane.
+    await s.admit("req_line_a", "batch");
+    await expect(s.admit("req_line_b", "batch")).rejects.toMatchObject({ status: 429, message: expect.stringContaining("flex and batch requests per minute") });
+    await s.enter();
+    await s.enter();
+    await expect(s.enter()).rejects.toMatchObject({ status: 429 });
+  });
+
+  test("a refused bulk request gives back the bulk request it took", async () => {
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { rpmLimit: 5, tpmLimit: 100 });
+    const m = await s.enter();
+    await expect(s.admit(m.id, "flex", 50, 100)).rejects.toMatchObject({ status: 429 });
+    expect(await s.left("bulk:rpm", 5)).toBe(5);
+    expect(await s.left("rpm", 5)).toBe(5);
+  });
+
+  test("billing: the hold is the worst case at the tier's factor, so a balance too small at list price covers a batch run", async () => {
+    const s = await setup();
+    await setBillingEnabled(s.db, s.team.id, true);
+    // Worst case 10 × 1 + 100 × 4 = 410 at list price; 205 at batch's half price.
+    await credit(s.db, s.team.id, 300, null);
+    await expect(s.admit((await s.enter()).id, undefined)).rejects.toMatchObject({ status: 402, message: expect.stringContaining("may cost up to 0.00041") });
+    const batch = await s.admit("req_line", "batch");
+    expect(batch.priceFactorMilli).toBe(500);
+    await expect(s.admit("req_line_2", "flex")).rejects.toMatchObject({ status: 402, message: expect.stringContaining("may cost up to 0.000205") });
+    batch.release(null);
+    expect((await s.admit("req_line_3", "flex")).priceFactorMilli).toBe(500);
+  });
+
+  test("a team's own price for a tier is the one held and charged", async () => {
+    const s = await setup();
+    await updateTeam(s.db, s.team.id, { tierPrices: { batch: 250, default: 800 } });
+    expect((await s.admit("req_line", "batch")).priceFactorMilli).toBe(250);
+    expect((await s.admit((await s.enter()).id, undefined)).priceFactorMilli).toBe(800);
+    expect((await s.admit("req_flex", "flex")).priceFactorMilli).toBe(500);
+  });
 });

@@ -41,6 +41,14 @@ describe("settlement journal", () => {
     expect(parseSettlement(JSON.stringify({ ...record(""), requestId: "" }))).toBeNull();
   });
 
+  test("parseSettlement: the service tier and its price factor round-trip; a line from before tiers has neither", () => {
+    const batch = { ...record("req_b"), serviceTier: "batch" as const, priceFactorMilli: 500 };
+    expect(parseSettlement(JSON.stringify(batch))).toEqual(batch);
+    expect(parseSettlement(JSON.stringify(record("req_1")))).not.toHaveProperty("serviceTier");
+    expect(parseSettlement(JSON.stringify({ ...batch, serviceTier: "gold" }))).toBeNull();
+    expect(parseSettlement(JSON.stringify({ ...batch, priceFactorMilli: 0.5 }))).toBeNull();
+  });
+
   test("appends one line each (owner-only file); a line torn by a crash neither swallows the next nor is read as a record", () => {
     const path = join(tempDir("kiln-journal-"), "settlements.jsonl");
     appendSettlement(path, record("req_1"));

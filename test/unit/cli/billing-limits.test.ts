@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { tiersCommand } from "../../../src/cli/access.ts";
 import { keysCommand, teamsCommand } from "../../../src/cli/admin.ts";
 import { billingCommand, usageCommand } from "../../../src/cli/billing.ts";
+import { parseTierPrices } from "../../../src/billing/tier-prices.ts";
 import { authenticate } from "../../../src/auth/authenticate.ts";
 import { openDatabase } from "../../../src/db/client.ts";
 import { findAccount } from "../../../src/db/billing-repo.ts";
@@ -51,6 +52,35 @@ describe("limits CLI", () => {
     expect(last()).toMatch(/acme +\(free\) +20 +40000 +off +all +all/);
   });
 
+  test("teams set --service-tiers grants the tiers, shown by teams list; unknown tiers refused; all grants every one", async () => {
+    const { db, out, last } = await setup();
+    expect(await teamsCommand(db, ["list"], out, config)).toBe(0);
+    expect(last()).toMatch(/acme .* default,flex,batch /);
+    expect(await teamsCommand(db, ["set", "acme", "--service-tiers", "default,flex,priority"], out, config)).toBe(0);
+    expect(last()).toContain("service tiers default,flex,priority (prices default ×1, flex ×0.5, priority ×2, batch ×0.5).");
+    expect((await findTeamByName(db, "acme"))!.serviceTiers).toBe('["default","flex","priority"]');
+    expect(await teamsCommand(db, ["list"], out, config)).toBe(0);
+    expect(last()).toMatch(/acme .* default,flex,priority /);
+    expect(await teamsCommand(db, ["set", "acme", "--service-tiers", "default,express"], out, config)).toBe(2);
+    expect(last()).toContain("unknown service tier express");
+    expect(await teamsCommand(db, ["set", "acme", "--service-tiers", "all"], out, config)).toBe(0);
+    expect(last()).toContain("service tiers default,flex,priority,batch (");
+  });
+
+  test("teams set --tier-prices: the team's own factors over the server's, none to drop them; a bad pair refused", async () => {
+    const { db, team, out, last } = await setup();
+    const server = { ...config, tierPrices: parseTierPrices("priority:3") };
+    expect(await teamsCommand(db, ["set", "acme", "--tier-prices", "batch:0.4,default:0.9"], out, server)).toBe(0);
+    expect(last()).toContain("(prices default ×0.9, flex ×0.5, priority ×3, batch ×0.4, the team's own)");
+    expect((await findTeamByName(db, "acme"))!.tierPrices).toBe('{"batch":400,"default":900}');
+    expect(await teamsCommand(db, ["set", "acme", "--tier-prices", "batch:-1"], out, server)).toBe(2);
+    expect(last()).toContain("price factor");
+    expect(await teamsCommand(db, ["set", "acme", "--tier-prices", "none"], out, server)).toBe(0);
+    expect(last()).toContain("(prices default ×1, flex ×0.5, priority ×3, batch ×0.5)");
+    expect((await findTeamByName(db, "acme"))!.tierPrices).toBeNull();
+    expect(team.tierPrices).toBeNull();
+  });
+
   test("keys restrict applies to the key's next authentication", async () => {
     const { db, team, out, last } = await setup();
     const key = await createKey(db, team.id, "k");
@@ -92,7 +122,7 @@ describe("billing CLI", () => {
     expect(await billingCommand(db, ["bogus", "acme"], out)).toBe(2);
   });
 
-  test("usage per team, model and day, as a table and as JSON", async () => {
+  test("usage per team, model, tier and day, as a table and as JSON", async () => {
     const { db, team, out, last } = await setup();
     const key = await createKey(db, team.id, "k");
     await recordUsage(db, {
@@ -101,12 +131,19 @@ describe("billing CLI", () => {
     });
     const today = new Date().toISOString().slice(0, 10);
     expect(await usageCommand(db, ["--team", "acme"], out)).toBe(0);
-    expect(last()).toMatch(new RegExp(`${today} +acme +m-1 +1 +40 +32 +8 +2 +0\\.001234`));
+    expect(last()).toMatch(new RegExp(`${today} +acme +m-1 +default +1 +40 +32 +8 +2 +0\\.001234`));
     expect(await usageCommand(db, ["--json", "--since", today, "--until", today], out)).toBe(0);
     expect(JSON.parse(last())).toEqual({
       object: "list",
-      data: [{ day: today, team: "acme", model: "m-1", requests: 1, input_tokens: 40, cached_tokens: 32, output_tokens: 8, images: 2, cost_micros: 1234, cost: "0.001234" }],
+      data: [{ day: today, team: "acme", model: "m-1", service_tier: "default", requests: 1, input_tokens: 40, cached_tokens: 32, output_tokens: 8, images: 2, cost_micros: 1234, cost: "0.001234" }],
     });
+    // A batch row of the same model and day is a row of its own, at its discounted cost.
+    await recordUsage(db, {
+      requestId: "req_2", teamId: team.id, keyId: key.id, model: "m-1", endpoint: "chat", status: "completed",
+      inputTokens: 10, outputTokens: 2, reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros: 500, serviceTier: "batch", priceFactorMilli: 500,
+    });
+    expect(await usageCommand(db, ["--team", "acme"], out)).toBe(0);
+    expect(last()).toMatch(new RegExp(`${today} +acme +m-1 +batch +1 +10 +0 +2 +0 +0\\.0005$`, "m"));
     expect(await usageCommand(db, ["--since", "yesterday"], out)).toBe(2);
     expect(await usageCommand(db, ["--team", "ghost"], out)).toBe(1);
     expect(await usageCommand(db, ["--until", "2000-01-01", "--json"], out)).toBe(0);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { PageError } from "../../../src/dashboard/page-error.ts";
 import { describeList, parseRestrictionForm } from "../../../src/dashboard/tabs/restriction-form.ts";
 import { keyNameProblem } from "../../../src/dashboard/tabs/keys.ts";
+import { parseServiceTiersForm } from "../../../src/dashboard/tabs/service-tiers-card.ts";
 
 const form = (pairs: [string, string][]) => new URLSearchParams(pairs);
 
@@ -23,6 +24,14 @@ describe("a key's restrictions from the form", () => {
     expect(describeList(null)).toBe("all");
     expect(describeList([])).toBe("none");
     expect(describeList(["a", "b"])).toBe("a, b");
+  });
+});
+
+describe("a team's service tiers from the form", () => {
+  test("the ticked tiers, in the fixed order; none ticked or an unknown one is a form error", () => {
+    expect(parseServiceTiersForm(form([["service_tier", "priority"], ["service_tier", "default"], ["service_tier", "default"]]))).toEqual(["default", "priority"]);
+    expect(() => parseServiceTiersForm(form([]))).toThrow("Tick at least one service tier.");
+    expect(() => parseServiceTiersForm(form([["service_tier", "default"], ["service_tier", "gold"]]))).toThrow('"gold" is not a service tier.');
   });
 });
 

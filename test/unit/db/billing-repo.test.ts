@@ -5,7 +5,7 @@ import { credit, findAccount, ledgerOf, setBillingEnabled, setLapsed } from "../
 import { createKey } from "../../../src/db/keys-repo.ts";
 import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
-import { recordUsage, usageByDay } from "../../../src/db/usage-repo.ts";
+import { type NewUsage, recordUsage, usageByDay } from "../../../src/db/usage-repo.ts";
 import { DIALECTS, type Dialect } from "../../helpers/databases.ts";
 
 async function setup(dialect: Dialect) {
@@ -89,26 +89,28 @@ describe.each(DIALECTS)("billing accounts and the ledger ($name)", (dialect) => 
   });
 });
 
-describe.each(DIALECTS)("usage per team, model and day ($name)", (dialect) => {
-  test("sums per UTC day, team and model; filters by team and inclusive days", async () => {
+describe.each(DIALECTS)("usage per team, model, service tier and day ($name)", (dialect) => {
+  test("sums per UTC day, team, model and service tier; filters by team and inclusive days", async () => {
     const { db, team, key, row, close } = await setup(dialect);
     const other = await createTeam(db, "other");
     const day = (d: string) => Math.floor(Date.parse(`${d}Z`) / 1000);
-    const put = (r: ReturnType<typeof row>, at: string, teamId = team.id) => recordUsage(db, { ...r, teamId, keyId: key.id, createdAt: day(at) });
+    const put = (r: NewUsage, at: string, teamId = team.id) => recordUsage(db, { ...r, teamId, keyId: key.id, createdAt: day(at) });
     await put({ ...row("a", "m-1", 10, 100, 10), cachedTokens: 48 }, "2026-03-01T00:00:00");
     await put({ ...row("b", "m-1", 20, 200, 20), cachedTokens: 160 }, "2026-03-01T23:59:59");
     await put(row("c", "m-2", 5), "2026-03-01T12:00:00");
     await put(row("d", "m-1", 1), "2026-03-02T00:00:00");
     await put(row("e", "m-1", 7), "2026-03-01T08:00:00", other.id);
+    await put({ ...row("f", "m-1", 3), serviceTier: "batch", priceFactorMilli: 500 }, "2026-03-01T09:00:00");
     expect(await usageByDay(db)).toEqual([
-      { day: "2026-03-01", team: "acme", model: "m-1", requests: 2, inputTokens: 300, cachedTokens: 208, outputTokens: 30, images: 0, costMicros: 30 },
-      { day: "2026-03-01", team: "acme", model: "m-2", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 5 },
-      { day: "2026-03-01", team: "other", model: "m-1", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 7 },
-      { day: "2026-03-02", team: "acme", model: "m-1", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 1 },
+      { day: "2026-03-01", team: "acme", model: "m-1", serviceTier: "batch", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 3 },
+      { day: "2026-03-01", team: "acme", model: "m-1", serviceTier: "default", requests: 2, inputTokens: 300, cachedTokens: 208, outputTokens: 30, images: 0, costMicros: 30 },
+      { day: "2026-03-01", team: "acme", model: "m-2", serviceTier: "default", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 5 },
+      { day: "2026-03-01", team: "other", model: "m-1", serviceTier: "default", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 7 },
+      { day: "2026-03-02", team: "acme", model: "m-1", serviceTier: "default", requests: 1, inputTokens: 10, cachedTokens: 0, outputTokens: 5, images: 0, costMicros: 1 },
     ]);
     expect((await usageByDay(db, { teamId: other.id })).map((r) => r.team)).toEqual(["other"]);
     expect((await usageByDay(db, { since: "2026-03-02" })).map((r) => r.day)).toEqual(["2026-03-02"]);
-    expect((await usageByDay(db, { until: "2026-03-01", teamId: team.id })).map((r) => r.model)).toEqual(["m-1", "m-2"]);
+    expect((await usageByDay(db, { until: "2026-03-01", teamId: team.id })).map((r) => r.model)).toEqual(["m-1", "m-1", "m-2"]);
     await close();
   });
 });

@@ -48,6 +48,28 @@ describe("Metrics", () => {
     expect(sampleValue(f, "kiln_output_tokens_total", { ...labels, endpoint: "messages" })).toBe(2);
   });
 
+  test("settled generations by service tier: completed ones counted, tokens of every one by kind", async () => {
+    const m = new Metrics();
+    m.observeSettled({ model: "tiny", endpoint: "chat", tier: "batch" }, "completed", { inputTokens: 12, outputTokens: 5 });
+    m.observeSettled({ model: "tiny", endpoint: "chat", tier: "batch" }, "client_gone", { inputTokens: 3, outputTokens: 1 });
+    m.observeSettled({ model: "tiny", endpoint: "chat", tier: "default" }, "completed", { inputTokens: 1, outputTokens: 2 });
+    const f = await scrape(m);
+    expect(sampleValue(f, "kiln_tier_completed_requests_total", { model: "tiny", endpoint: "chat", tier: "batch" })).toBe(1);
+    expect(sampleValue(f, "kiln_tier_completed_requests_total", { model: "tiny", endpoint: "chat", tier: "default" })).toBe(1);
+    expect(sampleValue(f, "kiln_tier_tokens_total", { model: "tiny", tier: "batch", kind: "input" })).toBe(15);
+    expect(sampleValue(f, "kiln_tier_tokens_total", { model: "tiny", tier: "batch", kind: "output" })).toBe(6);
+  });
+
+  test("queue depth by tier is read from the scheduler at scrape time, and absent while it reports none", async () => {
+    const m = new Metrics();
+    m.watch({ queueDepth: () => ({ tiny: 3 }), workers: () => [] });
+    expect(samplesOf(await scrape(m), "kiln_tier_queue_depth")).toEqual([]);
+    m.watch({ queueDepth: () => ({ tiny: 3 }), queueDepthByTier: () => [{ model: "tiny", tier: "batch", depth: 2 }, { model: "tiny", tier: "default", depth: 1 }], workers: () => [] });
+    const f = await scrape(m);
+    expect(sampleValue(f, "kiln_tier_queue_depth", { model: "tiny", tier: "batch" })).toBe(2);
+    expect(sampleValue(f, "kiln_tier_queue_depth", { model: "tiny", tier: "default" })).toBe(1);
+  });
+
   test("per-team series are opt-in: by default no series carries a team, so a thousand teams add none", async () => {
     const m = new Metrics();
     for (let team = 1; team <= 1000; team++) {

@@ -31,19 +31,19 @@ describe("csvCell", () => {
 describe("usageCsv", () => {
   test("a header and one CRLF line per row, cost both in micro-units and as money", () => {
     const text = usageCsv([
-      { day: "2026-01-31", team: "acme, inc", model: "m1", requests: 3, inputTokens: 100, cachedTokens: 48, outputTokens: 40, images: 0, costMicros: 1_500_000 },
-      { day: "2026-02-01", team: "acme, inc", model: "=cmd|' /C calc'!A0", requests: 1, inputTokens: 2, cachedTokens: 0, outputTokens: 3, images: 4, costMicros: 7 },
+      { day: "2026-01-31", team: "acme, inc", model: "m1", serviceTier: "default", requests: 3, inputTokens: 100, cachedTokens: 48, outputTokens: 40, images: 0, costMicros: 1_500_000 },
+      { day: "2026-02-01", team: "acme, inc", model: "=cmd|' /C calc'!A0", serviceTier: "batch", requests: 1, inputTokens: 2, cachedTokens: 0, outputTokens: 3, images: 4, costMicros: 7 },
     ]);
     expect(text).toBe([
-      "day,team,model,requests,input_tokens,cached_tokens,output_tokens,images,cost_micros,cost",
-      '2026-01-31,"acme, inc",m1,3,100,48,40,0,1500000,1.50',
-      "2026-02-01,\"acme, inc\",'=cmd|' /C calc'!A0,1,2,0,3,4,7,0.000007",
+      "day,team,model,service_tier,requests,input_tokens,cached_tokens,output_tokens,images,cost_micros,cost",
+      '2026-01-31,"acme, inc",m1,default,3,100,48,40,0,1500000,1.50',
+      "2026-02-01,\"acme, inc\",'=cmd|' /C calc'!A0,batch,1,2,0,3,4,7,0.000007",
       "",
     ].join("\r\n"));
   });
 
   test("no rows: the header alone", () => {
-    expect(usageCsv([])).toBe("day,team,model,requests,input_tokens,cached_tokens,output_tokens,images,cost_micros,cost\r\n");
+    expect(usageCsv([])).toBe("day,team,model,service_tier,requests,input_tokens,cached_tokens,output_tokens,images,cost_micros,cost\r\n");
   });
 });
 

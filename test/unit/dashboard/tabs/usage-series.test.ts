@@ -2,12 +2,12 @@
 // present on some days only, spend summed exactly.
 import { describe, expect, test } from "bun:test";
 import type { DailyUsage } from "../../../../src/db/usage-repo.ts";
-import { dayAxis, totalsByModel, totalsOf, usageCharts } from "../../../../src/dashboard/tabs/usage-series.ts";
+import { dayAxis, totalsByModel, totalsByTier, totalsOf, usageCharts } from "../../../../src/dashboard/tabs/usage-series.ts";
 
 const at = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
 
 function row(day: string, model: string, n: Partial<DailyUsage> = {}): DailyUsage {
-  return { day, team: "t", model, requests: 1, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0, ...n };
+  return { day, team: "t", model, serviceTier: "default", requests: 1, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0, ...n };
 }
 
 describe("dayAxis", () => {
@@ -84,6 +84,20 @@ describe("totals", () => {
       { model: "alpha", requests: 4, inputTokens: 101, cachedTokens: 65, outputTokens: 41, images: 0, costMicros: 2_000 },
       { model: "free-a", requests: 7, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0 },
       { model: "free-b", requests: 7, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0 },
+    ]);
+  });
+
+  test("totalsByTier: one entry per service tier over every model, most spend first", () => {
+    const tiered = [
+      row("2026-01-30", "alpha", { requests: 2, inputTokens: 10, costMicros: 40 }),
+      row("2026-01-30", "alpha", { serviceTier: "batch", requests: 5, inputTokens: 50, costMicros: 100 }),
+      row("2026-01-31", "beta", { serviceTier: "batch", requests: 1, inputTokens: 4, costMicros: 3 }),
+      row("2026-01-31", "beta", { serviceTier: "priority", requests: 1, costMicros: 0 }),
+    ];
+    expect(totalsByTier(tiered)).toEqual([
+      { serviceTier: "batch", requests: 6, inputTokens: 54, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 103 },
+      { serviceTier: "default", requests: 2, inputTokens: 10, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 40 },
+      { serviceTier: "priority", requests: 1, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, costMicros: 0 },
     ]);
   });
 });
