@@ -93,6 +93,26 @@ describe("batches through the openai client", () => {
     expect(Math.max(...batched.map((x, i) => Math.abs(x - direct[i]!)))).toBeLessThan(1e-6);
   }, 300_000);
 
+  test("responses and legacy completions lines: each answered by its endpoint, a response not stored", async () => {
+    const responses = Array.from({ length: 10 }, (_, i) => ({ custom_id: `r${i}`, method: "POST", url: "/v1/responses", body: { model: chatModel, input: `Say ${i}`, max_output_tokens: 16 } }));
+    const completions = Array.from({ length: 10 }, (_, i) => ({ custom_id: `c${i}`, method: "POST", url: "/v1/completions", body: { model: chatModel, prompt: `Once ${i}`, max_tokens: 4 } }));
+    const [r, c] = await Promise.all([
+      client.batches.create({ input_file_id: (await batchFile(responses)).id, endpoint: "/v1/responses", completion_window: "24h" }),
+      client.batches.create({ input_file_id: (await batchFile(completions)).id, endpoint: "/v1/completions", completion_window: "24h" }),
+    ]);
+    const [rDone, cDone] = await Promise.all([ended(r.id), ended(c.id)]);
+    expect<unknown[]>([rDone.status, cDone.status, rDone.errors]).toEqual(["completed", "completed", null]);
+    const rOut = await jsonl(rDone.output_file_id!);
+    expect(rOut.map((l) => l.custom_id)).toEqual(responses.map((l) => l.custom_id));
+    for (const l of rOut) expect(l.response.body).toMatchObject({ object: "response", model: chatModel, store: false });
+    // As the compatible format's batches: nothing is stored.
+    const stored = await client.responses.retrieve(rOut[0].response.body.id).then(() => 200, (e) => (e as InstanceType<typeof OpenAI.APIError>).status);
+    expect(stored).toBe(404);
+    const cOut = await jsonl(cDone.output_file_id!);
+    expect(cOut.map((l) => l.custom_id)).toEqual(completions.map((l) => l.custom_id));
+    for (const l of cOut) expect(l.response.body).toMatchObject({ object: "text_completion", model: chatModel, choices: [{ index: 0 }] });
+  }, 300_000);
+
   test("list pages newest first; cancel stops a batch and keeps what completed; an ended batch cannot be cancelled", async () => {
     // One line in ten is short; the others run long (greedy on "Hello" for up to 3000 tokens), so the cancel finds them running.
     const mixed = chatLines(300).map((l, i) => (i % 10 ? { ...l, body: { model: chatModel, messages: [{ role: "user", content: "Hello" }], temperature: 0, max_tokens: 3000 } } : l));
@@ -115,8 +135,8 @@ describe("batches through the openai client", () => {
     const first = await client.batches.list({ limit: 2 });
     expect(first.data.map((b) => b.id)[0]).toBe(big.id);
     expect(first.has_more).toBe(true);
-    const next = await client.batches.list({ limit: 2, after: first.data[1]!.id });
-    expect(next.data.length).toBe(1);
+    const next = await client.batches.list({ limit: 10, after: first.data[1]!.id });
+    expect(next.data.length).toBe(3);
     expect(next.has_more).toBe(false);
 
     const refused = await client.batches.cancel(big.id).then(() => null, (e) => e as InstanceType<typeof OpenAI.APIError>);
