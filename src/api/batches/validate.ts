@@ -7,7 +7,7 @@ import type { NewLine } from "../../db/batches-repo.ts";
 
 /** Most requests one batch may hold (as the compatible format). */
 export const MAX_BATCH_LINES = 50_000;
-/** Largest input file a batch may name (as the compatible format). */
+/** Largest input file a batch may name (the compatible format's 200 MB, read as MiB). */
 export const MAX_BATCH_FILE_BYTES = 200 * 1024 * 1024;
 /** A file with more bad lines than this names only the first ones. */
 export const MAX_REPORTED_ERRORS = 100;
@@ -81,5 +81,5 @@ export function parseBatchInput(text: string, endpoint: string, check: BodyCheck
 
 /** The refusal of an input file too large to validate, before it is read. */
 export function oversizeFile(bytes: number): ApiError {
-  return ApiError.badRequest(`The input file is ${bytes} bytes; a batch's input file may be at most ${MAX_BATCH_FILE_BYTES} bytes (200 MB). Split it into several batches.`, "input_file_id");
+  return ApiError.badRequest(`The input file is ${bytes} bytes; a batch's input file may be at most ${MAX_BATCH_FILE_BYTES} bytes (200 MiB). Split it into several batches.`, "input_file_id");
 }
