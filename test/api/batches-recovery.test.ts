@@ -1,9 +1,11 @@
 // Durability of batches: kiln runs as a real process, a 200-line chat batch is part done when the process is killed
 // with SIGKILL (or drained with SIGTERM), and a new process on the same data dir finishes it: every line is in the
-// output exactly once, the lines done before the kill are not run again, and there is one usage row per line.
+// output exactly once, the lines done before the kill are not run again, and there is one usage row per line (a line
+// the drain cut after it was billed runs again without a second charge).
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { dirname, join } from "node:path";
+import { lineIds } from "../../src/api/batches/line-outcome.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
 import { waitFor } from "../helpers/wait-for.ts";
@@ -41,6 +43,18 @@ function doneAnswers(dataDir: string, batchId: string): Map<number, string> {
   try {
     const rows = db.query("SELECT line, result_json AS r FROM batch_lines WHERE batch_id = ? AND status = 'done'").all(batchId) as { line: number; r: string }[];
     return new Map(rows.map((row) => [row.line, JSON.parse(row.r).response.body.id as string]));
+  } finally {
+    db.close();
+  }
+}
+
+/** Pending lines that already have a usage row (under the request id derived from the batch and the line). */
+function billedPending(dataDir: string, batchId: string): number {
+  const db = readDb(dataDir);
+  try {
+    const lines = db.query("SELECT line FROM batch_lines WHERE batch_id = ? AND status = 'pending'").all(batchId) as { line: number }[];
+    const ids = lines.map((l) => lineIds(batchId, l.line).requestId);
+    return (db.query(`SELECT count(*) AS n FROM usage WHERE request_id IN (${ids.map(() => "?").join(",")})`).get(...ids) as { n: number }).n;
   } finally {
     db.close();
   }
@@ -102,6 +116,9 @@ describe("batches survive the process", () => {
     db.close();
     expect(states.find((s) => s.status === "running")).toBeUndefined();
     expect(states.find((s) => s.status === "pending")?.n ?? 0).toBeGreaterThan(0);
+    // Lines the drain cut short were billed for what they ran and put back: their re-run must not bill them again.
+    const cutBilled = billedPending(dataDir, id);
+    expect(cutBilled).toBeGreaterThan(0);
     const before = doneAnswers(dataDir, id);
 
     const second = await startServerProcess({ dataDir, modelsDir, env, key: first.key });
