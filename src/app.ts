@@ -2,6 +2,7 @@
 // body limits), one error boundary around all of it, x-request-id and one log line per request.
 import { Elysia } from "elysia";
 import pkg from "../package.json" with { type: "json" };
+import { batchesRoutes } from "./api/batches/routes.ts";
 import { chatRoutes } from "./api/chat/routes.ts";
 import { completionsRoutes } from "./api/completions/routes.ts";
 import { embeddingsRoutes } from "./api/embeddings/routes.ts";
@@ -58,6 +59,7 @@ export function buildRoutes(deps: AppDeps) {
     .use(responsesRoutes(deps))
     .use(messagesRoutes(deps))
     .use(filesRoutes(deps))
+    .use(batchesRoutes(deps))
     .use(imagesRoutes(deps))
     .use(metricsRoutes(deps))
     .use(dashboardRoutes(deps));

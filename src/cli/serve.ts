@@ -7,6 +7,7 @@ import { accessStores } from "../access/stores.ts";
 import { LiveResponses } from "../live/live.ts";
 import { RedisLiveBus } from "../live/redis-bus.ts";
 import { jobRecovery } from "../api/responses/stored.ts";
+import { batchRunner } from "../api/batches/runner.ts";
 import { startResponseUpkeep } from "../live/upkeep.ts";
 import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
@@ -154,6 +155,10 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
   const kiln = createApp(deps);
   // Background jobs a crash or shutdown left behind are settled before the first client can ask about them.
   const upkeep = await startResponseUpkeep(deps, jobRecovery(deps));
+  // Batches a crash or shutdown left unfinished run on from their lines' states (done lines are not run again).
+  const batches = batchRunner(deps);
+  const resumed = await batches.start();
+  if (resumed) logger.info("batches resumed", { count: resumed });
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -195,13 +200,16 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
         // workers are asked to stop meanwhile, and the process exit ends any that have not by the end of the budget.
         const workersStopped = runtime.stop();
         upkeep.stop();
-        // Stored responses write their last state (a background job stays queued or in_progress for recovery).
-        const stored = deps.live.settled(left());
+        batches.stopTaking();
+        // Stored responses write their last state (a background job stays queued or in_progress for recovery); batch
+        // lines cut by the drain go back to pending, for the next start or another replica.
+        const stored = Promise.all([deps.live.settled(left()), batches.settled(left())]);
         // Let those last answers reach the clients before connections close.
         while ((kiln.openStreams() > 0 || kiln.inflight() > 0) && left() > 0) await Bun.sleep(10);
         await stored;
         // What is left unfinished (a background job cut by the drain) goes to the other replicas now, not once its lease runs out.
         await upkeep.handOver().catch((e) => logger.error("stored response leases not released", { error: String(e) }));
+        await batches.handOver().catch((e) => logger.error("batch leases not released", { error: String(e) }));
         await Promise.race([server.stop(false), Bun.sleep(left())]);
         void server.stop(true);
         await Promise.race([Promise.all([workersStopped, media.close()]), Bun.sleep(left())]);

@@ -224,3 +224,50 @@ export const dashboardSessions = pgTable(
   },
   (t) => [index("dashboard_sessions_user_idx").on(t.userId), index("dashboard_sessions_expiry_idx").on(t.expiresAt)],
 );
+
+export const batches = pgTable(
+  "batches",
+  {
+    seq: integer("seq").primaryKey().generatedByDefaultAsIdentity(),
+    id: text("id").notNull().unique(),
+    teamId: integer("team_id").notNull().references(() => teams.id),
+    keyId: integer("key_id").notNull().references(() => apiKeys.id),
+    endpoint: text("endpoint").notNull(),
+    inputFileId: text("input_file_id").notNull(),
+    completionWindow: text("completion_window").notNull(),
+    status: text("status").notNull(),
+    errorsJson: text("errors_json"),
+    metadataJson: text("metadata_json"),
+    outputFileId: text("output_file_id"),
+    errorFileId: text("error_file_id"),
+    total: integer("total").notNull().default(0),
+    createdAt: unixTime("created_at").notNull(),
+    expiresAt: unixTime("expires_at").notNull(),
+    inProgressAt: unixTime("in_progress_at"),
+    finalizingAt: unixTime("finalizing_at"),
+    completedAt: unixTime("completed_at"),
+    failedAt: unixTime("failed_at"),
+    expiredAt: unixTime("expired_at"),
+    cancellingAt: unixTime("cancelling_at"),
+    cancelledAt: unixTime("cancelled_at"),
+    leaseOwner: text("lease_owner"),
+    leaseUntil: big("lease_until"),
+    leaseEpoch: integer("lease_epoch").notNull().default(0),
+  },
+  (t) => [index("batches_team_idx").on(t.teamId, t.seq), index("batches_status_idx").on(t.status)],
+);
+
+export const batchLines = pgTable(
+  "batch_lines",
+  {
+    batchId: text("batch_id")
+      .notNull()
+      .references(() => batches.id, { onDelete: "cascade" }),
+    line: integer("line").notNull(),
+    customId: text("custom_id").notNull(),
+    bodyJson: text("body_json").notNull(),
+    status: text("status").notNull().default("pending"),
+    resultJson: text("result_json"),
+  },
+  (t) => [primaryKey({ columns: [t.batchId, t.line] }), index("batch_lines_status_idx").on(t.batchId, t.status)],
+);

@@ -288,3 +288,69 @@ export const dashboardSessions = sqliteTable(
   },
   (t) => [index("dashboard_sessions_user_idx").on(t.userId), index("dashboard_sessions_expiry_idx").on(t.expiresAt)],
 );
+
+/**
+ * Batches of requests (POST /v1/batches): one row per batch, its lines in batch_lines. A batch runs on one replica at a
+ * time, under a lease like a stored background response's (batch-leases-repo.ts).
+ */
+export const batches = sqliteTable(
+  "batches",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    /** batch_… */
+    id: text("id").notNull().unique(),
+    teamId: integer("team_id").notNull().references(() => teams.id),
+    /** The key that created it: its lines run as that key, as it is when each runs. */
+    keyId: integer("key_id").notNull().references(() => apiKeys.id),
+    /** /v1/chat/completions | /v1/responses | /v1/embeddings | /v1/completions */
+    endpoint: text("endpoint").notNull(),
+    inputFileId: text("input_file_id").notNull(),
+    completionWindow: text("completion_window").notNull(),
+    /** validating | failed | in_progress | finalizing | completed | expired | cancelling | cancelled */
+    status: text("status").notNull(),
+    /** JSON array of the validation errors ({line, code, message, param}); null when none. */
+    errorsJson: text("errors_json"),
+    /** JSON object of the client's metadata, or null. */
+    metadataJson: text("metadata_json"),
+    outputFileId: text("output_file_id"),
+    errorFileId: text("error_file_id"),
+    /** Lines in the input file (0 until validated). */
+    total: integer("total").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    inProgressAt: integer("in_progress_at"),
+    finalizingAt: integer("finalizing_at"),
+    completedAt: integer("completed_at"),
+    failedAt: integer("failed_at"),
+    expiredAt: integer("expired_at"),
+    cancellingAt: integer("cancelling_at"),
+    cancelledAt: integer("cancelled_at"),
+    /** The replica running it (its random id), while its lease holds. */
+    leaseOwner: text("lease_owner"),
+    /** Unix milliseconds (the database's clock) until which the owner's lease holds. */
+    leaseUntil: integer("lease_until"),
+    /** Counts the claims of the batch: a runner whose epoch is no longer the row's has lost it. */
+    leaseEpoch: integer("lease_epoch").notNull().default(0),
+  },
+  (t) => [index("batches_team_idx").on(t.teamId, t.seq), index("batches_status_idx").on(t.status)],
+);
+
+/** A batch's lines, in input order: each runs at most once at a time and keeps its result when it ends. */
+export const batchLines = sqliteTable(
+  "batch_lines",
+  {
+    batchId: text("batch_id")
+      .notNull()
+      .references(() => batches.id, { onDelete: "cascade" }),
+    /** 1-based line number in the input file. */
+    line: integer("line").notNull(),
+    customId: text("custom_id").notNull(),
+    /** The request body, as validated. */
+    bodyJson: text("body_json").notNull(),
+    /** pending | running | done | failed */
+    status: text("status").notNull().default("pending"),
+    /** The output (or error) file's line for it, written when it ends. */
+    resultJson: text("result_json"),
+  },
+  (t) => [primaryKey({ columns: [t.batchId, t.line] }), index("batch_lines_status_idx").on(t.batchId, t.status)],
+);
