@@ -3,7 +3,7 @@
 import { ApiError, clip } from "../errors/api-error.ts";
 
 /** The endpoint families a restriction can name. */
-export const ENDPOINT_FAMILIES = ["chat", "completions", "embeddings", "responses", "messages", "images", "files"] as const;
+export const ENDPOINT_FAMILIES = ["chat", "completions", "embeddings", "responses", "messages", "images", "files", "batches"] as const;
 export type EndpointFamily = (typeof ENDPOINT_FAMILIES)[number];
 
 /** Families no restriction refuses: the model list (filtered to the models allowed instead). */
