@@ -15,11 +15,13 @@ export interface CallContext {
   onStreamEnd?: (end: StreamEnd) => void;
   /** The lane the caller runs it in (a batch line's runner sets "batch"); absent: the request's own service_tier decides. */
   tier?: ServiceTier;
+  /** The batch the call is a line of (set by the batch runner): its usage row names it. */
+  batchId?: string;
 }
 
 /** The run's scope for a call through one endpoint family. */
 export function callScope(call: CallContext, endpoint: string): RequestScope {
-  return { requestId: call.requestId, teamId: call.auth.teamId, keyId: call.auth.keyId, endpoint, ...(call.tier ? { tier: call.tier } : {}) };
+  return { requestId: call.requestId, teamId: call.auth.teamId, keyId: call.auth.keyId, endpoint, ...(call.tier ? { tier: call.tier } : {}), ...(call.batchId ? { batchId: call.batchId } : {}) };
 }
 
 /** The context of a call whose answer may be a stream: its log line waits for how the stream ended. */

@@ -73,12 +73,14 @@ export function parseSettlement(line: string): SettlementRecord | null {
   if (!isText(requestId) || !isCount(teamId) || !isCount(keyId) || !isText(model) || !isText(endpoint) || !isStatus(status)) return null;
   if (!isCount(inputTokens) || !isCount(outputTokens) || !isCount(reasoningTokens) || !isCount(cachedTokens) || !isCount(images) || !isCount(costMicros) || !isCount(createdAt)) return null;
   // Lines journaled before service tiers have neither: the row's defaults apply (the default tier at list price).
-  const { serviceTier, priceFactorMilli } = v as Record<string, unknown>;
+  const { serviceTier, priceFactorMilli, batchId } = v as Record<string, unknown>;
   if (serviceTier !== undefined && !isTier(serviceTier)) return null;
   if (priceFactorMilli !== undefined && !isCount(priceFactorMilli)) return null;
+  if (batchId !== undefined && !isText(batchId)) return null;
   return {
     requestId, teamId, keyId, model, endpoint, status, inputTokens, outputTokens, reasoningTokens, cachedTokens, images, costMicros, createdAt,
     ...(serviceTier !== undefined ? { serviceTier } : {}), ...(priceFactorMilli !== undefined ? { priceFactorMilli } : {}),
+    ...(batchId !== undefined ? { batchId } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 // Batches and their lines. Every read a client makes is scoped to its team; the runner's writes change a line only
 // from the state it expects (a line is claimed pending → running, and ends running → done | failed), so a line whose
 // run was put back or taken over is never ended twice. Pages are newest first with a keyset cursor (`after` an id).
-import { and, asc, count, desc, eq, inArray, lt } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, lt, sum } from "drizzle-orm";
 import type { Db, Tables } from "./client.ts";
 import { dbDeadline } from "./db-clock.ts";
 import type { NewFileRow } from "./files-repo.ts";
@@ -71,6 +71,16 @@ export async function lineCounts(db: Db, ids: readonly string[]): Promise<Map<st
     if (r.status === "done") c.done = r.n;
     else c.failed = r.n;
   }
+  return out;
+}
+
+/** What each batch's lines have cost so far (the sum of the usage rows that name it), micro-units; 0 for none. */
+export async function batchCosts(db: Db, ids: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>(ids.map((id) => [id, 0]));
+  if (!ids.length) return out;
+  const u = db.t.usage;
+  const rows = await db.q.select({ batchId: u.batchId, micros: sum(u.costMicros).mapWith(Number) }).from(u).where(inArray(u.batchId, [...ids])).groupBy(u.batchId);
+  for (const r of rows) if (r.batchId) out.set(r.batchId, r.micros);
   return out;
 }
 

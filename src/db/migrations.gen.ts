@@ -73,5 +73,11 @@ export const migrations: EmbeddedMigration[] = [
     "when": 1796614691076,
     "breakpoints": true,
     "sql": "CREATE TABLE `batch_lines` (\n\t`batch_id` text NOT NULL,\n\t`line` integer NOT NULL,\n\t`custom_id` text NOT NULL,\n\t`body_json` text NOT NULL,\n\t`status` text DEFAULT 'pending' NOT NULL,\n\t`result_json` text,\n\tPRIMARY KEY(`batch_id`, `line`),\n\tFOREIGN KEY (`batch_id`) REFERENCES `batches`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `batch_lines_status_idx` ON `batch_lines` (`batch_id`,`status`);--> statement-breakpoint\nCREATE TABLE `batches` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`id` text NOT NULL,\n\t`team_id` integer NOT NULL,\n\t`key_id` integer NOT NULL,\n\t`endpoint` text NOT NULL,\n\t`input_file_id` text NOT NULL,\n\t`completion_window` text NOT NULL,\n\t`status` text NOT NULL,\n\t`errors_json` text,\n\t`metadata_json` text,\n\t`output_file_id` text,\n\t`error_file_id` text,\n\t`total` integer DEFAULT 0 NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\t`in_progress_at` integer,\n\t`finalizing_at` integer,\n\t`completed_at` integer,\n\t`failed_at` integer,\n\t`expired_at` integer,\n\t`cancelling_at` integer,\n\t`cancelled_at` integer,\n\t`lease_owner` text,\n\t`lease_until` integer,\n\t`lease_epoch` integer DEFAULT 0 NOT NULL,\n\tFOREIGN KEY (`team_id`) REFERENCES `teams`(`id`) ON UPDATE no action ON DELETE no action,\n\tFOREIGN KEY (`key_id`) REFERENCES `api_keys`(`id`) ON UPDATE no action ON DELETE no action\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `batches_id_unique` ON `batches` (`id`);--> statement-breakpoint\nCREATE INDEX `batches_team_idx` ON `batches` (`team_id`,`seq`);--> statement-breakpoint\nCREATE INDEX `batches_status_idx` ON `batches` (`status`);"
+  },
+  {
+    "tag": "0012_usage_batch",
+    "when": 1796614781343,
+    "breakpoints": true,
+    "sql": "ALTER TABLE `usage` ADD `batch_id` text;--> statement-breakpoint\nCREATE INDEX `usage_batch_idx` ON `usage` (`batch_id`);"
   }
 ];

@@ -89,8 +89,10 @@ export const usage = pgTable(
     createdAt: unixNow("created_at"),
     serviceTier: text("service_tier").notNull().default("default"),
     priceFactorMilli: integer("price_factor_milli").notNull().default(1000),
+    /** The batch a batch line's request belongs to (null for every other request): a batch's cost is its rows' sum. */
+    batchId: text("batch_id"),
   },
-  (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt)],
+  (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt), index("usage_batch_idx").on(t.batchId)],
 );
 
 export const billingAccounts = pgTable("billing_accounts", {

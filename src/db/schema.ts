@@ -99,8 +99,10 @@ export const usage = sqliteTable(
     serviceTier: text("service_tier").notNull().default("default"),
     /** The tier's price factor applied to cost_micros, in thousandths of the model's price (1000: list price). */
     priceFactorMilli: integer("price_factor_milli").notNull().default(1000),
+    /** The batch a batch line's request belongs to (null for every other request): a batch's cost is its rows' sum. */
+    batchId: text("batch_id"),
   },
-  (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt)],
+  (t) => [index("usage_team_time_idx").on(t.teamId, t.createdAt), index("usage_batch_idx").on(t.batchId)],
 );
 
 /** A team's prepaid credit, opened when billing is first turned on (or by a first credit). Money is in micro-units (src/billing/money.ts). */

@@ -37,6 +37,8 @@ export interface NewUsage {
   serviceTier?: ServiceTier;
   /** The tier's price factor in cost_micros, thousandths (src/billing/tier-prices.ts); unset: 1000, the list price. */
   priceFactorMilli?: number;
+  /** The batch whose line this request was; unset for every other request. */
+  batchId?: string;
 }
 
 export async function recordUsage(db: Db, row: NewUsage): Promise<void> {

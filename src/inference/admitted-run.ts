@@ -21,6 +21,8 @@ export interface RequestScope {
   endpoint: string;
   /** The lane it runs in (absent: "default"): where it waits, which limits it counts against, its price factor. */
   tier?: ServiceTier;
+  /** The batch it is a line of (its usage row names it, for the batch's cost). */
+  batchId?: string;
 }
 
 /** What admission sees: the counted prompt and the most output the request may produce. */
@@ -220,6 +222,6 @@ export function settleRequest(
     requestId: scope.requestId, teamId: scope.teamId, keyId: scope.keyId, model: model.id, endpoint: scope.endpoint,
     status, inputTokens: u.inputTokens, outputTokens: u.outputTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens, images,
     costMicros: costMicros(model.pricing, { ...u, images }, factorMilli), createdAt: Math.floor(Date.now() / 1000),
-    serviceTier, priceFactorMilli: factorMilli,
+    serviceTier, priceFactorMilli: factorMilli, ...(scope.batchId ? { batchId: scope.batchId } : {}),
   });
 }

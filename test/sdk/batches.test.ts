@@ -71,6 +71,9 @@ describe("batches through the openai client", () => {
     expect(new Set(ids).size).toBe(200);
     const billed = usageRequestIds();
     expect(ids.filter((id) => billed.has(id))).toHaveLength(200);
+    // Every line's usage row is in the batch lane and names its batch, which is how a batch's cost is summed.
+    const rows = sqliteOf(server.deps.db).$client.query("SELECT service_tier AS tier, batch_id AS batch, COUNT(*) AS n FROM usage WHERE batch_id = ? GROUP BY 1, 2").all(created.id);
+    expect(rows).toEqual([{ tier: "batch", batch: created.id, n: 200 }]);
     expect(await client.files.retrieve(done.output_file_id!)).toMatchObject({ purpose: "batch_output", filename: `${created.id}_output.jsonl` });
   }, 300_000);
 

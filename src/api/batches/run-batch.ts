@@ -170,7 +170,7 @@ export class BatchRun {
         const found = await findActiveKeyWithTeam(db, b.keyId);
         if (!found) throw new ApiError(401, "authentication_error", "The API key this batch was created with is no longer active.", "invalid_api_key");
         const auth = { keyId: found.key.id, teamId: found.team.id, team: found.team, rules: { key: restrictionOf(found.key), team: restrictionOf(found.team) } };
-        const call = { auth, requestId: ids.requestId, signal: this.#cut.signal, tier: "batch" as const };
+        const call = { auth, requestId: ids.requestId, signal: this.#cut.signal, tier: "batch" as const, batchId: b.id };
         run = { answer: await runLine(this.deps, b.endpoint as BatchEndpointPath, JSON.parse(l.bodyJson) as Record<string, unknown>, call) };
       } catch (error) {
         run = { error };

@@ -49,6 +49,13 @@ describe("settlement journal", () => {
     expect(parseSettlement(JSON.stringify({ ...batch, priceFactorMilli: 0.5 }))).toBeNull();
   });
 
+  test("parseSettlement: a batch line's batch id round-trips; one that is not text makes the line unreadable", () => {
+    const line = { ...record("req_l"), serviceTier: "batch" as const, priceFactorMilli: 500, batchId: "batch_abc" };
+    expect(parseSettlement(JSON.stringify(line))).toEqual(line);
+    expect(parseSettlement(JSON.stringify(record("req_1")))).not.toHaveProperty("batchId");
+    expect(parseSettlement(JSON.stringify({ ...line, batchId: 7 }))).toBeNull();
+  });
+
   test("appends one line each (owner-only file); a line torn by a crash neither swallows the next nor is read as a record", () => {
     const path = join(tempDir("kiln-journal-"), "settlements.jsonl");
     appendSettlement(path, record("req_1"));

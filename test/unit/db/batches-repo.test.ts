@@ -4,8 +4,9 @@
 // is written only by the runner that holds the batch, with its files' rows.
 import { describe, expect, test } from "bun:test";
 import { claimBatches, releaseBatchLeases, renewBatchLeases } from "../../../src/db/batch-leases-repo.ts";
-import { batchById, claimLines, endBatch, endLine, insertBatch, lineCounts, moveBatch, openLines, pageBatches, releaseLines, startBatch } from "../../../src/db/batches-repo.ts";
+import { batchById, batchCosts, claimLines, endBatch, endLine, insertBatch, lineCounts, moveBatch, openLines, pageBatches, releaseLines, startBatch } from "../../../src/db/batches-repo.ts";
 import { createKey } from "../../../src/db/keys-repo.ts";
+import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { createTeam } from "../../../src/db/teams-repo.ts";
 import { DIALECTS, type Dialect } from "../../helpers/databases.ts";
 
@@ -38,6 +39,22 @@ describe.each(DIALECTS)("batches ($name)", (dialect) => {
     expect(await openLines(db, b.id)).toBe(3);
     expect(await releaseLines(db, b.id)).toBe(3);
     expect((await lineCounts(db, [b.id])).get(b.id)).toEqual({ done: 1, failed: 1 });
+    await close();
+  });
+
+  test("a batch's cost is the sum of the usage rows that name it; a batch with none costs 0", async () => {
+    const { db, add, team, key, close } = await setup(dialect);
+    const [b1, b2, b3] = [await add(), await add(), await add()];
+    const row = (requestId: string, costMicros: number, batchId?: string) => ({
+      requestId, teamId: team.id, keyId: key.id, model: "m", endpoint: "chat", status: "completed" as const, inputTokens: 1, outputTokens: 1,
+      reasoningTokens: 0, cachedTokens: 0, images: 0, costMicros, serviceTier: "batch" as const, ...(batchId ? { batchId } : {}),
+    });
+    await recordSettlement(db, row("req_1", 150, b1.id));
+    await recordSettlement(db, row("req_2", 250, b1.id));
+    await recordSettlement(db, row("req_3", 40, b2.id));
+    await recordSettlement(db, row("req_4", 999));
+    expect(await batchCosts(db, [b1.id, b2.id, b3.id])).toEqual(new Map([[b1.id, 400], [b2.id, 40], [b3.id, 0]]));
+    expect(await batchCosts(db, [])).toEqual(new Map());
     await close();
   });
 
