@@ -5,7 +5,7 @@ import { type Html, html } from "./html.ts";
 import { assetUrl } from "./assets.ts";
 import type { Viewer } from "./viewer.ts";
 
-export type TabId = "keys" | "usage" | "billing" | "responses" | "models" | "status" | "teams";
+export type TabId = "keys" | "usage" | "billing" | "responses" | "batches" | "models" | "status" | "teams";
 
 export interface PageFrame {
   title: string;
@@ -23,6 +23,7 @@ const TEAM_TABS: [TabId, string, string][] = [
   ["usage", "Usage", "usage"],
   ["billing", "Limits & billing", "billing"],
   ["responses", "Responses", "responses"],
+  ["batches", "Batches", "batches"],
 ];
 
 export function head(title: string, charts = false): Html {

@@ -9,6 +9,7 @@ import { PageError } from "./page-error.ts";
 import { HIDDEN, errorPage, formPost, openPage, page } from "./page.ts";
 import { redirect, SECURITY_HEADERS } from "./respond.ts";
 import { showLogin, signIn, signOut } from "./sign-in.ts";
+import { batchesTab } from "./tabs/batches.ts";
 import { billingTab } from "./tabs/billing.ts";
 import { keysTab } from "./tabs/keys.ts";
 import { responsesTab } from "./tabs/responses.ts";
@@ -46,6 +47,7 @@ export function dashboardRoutes(deps: AppDeps) {
     .use(usageTab(d))
     .use(billingTab(d))
     .use(responsesTab(d))
+    .use(batchesTab(d))
     .use(statusTab(d))
     .use(modelsTab(d))
     // Anything else under /dashboard: sign in first (which paths exist is not for strangers), then a page saying so.

@@ -208,7 +208,7 @@ describe("an operator in the browser", () => {
     const p = await open();
     await signIn(p, "root");
     for (const [name, path] of [
-      ["teams", "/dashboard/teams"], ["keys", `/dashboard/teams/${teamId}/keys`], ["responses", `/dashboard/teams/${teamId}/responses`],
+      ["teams", "/dashboard/teams"], ["keys", `/dashboard/teams/${teamId}/keys`], ["responses", `/dashboard/teams/${teamId}/responses`], ["batches", `/dashboard/teams/${teamId}/batches`],
       ["models", "/dashboard/models"], ["usage-operator", `/dashboard/teams/${teamId}/usage`],
       ["billing-operator", `/dashboard/teams/${teamId}/billing`], ["status-operator", "/dashboard/status"],
     ] as const) {
