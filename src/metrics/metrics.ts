@@ -89,6 +89,10 @@ export class Metrics {
     name: "kiln_tier_tokens_total", help: "Tokens of finished generations (as billed), by model, service tier and kind (input, output)",
     labelNames: ["model", "tier", "kind"] as const, registers: [this.registry],
   });
+  private readonly batchLines = new Counter({
+    name: "kiln_batch_lines_total", help: "Batch lines that ended, by the batch's endpoint and outcome (done: answered; failed: its error is in the error file)",
+    labelNames: ["endpoint", "outcome"] as const, registers: [this.registry],
+  });
   private readonly ttft = new Histogram({
     name: "kiln_time_to_first_token_seconds", help: "From the start of a generation (prompt counted, then queued and prefilled) to its first output",
     labelNames: ["model", "endpoint"] as const, buckets: TTFT_BUCKETS, registers: [this.registry],
@@ -279,6 +283,11 @@ export class Metrics {
     if (status === "completed") this.tierCompleted.inc(labels);
     this.tierTokens.inc({ model: labels.model, tier: labels.tier, kind: "input" }, usage.inputTokens);
     this.tierTokens.inc({ model: labels.model, tier: labels.tier, kind: "output" }, usage.outputTokens);
+  }
+
+  /** A batch line ended (written once: a line put back and run again counts when it ends). */
+  batchLineEnded(endpoint: string, outcome: "done" | "failed"): void {
+    this.batchLines.inc({ endpoint, outcome });
   }
 
   /** A settlement the database refused after every retry; `journaled`: kept in the journal for a replay (else only logged). */

@@ -8,6 +8,7 @@ import { sqliteOf } from "../helpers/databases.ts";
 import { embedTestServer } from "../helpers/embed-server.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
+import { parsePrometheusText, sampleValue } from "../helpers/prom-text.ts";
 
 const EMBED = "kiln-embed-tiny-v1";
 const ENDED = ["completed", "failed", "cancelled", "expired"];
@@ -74,6 +75,9 @@ describe("batches through the openai client", () => {
     // Every line's usage row is in the batch lane and names its batch, which is how a batch's cost is summed.
     const rows = sqliteOf(server.deps.db).$client.query("SELECT service_tier AS tier, batch_id AS batch, COUNT(*) AS n FROM usage WHERE batch_id = ? GROUP BY 1, 2").all(created.id);
     expect(rows).toEqual([{ tier: "batch", batch: created.id, n: 200 }]);
+    const families = parsePrometheusText(await (await fetch(`${server.url}/metrics`)).text());
+    expect(sampleValue(families, "kiln_batch_lines_total", { endpoint: "/v1/chat/completions", outcome: "done" })).toBeGreaterThanOrEqual(200);
+    expect(sampleValue(families, "kiln_tier_completed_requests_total", { model: chatModel, endpoint: "chat", tier: "batch" })).toBeGreaterThanOrEqual(200);
     expect(await client.files.retrieve(done.output_file_id!)).toMatchObject({ purpose: "batch_output", filename: `${created.id}_output.jsonl` });
   }, 300_000);
 

@@ -188,7 +188,7 @@ export class BatchRun {
         if (this.#stop !== "lost") await releaseLines(db, b.id, [l.line]);
         return;
       }
-      await endLine(db, b.id, l.line, outcome.kind, JSON.stringify(outcome.result));
+      if (await endLine(db, b.id, l.line, outcome.kind, JSON.stringify(outcome.result))) this.deps.metrics.batchLineEnded(b.endpoint, outcome.kind);
       return;
     }
   }
