@@ -12,7 +12,7 @@ import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
 import type { ConstraintSource } from "./row-constraint.ts";
 import { addProblem, mediaProblem } from "./validate.ts";
-import { interactiveFills, interactiveWaiting, rowsToYield, scoresPrompt } from "./lane-choice.ts";
+import { interactiveFills, interactiveWaiting, laneBudget, rowsToYield, scoresPrompt } from "./lane-choice.ts";
 import { admitPrompts } from "./admit-prompts.ts";
 import { PausedRows } from "./paused-rows.ts";
 import { PrefixReuse } from "./prefix-reuse.ts";
@@ -183,7 +183,7 @@ export class Engine {
     }
     const backgroundWaits = filling || this.paused.length > 0; // new background work waits for both
     if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.takeLongPrompt(budget, backgroundWaits);
-    const spent = this.chunked && !(filling && isBackground(this.chunked.seq.lane)) ? await this.advanceChunk(ctx, budget) : 0;
+    const spent = this.chunked && !(filling && isBackground(this.chunked.seq.lane)) ? await this.advanceChunk(ctx, laneBudget(this.chunked.seq, budget)) : 0;
     const free = this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0);
     const admitted = admitPrompts(this.queue, this.prefix, { free, budget, spent, backgroundWaits, oneRowPast: this.runner.oneRowPast === true });
     this.inStep = [...ctx.next, ...admitted];
@@ -374,9 +374,9 @@ export class Engine {
     const i = this.queue.findIndex((s) => {
       if (!s.media.ready || (backgroundWaits && isBackground(s.lane))) return false;
       if (scoresPrompt(s)) return true;
-      if (s.promptIds.length <= budget) return false; // never long, cached or not: no lookup
+      if (s.promptIds.length <= laneBudget(s, budget)) return false; // never long, cached or not: no lookup
       const usable = this.prefix.usable(s.prefix, s.promptIds.length, true);
-      return s.promptIds.length - usable > budget && !this.prefix.waitsForPending(s.prefix, usable);
+      return s.promptIds.length - usable > laneBudget(s, budget) && !this.prefix.waitsForPending(s.prefix, usable);
     });
     if (i < 0) return;
     const seq = this.queue.splice(i, 1)[0]!;

@@ -8,6 +8,14 @@ import type { Sequence } from "./sequence.ts";
 export const scoresPrompt = (s: Sequence) => s.params.promptLogprobs !== undefined;
 
 /**
+ * Prompt tokens a step prefills for the sequence: the step's budget, a quarter of it (at least 32) for background
+ * work, so that a step an interactive request arrives during is short (it waits for that step to end).
+ */
+export function laneBudget(s: Sequence, budget: number): number {
+  return isBackground(s.lane) ? Math.max(32, Math.floor(budget / 4)) : budget;
+}
+
+/**
  * Whether an interactive prompt is prefilled this step beside background work: the chunked one (`chunked`), or a
  * queued one that fits one prefill (its next block not being computed elsewhere) or can start the chunked lane while it
  * is free. Without background work anywhere the question does not arise (and costs no prefix lookups).

@@ -8,8 +8,8 @@ import { FakeRunner, referenceGreedy } from "./fake-runner.ts";
 
 const prompt = (seed: number, length = 6) => Array.from({ length }, (_, i) => (seed * 7 + i * 3) % 60 + 1);
 
-function lanes(maxBatch: number) {
-  const h = engineHarness(new FakeRunner(), { maxBatch });
+function lanes(maxBatch: number, budget?: number) {
+  const h = engineHarness(new FakeRunner(), { maxBatch, ...(budget ? { budget } : {}) });
   const add = (id: string, lane: ServiceTier | undefined, maxTokens: number, seed = id.charCodeAt(0) + id.length * 13) =>
     h.engine.add(id, prompt(seed), greedyParams(maxTokens), undefined, undefined, lane);
   /** One step; returns the ids that got a token in it. */
@@ -101,5 +101,23 @@ describe("Engine lanes", () => {
     await c.run("i1", "b1");
     expect(c.finish("b1")).toMatchObject({ reason: "cancelled", outputTokens: 2 });
     expect(c.engine.counts()).toEqual({ active: 0, queued: 0 });
+  });
+
+  test("background prompts take at most a quarter of the step's prefill budget (at least 32 tokens): a longer one goes in chunks", async () => {
+    const h = lanes(8, 64);
+    for (let i = 0; i < 8; i++) h.add(`b${i}`, "batch", 4, 10 + i);
+    const prefilled: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      await h.step();
+      prefilled.push(h.engine.lastStep.prefillTokens);
+    }
+    // Five 6-token prompts fit in 32 tokens, the other three come next; interactive ones would all fit in one 64-token step.
+    expect(prefilled).toEqual([30, 18]);
+    const long = Array.from({ length: 40 }, (_, i) => (i * 5) % 60 + 1);
+    const c = lanes(2, 64);
+    c.engine.add("long", long, greedyParams(3), undefined, undefined, "flex");
+    await c.run("long");
+    expect(c.steps.map((st) => st.prefillTokens).filter((n) => n > 0)).toEqual([32, 8]);
+    expect(c.tokens("long")).toEqual(referenceGreedy(long, 3));
   });
 });
