@@ -16,6 +16,7 @@ export const SCENARIOS = {
   "--prefix": "./test/load/prefix.load.ts",
   "--live-bus": "./test/load/live-bus.load.ts",
   "--cluster": "./test/load/cluster.load.ts",
+  "--batch": "./test/load/batch.load.ts",
 };
 /** `--gguf <file.gguf | keyword>` (repeatable, or comma-separated): kiln against llama.cpp on the same files. */
 export const GGUF_SCENARIO = "./test/load/gguf.load.ts";

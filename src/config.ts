@@ -40,6 +40,8 @@ export interface Config {
   readonly loadTimeoutS: number;
   /** Active + queued generation requests admitted before 503 service_overloaded. */
   readonly maxQueue: number;
+  /** The percentage of maxQueue kept for interactive (default and priority) requests: flex and batch work never holds it. */
+  readonly interactiveReserve: number;
   /** Non-streaming requests running longer than this get 504 gateway_timeout. */
   readonly requestTimeoutMs: number;
   /** JSON request bodies larger than this get 413 payload_too_large, cut off while they are read. */
@@ -192,6 +194,10 @@ export const OPTIONS: Option[] = [
   },
   { key: "loadTimeoutS", env: "KILN_LOAD_TIMEOUT_S", flag: "--load-timeout-s", help: "a worker not loaded by then failed (503 backend_unavailable)", parse: int(1, 3600) },
   { key: "maxQueue", env: "KILN_MAX_QUEUE", flag: "--max-queue", help: "active + queued requests before 503", parse: int(1, 100000) },
+  {
+    key: "interactiveReserve", env: "KILN_INTERACTIVE_RESERVE", flag: "--interactive-reserve",
+    help: "percent of the queue budget flex and batch work never takes (kept for interactive requests)", parse: int(0, 90),
+  },
   { key: "requestTimeoutMs", env: "KILN_REQUEST_TIMEOUT_MS", flag: "--request-timeout-ms", help: "non-streaming time limit", parse: int(1000, 86_400_000) },
   { key: "maxBodyBytes", env: "KILN_MAX_BODY_BYTES", flag: "--max-body-bytes", help: "largest JSON request body (413 above)", parse: int(1024, 1024 * 1024 * 1024) },
   { key: "bodyTimeoutMs", env: "KILN_BODY_TIMEOUT_MS", flag: "--body-timeout-ms", help: "time to receive a request body (408 after)", parse: int(100, 3_600_000) },
@@ -279,6 +285,7 @@ export function defaults(): Omit<Config, "modelsDir"> & { modelsDir?: string } {
     prefixSharing: "team",
     loadTimeoutS: 300,
     maxQueue: 256,
+    interactiveReserve: 25,
     requestTimeoutMs: 300_000,
     // Room for the spec's 50 MB of inline media as base64 (4/3 of it) beside the rest of the request.
     maxBodyBytes: 72 * 1024 * 1024,

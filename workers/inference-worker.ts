@@ -100,7 +100,7 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
         life.post({ type: "step", deltas: [], finished: [{ seqId: msg.seqId, reason: "error", promptTokens, outputTokens: 0, message: "model is not loaded" }] });
         return;
       }
-      engine.add(msg.seqId, msg.promptIds, msg.params, msg.media, msg.prefix);
+      engine.add(msg.seqId, msg.promptIds, msg.params, msg.media, msg.prefix, msg.lane);
     } else engine?.cancel(msg.seqId);
     void runLoop();
   },

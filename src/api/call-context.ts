@@ -19,9 +19,14 @@ export interface CallContext {
   batchId?: string;
 }
 
-/** The run's scope for a call through one endpoint family. */
-export function callScope(call: CallContext, endpoint: string): RequestScope {
-  return { requestId: call.requestId, teamId: call.auth.teamId, keyId: call.auth.keyId, endpoint, ...(call.tier ? { tier: call.tier } : {}), ...(call.batchId ? { batchId: call.batchId } : {}) };
+/** The run's scope for a call through one endpoint family; `requested`: the lane the body's service_tier asks for (the caller's wins). */
+export function callScope(call: CallContext, endpoint: string, requested?: ServiceTier): RequestScope {
+  const tier = call.tier ?? requested;
+  // Absent means default: a default run's scope is the same as before lanes.
+  return {
+    requestId: call.requestId, teamId: call.auth.teamId, keyId: call.auth.keyId, endpoint,
+    ...(tier && tier !== "default" ? { tier } : {}), ...(call.batchId ? { batchId: call.batchId } : {}),
+  };
 }
 
 /** The context of a call whose answer may be a stream: its log line waits for how the stream ended. */

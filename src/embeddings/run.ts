@@ -33,7 +33,7 @@ export async function runEmbeddings(deps: EmbedDeps, job: EmbedJob): Promise<Emb
   const run = await admitRun(deps, { scope, model, clientSignal: job.clientSignal, timeoutMs: job.timeoutMs }, async () => ({
     inputTokens: tokens, maxOutputTokens: 0, choices: 1,
   }));
-  const stream = run.submit((signal, onStart) => deps.scheduler.submitEmbeds({ model: model.id, inputs: job.rows, signal, onStart }));
+  const stream = run.submit((signal, onStart) => deps.scheduler.submitEmbeds({ model: model.id, inputs: job.rows, signal, onStart, ...(scope.tier ? { lane: scope.tier } : {}) }));
   let result: Embedded | null = null;
   let failure: unknown = null;
   try {

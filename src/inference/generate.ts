@@ -17,6 +17,7 @@ import type { AnswerFormat, CoreRequest } from "./request.ts";
 import { toLogprobs, toPromptLogprobs } from "./logprobs.ts";
 import { rawPromptIds } from "./raw-prompt.ts";
 import { samplerParams } from "./samplers.ts";
+import type { ServiceTier } from "./service-tier.ts";
 import { singleCallRule } from "./single-call.ts";
 import { bannedWhenOff, budgetOf, closeFraming, opensThinking, reasoningOff, startAfterOf, thinkingClose, thinkingTokens } from "./thinking.ts";
 import { type ModelTokenizer, OFF_THREAD_BYTES } from "./tokenizer.ts";
@@ -50,6 +51,8 @@ export interface Prepared {
   /** Whose prefix cache it uses, and who may share its prompt's cached prefix (absent: it does not use the cache). */
   owner?: PrefixOwner;
   prefix?: PrefixScope;
+  /** The lane its sequences wait and run in (absent: default), the run's scope's. */
+  lane?: ServiceTier;
 }
 
 /** Whose prefix cache a request uses: its team (the server's sharing setting decides what that means). */
@@ -200,6 +203,7 @@ export function submitGeneration(deps: CoreDeps, p: Prepared, signal: AbortSigna
       ...(p.prefix ? { prefix: p.prefix } : {}),
       signal,
       onStart,
+      ...(p.lane ? { lane: p.lane } : {}),
       params: {
         maxTokens: p.maxTokens, temperature: r.temperature, topP: r.topP, seed: (baseSeed + i) >>> 0, stop: r.stop, stopTokenIds: p.stopTokenIds,
         ...(p.silentTokenIds.length ? { silentTokenIds: p.silentTokenIds } : {}),

@@ -31,7 +31,7 @@ export interface Runtime {
 
 export async function startRuntime(opts: {
   registry: ModelRegistry;
-  config: Pick<Config, "workers" | "threads" | "maxQueue" | "loadTimeoutS"> & Partial<Pick<Config, "smallStepTokens" | "prefixCache" | "prefixCacheMb">>;
+  config: Pick<Config, "workers" | "threads" | "maxQueue" | "loadTimeoutS"> & Partial<Pick<Config, "smallStepTokens" | "prefixCache" | "prefixCacheMb" | "interactiveReserve">>;
   logger: Logger;
   workerUrl: string | URL;
   /** The image worker's entry (default: workers/image-worker.ts, or its place in the executable). */
@@ -50,7 +50,7 @@ export async function startRuntime(opts: {
   onCacheStats?: (workerId: number, model: string, stats: PrefixCacheStats) => void;
 }): Promise<Runtime> {
   const { registry, logger } = opts;
-  const scheduler = new Scheduler(opts.config.maxQueue);
+  const scheduler = new Scheduler(opts.config.maxQueue, opts.config.interactiveReserve ?? 0);
   const chatModels = registry.list().filter((m) => m.capabilities.chat);
   // What both kinds' worker pools share: how workers start and fail, and who hears of it.
   const pools = {

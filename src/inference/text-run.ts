@@ -123,7 +123,8 @@ export async function startRun(deps: TextRunDeps, opts: RunOptions): Promise<Run
   // The time limit runs from here, so a slow tokenize or prepare counts against it; the client's leaving stops media intake too.
   const run = await admitRun(deps, opts, async (stop) => {
     await takeMedia(deps, stop, opts.model, opts.request, opts.scope);
-    for (const request of requests) prepared.push(await prepareGeneration(deps, opts.model, request, { teamId: opts.scope.teamId, sharing: deps.config?.prefixSharing ?? "team" }));
+    const lane = opts.scope.tier ? { lane: opts.scope.tier } : {};
+    for (const request of requests) prepared.push({ ...(await prepareGeneration(deps, opts.model, request, { teamId: opts.scope.teamId, sharing: deps.config?.prefixSharing ?? "team" })), ...lane });
     return {
       inputTokens: promptTokens(prepared), maxOutputTokens: Math.max(...prepared.map((p) => p.maxTokens)),
       choices: requests.reduce((sum, r) => sum + r.n, 0), resumed: opts.resumed,

@@ -213,7 +213,8 @@ async function* loop(deps: CoreDeps, first: Prepared, signal: AbortSignal, first
     // The call a step had to make was made: the next step may answer in text.
     const toolChoice: ToolChoice = !tools.length || request.toolChoice === "none" ? "none" : "auto";
     try {
-      prepared = await prepareGeneration(deps, prepared.model, { ...request, conversation, tools: tools.length ? tools : null, toolChoice, maxTokens: left }, prepared.owner);
+      const lane = prepared.lane ? { lane: prepared.lane } : {};
+      prepared = { ...(await prepareGeneration(deps, prepared.model, { ...request, conversation, tools: tools.length ? tools : null, toolChoice, maxTokens: left }, prepared.owner)), ...lane };
     } catch (e) {
       yield { type: "error", error: e instanceof ApiError ? e : ApiError.internal() };
       return;

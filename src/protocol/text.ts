@@ -1,6 +1,7 @@
 // Messages between the text backend (main thread) and inference workers: the lifecycle plus add/cancel/step. Plain data only.
 import type { SmallStepFormat } from "../models/step-formats.ts";
 import type { LifecycleFromWorker, LifecycleToWorker } from "./supervisor.ts";
+import type { ServiceTier } from "../inference/service-tier.ts";
 
 /** Per-sequence sampling settings; each sequence in a shared batch keeps its own. */
 export interface SamplingParams {
@@ -170,7 +171,8 @@ export type MediaInput =
 
 /** The text kind's own requests to a worker (the supervisor adds load, ping and shutdown). */
 export type TextToWorker =
-  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams; media?: MediaInput[]; prefix?: PrefixScope }
+  /** `lane` (absent: default): interactive rows go first, background ones (flex, batch) yield rows to them. */
+  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams; media?: MediaInput[]; prefix?: PrefixScope; lane?: ServiceTier }
   | { type: "cancel"; seqId: string };
 
 export type ToWorker = LifecycleToWorker<ModelLoadSpec> | TextToWorker;

@@ -1,5 +1,8 @@
-// The scheduler's pure state: admission against a cost budget, FIFO waiting entries, and dispatch to free worker slots.
+// The scheduler's pure state: admission against a cost budget (background lanes kept out of the interactive reserve),
+// waiting entries in lane order (FIFO within a lane), and dispatch to free worker slots.
 import { createHash } from "node:crypto";
+import type { ServiceTier } from "../inference/service-tier.ts";
+import { backgroundBudget, byLane, isBackground } from "../protocol/lanes.ts";
 
 export interface QueueEntry<T> {
   id: string;
@@ -16,6 +19,8 @@ export interface QueueEntry<T> {
    * prefix cache: a conversation's next turn or a shared system prompt finds it there).
    */
   affinity?: string;
+  /** Its lane (absent: default): the order it leaves in, and whether it only takes rows interactive work leaves. */
+  lane?: ServiceTier;
 }
 
 /** Opening tokens an affinity key covers: enough to tell conversations apart, shared by turns and long system prompts. */
@@ -35,20 +40,28 @@ const AFFINITY_KEYS = 10_000;
  * The slot an entry goes to: the worker its affinity key went to last, while that one has at least half the free slots
  * of the least-loaded worker (so one hot prefix cannot pile everything onto one worker); else the least-loaded one.
  */
-export function pickSlot(slots: readonly SlotView[], model: string, preferred: number | undefined): SlotView | undefined {
-  const open = slots.filter((s) => s.model === model && s.free > 0);
-  const best = open.reduce<SlotView | undefined>((a, s) => (!a || s.free > a.free ? s : a), undefined);
+export function pickSlot(slots: readonly SlotView[], model: string, preferred: number | undefined, room: (s: SlotView) => number = (s) => s.free): SlotView | undefined {
+  const open = slots.filter((s) => s.model === model && room(s) > 0);
+  const best = open.reduce<SlotView | undefined>((a, s) => (!a || room(s) > room(a) ? s : a), undefined);
   const sticky = preferred === undefined ? undefined : open.find((s) => s.workerId === preferred);
-  return sticky && best && sticky.free * 2 >= best.free ? sticky : best;
+  return sticky && best && room(sticky) * 2 >= room(best) ? sticky : best;
 }
+
+/** Rows of a slot background work may take: its spare rows where the backend counts them apart, else its free ones. */
+export const spareRoom = (s: SlotView) => s.spare ?? s.free;
 
 export type NewEntry<T> = Omit<QueueEntry<T>, "batchedAt">;
 
 export interface SlotView {
   workerId: number;
   model: string;
-  /** Entries the worker may still take right now. */
+  /** Entries the worker may still take right now (interactive ones, where the backend counts lanes: see `spare`). */
   free: number;
+  /**
+   * Rows no entry holds, which background entries may take (a text worker takes interactive entries beyond them and
+   * preempts background rows for them); absent: background entries take `free` like the rest.
+   */
+  spare?: number;
 }
 
 export type Admission = { ok: true } | { ok: false; reason: "overloaded" };
@@ -58,10 +71,13 @@ export class RequestQueue<T> {
   private active = new Map<string, QueueEntry<T> & { workerId: number }>();
   /** Cost of every waiting and active entry. */
   private used = 0;
+  /** The part of `used` background entries hold. */
+  private background = 0;
   /** The worker each affinity key went to last. */
   private readonly affinity = new Map<string, number>();
 
-  constructor(private readonly budget: number) {}
+  /** `reservePercent`: the share of the budget background entries may never hold (kept for interactive requests). */
+  constructor(private readonly budget: number, private readonly reservePercent = 0) {}
 
   get size(): { waiting: number; active: number } {
     return { waiting: this.waiting.length, active: this.active.size };
@@ -72,11 +88,16 @@ export class RequestQueue<T> {
     return Math.max(0, this.budget - this.used);
   }
 
-  /** Admits a group (the choices of one request) all together, or none of it when its total cost does not fit. */
+  /**
+   * Admits a group (the choices of one request) all together, or none of it when its total cost does not fit; a
+   * background group must also fit beside the other background entries within the budget less the reserve.
+   */
   admit(group: NewEntry<T>[]): Admission {
     const cost = group.reduce((sum, e) => sum + e.cost, 0);
-    if (cost > this.room()) return { ok: false, reason: "overloaded" };
+    const bg = group.filter((e) => isBackground(e.lane)).reduce((sum, e) => sum + e.cost, 0);
+    if (cost > this.room() || (bg > 0 && this.background + bg > backgroundBudget(this.budget, this.reservePercent))) return { ok: false, reason: "overloaded" };
     this.used += cost;
+    this.background += bg;
     for (const e of group) this.waiting.push({ ...e, batchedAt: null });
     return { ok: true };
   }
@@ -86,23 +107,29 @@ export class RequestQueue<T> {
     const running = this.active.get(id);
     if (running) return { workerId: running.workerId };
     const i = this.waiting.findIndex((e) => e.id === id);
-    if (i >= 0) this.used -= this.waiting.splice(i, 1)[0]!.cost;
+    if (i >= 0) this.release(this.waiting.splice(i, 1)[0]!);
     return null;
   }
 
-  /** Pairs waiting entries (oldest first) with free slots of workers serving their model. Mutates the slot counts it is given. */
+  /**
+   * Pairs waiting entries (lane by lane, oldest first within one) with free slots of workers serving their model:
+   * interactive entries with `free`, background ones with spare rows only. Mutates the slot counts it is given.
+   */
   dispatch(slots: SlotView[], now: number): { entry: QueueEntry<T>; workerId: number }[] {
     const out: { entry: QueueEntry<T>; workerId: number }[] = [];
     const keep: QueueEntry<T>[] = [];
-    for (const entry of this.waiting) {
+    for (const entry of byLane(this.waiting, (e) => e.lane)) {
+      const background = isBackground(entry.lane);
       // Least-loaded worker first, so entries spread across workers of the same model, unless affinity says otherwise.
-      const slot = pickSlot(slots, entry.model, entry.affinity === undefined ? undefined : this.affinity.get(entry.affinity));
+      const slot = pickSlot(slots, entry.model, entry.affinity === undefined ? undefined : this.affinity.get(entry.affinity), background ? spareRoom : undefined);
       if (!slot) {
         keep.push(entry);
         continue;
       }
       if (entry.affinity !== undefined) this.remember(entry.affinity, slot.workerId);
-      slot.free--;
+      // A background entry takes a spare row only; an interactive one a free row, and a spare one while any is left.
+      if (!background || slot.spare === undefined) slot.free--;
+      if (slot.spare !== undefined) slot.spare = Math.max(0, slot.spare - 1);
       entry.batchedAt = now;
       this.active.set(entry.id, { ...entry, workerId: slot.workerId });
       out.push({ entry, workerId: slot.workerId });
@@ -122,8 +149,13 @@ export class RequestQueue<T> {
     const e = this.active.get(id);
     if (!e) return undefined;
     this.active.delete(id);
-    this.used -= e.cost;
+    this.release(e);
     return e;
+  }
+
+  private release(e: QueueEntry<T>): void {
+    this.used -= e.cost;
+    if (isBackground(e.lane)) this.background -= e.cost;
   }
 
   /** How many entries wait for each model (models with none are absent). */

@@ -3,6 +3,7 @@
 // overload, drain and shutdown treat them alike. One event stream per sequence or render. Worker failures reach the work as fixed-text errors
 // (src/models/failures.ts); their detail rides along for the log.
 import { ApiError } from "../errors/api-error.ts";
+import type { ServiceTier } from "../inference/service-tier.ts";
 import { type Failure, failureError, renderFailureError } from "../models/failures.ts";
 import { Channel } from "./channel.ts";
 import type { RenderRequest, RenderTimings } from "../protocol/image.ts";
@@ -20,7 +21,7 @@ export interface WorkBackend {
 
 /** The backend that runs generation sequences (text-backend.ts; a fake in unit tests). */
 export interface SequenceBackend extends WorkBackend {
-  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope): void;
+  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope, lane?: ServiceTier): void;
 }
 
 /** The backend that renders images (image-backend.ts). */
@@ -51,6 +52,8 @@ export interface EmbedSubmission {
   signal?: AbortSignal;
   /** Called synchronously when the job leaves the queue for a worker. */
   onStart?: () => void;
+  /** The lane it waits in (absent: default): a batch line's job waits behind interactive ones. */
+  lane?: ServiceTier;
 }
 
 export interface SeqRequest {
@@ -65,6 +68,8 @@ export interface SeqRequest {
   signal?: AbortSignal;
   /** Called synchronously when the sequence leaves the queue for a worker slot. */
   onStart?: () => void;
+  /** The lane it waits and runs in (absent: default; src/protocol/lanes.ts). */
+  lane?: ServiceTier;
 }
 
 export interface RenderSubmission {
@@ -93,8 +98,9 @@ export class Scheduler {
   private images: RenderBackend | null = null;
   private embeds: EmbedJobBackend | null = null;
 
-  constructor(maxQueue: number) {
-    this.queue = new RequestQueue(maxQueue);
+  /** `interactiveReserve`: the percentage of `maxQueue` flex and batch work may never hold. */
+  constructor(maxQueue: number, interactiveReserve = 0) {
+    this.queue = new RequestQueue(maxQueue, interactiveReserve);
   }
 
   /** The backends call back into the scheduler, so they are attached after both exist. */
@@ -147,14 +153,15 @@ export class Scheduler {
     return work.channel;
   }
 
-  private admit(requests: { model: string; signal?: AbortSignal; onStart?: () => void }[], works: Work[], backend: WorkBackend | null): void {
+  private admit(requests: { model: string; signal?: AbortSignal; onStart?: () => void; lane?: ServiceTier }[], works: Work[], backend: WorkBackend | null): void {
     for (const r of requests) this.assertServing(r.model);
     const cost = backend?.entryCost ?? 1;
     const now = performance.now();
     const group: NewEntry<Pending>[] = requests.map((r, i) => {
       const work = works[i]!;
       const affinity = work.kind === "seq" ? affinityKey(work.prefix?.scope, work.promptIds) : undefined;
-      return { id: `${work.kind}_${++workCounter}`, model: r.model, cost, queuedAt: now, payload: { ...work, onStart: r.onStart }, ...(affinity ? { affinity } : {}) };
+      const lane = r.lane && r.lane !== "default" ? { lane: r.lane } : {};
+      return { id: `${work.kind}_${++workCounter}`, model: r.model, cost, queuedAt: now, payload: { ...work, onStart: r.onStart }, ...(affinity ? { affinity } : {}), ...lane };
     });
     if (!this.queue.admit(group).ok) throw ApiError.overloaded();
     group.forEach(({ id, payload }, i) => {
@@ -172,7 +179,7 @@ export class Scheduler {
     if (!slots.length) return;
     for (const { entry, workerId } of this.queue.dispatch(slots, performance.now())) {
       const work = entry.payload;
-      if (work.kind === "seq") this.text!.add(workerId, entry.id, work.promptIds, work.params, work.media, work.prefix);
+      if (work.kind === "seq") this.text!.add(workerId, entry.id, work.promptIds, work.params, work.media, work.prefix, entry.lane);
       else if (work.kind === "render") this.images!.render(workerId, entry.id, work.render);
       else this.embeds!.embed(workerId, entry.id, work.inputs);
       work.onStart?.();

@@ -27,6 +27,8 @@ export interface WorkerView {
   model: ModelEntry;
   /** Work ids the worker holds right now. */
   held: number;
+  /** How many of them are background work (the flex and batch lanes). */
+  background: number;
 }
 
 export type WorkerFailure = Failure<WorkerCause>;
@@ -75,6 +77,8 @@ interface Handle {
   worker: SupervisedWorker;
   state: "loading" | "ready" | "dead";
   held: Set<string>;
+  /** The held ids assigned as background work. */
+  background: Set<string>;
   lastHeard: number;
   rssBytes: number;
 }
@@ -99,7 +103,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
   /** Workers that can take work now. */
   ready(): WorkerView[] {
     const out: WorkerView[] = [];
-    for (const h of this.handles.values()) if (h.state === "ready") out.push({ workerId: h.id, model: h.model, held: h.held.size });
+    for (const h of this.handles.values()) if (h.state === "ready") out.push({ workerId: h.id, model: h.model, held: h.held.size, background: h.background.size });
     return out;
   }
 
@@ -114,13 +118,14 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
   }
 
   /** Hands a work id to a worker with the message that starts it; a worker that is gone loses it at once. */
-  assign(workerId: number, workId: string, msg: Out): void {
+  assign(workerId: number, workId: string, msg: Out, background = false): void {
     const h = this.handles.get(workerId);
     if (!h || h.state !== "ready") {
       this.opts.onLost([workId], { cause: "worker_lost", detail: "worker is not available" });
       return;
     }
     h.held.add(workId);
+    if (background) h.background.add(workId);
     h.worker.postMessage(msg);
   }
 
@@ -132,7 +137,9 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
 
   /** The worker finished this work id: it no longer counts against it, nor is it lost with it. */
   release(workerId: number, workId: string): void {
-    this.handles.get(workerId)?.held.delete(workId);
+    const h = this.handles.get(workerId);
+    h?.held.delete(workId);
+    h?.background.delete(workId);
   }
 
   stats(): { workerId: number; model: string; state: string; held: number; rssBytes: number }[] {
@@ -179,7 +186,7 @@ export class WorkerSupervisor<Spec, In extends { type: string }, Out extends { t
   private spawn(model: ModelEntry): Promise<void> {
     const id = this.nextId++;
     const worker = this.opts.spawnWorker ? this.opts.spawnWorker(this.opts.workerUrl) : new Worker(this.opts.workerUrl);
-    const h: Handle = { id, model, worker, state: "loading", held: new Set(), lastHeard: Date.now(), rssBytes: 0 };
+    const h: Handle = { id, model, worker, state: "loading", held: new Set(), background: new Set(), lastHeard: Date.now(), rssBytes: 0 };
     this.handles.set(id, h);
     const seat = this.deviceSeat(model, worker);
     const log = this.opts.logger;

@@ -1,6 +1,8 @@
 // The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
 import type { ModelEntry } from "../models/registry.ts";
 import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
+import type { ServiceTier } from "../inference/service-tier.ts";
+import { isBackground } from "../protocol/lanes.ts";
 import type { MediaInput, ModelLoadSpec, PrefixCacheSpec, PrefixCacheStats, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "../protocol/text.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
@@ -75,16 +77,24 @@ export class TextBackend implements SequenceBackend {
     });
   }
 
+  /**
+   * Interactive entries may take every row background ones hold (the worker preempts those for them), so `free`
+   * counts interactive rows only; background entries take `spare`, the rows nothing holds.
+   */
   slots(): SlotView[] {
-    return this.workers.ready().map((w) => ({ workerId: w.workerId, model: w.model.id, free: maxBatchOf(w.model) - w.held }));
+    return this.workers.ready().map((w) => {
+      const rows = maxBatchOf(w.model);
+      return { workerId: w.workerId, model: w.model.id, free: rows - (w.held - w.background), spare: Math.max(0, rows - w.held) };
+    });
   }
 
   hasReadyWorker(model: string): boolean {
     return this.workers.hasReadyWorker(model);
   }
 
-  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope): void {
-    this.workers.assign(workerId, seqId, { type: "add", seqId, promptIds, params, ...(media?.length ? { media } : {}), ...(prefix ? { prefix } : {}) });
+  add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope, lane?: ServiceTier): void {
+    const msg = { type: "add" as const, seqId, promptIds, params, ...(media?.length ? { media } : {}), ...(prefix ? { prefix } : {}), ...(lane && lane !== "default" ? { lane } : {}) };
+    this.workers.assign(workerId, seqId, msg, isBackground(lane));
   }
 
   cancel(workerId: number, seqId: string): void {

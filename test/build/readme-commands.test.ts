@@ -112,6 +112,7 @@ const COVERED = new Set([
   "npm run bench -- --prefix",
   "npm run bench -- --live-bus",
   "npm run bench -- --cluster",
+  "npm run bench -- --batch",
   "npm run bench -- --gguf <file.gguf>",
   "npm run cluster",
   "npm run db:generate",
@@ -540,6 +541,21 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     const problems = prefixOutputProblems(r.out, { turns: 3, clients: 4, levels: [1, 4] });
     if (problems.length) console.log(r.out);
     expect(problems).toEqual([]);
+  }, 300_000);
+
+  test("npm run bench -- --batch (the tiny preset, 40 lines, one round) prints the CPU, every phase of its table with figures, and both targets", () => {
+    const r = sh("npm run bench -- --batch", {
+      KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_TOKENS: "8", KILN_BENCH_BATCH_LINES: "40", KILN_BENCH_BATCH_INFLIGHT: "8",
+      KILN_BENCH_MODELS: join(work, "bench-models"),
+    });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    for (const phase of ["interactive alone", "interactive beside the batch", "interactive, 16 clients"]) {
+      expect(r.out).toMatch(new RegExp(`^\\| ${phase} +\\| +\\d+ \\|( +\\d+\\.\\d \\|){4}$`, "m"));
+    }
+    for (const phase of ["batch lane, no interactive", "batch lane, beside interactive"]) expect(r.out).toMatch(new RegExp(`^\\| ${phase} +\\| +8 lines \\|( +- \\|){3} +\\d+\\.\\d \\|$`, "m"));
+    expect(r.out).toMatch(/^target TTFT p95 beside the batch ≤ 1\.25× alone: .*\d\.\d\d× \((met|MISSED)\)$/m);
+    expect(r.out).toMatch(/^target batch throughput \(no interactive\) ≥ 0\.9× 16-client: .*\d\.\d\d× \((met|MISSED)\)$/m);
   }, 300_000);
 
   test("npm run bench -- --gguf (a tiny-shape Q8_0 file from the keyword, two levels, one round) prints the import, the table and the three targets", () => {

@@ -1,4 +1,7 @@
 // The continuous-batching step loop: admits queued sequences at step boundaries, decodes the batch, retires finished rows.
+// Interactive sequences go first; background ones (flex, batch) fill the rows left and pause for them (paused-rows.ts).
+import type { ServiceTier } from "../../src/inference/service-tier.ts";
+import { isBackground, laneInsertAt, rowsToResume } from "../../src/protocol/lanes.ts";
 import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/protocol/text.ts";
 import { chunkInputs, decodeInputs, extendInputs, type FeatureRows, prefillInputs, type StepInputs } from "./batch-inputs.ts";
 import { chunkWidth } from "./chunk-width.ts";
@@ -9,6 +12,9 @@ import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
 import type { ConstraintSource } from "./row-constraint.ts";
 import { addProblem, mediaProblem } from "./validate.ts";
+import { interactiveFills, interactiveWaiting, laneBudget, rowsToYield, scoresPrompt } from "./lane-choice.ts";
+import { admitPrompts } from "./admit-prompts.ts";
+import { PausedRows } from "./paused-rows.ts";
 import { PrefixReuse } from "./prefix-reuse.ts";
 import { promptEntries, scoringWidth } from "./prompt-logprobs.ts";
 
@@ -57,6 +63,8 @@ export class Engine {
   /** Sequences the step under way took on (admitted, or done with the chunked lane) until they join the batch. */
   private inStep: Sequence[] = [];
   private readonly known = new Set<string>();
+  /** Background rows out of the batch until rows allow them back. */
+  private readonly paused: PausedRows;
   private readonly rowSampler: RowSampler;
   /**
    * What the last step ran, for profiles and the step's batch record: rows decoded (of which with media), prompt
@@ -74,9 +82,11 @@ export class Engine {
     this.cache = runner.cache ?? { arrange: async (rows) => arrangeHost(rows as BatchRow[]) };
     // A cache the host cannot read in place (a device's) is cached only through the runner's readColumns.
     this.prefix = opts.prefix && (!runner.cache || runner.readColumns) ? opts.prefix : new PrefixReuse(null, "");
+    this.paused = new PausedRows(runner.cache);
   }
 
-  add(seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope): void {
+  /** `lane`: where it queues (interactive lanes first) and whether it yields its row to interactive work. */
+  add(seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope, lane?: ServiceTier): void {
     const problem =
       typeof seqId !== "string" || seqId === ""
         ? "seqId must be a non-empty string"
@@ -94,7 +104,8 @@ export class Engine {
     this.known.add(seqId);
     const seq = new Sequence(seqId, promptIds, params, this.opts.tokenBytes, this.opts.constraints, media);
     seq.prefix = this.prefix.open(promptIds, media ?? [], prefix);
-    this.queue.push(seq);
+    seq.lane = lane;
+    this.queue.splice(laneInsertAt(this.queue, lane, (s) => s.lane), 0, seq);
     if (!seq.media.ready) this.prepareMedia(seq);
   }
 
@@ -127,7 +138,8 @@ export class Engine {
     const running =
       this.running.find((s) => s.id === seqId) ??
       (this.chunked?.seq.id === seqId ? this.chunked.seq : undefined) ??
-      this.inStep.find((s) => s.id === seqId);
+      this.inStep.find((s) => s.id === seqId) ??
+      this.paused.find(seqId);
     if (running) running.cancelled = true;
   }
 
@@ -137,7 +149,7 @@ export class Engine {
 
   /** Whether a step would do something now (queued sequences still preprocessing media do not count: wake says when). */
   hasWork(): boolean {
-    return this.running.length > 0 || this.chunked !== null || this.pendingFinished.length > 0 || this.queue.some((s) => s.media.ready);
+    return this.running.length > 0 || this.chunked !== null || this.paused.length > 0 || this.pendingFinished.length > 0 || this.queue.some((s) => s.media.ready);
   }
 
   /** Queued sequences whose media are still being preprocessed (not yet admissible). */
@@ -146,14 +158,17 @@ export class Engine {
   }
 
   counts(): { active: number; queued: number } {
-    return { active: this.running.length + (this.chunked ? 1 : 0), queued: this.queue.length };
+    return { active: this.running.length + (this.chunked ? 1 : 0) + this.paused.length, queued: this.queue.length };
   }
 
   /** One engine step: decode the running batch, prefill newcomers into freed slots, rebuild the cache once, report. */
   async step(): Promise<void> {
     const ctx: StepContext = { deltas: [], finished: this.pendingFinished, keep: [], next: [] };
     this.pendingFinished = [];
-    const live = await this.dropCancelled(ctx.finished);
+    const budget = this.opts.prefillTokenBudget ?? 512;
+    await this.dropCancelled(ctx.finished);
+    const filling = interactiveFills(this.queue, this.running, this.chunked?.seq ?? null, this.prefix, budget);
+    const live = await this.yieldRows(filling);
     const decoding = live.length > 0 && this.kv !== null;
     this.lastStep.decodeRows = decoding ? live.length : 0;
     this.lastStep.mediaRows = decoding ? live.filter((s) => s.media.carries).length : 0;
@@ -166,20 +181,45 @@ export class Engine {
       if (out) live.forEach((s, r) => this.prefix.fed(s.prefix, tokens[r]!));
       if (out) this.collect(ctx, live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
     }
-    const budget = this.opts.prefillTokenBudget ?? 512;
-    if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.takeLongPrompt(budget);
-    const spent = this.chunked ? await this.advanceChunk(ctx, budget) : 0;
-    const admitted = this.admit(this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0), budget, spent);
+    const backgroundWaits = filling || this.paused.length > 0; // new background work waits for both
+    if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.takeLongPrompt(budget, backgroundWaits);
+    const spent = this.chunked && !(filling && isBackground(this.chunked.seq.lane)) ? await this.advanceChunk(ctx, laneBudget(this.chunked.seq, budget)) : 0;
+    const free = this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0);
+    const admitted = admitPrompts(this.queue, this.prefix, { free, budget, spent, backgroundWaits, oneRowPast: this.runner.oneRowPast === true });
     this.inStep = [...ctx.next, ...admitted];
     await this.prefillNewcomers(admitted, ctx);
     for (const s of admitted) this.prefix.markPending(s.prefix, -1);
     await this.prefix.flush();
-    await this.setBatch(ctx.keep, ctx.next);
-    this.inStep = [];
+    this.resumePaused(ctx);
     for (const f of ctx.finished) this.known.delete(f.seqId);
     const { decodeRows, mediaRows } = this.lastStep;
     const batch = decodeRows > 0 ? { media: mediaRows, text: decodeRows - mediaRows } : undefined;
+    // Reported before the next batch is arranged (a join copies every row's KV): first tokens go out without that wait.
     if (ctx.deltas.length > 0 || ctx.finished.length > 0) this.opts.emit(ctx.deltas, ctx.finished, batch);
+    await this.setBatch(ctx.keep, ctx.next);
+    this.inStep = [];
+  }
+
+  /** Takes background rows out of the batch before its decode pass (lane-choice.ts says which); returns the rows that decode. */
+  private async yieldRows(filling: boolean): Promise<Sequence[]> {
+    const kv = this.kv;
+    const free = this.opts.maxBatch - this.running.length - (this.chunked ? 1 : 0);
+    const picked = kv ? rowsToYield(this.running, filling, free, interactiveWaiting(this.queue)) : [];
+    if (!kv || picked.length === 0) return this.running;
+    await this.paused.pause(kv, this.running, picked, this.chunked?.kv ? [this.chunked.kv] : []);
+    const stay = this.running.flatMap((seq, row) => (picked.includes(row) ? [] : [{ seq, row }]));
+    await this.setBatch(stay.map(({ row }) => ({ kv, row })), stay.map((k) => k.seq));
+    return this.running;
+  }
+
+  /** Paused rows rejoin the next batch in the rows left, less those the interactive sequences still queued will need. */
+  private resumePaused(ctx: StepContext): void {
+    if (this.paused.length === 0) return;
+    const free = this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0);
+    const { seqs, rows } = this.paused.resume(rowsToResume(this.paused.length, free, interactiveWaiting(this.queue)));
+    ctx.keep.push(...rows);
+    ctx.next.push(...seqs);
+    this.inStep.push(...seqs);
   }
 
   /**
@@ -299,13 +339,14 @@ export class Engine {
 
   /** Makes `rows` (row i runs seqs[i]) the batch, arranged by the runner's cache (which may reorder the rows). */
   private async setBatch(rows: BatchRow<unknown>[], seqs: Sequence[]): Promise<void> {
-    const { kv, order } = await this.cache.arrange(rows, this.chunked?.kv ? [this.chunked.kv] : []);
+    const { kv, order } = await this.cache.arrange(rows, [...(this.chunked?.kv ? [this.chunked.kv] : []), ...this.paused.kvs()]);
     this.kv = kv;
     this.running = order.map((i) => seqs[i]!);
   }
 
   /** Removes cancelled rows and returns the sequences still decoding. */
   private async dropCancelled(finished: SeqFinish[]): Promise<Sequence[]> {
+    for (const seq of this.paused.dropCancelled()) finished.push(seq.finish("cancelled"));
     if (this.chunked?.seq.cancelled) {
       finished.push(this.chunked.seq.finish("cancelled"));
       this.endChunked();
@@ -329,13 +370,13 @@ export class Engine {
    * Takes the first queued prompt whose uncached part is too long for one step's prefill budget, if any, with its
    * cached prefix as the past of its first chunk. One whose next block another prefill is computing waits for it.
    */
-  private takeLongPrompt(budget: number): void {
+  private takeLongPrompt(budget: number, backgroundWaits: boolean): void {
     const i = this.queue.findIndex((s) => {
-      if (!s.media.ready) return false;
+      if (!s.media.ready || (backgroundWaits && isBackground(s.lane))) return false;
       if (scoresPrompt(s)) return true;
-      if (s.promptIds.length <= budget) return false; // never long, cached or not: no lookup
+      if (s.promptIds.length <= laneBudget(s, budget)) return false; // never long, cached or not: no lookup
       const usable = this.prefix.usable(s.prefix, s.promptIds.length, true);
-      return s.promptIds.length - usable > budget && !this.prefix.waitsForPending(s.prefix, usable);
+      return s.promptIds.length - usable > laneBudget(s, budget) && !this.prefix.waitsForPending(s.prefix, usable);
     });
     if (i < 0) return;
     const seq = this.queue.splice(i, 1)[0]!;
@@ -356,41 +397,4 @@ export class Engine {
     if (this.chunked) this.prefix.markPending(this.chunked.seq.prefix, -1);
     this.chunked = null;
   }
-
-  /**
-   * Takes queued prompts that fit in one prefill for up to `free` slots, in arrival order, keeping the padded size
-   * within what is left of the budget. Longer prompts are left to the chunked lane.
-   */
-  private admit(free: number, budget: number, spent: number): Sequence[] {
-    const taken: Sequence[] = [];
-    let longest = 0;
-    for (let i = 0; i < this.queue.length && taken.length < free; ) {
-      const seq = this.queue[i]!;
-      // Sequences whose media is still being preprocessed wait without holding up the ones behind them.
-      // So do prompts being scored: the chunked lane takes them, one at a time.
-      if (!seq.media.ready || scoresPrompt(seq)) {
-        i++;
-        continue;
-      }
-      const usable = this.prefix.usable(seq.prefix, seq.promptIds.length, true);
-      const len = seq.promptIds.length - usable;
-      // Long ones go to the chunked lane; one whose next block a prefill under way computes waits to find it cached.
-      if (len > budget || this.prefix.waitsForPending(seq.prefix, usable)) {
-        i++;
-        continue;
-      }
-      const wider = Math.max(longest, len);
-      // A runner whose passes over a past take one row prefills a sequence with a cached prefix alone.
-      const alone = this.runner.oneRowPast === true && usable > 0;
-      if (spent + wider * (taken.length + 1) > budget || (alone && taken.length > 0)) break;
-      longest = wider;
-      taken.push(this.queue.splice(i, 1)[0]!);
-      this.prefix.markPending(seq.prefix, 1);
-      if (alone) break;
-    }
-    return taken;
-  }
 }
-
-/** Whether the sequence asked for its prompt's log probabilities (prefilled alone, every position's logits kept). */
-const scoresPrompt = (s: Sequence) => s.params.promptLogprobs !== undefined;

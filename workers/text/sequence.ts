@@ -1,5 +1,6 @@
 // One generation request inside the engine: its sampling state, text stream, the tokens the worker writes itself
 // (a thinking close, a constraint's close) and the rules that end it.
+import type { ServiceTier } from "../../src/inference/service-tier.ts";
 import type { MediaInput, SamplingParams, SeqEndReason, SeqFinish } from "../../src/protocol/text.ts";
 import { LogitAdjuster } from "./logit-adjust.ts";
 import type { PrefixState } from "./prefix-reuse.ts";
@@ -30,6 +31,8 @@ export class Sequence {
   prefix: PrefixState | null = null;
   /** Prompt tokens whose KV came from the prefix cache. */
   cached = 0;
+  /** Its lane (absent: default): background lanes yield their row to interactive work. */
+  lane: ServiceTier | undefined;
   /** Present when the output is held to a grammar. */
   readonly constraint: RowConstraint | null;
   /** The prompt's images and audio clips (none for text prompts). */

@@ -2,6 +2,7 @@
 import { t } from "elysia";
 import { SAMPLER_PROPERTIES } from "../sampler-fields.ts";
 import { completionHead, EffortSchema, Int, nullable } from "../schema-helpers.ts";
+import { EchoedTier, ServiceTierField } from "../service-tier-field.ts";
 
 const ContentPart = t.Object(
   {
@@ -90,6 +91,7 @@ export const ChatRequest = t.Object(
     user: t.Optional(t.String()),
     metadata: nullable(t.Record(t.String(), t.String())),
     store: nullable(t.Boolean()),
+    service_tier: ServiceTierField,
   },
   { additionalProperties: true },
 );
@@ -111,6 +113,7 @@ const Logprobs = t.Object(
 
 export const ChatCompletion = t.Object({
   ...completionHead("chatcmpl-", "chat.completion"),
+  service_tier: EchoedTier,
   choices: t.Array(
     t.Object({
       index: Int(),

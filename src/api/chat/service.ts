@@ -7,12 +7,13 @@ import { ApiError } from "../../errors/api-error.ts";
 import { streamRun } from "../../http/run-response.ts";
 import { openaiBody } from "../openai-body.ts";
 import { openaiFrames } from "../openai-frames.ts";
+import { echoedTier, requestedLane } from "../service-tier-field.ts";
 import { joinedText, toolCalls } from "../../inference/blocks.ts";
 import { chatCallId, newChatCompletionId } from "./ids.ts";
 import { type Run, startRun } from "../../inference/text-run.ts";
 import { chatFinishReason, chatLogprobs } from "./finish.ts";
 import type { ChatCompletionBody, ChatRequestBody } from "./schema.ts";
-import { ChatChunkEncoder, chatUsage } from "./stream.ts";
+import { ChatChunkEncoder, type ChunkHead, chatUsage } from "./stream.ts";
 import { chatRequest } from "./validate.ts";
 
 export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody, ctx: CallContext): Promise<ChatCompletionBody | Response> {
@@ -23,14 +24,15 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
   if (request.n > deps.config.maxQueue) {
     throw ApiError.badRequest(`n is ${request.n}, but this server admits at most ${deps.config.maxQueue} generations at once (KILN_MAX_QUEUE).`, "n");
   }
+  const scope = callScope(ctx, "chat", requestedLane(body.service_tier));
   const run = await startRun(deps, {
-    scope: callScope(ctx, "chat"),
+    scope,
     model,
     request,
     clientSignal: ctx.signal,
     timeoutMs: body.stream ? null : deps.config.requestTimeoutMs,
   });
-  const head = { id: newChatCompletionId(), created: Math.floor(Date.now() / 1000), model: model.id };
+  const head = { id: newChatCompletionId(), created: Math.floor(Date.now() / 1000), model: model.id, service_tier: echoedTier(scope.tier) };
   if (body.stream) {
     const includeUsage = !!body.stream_options?.include_usage;
     return streamRun(run, {
@@ -44,8 +46,8 @@ export async function createChatCompletion(deps: AppDeps, body: ChatRequestBody,
   return completion(deps, run, head);
 }
 
-function completion(deps: AppDeps, run: Run, head: { id: string; created: number; model: string }): Promise<ChatCompletionBody> {
-  return openaiBody(run, deps.config.requestTimeoutMs, { ...head, object: "chat.completion" }, {
+async function completion(deps: AppDeps, run: Run, { service_tier, ...head }: Omit<ChunkHead, "includeUsage">): Promise<ChatCompletionBody> {
+  const body = await openaiBody(run, deps.config.requestTimeoutMs, { ...head, object: "chat.completion" }, {
     usage: chatUsage,
     choice: (r, index) => {
       const text = joinedText(r.blocks, "text");
@@ -65,4 +67,5 @@ function completion(deps: AppDeps, run: Run, head: { id: string; created: number
       };
     },
   });
+  return { ...body, service_tier };
 }

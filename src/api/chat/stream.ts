@@ -8,6 +8,8 @@ export interface ChunkHead {
   id: string;
   created: number;
   model: string;
+  /** The lane it runs in, as the answer echoes it. */
+  service_tier: "default" | "flex" | "priority";
   includeUsage: boolean;
 }
 
@@ -27,7 +29,8 @@ export class ChatChunkEncoder {
   constructor(private readonly head: ChunkHead) {}
 
   private base() {
-    return { id: this.head.id, object: "chat.completion.chunk" as const, created: this.head.created, model: this.head.model, system_fingerprint: SYSTEM_FINGERPRINT };
+    const { id, created, model, service_tier } = this.head;
+    return { id, object: "chat.completion.chunk" as const, created, model, service_tier, system_fingerprint: SYSTEM_FINGERPRINT };
   }
 
   private chunk(index: number, delta: Delta, finish: string | null = null, logprobs: Logprob[] | null = null) {

@@ -67,7 +67,8 @@ export class MessageAssembler {
   /** Until the core's count arrives (message_start goes out before the prefill): the whole prompt, none of it cached. */
   private usage: Pick<Usage, "inputTokens" | "cachedTokens" | "outputTokens">;
 
-  constructor(private readonly o: { id: string; model: string; inputTokens: number; sealer: Sealer }) {
+  /** `tier`: the lane it runs in, as the message's usage names it. */
+  constructor(private readonly o: { id: string; model: string; inputTokens: number; sealer: Sealer; tier: "standard" | "priority" | "batch" }) {
     this.usage = { inputTokens: o.inputTokens, cachedTokens: 0, outputTokens: 0 };
   }
 
@@ -80,7 +81,7 @@ export class MessageAssembler {
       content: this.content,
       stop_reason: this.stop?.reason ?? null,
       stop_sequence: this.stop?.sequence ?? null,
-      usage: messagesUsage(this.usage),
+      usage: { ...messagesUsage(this.usage), service_tier: this.o.tier },
     };
   }
 

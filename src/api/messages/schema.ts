@@ -2,6 +2,7 @@
 // Content blocks are checked loosely here and exactly in validate.ts, so each violation names its block.
 import { t } from "elysia";
 import { Int, nullable } from "../schema-helpers.ts";
+import { MessagesTierField } from "../service-tier-field.ts";
 
 const Block = t.Object(
   {
@@ -77,6 +78,7 @@ export const MessagesRequest = t.Object(
     top_p: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1, error: "top_p must be greater than 0 and at most 1" })),
     top_k: t.Optional(Int({ minimum: 1, error: "top_k must be a whole number of at least 1" })),
     metadata: t.Optional(t.Object({ user_id: nullable(t.String()) }, { additionalProperties: true })),
+    service_tier: MessagesTierField,
     stream: t.Optional(t.Boolean({ error: "stream must be true or false" })),
     tools: t.Optional(t.Array(Tool, { maxItems: 128 })),
     tool_choice: t.Optional(ToolChoice),
@@ -120,6 +122,7 @@ export const MessageObject = t.Object(
         cache_creation_input_tokens: Int({ description: "always 0: kiln caches prompt prefixes by itself, at no extra charge" }),
         cache_read_input_tokens: Int({ description: "prompt tokens read from the prefix cache" }),
         output_tokens: Int(),
+        service_tier: t.Optional(t.Union([t.Literal("standard"), t.Literal("priority"), t.Literal("batch")], { description: "the lane the request ran in" })),
       },
       { additionalProperties: true },
     ),

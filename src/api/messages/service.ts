@@ -3,6 +3,7 @@
 import type { AppDeps } from "../../app-deps.ts";
 import { textModel } from "../text-model.ts";
 import { type CallContext, callScope } from "../call-context.ts";
+import { messagesTier } from "../service-tier-field.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
 import type { SseFrame, StreamEnd } from "../../http/sse-writer.ts";
@@ -33,14 +34,15 @@ export async function createMessage(deps: AppDeps, body: MessagesRequestBody, ct
   if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = textModel(deps, body.model);
   const plan = messagesRequest(body, model, deps.sealer);
+  const scope = callScope(ctx, "messages");
   const run = await startRun(deps, {
-    scope: callScope(ctx, "messages"),
+    scope,
     model,
     request: plan.request,
     clientSignal: ctx.signal,
     timeoutMs: body.stream ? null : deps.config.requestTimeoutMs,
   });
-  const asm = new MessageAssembler({ id: newMessageId(), model: model.id, inputTokens: run.inputTokens, sealer: deps.sealer });
+  const asm = new MessageAssembler({ id: newMessageId(), model: model.id, inputTokens: run.inputTokens, sealer: deps.sealer, tier: messagesTier(scope.tier) });
   if (body.stream) {
     return streamRun(run, {
       frames: messageFrames(run, asm),

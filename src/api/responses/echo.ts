@@ -1,8 +1,10 @@
-// The request fields a response object echoes, with the format's defaults.
+// The request fields a response object echoes, with the format's defaults, and the lane it runs in.
+import type { ServiceTier } from "../../inference/service-tier.ts";
+import { echoedTier } from "../service-tier-field.ts";
 import type { ResponsesRequestBody } from "./schema.ts";
 import type { ResponsesPlan } from "./validate.ts";
 
-export function echo(body: ResponsesRequestBody, plan: ResponsesPlan): Record<string, unknown> {
+export function echo(body: ResponsesRequestBody, plan: ResponsesPlan, lane: ServiceTier | undefined): Record<string, unknown> {
   return {
     instructions: body.instructions ?? null,
     max_output_tokens: body.max_output_tokens ?? null,
@@ -19,6 +21,7 @@ export function echo(body: ResponsesRequestBody, plan: ResponsesPlan): Record<st
     top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: "disabled",
+    service_tier: echoedTier(lane),
     user: body.user ?? null,
   };
 }

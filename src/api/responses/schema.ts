@@ -3,6 +3,7 @@
 import { t } from "elysia";
 import { WEB_SEARCH_NAMES } from "../../tools/web-search.ts";
 import { EffortSchema, Int, nullable } from "../schema-helpers.ts";
+import { EchoedTier, ServiceTierField } from "../service-tier-field.ts";
 
 const Part = t.Object(
   {
@@ -95,6 +96,7 @@ export const ResponsesRequest = t.Object(
     user: nullable(t.String()),
     truncation: nullable(t.Union([t.Literal("auto"), t.Literal("disabled")], { error: 'truncation must be "auto" or "disabled"' })),
     seed: nullable(Int(), "seed must be a whole number"),
+    service_tier: ServiceTierField,
   },
   {
     additionalProperties: true,
@@ -135,6 +137,7 @@ export const ResponseObject = t.Object(
     output_text: t.Optional(t.String()),
     error: t.Union([t.Object({ code: t.Union([t.String(), t.Null()]), message: t.String() }), t.Null()]),
     incomplete_details: t.Union([t.Object({ reason: t.String() }), t.Null()]),
+    service_tier: t.Optional(EchoedTier),
     usage: t.Union([
       t.Object({
         input_tokens: Int(),

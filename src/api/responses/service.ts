@@ -3,6 +3,7 @@
 // (store defaults to true) is written to the database; a streamed or background one is driven by stored.ts.
 import type { AppDeps } from "../../app-deps.ts";
 import { type CallContext, callScope } from "../call-context.ts";
+import { requestedLane } from "../service-tier-field.ts";
 import { insertResponse, type StoredItem } from "../../db/responses-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { consumeRun, streamRun } from "../../http/run-response.ts";
@@ -54,7 +55,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
   checkOptions(body);
   const model = textModel(deps, body.model);
   const plan = await planResponse(deps, body, model, ctx.auth.teamId);
-  const scope: RequestScope = callScope(ctx, "responses");
+  const scope: RequestScope = callScope(ctx, "responses", requestedLane(body.service_tier));
   const id = newResponseId();
   const createdAt = Math.floor(Date.now() / 1000);
   const store = body.store !== false;
@@ -65,7 +66,7 @@ export async function createResponse(deps: AppDeps, body: ResponsesRequestBody, 
     // Answered by this request alone; a stored one is written once it is complete (the spec's order: inference
     // completes, then storing it may fail with 413).
     const run = await startRun(deps, { scope, model, request: plan.request, clientSignal: ctx.signal, timeoutMs: body.stream ? null : deps.config.requestTimeoutMs });
-    const asm = newAssembler(deps, { id, model, createdAt, body, plan });
+    const asm = newAssembler(deps, { id, model, createdAt, body, plan, scope });
     if (body.stream) return streamPlain(deps, run, asm, ctx);
     await consumeRun(run, (ev) => void asm.push(ev), deps.config.requestTimeoutMs);
     if (!store) return asm.response();

@@ -13,6 +13,7 @@ import type { RequestScope } from "../../inference/admitted-run.ts";
 import { type Run, startRun } from "../../inference/text-run.ts";
 import type { ModelEntry } from "../../models/registry.ts";
 import { textModel } from "../text-model.ts";
+import { requestedLane } from "../service-tier-field.ts";
 import { ResponseAssembler } from "./assembler.ts";
 import { planResponse } from "./plan.ts";
 import { drive, ResponseRecorder } from "./record.ts";
@@ -44,9 +45,12 @@ export interface Launch {
 }
 
 /** The assembler of a response: its id, model and creation time, the request fields it echoes, and how it reasons. */
-export function newAssembler(deps: AppDeps, a: { id: string; model: ModelEntry; createdAt: number; body: ResponsesRequestBody; plan: ResponsesPlan; queued?: boolean }): ResponseAssembler {
+export function newAssembler(
+  deps: AppDeps,
+  a: { id: string; model: ModelEntry; createdAt: number; body: ResponsesRequestBody; plan: ResponsesPlan; scope: RequestScope; queued?: boolean },
+): ResponseAssembler {
   return new ResponseAssembler({
-    id: a.id, model: a.model.id, createdAt: a.createdAt, echo: echo(a.body, a.plan), sealer: deps.sealer,
+    id: a.id, model: a.model.id, createdAt: a.createdAt, echo: echo(a.body, a.plan, a.scope.tier), sealer: deps.sealer,
     includeEncrypted: a.plan.includeEncrypted, includeLogprobs: a.plan.includeLogprobs, summary: a.plan.summary, queued: a.queued,
   });
 }
@@ -243,10 +247,12 @@ async function recoverOne(deps: AppDeps, row: ResponseRow, out: Recovery): Promi
     const model = textModel(deps, row.model);
     const plan = await planResponse(deps, body, model, row.teamId);
     await updateResponse(deps.db, row.id, { status: row.status, responseJson: row.responseJson, attempts: row.attempts + 1 });
+    const lane = requestedLane(body.service_tier);
     await launch(deps, {
       body, model, plan, id: row.id, createdAt: row.createdAt, background: true, clientSignal: null, fresh: null, epoch: row.leaseEpoch,
       // The request id the job was created under (rows stored before it was kept get a new one): settled once.
-      scope: { requestId: row.requestId ?? newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses" },
+      // The lane its stored request asked for.
+      scope: { requestId: row.requestId ?? newRequestId(), teamId: row.teamId, keyId: row.keyId, endpoint: "responses", ...(lane !== "default" ? { tier: lane } : {}) },
     });
     out.restarted.push(row.id);
   } catch (e) {

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { ChatChunkEncoder, chatUsage } from "../../../src/api/chat/stream.ts";
 
 describe("chat chunk encoding", () => {
-  const enc = () => new ChatChunkEncoder({ id: "chatcmpl-1", created: 7, model: "m-1", includeUsage: true });
+  const enc = () => new ChatChunkEncoder({ id: "chatcmpl-1", created: 7, model: "m-1", service_tier: "default", includeUsage: true });
 
   test("the first event of a choice opens it with the role; text deltas and finish follow", () => {
     const e = enc();

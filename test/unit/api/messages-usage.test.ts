@@ -14,9 +14,9 @@ test("messagesUsage: input_tokens leaves out the cached prompt tokens, which cac
 });
 
 test("message_start reports the whole prompt as input; message_delta and the message carry the split once it is known", () => {
-  const asm = new MessageAssembler({ id: "msg_1", model: "m-v1", inputTokens: 80, sealer: createSealer(randomBytes(32)) });
+  const asm = new MessageAssembler({ id: "msg_1", model: "m-v1", inputTokens: 80, sealer: createSealer(randomBytes(32)), tier: "standard" });
   const [start] = asm.start();
-  expect((start!.message as { usage: unknown }).usage).toEqual({ input_tokens: 80, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 });
+  expect((start!.message as { usage: unknown }).usage).toEqual({ input_tokens: 80, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0, service_tier: "standard" });
   asm.push({ type: "block_start", index: 0, block: { kind: "text" } });
   asm.push({ type: "block_delta", index: 0, delta: "Hi" });
   asm.push({ type: "block_end", index: 0 });
@@ -25,5 +25,5 @@ test("message_start reports the whole prompt as input; message_delta and the mes
   const split = { input_tokens: 16, cache_creation_input_tokens: 0, cache_read_input_tokens: 64, output_tokens: 3 };
   expect(delta).toEqual({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: split });
   expect(stop).toEqual({ type: "message_stop" });
-  expect(asm.message().usage).toEqual(split);
+  expect(asm.message().usage).toEqual({ ...split, service_tier: "standard" });
 });

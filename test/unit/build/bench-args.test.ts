@@ -6,6 +6,7 @@ describe("parseBenchArgs", () => {
     expect(parseBenchArgs([])).toEqual({ env: {}, file: "./test/load/chat.load.ts", rest: [] });
     expect(parseBenchArgs(["--profile", "-t", "x"])).toEqual({ env: { KILN_BENCH_PROFILE: "1" }, file: "./test/load/chat.load.ts", rest: ["-t", "x"] });
     expect(parseBenchArgs(["--prefix"])).toEqual({ env: {}, file: SCENARIOS["--prefix"]!, rest: [] });
+    expect(parseBenchArgs(["--batch"])).toEqual({ env: {}, file: "./test/load/batch.load.ts", rest: [] });
   });
 
   test("--gguf takes a value, repeated, comma-separated or as --gguf=, and picks the GGUF scenario", () => {

@@ -1,5 +1,6 @@
 // The pure request queue: a cost budget, atomic group admission, FIFO dispatch to free slots, cancel and finish.
 import { describe, expect, test } from "bun:test";
+import type { ServiceTier } from "../../../src/inference/service-tier.ts";
 import { affinityKey, pickSlot, RequestQueue } from "../../../src/scheduler/queue.ts";
 
 const entry = (id: string, model = "m-1", cost = 1) => ({ id, model, cost, payload: id, queuedAt: 0 });
@@ -115,5 +116,52 @@ describe("prefix affinity", () => {
     expect(q.dispatch(slots(4, 3), 0).map((d) => d.workerId)).toEqual([2]);
     q.admit([{ id: "c", model: "m-1", cost: 1, payload: "c", queuedAt: 0 }]);
     expect(q.dispatch(slots(4, 3), 0).map((d) => d.workerId)).toEqual([1]);
+  });
+});
+
+describe("lanes", () => {
+  const laned = (id: string, lane?: ServiceTier, model = "m-1") => ({ id, model, cost: 1, payload: id, queuedAt: 0, ...(lane ? { lane } : {}) });
+
+  test("waiting entries leave lane by lane (priority, default, then flex and batch together), oldest first within a lane", () => {
+    const q = new RequestQueue<string>(20);
+    for (const [id, lane] of [["b1", "batch"], ["d1", undefined], ["f1", "flex"], ["p1", "priority"], ["d2", "default"], ["b2", "batch"]] as const) q.admit([laned(id, lane)]);
+    const order: string[] = [];
+    for (let i = 0; i < 6; i++) order.push(...q.dispatch([{ workerId: 1, model: "m-1", free: 1, spare: 1 }], i).map((d) => d.entry.id));
+    expect(order).toEqual(["p1", "d1", "d2", "b1", "f1", "b2"]);
+  });
+
+  test("background entries take spare rows only; interactive ones take free rows beyond them", () => {
+    const q = new RequestQueue<string>(20);
+    q.admit([laned("f1", "flex")]);
+    q.admit([laned("b1", "batch")]);
+    q.admit([laned("d1")]);
+    // A worker whose rows background work holds: it still takes the interactive entry, and no background one.
+    const busy = [{ workerId: 1, model: "m-1", free: 3, spare: 0 }];
+    expect(q.dispatch(busy, 0).map((d) => d.entry.id)).toEqual(["d1"]);
+    expect(busy[0]).toEqual({ workerId: 1, model: "m-1", free: 2, spare: 0 });
+    // One spare row: one background entry, which leaves the interactive rows as they were.
+    const one = [{ workerId: 1, model: "m-1", free: 2, spare: 1 }];
+    expect(q.dispatch(one, 1).map((d) => d.entry.id)).toEqual(["f1"]);
+    expect(one[0]).toEqual({ workerId: 1, model: "m-1", free: 2, spare: 0 });
+    // A backend that does not count lanes (no spare): background entries take free rows like the rest.
+    expect(q.dispatch([{ workerId: 2, model: "m-1", free: 1 }], 2).map((d) => d.entry.id)).toEqual(["b1"]);
+  });
+
+  test("background entries never hold the interactive reserve: an interactive request is admitted when they are refused", () => {
+    const q = new RequestQueue<string>(8, 25);
+    for (let i = 0; i < 6; i++) expect(q.admit([laned(`b${i}`, i % 2 ? "flex" : "batch")]).ok).toBe(true);
+    expect(q.admit([laned("b6", "batch")])).toEqual({ ok: false, reason: "overloaded" });
+    // A group with any background entry counts its background part against the background share.
+    expect(q.admit([laned("x1", "flex"), laned("x2", "flex")]).ok).toBe(false);
+    expect(q.admit([laned("d1"), laned("d2")]).ok).toBe(true);
+    expect(q.admit([laned("d3")]).ok).toBe(false);
+    // A background entry that ends gives its share back.
+    q.cancel("b0");
+    expect(q.admit([laned("b6", "batch")]).ok).toBe(true);
+  });
+
+  test("without a reserve, background entries may fill the whole budget (as before lanes)", () => {
+    const q = new RequestQueue<string>(2);
+    expect(q.admit([laned("b1", "batch"), laned("b2", "flex")]).ok).toBe(true);
   });
 });

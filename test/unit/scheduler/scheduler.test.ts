@@ -150,3 +150,35 @@ describe("Scheduler", () => {
     expect(scheduler.load()).toEqual({ waiting: 0, active: 0 });
   });
 });
+
+describe("Scheduler lanes", () => {
+  class LaneBackend extends FakeBackend {
+    readonly lanes: (string | undefined)[] = [];
+    /** Rows the worker has: none until the test opens them. */
+    rows = 0;
+    override slots(): SlotView[] {
+      return [{ workerId: 7, model: MODEL, free: this.rows - this.held.size }];
+    }
+    override add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, _media?: unknown, _prefix?: unknown, lane?: string): void {
+      super.add(workerId, seqId, promptIds, params);
+      this.lanes.push(lane);
+    }
+  }
+
+  test("a sequence's lane reaches the backend, priority first; flex past the background share is refused while default is admitted", () => {
+    const scheduler = new Scheduler(4, 50);
+    const backend = new LaneBackend(1, 0);
+    scheduler.attach(backend);
+    const submit = (lane?: "flex" | "priority" | "batch") => scheduler.submit([{ model: MODEL, promptIds: [1], params: greedyParams(2), ...(lane ? { lane } : {}) }]);
+    submit("flex");
+    submit("batch");
+    expect(() => submit("flex")).toThrow(expect.objectContaining({ status: 503, code: "service_overloaded" }));
+    submit();
+    submit("priority");
+    expect(() => submit()).toThrow(expect.objectContaining({ status: 503, code: "service_overloaded" }));
+    backend.rows = 4;
+    scheduler.pump();
+    expect(backend.lanes).toEqual(["priority", undefined, "flex", "batch"]);
+  });
+});
+

@@ -70,7 +70,12 @@ describe("WorkerSupervisor", () => {
     h.sup.assign(1, "job-1", { type: "render", jobId: "job-1" });
     h.sup.send(1, { type: "abort", jobId: "job-1" });
     expect(w.types()).toEqual(["load", "render", "abort"]);
-    expect(h.sup.ready()).toEqual([{ workerId: 1, model, held: 1 }]);
+    expect(h.sup.ready()).toEqual([{ workerId: 1, model, held: 1, background: 0 }]);
+    // Background work counts apart too, until it is released.
+    h.sup.assign(1, "job-2", { type: "render", jobId: "job-2" }, true);
+    expect(h.sup.ready()).toEqual([{ workerId: 1, model, held: 2, background: 1 }]);
+    h.sup.release(1, "job-2");
+    expect(h.sup.ready()).toEqual([{ workerId: 1, model, held: 1, background: 0 }]);
     w.reply({ type: "pong", nonce: 1, rssBytes: 12_345, active: 1, queued: 0 });
     w.reply({ type: "image_done", jobId: "job-1" });
     expect(h.seen.messages).toEqual([[1, { type: "image_done", jobId: "job-1" }]]);

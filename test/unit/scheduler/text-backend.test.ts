@@ -62,7 +62,7 @@ describe("TextBackend", () => {
 
   test("slots shrink as sequences are added and free up when a step reports them finished, before the step is delivered", async () => {
     const { text, workers, steps } = await started();
-    expect(text.slots()).toEqual([{ workerId: 1, model: exact.id, free: 3 }, { workerId: 2, model: unsafe.id, free: 1 }]);
+    expect(text.slots()).toEqual([{ workerId: 1, model: exact.id, free: 3, spare: 3 }, { workerId: 2, model: unsafe.id, free: 1, spare: 1 }]);
     text.add(1, "s1", [5, 6], greedyParams(2));
     text.add(1, "s2", [7], greedyParams(2));
     text.add(2, "s3", [8], greedyParams(2));
@@ -76,6 +76,22 @@ describe("TextBackend", () => {
     const finish: SeqFinish = { seqId: "s2", reason: "cancelled", promptTokens: 1, outputTokens: 0 };
     workers[0]!.reply({ type: "step", deltas: [{ seqId: "s1", text: "a", tokens: 1 }], finished: [finish] });
     expect(steps).toEqual([{ finished: [finish], freeAtDelivery: 2 }]);
+    await text.workers.shutdown(5);
+  });
+
+  test("background sequences hold spare rows only: interactive ones may still take every row they hold, and the lane goes to the worker", async () => {
+    const { text, workers } = await started();
+    text.add(1, "b1", [5], greedyParams(2), undefined, undefined, "batch");
+    text.add(1, "f1", [6], greedyParams(2), undefined, undefined, "flex");
+    text.add(1, "d1", [7], greedyParams(2), undefined, undefined, "default");
+    expect(text.slots()[0]).toEqual({ workerId: 1, model: exact.id, free: 2, spare: 0 });
+    text.add(1, "p1", [8], greedyParams(2), undefined, undefined, "priority");
+    expect(text.slots()[0]).toEqual({ workerId: 1, model: exact.id, free: 1, spare: 0 });
+    expect(workers[0]!.posted.slice(1).map((m) => [m.seqId, m.lane])).toEqual([["b1", "batch"], ["f1", "flex"], ["d1", undefined], ["p1", "priority"]]);
+    workers[0]!.reply({ type: "step", deltas: [], finished: [{ seqId: "b1", reason: "stop", promptTokens: 1, outputTokens: 2 }] });
+    expect(text.slots()[0]).toEqual({ workerId: 1, model: exact.id, free: 1, spare: 0 });
+    workers[0]!.reply({ type: "step", deltas: [], finished: [{ seqId: "p1", reason: "stop", promptTokens: 1, outputTokens: 2 }] });
+    expect(text.slots()[0]).toEqual({ workerId: 1, model: exact.id, free: 2, spare: 1 });
     await text.workers.shutdown(5);
   });
 
