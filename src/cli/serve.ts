@@ -120,6 +120,7 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
       const waiting = runtime.scheduler.waitingByModel();
       return Object.fromEntries(registry.list().filter((m) => m.capabilities.chat || m.diffusion || m.embedding).map((m) => [m.id, waiting.get(m.id) ?? 0]));
     },
+    queueDepthByTier: () => runtime.scheduler.waitingByLane(),
     workers: () => [...runtime.pool.stats(), ...runtime.imagePool.stats(), ...runtime.embedPool.stats()],
     devices: () => registry.list().filter((m) => m.capabilities.chat || m.diffusion || m.embedding).map((m) => ({ model: m.id, device: m.placement?.device ?? "cpu", weights: m.placement?.dtype ?? m.defaultDtype })),
   });

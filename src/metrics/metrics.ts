@@ -176,7 +176,7 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: "kiln_tier_queue_depth", help: "Generation sequences waiting for a worker slot, by model and service tier (present once the scheduler reports lanes)",
+      name: "kiln_tier_queue_depth", help: "Generation sequences waiting for a worker slot, by model and service tier",
       labelNames: ["model", "tier"] as const, registers: [this.registry],
       collect() {
         this.reset();

@@ -165,6 +165,18 @@ export class RequestQueue<T> {
     return out;
   }
 
+  /** How many entries wait for each model in each lane (pairs with none are absent; an entry without a lane is default's). */
+  waitingByLane(): { model: string; tier: ServiceTier; depth: number }[] {
+    const out = new Map<string, { model: string; tier: ServiceTier; depth: number }>();
+    for (const e of this.waiting) {
+      const tier = e.lane ?? "default";
+      const key = `${e.model}\u0000${tier}`;
+      const row = out.get(key) ?? out.set(key, { model: e.model, tier, depth: 0 }).get(key)!;
+      row.depth++;
+    }
+    return [...out.values()];
+  }
+
   /** Waiting entries of a model (to fail them when no worker is left that could serve it). */
   waitingFor(model: string): string[] {
     return this.waiting.filter((e) => e.model === model).map((e) => e.id);

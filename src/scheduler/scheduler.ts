@@ -125,6 +125,11 @@ export class Scheduler {
     return this.queue.waitingByModel();
   }
 
+  /** Entries waiting for a worker slot, by model and lane. */
+  waitingByLane(): { model: string; tier: ServiceTier; depth: number }[] {
+    return this.queue.waitingByLane();
+  }
+
   /** Throws 503 backend_unavailable unless a worker for the model is ready. */
   assertServing(model: string): void {
     if (![this.text, this.images, this.embeds].some((b) => b?.hasReadyWorker(model))) {

@@ -130,6 +130,17 @@ describe("lanes", () => {
     expect(order).toEqual(["p1", "d1", "d2", "b1", "f1", "b2"]);
   });
 
+  test("waiting depth by model and lane (for /metrics): an entry without a lane counts as default; dispatched ones leave it", () => {
+    const q = new RequestQueue<string>(20);
+    for (const [id, lane, model] of [["b1", "batch", "m-1"], ["d1", undefined, "m-1"], ["d2", "default", "m-1"], ["b2", "batch", "m-2"], ["p1", "priority", "m-1"]] as const) q.admit([laned(id, lane, model)]);
+    const depth = () => q.waitingByLane().sort((a, b) => `${a.model}${a.tier}`.localeCompare(`${b.model}${b.tier}`));
+    expect(depth()).toEqual([
+      { model: "m-1", tier: "batch", depth: 1 }, { model: "m-1", tier: "default", depth: 2 }, { model: "m-1", tier: "priority", depth: 1 }, { model: "m-2", tier: "batch", depth: 1 },
+    ]);
+    q.dispatch([{ workerId: 1, model: "m-1", free: 2, spare: 0 }], 0);
+    expect(depth()).toEqual([{ model: "m-1", tier: "batch", depth: 1 }, { model: "m-1", tier: "default", depth: 1 }, { model: "m-2", tier: "batch", depth: 1 }]);
+  });
+
   test("background entries take spare rows only; interactive ones take free rows beyond them", () => {
     const q = new RequestQueue<string>(20);
     q.admit([laned("f1", "flex")]);
