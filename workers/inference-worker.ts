@@ -25,7 +25,13 @@ async function runLoop(): Promise<void> {
     // Started from idle: let the rest of a burst arrive so it shares the first prefill.
     const { active, queued } = engine.counts();
     if (engine.maxBatch > 1 && active === 0 && queued > 0) await gatherBurst(() => engine!.counts().queued, DEFAULT_BURST_WINDOW);
+    let interactive = 0;
     while (!life.stopping && engine.hasWork()) {
+      // Interactive requests arriving beside background work are gathered as from idle, so a burst shares one prefill
+      // (each prefill step pauses and resumes every background row).
+      const c = engine.counts();
+      if (c.background && c.interactiveQueued > interactive) await gatherBurst(() => engine!.counts().interactiveQueued, DEFAULT_BURST_WINDOW);
+      interactive = engine.counts().interactiveQueued;
       // A step's passes, cache moves and frees touch the device: in this worker's turn there.
       if (profiler) await life.onDevice(() => profiledStep(engine!, runner!));
       else await life.onDevice(() => engine!.step());

@@ -543,9 +543,9 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(problems).toEqual([]);
   }, 300_000);
 
-  test("npm run bench -- --batch (the tiny preset, 40 lines, one round) prints the CPU, every phase of its table with figures, and both targets", () => {
+  test("npm run bench -- --batch (the tiny preset, a real batch of 300 lines, one round) prints the CPU, every phase of its table with figures, and both targets", () => {
     const r = sh("npm run bench -- --batch", {
-      KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_TOKENS: "8", KILN_BENCH_BATCH_LINES: "40", KILN_BENCH_BATCH_INFLIGHT: "8",
+      KILN_BENCH_PRESET: "tiny", KILN_BENCH_ROUNDS: "1", KILN_BENCH_TOKENS: "8", KILN_BENCH_BATCH_LINES: "300",
       KILN_BENCH_MODELS: join(work, "bench-models"),
     });
     if (r.code !== 0) throw new Error(r.out);
@@ -553,7 +553,8 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     for (const phase of ["interactive alone", "interactive beside the batch", "interactive, 16 clients"]) {
       expect(r.out).toMatch(new RegExp(`^\\| ${phase} +\\| +\\d+ \\|( +\\d+\\.\\d \\|){4}$`, "m"));
     }
-    for (const phase of ["batch lane, no interactive", "batch lane, beside interactive"]) expect(r.out).toMatch(new RegExp(`^\\| ${phase} +\\| +8 lines \\|( +- \\|){3} +\\d+\\.\\d \\|$`, "m"));
+    for (const phase of ["batch lane, no interactive", "batch lane, beside interactive"]) expect(r.out).toMatch(new RegExp(`^\\| ${phase} +\\| +batch \\|( +- \\|){3} +\\d+\\.\\d \\|$`, "m"));
+    expect(r.out).toContain("one batch of 300 chat lines through /v1/batches");
     expect(r.out).toMatch(/^target TTFT p95 beside the batch ≤ 1\.25× alone: .*\d\.\d\d× \((met|MISSED)\)$/m);
     expect(r.out).toMatch(/^target batch throughput \(no interactive\) ≥ 0\.9× 16-client: .*\d\.\d\d× \((met|MISSED)\)$/m);
   }, 300_000);

@@ -1,6 +1,7 @@
 // `npm run bench -- --batch`: interactive chat (KILN_BENCH_BATCH_CLIENTS, 4, streaming, fresh prompts) first alone and
-// then beside a running background load of KILN_BENCH_BATCH_LINES (2,000) batch-lane lines (flex requests until the
-// Batch API lands: test/load/batch-lane.ts), KILN_BENCH_BATCH_INFLIGHT (32) at a time; and the batch lane's throughput
+// then beside a running batch of KILN_BENCH_BATCH_LINES (2,000) chat lines created through /v1/batches
+// (KILN_BENCH_BATCH_LOAD=flex sends them as flex requests instead, KILN_BENCH_BATCH_INFLIGHT (32) at a time:
+// test/load/batch-lane.ts); and the batch lane's throughput
 // while no interactive request runs, against the same server's 16-client interactive throughput. Both on the bench
 // model (KILN_BENCH_PRESET, KILN_BENCH_DTYPE), KILN_BENCH_TOKENS new tokens per request, KILN_BENCH_ROUNDS rounds.
 import { expect, test } from "bun:test";
@@ -9,7 +10,7 @@ import { readModelFolder } from "../../src/models/registry.ts";
 import { describeCpu, readCpuInfo } from "../../src/native/cpu.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { waitFor } from "../helpers/wait-for.ts";
-import { flexLines, type LaneLoad } from "./batch-lane.ts";
+import { batchLines, flexLines, type LaneLoad } from "./batch-lane.ts";
 import { BENCH_DTYPES, benchServerEnv, DTYPE, ensureBenchModel, FORMATS, MODELS_DIR, NEW_TOKENS, ROUNDS, SPEC } from "./bench-model.ts";
 import { freshChat } from "./fresh-chat.ts";
 import { markdownTable, medianBy, type StreamTiming, summarize } from "./metrics.ts";
@@ -19,6 +20,8 @@ import { streamChat } from "./stream-client.ts";
 const CLIENTS = Number(process.env.KILN_BENCH_BATCH_CLIENTS ?? 4);
 const LINES = Number(process.env.KILN_BENCH_BATCH_LINES ?? 2000);
 const INFLIGHT = Number(process.env.KILN_BENCH_BATCH_INFLIGHT ?? 32);
+/** "batch" (default): a real batch through /v1/batches; "flex": the same lines as flex requests. */
+const LOAD = process.env.KILN_BENCH_BATCH_LOAD === "flex" ? "flex" : "batch";
 /** Lines the batch lane completes alone before its throughput window starts (its ramp-up) and within that window. */
 const WARM_LINES = Math.min(INFLIGHT, Math.floor(LINES / 8));
 const WINDOW_LINES = Math.max(1, Math.floor(LINES / 4));
@@ -58,7 +61,7 @@ test(
       const sixteen = await interactive(16);
       console.log(`interactive alone: TTFT p95 ${f1(alone.ttftP95)} ms; 16 clients: ${f1(sixteen.outputTokPerSec)} tok/s`);
 
-      const load = flexLines({ url: server.url, key: server.key, model: SPEC.id, prompt: fresh.next, lines: LINES, maxTokens: NEW_TOKENS, inflight: INFLIGHT });
+      const load = (LOAD === "flex" ? flexLines : batchLines)({ url: server.url, key: server.key, model: SPEC.id, prompt: fresh.next, lines: LINES, maxTokens: NEW_TOKENS, inflight: INFLIGHT });
       const failed = load.done.catch((e: unknown) => e);
       const timeoutMs = 3_600_000;
       await waitFor(() => load.completedAt.length >= WARM_LINES, { what: `${WARM_LINES} batch-lane lines (ramp-up)`, timeoutMs });
@@ -79,15 +82,16 @@ test(
 
       console.log(`\ncpu: ${describeCpu(readCpuInfo())}`);
       console.log(`model ${SPEC.id}, ${FORMATS}, ${NEW_TOKENS} new tokens per request, ${threads} threads, ${ROUNDS} rounds of ${CLIENTS} interactive clients (fresh prompts)`);
-      console.log(`batch lane: ${LINES} lines of service_tier flex (the lane batches share), ${INFLIGHT} in flight; ${load.completedAt.length} completed when the bench stopped it\n`);
+      const what = LOAD === "flex" ? `${LINES} lines of service_tier flex (the lane batches share), ${INFLIGHT} in flight` : `one batch of ${LINES} chat lines through /v1/batches (run by the server's batch runner)`;
+      console.log(`batch lane: ${what}; ${load.completedAt.length} completed when the bench stopped it\n`);
       const row = (phase: string, clients: string, s: { ttftP50: number; ttftP95: number; tpotP50: number } | null, tokPerSec: number) =>
         [phase, clients, s ? f1(s.ttftP50) : "-", s ? f1(s.ttftP95) : "-", s ? f1(s.tpotP50) : "-", f1(tokPerSec)];
       console.log(markdownTable(["phase", "clients", "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms", "tok/s"], [
         row("interactive alone", String(CLIENTS), alone, alone.outputTokPerSec),
         row("interactive beside the batch", String(CLIENTS), beside, beside.outputTokPerSec),
         row("interactive, 16 clients", "16", sixteen, sixteen.outputTokPerSec),
-        row("batch lane, no interactive", `${INFLIGHT} lines`, null, laneAlone),
-        row("batch lane, beside interactive", `${INFLIGHT} lines`, null, laneBeside),
+        row("batch lane, no interactive", LOAD === "flex" ? `${INFLIGHT} lines` : "batch", null, laneAlone),
+        row("batch lane, beside interactive", LOAD === "flex" ? `${INFLIGHT} lines` : "batch", null, laneBeside),
       ]));
       const ttft = beside.ttftP95 / alone.ttftP95;
       const through = laneAlone / sixteen.outputTokPerSec;

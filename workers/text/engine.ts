@@ -157,8 +157,9 @@ export class Engine {
     return this.queue.filter((s) => !s.media.ready).length;
   }
 
-  counts(): { active: number; queued: number } {
-    return { active: this.running.length + (this.chunked ? 1 : 0) + this.paused.length, queued: this.queue.length };
+  counts(): { active: number; queued: number; interactiveQueued: number; background: boolean } {
+    const active = this.running.length + (this.chunked ? 1 : 0) + this.paused.length;
+    return { active, queued: this.queue.length, interactiveQueued: interactiveWaiting(this.queue), background: this.paused.length > 0 || this.running.some((r) => isBackground(r.lane)) };
   }
 
   /** One engine step: decode the running batch, prefill newcomers into freed slots, rebuild the cache once, report. */

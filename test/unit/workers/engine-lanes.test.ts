@@ -96,11 +96,13 @@ describe("Engine lanes", () => {
     await c.step();
     await c.step();
     c.add("i1", undefined, 20, 3);
+    // What the worker's loop reads to gather interactive arrivals beside background work (inference-worker.ts).
+    expect(c.engine.counts()).toMatchObject({ interactiveQueued: 1, background: true });
     await c.step();
     c.engine.cancel("b1");
     await c.run("i1", "b1");
     expect(c.finish("b1")).toMatchObject({ reason: "cancelled", outputTokens: 2 });
-    expect(c.engine.counts()).toEqual({ active: 0, queued: 0 });
+    expect(c.engine.counts()).toEqual({ active: 0, queued: 0, interactiveQueued: 0, background: false });
   });
 
   test("background prompts take at most a quarter of the step's prefill budget (at least 32 tokens): a longer one goes in chunks", async () => {

@@ -75,7 +75,7 @@ describe("Engine", () => {
     h.engine.add("d", prompts.d!, greedy(6));
     await h.engine.step();
     expect(h.firstReport("d")).toBe(3);
-    expect(h.engine.counts()).toEqual({ active: 2, queued: 0 });
+    expect(h.engine.counts()).toMatchObject({ active: 2, queued: 0 });
     await h.drain();
     expect(h.finishReport("a")).toBeGreaterThan(h.firstReport("d"));
     for (const [id, n] of [["a", 12], ["b", 3], ["d", 6]] as const) expect(tokensOf(h.text(id))).toEqual(referenceGreedy(prompts[id]!, n));
@@ -95,9 +95,9 @@ describe("Engine", () => {
     h.engine.add("a", prompts.a!, greedy(2));
     h.engine.add("b", prompts.b!, greedy(8));
     h.engine.add("c", prompts.c!, greedy(4));
-    expect(h.engine.counts()).toEqual({ active: 0, queued: 3 });
+    expect(h.engine.counts()).toMatchObject({ active: 0, queued: 3 });
     await h.engine.step();
-    expect(h.engine.counts()).toEqual({ active: 2, queued: 1 });
+    expect(h.engine.counts()).toMatchObject({ active: 2, queued: 1 });
     await h.engine.step();
     // "a" finished in step 2, so "c" was prefilled into its slot in that same step.
     expect(h.finishReport("a")).toBe(1);
@@ -230,7 +230,7 @@ describe("Engine", () => {
     h.engine.add("d", prompts.d!, greedy(4));
     h.engine.add("b", prompts.b!, greedy(3));
     await h.engine.step();
-    expect(h.engine.counts()).toEqual({ active: 2, queued: 1 });
+    expect(h.engine.counts()).toMatchObject({ active: 2, queued: 1 });
     await h.drain();
     // 12 prompt tokens: chunks of 5, 5 and 2 on top of the growing cache, each in a step where "a" also decoded.
     const chunks = h.runner.calls.filter((c) => c.batch === 1 && c.seqLen > 1);
@@ -251,7 +251,7 @@ describe("Engine", () => {
     h.engine.add("d", prompts.d!, greedy(4));
     h.engine.add("b", prompts.b!, greedy(2));
     await h.engine.step();
-    expect(h.engine.counts()).toEqual({ active: 1, queued: 1 });
+    expect(h.engine.counts()).toMatchObject({ active: 1, queued: 1 });
     h.engine.cancel("d");
     await h.drain();
     expect(h.finish("d")).toMatchObject({ reason: "cancelled", outputTokens: 0 });

@@ -53,10 +53,10 @@ describe("Engine with media", () => {
     h.engine.add("img", prompt, greedy(3), [image]);
     // Only preprocessing is under way: nothing to step.
     expect(h.engine.hasWork()).toBe(false);
-    expect(h.engine.counts()).toEqual({ active: 0, queued: 1 });
+    expect(h.engine.counts()).toMatchObject({ active: 0, queued: 1 });
     h.engine.add("txt", [5, 6, 7], greedy(3));
     await h.engine.step();
-    expect(h.engine.counts()).toEqual({ active: 1, queued: 1 });
+    expect(h.engine.counts()).toMatchObject({ active: 1, queued: 1 });
     expect(h.wakes()).toBe(0);
     open();
     await waitFor(() => h.wakes(), { what: "a wake" });
