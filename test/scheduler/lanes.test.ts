@@ -1,6 +1,7 @@
 // Lanes through the real server and its worker: service_tier resolved and echoed, an interactive request admitted beside
 // a full set of flex rows gets its first token within a few steps, and the flex rows' greedy text is what it is unpreempted.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { listTeams, updateTeam } from "../../src/db/teams-repo.ts";
 import { maxBatchOf } from "../../src/scheduler/text-backend.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait-for.ts";
@@ -8,6 +9,8 @@ import { waitFor } from "../helpers/wait-for.ts";
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
+  // priority is a tier a team must be granted (src/access/tier-policy.ts): this server's one team is.
+  for (const team of await listTeams(s.deps.db)) await updateTeam(s.deps.db, team.id, { serviceTiers: ["default", "flex", "priority", "batch"] });
 });
 afterAll(() => s.stop(1000));
 
