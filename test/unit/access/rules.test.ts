@@ -55,7 +55,8 @@ describe("permissions", () => {
     expect(parseRestrictionArg("a, b,a", "models")).toEqual(["a", "b"]);
     expect(parseRestrictionArg("chat,files", "endpoints")).toEqual(["chat", "files"]);
     expect(parseRestrictionArg("chat,embeddings", "endpoints")).toEqual(["chat", "embeddings"]);
-    expect(() => parseRestrictionArg("chat,batches", "endpoints")).toThrow("unknown endpoint family batches");
+    expect(parseRestrictionArg("chat,batches", "endpoints")).toEqual(["chat", "batches"]);
+    expect(() => parseRestrictionArg("chat,fine_tuning", "endpoints")).toThrow("unknown endpoint family fine_tuning");
     expect(() => parseRestrictionArg(" , ", "models")).toThrow("comma-separated");
   });
 });

@@ -44,7 +44,7 @@ describe("limits CLI", () => {
     expect(last()).toMatch(/acme +free +20 +900\* +off +m-1,m-2 +chat,responses/);
     expect(await teamsCommand(db, ["set", "acme", "--tier", "platinum"], out, config)).toBe(2);
     expect(last()).toContain('no tier "platinum"');
-    expect(await teamsCommand(db, ["set", "acme", "--endpoints", "chat,batches"], out, config)).toBe(2);
+    expect(await teamsCommand(db, ["set", "acme", "--endpoints", "chat,fine_tuning"], out, config)).toBe(2);
     expect(await teamsCommand(db, ["set", "nobody", "--rpm", "1"], out, config)).toBe(1);
     expect(await teamsCommand(db, ["set", "acme"], out, config)).toBe(2);
     expect(await teamsCommand(db, ["set", "acme", "--tier", "none", "--tpm", "none", "--models", "all", "--endpoints", "all"], out, config)).toBe(0);
