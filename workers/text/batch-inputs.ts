@@ -117,3 +117,9 @@ export function extendInputs(rows: { tokens: number[]; past: number }[], pastLen
   });
   return { batch, seqLen, pastLen, inputIds, attentionMask, positionIds };
 }
+
+/** The pass's inputs with its rows' feature rows attached (text-only passes stay as they are). */
+export function withFeatures(inputs: StepInputs, rows: FeatureRows[][]): StepInputs {
+  const features = rows.flat();
+  return features.length > 0 ? { ...inputs, features } : inputs;
+}

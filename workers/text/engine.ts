@@ -3,7 +3,7 @@
 import type { ServiceTier } from "../../src/inference/service-tier.ts";
 import { isBackground, laneInsertAt, rowsToResume } from "../../src/protocol/lanes.ts";
 import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/protocol/text.ts";
-import { chunkInputs, decodeInputs, extendInputs, type FeatureRows, prefillInputs, type StepInputs } from "./batch-inputs.ts";
+import { chunkInputs, decodeInputs, extendInputs, type FeatureRows, prefillInputs, withFeatures } from "./batch-inputs.ts";
 import { chunkWidth } from "./chunk-width.ts";
 import { arrangeHost, type BatchKv, type BatchRow } from "./kv-cache.ts";
 import { forwardMasked, tryForward } from "./forward-guard.ts";
@@ -247,7 +247,7 @@ export class Engine {
     const inputs = past ? extendInputs(rows, pastLen, this.runner.padId) : prefillInputs(rows.map((r) => r.tokens), this.runner.padId);
     // Left padding puts row r's first new position in column passWidth − its new tokens.
     const features = newcomers.map((s, r) => this.featureRows(s, r, s.cached, rows[r]!.tokens.length, passWidth - rows[r]!.tokens.length));
-    const out = await forwardMasked(newcomers, ctx.finished, () => this.runner.forward(this.withFeatures(inputs, features), past));
+    const out = await forwardMasked(newcomers, ctx.finished, () => this.runner.forward(withFeatures(inputs, features), past));
     for (const s of newcomers) s.media.release();
     if (!out) return;
     const kv: BatchKv<unknown> = { tensors: out.present, lens: newcomers.map((s) => s.promptIds.length), length: pastLen + passWidth };
@@ -278,12 +278,6 @@ export class Engine {
     return seq.media.carries ? seq.media.rows(row, start, length, col0, this.runner.media!.hidden) : [];
   }
 
-  /** The pass's inputs with its rows' feature rows attached (text-only passes stay as they are). */
-  private withFeatures(inputs: StepInputs, rows: FeatureRows[][]): StepInputs {
-    const features = rows.flat();
-    return features.length > 0 ? { ...inputs, features } : inputs;
-  }
-
   /** Samples each row's next token; rows that go on are kept (from `kv`) for the next batch. */
   private collect(ctx: StepContext, seqs: Sequence[], kv: BatchKv<unknown>, out: ForwardResult<unknown>): void {
     seqs.forEach((seq, row) => {
@@ -311,7 +305,7 @@ export class Engine {
     }
     this.lastStep.prefillTokens += piece.length;
     const last = done + piece.length >= seq.promptIds.length;
-    const inputs = { ...this.withFeatures(chunkInputs(piece, done), [this.featureRows(seq, 0, done, piece.length, 0)]), ...(scoring ? { allLogits: true } : {}) };
+    const inputs = { ...withFeatures(chunkInputs(piece, done), [this.featureRows(seq, 0, done, piece.length, 0)]), ...(scoring ? { allLogits: true } : {}) };
     const run = () => this.runner.forward(inputs, kv);
     const out = await (last ? forwardMasked([seq], ctx.finished, run) : tryForward([seq], ctx.finished, run));
     this.endChunked();

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chunkInputs, decodeInputs, extendInputs, overCapacity, prefillInputs } from "../../../workers/text/batch-inputs.ts";
+import { chunkInputs, decodeInputs, extendInputs, type FeatureRows, overCapacity, prefillInputs, withFeatures } from "../../../workers/text/batch-inputs.ts";
 
 const nums = (a: BigInt64Array) => Array.from(a, Number);
 
@@ -73,5 +73,15 @@ describe("extendInputs", () => {
   test("a row with a past and fewer new tokens than the pass is refused (its padding would split past and tokens)", () => {
     expect(() => extendInputs([{ tokens: [5, 6], past: 0 }, { tokens: [7], past: 2 }], 2, 0)).toThrow(/has a past/);
     expect(() => extendInputs([{ tokens: [5], past: 3 }], 2, 0)).toThrow(/claims 3/);
+  });
+});
+
+describe("withFeatures", () => {
+  test("attaches every row's feature rows in row order; a text-only pass keeps its inputs as they are", () => {
+    const inputs = decodeInputs([5, 6], [3, 2], 3);
+    expect(withFeatures(inputs, [[], []])).toBe(inputs);
+    const a = { row: 0, col: 1, data: new Float32Array([1, 2]) } as unknown as FeatureRows;
+    const b = { row: 1, col: 0, data: new Float32Array([3, 4]) } as unknown as FeatureRows;
+    expect(withFeatures(inputs, [[a], [b]])).toEqual({ ...inputs, features: [a, b] });
   });
 });
