@@ -5,7 +5,7 @@
 // on the very next one, and a background job recovered after a restart is checked again when it is admitted. Admission
 // also applies the run's service tier (tier-policy.ts): refused if the team was not granted it, counted in its lane's
 // buckets, and held at its price factor.
-import type { AuthContext } from "../auth/authenticate.ts";
+import { type AuthContext, authOf } from "../auth/authenticate.ts";
 import { worstCaseMicros } from "../billing/cost.ts";
 import { teamTierPrices } from "../billing/tier-prices.ts";
 import type { Config } from "../config.ts";
@@ -20,7 +20,7 @@ import type { RateLimiter } from "../ratelimit/limiter.ts";
 import type { TeamLimits, Tier } from "../ratelimit/tiers.ts";
 import { BillingHolds } from "./billing-holds.ts";
 import type { HoldStore } from "./hold-store.ts";
-import { endpointRefusal, familyRefusal, modelRefusal, restrictionOf } from "./rules.ts";
+import { endpointRefusal, familyRefusal, modelRefusal } from "./rules.ts";
 import { TeamRateLimits } from "./team-limits.ts";
 import { allowedTiersOf, laneOf, type LimitLane, tierRefusal } from "./tier-policy.ts";
 
@@ -175,10 +175,9 @@ export class Gate {
   private async outsideEdge(a: Admission): Promise<Entry> {
     const found = await findActiveKeyWithTeam(this.deps.db, a.scope.keyId);
     if (!found) throw new ApiError(401, "authentication_error", "The API key this request was made with is no longer active.", "invalid_api_key");
-    const rules = { key: restrictionOf(found.key), team: restrictionOf(found.team) };
-    const refusal = familyRefusal(rules, a.scope.endpoint) ?? modelRefusal(rules, a.model.id);
+    const auth = authOf(found);
+    const refusal = familyRefusal(auth.rules, a.scope.endpoint) ?? modelRefusal(auth.rules, a.model.id);
     if (refusal) throw refusal;
-    const auth: AuthContext = { keyId: found.key.id, teamId: found.team.id, team: found.team, rules };
     return { auth, limits: await this.limits.limitsOf(found.team), snapshot: {}, tookRequest: false, lane: "interactive" };
   }
 }

@@ -1,7 +1,7 @@
 // Resolves the presented API key to its team, or throws the spec's single 401.
 import { ApiError } from "../errors/api-error.ts";
 import type { Db } from "../db/client.ts";
-import { findActiveKeyWithTeam, touchKey } from "../db/keys-repo.ts";
+import { type ApiKeyRow, findActiveKeyWithTeam, touchKey } from "../db/keys-repo.ts";
 import type { Team } from "../db/teams-repo.ts";
 import { type AccessRules, restrictionOf } from "../access/rules.ts";
 import { keyFromHeaders, parseKey, secretMatches } from "./api-key.ts";
@@ -26,7 +26,13 @@ export async function authenticate(db: Db, headers: Headers, nowS = Math.floor(D
   // Compare even when the id is unknown so both failures take the same time.
   const ok = secretMatches(parsed.secret, found?.key.secretHash ?? "0".repeat(64));
   if (!found || !ok) throw ApiError.unauthorized();
-  const { key, team } = found;
+  const { key } = found;
   if (key.lastUsedAt === null || nowS - key.lastUsedAt >= LAST_USED_RESOLUTION_S) await touchKey(db, key.id, nowS);
+  return authOf(found);
+}
+
+/** An active key and its team as the context a request runs under: their restrictions as they are now. */
+export function authOf(found: { key: ApiKeyRow; team: Team }): AuthContext {
+  const { key, team } = found;
   return { keyId: key.id, teamId: key.teamId, team, rules: { key: restrictionOf(key), team: restrictionOf(team) } };
 }

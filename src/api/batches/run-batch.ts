@@ -5,7 +5,7 @@
 // end or the loss of the lease stop it at its next look (at most a second): running lines are cut and go back to
 // pending. A drain only stops new lines: the running ones finish or, cut by the drain, go back to pending.
 import type { AppDeps } from "../../app-deps.ts";
-import { restrictionOf } from "../../access/rules.ts";
+import { authOf } from "../../auth/authenticate.ts";
 import { type BatchRow, batchById, claimLines, endLine, moveBatch, openLines, releaseLines, startBatch } from "../../db/batches-repo.ts";
 import { findActiveKeyWithTeam } from "../../db/keys-repo.ts";
 import { ApiError } from "../../errors/api-error.ts";
@@ -169,8 +169,7 @@ export class BatchRun {
       try {
         const found = await findActiveKeyWithTeam(db, b.keyId);
         if (!found) throw new ApiError(401, "authentication_error", "The API key this batch was created with is no longer active.", "invalid_api_key");
-        const auth = { keyId: found.key.id, teamId: found.team.id, team: found.team, rules: { key: restrictionOf(found.key), team: restrictionOf(found.team) } };
-        const call = { auth, requestId: ids.requestId, signal: this.#cut.signal, tier: "batch" as const, batchId: b.id };
+        const call = { auth: authOf(found), requestId: ids.requestId, signal: this.#cut.signal, tier: "batch" as const, batchId: b.id };
         run = { answer: await runLine(this.deps, b.endpoint as BatchEndpointPath, JSON.parse(l.bodyJson) as Record<string, unknown>, call) };
       } catch (error) {
         run = { error };
