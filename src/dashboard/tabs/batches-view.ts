@@ -2,6 +2,7 @@
 import type { BatchRow } from "../../db/batches-repo.ts";
 import { fmtCount, fmtMoney, fmtTime } from "../format.ts";
 import { type Html, html } from "../html.ts";
+import { statusLabel } from "./responses-query.ts";
 
 export interface BatchProgress {
   /** Lines ended, done or failed. */
@@ -27,11 +28,13 @@ export function batchTone(status: string): "good" | "warn" | "bad" | null {
 export function batchRow(b: BatchRow, counts: { done: number; failed: number }, costMicros: number): Html {
   const p = batchProgress(b.total, counts);
   const tone = batchTone(b.status);
-  const files = [b.outputFileId ? html`<code>${b.outputFileId}</code> output` : "", b.errorFileId ? html`<code>${b.errorFileId}</code> errors` : ""].filter((f) => f !== "");
+  const files: Html[] = [];
+  if (b.outputFileId) files.push(html`<code>${b.outputFileId}</code> output`);
+  if (b.errorFileId) files.push(html`<code>${b.errorFileId}</code> errors`);
   return html`<tr data-id="${b.id}">
   <td><code>${b.id}</code></td>
   <td>${b.endpoint}</td>
-  <td><span class="badge${tone ? ` ${tone}` : ""}" data-status="${b.status}">${b.status.replace(/_/g, " ")}</span></td>
+  <td><span class="badge${tone ? ` ${tone}` : ""}" data-status="${b.status}">${statusLabel(b.status)}</span></td>
   <td data-progress="${p.finished}/${p.total}"><progress max="${Math.max(1, p.total)}" value="${p.finished}">${p.percent}%</progress> ${fmtCount(p.finished)} of ${fmtCount(p.total)}${counts.failed ? html` <span class="hint">(${fmtCount(counts.failed)} failed)</span>` : ""}</td>
   <td data-cost="${costMicros}">${fmtMoney(costMicros)}</td>
   <td>${fmtTime(b.createdAt)}</td>
