@@ -7,7 +7,8 @@ import { tempDir } from "../../helpers/kiln.ts";
 describe("StepProfiler", () => {
   test("charges posts to the step under way and the gap to the step before; appends on flush", () => {
     const file = join(tempDir("kiln-prof-"), "p.jsonl");
-    const p = new StepProfiler(file);
+    let wall = 1_000;
+    const p = new StepProfiler(file, () => wall++);
     p.begin(0);
     p.addPost(0.5);
     p.end(10, { decodeRows: 1, prefillTokens: 0, runMs: 8, stepMs: 10 });
@@ -20,11 +21,23 @@ describe("StepProfiler", () => {
     p.flush();
     const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(lines).toEqual([
-      { decodeRows: 1, prefillTokens: 0, runMs: 8, stepMs: 10, postMs: 0.5, gapMs: 2 },
-      { decodeRows: 1, prefillTokens: 0, runMs: 7, stepMs: 8, postMs: 0, gapMs: 0 },
-      { decodeRows: 2, mediaRows: 1, prefillTokens: 30, runMs: 9, encodeMs: 4, stepMs: 10, postMs: 0, gapMs: 0 },
+      { decodeRows: 1, prefillTokens: 0, runMs: 8, stepMs: 10, postMs: 0.5, gapMs: 2, at: 1_000 },
+      { decodeRows: 1, prefillTokens: 0, runMs: 7, stepMs: 8, postMs: 0, gapMs: 0, at: 1_001 },
+      { decodeRows: 2, mediaRows: 1, prefillTokens: 30, runMs: 9, encodeMs: 4, stepMs: 10, postMs: 0, gapMs: 0, at: 1_002 },
     ]);
   });
+  test("a loop that never goes idle still writes its records every few hundred steps, each with its gap", () => {
+    const file = join(tempDir("kiln-prof-"), "p.jsonl");
+    const p = new StepProfiler(file, () => 0);
+    for (let i = 0; i < 300; i++) {
+      p.begin(i * 10);
+      p.end(i * 10 + 8, { decodeRows: 1, prefillTokens: 0, runMs: 7, stepMs: 8 });
+    }
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.length).toBe(256);
+    expect(lines.every((l) => l.gapMs === 2)).toBe(true);
+  });
+
   test("only a named file turns it on", () => {
     expect(profilerFromEnv({})).toBeNull();
     expect(profilerFromEnv({ KILN_PROFILE_FILE: "/tmp/x" })).toBeInstanceOf(StepProfiler);
