@@ -130,3 +130,23 @@ function audioProblem(a: { samples?: unknown; sampleRate?: unknown }): string | 
   if (!(a.samples instanceof Float32Array) || a.samples.length === 0) return "samples must be a non-empty Float32Array";
   return typeof a.sampleRate === "number" && a.sampleRate > 0 ? null : "sampleRate must be a positive number";
 }
+
+/** What the engine's model offers beyond its limits, for addRefusal. */
+export interface EngineAbilities extends ModelLimits {
+  constrainable: boolean;
+  /** The runner keeps every position's logits (prompts can be scored). */
+  allPositions: boolean;
+  mediaTokenIds: Partial<Record<string, number>> | undefined;
+}
+
+/** The reason the engine refuses an add (a bad or repeated id, a bad prompt or params, what the model cannot do), or null. */
+export function addRefusal(seqId: unknown, known: ReadonlySet<string>, promptIds: number[], params: SamplingParams, media: unknown, a: EngineAbilities): string | null {
+  if (typeof seqId !== "string" || seqId === "") return "seqId must be a non-empty string";
+  if (known.has(seqId)) return `sequence ${seqId} is already running`;
+  return (
+    addProblem(promptIds, params, a) ??
+    (params.constraint && !a.constrainable ? "this model's output cannot be constrained" : null) ??
+    (params.promptLogprobs !== undefined && !a.allPositions ? "this model's runner keeps only the last position's logits: it cannot score a prompt" : null) ??
+    mediaProblem(media, promptIds, a.mediaTokenIds)
+  );
+}
