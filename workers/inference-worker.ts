@@ -84,6 +84,7 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
       maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
       prefix: prefixReuse(spec, loaded.runner),
       tokenBytes: loaded.tokenBytes,
+      takeArrivals: yieldToEvents,
       // Without an end id a constrained answer could never finish: such a model serves unconstrained requests only.
       ...(loaded.eosIds.length ? { constraints: new LazyConstraintSource(loaded.runner.vocabSize, loaded.tokenizerJson, loaded.eosIds) } : {}),
       emit: profiler

@@ -1,7 +1,7 @@
 // Which queued prompts a step admits into its one batched prefill: in lane then arrival order, within the prefill
 // token budget (padding counted), leaving long prompts to the chunked lane. Taken ones leave the queue.
 import { isBackground } from "../../src/protocol/lanes.ts";
-import { laneBudget, scoresPrompt } from "./lane-choice.ts";
+import { type BackgroundPace, laneBudget, scoresPrompt } from "./lane-choice.ts";
 import type { PrefixReuse } from "./prefix-reuse.ts";
 import type { Sequence } from "./sequence.ts";
 
@@ -15,6 +15,8 @@ export interface AdmitOptions {
   backgroundWaits: boolean;
   /** The runner's passes over a past take one row: a sequence with a cached prefix is prefilled alone. */
   oneRowPast: boolean;
+  /** How background prompts are admitted (lane-choice.ts backgroundPace; absent: `one`'s budget, any number of prompts). */
+  pace?: BackgroundPace;
 }
 
 /** Takes the queued prompts one prefill admits, for up to `free` rows (marked pending in the prefix cache). */
@@ -24,7 +26,7 @@ export function admitPrompts(queue: Sequence[], prefix: PrefixReuse, o: AdmitOpt
   for (let i = 0; i < queue.length && taken.length < o.free; ) {
     const seq = queue[i]!;
     // The queue is in lane order: from the first background sequence on, everything is background.
-    if (o.backgroundWaits && isBackground(seq.lane)) break;
+    if (isBackground(seq.lane) && (o.backgroundWaits || (o.pace === "one" && taken.some((t) => isBackground(t.lane))))) break;
     // Sequences whose media is still being preprocessed wait without holding up the ones behind them.
     // So do prompts being scored: the chunked lane takes them, one at a time.
     if (!seq.media.ready || scoresPrompt(seq)) {
@@ -33,7 +35,7 @@ export function admitPrompts(queue: Sequence[], prefix: PrefixReuse, o: AdmitOpt
     }
     const usable = prefix.usable(seq.prefix, seq.promptIds.length, true);
     const len = seq.promptIds.length - usable;
-    const limit = laneBudget(seq, o.budget);
+    const limit = laneBudget(seq, o.budget, o.pace);
     // Long ones go to the chunked lane; one whose next block a prefill under way computes waits to find it cached.
     if (len > limit || prefix.waitsForPending(seq.prefix, usable)) {
       i++;

@@ -11,8 +11,9 @@ import type { CacheOps, ForwardResult, ModelRunner } from "./model-runner.ts";
 import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
 import type { ConstraintSource } from "./row-constraint.ts";
-import { addProblem, mediaProblem } from "./validate.ts";
-import { interactiveFills, interactiveWaiting, laneBudget, rowsToYield, scoresPrompt } from "./lane-choice.ts";
+import { addRefusal } from "./validate.ts";
+import { type BackgroundPace, interactiveFills, interactiveLive, interactiveWaiting, laneBudget, rowsToYield, scoresPrompt } from "./lane-choice.ts";
+import { type EngineClock, LanePace, REAL_CLOCK } from "./lane-pace.ts";
 import { admitPrompts } from "./admit-prompts.ts";
 import { PausedRows } from "./paused-rows.ts";
 import { PrefixReuse } from "./prefix-reuse.ts";
@@ -36,6 +37,13 @@ export interface EngineOptions {
   constraints?: ConstraintSource;
   /** The prefix cache and the prefill figures (absent: nothing cached, figures kept). */
   prefix?: PrefixReuse;
+  /**
+   * Lets messages that arrived during a pass reach the engine (add, cancel). Called after a decode pass beside background
+   * work, so an interactive request that arrived during it stops this step's background prefill (absent: not checked).
+   */
+  takeArrivals?: () => Promise<void>;
+  /** The engine's clock, for the grace background prompts give interactive work (lane-pace.ts). */
+  clock?: EngineClock;
 }
 
 /** What one step gathers: the report, and the rows that form the next batch. */
@@ -66,6 +74,7 @@ export class Engine {
   /** Background rows out of the batch until rows allow them back. */
   private readonly paused: PausedRows;
   private readonly rowSampler: RowSampler;
+  private readonly lanePace: LanePace;
   /**
    * What the last step ran, for profiles and the step's batch record: rows decoded (of which with media), prompt
    * tokens prefilled (padding included), and ms spent in media encoders.
@@ -83,19 +92,15 @@ export class Engine {
     // A cache the host cannot read in place (a device's) is cached only through the runner's readColumns.
     this.prefix = opts.prefix && (!runner.cache || runner.readColumns) ? opts.prefix : new PrefixReuse(null, "");
     this.paused = new PausedRows(runner.cache);
+    this.lanePace = new LanePace(opts.clock ?? REAL_CLOCK, opts.takeArrivals);
   }
 
   /** `lane`: where it queues (interactive lanes first) and whether it yields its row to interactive work. */
   add(seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope, lane?: ServiceTier): void {
-    const problem =
-      typeof seqId !== "string" || seqId === ""
-        ? "seqId must be a non-empty string"
-        : this.known.has(seqId)
-          ? `sequence ${seqId} is already running`
-          : (addProblem(promptIds, params, { vocabSize: this.runner.vocabSize, maxContext: this.runner.maxContext }) ??
-            (params.constraint && !this.opts.constraints ? "this model's output cannot be constrained" : null) ??
-            (params.promptLogprobs !== undefined && !this.runner.allPositions ? "this model's runner keeps only the last position's logits: it cannot score a prompt" : null) ??
-            mediaProblem(media, promptIds, this.runner.media?.tokenIds));
+    const problem = addRefusal(seqId, this.known, promptIds, params, media, {
+      vocabSize: this.runner.vocabSize, maxContext: this.runner.maxContext, constrainable: this.opts.constraints !== undefined,
+      allPositions: this.runner.allPositions === true, mediaTokenIds: this.runner.media?.tokenIds,
+    });
     if (problem !== null) {
       const promptTokens = Array.isArray(promptIds) ? promptIds.length : 0;
       this.pendingFinished.push({ seqId: String(seqId), reason: "error", promptTokens, outputTokens: 0, message: problem });
@@ -168,13 +173,11 @@ export class Engine {
     this.pendingFinished = [];
     const budget = this.opts.prefillTokenBudget ?? 512;
     await this.dropCancelled(ctx.finished);
+    const pace = await this.lanePace.pace(interactiveLive(this.queue, this.running, this.chunked?.seq ?? null), this.running.length + this.paused.length === 0 && !this.chunked);
     const filling = interactiveFills(this.queue, this.running, this.chunked?.seq ?? null, this.prefix, budget);
     const live = await this.yieldRows(filling);
     const decoding = live.length > 0 && this.kv !== null;
-    this.lastStep.decodeRows = decoding ? live.length : 0;
-    this.lastStep.mediaRows = decoding ? live.filter((s) => s.media.carries).length : 0;
-    this.lastStep.prefillTokens = 0;
-    this.lastStep.encodeMs = 0;
+    Object.assign(this.lastStep, { decodeRows: decoding ? live.length : 0, mediaRows: decoding ? live.filter((s) => s.media.carries).length : 0, prefillTokens: 0, encodeMs: 0 });
     if (live.length > 0 && this.kv) {
       const kv = this.kv;
       const tokens = live.map((s) => s.lastToken);
@@ -182,11 +185,13 @@ export class Engine {
       if (out) live.forEach((s, r) => this.prefix.fed(s.prefix, tokens[r]!));
       if (out) this.collect(ctx, live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
     }
-    const backgroundWaits = filling || this.paused.length > 0; // new background work waits for both
-    if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.takeLongPrompt(budget, backgroundWaits);
-    const spent = this.chunked && !(filling && isBackground(this.chunked.seq.lane)) ? await this.advanceChunk(ctx, laneBudget(this.chunked.seq, budget)) : 0;
+    // New background work waits for both, and for an interactive request that arrived during the decode pass.
+    const arrived = () => this.lanePace.arrived(live.some((s) => isBackground(s.lane)), () => interactiveWaiting(this.queue));
+    const backgroundWaits = filling || this.paused.length > 0 || pace === "hold" || (await arrived());
+    if (!this.chunked && this.opts.maxBatch - ctx.next.length > 0) this.takeLongPrompt(budget, backgroundWaits, pace);
+    const spent = this.chunked && !(filling && isBackground(this.chunked.seq.lane)) ? await this.advanceChunk(ctx, laneBudget(this.chunked.seq, budget, pace)) : 0;
     const free = this.opts.maxBatch - ctx.next.length - (this.chunked ? 1 : 0);
-    const admitted = admitPrompts(this.queue, this.prefix, { free, budget, spent, backgroundWaits, oneRowPast: this.runner.oneRowPast === true });
+    const admitted = admitPrompts(this.queue, this.prefix, { free, budget, spent, backgroundWaits, pace, oneRowPast: this.runner.oneRowPast === true });
     this.inStep = [...ctx.next, ...admitted];
     await this.prefillNewcomers(admitted, ctx);
     for (const s of admitted) this.prefix.markPending(s.prefix, -1);
@@ -365,13 +370,13 @@ export class Engine {
    * Takes the first queued prompt whose uncached part is too long for one step's prefill budget, if any, with its
    * cached prefix as the past of its first chunk. One whose next block another prefill is computing waits for it.
    */
-  private takeLongPrompt(budget: number, backgroundWaits: boolean): void {
+  private takeLongPrompt(budget: number, backgroundWaits: boolean, pace: BackgroundPace): void {
     const i = this.queue.findIndex((s) => {
       if (!s.media.ready || (backgroundWaits && isBackground(s.lane))) return false;
       if (scoresPrompt(s)) return true;
-      if (s.promptIds.length <= laneBudget(s, budget)) return false; // never long, cached or not: no lookup
+      if (s.promptIds.length <= laneBudget(s, budget, pace)) return false; // never long, cached or not: no lookup
       const usable = this.prefix.usable(s.prefix, s.promptIds.length, true);
-      return s.promptIds.length - usable > laneBudget(s, budget) && !this.prefix.waitsForPending(s.prefix, usable);
+      return s.promptIds.length - usable > laneBudget(s, budget, pace) && !this.prefix.waitsForPending(s.prefix, usable);
     });
     if (i < 0) return;
     const seq = this.queue.splice(i, 1)[0]!;

@@ -8,11 +8,14 @@ import type { Sequence } from "./sequence.ts";
 export const scoresPrompt = (s: Sequence) => s.params.promptLogprobs !== undefined;
 
 /**
- * Prompt tokens a step prefills for the sequence: the step's budget, a quarter of it (at least 32) for background
- * work, so that a step an interactive request arrives during is short (it waits for that step to end).
+ * Prompt tokens a step prefills for the sequence: the step's budget; for background work a quarter of it (at least 32),
+ * or half when no interactive work is near (`pace` full). A step an interactive request arrives during is one it waits
+ * for, so background passes stay short; when the box is only running background work, fewer and larger passes spread
+ * each pass's fixed cost (reading every weight once) over more prompts.
  */
-export function laneBudget(s: Sequence, budget: number): number {
-  return isBackground(s.lane) ? Math.max(32, Math.floor(budget / 4)) : budget;
+export function laneBudget(s: Sequence, budget: number, pace: BackgroundPace = "one"): number {
+  if (!isBackground(s.lane)) return budget;
+  return Math.max(32, Math.floor(budget / (pace === "full" ? 2 : 4)));
 }
 
 /**
@@ -32,6 +35,12 @@ export function interactiveFills(queue: readonly Sequence[], running: readonly S
   });
 }
 
+/** Whether interactive work is in the engine: queued, running, or in the chunked lane. */
+export function interactiveLive(queue: readonly Sequence[], running: readonly Sequence[], chunked: Sequence | null): boolean {
+  const interactive = (s: Sequence) => !isBackground(s.lane);
+  return queue.some(interactive) || running.some(interactive) || (chunked !== null && interactive(chunked));
+}
+
 /** Queued interactive sequences ready to take a row. */
 export function interactiveWaiting(queue: readonly Sequence[]): number {
   return queue.filter((s) => !isBackground(s.lane) && s.media.ready).length;
@@ -45,4 +54,23 @@ export function interactiveWaiting(queue: readonly Sequence[]): number {
 export function rowsToYield(running: readonly Sequence[], filling: boolean, free: number, waiting: number): number[] {
   const rows = running.map((s) => ({ background: isBackground(s.lane), generated: s.generated }));
   return filling ? rows.flatMap((r, i) => (r.background ? [i] : [])) : rowsToPreempt(rows, free, waiting);
+}
+
+/**
+ * After an interactive sequence ends, new background prompts wait this long: a conversation's next request (or a
+ * client's next round) usually follows at once, and a background prefill pass started meanwhile would hold up its
+ * first token for the whole pass.
+ */
+export const INTERACTIVE_GRACE_MS = 250;
+
+/**
+ * How background prompts are admitted this step: `hold` (none: within the grace after interactive work ended), `one`
+ * (one prompt a pass, so a pass an interactive request may arrive during stays short, while interactive work is live),
+ * or `full` (the background prefill budget, when no interactive work is near).
+ */
+export type BackgroundPace = "hold" | "one" | "full";
+
+export function backgroundPace(interactiveLive: boolean, sinceInteractiveEndMs: number): BackgroundPace {
+  if (interactiveLive) return "one";
+  return sinceInteractiveEndMs < INTERACTIVE_GRACE_MS ? "hold" : "full";
 }

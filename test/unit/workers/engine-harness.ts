@@ -13,7 +13,10 @@ export const tokensOf = (text: string) => text.split(",").filter(Boolean).map(Nu
 export function engineHarness<R extends ModelRunner<any>>(runner: R, opts: { maxBatch?: number; budget?: number; prefix?: PrefixReuse } = {}) {
   const reports: { deltas: SeqDelta[]; finished: SeqFinish[]; batch?: StepBatch }[] = [];
   let wakes = 0;
+  /** The engine's clock: virtual, so a wait the engine takes (the grace background work gives) passes at once. */
+  const clock = { ms: 0, now: () => clock.ms, sleep: async (ms: number) => void (clock.ms += ms) };
   const engine = new Engine(runner, {
+    clock,
     maxBatch: opts.maxBatch ?? 4,
     tokenBytes,
     prefillTokenBudget: opts.budget,
@@ -38,6 +41,6 @@ export function engineHarness<R extends ModelRunner<any>>(runner: R, opts: { max
       { what: `${ids.join(", ")} to finish` },
     );
   };
-  return { engine, runner, reports, steps, tokens, finish, run, wakes: () => wakes };
+  return { engine, runner, reports, steps, tokens, finish, run, clock, wakes: () => wakes };
 }
 

@@ -3,7 +3,9 @@
 import { describe, expect, test } from "bun:test";
 import type { ServiceTier } from "../../../src/inference/service-tier.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
-import { engineHarness } from "./engine-harness.ts";
+import { Engine } from "../../../workers/text/engine.ts";
+import { INTERACTIVE_GRACE_MS } from "../../../workers/text/lane-choice.ts";
+import { engineHarness, tokenBytes } from "./engine-harness.ts";
 import { FakeRunner, referenceGreedy } from "./fake-runner.ts";
 
 const prompt = (seed: number, length = 6) => Array.from({ length }, (_, i) => (seed * 7 + i * 3) % 60 + 1);
@@ -63,8 +65,8 @@ describe("Engine lanes", () => {
     h.add("b1", "batch", 30, 1);
     h.add("b2", "batch", 30, 2);
     h.add("i1", undefined, 30, 3);
-    // i1 is prefilled alone first, then b1 and b2 together; then all three decode.
-    for (let i = 0; i < 3; i++) await h.step();
+    // i1 is prefilled alone first, then b1, then b2 (one background prompt a pass beside interactive work); then all three decode.
+    for (let i = 0; i < 4; i++) await h.step();
     expect(h.engine.lastStep.decodeRows).toBe(3);
     h.add("i2", undefined, 4, 4);
     expect((await h.step()).sort()).toEqual(["i1", "i2"]);
@@ -105,21 +107,76 @@ describe("Engine lanes", () => {
     expect(c.engine.counts()).toEqual({ active: 0, queued: 0, interactiveQueued: 0, background: false });
   });
 
-  test("background prompts take at most a quarter of the step's prefill budget (at least 32 tokens): a longer one goes in chunks", async () => {
-    const h = lanes(8, 64);
-    for (let i = 0; i < 8; i++) h.add(`b${i}`, "batch", 4, 10 + i);
+  test("background prompts take half the step's prefill budget with no interactive work near, a quarter (at least 32 tokens) and one prompt a pass beside it", async () => {
+    const h = lanes(8, 128);
+    for (let i = 0; i < 8; i++) h.add(`b${i}`, "batch", 40, 10 + i);
+    await h.step();
+    // Ten 6-token prompts would fit in 64 tokens: all eight go in one pass.
+    expect(h.engine.lastStep.prefillTokens).toBe(48);
+    const c = lanes(8, 128);
+    c.add("i1", undefined, 30, 3);
+    await c.step();
+    for (let i = 0; i < 3; i++) c.add(`b${i}`, "batch", 4, 10 + i);
     const prefilled: number[] = [];
-    for (let i = 0; i < 2; i++) {
-      await h.step();
-      prefilled.push(h.engine.lastStep.prefillTokens);
+    for (let i = 0; i < 3; i++) {
+      await c.step();
+      prefilled.push(c.engine.lastStep.prefillTokens);
     }
-    // Five 6-token prompts fit in 32 tokens, the other three come next; interactive ones would all fit in one 64-token step.
-    expect(prefilled).toEqual([30, 18]);
+    expect(prefilled).toEqual([6, 6, 6]);
+    // A long background prompt goes in chunks of the quarter beside interactive work.
     const long = Array.from({ length: 40 }, (_, i) => (i * 5) % 60 + 1);
-    const c = lanes(2, 64);
-    c.engine.add("long", long, greedyParams(3), undefined, undefined, "flex");
-    await c.run("long");
-    expect(c.steps.map((st) => st.prefillTokens).filter((n) => n > 0)).toEqual([32, 8]);
-    expect(c.tokens("long")).toEqual(referenceGreedy(long, 3));
+    const d = lanes(2, 64);
+    d.add("i1", undefined, 12, 3);
+    await d.step();
+    d.engine.add("long", long, greedyParams(3), undefined, undefined, "flex");
+    await d.run("long", "i1");
+    expect(d.steps.map((st) => st.prefillTokens).filter((n) => n > 0)).toEqual([32, 8]);
+    expect(d.tokens("long")).toEqual(referenceGreedy(long, 3));
+  });
+
+  test("within the grace after interactive work ends, new background prompts wait; past it they start", async () => {
+    const h = lanes(4);
+    h.add("i1", undefined, 2, 3);
+    await h.run("i1");
+    const ended = h.clock.ms;
+    h.add("b1", "batch", 2, 1);
+    // Nothing else runs: the step waits out the grace (on the engine's clock) instead of spinning, then prefills b1.
+    await h.step();
+    expect(h.clock.ms - ended).toBeGreaterThanOrEqual(INTERACTIVE_GRACE_MS);
+    expect(h.engine.lastStep.prefillTokens).toBe(6);
+    // With a background row decoding, a newcomer within the grace waits for the next step past it.
+    const c = lanes(4);
+    c.add("b1", "batch", 20, 1);
+    await c.step();
+    c.add("i1", undefined, 2, 3);
+    while (!c.finish("i1")) await c.step();
+    c.add("b2", "batch", 2, 2);
+    await c.step();
+    expect(c.engine.lastStep).toMatchObject({ decodeRows: 1, prefillTokens: 0 });
+    c.clock.ms += INTERACTIVE_GRACE_MS;
+    await c.step();
+    expect(c.engine.lastStep.prefillTokens).toBe(6);
+    await c.run("b1", "b2");
+    expect(c.tokens("b2")).toEqual(referenceGreedy(prompt(2), 2));
+  });
+
+  test("an interactive request arriving during a decode pass beside background rows stops that step's background prefill", async () => {
+    const h = lanes(4);
+    let arrive = false;
+    const engine = new Engine(h.runner, {
+      maxBatch: 4, tokenBytes, clock: h.clock, emit: (deltas, finished) => h.reports.push({ deltas, finished }),
+      takeArrivals: async () => {
+        if (arrive) engine.add("i1", prompt(3), greedyParams(2), undefined, undefined, "default");
+        arrive = false;
+      },
+    });
+    engine.add("b1", prompt(1), greedyParams(20), undefined, undefined, "batch");
+    await engine.step();
+    engine.add("b2", prompt(2), greedyParams(2), undefined, undefined, "batch");
+    arrive = true;
+    await engine.step();
+    // The step decoded b1, then took i1 (arrived meanwhile) instead of b2.
+    expect(engine.lastStep).toMatchObject({ decodeRows: 1, prefillTokens: 6 });
+    expect(h.reports.at(-1)!.deltas.map((d) => d.seqId).sort()).toEqual(["b1", "i1"]);
   });
 });
