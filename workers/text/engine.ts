@@ -12,7 +12,7 @@ import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
 import type { ConstraintSource } from "./row-constraint.ts";
 import { addRefusal } from "./validate.ts";
-import { type BackgroundPace, interactiveFills, interactiveLive, interactiveWaiting, laneBudget, rowsToYield, scoresPrompt } from "./lane-choice.ts";
+import { type BackgroundPace, interactiveFills, interactiveLive, interactiveWaiting, keepsFinishedKv, laneBudget, rowsToYield, scoresPrompt } from "./lane-choice.ts";
 import { type EngineClock, LanePace, REAL_CLOCK } from "./lane-pace.ts";
 import { admitPrompts } from "./admit-prompts.ts";
 import { PausedRows } from "./paused-rows.ts";
@@ -288,8 +288,8 @@ export class Engine {
     seqs.forEach((seq, row) => {
       const outcome = this.rowSampler.next(seq, out.logits.subarray(row * out.vocab, (row + 1) * out.vocab));
       ctx.deltas.push({ seqId: seq.id, text: outcome.text, tokens: outcome.tokens, ...(outcome.logprob ? { logprobs: [outcome.logprob] } : {}) });
-      // A finished sequence's whole KV (prompt and what it decoded) stays as a prefix for the next turn.
-      if (outcome.finish && outcome.finish.reason !== "error") this.prefix.record(seq.prefix, kv as BatchKv, row);
+      // A finished sequence's whole KV (prompt and what it decoded) stays as a prefix for the next turn (lane-choice.ts).
+      if (outcome.finish && outcome.finish.reason !== "error" && keepsFinishedKv(seq.lane)) this.prefix.record(seq.prefix, kv as BatchKv, row);
       if (outcome.finish) ctx.finished.push(outcome.finish);
       else {
         ctx.keep.push({ kv, row });

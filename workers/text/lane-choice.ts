@@ -35,6 +35,15 @@ export function interactiveFills(queue: readonly Sequence[], running: readonly S
   });
 }
 
+/**
+ * Whether a finished sequence's whole KV (prompt and answer) is kept in the prefix cache for a next turn. A batch line
+ * has none (its answer goes to a file and is never continued), so its KV would only push other requests' prefixes out
+ * of the cache; its prompt's blocks are still stored when it is prefilled (lines sharing a system prompt use them).
+ */
+export function keepsFinishedKv(lane: Sequence["lane"]): boolean {
+  return lane !== "batch";
+}
+
 /** Whether interactive work is in the engine: queued, running, or in the chunked lane. */
 export function interactiveLive(queue: readonly Sequence[], running: readonly Sequence[], chunked: Sequence | null): boolean {
   const interactive = (s: Sequence) => !isBackground(s.lane);

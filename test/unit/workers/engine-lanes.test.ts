@@ -5,6 +5,8 @@ import type { ServiceTier } from "../../../src/inference/service-tier.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
 import { Engine } from "../../../workers/text/engine.ts";
 import { INTERACTIVE_GRACE_MS } from "../../../workers/text/lane-choice.ts";
+import { PrefixCache } from "../../../workers/text/prefix-cache.ts";
+import { PrefixReuse } from "../../../workers/text/prefix-reuse.ts";
 import { engineHarness, tokenBytes } from "./engine-harness.ts";
 import { FakeRunner, referenceGreedy } from "./fake-runner.ts";
 
@@ -178,5 +180,26 @@ describe("Engine lanes", () => {
     // The step decoded b1, then took i1 (arrived meanwhile) instead of b2.
     expect(engine.lastStep).toMatchObject({ decodeRows: 1, prefillTokens: 6 });
     expect(h.reports.at(-1)!.deltas.map((d) => d.seqId).sort()).toEqual(["b1", "i1"]);
+  });
+
+  test("a batch line's finished KV is not kept for a next turn (its prompt's blocks are); an interactive answer's is", async () => {
+    const team = { scope: "t", publicTokens: 0 };
+    const h = engineHarness(new FakeRunner(), { maxBatch: 2, prefix: new PrefixReuse(new PrefixCache(16, 1 << 22), "m") });
+    const first = Array.from({ length: 40 }, (_, i) => (i * 7) % 60 + 1);
+    const turn = async (id: string, lane: ServiceTier, prompt: number[]) => {
+      h.engine.add(id, prompt, greedyParams(24), undefined, team, lane);
+      await h.run(id);
+      return [...prompt, ...h.tokens(id), 5, 6];
+    };
+    // A next turn re-sends the prompt, the answer and more: after a batch line only the prompt's 40 tokens are cached.
+    const afterBatch = await turn("b1", "batch", first);
+    await turn("next-b", "default", afterBatch);
+    expect(h.finish("next-b")!.cachedTokens).toBe(40);
+    // After an interactive answer its tokens are cached too: the prompt and every answer token fed back (all but the last).
+    const second = first.map((t) => (t % 59) + 1);
+    const afterChat = await turn("c1", "default", second);
+    await turn("next-c", "default", afterChat);
+    expect(h.finish("next-c")!.cachedTokens).toBe(63);
+    expect(h.tokens("next-b")).toEqual(referenceGreedy(afterBatch, 24));
   });
 });

@@ -1,7 +1,7 @@
 // The engine's lane choices as pure functions: how background prompts are paced around interactive work, and the
 // prefill budget each lane gets.
 import { describe, expect, test } from "bun:test";
-import { backgroundPace, INTERACTIVE_GRACE_MS, laneBudget } from "../../../workers/text/lane-choice.ts";
+import { backgroundPace, INTERACTIVE_GRACE_MS, keepsFinishedKv, laneBudget } from "../../../workers/text/lane-choice.ts";
 import type { Sequence } from "../../../workers/text/sequence.ts";
 
 const seq = (lane: Sequence["lane"]) => ({ lane }) as Sequence;
@@ -25,5 +25,12 @@ describe("laneBudget", () => {
     expect(laneBudget(seq("batch"), 512)).toBe(128);
     expect(laneBudget(seq("batch"), 64, "one")).toBe(32);
     expect(laneBudget(seq("flex"), 40, "full")).toBe(32);
+  });
+});
+
+describe("keepsFinishedKv", () => {
+  test("every lane but batch keeps a finished sequence's KV for a next turn", () => {
+    expect([undefined, "default", "priority", "flex"].map((l) => keepsFinishedKv(l as Sequence["lane"]))).toEqual([true, true, true, true]);
+    expect(keepsFinishedKv("batch")).toBe(false);
   });
 });
