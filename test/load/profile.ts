@@ -42,7 +42,8 @@ export function parseTaskStat(line: string): { name: string; ms: number } {
 const THREAD_GROUPS: Record<string, string> = { Worker: "worker + ORT threads", JITWorker: "JIT compiler", "HTTP Client": "fetch" };
 
 export function cpuBetween(before: ThreadCpu, after: ThreadCpu, mainTid: number): Map<string, number> {
-  const groups = new Map<string, number>();
+  // The main thread is always listed: /proc counts in 10 ms ticks, so a short level may see none of it (0.0, not absent).
+  const groups = new Map<string, number>(after.has(mainTid) ? [["main thread", 0]] : []);
   for (const [tid, t] of after) {
     const spent = t.ms - (before.get(tid)?.ms ?? 0);
     if (spent <= 0) continue;

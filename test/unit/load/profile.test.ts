@@ -23,6 +23,19 @@ describe("cpuBetween", () => {
     ]);
     expect(Object.fromEntries(cpuBetween(before, after, 10))).toEqual({ "main thread": 30, "worker + ORT threads": 50, "JIT compiler": 5 });
   });
+
+  test("the main thread is listed even when it spent no whole tick (a short level), other idle threads are not", () => {
+    const snap: ThreadCpu = new Map([
+      [10, { name: "bun", ms: 100 }],
+      [11, { name: "Worker", ms: 50 }],
+    ]);
+    const later: ThreadCpu = new Map([
+      [10, { name: "bun", ms: 100 }],
+      [11, { name: "Worker", ms: 60 }],
+      [12, { name: "JITWorker", ms: 0 }],
+    ]);
+    expect(Object.fromEntries(cpuBetween(snap, later, 10))).toEqual({ "main thread": 0, "worker + ORT threads": 10 });
+  });
 });
 
 describe("breakdown", () => {
