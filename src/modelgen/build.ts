@@ -9,6 +9,7 @@ import { mediaArchitecture } from "./media-spec.ts";
 import { builtSpecialIds, generationConfig, kilnManifest, modelConfig, type SpecialIds } from "./model-files.ts";
 import type { GpuLengths } from "./gpu-decoder-graph.ts";
 import { modelGraphs, modelPlan, onnxFile } from "./model-graphs.ts";
+import { CONSTANT_PREFIX, type GraphBuilder } from "./onnx-builder.ts";
 import { WeightSink } from "./sinks.ts";
 import { specHash, validateSpec, type Dtype, type ModelSpec } from "./spec.ts";
 import { buildTokenizer } from "./tokenizer.ts";
@@ -41,8 +42,15 @@ export interface BuildOptions {
   tokenizer?: GivenTokenizer;
   /** kiln.json fields written over the built manifest's (an import's id source, prompt format, capabilities). */
   manifest?: Record<string, unknown>;
+  /** The dtypes that also get the one-token graph (default STEP_GRAPH_DTYPES: q4's). */
+  stepDtypes?: readonly Dtype[];
   /** The build's identity in kiln.json's build.spec_hash (default: specHash of the spec); an import's names its source. */
   identity?: string;
+}
+
+/** Gives `to` every weight initializer of `from` (its own constants aside): the same inline bytes, the same data file's ranges. */
+function shareWeights(from: GraphBuilder, to: GraphBuilder): void {
+  for (const t of from.initializers) if (!t.name.startsWith(CONSTANT_PREFIX)) to.initializers.push(t);
 }
 
 /** fp16 and q4f16 are the WebGPU formats (gpu-decoder-graph.ts), for text models only. */
@@ -72,10 +80,10 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
 
   // One sink per graph file: each dtype's graphs (one for text, up to four for media), each with its own data file.
   const sinks = dtypes.flatMap((dtype) =>
-    modelGraphs(spec, dtype, opts.gpuLengths).map((t) => {
+    modelGraphs(spec, dtype, opts.gpuLengths, opts.stepDtypes).map((t) => {
       const file = onnxFile(t.stem, dtype);
       const data = new DataFile(join(outDir, "onnx", `${file}_data`));
-      return { file, name: t.name, route: t.route, sink: new WeightSink(dtype, t.graph, data, `${file}_data`, t.tied, t.int8Embedding ?? false) };
+      return { file, name: t.name, route: t.route, companion: t.companion, sink: new WeightSink(dtype, t.graph, data, `${file}_data`, t.tied, t.int8Embedding ?? false) };
     }),
   );
 
@@ -101,7 +109,13 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
   } finally {
     for (const s of sinks) hashes[`onnx/${s.file}_data`] = s.sink.data.close();
   }
-  for (const s of sinks) write(`onnx/${s.file}`, s.sink.graph.encode(s.name));
+  for (const s of sinks) {
+    write(`onnx/${s.file}`, s.sink.graph.encode(s.name));
+    if (s.companion) {
+      shareWeights(s.sink.graph, s.companion.graph);
+      write(`onnx/${s.companion.file}`, s.companion.graph.encode(s.name));
+    }
+  }
 
   const build = { specHash: opts.identity ?? specHash(spec, dtypes, defaultDtype), contentHash: combineHashes(hashes) };
   const manifest = kilnManifest(spec, dtypes, defaultDtype, build, built && media ? manifestMedia(spec, built.ids) : undefined);

@@ -2,6 +2,7 @@
 import { headNorm, linearOp, layerTail, rmsNormOps } from "./graph-ops.ts";
 import { GraphBuilder, int, T } from "./onnx-builder.ts";
 import { rotaryInputs } from "./rotary.ts";
+import { splitAttention, splitAttentionShapes } from "./split-attention.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames } from "./weights.ts";
 
@@ -12,6 +13,13 @@ const INT64_MAX = 9223372036854775807n;
 export interface DecoderOptions {
   /** Take `inputs_embeds` [B, S, hidden] in place of `input_ids` (transformers.js's decoder_model_merged of media models). */
   inputsEmbeds?: boolean;
+  /**
+   * kiln's one-token graph: attention as GEMMs over the cache and the new keys apart (split-attention.ts) and no
+   * `present.*` outputs, only `step_key_values.*`. A decode step at 2,000 tokens of context spends about half the
+   * Attention op's time in it; a prefill pass is slower (the op's per-head kernel wins there), so the runner feeds it
+   * passes of one new token a row. transformers.js cannot drive it (no presents); kiln loads it beside the main graph.
+   */
+  step?: boolean;
 }
 
 /**
@@ -79,6 +87,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
           g.node("Unsqueeze", [g.node("Gather", [embedScaleName(names.embed), tokensIn], { axis: int(0) }), g.int64([-1])]),
         ])
       : g.node("Gather", [names.embed, tokensIn], { axis: int(0) });
+  const split = opts.step ? splitAttentionShapes(g, { heads: NH, kvHeads: KV, headDim: D }, { batch: sliceDim(idsShape, 0), seqLen, pastLen, totalLen, mask }) : null;
   let residual = embedded;
   let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
   for (let l = 0; l < L; l++) {
@@ -95,12 +104,15 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
     const qn = w.qNorm ? headNorm(g, rmsNorm, qp!, w.qNorm, NH, D) : qp!;
     const kn = w.kNorm ? headNorm(g, rmsNorm, kp!, w.kNorm, KV, D) : kp!;
     rotary(kn, KV, stepKey);
-    // Grouped-query attention over [B, S, heads·D] inputs; the cache is concatenated inside ([B, KV, T, D] outputs) and
-    // the additive mask keeps it exact under left padding (and over a cache's unused, masked columns).
-    const [attn] = g.nodeN("Attention", [rotary(qn, NH), stepKey, stepValue, mask, past[l]!.key, past[l]!.value], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {
-      outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`],
-    });
-    ({ residual, x } = layerTail(g, { linear, addNorm }, spec, names, l, residual, attn!));
+    // Grouped-query attention over [B, S, heads·D] inputs; the op concatenates the cache inside ([B, KV, T, D] outputs).
+    // Either form's additive mask keeps it exact under left padding (and over a cache's unused, masked columns).
+    const io = { query: rotary(qn, NH), key: stepKey, value: stepValue, pastKey: past[l]!.key, pastValue: past[l]!.value };
+    const attn = split
+      ? splitAttention(g, { heads: NH, kvHeads: KV, headDim: D }, split, io)
+      : g.nodeN("Attention", [io.query, io.key, io.value, mask, io.pastKey, io.pastValue], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {
+          outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`],
+        })[0]!;
+    ({ residual, x } = layerTail(g, { linear, addNorm }, spec, names, l, residual, attn));
   }
 
   // num_logits_to_keep: 0 → every position, k > 0 → the last k (clamped to S).
@@ -117,7 +129,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
   }
 
   g.output("logits", T.FLOAT, ["batch_size", "logits_length", V]);
-  for (const kind of ["present", "step_key_values"] as const) {
+  for (const kind of opts.step ? (["step_key_values"] as const) : (["present", "step_key_values"] as const)) {
     const dims = kind === "present" ? ["batch_size", KV, "total_sequence_length", D] : ["batch_size", "sequence_length", KV * D];
     for (let l = 0; l < L; l++) for (const kv of ["key", "value"]) g.output(`${kind}.${l}.${kv}`, T.FLOAT, dims);
   }

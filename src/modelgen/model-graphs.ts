@@ -16,6 +16,13 @@ export function onnxFile(stem: string, dtype: Dtype): string {
   return `${stem}${DTYPE_SUFFIX[dtype]}.onnx`;
 }
 
+/**
+ * The small-step format's one-token graph beside `model_q4.onnx`: `model_step_q4.onnx`, reading the same data file
+ * (decoder-graph.ts `step`). Only q4 has one: it is the format kiln runs one-row decode passes on (step-formats.ts).
+ */
+export const STEP_GRAPH_DTYPES: readonly Dtype[] = ["q4"];
+export const stepOnnxFile = (dtype: Dtype) => onnxFile("model_step", dtype);
+
 export interface GraphTarget {
   /** File stem: model, embed_tokens, decoder_model_merged, vision_encoder, audio_encoder. */
   stem: string;
@@ -28,6 +35,8 @@ export interface GraphTarget {
   tied: boolean;
   /** The embedding table is stored as int8 rows with a scale each (int8EmbeddingRows). */
   int8Embedding?: boolean;
+  /** A second graph over this one's weights and data file, written as `file` (the one-token graph). */
+  companion?: { file: string; graph: GraphBuilder };
 }
 
 /** Every tensor of the spec in file order: the decoder's, then the vision encoder's, then the audio encoder's. */
@@ -39,14 +48,18 @@ export function modelPlan(spec: ModelSpec): PlanEntry[] {
   ];
 }
 
-export function modelGraphs(spec: ModelSpec, dtype: Dtype, gpuLengths: GpuLengths = "inputs"): GraphTarget[] {
+/** `stepDtypes`: the dtypes that get the one-token graph (a test asks for fp32's, to compare it exactly). */
+export function modelGraphs(spec: ModelSpec, dtype: Dtype, gpuLengths: GpuLengths = "inputs", stepDtypes: readonly Dtype[] = STEP_GRAPH_DTYPES): GraphTarget[] {
   const text = `kiln-${spec.architecture}`;
   if (isGpuDtype(dtype)) {
     // buildModel refuses these for media specs: the encoders and the embeddings-input decoder stay CPU graphs.
     if (mediaArchitecture(spec)) throw new Error(`dtype ${dtype} is for text models; ${spec.id} has media encoders`);
     return [{ stem: "model", name: text, graph: gpuDecoderGraph(spec, dtype, gpuLengths), route: (e) => e, tied: spec.tiedEmbeddings }];
   }
-  if (!mediaArchitecture(spec)) return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings, int8Embedding: int8EmbeddingRows(dtype) }];
+  if (!mediaArchitecture(spec)) {
+    const companion = stepDtypes.includes(dtype) ? { file: stepOnnxFile(dtype), graph: decoderGraph(spec, dtype, { step: true }) } : undefined;
+    return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings, int8Embedding: int8EmbeddingRows(dtype), companion }];
+  }
   const owned = (graph: PlanEntry["graph"]) => (e: PlanEntry) => (e.graph === graph ? e : null);
   const targets: GraphTarget[] = [
     { stem: "embed_tokens", name: text, graph: embedTokensGraph(spec), route: (e) => (e.kind === "embed" ? e : null), tied: false },

@@ -32,6 +32,9 @@ export interface ExternalTensor {
   length: number;
 }
 
+/** The names of the builder's own shared constants (`/const_N`); weights never start with it. */
+export const CONSTANT_PREFIX = "/const_";
+
 function toAttribute(name: string, a: Attr): AttributeProto {
   if (a.kind === "int") return { name, type: AttributeType.INT, i: a.v };
   if (a.kind === "float") return { name, type: AttributeType.FLOAT, f: a.v };
@@ -103,7 +106,7 @@ export class GraphBuilder {
   private constant(key: string, dataType: number, dims: number[], raw: Uint8Array): string {
     const hit = this.constants.get(key);
     if (hit) return hit;
-    const name = `/const_${this.constants.size}`;
+    const name = `${CONSTANT_PREFIX}${this.constants.size}`;
     this.constants.set(key, name);
     this.initializers.push({ name, dataType, dims, rawData: raw });
     return name;

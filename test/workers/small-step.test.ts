@@ -1,4 +1,5 @@
-// A worker loaded with int8 plus q4 for small passes: each pass runs on exactly the session its size picks.
+// A worker loaded with int8 plus q4 for small passes: each pass runs on exactly the session its size picks, and the
+// small passes on q4's one-token graph (model_step_q4.onnx) when the folder has it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,29 +17,31 @@ import { engineHarness } from "../unit/workers/engine-harness.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-small-step-"));
 const dir = join(root, "kiln-tiny-v1");
-let mixed: LoadedModel, q4: LoadedModel, int8: LoadedModel;
+let mixed: LoadedModel, q4: LoadedModel, q4Step: LoadedModel, int8: LoadedModel;
 
 beforeAll(async () => {
   await buildModel({ spec: PRESETS.tiny!, dtypes: ["int8", "q4"], outDir: dir });
   const base = { id: "kiln-tiny-v1", dir, threads: 1, maxBatch: 4 };
   mixed = await loadModel({ ...base, dtype: "int8", small: { dtype: "q4", maxTokens: 2 } });
   q4 = await loadModel({ ...base, dtype: "q4" });
+  // q4 whose own passes of ≤ 2 tokens run on its one-token graph: what the mixed worker's small passes must equal.
+  q4Step = await loadModel({ ...base, dtype: "q4", small: { dtype: "q4", maxTokens: 2 } });
   int8 = await loadModel({ ...base, dtype: "int8" });
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([mixed, q4, int8].map((m) => m?.dispose()));
+  await Promise.all([mixed, q4, q4Step, int8].map((m) => m?.dispose()));
   rmSync(root, { recursive: true, force: true });
 });
 
 const logitsOf = async (m: LoadedModel, prompts: number[][]) => (await m.runner.forward(prefillInputs(prompts, m.runner.padId), null)).logits;
 
 describe("small-step format", () => {
-  test("passes of ≤ maxTokens tokens give q4's logits bit for bit, larger ones int8's", async () => {
+  test("passes of ≤ maxTokens tokens give q4's one-token graph's logits bit for bit, larger ones int8's", async () => {
     const cases = [[[17]], [[17, 300]], [[17], [42]], [[17, 300, 5]], [[17], [42], [99]]];
     for (const prompts of cases) {
       const tokens = prompts.length * Math.max(...prompts.map((p) => p.length));
-      const want = await logitsOf(tokens <= 2 ? q4 : int8, prompts);
+      const want = await logitsOf(tokens <= 2 ? q4Step : int8, prompts);
       const other = await logitsOf(tokens <= 2 ? int8 : q4, prompts);
       const got = await logitsOf(mixed, prompts);
       expect(Array.from(got)).toEqual(Array.from(want));
@@ -46,6 +49,21 @@ describe("small-step format", () => {
       expect(Array.from(got)).not.toEqual(Array.from(other));
     }
     expect(mixed.runner.smallRuns).toBe(3);
+  });
+
+  test("the small passes run on the one-token graph: within q4's bound of q4's main graph, not its bits", async () => {
+    const prompt = [[5, 6, 7, 8, 9, 10, 11]];
+    const step = { batch: 1, seqLen: 1, pastLen: 7, inputIds: BigInt64Array.of(12n), attentionMask: new BigInt64Array(8).fill(1n), positionIds: BigInt64Array.of(7n) };
+    const decode = async (m: LoadedModel) => {
+      const first = await m.runner.forward(prefillInputs(prompt, m.runner.padId), null);
+      return (await m.runner.forward(step, { tensors: first.present, lens: [7], length: 7 })).logits;
+    };
+    const before = q4Step.runner.smallRuns;
+    const got = await decode(q4Step);
+    const whole = await decode(q4);
+    expect(q4Step.runner.smallRuns).toBe(before + 1);
+    expect(correlation(got, whole)).toBeGreaterThan(Q4_CORRELATION);
+    expect(Array.from(got)).not.toEqual(Array.from(whole));
   });
 
   test("a decode step after a large prefill runs on q4 over the int8 prefill's cache", async () => {
@@ -56,7 +74,7 @@ describe("small-step format", () => {
     const step = { batch: 1, seqLen: 1, pastLen: 5, inputIds: BigInt64Array.of(11n), attentionMask: new BigInt64Array(6).fill(1n), positionIds: BigInt64Array.of(5n) };
     const before = mixed.runner.smallRuns;
     const got = await mixed.runner.forward(step, { tensors: first.present, lens: [5], length: 5 });
-    const want = await q4.runner.forward(step, { tensors: again.present, lens: [5], length: 5 });
+    const want = await q4Step.runner.forward(step, { tensors: again.present, lens: [5], length: 5 });
     expect(mixed.runner.smallRuns).toBe(before + 1);
     expect(Array.from(got.logits)).toEqual(Array.from(want.logits));
     // kiln's graphs keep the cache in place: the step's column went into the prefill's spare capacity.

@@ -1,6 +1,10 @@
 // Loads a model folder offline and exposes its ONNX sessions as a ModelRunner plus a token→bytes table: text folders
 // through transformers.js, multimodal ones (decoder_model_merged + encoders) through load-media-model.ts.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { AutoModelForCausalLM } from "@huggingface/transformers";
+import * as ort from "onnxruntime-node";
+import { dtypeSuffix } from "../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../src/protocol/text.ts";
 import { type LoadedModel, loadTokenizerSide, makeTensor, offlineFrom, servedContext, workerSessionOptions } from "./load-common.ts";
 import { isMediaFolder, loadMediaModel } from "./load-media-model.ts";
@@ -19,15 +23,15 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
       session_options: workerSessionOptions(spec.threads),
     });
   const model = await load(spec.dtype);
-  let smallModel: Awaited<ReturnType<typeof load>> | null = null;
+  let smallModel: { session: OrtSessionLike; dispose(): Promise<unknown> } | null = null;
   const dispose = async () => void (await Promise.all([model.dispose(), smallModel?.dispose()]));
   try {
-    smallModel = spec.small ? await load(spec.small.dtype) : null;
+    if (spec.small) smallModel = await loadSmall(spec, spec.small.dtype, () => load(spec.small!.dtype));
     const session = decoderSession(model);
     const read = model.config as unknown as ModelConfig;
     const config: ModelConfig = { ...read, max_position_embeddings: servedContext(spec, read) };
     const { vocabSize, padId, eosIds, tokenBytes, tokenizerJson } = await loadTokenizerSide(spec.dir, model.config as never);
-    const small = smallModel && spec.small ? { session: decoderSession(smallModel), format: spec.small } : undefined;
+    const small = smallModel && spec.small ? { session: smallModel.session, format: spec.small } : undefined;
     const runner = new OrtRunner(session, config, makeTensor, vocabSize, padId, small);
     return { runner, tokenBytes, tokenizerJson, eosIds, dispose };
   } catch (e) {
@@ -35,6 +39,20 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
     await dispose();
     throw e;
   }
+}
+
+/**
+ * The small-step session: the folder's one-token graph in that format when it has one (kiln's builds since builder 12:
+ * the same weights, attention without the cache's copy), else the format's main graph through transformers.js.
+ */
+async function loadSmall(spec: ModelLoadSpec, dtype: string, viaTransformers: () => Promise<{ dispose(): Promise<unknown> }>) {
+  const stepFile = join(spec.dir, "onnx", `model_step${dtypeSuffix(dtype)}.onnx`);
+  if (existsSync(stepFile)) {
+    const session = await ort.InferenceSession.create(stepFile, { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(spec.threads) } as ort.InferenceSession.SessionOptions);
+    return { session: session as unknown as OrtSessionLike, dispose: () => session.release() };
+  }
+  const model = await viaTransformers();
+  return { session: decoderSession(model), dispose: () => model.dispose() };
 }
 
 function decoderSession(model: unknown): OrtSessionLike {

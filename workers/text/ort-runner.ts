@@ -42,6 +42,7 @@ export interface GraphLayout {
   /** What carries the pass's tokens: their ids, or their embeddings (multimodal decoders, embedded by MediaRunner). */
   tokenInput: "input_ids" | "inputs_embeds";
   pastNames: string[];
+  /** The whole-cache outputs `present.*`, in pastNames order; none for kiln's one-token graph (it has only stepNames). */
   presentNames: string[];
   /**
    * Outputs holding only the pass's new keys and values ([batch, seqLen, kvHeads · headDim], the attention's own
@@ -74,11 +75,12 @@ export function graphLayout(session: Pick<OrtSessionLike, "inputNames" | "output
   const unknown = session.inputNames.filter((n) => !HANDLED.has(n) && !PAST.test(n));
   if (unknown.length > 0) throw new Error(`unsupported graph inputs: ${unknown.join(", ")}`);
   if (past.length === 0) throw new Error("graph has no past_key_values inputs (a KV cache is required)");
-  const presentNames = past.map(({ m }) => `present.${m[1]}.${m[2]}`);
-  const missing = presentNames.filter((n) => !session.outputNames.includes(n));
-  if (missing.length > 0) throw new Error(`graph lacks outputs ${missing.join(", ")}`);
   const stepNames = past.map(({ m }) => `step_key_values.${m[1]}.${m[2]}`);
   const inPlace = stepNames.every((n) => session.outputNames.includes(n));
+  // kiln's one-token graph returns only the new columns; every other graph must return the whole present cache.
+  const presentNames = past.map(({ m }) => `present.${m[1]}.${m[2]}`);
+  const missing = presentNames.filter((n) => !session.outputNames.includes(n));
+  if (missing.length > 0 && !(inPlace && missing.length === presentNames.length)) throw new Error(`graph lacks outputs ${missing.join(", ")}`);
   const meta = session.inputMetadata?.find((v) => v.name === past[0]!.name);
   const shape = meta?.shape ?? [];
   const fromConfigHeads = config.num_key_value_heads ?? config.num_attention_heads;
@@ -89,7 +91,7 @@ export function graphLayout(session: Pick<OrtSessionLike, "inputNames" | "output
   return {
     tokenInput,
     pastNames: past.map((p) => p.name),
-    presentNames,
+    presentNames: missing.length ? [] : presentNames,
     stepNames: inPlace ? stepNames : null,
     kvHeads,
     headDim,
@@ -98,6 +100,12 @@ export function graphLayout(session: Pick<OrtSessionLike, "inputNames" | "output
     hasLogitsToKeep: inputs.has("num_logits_to_keep"),
     hasUseCacheBranch: inputs.has("use_cache_branch"),
   };
+}
+
+/** What two graphs must share for a runner to send a pass to either: their inputs and the in-place outputs (presents aside). */
+function feedsAndSteps(layout: GraphLayout): Omit<GraphLayout, "presentNames"> {
+  const { presentNames: _, ...rest } = layout;
+  return rest;
 }
 
 /** Expands IEEE half floats (raw 16-bit words) to float32. */
@@ -150,7 +158,10 @@ export class OrtRunner implements ModelRunner {
   /** A multimodal folder's preprocessing and encoders (set by MediaRunner; text graphs have none). */
   declare readonly media?: MediaEncoders;
 
-  /** `small`: a second session of the same graph in another weight format, for passes its format covers. */
+  /**
+   * `small`: a second session in another weight format, for passes its format covers: the same graph, or kiln's
+   * one-token graph (no present outputs; the main graph must then keep its cache in place too).
+   */
   constructor(
     private readonly session: OrtSessionLike,
     config: ModelConfig,
@@ -161,7 +172,7 @@ export class OrtRunner implements ModelRunner {
   ) {
     this.layout = graphLayout(session, config);
     this.maxContext = config.max_position_embeddings ?? 2048;
-    if (small && JSON.stringify(graphLayout(small.session, config)) !== JSON.stringify(this.layout)) {
+    if (small && JSON.stringify(feedsAndSteps(graphLayout(small.session, config))) !== JSON.stringify(feedsAndSteps(this.layout))) {
       throw new Error(`the ${small.format.dtype} graph's inputs and outputs differ from the default graph's`);
     }
   }

@@ -20,7 +20,7 @@ describe("buildModel determinism", () => {
     const c = await buildModel({ spec: { ...tiny, seed: 2 }, dtypes: ["fp32", "q4"], outDir: join(root, "c") });
     expect(a.files).toEqual([
       "config.json", "generation_config.json", "kiln.json", "onnx/model.onnx", "onnx/model.onnx_data",
-      "onnx/model_q4.onnx", "onnx/model_q4.onnx_data", "tokenizer.json", "tokenizer_config.json",
+      "onnx/model_q4.onnx", "onnx/model_q4.onnx_data", "onnx/model_step_q4.onnx", "tokenizer.json", "tokenizer_config.json",
     ]);
     expect(listFiles(a.dir)).toEqual(a.files);
     for (const f of a.files) expect(sha(join(b.dir, f))).toBe(sha(join(a.dir, f)));

@@ -1,0 +1,130 @@
+// The one-token graph (split attention, no presents) against the main graph on the same weights: the same logits and
+// new columns for decode passes under left padding, over a cache with spare (masked) columns, and for a longer pass.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as ort from "onnxruntime-node";
+import { buildModel } from "../../../src/modelgen/index.ts";
+import { stepOnnxFile } from "../../../src/modelgen/model-graphs.ts";
+import { argmax, forward, maxAbsDiff, openDriver, type Driver, type Past } from "./ort-driver.ts";
+import { TINY_QWEN2 } from "./tiny-specs.ts";
+
+const root = mkdtempSync(join(tmpdir(), "kiln-step-graph-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const dir = join(root, "m");
+let main: Driver, step: Driver, q4: Driver, q4Step: Driver;
+beforeAll(async () => {
+  await buildModel({ spec: TINY_QWEN2, dtypes: ["fp32", "q4"], outDir: dir, stepDtypes: ["fp32", "q4"] });
+  main = await openDriver(dir, "model.onnx");
+  step = await openDriver(dir, stepOnnxFile("fp32"));
+  q4 = await openDriver(dir, "model_q4.onnx");
+  q4Step = await openDriver(dir, stepOnnxFile("q4"));
+});
+
+/** A cache of `width` columns: `past`'s columns, then `spare` columns of noise that the mask hides. */
+function withSpare(d: Driver, past: Past, spare: number): Past {
+  const out: Past = {};
+  for (let l = 0; l < d.layers; l++) {
+    for (const kv of ["key", "value"]) {
+      const t = past[`present.${l}.${kv}`]!;
+      const [b, h, p, dim] = t.dims as number[];
+      const data = new Float32Array(b! * h! * (p! + spare) * dim!);
+      for (let i = 0; i < data.length; i++) data[i] = Math.sin(i) * 50;
+      const src = t.data as Float32Array;
+      for (let r = 0; r < b! * h!; r++) data.set(src.subarray(r * p! * dim!, (r + 1) * p! * dim!), r * (p! + spare) * dim!);
+      out[`present.${l}.${kv}`] = new ort.Tensor("float32", data, [b!, h!, p! + spare, dim!]);
+    }
+  }
+  return out;
+}
+
+/** One pass of the step graph over a main-graph cache: its logits and new columns (it has no presents). */
+async function stepPass(d: Driver, ids: number[][], mask: number[][], past: Past) {
+  const r = await forward(d, ids, mask, past, 1);
+  return { logits: r.logits, columns: r.past };
+}
+
+const prompts = [
+  [5, 300, 41, 1000, 77, 9, 640],
+  [12, 800, 7],
+];
+const leftPadded = () => {
+  const w = Math.max(...prompts.map((p) => p.length));
+  return {
+    ids: prompts.map((p) => [...new Array(w - p.length).fill(0), ...p]),
+    mask: prompts.map((p) => [...new Array(w - p.length).fill(0), ...p.map(() => 1)]),
+  };
+};
+
+describe("the one-token graph", () => {
+  test("has no present outputs and the main graph's step outputs", () => {
+    expect(existsSync(join(dir, "onnx", "model_step_q4.onnx"))).toBe(true);
+    expect(step.session.outputNames.some((n) => n.startsWith("present."))).toBe(false);
+    expect([...step.session.outputNames].sort()).toEqual(main.session.outputNames.filter((n) => !n.startsWith("present.")).sort());
+    expect(step.session.inputNames).toEqual(main.session.inputNames);
+  });
+
+  test("fp32: decode steps of a left-padded batch equal the main graph's (1e-5), spare columns hidden", async () => {
+    const { ids, mask } = leftPadded();
+    let past = (await forward(main, ids, mask, null, 1)).past;
+    let m = mask;
+    let next = [[33], [901]];
+    for (let i = 0; i < 6; i++) {
+      m = m.map((row) => [...row, 1]);
+      const want = await forward(main, next, m, past, 1);
+      const got = await stepPass(step, next, m, past);
+      expect(maxAbsDiff(got.logits, want.logits)).toBeLessThan(1e-5);
+      for (let l = 0; l < main.layers; l++) {
+        for (const kv of ["key", "value"]) {
+          const name = `step_key_values.${l}.${kv}`;
+          expect(maxAbsDiff(got.columns[name]!.data as Float32Array, want.past[name]!.data as Float32Array)).toBeLessThan(1e-5);
+        }
+      }
+      // The same pass over a cache with 5 spare columns of noise (masked): what an in-place cache feeds.
+      const spare = withSpare(main, past, 5);
+      const padded = m.map((row) => [...row.slice(0, -1), 0, 0, 0, 0, 0, 1]);
+      const overSpare = await stepPass(step, next, padded, spare);
+      expect(maxAbsDiff(overSpare.logits, want.logits)).toBeLessThan(1e-5);
+      past = want.past;
+      next = [0, 1].map((b) => [argmax(want.logits, b * main.vocab, main.vocab)]);
+    }
+  });
+
+  test("fp32: a pass of several new tokens equals the main graph's (causal within the pass)", async () => {
+    const { ids, mask } = leftPadded();
+    const past = (await forward(main, ids, mask, null, 1)).past;
+    const more = [[3, 14, 15, 92], [65, 35, 89, 79]];
+    const m = mask.map((row) => [...row, 1, 1, 1, 1]);
+    const want = await forward(main, more, m, past, 0);
+    const got = await forward(step, more, m, past, 0);
+    expect(got.dims).toEqual(want.dims);
+    expect(maxAbsDiff(got.logits, want.logits)).toBeLessThan(1e-5);
+  });
+
+  test("q4 (the format it ships in): decode logits track the main q4 graph's and pick the same tokens", async () => {
+    const { ids, mask } = leftPadded();
+    let past = (await forward(q4, ids, mask, null, 1)).past;
+    let m = mask;
+    let next = [[33], [901]];
+    for (let i = 0; i < 8; i++) {
+      m = m.map((row) => [...row, 1]);
+      const want = await forward(q4, next, m, past, 1);
+      const got = await stepPass(q4Step, next, m, past);
+      // Both quantize activations to int8 per 32-value block before each matmul (accuracy level 4); the attention's
+      // float order differs, which can move one activation across a rounding edge: a small fraction of the logits' range.
+      const range = Math.max(...want.logits) - Math.min(...want.logits);
+      const diff = maxAbsDiff(got.logits, want.logits);
+      expect(diff).toBeLessThan(0.02 * range);
+      // The same token, unless the main graph's top two are within the difference (then either is the same pick).
+      for (const b of [0, 1]) {
+        const row = want.logits.subarray(b * q4.vocab, (b + 1) * q4.vocab);
+        const pick = argmax(got.logits, b * q4.vocab, q4.vocab);
+        expect(row[pick]!).toBeGreaterThanOrEqual(Math.max(...row) - 2 * diff);
+      }
+      past = want.past;
+      next = [0, 1].map((b) => [argmax(want.logits, b * q4.vocab, q4.vocab)]);
+    }
+  });
+});
