@@ -2,7 +2,7 @@
 import { headNorm, linearOp, layerTail, rmsNormOps } from "./graph-ops.ts";
 import { GraphBuilder, int, T } from "./onnx-builder.ts";
 import { rotaryInputs } from "./rotary.ts";
-import { splitAttention, splitAttentionShapes } from "./split-attention.ts";
+import { oneTokenAttention, oneTokenShapes } from "./one-token-attention.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightNames } from "./weights.ts";
 
@@ -14,10 +14,9 @@ export interface DecoderOptions {
   /** Take `inputs_embeds` [B, S, hidden] in place of `input_ids` (transformers.js's decoder_model_merged of media models). */
   inputsEmbeds?: boolean;
   /**
-   * kiln's one-token graph: attention as GEMMs over the cache and the new keys apart (split-attention.ts) and no
-   * `present.*` outputs, only `step_key_values.*`. A decode step at 2,000 tokens of context spends about half the
-   * Attention op's time in it; a prefill pass is slower (the op's per-head kernel wins there), so the runner feeds it
-   * passes of one new token a row. transformers.js cannot drive it (no presents); kiln loads it beside the main graph.
+   * kiln's one-token graph: passes of one new token a row only, attention as GEMMs over the cache and the new key apart
+   * (one-token-attention.ts), and no `present.*` outputs, only `step_key_values.*`. transformers.js cannot drive it (no
+   * presents); kiln's worker loads it beside the main graph for its one-token passes.
    */
   step?: boolean;
 }
@@ -87,7 +86,7 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
           g.node("Unsqueeze", [g.node("Gather", [embedScaleName(names.embed), tokensIn], { axis: int(0) }), g.int64([-1])]),
         ])
       : g.node("Gather", [names.embed, tokensIn], { axis: int(0) });
-  const split = opts.step ? splitAttentionShapes(g, { heads: NH, kvHeads: KV, headDim: D }, { batch: sliceDim(idsShape, 0), seqLen, pastLen, totalLen, mask }) : null;
+  const oneToken = opts.step ? oneTokenShapes(g, { heads: NH, kvHeads: KV, headDim: D }, { batch: sliceDim(idsShape, 0), pastLen, mask }) : null;
   let residual = embedded;
   let x = rmsNorm(embedded, names.layers[0]!.inputNorm);
   for (let l = 0; l < L; l++) {
@@ -107,8 +106,8 @@ export function decoderGraph(spec: ModelSpec, dtype: Dtype, opts: DecoderOptions
     // Grouped-query attention over [B, S, heads·D] inputs; the op concatenates the cache inside ([B, KV, T, D] outputs).
     // Either form's additive mask keeps it exact under left padding (and over a cache's unused, masked columns).
     const io = { query: rotary(qn, NH), key: stepKey, value: stepValue, pastKey: past[l]!.key, pastValue: past[l]!.value };
-    const attn = split
-      ? splitAttention(g, { heads: NH, kvHeads: KV, headDim: D }, split, io)
+    const attn = oneToken
+      ? oneTokenAttention(g, { heads: NH, kvHeads: KV, headDim: D }, oneToken, io)
       : g.nodeN("Attention", [io.query, io.key, io.value, mask, io.pastKey, io.pastValue], { q_num_heads: int(NH), kv_num_heads: int(KV) }, {
           outputs: [`/attention_${l}`, `present.${l}.key`, `present.${l}.value`],
         })[0]!;

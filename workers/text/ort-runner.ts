@@ -155,6 +155,8 @@ export class OrtRunner implements ModelRunner {
   runMs = 0;
   /** Passes run on the small-step session. */
   smallRuns = 0;
+  /** The small-step session is kiln's one-token graph (no presents): it takes passes of one new token a row only. */
+  private readonly smallOneToken: boolean;
   /** A multimodal folder's preprocessing and encoders (set by MediaRunner; text graphs have none). */
   declare readonly media?: MediaEncoders;
 
@@ -172,9 +174,11 @@ export class OrtRunner implements ModelRunner {
   ) {
     this.layout = graphLayout(session, config);
     this.maxContext = config.max_position_embeddings ?? 2048;
-    if (small && JSON.stringify(feedsAndSteps(graphLayout(small.session, config))) !== JSON.stringify(feedsAndSteps(this.layout))) {
-      throw new Error(`the ${small.format.dtype} graph's inputs and outputs differ from the default graph's`);
+    const smallLayout = small ? graphLayout(small.session, config) : null;
+    if (smallLayout && JSON.stringify(feedsAndSteps(smallLayout)) !== JSON.stringify(feedsAndSteps(this.layout))) {
+      throw new Error(`the ${small!.format.dtype} graph's inputs and outputs differ from the default graph's`);
     }
+    this.smallOneToken = smallLayout !== null && smallLayout.presentNames.length === 0;
   }
 
   /** Every position's logits come back when asked: num_logits_to_keep 0, or a graph that always returns them all. */
@@ -185,7 +189,8 @@ export class OrtRunner implements ModelRunner {
   }
 
   async forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult> {
-    const onSmall = runsSmall(this.small?.format, inputs.batch, inputs.seqLen);
+    // kiln's one-token graph takes passes of one new token a row; a longer small pass runs on the main graph.
+    const onSmall = runsSmall(this.small?.format, inputs.batch, inputs.seqLen) && (inputs.seqLen === 1 || !this.smallOneToken);
     if (onSmall) this.smallRuns++;
     const session = onSmall ? this.small!.session : this.session;
     const tokens = await this.tokenInput(inputs);
