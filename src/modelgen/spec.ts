@@ -40,7 +40,7 @@ export interface ModelSpec {
 }
 
 /** Bumped whenever the builder's output for a given spec changes, so cached and installed builds are redone. */
-export const BUILDER_VERSION = 12;
+export const BUILDER_VERSION = 13;
 
 export const DEFAULT_MODEL_ID = "kiln-tiny-v1";
 /** The built-in model with both encoders, installed beside the default. */

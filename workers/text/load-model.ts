@@ -42,7 +42,7 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
 }
 
 /**
- * The small-step session: the folder's one-token graph in that format when it has one (kiln's builds since builder 12:
+ * The small-step session: the folder's one-token graph in that format when it has one (kiln's builds since builder 13:
  * the same weights, attention without the cache's copy), else the format's main graph through transformers.js.
  */
 async function loadSmall(spec: ModelLoadSpec, dtype: string, viaTransformers: () => Promise<{ dispose(): Promise<unknown> }>) {
