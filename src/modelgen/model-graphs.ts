@@ -4,6 +4,7 @@ import { audioEncoderGraph, visionEncoderGraph } from "./encoder-graphs.ts";
 import { audioWeights, visionWeights } from "./encoder-weights.ts";
 import { gpuDecoderGraph, type GpuLengths, isGpuDtype } from "./gpu-decoder-graph.ts";
 import { mediaArchitecture } from "./media-spec.ts";
+import { stepGraphFile } from "../models/manifest.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightPlan, type PlanEntry } from "./weights.ts";
@@ -17,11 +18,10 @@ export function onnxFile(stem: string, dtype: Dtype): string {
 }
 
 /**
- * The small-step format's one-token graph beside `model_q4.onnx`: `model_step_q4.onnx`, reading the same data file
- * (decoder-graph.ts `step`). Only q4 has one: it is the format kiln runs one-row decode passes on (step-formats.ts).
+ * The dtypes whose main graph gets a one-token graph beside it (`stepGraphFile`), reading the same data file
+ * (decoder-graph.ts `step`). Only q4: it is the format kiln runs one-row decode passes on (step-formats.ts).
  */
 export const STEP_GRAPH_DTYPES: readonly Dtype[] = ["q4"];
-export const stepOnnxFile = (dtype: Dtype) => onnxFile("model_step", dtype);
 
 export interface GraphTarget {
   /** File stem: model, embed_tokens, decoder_model_merged, vision_encoder, audio_encoder. */
@@ -57,7 +57,7 @@ export function modelGraphs(spec: ModelSpec, dtype: Dtype, gpuLengths: GpuLength
     return [{ stem: "model", name: text, graph: gpuDecoderGraph(spec, dtype, gpuLengths), route: (e) => e, tied: spec.tiedEmbeddings }];
   }
   if (!mediaArchitecture(spec)) {
-    const companion = stepDtypes.includes(dtype) ? { file: stepOnnxFile(dtype), graph: decoderGraph(spec, dtype, { step: true }) } : undefined;
+    const companion = stepDtypes.includes(dtype) ? { file: stepGraphFile(dtype), graph: decoderGraph(spec, dtype, { step: true }) } : undefined;
     return [{ stem: "model", name: text, graph: decoderGraph(spec, dtype), route: (e) => e, tied: spec.tiedEmbeddings, int8Embedding: int8EmbeddingRows(dtype), companion }];
   }
   const owned = (graph: PlanEntry["graph"]) => (e: PlanEntry) => (e.graph === graph ? e : null);

@@ -89,6 +89,14 @@ export function onnxFileForDtype(dtype: string, graph: DecoderGraph = "model"): 
   return suffix === undefined ? undefined : `${graph}${suffix}.onnx`;
 }
 
+/**
+ * kiln's one-token graph of a dtype beside its main graph (`model_step_q4.onnx`): the builder writes it, the worker
+ * runs the small-step format's one-token passes on it when the folder has it.
+ */
+export function stepGraphFile(dtype: string): string {
+  return `model_step${dtypeSuffix(dtype)}.onnx`;
+}
+
 /** The dtypes whose decoder graph file is present in a folder's onnx/ listing. */
 export function dtypesFromFiles(onnxFiles: string[], graph: DecoderGraph = "model"): string[] {
   return Object.keys(DTYPE_SUFFIXES).filter((dtype) => onnxFiles.includes(onnxFileForDtype(dtype, graph)!));

@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import type { EmbedLoadSpec } from "../../src/protocol/embed.ts";
-import { workerSessionOptions } from "../text/load-common.ts";
+import { cpuSessionOptions } from "../text/load-common.ts";
 import { padBatch } from "./batch-inputs.ts";
 
 export interface EncoderOutput {
@@ -26,9 +26,7 @@ function hiddenOutput(session: ort.InferenceSession): string {
 
 /** Loads the graph and proves it with a one-token run: its rows must be `spec.dimensions` wide. */
 export async function loadEncoder(spec: EmbedLoadSpec): Promise<EncoderRunner> {
-  const session = await ort.InferenceSession.create(join(spec.dir, "onnx", spec.graph), {
-    executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(spec.threads),
-  } as ort.InferenceSession.SessionOptions);
+  const session = await ort.InferenceSession.create(join(spec.dir, "onnx", spec.graph), cpuSessionOptions(spec.threads));
   for (const name of ["input_ids", "attention_mask"]) {
     if (!session.inputNames.includes(name)) throw new Error(`the graph has no ${name} input (it has ${session.inputNames.join(", ")})`);
   }

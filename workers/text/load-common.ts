@@ -2,6 +2,7 @@
 // the tokenizer side (token bytes, end ids, pad id) derived from the folder.
 import { dirname, join } from "node:path";
 import { AutoTokenizer, env, Tensor } from "@huggingface/transformers";
+import type * as ort from "onnxruntime-node";
 import type { MakeTensor, OrtRunner } from "./ort-runner.ts";
 import { type TokenizerJson, tokenBytesLookup } from "./token-bytes.ts";
 
@@ -43,6 +44,11 @@ export function sessionOptions(threads: number, cores: number, override?: string
 /** The session options of a worker given its thread count, on this machine. */
 export function workerSessionOptions(threads: number): Record<string, unknown> {
   return sessionOptions(Math.max(1, Math.floor(threads)), navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING);
+}
+
+/** A CPU session's options for a worker given its thread count: ONNX Runtime's warnings off, the worker's threading. */
+export function cpuSessionOptions(threads: number): ort.InferenceSession.SessionOptions {
+  return { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(threads) } as ort.InferenceSession.SessionOptions;
 }
 
 /** The context a worker holds sequences to: the one the server admits against, else config.json's (2048 without one). */

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { dtypeSuffix, onnxFileForDtype } from "../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../src/protocol/text.ts";
-import { type LoadedModel, loadTokenizerSide, makeTensor, servedContext, workerSessionOptions } from "./load-common.ts";
+import { cpuSessionOptions, type LoadedModel, loadTokenizerSide, makeTensor, servedContext } from "./load-common.ts";
 import { WORKER_ENTRIES, workerEntryUrl } from "../../src/native/worker-url.ts";
 import { type PrepThread, RemotePreprocessor } from "./remote-preprocess.ts";
 import { ENCODER_NAMES, type EncoderSession, MediaRunner } from "./media-runner.ts";
@@ -65,7 +65,7 @@ export function requireFloat32(session: OrtSessionLike, input: string, graph: st
 export async function loadMediaModel(spec: ModelLoadSpec): Promise<LoadedModel> {
   const media = mediaModelConfig(await Bun.file(join(spec.dir, "config.json")).json());
   const suffix = dtypeSuffix(spec.dtype);
-  const options = { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(spec.threads) } as ort.InferenceSession.SessionOptions;
+  const options = cpuSessionOptions(spec.threads);
   const sessions: ort.InferenceSession[] = [];
   let preprocessor: RemotePreprocessor | null = null;
   const dispose = async () => {

@@ -4,9 +4,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { AutoModelForCausalLM } from "@huggingface/transformers";
 import * as ort from "onnxruntime-node";
-import { dtypeSuffix } from "../../src/models/manifest.ts";
+import { stepGraphFile } from "../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../src/protocol/text.ts";
-import { type LoadedModel, loadTokenizerSide, makeTensor, offlineFrom, servedContext, workerSessionOptions } from "./load-common.ts";
+import { cpuSessionOptions, type LoadedModel, loadTokenizerSide, makeTensor, offlineFrom, servedContext, workerSessionOptions } from "./load-common.ts";
 import { isMediaFolder, loadMediaModel } from "./load-media-model.ts";
 import { type ModelConfig, OrtRunner, type OrtSessionLike } from "./ort-runner.ts";
 
@@ -46,9 +46,9 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
  * the same weights, attention without the cache's copy), else the format's main graph through transformers.js.
  */
 async function loadSmall(spec: ModelLoadSpec, dtype: string, viaTransformers: () => Promise<{ dispose(): Promise<unknown> }>) {
-  const stepFile = join(spec.dir, "onnx", `model_step${dtypeSuffix(dtype)}.onnx`);
+  const stepFile = join(spec.dir, "onnx", stepGraphFile(dtype));
   if (existsSync(stepFile)) {
-    const session = await ort.InferenceSession.create(stepFile, { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(spec.threads) } as ort.InferenceSession.SessionOptions);
+    const session = await ort.InferenceSession.create(stepFile, cpuSessionOptions(spec.threads));
     return { session: session as unknown as OrtSessionLike, dispose: () => session.release() };
   }
   const model = await viaTransformers();

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { buildModel } from "../../../src/modelgen/index.ts";
-import { stepOnnxFile } from "../../../src/modelgen/model-graphs.ts";
+import { stepGraphFile } from "../../../src/models/manifest.ts";
 import { argmax, forward, maxAbsDiff, openDriver, type Driver, type Past } from "./ort-driver.ts";
 import { TINY_QWEN2 } from "./tiny-specs.ts";
 
@@ -19,9 +19,9 @@ let main: Driver, step: Driver, q4: Driver, q4Step: Driver;
 beforeAll(async () => {
   await buildModel({ spec: TINY_QWEN2, dtypes: ["fp32", "q4"], outDir: dir, stepDtypes: ["fp32", "q4"] });
   main = await openDriver(dir, "model.onnx");
-  step = await openDriver(dir, stepOnnxFile("fp32"));
+  step = await openDriver(dir, stepGraphFile("fp32"));
   q4 = await openDriver(dir, "model_q4.onnx");
-  q4Step = await openDriver(dir, stepOnnxFile("q4"));
+  q4Step = await openDriver(dir, stepGraphFile("q4"));
 });
 
 /** A cache of `width` columns: `past`'s columns, then `spare` columns of noise that the mask hides. */
