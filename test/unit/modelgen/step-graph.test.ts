@@ -59,6 +59,32 @@ const leftPadded = () => {
   };
 };
 
+type Pass = Awaited<ReturnType<typeof forward>>;
+
+/**
+ * Greedy decoding of the left-padded prompts on `whole` for `steps` steps; each step's pass also runs on `oneToken`
+ * over the same cache, and `check` gets both results and the pass (its tokens, mask and cache).
+ */
+async function decodeBeside(
+  whole: Driver,
+  oneToken: Driver,
+  steps: number,
+  check: (want: Pass, got: Awaited<ReturnType<typeof stepPass>>, pass: { next: number[][]; mask: number[][]; past: Past }) => unknown,
+): Promise<void> {
+  const { ids, mask } = leftPadded();
+  let past = (await forward(whole, ids, mask, null, 1)).past;
+  let m = mask;
+  let next = [[33], [901]];
+  for (let i = 0; i < steps; i++) {
+    m = m.map((row) => [...row, 1]);
+    const want = await forward(whole, next, m, past, 1);
+    const got = await stepPass(oneToken, next, m, past);
+    await check(want, got, { next, mask: m, past });
+    past = want.past;
+    next = [0, 1].map((b) => [argmax(want.logits, b * whole.vocab, whole.vocab)]);
+  }
+}
+
 describe("the one-token graph", () => {
   test("has no present outputs and the main graph's step outputs", () => {
     expect(existsSync(join(dir, "onnx", "model_step_q4.onnx"))).toBe(true);
@@ -68,14 +94,7 @@ describe("the one-token graph", () => {
   });
 
   test("fp32: decode steps of a left-padded batch equal the main graph's (1e-5), spare columns hidden", async () => {
-    const { ids, mask } = leftPadded();
-    let past = (await forward(main, ids, mask, null, 1)).past;
-    let m = mask;
-    let next = [[33], [901]];
-    for (let i = 0; i < 6; i++) {
-      m = m.map((row) => [...row, 1]);
-      const want = await forward(main, next, m, past, 1);
-      const got = await stepPass(step, next, m, past);
+    await decodeBeside(main, step, 6, async (want, got, pass) => {
       expect(maxAbsDiff(got.logits, want.logits)).toBeLessThan(1e-5);
       for (let l = 0; l < main.layers; l++) {
         for (const kv of ["key", "value"]) {
@@ -84,13 +103,11 @@ describe("the one-token graph", () => {
         }
       }
       // The same pass over a cache with 5 spare columns of noise (masked): what an in-place cache feeds.
-      const spare = withSpare(main, past, 5);
-      const padded = m.map((row) => [...row.slice(0, -1), 0, 0, 0, 0, 0, 1]);
-      const overSpare = await stepPass(step, next, padded, spare);
+      const spare = withSpare(main, pass.past, 5);
+      const padded = pass.mask.map((row) => [...row.slice(0, -1), 0, 0, 0, 0, 0, 1]);
+      const overSpare = await stepPass(step, pass.next, padded, spare);
       expect(maxAbsDiff(overSpare.logits, want.logits)).toBeLessThan(1e-5);
-      past = want.past;
-      next = [0, 1].map((b) => [argmax(want.logits, b * main.vocab, main.vocab)]);
-    }
+    });
   });
 
   test("a pass of several new tokens a row is refused, not answered wrongly", async () => {
@@ -107,14 +124,7 @@ describe("the one-token graph", () => {
   });
 
   test("q4 (the format it ships in): decode logits track the main q4 graph's and pick the same tokens", async () => {
-    const { ids, mask } = leftPadded();
-    let past = (await forward(q4, ids, mask, null, 1)).past;
-    let m = mask;
-    let next = [[33], [901]];
-    for (let i = 0; i < 8; i++) {
-      m = m.map((row) => [...row, 1]);
-      const want = await forward(q4, next, m, past, 1);
-      const got = await stepPass(q4Step, next, m, past);
+    await decodeBeside(q4, q4Step, 8, (want, got) => {
       // Both quantize activations to int8 per 32-value block before each matmul (accuracy level 4); the attention's
       // float order differs, which can move one activation across a rounding edge: a small fraction of the logits' range.
       const range = Math.max(...want.logits) - Math.min(...want.logits);
@@ -126,8 +136,6 @@ describe("the one-token graph", () => {
         const pick = argmax(got.logits, b * q4.vocab, q4.vocab);
         expect(row[pick]!).toBeGreaterThanOrEqual(Math.max(...row) - 2 * diff);
       }
-      past = want.past;
-      next = [0, 1].map((b) => [argmax(want.logits, b * q4.vocab, q4.vocab)]);
-    }
+    });
   });
 });
