@@ -7,17 +7,20 @@ import { loadEncoder } from "./embedding/encoder-runner.ts";
 import { serveLifecycle, workLoop } from "./supervised-worker.ts";
 
 let engine: EmbedEngine | null = null;
+/** Frees the loaded model's session. */
+let disposeModel: (() => Promise<void>) | null = null;
 
 const runLoop = workLoop({
   stopping: () => life.stopping,
   hasWork: () => engine?.hasWork() ?? false,
-  step: () => engine!.step(),
+  step: () => life.onDevice(() => engine!.step()),
   fatal: (err) => life.fatal(err),
 });
 
 const life = serveLifecycle<EmbedLoadSpec, EmbedToWorker, EmbedFromWorker>({
   async load(spec) {
     const runner = await loadEncoder(spec);
+    disposeModel = runner.dispose;
     engine = new EmbedEngine(runner, { ...spec, emit: (msg, transfer) => life.post(msg, transfer) });
     return { device: "cpu", dtype: spec.dtype };
   },
@@ -32,5 +35,8 @@ const life = serveLifecycle<EmbedLoadSpec, EmbedToWorker, EmbedFromWorker>({
       }
     } else engine?.cancel(msg.jobId);
     void runLoop();
+  },
+  release: async () => {
+    await disposeModel?.();
   },
 });

@@ -14,6 +14,8 @@ import { serveLifecycle, yieldToEvents } from "./supervised-worker.ts";
 
 let engine: Engine | null = null;
 let runner: (ModelRunner<unknown> & { runMs: number }) | null = null;
+/** Frees the loaded model's sessions. */
+let disposeModel: (() => Promise<void>) | null = null;
 /** Step timings for `npm run bench -- --profile` (KILN_PROFILE_FILE); null when not profiling. */
 const profiler = profilerFromEnv();
 let looping = false;
@@ -80,6 +82,7 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
   async load(spec) {
     const loaded = spec.device === "webgpu" ? await loadDeviceModel(spec) : { ...(await loadModel(spec)), report: { device: "cpu" as const, dtype: spec.dtype } };
     runner = loaded.runner;
+    disposeModel = loaded.dispose;
     engine = new Engine(loaded.runner, {
       maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
       prefix: prefixReuse(spec, loaded.runner),
@@ -110,5 +113,8 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
       engine.add(msg.seqId, msg.promptIds, msg.params, msg.media, msg.prefix, msg.lane);
     } else engine?.cancel(msg.seqId);
     void runLoop();
+  },
+  release: async () => {
+    await disposeModel?.();
   },
 });

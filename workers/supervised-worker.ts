@@ -1,7 +1,8 @@
 // The part of the supervisor protocol every model worker speaks alike (src/protocol/supervisor.ts): one load
 // (loaded or load_error with the time it took), ping → pong with the thread's memory and work, shutdown, and fatal
-// when the worker's state is unreliable; on the webgpu device, the load and each step in the worker's turn there
-// (src/devices/device-turns.ts). A worker entry wires its own kind's messages and loop around it.
+// when the worker's state is unreliable; on the webgpu device, the load, each step and the release of the model's
+// sessions in the worker's turn there (src/devices/device-turns.ts). A worker entry wires its own kind's messages and
+// loop around it.
 import { type DeviceSeat, DeviceTurns } from "../src/devices/device-turns.ts";
 import type { LifecycleFromWorker, LifecycleToWorker, LoadReport } from "../src/protocol/supervisor.ts";
 
@@ -21,6 +22,8 @@ export interface LifecycleHooks<Spec extends { id: string }, Out> {
   counts(): { active: number; queued: number };
   /** Every message that is not load, ping or shutdown (ignored once the worker stops). */
   onMessage(msg: Out): void;
+  /** Frees the loaded model's sessions; called once at shutdown, after the load and the last step have ended. */
+  release(): Promise<void>;
 }
 
 export interface WorkerLifecycle<Out> {
@@ -29,7 +32,10 @@ export interface WorkerLifecycle<Out> {
   readonly stopping: boolean;
   /** The worker's state is unreliable: tells the supervisor (which replaces it) and stops taking work. */
   fatal(err: unknown): void;
-  /** Runs `fn` in this worker's turn on the webgpu device (src/devices/device-turns.ts); at once on the CPU. */
+  /**
+   * Runs `fn` in this worker's turn on the webgpu device (src/devices/device-turns.ts); at once on the CPU. Every pass
+   * over the model's sessions goes through here, so shutdown knows when none is running.
+   */
   onDevice<T>(fn: () => Promise<T>): Promise<T>;
 }
 
@@ -38,14 +44,44 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
   let loading = false;
   let loaded = false;
   let turns: DeviceTurns | null = null;
+  /** The load and steps running now: shutdown waits for them before it frees the sessions they use. */
+  const running = new Set<Promise<unknown>>();
+  /** Set once shutdown frees the model: no pass may start after that. */
+  let ending: Promise<void> | null = null;
+  const onDevice = <T>(fn: () => Promise<T>): Promise<T> => (turns ? turns.run(fn) : fn());
   const life = {
     stopping: false,
     post: (msg: Out | LifecycleFromWorker, transfer: ArrayBuffer[] = []) => scope.postMessage(msg, transfer),
     fatal(err: unknown) {
-      life.post({ type: "fatal", message: err instanceof Error ? err.message : String(err) });
+      // A pass refused because the worker is ending is not a failure the supervisor has to answer.
+      if (!ending) life.post({ type: "fatal", message: err instanceof Error ? err.message : String(err) });
       life.stopping = true;
     },
-    onDevice: <T>(fn: () => Promise<T>): Promise<T> => (turns ? turns.run(fn) : fn()),
+    onDevice<T>(fn: () => Promise<T>): Promise<T> {
+      if (ending) return Promise.reject(new Error("the worker is stopping"));
+      const work = onDevice(fn);
+      running.add(work);
+      const done = () => void running.delete(work);
+      work.then(done, done);
+      return work;
+    },
+  };
+  /**
+   * Ends the worker with its model freed. Sessions left to the thread's teardown are destroyed in no order, and on the
+   * webgpu device, where every worker's sessions share one unguarded device context, two workers ending at once
+   * corrupted the process's heap (glibc's "corrupted size vs. prev_size" at exit). So the sessions are released after
+   * the load and the last step have ended, in this worker's turn.
+   */
+  const end = async () => {
+    life.stopping = true;
+    try {
+      while (running.size) await Promise.allSettled([...running]);
+      await onDevice(() => hooks.release());
+    } catch {
+      // A model that will not free is left to the thread's end.
+    } finally {
+      scope.close();
+    }
   };
   const load = async (spec: Spec, seat: DeviceSeat | undefined) => {
     if (loaded || loading) {
@@ -84,8 +120,7 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
         break;
       case "shutdown":
         // Nothing is finished or reported: the supervisor has already given up on this worker's work.
-        life.stopping = true;
-        scope.close();
+        ending ??= end();
         break;
       default:
         hooks.onMessage(msg as In);
