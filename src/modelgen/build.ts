@@ -14,6 +14,7 @@ import { WeightSink } from "./sinks.ts";
 import { specHash, validateSpec, type Dtype, type ModelSpec } from "./spec.ts";
 import { buildTokenizer } from "./tokenizer.ts";
 import { generateWeight, type Chunk, type PlanEntry } from "./weights.ts";
+import { nextTurn } from "./next-turn.ts";
 
 /** Where a build's weight values come from: the seeded generator (kiln's own models) or an imported file. */
 export type WeightSource = (e: PlanEntry) => Iterable<Chunk>;
@@ -104,7 +105,7 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
       }
       for (const u of users) u.sink.end(u.e);
       // Lets timers and signal handlers run during long builds.
-      await new Promise<void>((r) => setImmediate(r));
+      await nextTurn();
     }
   } finally {
     for (const s of sinks) hashes[`onnx/${s.file}_data`] = s.sink.data.close();

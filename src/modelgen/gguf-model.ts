@@ -6,6 +6,7 @@ import { ggufFileType, mixType, type GgufFormat } from "./ggml-mix.ts";
 import { validateSpec, type ModelSpec } from "./spec.ts";
 import { buildTokenizer, SPECIAL_TOKENS } from "./tokenizer.ts";
 import { generateWeight, weightPlan, type Chunk, type PlanEntry } from "./weights.ts";
+import { nextTurn } from "./next-turn.ts";
 
 export { GGUF_FORMATS, type GgufFormat } from "./ggml-mix.ts";
 
@@ -179,7 +180,7 @@ export async function writeGgufModel(spec: ModelSpec, format: GgufFormat, path: 
         onProgress?.(done, total, e.name);
       }
       // Lets timers and signal handlers run during long builds.
-      await new Promise<void>((r) => setImmediate(r));
+      await nextTurn();
     }
   } catch (e) {
     writer.abort();

@@ -12,6 +12,7 @@ import { ParamStore } from "./params.ts";
 import { textEncoderGraph } from "./text-encoder-graph.ts";
 import { unetGraph } from "./unet-graph.ts";
 import { vaeDecoderGraph, vaeEncoderGraph } from "./vae-graphs.ts";
+import { nextTurn } from "../next-turn.ts";
 
 /** Each graph's folder, its name inside model.onnx, and how it is built. */
 const GRAPHS: readonly { dir: string; name: string; build: (n: Net, spec: ImageModelSpec) => void }[] = [
@@ -72,7 +73,7 @@ export async function buildImageModel(opts: ImageBuildOptions): Promise<{ dir: s
     }
     write(`${t.dir}/${GRAPH_FILE}`, g.encode(t.name));
     // Lets timers and signal handlers run between graphs.
-    await new Promise<void>((r) => setImmediate(r));
+    await nextTurn();
   }
 
   writeJson(MANIFEST_FILE, imageManifest(spec, { specHash: imageSpecHash(spec), contentHash: combineHashes(hashes) }));
