@@ -91,4 +91,12 @@ describe("sessionOptions", () => {
     expect(spinning(sessionOptions(2, 2, "1"))).toBe("1");
     expect(spinning(sessionOptions(2, 4, "0"))).toBe("0");
   });
+  test("KILN_ORT_SPINNING=small: the small-step session spins inside each run and stops at its end; the batch session keeps the rule", () => {
+    const stops = (o: Record<string, unknown>) => (o.extra as { session: { force_spinning_stop?: string } }).session.force_spinning_stop;
+    expect([spinning(sessionOptions(2, 2, "small", "small")), stops(sessionOptions(2, 2, "small", "small"))]).toEqual(["1", "1"]);
+    expect([spinning(sessionOptions(2, 2, "small", "batch")), stops(sessionOptions(2, 2, "small", "batch"))]).toEqual(["0", undefined]);
+    // With a core left over, both spin freely, as without the setting.
+    expect([spinning(sessionOptions(2, 4, "small", "small")), stops(sessionOptions(2, 4, "small", "small"))]).toEqual(["1", undefined]);
+    expect([spinning(sessionOptions(2, 2, undefined, "small")), stops(sessionOptions(2, 2, undefined, "small"))]).toEqual(["0", undefined]);
+  });
 });

@@ -30,25 +30,39 @@ export function offlineFrom(dir: string): void {
 }
 
 /**
+ * What a session runs: passes of any size, or only passes of a few tokens (the small-step session: one-client decode
+ * steps, src/models/step-formats.ts), whose ops are too small for a sleeping thread's wake-up to hide.
+ */
+export type SessionUse = "batch" | "small";
+
+/**
  * ONNX Runtime session options for a worker with `threads` intra-op threads on a `cores`-core machine. Its pool threads
  * spin between ops by default; when they take every core, the spinning starves whatever else must run (the main
  * thread's HTTP and SSE work, other workers, other processes) and a preempted thread holds up every op's barrier:
- * measured at batch 1 on 2 cores under load, a step took 52 ms without spinning against 96 ms with it. Spinning stays
- * on when a core is left over. `override` ("0"/"1", from KILN_ORT_SPINNING) decides instead, for A/B runs.
+ * measured at batch 1 on 2 cores under load, a step took 52 ms without spinning against 96 ms with it. So spinning
+ * stays on only when a core is left over. `override` (from KILN_ORT_SPINNING) decides instead: "0" off, "1" on, and
+ * "small" on for the small-step session inside each run only (force_spinning_stop: its threads sleep as soon as a run
+ * ends). On an idle 2-core AVX-512 box "small" took 1 client from 54.2 to 56.1 tok/s over HTTP (a one-client decode
+ * step has some 650 small ops, each waiting for a sleeping thread to wake), but with one core busy elsewhere its steps
+ * took 32–35 ms against 24 ms without it, so it is not the default; spinning inside runs on the batch session too cost
+ * 16 clients 9% (test/load/ab-server.ts).
  */
-export function sessionOptions(threads: number, cores: number, override?: string): Record<string, unknown> {
-  const spin = override === "1" || (override !== "0" && threads < cores);
-  return { intraOpNumThreads: threads, interOpNumThreads: 1, extra: { session: { intra_op: { allow_spinning: spin ? "1" : "0" } } } };
+export function sessionOptions(threads: number, cores: number, override?: string, use: SessionUse = "batch"): Record<string, unknown> {
+  const always = override === "1" || (override !== "0" && threads < cores);
+  const inRuns = !always && override === "small" && use === "small";
+  const session: Record<string, unknown> = { intra_op: { allow_spinning: always || inRuns ? "1" : "0" } };
+  if (inRuns) session.force_spinning_stop = "1";
+  return { intraOpNumThreads: threads, interOpNumThreads: 1, extra: { session } };
 }
 
 /** The session options of a worker given its thread count, on this machine. */
-export function workerSessionOptions(threads: number): Record<string, unknown> {
-  return sessionOptions(Math.max(1, Math.floor(threads)), navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING);
+export function workerSessionOptions(threads: number, use: SessionUse = "batch"): Record<string, unknown> {
+  return sessionOptions(Math.max(1, Math.floor(threads)), navigator.hardwareConcurrency, process.env.KILN_ORT_SPINNING, use);
 }
 
 /** A CPU session's options for a worker given its thread count: ONNX Runtime's warnings off, the worker's threading. */
-export function cpuSessionOptions(threads: number): ort.InferenceSession.SessionOptions {
-  return { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(threads) } as ort.InferenceSession.SessionOptions;
+export function cpuSessionOptions(threads: number, use: SessionUse = "batch"): ort.InferenceSession.SessionOptions {
+  return { executionProviders: ["cpu"], logSeverityLevel: 3, ...workerSessionOptions(threads, use) } as ort.InferenceSession.SessionOptions;
 }
 
 /** The context a worker holds sequences to: the one the server admits against, else config.json's (2048 without one). */

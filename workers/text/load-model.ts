@@ -6,7 +6,7 @@ import { AutoModelForCausalLM } from "@huggingface/transformers";
 import * as ort from "onnxruntime-node";
 import { stepGraphFile } from "../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../src/protocol/text.ts";
-import { cpuSessionOptions, type LoadedModel, loadTokenizerSide, makeTensor, offlineFrom, servedContext, workerSessionOptions } from "./load-common.ts";
+import { cpuSessionOptions, type LoadedModel, loadTokenizerSide, makeTensor, offlineFrom, servedContext, type SessionUse, workerSessionOptions } from "./load-common.ts";
 import { isMediaFolder, loadMediaModel } from "./load-media-model.ts";
 import { type ModelConfig, OrtRunner, type OrtSessionLike } from "./ort-runner.ts";
 
@@ -15,18 +15,18 @@ export { type LoadedModel, sessionOptions } from "./load-common.ts";
 export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
   offlineFrom(spec.dir);
   if (isMediaFolder(spec.dir, spec.dtype)) return loadMediaModel(spec);
-  const load = (dtype: string) =>
+  const load = (dtype: string, use: SessionUse = "batch") =>
     AutoModelForCausalLM.from_pretrained(spec.dir, {
       local_files_only: true,
       device: "cpu",
       dtype: dtype as never,
-      session_options: workerSessionOptions(spec.threads),
+      session_options: workerSessionOptions(spec.threads, use),
     });
   const model = await load(spec.dtype);
   let smallModel: { session: OrtSessionLike; dispose(): Promise<unknown> } | null = null;
   const dispose = async () => void (await Promise.all([model.dispose(), smallModel?.dispose()]));
   try {
-    if (spec.small) smallModel = await loadSmall(spec, spec.small.dtype, () => load(spec.small!.dtype));
+    if (spec.small) smallModel = await loadSmall(spec, spec.small.dtype, () => load(spec.small!.dtype, "small"));
     const session = decoderSession(model);
     const read = model.config as unknown as ModelConfig;
     const config: ModelConfig = { ...read, max_position_embeddings: servedContext(spec, read) };
@@ -48,7 +48,7 @@ export async function loadModel(spec: ModelLoadSpec): Promise<LoadedModel> {
 async function loadSmall(spec: ModelLoadSpec, dtype: string, viaTransformers: () => Promise<{ dispose(): Promise<unknown> }>) {
   const stepFile = join(spec.dir, "onnx", stepGraphFile(dtype));
   if (existsSync(stepFile)) {
-    const session = await ort.InferenceSession.create(stepFile, cpuSessionOptions(spec.threads));
+    const session = await ort.InferenceSession.create(stepFile, cpuSessionOptions(spec.threads, "small"));
     return { session: session as unknown as OrtSessionLike, dispose: () => session.release() };
   }
   const model = await viaTransformers();
