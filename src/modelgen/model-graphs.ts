@@ -4,17 +4,14 @@ import { audioEncoderGraph, visionEncoderGraph } from "./encoder-graphs.ts";
 import { audioWeights, visionWeights } from "./encoder-weights.ts";
 import { gpuDecoderGraph, type GpuLengths, isGpuDtype } from "./gpu-decoder-graph.ts";
 import { mediaArchitecture } from "./media-spec.ts";
-import { stepGraphFile } from "../models/manifest.ts";
+import { dtypeSuffix, stepGraphFile } from "../models/manifest.ts";
 import type { GraphBuilder } from "./onnx-builder.ts";
 import type { Dtype, ModelSpec } from "./spec.ts";
 import { weightPlan, type PlanEntry } from "./weights.ts";
 
-/** transformers.js's file-name suffix per dtype. */
-export const DTYPE_SUFFIX: Record<Dtype, string> = { fp32: "", q4: "_q4", int8: "_int8", fp16: "_fp16", q4f16: "_q4f16" };
-
-/** `onnx/<stem><suffix>.onnx`, e.g. `model_q4.onnx`, `vision_encoder.onnx`. */
+/** `onnx/<stem><suffix>.onnx` with transformers.js's suffix of the dtype, e.g. `model_q4.onnx`, `vision_encoder.onnx`. */
 export function onnxFile(stem: string, dtype: Dtype): string {
-  return `${stem}${DTYPE_SUFFIX[dtype]}.onnx`;
+  return `${stem}${dtypeSuffix(dtype)}.onnx`;
 }
 
 /**
