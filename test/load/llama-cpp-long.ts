@@ -32,10 +32,17 @@ export interface LongOptions {
   threads: number;
   vocab: number;
   direct: { modelDir: string; dtype: string; small?: SmallStepFormat; shortStepMs: Map<number, number> };
-  llama?: { model: LlamaCppModel; shortStepMs: Map<number, number> };
+  /** llama.cpp's model, run in turn with kiln's engine (its short step is measured beside the engine's, not taken from the race). */
+  llama?: { model: LlamaCppModel };
+  /** How many times kiln's engine and llama.cpp each run every level, in turn (medians are reported). */
+  rounds: number;
 }
 
-/** One run per runtime and level (after its warm-up): long prefills are slow and vary far less than short runs. */
+/**
+ * The direct loop once per level (the bare reference for prefill); kiln's engine and llama.cpp in turn, `rounds` times,
+ * each with the short prompt and then the long one, so both meet the same drift of a shared box. A decode step's
+ * figure is a few ms, and one run after the race swung by a third on a 2-core box.
+ */
 export async function longPromptRows(o: LongOptions): Promise<LongRow[]> {
   const rows: LongRow[] = [];
   const { modelDir, dtype, small } = o.direct;
@@ -45,29 +52,49 @@ export async function longPromptRows(o: LongOptions): Promise<LongRow[]> {
     rows.push({ who: `kiln direct (${formats})`, batch, promptTokens: o.promptTokens, prefillMs: d.prefillMs, stepMsP50: d.stepMsP50, shortStepMsP50: o.direct.shortStepMs.get(batch) });
     console.log(`long prompt: direct batch ${batch}: prefill ${d.prefillMs.toFixed(0)} ms, step p50 ${d.stepMsP50.toFixed(1)} ms`);
   }
+  const shortPrompt = syntheticPrompt(o.shortPromptTokens, o.vocab);
+  const prompt = syntheticPrompt(o.promptTokens, o.vocab);
+  const runs: LongRow[] = [];
   const engine = await loadEngineModel(modelDir, dtype, o.threads, small);
   try {
-    for (const batch of o.levels) {
-      const short = await engineLongRun(engine, syntheticPrompt(o.shortPromptTokens, o.vocab), batch, o.newTokens);
-      const long = await engineLongRun(engine, syntheticPrompt(o.promptTokens, o.vocab), batch, o.newTokens);
-      rows.push({ who: `kiln engine (${formats})`, batch, promptTokens: o.promptTokens, prefillMs: long.prefillMs, stepMsP50: long.stepMsP50, shortStepMsP50: short.stepMsP50 });
-      console.log(`long prompt: engine batch ${batch}: prefill ${long.prefillMs.toFixed(0)} ms, step p50 ${long.stepMsP50.toFixed(1)} ms (${short.stepMsP50.toFixed(1)} ms at ${o.shortPromptTokens})`);
+    for (let round = 1; round <= Math.max(1, o.rounds); round++) {
+      for (const batch of o.levels) {
+        const short = await engineLongRun(engine, shortPrompt, batch, o.newTokens);
+        const long = await engineLongRun(engine, prompt, batch, o.newTokens);
+        runs.push({ who: `kiln engine (${formats})`, batch, promptTokens: o.promptTokens, prefillMs: long.prefillMs, stepMsP50: long.stepMsP50, shortStepMsP50: short.stepMsP50 });
+        console.log(`long prompt, round ${round}: engine batch ${batch}: prefill ${long.prefillMs.toFixed(0)} ms, step p50 ${long.stepMsP50.toFixed(1)} ms (${short.stepMsP50.toFixed(1)} ms at ${o.shortPromptTokens})`);
+        if (!o.llama) continue;
+        // One prompt on every row, as the direct loop and the engine run it: none of them shares KV between rows (the
+        // engine is given no prefix scope, so its prefix cache stays out; llama.cpp's rows keep their own cells, cleared
+        // each run).
+        const s = await o.llama.model.run(Array.from({ length: batch }, () => shortPrompt), o.newTokens, 1);
+        const t = await o.llama.model.run(Array.from({ length: batch }, () => prompt), o.newTokens, 1);
+        const p50 = (ms: number[]) => (ms.length ? percentile(ms, 50) : NaN);
+        runs.push({ who: `llama.cpp (${o.llama.model.format.toUpperCase()})`, batch, promptTokens: o.promptTokens, prefillMs: t.prefillMs, stepMsP50: p50(t.stepMs), shortStepMsP50: p50(s.stepMs) });
+        console.log(`long prompt, round ${round}: llama.cpp batch ${batch}: prefill ${t.prefillMs.toFixed(0)} ms, step p50 ${p50(t.stepMs).toFixed(1)} ms (${p50(s.stepMs).toFixed(1)} ms at ${o.shortPromptTokens})`);
+      }
     }
   } finally {
     await engine.dispose();
   }
-  if (o.llama) {
-    const prompt = syntheticPrompt(o.promptTokens, o.vocab);
-    // One prompt on every row, as the direct loop and the engine run it: none of them shares KV between rows (the engine
-    // is given no prefix scope, so its prefix cache stays out; llama.cpp's rows keep their own cells, cleared each run).
-    for (const batch of o.levels) {
-      const t = await o.llama.model.run(Array.from({ length: batch }, () => prompt), o.newTokens, 1);
-      const step = t.stepMs.length ? percentile(t.stepMs, 50) : NaN;
-      rows.push({ who: `llama.cpp (${o.llama.model.format.toUpperCase()})`, batch, promptTokens: o.promptTokens, prefillMs: t.prefillMs, stepMsP50: step, shortStepMsP50: o.llama.shortStepMs.get(batch) });
-      console.log(`long prompt: llama.cpp batch ${batch}: prefill ${t.prefillMs.toFixed(0)} ms, step p50 ${step.toFixed(1)} ms`);
-    }
+  return [...rows, ...medianRows(runs)];
+}
+
+/** One row per runtime and row count: the median of its runs' prefill, long step and short step, in first-seen order. */
+export function medianRows(runs: LongRow[]): LongRow[] {
+  const groups = new Map<string, LongRow[]>();
+  for (const r of runs) {
+    const key = `${r.who}\0${r.batch}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
   }
-  return rows;
+  const median = (xs: number[]) => (xs.length ? percentile(xs, 50) : NaN);
+  const order = (a: LongRow, b: LongRow) => Number(a.who.startsWith("llama")) - Number(b.who.startsWith("llama")) || a.batch - b.batch;
+  return [...groups.values()]
+    .map((g) => {
+      const shorts = g.flatMap((r) => (r.shortStepMsP50 !== undefined && Number.isFinite(r.shortStepMsP50) ? [r.shortStepMsP50] : []));
+      return { ...g[0]!, prefillMs: median(g.map((r) => r.prefillMs)), stepMsP50: median(g.map((r) => r.stepMsP50)), shortStepMsP50: shorts.length ? median(shorts) : undefined };
+    })
+    .sort(order);
 }
 
 const f1 = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v.toFixed(1) : "-");

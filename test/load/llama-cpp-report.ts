@@ -53,10 +53,10 @@ export function versusTargetLines(rows: VersusRow[], llamaAll: LlamaLevel[]): st
   const q4At1 = llamaAll.find((l) => l.format === "q4_0" && l.batch === first.clients);
   const raced = rows.filter((r): r is VersusRow & { llama: LlamaLevel } => r.llama !== undefined);
   const everyLevel = raced.every((r) => r.kiln.wall >= r.llama.wall);
-  const lines = [
-    `target kiln ≥ 1.0× llama.cpp best at every level (wall): ${raced.map((r) => `@${r.clients} ${ratio(r.kiln.wall, r.llama.wall)}`).join(", ")} (${mark(everyLevel)})`,
-    `target kiln@${last.clients} ≥ 1.5× llama.cpp best@${last.clients}: ${ratio(last.kiln.wall, last.llama.wall)} (${mark(last.kiln.wall >= 1.5 * last.llama.wall)})`,
-  ];
+  const lines = [`target kiln ≥ 1.0× llama.cpp best at every level (wall): ${raced.map((r) => `@${r.clients} ${ratio(r.kiln.wall, r.llama.wall)}`).join(", ")} (${mark(everyLevel)})`];
+  // The issue sets 1.5× at 16 clients; a sitting of fewer levels (KILN_BENCH_LEVELS) does not hold its top one to it.
+  const at16 = raced.find((r) => r.clients === 16);
+  if (at16) lines.push(`target kiln@16 ≥ 1.5× llama.cpp best@16: ${ratio(at16.kiln.wall, at16.llama.wall)} (${mark(at16.kiln.wall >= 1.5 * at16.llama.wall)})`);
   if (q4At1) lines.push(`target kiln@${first.clients} ≥ 1.0× llama.cpp Q4_0@${first.clients}: ${ratio(first.kiln.wall, q4At1.wall)} (${mark(first.kiln.wall >= q4At1.wall)})`);
   lines.push(`target kiln@${first.clients} ≥ 0.95× direct@${first.clients}: ${ratio(first.kiln.wall, first.direct.wall)} (${mark(first.kiln.wall >= 0.95 * first.direct.wall)})`);
   return lines;
