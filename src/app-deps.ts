@@ -13,6 +13,7 @@ import type { Scheduler } from "./scheduler/scheduler.ts";
 import type { PromptTokenizers } from "./images/prompt-tokenizer.ts";
 import type { RedisConnection } from "./redis/connection.ts";
 import type { Tokenizers } from "./inference/tokenizer.ts";
+import type { Admissions } from "./scheduler/admissions.ts";
 
 /** Where the server is in shutting down, which every request checks: leaving (the drain notice), then draining. */
 export interface ShutdownState {
@@ -35,6 +36,8 @@ export interface AppDeps {
   shutdown: ShutdownState;
   scheduler: Scheduler;
   tokenizers: Tokenizers;
+  /** Generation requests being prepared per model (src/scheduler/admissions.ts); absent in tests that build no runtime. */
+  admissions?: Admissions;
   /** Image models' prompt tokenizers (their text encoders' CLIP tokenizers). */
   promptTokenizers: PromptTokenizers;
   /** Seals and signs reasoning for replay, under the data dir's server secret. */

@@ -19,6 +19,8 @@ let disposeModel: (() => Promise<void>) | null = null;
 /** Step timings for `npm run bench -- --profile` (KILN_PROFILE_FILE); null when not profiling. */
 const profiler = profilerFromEnv();
 let looping = false;
+/** How many more requests the server said it was preparing, with the last add (src/scheduler/admissions.ts). */
+let announced = 0;
 
 async function runLoop(): Promise<void> {
   if (looping || !engine) return;
@@ -26,13 +28,13 @@ async function runLoop(): Promise<void> {
   try {
     // Started from idle: let the rest of a burst arrive so it shares the first prefill.
     const { active, queued } = engine.counts();
-    if (engine.maxBatch > 1 && active === 0 && queued > 0) await gatherBurst(() => engine!.counts().queued, DEFAULT_BURST_WINDOW);
+    if (engine.maxBatch > 1 && active === 0 && queued > 0) await gatherBurst(() => engine!.counts().queued, DEFAULT_BURST_WINDOW, undefined, () => announced);
     let interactive = 0;
     while (!life.stopping && engine.hasWork()) {
       // Interactive requests arriving beside background work are gathered as from idle, so a burst shares one prefill
       // (each prefill step pauses and resumes every background row).
       const c = engine.counts();
-      if (c.background && c.interactiveQueued > interactive) await gatherBurst(() => engine!.counts().interactiveQueued, DEFAULT_BURST_WINDOW);
+      if (c.background && c.interactiveQueued > interactive) await gatherBurst(() => engine!.counts().interactiveQueued, DEFAULT_BURST_WINDOW, undefined, () => announced);
       interactive = engine.counts().interactiveQueued;
       // A step's passes, cache moves and frees touch the device: in this worker's turn there.
       if (profiler) await life.onDevice(() => profiledStep(engine!, runner!));
@@ -110,6 +112,7 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
         life.post({ type: "step", deltas: [], finished: [{ seqId: msg.seqId, reason: "error", promptTokens, outputTokens: 0, message: "model is not loaded" }] });
         return;
       }
+      announced = msg.incoming ?? 0;
       engine.add(msg.seqId, msg.promptIds, msg.params, msg.media, msg.prefix, msg.lane);
     } else engine?.cancel(msg.seqId);
     void runLoop();

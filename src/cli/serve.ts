@@ -136,7 +136,7 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
   const secret = loadServerSecret(config.dataDir);
   const drainStarted = new AbortController();
   const deps: AppDeps = {
-    config, db, registry, logger, shutdown: { draining: false, drainStarted: drainStarted.signal }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers,
+    config, db, registry, logger, shutdown: { draining: false, drainStarted: drainStarted.signal }, scheduler: runtime.scheduler, tokenizers: runtime.tokenizers, admissions: runtime.admissions,
     promptTokenizers: new PromptTokenizers(logger),
     sealer: createSealer(secret),
     gate: new Gate({ db, config, limiter: stores.limiter, holds: stores.holds }),

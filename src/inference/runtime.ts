@@ -16,6 +16,7 @@ import { ImageBackend, type ImageWorkers } from "../scheduler/image-backend.ts";
 import { TextBackend, type TextWorkers } from "../scheduler/text-backend.ts";
 import { OffThreadEncoder } from "./off-thread-encoder.ts";
 import { Tokenizers } from "./tokenizer.ts";
+import { Admissions } from "../scheduler/admissions.ts";
 
 export interface Runtime {
   scheduler: Scheduler;
@@ -26,6 +27,8 @@ export interface Runtime {
   /** The embedding backend's worker supervisor. */
   embedPool: EmbedWorkers;
   tokenizers: Tokenizers;
+  /** Generation requests being prepared per model; each worker add says how many (a burst waits for its rest). */
+  admissions: Admissions;
   stop(): Promise<void>;
 }
 
@@ -74,8 +77,10 @@ export async function startRuntime(opts: {
     workersPerModel: opts.config.workers,
   });
   if (prefixCache) logger.info("prefix cache", { mib_per_worker: Math.round(prefixCache.maxBytes / 2 ** 20), block_tokens: prefixCache.blockTokens });
+  const admissions = new Admissions();
   const text = new TextBackend(chatModels, {
     ...pools,
+    admissions,
     workerUrl: opts.workerUrl,
     smallStepTokens: opts.config.smallStepTokens,
     prefixCache,
@@ -111,6 +116,7 @@ export async function startRuntime(opts: {
     imagePool,
     embedPool,
     tokenizers,
+    admissions,
     async stop() {
       scheduler.failAll(ApiError.shuttingDown());
       tokenizers.close();

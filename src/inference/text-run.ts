@@ -15,6 +15,7 @@ import type { CoreDeps, CoreIntake } from "./core-deps.ts";
 import { prepareGeneration, type Prepared, submitGeneration } from "./generate.ts";
 import type { CoreRequest } from "./request.ts";
 import { toolLoop } from "./tool-loop.ts";
+import type { Admissions } from "../scheduler/admissions.ts";
 
 export interface TextRunDeps extends CoreDeps, AdmittedRunDeps {
   /** Media and content-policy intake; absent, a request carrying media is refused. */
@@ -23,6 +24,8 @@ export interface TextRunDeps extends CoreDeps, AdmittedRunDeps {
   metrics?: Pick<Metrics, "observeUsage" | "observeFirstToken" | "observeInterToken" | "settlementFailed" | "settlementsReplayed">;
   /** Who shares cached prompt prefixes (absent: each team its own). */
   config?: Pick<Config, "prefixSharing">;
+  /** Counts the run's requests while they are prepared, so the worker knows more of a burst is coming. */
+  admissions?: Pick<Admissions, "begin">;
 }
 
 /**
@@ -120,16 +123,24 @@ export async function startRun(deps: TextRunDeps, opts: RunOptions): Promise<Run
   const startedAt = performance.now();
   const requests = [opts.request, ...(opts.siblings ?? [])];
   const prepared: Prepared[] = [];
-  // The time limit runs from here, so a slow tokenize or prepare counts against it; the client's leaving stops media intake too.
-  const run = await admitRun(deps, opts, async (stop) => {
-    await takeMedia(deps, stop, opts.model, opts.request, opts.scope);
-    const lane = opts.scope.tier ? { lane: opts.scope.tier } : {};
-    for (const request of requests) prepared.push({ ...(await prepareGeneration(deps, opts.model, request, { teamId: opts.scope.teamId, sharing: deps.config?.prefixSharing ?? "team" })), ...lane });
-    return {
-      inputTokens: promptTokens(prepared), maxOutputTokens: Math.max(...prepared.map((p) => p.maxTokens)),
-      choices: requests.reduce((sum, r) => sum + r.n, 0), resumed: opts.resumed,
-    };
-  });
+  // From here until its sequences are handed over, the run is one the model has coming (src/scheduler/admissions.ts).
+  const preparing = deps.admissions?.begin(opts.model.id);
+  let run: Awaited<ReturnType<typeof admitRun>>;
+  try {
+    // The time limit runs from here, so a slow tokenize or prepare counts against it; the client's leaving stops media intake too.
+    run = await admitRun(deps, opts, async (stop) => {
+      await takeMedia(deps, stop, opts.model, opts.request, opts.scope);
+      const lane = opts.scope.tier ? { lane: opts.scope.tier } : {};
+      for (const request of requests) prepared.push({ ...(await prepareGeneration(deps, opts.model, request, { teamId: opts.scope.teamId, sharing: deps.config?.prefixSharing ?? "team" })), ...lane });
+      return {
+        inputTokens: promptTokens(prepared), maxOutputTokens: Math.max(...prepared.map((p) => p.maxTokens)),
+        choices: requests.reduce((sum, r) => sum + r.n, 0), resumed: opts.resumed,
+      };
+    });
+  } finally {
+    // Prepared (or refused): the add this run's submit sends counts the others still on their way, not this one.
+    preparing?.();
+  }
   const { stop } = run;
   // Built-in tools run as one choice whose steps the tool loop chains; everything else is one generation.
   const streams = run.submit((signal, onStart) => opts.request.builtins?.length

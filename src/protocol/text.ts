@@ -171,8 +171,12 @@ export type MediaInput =
 
 /** The text kind's own requests to a worker (the supervisor adds load, ping and shutdown). */
 export type TextToWorker =
-  /** `lane` (absent: default): interactive rows go first, background ones (flex, batch) yield rows to them. */
-  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams; media?: MediaInput[]; prefix?: PrefixScope; lane?: ServiceTier }
+  /**
+   * `lane` (absent: default): interactive rows go first, background ones (flex, batch) yield rows to them. `incoming`
+   * (absent: 0): requests for the model the server was still preparing when it sent this one (an idle worker waits a
+   * little for them, so a burst shares one prefill).
+   */
+  | { type: "add"; seqId: string; promptIds: number[]; params: SamplingParams; media?: MediaInput[]; prefix?: PrefixScope; lane?: ServiceTier; incoming?: number }
   | { type: "cancel"; seqId: string };
 
 export type ToWorker = LifecycleToWorker<ModelLoadSpec> | TextToWorker;

@@ -4,6 +4,7 @@ import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
 import type { ServiceTier } from "../inference/service-tier.ts";
 import { isBackground } from "../protocol/lanes.ts";
 import type { MediaInput, ModelLoadSpec, PrefixCacheSpec, PrefixCacheStats, PrefixScope, SamplingParams, SeqDelta, SeqFinish, TextFromWorker, TextToWorker } from "../protocol/text.ts";
+import type { Admissions } from "./admissions.ts";
 import type { SlotView } from "./queue.ts";
 import type { SequenceBackend } from "./scheduler.ts";
 import { type PoolOptions, WorkerSupervisor } from "./supervisor.ts";
@@ -22,6 +23,8 @@ export interface TextBackendOptions extends PoolOptions {
   onBatch?(batch: { media: number; text: number }): void;
   /** A worker's prefix-cache figures, cumulative since it started, whenever they changed. */
   onCacheStats?(workerId: number, model: string, stats: PrefixCacheStats): void;
+  /** The requests being prepared per model, told to the worker with each add (absent: none are). */
+  admissions?: Pick<Admissions, "pending">;
 }
 
 /** Rows a webgpu worker batches for a folder that declares no exact batch size (its rows are right-padded there). */
@@ -40,8 +43,10 @@ export class TextBackend implements SequenceBackend {
   /** A sequence holds one unit of the admission budget. */
   readonly entryCost = 1;
   readonly workers: TextWorkers;
+  private readonly admissions?: Pick<Admissions, "pending">;
 
   constructor(models: ModelEntry[], opts: TextBackendOptions) {
+    this.admissions = opts.admissions;
     // A multimodal folder's worker runs one decoder format (its encoders and embeddings have no small-step twin).
     // A model on the GPU runs its one GPU format (the small-step twin is a CPU trick).
     const smallOf = (m: ModelEntry) => (m.media || m.placement?.device === "webgpu" ? undefined : smallStepFormat(m, opts.smallStepTokens ?? 0));
@@ -93,7 +98,11 @@ export class TextBackend implements SequenceBackend {
   }
 
   add(workerId: number, seqId: string, promptIds: number[], params: SamplingParams, media?: MediaInput[], prefix?: PrefixScope, lane?: ServiceTier): void {
-    const msg = { type: "add" as const, seqId, promptIds, params, ...(media?.length ? { media } : {}), ...(prefix ? { prefix } : {}), ...(lane && lane !== "default" ? { lane } : {}) };
+    const incoming = this.admissions?.pending(this.workers.modelOf(workerId) ?? "") ?? 0;
+    const msg = {
+      type: "add" as const, seqId, promptIds, params, ...(media?.length ? { media } : {}), ...(prefix ? { prefix } : {}), ...(lane && lane !== "default" ? { lane } : {}),
+      ...(incoming > 0 ? { incoming } : {}),
+    };
     this.workers.assign(workerId, seqId, msg, isBackground(lane));
   }
 

@@ -17,6 +17,7 @@ import { journalPathFor, readJournal } from "../../../src/billing/settlement-jou
 import { memoryLogger } from "../../../src/log/logger.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import type { ModelEntry } from "../../../src/models/registry.ts";
+import { Admissions } from "../../../src/scheduler/admissions.ts";
 import type { SeqEvent, SeqRequest } from "../../../src/scheduler/scheduler.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 import { tempDir } from "../../helpers/kiln.ts";
@@ -94,6 +95,26 @@ const request = (n = 1) => ({
 });
 
 describe("startRun", () => {
+  test("the run counts as coming for its model while it is prepared and admitted, not once submitted, nor after a refusal", async () => {
+    const admissions = new Admissions();
+    const submitted: SeqRequest[] = [];
+    const pendingAtAdmission: number[] = [];
+    const admitted = await deps(2, submitted, async () => (pendingAtAdmission.push(admissions.pending(model.id)), { release() {} }));
+    // The scheduler reads the count as it queues the run's sequences: by then this run no longer counts.
+    const pendingAtSubmit: number[] = [];
+    const submit = admitted.d.scheduler.submit.bind(admitted.d.scheduler);
+    admitted.d.scheduler.submit = (reqs) => (pendingAtSubmit.push(admissions.pending(model.id)), submit(reqs));
+    const run = await startRun({ ...admitted.d, admissions }, { scope: admitted.scope, model, request: request(), clientSignal: null, timeoutMs: null });
+    await run.settled;
+    expect([pendingAtAdmission, pendingAtSubmit, admissions.pending(model.id)]).toEqual([[1], [0], 0]);
+
+    const refused = await deps(2, [], async () => {
+      throw new ApiError(429, "rate_limit_error", "slow down", "rate_limit_exceeded");
+    });
+    await expect(startRun({ ...refused.d, admissions }, { scope: refused.scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toThrow("slow down");
+    expect(admissions.pending(model.id)).toBe(0);
+  });
+
   test("admission sees the counted prompt before anything is queued; a refusal queues nothing and writes no usage", async () => {
     const submitted: SeqRequest[] = [];
     const seen: number[] = [];

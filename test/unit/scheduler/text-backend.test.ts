@@ -4,6 +4,7 @@ import { memoryLogger } from "../../../src/log/logger.ts";
 import { parseManifest } from "../../../src/models/manifest.ts";
 import type { ModelEntry } from "../../../src/models/registry.ts";
 import type { PrefixCacheStats, SeqFinish } from "../../../src/protocol/text.ts";
+import { Admissions } from "../../../src/scheduler/admissions.ts";
 import { maxBatchOf, TextBackend } from "../../../src/scheduler/text-backend.ts";
 import { fakeManifest } from "../../helpers/fake-model.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
@@ -16,7 +17,7 @@ const entry = (id: string, leftPadding: "exact" | "unsafe"): ModelEntry => ({
 const exact = entry("exact-model-v1", "exact");
 const unsafe = entry("unsafe-model-v1", "unsafe");
 
-async function started() {
+async function started(admissions?: Admissions) {
   const workers: FakeWorker[] = [];
   const steps: { finished: SeqFinish[]; freeAtDelivery: number }[] = [];
   const cache: [number, string, PrefixCacheStats, number][] = [];
@@ -32,6 +33,7 @@ async function started() {
     },
     onStep: (_deltas, finished) => steps.push({ finished, freeAtDelivery: text.slots()[0]!.free }),
     onCacheStats: (workerId, model, stats) => cache.push([workerId, model, stats, steps.length]),
+    ...(admissions ? { admissions } : {}),
     onLost: () => {},
     onHealth: () => {},
     onReady: () => {},
@@ -57,6 +59,24 @@ describe("TextBackend", () => {
       { type: "load", model: { id: exact.id, dir: "/models/exact-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 3, contextLength: exact.contextLength } },
       { type: "load", model: { id: unsafe.id, dir: "/models/unsafe-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 1, contextLength: unsafe.contextLength } },
     ]);
+    await text.workers.shutdown(5);
+  });
+
+  test("an add tells the worker how many more requests for its model are being prepared, and says nothing when none are", async () => {
+    const admissions = new Admissions();
+    const { text, workers } = await started(admissions);
+    const ends = [admissions.begin(exact.id), admissions.begin(exact.id), admissions.begin(unsafe.id)];
+    text.add(1, "s1", [5], greedyParams(2));
+    ends[0]!();
+    ends[1]!();
+    text.add(1, "s2", [6], greedyParams(2));
+    // Another model's requests are not this worker's to wait for.
+    text.add(2, "s3", [7], greedyParams(2));
+    expect(workers[0]!.posted.slice(1)).toEqual([
+      { type: "add", seqId: "s1", promptIds: [5], params: greedyParams(2), incoming: 2 },
+      { type: "add", seqId: "s2", promptIds: [6], params: greedyParams(2) },
+    ]);
+    expect(workers[1]!.posted.slice(1)).toEqual([{ type: "add", seqId: "s3", promptIds: [7], params: greedyParams(2), incoming: 1 }]);
     await text.workers.shutdown(5);
   });
 
