@@ -16,6 +16,7 @@ import { prepareGeneration, type Prepared, submitGeneration } from "./generate.t
 import type { CoreRequest } from "./request.ts";
 import { toolLoop } from "./tool-loop.ts";
 import type { Admissions } from "../scheduler/admissions.ts";
+import { isBackground } from "../protocol/lanes.ts";
 
 export interface TextRunDeps extends CoreDeps, AdmittedRunDeps {
   /** Media and content-policy intake; absent, a request carrying media is refused. */
@@ -124,7 +125,8 @@ export async function startRun(deps: TextRunDeps, opts: RunOptions): Promise<Run
   const requests = [opts.request, ...(opts.siblings ?? [])];
   const prepared: Prepared[] = [];
   // From here until its sequences are handed over, the run is one the model has coming (src/scheduler/admissions.ts).
-  const preparing = deps.admissions?.begin(opts.model.id);
+  // Background lines (batch, flex) are not waited for: a batch prepares them all the time, and they yield anyway.
+  const preparing = isBackground(opts.scope.tier) ? undefined : deps.admissions?.begin(opts.model.id);
   let run: Awaited<ReturnType<typeof admitRun>>;
   try {
     // The time limit runs from here, so a slow tokenize or prepare counts against it; the client's leaving stops media intake too.

@@ -113,6 +113,12 @@ describe("startRun", () => {
     });
     await expect(startRun({ ...refused.d, admissions }, { scope: refused.scope, model, request: request(), clientSignal: null, timeoutMs: null })).rejects.toThrow("slow down");
     expect(admissions.pending(model.id)).toBe(0);
+
+    // A batch line is not waited for: a running batch prepares lines all the time.
+    const seenInBatch: number[] = [];
+    const line = await deps(2, [], async () => (seenInBatch.push(admissions.pending(model.id)), { release() {} }));
+    await (await startRun({ ...line.d, admissions }, { scope: { ...line.scope, tier: "batch" }, model, request: request(), clientSignal: null, timeoutMs: null })).settled;
+    expect(seenInBatch).toEqual([0]);
   });
 
   test("admission sees the counted prompt before anything is queued; a refusal queues nothing and writes no usage", async () => {
