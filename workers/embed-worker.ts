@@ -7,8 +7,6 @@ import { loadEncoder } from "./embedding/encoder-runner.ts";
 import { serveLifecycle, workLoop } from "./supervised-worker.ts";
 
 let engine: EmbedEngine | null = null;
-/** Frees the loaded model's session. */
-let disposeModel: (() => Promise<void>) | null = null;
 
 const runLoop = workLoop({
   stopping: () => life.stopping,
@@ -20,9 +18,8 @@ const runLoop = workLoop({
 const life = serveLifecycle<EmbedLoadSpec, EmbedToWorker, EmbedFromWorker>({
   async load(spec) {
     const runner = await loadEncoder(spec);
-    disposeModel = runner.dispose;
     engine = new EmbedEngine(runner, { ...spec, emit: (msg, transfer) => life.post(msg, transfer) });
-    return { device: "cpu", dtype: spec.dtype };
+    return { report: { device: "cpu", dtype: spec.dtype }, dispose: runner.dispose };
   },
   counts: () => engine?.counts() ?? { active: 0, queued: 0 },
   onMessage(msg) {
@@ -35,8 +32,5 @@ const life = serveLifecycle<EmbedLoadSpec, EmbedToWorker, EmbedFromWorker>({
       }
     } else engine?.cancel(msg.jobId);
     void runLoop();
-  },
-  release: async () => {
-    await disposeModel?.();
   },
 });

@@ -7,8 +7,6 @@ import { servedProblem } from "./image/render-check.ts";
 import { serveLifecycle, workLoop } from "./supervised-worker.ts";
 
 let engine: DiffusionEngine | null = null;
-/** Frees the loaded model's sessions. */
-let disposeModel: (() => Promise<void>) | null = null;
 
 // A render's own failures are answered inside the passes.
 const runLoop = workLoop({
@@ -26,9 +24,8 @@ const life = serveLifecycle<ImageLoadSpec, ImageToWorker, ImageFromWorker>({
       await model.dispose();
       throw new Error(problem);
     }
-    disposeModel = model.dispose;
     engine = new DiffusionEngine(model, { maxBatch: spec.maxBatch, emit: (msg, transfer) => life.post(msg, transfer) });
-    return model.report;
+    return { report: model.report, dispose: model.dispose };
   },
   counts: () => engine?.counts() ?? { active: 0, queued: 0 },
   onMessage(msg) {
@@ -45,8 +42,5 @@ const life = serveLifecycle<ImageLoadSpec, ImageToWorker, ImageFromWorker>({
       }
     } else engine?.cancel(msg.jobId);
     void runLoop();
-  },
-  release: async () => {
-    await disposeModel?.();
   },
 });

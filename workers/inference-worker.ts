@@ -14,8 +14,6 @@ import { serveLifecycle, yieldToEvents } from "./supervised-worker.ts";
 
 let engine: Engine | null = null;
 let runner: (ModelRunner<unknown> & { runMs: number }) | null = null;
-/** Frees the loaded model's sessions. */
-let disposeModel: (() => Promise<void>) | null = null;
 /** Step timings for `npm run bench -- --profile` (KILN_PROFILE_FILE); null when not profiling. */
 const profiler = profilerFromEnv();
 let looping = false;
@@ -84,7 +82,6 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
   async load(spec) {
     const loaded = spec.device === "webgpu" ? await loadDeviceModel(spec) : { ...(await loadModel(spec)), report: { device: "cpu" as const, dtype: spec.dtype } };
     runner = loaded.runner;
-    disposeModel = loaded.dispose;
     engine = new Engine(loaded.runner, {
       maxBatch: Math.max(1, Math.floor(spec.maxBatch)),
       prefix: prefixReuse(spec, loaded.runner),
@@ -102,7 +99,7 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
       // A sequence's media finished preprocessing: the loop may have gone idle waiting for it.
       wake: () => void runLoop(),
     });
-    return loaded.report;
+    return { report: loaded.report, dispose: loaded.dispose };
   },
   counts: () => engine?.counts() ?? { active: 0, queued: 0 },
   onMessage(msg) {
@@ -116,8 +113,5 @@ const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
       engine.add(msg.seqId, msg.promptIds, msg.params, msg.media, msg.prefix, msg.lane);
     } else engine?.cancel(msg.seqId);
     void runLoop();
-  },
-  release: async () => {
-    await disposeModel?.();
   },
 });

@@ -15,15 +15,19 @@ interface WorkerScope {
 // In a Bun worker the global object is the worker scope (`self`).
 const scope = globalThis as unknown as WorkerScope;
 
+/** A loaded model as the lifecycle keeps it: where it runs, for the log, and how to free its sessions at shutdown. */
+export interface LoadedWork {
+  report?: LoadReport;
+  dispose(): Promise<void>;
+}
+
 export interface LifecycleHooks<Spec extends { id: string }, Out> {
-  /** Loads the model (and may say where it runs); throwing answers load_error with the message. */
-  load(spec: Spec): Promise<LoadReport | void>;
+  /** Loads the model; throwing answers load_error with the message. Its `dispose` runs once at shutdown (see `end`). */
+  load(spec: Spec): Promise<LoadedWork>;
   /** Work running and waiting, for pong. */
   counts(): { active: number; queued: number };
   /** Every message that is not load, ping or shutdown (ignored once the worker stops). */
   onMessage(msg: Out): void;
-  /** Frees the loaded model's sessions; called once at shutdown, after the load and the last step have ended. */
-  release(): Promise<void>;
 }
 
 export interface WorkerLifecycle<Out> {
@@ -44,6 +48,8 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
   let loading = false;
   let loaded = false;
   let turns: DeviceTurns | null = null;
+  /** Frees the loaded model's sessions: set by the load itself, inside its tracked pass, so shutdown never misses it. */
+  let dispose: (() => Promise<void>) | null = null;
   /** The load and steps running now: shutdown waits for them before it frees the sessions they use. */
   const running = new Set<Promise<unknown>>();
   /** Set once shutdown frees the model: no pass may start after that. */
@@ -76,7 +82,7 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
     life.stopping = true;
     try {
       while (running.size) await Promise.allSettled([...running]);
-      await onDevice(() => hooks.release());
+      if (dispose) await onDevice(dispose);
     } catch {
       // A model that will not free is left to the thread's end.
     } finally {
@@ -93,10 +99,12 @@ export function serveLifecycle<Spec extends { id: string }, In extends { type: s
     try {
       if (seat) turns = new DeviceTurns(seat);
       // A load creates sessions and runs warm-up passes: device work like any step. Its time counts from its turn.
-      const report = await life.onDevice(() => {
+      const report = await life.onDevice(async () => {
         started = performance.now();
         if (seat) life.post({ type: "load_started" });
-        return hooks.load(spec);
+        const work = await hooks.load(spec);
+        dispose = work.dispose;
+        return work.report;
       });
       loaded = true;
       life.post({ type: "loaded", modelId: spec.id, ms: performance.now() - started, ...(report ? { report } : {}) });
