@@ -31,7 +31,7 @@ describe.if(canFaultStorage())("the database made unwritable mid-generation", ()
     try {
       const model = ((await (await fetch(`${server.url}/v1/models`, { headers: keyed })).json()) as { data: { id: string }[] }).data[0]!.id;
       const chats = await Promise.all([0, 1, 2].map(() => post("/v1/chat/completions", { model, messages: [{ role: "user", content: "count" }], max_tokens: 600, ignore_eos: true, stream: true })));
-      const stored = await Promise.all([0, 1, 2].map(() => post("/v1/responses", { model, input: "Hello", max_output_tokens: 3000, stream: true })));
+      const stored = await Promise.all([0, 1, 2].map(() => post("/v1/responses", { model, input: "Hello", temperature: 0, max_output_tokens: 3000, stream: true })));
       const streams = [...chats, ...stored].map((res) => {
         expect(res.status).toBe(200);
         return new StreamText(res);
