@@ -37,7 +37,7 @@ test("a stream read to its end logs completed with the whole duration, not the f
 test("a client that leaves mid-stream is logged as client_gone; a Responses stream too", async () => {
   for (const [path, body] of [
     ["/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 3000, ignore_eos: true, stream: true }],
-    ["/v1/responses", { input: "hi", max_output_tokens: 3000, stream: true }],
+    ["/v1/responses", { input: "Hello", temperature: 0, max_output_tokens: 3000, stream: true }],
   ] as const) {
     const abort = new AbortController();
     const res = await post(path, body, abort.signal);
