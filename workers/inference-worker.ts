@@ -7,6 +7,7 @@ import { LazyConstraintSource } from "./text/constraint-source.ts";
 import { loadModel } from "./text/load-model.ts";
 import type { ModelRunner } from "./text/model-runner.ts";
 import { loadDeviceModel } from "./text/device/load-device-model.ts";
+import { loadGqaCpuModel } from "./text/device/load-gqa-cpu.ts";
 import { PrefixCache } from "./text/prefix-cache.ts";
 import { PrefixReuse } from "./text/prefix-reuse.ts";
 import { profilerFromEnv } from "./text/step-profile.ts";
@@ -80,7 +81,10 @@ function prefixReuse(spec: ModelLoadSpec, runner: ModelRunner<unknown>): PrefixR
 
 const life = serveLifecycle<ModelLoadSpec, TextToWorker, FromWorker>({
   async load(spec) {
-    const loaded = spec.device === "webgpu" ? await loadDeviceModel(spec) : { ...(await loadModel(spec)), report: { device: "cpu" as const, dtype: spec.dtype } };
+    const loaded =
+      spec.device === "webgpu"
+        ? await loadDeviceModel(spec)
+        : { ...(await (spec.rows === "right-padded" ? loadGqaCpuModel(spec) : loadModel(spec))), report: { device: "cpu" as const, dtype: spec.dtype } };
     runner = loaded.runner;
     engine = new Engine(loaded.runner, {
       maxBatch: Math.max(1, Math.floor(spec.maxBatch)),

@@ -2,6 +2,7 @@
 import { modelsBuildCommand } from "../modelgen/cli.ts";
 import { modelsImportCommand } from "../modelgen/import/import-cli.ts";
 import type { Config } from "../config.ts";
+import { batchLabel } from "../models/padding.ts";
 import { scanModels } from "../models/registry.ts";
 import type { Out } from "./admin.ts";
 import { formatTable } from "./table.ts";
@@ -18,7 +19,7 @@ export async function modelsCommand(config: Config, args: string[], out: Out): P
           m.id,
           String(m.contextLength),
           m.defaultDtype,
-          m.batching.leftPadding === "exact" ? String(m.batching.maxBatch) : "1 (unsafe padding)",
+          batchLabel(m),
           Object.entries(m.capabilities).filter(([, v]) => v).map(([k]) => k).join(","),
         ]),
       ),

@@ -45,6 +45,11 @@ export interface BuildOptions {
   manifest?: Record<string, unknown>;
   /** The dtypes that also get the one-token graph (default STEP_GRAPH_DTYPES: q4's). */
   stepDtypes?: readonly Dtype[];
+  /**
+   * q4 is written as transformers.js's GroupQueryAttention CPU export (fp32 activations, no one-token graph, its lengths
+   * as `gpuLengths` says), the layout of onnx-community's `model_q4.onnx`: an operator's folder, for tests.
+   */
+  gqaQ4?: boolean;
   /** The build's identity in kiln.json's build.spec_hash (default: specHash of the spec); an import's names its source. */
   identity?: string;
 }
@@ -81,7 +86,7 @@ export async function buildModel(opts: BuildOptions): Promise<{ dir: string; fil
 
   // One sink per graph file: each dtype's graphs (one for text, up to four for media), each with its own data file.
   const sinks = dtypes.flatMap((dtype) =>
-    modelGraphs(spec, dtype, opts.gpuLengths, opts.stepDtypes).map((t) => {
+    modelGraphs(spec, dtype, opts.gpuLengths, opts.gqaQ4 ? [] : opts.stepDtypes, opts.gqaQ4).map((t) => {
       const file = onnxFile(t.stem, dtype);
       const data = new DataFile(join(outDir, "onnx", `${file}_data`));
       return { file, name: t.name, route: t.route, companion: t.companion, sink: new WeightSink(dtype, t.graph, data, `${file}_data`, t.tied, t.int8Embedding ?? false) };

@@ -8,6 +8,12 @@ import { weightNames, type Linear } from "./weights.ts";
 export type GpuDtype = "fp16" | "q4f16";
 export const GPU_DTYPES: readonly GpuDtype[] = ["fp16", "q4f16"];
 export const isGpuDtype = (d: Dtype): d is GpuDtype => d === "fp16" || d === "q4f16";
+/**
+ * The formats this graph is written in: the GPU ones, and q4 with float32 activations, the layout of a transformers.js
+ * CPU export (onnx-community's `model_q4.onnx`: MatMulNBits and GroupQueryAttention), which kiln builds only as an
+ * operator's folder for tests.
+ */
+export type GqaDtype = GpuDtype | "q4";
 
 /**
  * The fp16 head's tensor, [hidden, vocab] for a plain MatMul. A tied model's embedding table is [vocab, hidden] (the
@@ -19,8 +25,8 @@ const INT64_MAX = 9223372036854775807n;
 
 /**
  * Inputs: input_ids, position_ids (int64 [B, S]), seqlens_k (int32 [B]: each row's total length − 1),
- * total_sequence_length (int32 scalar: the longest row's), past_key_values.{l}.key/.value (fp16 [B, KV, P, D]).
- * Outputs: logits (float32 [B, 1, vocab], the pass's last position only), present.{l}.key/.value (fp16 [B, KV, P', D]).
+ * total_sequence_length (int32 scalar: the longest row's), past_key_values.{l}.key/.value (fp16 [B, KV, P, D]; float32
+ * in q4). Outputs: logits (float32 [B, 1, vocab], the pass's last position only), present.{l}.key/.value (as the past).
  * Every op that does arithmetic on activations has a WebGPU kernel in onnxruntime 1.30 (MatMul or MatMulNBits,
  * GroupQueryAttention, RotaryEmbedding, the two RMS norms, Gather, Split, Add, Mul, Sigmoid, Slice, Cast), so a session
  * places none of it on the CPU; opset-23 Attention, FusedMatMul and DynamicQuantizeMatMul (the CPU graph's) have none.
@@ -33,11 +39,12 @@ const INT64_MAX = 9223372036854775807n;
  */
 export type GpuLengths = "inputs" | "attention_mask";
 
-export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLengths = "inputs"): GraphBuilder {
+export function gpuDecoderGraph(spec: ModelSpec, dtype: GqaDtype, lengths: GpuLengths = "inputs"): GraphBuilder {
   const g = new GraphBuilder();
   const { heads: NH, kvHeads: KV, headDim: D, vocab: V, layers: L } = spec;
   const names = weightNames(spec);
-  const F16 = T.FLOAT16;
+  // The activations' and the cache's element type.
+  const F = dtype === "q4" ? T.FLOAT : T.FLOAT16;
 
   const ids = g.input("input_ids", T.INT64, ["batch_size", "sequence_length"]);
   const positions = g.input("position_ids", T.INT64, ["batch_size", "sequence_length"]);
@@ -54,8 +61,8 @@ export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLe
   const past: { key: string; value: string }[] = [];
   for (let l = 0; l < L; l++) {
     past.push({
-      key: g.input(`past_key_values.${l}.key`, F16, ["batch_size", KV, "past_sequence_length", D]),
-      value: g.input(`past_key_values.${l}.value`, F16, ["batch_size", KV, "past_sequence_length", D]),
+      key: g.input(`past_key_values.${l}.key`, F, ["batch_size", KV, "past_sequence_length", D]),
+      value: g.input(`past_key_values.${l}.value`, F, ["batch_size", KV, "past_sequence_length", D]),
     });
   }
 
@@ -70,8 +77,8 @@ export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLe
         );
   const { rmsNorm, addNorm } = rmsNormOps(g, spec.rmsEps);
 
-  // fp16 cos/sin rows for this pass's positions (never negative in this format), computed in the graph.
-  const rope = rotaryInputs(g, positions, spec, F16);
+  // cos/sin rows for this pass's positions (never negative in this format), computed in the graph.
+  const rope = rotaryInputs(g, positions, spec, F);
   const rotary = (x: string, n: number) =>
     g.node("RotaryEmbedding", [x, rope.ids, rope.cos, rope.sin], { interleaved: int(0), num_heads: int(n) }, { domain: "com.microsoft" });
 
@@ -97,11 +104,12 @@ export function gpuDecoderGraph(spec: ModelSpec, dtype: GpuDtype, lengths: GpuLe
   // Only the last position reaches the head: a decode step needs no more, and a prefill's other rows would cost vocab·S.
   const lastPos = g.node("Slice", [x, g.int64([-1]), g.int64([INT64_MAX]), g.int64([1])]);
   const head = dtype === "fp16" ? g.node("MatMul", [lastPos, FP16_HEAD]) : linear(lastPos, names.head);
-  g.node("Cast", [head], { to: int(T.FLOAT) }, { output: "logits" });
+  if (F === T.FLOAT) g.node("Identity", [head], {}, { output: "logits" });
+  else g.node("Cast", [head], { to: int(T.FLOAT) }, { output: "logits" });
 
   g.output("logits", T.FLOAT, ["batch_size", 1, V]);
   for (let l = 0; l < L; l++) {
-    for (const kv of ["key", "value"]) g.output(`present.${l}.${kv}`, F16, ["batch_size", KV, "present_sequence_length", D]);
+    for (const kv of ["key", "value"]) g.output(`present.${l}.${kv}`, F, ["batch_size", KV, "present_sequence_length", D]);
   }
   return g;
 }

@@ -45,10 +45,13 @@ export function modelPlan(spec: ModelSpec): PlanEntry[] {
   ];
 }
 
-/** `stepDtypes`: the dtypes that get the one-token graph (a test asks for fp32's, to compare it exactly). */
-export function modelGraphs(spec: ModelSpec, dtype: Dtype, gpuLengths: GpuLengths = "inputs", stepDtypes: readonly Dtype[] = STEP_GRAPH_DTYPES): GraphTarget[] {
+/**
+ * `stepDtypes`: the dtypes that get the one-token graph (a test asks for fp32's, to compare it exactly). `gqaQ4`: q4 is
+ * written as transformers.js's GroupQueryAttention CPU export instead of kiln's graph (an operator's folder, for tests).
+ */
+export function modelGraphs(spec: ModelSpec, dtype: Dtype, gpuLengths: GpuLengths = "inputs", stepDtypes: readonly Dtype[] = STEP_GRAPH_DTYPES, gqaQ4 = false): GraphTarget[] {
   const text = `kiln-${spec.architecture}`;
-  if (isGpuDtype(dtype)) {
+  if (isGpuDtype(dtype) || (gqaQ4 && dtype === "q4")) {
     // buildModel refuses these for media specs: the encoders and the embeddings-input decoder stay CPU graphs.
     if (mediaArchitecture(spec)) throw new Error(`dtype ${dtype} is for text models; ${spec.id} has media encoders`);
     return [{ stem: "model", name: text, graph: gpuDecoderGraph(spec, dtype, gpuLengths), route: (e) => e, tied: spec.tiedEmbeddings }];

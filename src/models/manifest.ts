@@ -31,8 +31,12 @@ export interface ModelInfo {
   capabilities: Capabilities;
   /** Currency units per million tokens, and per image; prompt tokens read from the prefix cache at `cachedInputPerMillion`. */
   pricing: { inputPerMillion: number; cachedInputPerMillion: number; outputPerMillion: number; perImage: number | null };
-  /** "exact": left-padded rows give the same logits as alone, so rows of different lengths may share a batch. */
-  batching: { maxBatch: number; leftPadding: "exact" | "unsafe" };
+  /**
+   * "exact": left-padded rows give the same logits as alone, so rows of different lengths may share a batch.
+   * `rightPadded`: the formats whose graph attends by GroupQueryAttention (an operator's transformers.js export), which
+   * reads each row's cache from column 0: their rows are right-padded instead (workers/text/device/), and batch too.
+   */
+  batching: { maxBatch: number; leftPadding: "exact" | "unsafe"; rightPadded?: string[] };
   /** Largest |level| of the int8 weights when the folder declares it (kiln's own builds do); null if unknown. */
   int8MaxLevel: number | null;
   /** kiln.json's `prompt_format` as declared (checked here, resolved against the tokenizer when it loads). */
@@ -244,7 +248,7 @@ export function infoFromConfig(
   config: unknown,
   presentDtypes: string[],
   hasChatTemplate: boolean,
-  usesGroupQueryAttention: boolean,
+  groupQueryAttention: string[],
   media: MediaLayout | null = null,
 ): ModelInfo {
   const c = obj(config, "config.json");
@@ -267,8 +271,11 @@ export function infoFromConfig(
     dtypes: presentDtypes,
     capabilities: { chat: hasChatTemplate, tools: false, reasoning: false, vision: !!media?.image, audio: !!media?.audio, image_generation: false },
     pricing: { inputPerMillion: 0, cachedInputPerMillion: 0, outputPerMillion: 0, perImage: null },
-    // GroupQueryAttention assumes right padding: such graphs decode one sequence per step.
-    batching: usesGroupQueryAttention ? { maxBatch: 1, leftPadding: "unsafe" } : { maxBatch: 8, leftPadding: "exact" },
+    // GroupQueryAttention cannot take left padding: a text folder's such graphs batch right-padded rows instead (a
+    // multimodal decoder, fed embeddings, decodes one sequence at a time).
+    batching: groupQueryAttention.length
+      ? { maxBatch: 8, leftPadding: "unsafe", ...(media ? {} : { rightPadded: groupQueryAttention }) }
+      : { maxBatch: 8, leftPadding: "exact" },
     int8MaxLevel: null,
     promptFormat: null,
     media,

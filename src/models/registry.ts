@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { DIFFUSION_MARKER, readDiffusionFolder } from "./diffusion-folder.ts";
 import { EMBEDDING_MARKER, readEmbeddingFolder } from "./embedding-folder.ts";
 import { type HealthCause, healthText } from "./failures.ts";
+import { graphUsesGroupQueryAttention } from "./graph-attention.ts";
 import { contextProblem, graphPositions } from "./graph-positions.ts";
 import { type DecoderGraph, dtypesFromFiles, infoFromConfig, onnxFileForDtype, parseManifest, type ModelInfo } from "./manifest.ts";
 import { layoutFromFolder } from "./media-layout.ts";
@@ -30,8 +31,6 @@ export interface ScanProblem {
 }
 
 const REQUIRED = ["config.json", "tokenizer.json", "tokenizer_config.json"];
-/** Graph files above this size are not searched for GroupQueryAttention; they are treated as unsafe to pad. */
-const GQA_SCAN_LIMIT = 256 * 1024 * 1024;
 
 function readJsonIfPresent(path: string): Record<string, unknown> | null {
   return existsSync(path) ? (readJson(path) as Record<string, unknown>) : null;
@@ -45,9 +44,14 @@ function readJson(path: string): unknown {
   }
 }
 
-function usesGroupQueryAttention(graphPath: string): boolean {
-  if (statSync(graphPath).size > GQA_SCAN_LIMIT) return true;
-  return readFileSync(graphPath).includes("GroupQueryAttention");
+/**
+ * A kiln.json that says its left padding is unsafe: a text folder's GroupQueryAttention formats batch right-padded rows
+ * all the same (a multimodal decoder takes embeddings, which the right-padded runner does not feed).
+ */
+function withRightPadding(info: ModelInfo, graph: DecoderGraph, gqa: () => string[]): ModelInfo {
+  if (info.batching.leftPadding === "exact" || graph !== "model") return info;
+  const rightPadded = gqa();
+  return rightPadded.length ? { ...info, batching: { ...info.batching, rightPadded } } : info;
 }
 
 /** Reads one folder; throws with the reason it is not a usable model. */
@@ -65,15 +69,16 @@ export function readModelFolder(dir: string, folderName: string): ModelEntry {
   const config = readJson(join(dir, "config.json"));
   const tokCfg = readJson(join(dir, "tokenizer_config.json")) as Record<string, unknown>;
   const manifestPath = join(dir, "kiln.json");
+  // The formats whose graph attends by GroupQueryAttention (its rows cannot be left-padded).
+  const gqa = () => present.filter((d) => graphUsesGroupQueryAttention(join(onnxDir, onnxFileForDtype(d, graph)!)));
   const info = existsSync(manifestPath)
-    ? parseManifest(readJson(manifestPath), present)
+    ? withRightPadding(parseManifest(readJson(manifestPath), present), graph, gqa)
     : infoFromConfig(
         folderName,
         config,
         present,
         typeof tokCfg.chat_template === "string",
-        // Any graph with GroupQueryAttention makes batching unsafe: a worker may run two of them (small-step q4).
-        present.some((d) => usesGroupQueryAttention(join(onnxDir, onnxFileForDtype(d, graph)!))),
+        gqa(),
         graph === "model"
           ? null
           : layoutFromFolder({

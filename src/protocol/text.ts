@@ -123,6 +123,11 @@ export interface ModelLoadSpec {
   contextLength?: number;
   /** Most sequences decoded together in one step. */
   maxBatch: number;
+  /**
+   * "right-padded": the format's graph attends by GroupQueryAttention (an operator's transformers.js export), so the CPU
+   * worker drives it as the webgpu path does (workers/text/device/load-gqa-cpu.ts); absent: kiln's left-padded runner.
+   */
+  rows?: "right-padded";
   /** The worker's prefix cache (workers/text/prefix-cache.ts); absent: off (KILN_PREFIX_CACHE=0). */
   prefixCache?: PrefixCacheSpec;
 }

@@ -1,5 +1,6 @@
 // The text kind's backend: owns a WorkerSupervisor of inference workers and speaks add/cancel/step to them, counting batch slots.
 import type { ModelEntry } from "../models/registry.ts";
+import { rightPaddedOnCpu } from "../models/padding.ts";
 import { formatsLabel, smallStepFormat } from "../models/step-formats.ts";
 import type { ServiceTier } from "../inference/service-tier.ts";
 import { isBackground } from "../protocol/lanes.ts";
@@ -31,12 +32,14 @@ export interface TextBackendOptions extends PoolOptions {
 const DEVICE_MAX_BATCH = 8;
 
 /**
- * Most sequences one worker decodes together: on the CPU a model whose left padding is not exact runs one at a time;
- * on the webgpu device rows are right-padded (GroupQueryAttention's own lengths), so every model batches.
+ * Most sequences one worker decodes together: on the webgpu device rows are right-padded (GroupQueryAttention's own
+ * lengths), so every model batches; on the CPU a format whose graph is GroupQueryAttention is right-padded too; any
+ * other model whose left padding is not exact runs one sequence at a time.
  */
 export function maxBatchOf(model: ModelEntry): number {
   if (model.batching.leftPadding === "exact") return model.batching.maxBatch;
-  return model.placement?.device === "webgpu" ? DEVICE_MAX_BATCH : 1;
+  if (model.placement?.device === "webgpu") return DEVICE_MAX_BATCH;
+  return rightPaddedOnCpu(model) ? model.batching.maxBatch : 1;
 }
 
 export class TextBackend implements SequenceBackend {
@@ -49,7 +52,8 @@ export class TextBackend implements SequenceBackend {
     this.admissions = opts.admissions;
     // A multimodal folder's worker runs one decoder format (its encoders and embeddings have no small-step twin).
     // A model on the GPU runs its one GPU format (the small-step twin is a CPU trick).
-    const smallOf = (m: ModelEntry) => (m.media || m.placement?.device === "webgpu" ? undefined : smallStepFormat(m, opts.smallStepTokens ?? 0));
+    // So does a right-padded GroupQueryAttention graph on the CPU (its runner has one session).
+    const smallOf = (m: ModelEntry) => (m.media || m.placement?.device === "webgpu" || rightPaddedOnCpu(m) ? undefined : smallStepFormat(m, opts.smallStepTokens ?? 0));
     const dtypeOf = (m: ModelEntry) => m.placement?.dtype ?? m.defaultDtype;
     // The prefix cache lives in host memory, a webgpu worker's too (its blocks are read back from the device).
     const prefixCache = opts.prefixCache ? "on" : "off";
@@ -68,6 +72,7 @@ export class TextBackend implements SequenceBackend {
         threads: opts.threads,
         maxBatch: maxBatchOf(model),
         contextLength: model.contextLength,
+        ...(rightPaddedOnCpu(model) ? { rows: "right-padded" as const } : {}),
         ...(opts.prefixCache ? { prefixCache: opts.prefixCache } : {}),
       }),
       onMessage: (workerId, msg) => {

@@ -100,7 +100,7 @@ describe("an operator's own transformers.js folder (no kiln.json, a q4f16 graph 
     const alone: string[] = [];
     for (const q of questions) alone.push(await ask(q));
     expect(await Promise.all(questions.map(ask))).toEqual(alone);
-    // Its GroupQueryAttention graph decodes one row at a time on the CPU; on the device rows are right-padded and batch.
+    // Its GroupQueryAttention graph batches right-padded rows, on the device as on the CPU (operator-gqa-folder.test.ts).
     expect(server.logs.find((l) => l.msg === "worker ready")).toMatchObject({ device: "webgpu", dtype: "q4f16" });
   }, 120_000);
 });

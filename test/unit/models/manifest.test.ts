@@ -60,12 +60,14 @@ describe("model manifest", () => {
     expect(() => parseManifest(fakeManifest("bad-v1", { quantization: { int8_max_level: 300 } }), ["fp32"])).toThrow("int8_max_level");
   });
 
-  test("a plain transformers.js folder gets defaults; GroupQueryAttention graphs are not batched", () => {
-    const info = infoFromConfig("Qwen2.5-0.5B-Instruct", { model_type: "qwen2", max_position_embeddings: 32768 }, ["q4", "fp32"], true, true);
+  test("a plain transformers.js folder gets defaults; its GroupQueryAttention formats batch right-padded rows", () => {
+    const info = infoFromConfig("Qwen2.5-0.5B-Instruct", { model_type: "qwen2", max_position_embeddings: 32768 }, ["q4", "fp32"], true, ["q4"]);
     expect(info).toMatchObject({
       id: "qwen2.5-0.5b-instruct", contextLength: 32768, defaultDtype: "q4", architecture: "qwen2",
-      batching: { maxBatch: 1, leftPadding: "unsafe" },
+      batching: { maxBatch: 8, leftPadding: "unsafe", rightPadded: ["q4"] },
     });
     expect(info.capabilities.chat).toBe(true);
+    const plain = infoFromConfig("Qwen2.5-0.5B-Instruct", { model_type: "qwen2", max_position_embeddings: 32768 }, ["q4"], true, []);
+    expect(plain.batching).toEqual({ maxBatch: 8, leftPadding: "exact" });
   });
 });

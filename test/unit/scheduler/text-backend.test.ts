@@ -53,6 +53,39 @@ describe("TextBackend", () => {
     expect(maxBatchOf({ ...exact, placement: { device: "webgpu", dtype: "q4f16", reason: "" } })).toBe(3);
   });
 
+  test("on the CPU a GroupQueryAttention format batches right-padded rows up to the max, and its worker is told so; another format of the folder does not", async () => {
+    const gqa: ModelEntry = { ...unsafe, id: "gqa-model-v1", dir: "/models/gqa-model-v1", batching: { ...unsafe.batching, rightPadded: ["fp32"] } };
+    expect(maxBatchOf(gqa)).toBe(3);
+    expect(maxBatchOf({ ...gqa, placement: { device: "cpu", dtype: "int8", reason: "" } })).toBe(1);
+    expect(maxBatchOf({ ...gqa, placement: { device: "webgpu", dtype: "q4f16", reason: "" } })).toBe(8);
+    const workers: FakeWorker[] = [];
+    const text = new TextBackend([gqa], {
+      workerUrl: "fake:worker",
+      workersPerModel: 1,
+      threads: 2,
+      logger: memoryLogger(),
+      spawnWorker: () => {
+        const w = new FakeWorker();
+        workers.push(w);
+        return w;
+      },
+      onStep: () => {},
+      onLost: () => {},
+      onHealth: () => {},
+      onReady: () => {},
+      onUnservable: () => {},
+    });
+    const start = text.workers.start();
+    workers[0]!.reply({ type: "loaded", modelId: gqa.id, ms: 1 });
+    await start;
+    expect(workers[0]!.posted[0]).toEqual({
+      type: "load",
+      model: { id: gqa.id, dir: "/models/gqa-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 3, contextLength: gqa.contextLength, rows: "right-padded" },
+    });
+    expect(text.slots()).toMatchObject([{ model: gqa.id, free: 3 }]);
+    await text.workers.shutdown(5);
+  });
+
   test("each worker loads the model's folder, dtype, threads, batch size and the context requests are admitted against", async () => {
     const { text, workers } = await started();
     expect(workers.map((w) => w.posted[0])).toEqual([

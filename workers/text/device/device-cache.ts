@@ -1,5 +1,6 @@
 // A KV cache kept in GPU memory between steps: rows join, leave and the cache grows through small graphs run on the
 // device (kv-graphs.ts), so only row indices and pad amounts travel from the host. Dead batches are freed each step.
+// The same cache serves a right-padded GroupQueryAttention graph on the CPU, its tensors in host memory.
 import * as ort from "onnxruntime-node";
 import type { Arranged, BatchKv, BatchRow, KvData } from "../kv-cache.ts";
 import type { CacheOps } from "../model-runner.ts";
@@ -35,9 +36,14 @@ export class DeviceCache implements CacheOps<DeviceTensor> {
     readonly transfer: Transfer,
   ) {}
 
-  /** Sessions for a model with `count` cache tensors (2 per layer) of element type `kind`, on the webgpu EP. */
-  static async create(count: number, kind: KvElement, transfer: Transfer): Promise<DeviceCache> {
-    const options = { executionProviders: ["webgpu"], logSeverityLevel: 3, preferredOutputLocation: "gpu-buffer" } as ort.InferenceSession.SessionOptions;
+  /**
+   * Sessions for a model with `count` cache tensors (2 per layer) of element type `kind`, on the webgpu EP, or on the
+   * CPU for a GroupQueryAttention graph run there (one thread: they copy, nothing more).
+   */
+  static async create(count: number, kind: KvElement, transfer: Transfer, ep: "webgpu" | "cpu" = "webgpu"): Promise<DeviceCache> {
+    const options = (
+      ep === "webgpu" ? { executionProviders: ["webgpu"], logSeverityLevel: 3, preferredOutputLocation: "gpu-buffer" } : { executionProviders: ["cpu"], logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 }
+    ) as ort.InferenceSession.SessionOptions;
     const made: ort.InferenceSession[] = [];
     try {
       for (const [graph, opts] of [

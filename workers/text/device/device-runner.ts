@@ -1,5 +1,6 @@
 // Drives a decoder graph on the webgpu device with its KV cache kept there: a pass sends token ids, positions and the
 // rows' lengths, and reads back one row of logits each; the cache never crosses to the host (see device-cache.ts).
+// It drives an operator's GroupQueryAttention export on the CPU the same way: rows right-padded, as that op reads them.
 import * as ort from "onnxruntime-node";
 import type { StepInputs } from "../batch-inputs.ts";
 import type { BatchKv, KvData, KvTensor } from "../kv-cache.ts";
@@ -21,6 +22,10 @@ export interface DeviceGraph {
   hasPositionIds: boolean;
   /** transformers.js exports may take how many last positions to return logits for (1 here). */
   hasLogitsToKeep: boolean;
+  /** Where the session leaves the present tensors: on the webgpu device, or on the host for a graph run on the CPU. */
+  location: "gpu-buffer" | "cpu";
+  /** Most new tokens one pass takes: MAX_PASS_TOKENS on the device, CPU_PASS_TOKENS on the CPU. */
+  passTokens: number;
 }
 
 /**
@@ -30,6 +35,9 @@ export interface DeviceGraph {
  * below their bound. Prompts are prefilled in passes of at most this many tokens (the cache carries them on).
  */
 export const MAX_PASS_TOKENS = 31;
+
+/** A prompt's pass on the CPU, where GroupQueryAttention has one kernel: long enough that its matmuls run at speed. */
+export const CPU_PASS_TOKENS = 256;
 
 /** A float16 host tensor: under Bun, a Float16Array reaches ONNX Runtime as 0 bytes, so the 16-bit words are given. */
 function hostHalf(words: Uint16Array, dims: number[]): ort.Tensor {
@@ -43,8 +51,11 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
   runMs = 0;
   /** A pass over a past has one row (the device's attention reads right-padded rows, prefilled one by one). */
   readonly oneRowPast = true;
-  /** Prompts go in passes of MAX_PASS_TOKENS from position 0; a cached prefix keeps to those passes' bounds. */
-  readonly passAlign = MAX_PASS_TOKENS;
+  /**
+   * On the device prompts go in passes of MAX_PASS_TOKENS from position 0, and a cached prefix keeps to those passes'
+   * bounds (fp16 passes of other sizes may tip a near-tie); on the CPU a prefix may end at any block.
+   */
+  readonly passAlign: number | undefined;
 
   constructor(
     private readonly graph: DeviceGraph,
@@ -53,7 +64,9 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
     readonly vocabSize: number,
     readonly padId: number,
     readonly maxContext: number,
-  ) {}
+  ) {
+    this.passAlign = graph.location === "gpu-buffer" ? graph.passTokens : undefined;
+  }
 
   /** A row's positions [from, from + n), copied to the host for the prefix cache. */
   readColumns(kv: BatchKv<DeviceTensor>, row: number, from: number, n: number): Promise<KvData[]> {
@@ -104,13 +117,14 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
     return { tensors, lens: kv.lens, length: kv.length };
   }
 
-  /** One row's tokens after its cache (or from nothing), in passes of at most MAX_PASS_TOKENS. */
+  /** One row's tokens after its cache (or from nothing), in passes of at most the graph's passTokens. */
   private async prefillRow(ids: BigInt64Array, past: DeviceBatch | null): Promise<ForwardResult<DeviceTensor>> {
     let cached = past?.lens[0] ?? 0;
     let kv = past;
     let out: ForwardResult<DeviceTensor> | null = null;
-    for (let from = 0; from < ids.length; from += MAX_PASS_TOKENS) {
-      const piece = ids.subarray(from, from + MAX_PASS_TOKENS);
+    const step = this.graph.passTokens;
+    for (let from = 0; from < ids.length; from += step) {
+      const piece = ids.subarray(from, from + step);
       const positions = BigInt64Array.from(piece, (_, j) => BigInt(cached + j));
       out = await this.pass(piece, positions, 1, piece.length, kv);
       cached += piece.length;
@@ -164,7 +178,7 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
     this.runMs += performance.now() - started;
     const present = G.presentNames.map((name) => {
       const t = out[name];
-      if (!t || t.location !== "gpu-buffer") throw new Error(`graph output ${name} did not stay on the device`);
+      if (!t || t.location !== G.location) throw new Error(`graph output ${name} did not stay on the ${G.location === "cpu" ? "host" : "device"}`);
       return t;
     });
     this.cache.adopt(present);

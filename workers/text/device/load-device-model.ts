@@ -31,8 +31,12 @@ function ensureRuntimeDir(): void {
   process.env.XDG_RUNTIME_DIR ??= tmpdir();
 }
 
+/** Where a graph runs: present tensors on the webgpu device, in passes of MAX_PASS_TOKENS (default), or on the host. */
+export type GraphPlace = Pick<DeviceGraph, "location" | "passTokens">;
+const ON_DEVICE: GraphPlace = { location: "gpu-buffer", passTokens: MAX_PASS_TOKENS };
+
 /** The decoder graph's I/O as the device runner drives it; throws naming what does not fit. */
-export function deviceGraphOf(session: ort.InferenceSession, config: ModelConfig): Omit<DeviceGraph, "session"> {
+export function deviceGraphOf(session: ort.InferenceSession, config: ModelConfig, place: GraphPlace = ON_DEVICE): Omit<DeviceGraph, "session"> {
   const inputs = session.inputNames;
   const past = inputs.map((name) => ({ name, m: PAST.exec(name) })).filter((x): x is { name: string; m: RegExpExecArray } => x.m !== null);
   past.sort((a, b) => Number(a.m[1]) - Number(b.m[1]) || a.m[2]!.localeCompare(b.m[2]!));
@@ -50,11 +54,21 @@ export function deviceGraphOf(session: ort.InferenceSession, config: ModelConfig
   const kvHeads = typeof shape[1] === "number" ? shape[1] : (config.num_key_value_heads ?? config.num_attention_heads);
   const headDim = typeof shape[3] === "number" ? shape[3] : config.head_dim ?? (config.hidden_size && config.num_attention_heads ? config.hidden_size / config.num_attention_heads : undefined);
   if (!kvHeads || !headDim) throw new Error("cannot tell KV heads and head_dim from the graph or config.json");
-  return { pastNames: past.map((p) => p.name), presentNames, kvHeads, headDim, kvType: meta?.type === "float16" ? "float16" : "float32", lengths, hasPositionIds: inputs.includes("position_ids"), hasLogitsToKeep: inputs.includes("num_logits_to_keep") };
+  return {
+    pastNames: past.map((p) => p.name),
+    presentNames,
+    kvHeads,
+    headDim,
+    kvType: meta?.type === "float16" ? "float16" : "float32",
+    lengths,
+    hasPositionIds: inputs.includes("position_ids"),
+    hasLogitsToKeep: inputs.includes("num_logits_to_keep"),
+    ...place,
+  };
 }
 
 /** Warms the shapes serving uses: a full-size prefill pass, a two-token one, and a decode step of a padded batch. */
-async function warmUp(runner: DeviceRunner, cache: DeviceCache, padId: number): Promise<void> {
+export async function warmUp(runner: DeviceRunner, cache: DeviceCache, padId: number): Promise<void> {
   const prompts = [Array<number>(MAX_PASS_TOKENS).fill(padId), [padId, padId]];
   const first = await runner.forward(prefillInputs(prompts, padId), null);
   const lens = prompts.map((p) => p.length);

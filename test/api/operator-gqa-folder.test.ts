@@ -1,0 +1,55 @@
+// An operator's transformers.js folder whose q4 graph attends by GroupQueryAttention (the layout of onnx-community's
+// model_q4.onnx; no kiln.json), served on the CPU: its rows go right-padded, so four requests share the worker's batch
+// at once, and greedy answers in that batch equal the same requests one at a time.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { buildModel, PRESETS } from "../../src/modelgen/index.ts";
+import { tempDir } from "../helpers/kiln.ts";
+import { parsePrometheusText, samplesOf } from "../helpers/prom-text.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait-for.ts";
+
+const ID = "operator-tiny-v1";
+let server: TestServer;
+beforeAll(async () => {
+  const dir = join(tempDir("kiln-operator-gqa-"), ID);
+  await buildModel({ spec: { ...PRESETS.tiny!, id: ID }, dtypes: ["q4"], outDir: dir, gpuLengths: "attention_mask", gqaQ4: true });
+  rmSync(join(dir, "kiln.json"));
+  // Repeats would read the prefix cache, whose passes of other sizes may tip a near-tie: this is about batching.
+  server = await startTestServer({ KILN_PREFIX_CACHE: "0" }, { modelDir: dir });
+}, 180_000);
+afterAll(() => server?.stop(0));
+
+const headers = () => ({ authorization: `Bearer ${server.key}`, "content-type": "application/json" });
+
+describe("an operator's GroupQueryAttention folder on the CPU", () => {
+  test("four requests share the worker's batch; greedy answers in a batch equal the same requests one at a time", async () => {
+    const models = (await (await fetch(`${server.url}/v1/models`, { headers: headers() })).json()) as { data: { id: string; device: string; weights: string }[] };
+    expect(models.data.map((m) => [m.id, m.device, m.weights])).toEqual([[ID, "cpu", "q4"]]);
+
+    // Four long streams at once: all four sit in the worker's batch (one at a time before, its left padding unsafe).
+    const long = { model: ID, messages: [{ role: "user", content: "go" }], max_tokens: 3000, temperature: 0, ignore_eos: true, stream: true };
+    const controllers = [0, 1, 2, 3].map(() => new AbortController());
+    const streams = await Promise.all(controllers.map((c) => fetch(`${server.url}/v1/chat/completions`, { method: "POST", signal: c.signal, headers: headers(), body: JSON.stringify(long) })));
+    await Promise.all(streams.map((s) => s.body!.getReader().read()));
+    const held = async () => samplesOf(parsePrometheusText(await (await fetch(`${server.url}/metrics`)).text()), "kiln_worker_batch_size", { model: ID }).reduce((n, s) => n + s.value, 0);
+    expect(await held()).toBe(4);
+    for (const c of controllers) c.abort();
+    await waitFor(() => server.runtime.scheduler.load().active === 0, { what: "the aborted streams to leave the batch" });
+
+    const ask = async (content: string) => {
+      const res = await fetch(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: headers(),
+        body: JSON.stringify({ model: ID, max_tokens: 24, temperature: 0, ignore_eos: true, messages: [{ role: "user", content }] }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+    };
+    const questions = ["Hi", "What is the capital of France, in one word?", "Count to three", "Say something nice about the weather today"];
+    const alone: string[] = [];
+    for (const q of questions) alone.push(await ask(q));
+    expect(await Promise.all(questions.map(ask))).toEqual(alone);
+  }, 120_000);
+});

@@ -1,0 +1,104 @@
+// An operator's GroupQueryAttention export on the CPU (transformers.js's layout of onnx-community's model_q4.onnx: q4
+// MatMulNBits, fp32 activations, attention_mask) driven right-padded by the device runner: its logits track kiln's fp32
+// graph of the same weights within q4's bound, and greedy batched equals greedy solo through the engine (staggered
+// joins, a cancel, cache growth), the batch holding 4 rows, with nothing left behind once the engine is idle.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { graphUsesGroupQueryAttention } from "../../../src/models/graph-attention.ts";
+import { buildModel, PRESETS } from "../../../src/modelgen/index.ts";
+import { Q4_CORRELATION } from "../../../src/modelgen/gpu-bounds.ts";
+import { decodeInputs, prefillInputs } from "../../../workers/text/batch-inputs.ts";
+import { CPU_PASS_TOKENS, type DeviceRunner } from "../../../workers/text/device/device-runner.ts";
+import { loadGqaCpuModel } from "../../../workers/text/device/load-gqa-cpu.ts";
+import { loadModel } from "../../../workers/text/load-model.ts";
+import type { ModelRunner } from "../../../workers/text/model-runner.ts";
+import { greedyParams } from "../../helpers/sampling.ts";
+import { correlation } from "../../unit/modelgen/ort-driver.ts";
+import { engineHarness } from "../../unit/workers/engine-harness.ts";
+
+const root = mkdtempSync(join(tmpdir(), "kiln-gqa-cpu-"));
+const dir = join(root, "operator-tiny-v1");
+const spec = { ...PRESETS.tiny!, id: "operator-tiny-v1" };
+const loaded: { dispose(): Promise<void> }[] = [];
+let cpu: ModelRunner;
+let gqa: DeviceRunner;
+
+beforeAll(async () => {
+  await buildModel({ spec, dtypes: ["fp32", "q4"], outDir: dir, gpuLengths: "attention_mask", gqaQ4: true });
+  const c = await loadModel({ id: spec.id, dir, dtype: "fp32", threads: 1, maxBatch: 16 });
+  loaded.push(c);
+  cpu = c.runner;
+  const g = await loadGqaCpuModel({ id: spec.id, dir, dtype: "q4", threads: 1, maxBatch: 16, rows: "right-padded" });
+  loaded.push(g);
+  gqa = g.runner;
+}, 300_000);
+
+afterAll(async () => {
+  for (const m of loaded) await m.dispose();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const argmax = (x: Float32Array) => x.reduce((best, v, i) => (v > x[best]! ? i : best), 0);
+
+describe("an operator's GroupQueryAttention export on the CPU", () => {
+  test("the folder's q4 graph is a GroupQueryAttention one, its fp32 graph kiln's own", () => {
+    expect(graphUsesGroupQueryAttention(join(dir, "onnx", "model_q4.onnx"))).toBe(true);
+    expect(graphUsesGroupQueryAttention(join(dir, "onnx", "model.onnx"))).toBe(false);
+  });
+
+  test("its logits track kiln's fp32 graph of the same weights within q4's bound, over a prompt longer than one pass", async () => {
+    let worst = 1;
+    for (const length of [8, 40, CPU_PASS_TOKENS + 20]) {
+      const prompt = Array.from({ length }, (_, j) => (j * 13 + length) % 500);
+      let a = await gqa.forward(prefillInputs([prompt], 0), null);
+      let b = await cpu.forward(prefillInputs([prompt], 0), null);
+      let len = length;
+      for (let step = 0; step < 6; step++) {
+        worst = Math.min(worst, correlation(a.logits, b.logits));
+        const token = argmax(b.logits);
+        a = await gqa.forward(decodeInputs([token], [len], len), { tensors: a.present, lens: [len], length: len });
+        b = await cpu.forward(decodeInputs([token], [len], len), { tensors: b.present, lens: [len], length: len });
+        len++;
+      }
+      gqa.cache.sweep([]);
+    }
+    expect(worst).toBeGreaterThan(Q4_CORRELATION);
+  }, 120_000);
+
+  test("greedy batched equals greedy solo through the engine: staggered joins, leaves, a cancel and cache growth", async () => {
+    const prompts: Record<string, number[]> = {
+      a: [5, 6, 7, 8, 9],
+      b: [17],
+      long: Array.from({ length: 40 }, (_, i) => (i * 37 + 11) % 2000),
+      c: [99, 98, 97],
+      d: [3, 1, 4, 1, 5, 9, 2, 6],
+    };
+    const lengths: Record<string, number> = { a: 90, b: 10, long: 45, c: 50, d: 30 };
+    const solo = new Map<string, number[]>();
+    for (const id of Object.keys(prompts)) {
+      const h = engineHarness(gqa, { maxBatch: 1, budget: 16 });
+      h.engine.add(id, prompts[id]!, greedyParams(lengths[id]!));
+      await h.run(id);
+      solo.set(id, h.tokens(id));
+      expect(h.tokens(id)).toHaveLength(lengths[id]!);
+    }
+    const h = engineHarness(gqa, { maxBatch: 4, budget: 16 });
+    h.engine.add("a", prompts.a!, greedyParams(lengths.a!));
+    h.engine.add("b", prompts.b!, greedyParams(lengths.b!));
+    h.engine.add("victim", [7, 7, 7], greedyParams(200));
+    for (let i = 0; i < 4; i++) await h.engine.step();
+    h.engine.add("long", prompts.long!, greedyParams(lengths.long!));
+    h.engine.add("c", prompts.c!, greedyParams(lengths.c!));
+    for (let i = 0; i < 6; i++) await h.engine.step();
+    h.engine.cancel("victim");
+    h.engine.add("d", prompts.d!, greedyParams(lengths.d!));
+    await h.run("a", "b", "long", "c", "d", "victim");
+    expect(h.finish("victim")?.reason).toBe("cancelled");
+    for (const id of Object.keys(prompts)) expect([id, h.tokens(id)]).toEqual([id, solo.get(id)!]);
+    // Four rows of different lengths shared decode steps; "a" decoded 95 tokens from 5, past its first capacity.
+    expect(Math.max(...h.steps.map((s) => s.decodeRows))).toBe(4);
+    expect(gqa.cache.liveCount).toBe(0);
+  }, 240_000);
+});
