@@ -1,7 +1,8 @@
 // An operator's GroupQueryAttention export on the CPU (transformers.js's layout of onnx-community's model_q4.onnx: q4
 // MatMulNBits, fp32 activations, attention_mask) driven right-padded by the device runner: its logits track kiln's fp32
 // graph of the same weights within q4's bound, and greedy batched equals greedy solo through the engine (staggered
-// joins, a cancel, cache growth), the batch holding 4 rows, with nothing left behind once the engine is idle.
+// joins, a cancel, cache growth), the batch holding 4 rows, with nothing left behind once the engine is idle; the prefix
+// cache serves it from positions read back to the host, not cut to pass bounds (no pass alignment on the CPU).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +15,8 @@ import { CPU_PASS_TOKENS, type DeviceRunner } from "../../../workers/text/device
 import { loadGqaCpuModel } from "../../../workers/text/device/load-gqa-cpu.ts";
 import { loadModel } from "../../../workers/text/load-model.ts";
 import type { ModelRunner } from "../../../workers/text/model-runner.ts";
+import { PrefixCache } from "../../../workers/text/prefix-cache.ts";
+import { PrefixReuse } from "../../../workers/text/prefix-reuse.ts";
 import { greedyParams } from "../../helpers/sampling.ts";
 import { correlation } from "../../unit/modelgen/ort-driver.ts";
 import { engineHarness } from "../../unit/workers/engine-harness.ts";
@@ -101,4 +104,26 @@ describe("an operator's GroupQueryAttention export on the CPU", () => {
     expect(Math.max(...h.steps.map((s) => s.decodeRows))).toBe(4);
     expect(gqa.cache.liveCount).toBe(0);
   }, 240_000);
+
+  test("the prefix cache: repeats read the shared positions back from the host and decode as a fresh prefill does", async () => {
+    const TEAM = { scope: "team", publicTokens: 0 };
+    const shared = Array.from({ length: 40 }, (_, i) => (i * 29 + 7) % 1500);
+    const reuse = new PrefixReuse(new PrefixCache(16, 64 * 1024 * 1024), `${spec.id}\0q4\0cpu`, (kv, row, from, n) => gqa.readColumns(kv as never, row, from, n), gqa.passAlign);
+    expect(gqa.passAlign).toBeUndefined();
+    const h = engineHarness(gqa, { maxBatch: 4, budget: 64, prefix: reuse });
+    h.engine.add("a", [...shared, 11, 12], greedyParams(12), undefined, TEAM);
+    await h.run("a");
+    const prompts: Record<string, number[]> = { b: [...shared, 13], c: [...shared, 14, 15, 16] };
+    for (const [id, prompt] of Object.entries(prompts)) h.engine.add(id, prompt, greedyParams(12), undefined, TEAM);
+    await h.run("b", "c");
+    // All 40 shared positions (on the device a hit is cut to its 31-token passes).
+    expect([h.finish("b")?.cachedTokens, h.finish("c")?.cachedTokens]).toEqual([40, 40]);
+    for (const [id, prompt] of Object.entries(prompts)) {
+      const solo = engineHarness(gqa, { maxBatch: 1, budget: 64 });
+      solo.engine.add(id, prompt, greedyParams(12));
+      await solo.run(id);
+      expect([id, h.tokens(id)]).toEqual([id, solo.tokens(id)]);
+    }
+    expect(gqa.cache.liveCount).toBe(0);
+  }, 120_000);
 });
