@@ -8,7 +8,7 @@ import * as ort from "onnxruntime-node";
 import { onnxFileForDtype } from "../../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../../src/protocol/text.ts";
 import type { LoadReport } from "../../../src/protocol/supervisor.ts";
-import { type LoadedModel, loadTokenizerSide, offlineFrom, servedContext } from "../load-common.ts";
+import { type LoadedModel, loadTokenizerSide, offlineFrom, servedContext, type TokenizerSide } from "../load-common.ts";
 import type { ModelConfig } from "../ort-runner.ts";
 import { DeviceCache, type Transfer } from "./device-cache.ts";
 import { type DeviceGraph, DeviceRunner, MAX_PASS_TOKENS } from "./device-runner.ts";
@@ -83,14 +83,25 @@ function presentOutputs(layers: number): Record<string, "gpu-buffer"> {
   return out;
 }
 
-export async function loadDeviceModel(spec: ModelLoadSpec): Promise<LoadedModel<DeviceRunner> & { report: LoadReport }> {
-  ensureRuntimeDir();
-  offlineFrom(spec.dir);
-  const config = (await Bun.file(join(spec.dir, "config.json")).json()) as ModelConfig & { num_hidden_layers?: number };
-  if (!config.num_hidden_layers) throw new Error("config.json has no num_hidden_layers");
-  const file = onnxFileForDtype(spec.dtype);
-  if (!file) throw new Error(`unknown dtype "${spec.dtype}"`);
-  const profileDir = mkdtempSync(join(tmpdir(), "kiln-placement-"));
+/** A runner over a decoder session and the cache it keeps, with the folder's tokenizer side. */
+export interface OpenedRunner {
+  runner: DeviceRunner;
+  session: ort.InferenceSession;
+  cache: DeviceCache;
+  side: TokenizerSide;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Opens the folder's decoder session (`open`) and a right-padded runner over it with its cache on `ep`, then hands them
+ * to `use`; if anything fails on the way, the session and the cache are released before the error goes on.
+ */
+export async function withRunner<T>(
+  spec: ModelLoadSpec,
+  config: ModelConfig,
+  o: { place: GraphPlace; ep: "webgpu" | "cpu"; open: () => Promise<ort.InferenceSession> },
+  use: (opened: OpenedRunner) => Promise<T>,
+): Promise<T> {
   const transfer: Transfer = { toDevice: 0, toHost: 0 };
   let session: ort.InferenceSession | null = null;
   let cache: DeviceCache | null = null;
@@ -99,34 +110,52 @@ export async function loadDeviceModel(spec: ModelLoadSpec): Promise<LoadedModel<
     await session?.release();
   };
   try {
-    session = await ort.InferenceSession.create(join(spec.dir, "onnx", file), {
-      executionProviders: ["webgpu"],
-      logSeverityLevel: 3,
-      preferredOutputLocation: presentOutputs(config.num_hidden_layers),
-      enableProfiling: true,
-      profileFilePrefix: join(profileDir, "load"),
-    } as ort.InferenceSession.SessionOptions);
-    const io = deviceGraphOf(session, config);
-    cache = await DeviceCache.create(io.pastNames.length, io.kvType, transfer);
+    session = await o.open();
+    const io = deviceGraphOf(session, config, o.place);
+    cache = await DeviceCache.create(io.pastNames.length, io.kvType, transfer, o.ep);
     const side = await loadTokenizerSide(spec.dir, config as never);
     const runner = new DeviceRunner({ session, ...io }, cache, transfer, side.vocabSize, side.padId, servedContext(spec, config));
-    // The warm-up, profiled: a prompt of one full attention pass and then a decode step over a batch of the size decode
-    // passes run at, so the shaders a first request needs are compiled before the worker says it is ready.
-    // 4-bit formats run MatMulNBits (known for sure once the profile is read, below).
-    if (/q4|int4|bnb4/.test(spec.dtype)) cache.minRows = MATMUL_NBITS_MIN_ROWS;
-    await warmUp(runner, cache, side.padId);
-    cache.sweep([]);
-    const profile = endedProfile(session, profileDir);
-    if (!profile) throw new Error("ONNX Runtime wrote no profile of the warm-up pass");
-    const placement = nodePlacement(profile);
-    const off = nodesOffDevice(placement).map((n) => `${n.node} (${n.op} on ${n.provider})`);
-    if (off.length) throw new Error(`the ${spec.dtype} graph runs ${off.length} of its layers' nodes off the GPU: ${off.slice(0, 4).join(", ")}${off.length > 4 ? ", …" : ""}`);
-    if (placement.nodes.some((n) => n.op === "MatMulNBits")) cache.minRows = MATMUL_NBITS_MIN_ROWS;
-    runner.transfer.toDevice = runner.transfer.toHost = 0;
-    return { runner, tokenBytes: side.tokenBytes, tokenizerJson: side.tokenizerJson, eosIds: side.eosIds, dispose, report: { device: "webgpu", dtype: spec.dtype, placement: describePlacement(placement) } };
+    return await use({ runner, session, cache, side, dispose });
   } catch (e) {
     await dispose();
     throw e;
+  }
+}
+
+export async function loadDeviceModel(spec: ModelLoadSpec): Promise<LoadedModel<DeviceRunner> & { report: LoadReport }> {
+  ensureRuntimeDir();
+  offlineFrom(spec.dir);
+  const config = (await Bun.file(join(spec.dir, "config.json")).json()) as ModelConfig & { num_hidden_layers?: number };
+  const layers = config.num_hidden_layers;
+  if (!layers) throw new Error("config.json has no num_hidden_layers");
+  const file = onnxFileForDtype(spec.dtype);
+  if (!file) throw new Error(`unknown dtype "${spec.dtype}"`);
+  const profileDir = mkdtempSync(join(tmpdir(), "kiln-placement-"));
+  const open = () =>
+    ort.InferenceSession.create(join(spec.dir, "onnx", file), {
+      executionProviders: ["webgpu"],
+      logSeverityLevel: 3,
+      preferredOutputLocation: presentOutputs(layers),
+      enableProfiling: true,
+      profileFilePrefix: join(profileDir, "load"),
+    } as ort.InferenceSession.SessionOptions);
+  try {
+    return await withRunner(spec, config, { place: ON_DEVICE, ep: "webgpu", open }, async ({ runner, session, cache, side, dispose }) => {
+      // The warm-up, profiled: a prompt of one full attention pass and then a decode step over a batch of the size decode
+      // passes run at, so the shaders a first request needs are compiled before the worker says it is ready.
+      // 4-bit formats run MatMulNBits (known for sure once the profile is read, below).
+      if (/q4|int4|bnb4/.test(spec.dtype)) cache.minRows = MATMUL_NBITS_MIN_ROWS;
+      await warmUp(runner, cache, side.padId);
+      cache.sweep([]);
+      const profile = endedProfile(session, profileDir);
+      if (!profile) throw new Error("ONNX Runtime wrote no profile of the warm-up pass");
+      const placement = nodePlacement(profile);
+      const off = nodesOffDevice(placement).map((n) => `${n.node} (${n.op} on ${n.provider})`);
+      if (off.length) throw new Error(`the ${spec.dtype} graph runs ${off.length} of its layers' nodes off the GPU: ${off.slice(0, 4).join(", ")}${off.length > 4 ? ", …" : ""}`);
+      if (placement.nodes.some((n) => n.op === "MatMulNBits")) cache.minRows = MATMUL_NBITS_MIN_ROWS;
+      runner.transfer.toDevice = runner.transfer.toHost = 0;
+      return { runner, tokenBytes: side.tokenBytes, tokenizerJson: side.tokenizerJson, eosIds: side.eosIds, dispose, report: { device: "webgpu" as const, dtype: spec.dtype, placement: describePlacement(placement) } };
+    });
   } finally {
     rmSync(profileDir, { recursive: true, force: true });
   }

@@ -6,36 +6,21 @@ import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import { onnxFileForDtype } from "../../../src/models/manifest.ts";
 import type { ModelLoadSpec } from "../../../src/protocol/text.ts";
-import { cpuSessionOptions, type LoadedModel, loadTokenizerSide, offlineFrom, servedContext } from "../load-common.ts";
+import { cpuSessionOptions, type LoadedModel, offlineFrom } from "../load-common.ts";
 import type { ModelConfig } from "../ort-runner.ts";
-import { DeviceCache, type Transfer } from "./device-cache.ts";
-import { CPU_PASS_TOKENS, DeviceRunner } from "./device-runner.ts";
-import { deviceGraphOf, warmUp } from "./load-device-model.ts";
+import { CPU_PASS_TOKENS, type DeviceRunner } from "./device-runner.ts";
+import { warmUp, withRunner } from "./load-device-model.ts";
 
 export async function loadGqaCpuModel(spec: ModelLoadSpec): Promise<LoadedModel<DeviceRunner>> {
   offlineFrom(spec.dir);
   const config = (await Bun.file(join(spec.dir, "config.json")).json()) as ModelConfig;
   const file = onnxFileForDtype(spec.dtype);
   if (!file) throw new Error(`unknown dtype "${spec.dtype}"`);
-  const transfer: Transfer = { toDevice: 0, toHost: 0 };
-  let session: ort.InferenceSession | null = null;
-  let cache: DeviceCache | null = null;
-  const dispose = async () => {
-    await cache?.release();
-    await session?.release();
-  };
-  try {
-    session = await ort.InferenceSession.create(join(spec.dir, "onnx", file), cpuSessionOptions(spec.threads));
-    const io = deviceGraphOf(session, config, { location: "cpu", passTokens: CPU_PASS_TOKENS });
-    cache = await DeviceCache.create(io.pastNames.length, io.kvType, transfer, "cpu");
-    const side = await loadTokenizerSide(spec.dir, config as never);
-    const runner = new DeviceRunner({ session, ...io }, cache, transfer, side.vocabSize, side.padId, servedContext(spec, config));
+  const open = () => ort.InferenceSession.create(join(spec.dir, "onnx", file), cpuSessionOptions(spec.threads));
+  return withRunner(spec, config, { place: { location: "cpu", passTokens: CPU_PASS_TOKENS }, ep: "cpu", open }, async ({ runner, cache, side, dispose }) => {
     // Right-padded rows of two lengths through a prefill and a decode step: a graph that refuses them fails here.
     await warmUp(runner, cache, side.padId);
     cache.sweep([]);
     return { runner, tokenBytes: side.tokenBytes, tokenizerJson: side.tokenizerJson, eosIds: side.eosIds, dispose };
-  } catch (e) {
-    await dispose();
-    throw e;
-  }
+  });
 }
