@@ -1,6 +1,7 @@
 // An operator's transformers.js folder whose q4 graph attends by GroupQueryAttention (the layout of onnx-community's
 // model_q4.onnx; no kiln.json), served on the CPU: its rows go right-padded, so four requests share the worker's batch
-// at once, and greedy answers in that batch equal the same requests one at a time.
+// at once, and greedy answers in that batch equal the same requests one at a time. That runner keeps only the last
+// position's logits, so a prompt to score (echo with logprobs) is a 400 naming echo, not a failed generation.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -52,4 +53,16 @@ describe("an operator's GroupQueryAttention folder on the CPU", () => {
     for (const q of questions) alone.push(await ask(q));
     expect(await Promise.all(questions.map(ask))).toEqual(alone);
   }, 120_000);
+
+  test("echo with logprobs is a 400 naming echo and saying why", async () => {
+    for (const extra of [{ max_tokens: 0 }, { max_tokens: 4 }]) {
+      const res = await fetch(`${server.url}/v1/completions`, { method: "POST", headers: headers(), body: JSON.stringify({ model: ID, prompt: "Hi there", echo: true, logprobs: 1, ...extra }) });
+      expect(res.status).toBe(400);
+      const { error } = (await res.json()) as { error: { type: string; param: string; message: string } };
+      expect(error).toMatchObject({ type: "invalid_request_error", param: "echo", message: expect.stringContaining("GroupQueryAttention export") });
+    }
+    // Without echo the same model completes.
+    const ok = await fetch(`${server.url}/v1/completions`, { method: "POST", headers: headers(), body: JSON.stringify({ model: ID, prompt: "Hi there", logprobs: 1, max_tokens: 4 }) });
+    expect(ok.status).toBe(200);
+  }, 60_000);
 });

@@ -9,6 +9,7 @@ import { joinedText } from "../../inference/blocks.ts";
 import { type Run, startRun } from "../../inference/text-run.ts";
 import type { CoreRequest } from "../../inference/request.ts";
 import type { ModelEntry } from "../../models/registry.ts";
+import { rightPaddedOnCpu } from "../../models/padding.ts";
 import { type CallContext, callScope } from "../call-context.ts";
 import { textModel } from "../text-model.ts";
 import { legacyLogprobs } from "./legacy-logprobs.ts";
@@ -28,9 +29,16 @@ export async function createCompletion(deps: AppDeps, body: CompletionRequestBod
   if (deps.shutdown.draining) throw ApiError.shuttingDown();
   const model = textModel(deps, body.model, "support completions");
   const [first, ...siblings] = completionRequests(body);
-  // The GPU graphs return the last position's logits only, so a prompt cannot be scored there.
+  // The GPU graphs return the last position's logits only, and so does the right-padded runner of a GroupQueryAttention
+  // graph on the CPU: a prompt cannot be scored there.
   if (scoresPrompt(body) && model.placement?.device === "webgpu") {
     throw ApiError.badRequest(`The model '${model.id}' runs on the GPU, whose graphs keep only the last position's logits: echo with logprobs (or max_tokens 0) needs a model on the CPU.`, "echo");
+  }
+  if (scoresPrompt(body) && rightPaddedOnCpu(model)) {
+    throw ApiError.badRequest(
+      `The model '${model.id}' is a GroupQueryAttention export, run with its rows right-padded and only the last position's logits kept: echo with logprobs (or max_tokens 0) needs a model kiln builds or imports (its GGUF or Hugging Face folder).`,
+      "echo",
+    );
   }
   const choices = (siblings.length + 1) * first!.n;
   // Every choice is a queue entry: more than the queue holds could never be admitted, so retrying would not help.

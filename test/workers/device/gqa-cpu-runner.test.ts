@@ -1,5 +1,6 @@
 // An operator's GroupQueryAttention export on the CPU (transformers.js's layout of onnx-community's model_q4.onnx: q4
-// MatMulNBits, fp32 activations, attention_mask) driven right-padded by the device runner: its logits track kiln's fp32
+// MatMulNBits, fp32 activations, attention_mask; and a q4f16 one, fp16 throughout) driven right-padded by the device
+// runner: its logits track kiln's fp32
 // graph of the same weights within q4's bound, and greedy batched equals greedy solo through the engine (staggered
 // joins, a cancel, cache growth), the batch holding 4 rows, with nothing left behind once the engine is idle; the prefix
 // cache serves it from positions read back to the host, not cut to pass bounds (no pass alignment on the CPU).
@@ -28,15 +29,20 @@ const spec = { ...PRESETS.tiny!, id: "operator-tiny-v1" };
 const loaded: { dispose(): Promise<void> }[] = [];
 let cpu: ModelRunner;
 let gqa: DeviceRunner;
+/** The folder's q4f16 graph (fp16 activations and cache, a GPU export) on the CPU: its cache holds float16 words. */
+let gqaHalf: DeviceRunner;
 
 beforeAll(async () => {
-  await buildModel({ spec, dtypes: ["fp32", "q4"], outDir: dir, gpuLengths: "attention_mask", gqaQ4: true });
+  await buildModel({ spec, dtypes: ["fp32", "q4", "q4f16"], outDir: dir, gpuLengths: "attention_mask", gqaQ4: true });
   const c = await loadModel({ id: spec.id, dir, dtype: "fp32", threads: 1, maxBatch: 16 });
   loaded.push(c);
   cpu = c.runner;
   const g = await loadGqaCpuModel({ id: spec.id, dir, dtype: "q4", threads: 1, maxBatch: 16, rows: "right-padded" });
   loaded.push(g);
   gqa = g.runner;
+  const h = await loadGqaCpuModel({ id: spec.id, dir, dtype: "q4f16", threads: 1, maxBatch: 16, rows: "right-padded" });
+  loaded.push(h);
+  gqaHalf = h.runner;
 }, 300_000);
 
 afterAll(async () => {
@@ -52,7 +58,8 @@ describe("an operator's GroupQueryAttention export on the CPU", () => {
     expect(graphUsesGroupQueryAttention(join(dir, "onnx", "model.onnx"))).toBe(false);
   });
 
-  test("its logits track kiln's fp32 graph of the same weights within q4's bound, over a prompt longer than one pass", async () => {
+  test.each([["q4", () => gqa], ["q4f16", () => gqaHalf]] as const)("its %s logits track kiln's fp32 graph of the same weights within q4's bound, over a prompt longer than one pass", async (_, runner) => {
+    const gqa = runner();
     let worst = 1;
     for (const length of [8, 40, CPU_PASS_TOKENS + 20]) {
       const prompt = Array.from({ length }, (_, j) => (j * 13 + length) % 500);
@@ -73,6 +80,10 @@ describe("an operator's GroupQueryAttention export on the CPU", () => {
 
   test("greedy batched equals greedy solo through the engine: staggered joins, leaves, a cancel and cache growth", async () => {
     await expectBatchedEqualsSolo(gqa);
+  }, 240_000);
+
+  test("so in fp16: the cache's float16 outputs go back to ONNX Runtime as their 16-bit words", async () => {
+    await expectBatchedEqualsSolo(gqaHalf);
   }, 240_000);
 
   test("the prefix cache: repeats read the shared positions back from the host and decode as a fresh prefill does", async () => {

@@ -19,6 +19,23 @@ export interface Transfer {
 
 const int64 = (values: number[]) => new ort.Tensor("int64", BigInt64Array.from(values, BigInt), [values.length]);
 
+/** A float16 host tensor: under Bun, a Float16Array reaches ONNX Runtime as 0 bytes, so the 16-bit words are given. */
+export function hostHalf(words: Uint16Array, dims: number[]): ort.Tensor {
+  const t = new ort.Tensor("float16", words, dims);
+  Object.defineProperty(t, "data", { value: words });
+  return t;
+}
+
+/**
+ * A session's output as the next run can take it: a float16 tensor on the host (a CPU session's) comes back as a
+ * Float16Array, which would reach ONNX Runtime as 0 bytes, so it is given as its 16-bit words; any other as it is.
+ */
+export function feedable(t: ort.Tensor): ort.Tensor {
+  if (t.location !== "cpu" || t.type !== "float16") return t;
+  const d = t.data as ArrayBufferView & { length: number };
+  return d instanceof Uint16Array ? t : hostHalf(new Uint16Array(d.buffer, d.byteOffset, d.length), [...t.dims]);
+}
+
 export class DeviceCache implements CacheOps<DeviceTensor> {
   /** Every device tensor made by the runner or here and not yet freed. */
   private readonly live = new Set<DeviceTensor>();
@@ -111,7 +128,7 @@ export class DeviceCache implements CacheOps<DeviceTensor> {
   }
 
   private outputs(out: ort.InferenceSession.ReturnType): DeviceTensor[] {
-    const tensors = Array.from({ length: this.count }, (_, i) => out[`out${i}`]!);
+    const tensors = Array.from({ length: this.count }, (_, i) => feedable(out[`out${i}`]!));
     this.adopt(tensors);
     return tensors;
   }

@@ -7,7 +7,7 @@ import type { BatchKv, KvData, KvTensor } from "../kv-cache.ts";
 import type { ForwardResult, ModelRunner } from "../model-runner.ts";
 import { lastPositionLogits, type OrtValue } from "../ort-runner.ts";
 import { attentionLengths, capacityFor, rightPaddedMask, unpadRows } from "./cache-plan.ts";
-import type { DeviceBatch, DeviceCache, DeviceTensor, Transfer } from "./device-cache.ts";
+import { type DeviceBatch, type DeviceCache, type DeviceTensor, feedable, hostHalf, type Transfer } from "./device-cache.ts";
 
 /** What the runner reads off the decoder graph (load-device-model.ts checks it). */
 export interface DeviceGraph {
@@ -38,13 +38,6 @@ export const MAX_PASS_TOKENS = 31;
 
 /** A prompt's pass on the CPU, where GroupQueryAttention has one kernel: long enough that its matmuls run at speed. */
 export const CPU_PASS_TOKENS = 256;
-
-/** A float16 host tensor: under Bun, a Float16Array reaches ONNX Runtime as 0 bytes, so the 16-bit words are given. */
-function hostHalf(words: Uint16Array, dims: number[]): ort.Tensor {
-  const t = new ort.Tensor("float16", words, dims);
-  Object.defineProperty(t, "data", { value: words });
-  return t;
-}
 
 export class DeviceRunner implements ModelRunner<DeviceTensor> {
   /** Milliseconds inside session.run (the step profile's ORT share). */
@@ -179,7 +172,7 @@ export class DeviceRunner implements ModelRunner<DeviceTensor> {
     const present = G.presentNames.map((name) => {
       const t = out[name];
       if (!t || t.location !== G.location) throw new Error(`graph output ${name} did not stay on the ${G.location === "cpu" ? "host" : "device"}`);
-      return t;
+      return feedable(t);
     });
     this.cache.adopt(present);
     const logits = out.logits as unknown as OrtValue | undefined;
