@@ -1,6 +1,6 @@
 // A/B of two server settings on a shared, noisy box: servers A and B are started in turn (never together), each
 // measures `clients` concurrent greedy streams for a few rounds, and the pairs repeat, so both see the same drift.
-// Prints every round, the medians and the load average.
+// Prints every round, the medians, each server's peak RSS and the load average.
 //
 //   bun test/load/ab-server.ts 'KILN_ORT_SPINNING=1' 'KILN_ORT_SPINNING=0'
 //   env: AB_MODELS (models dir, default data/bench-models/int8), AB_CLIENTS (1,16), AB_PAIRS (3), AB_ROUNDS (2), AB_TOKENS (64)
@@ -24,6 +24,8 @@ const PROMPT = "Write a short story about a lighthouse keeper who finds a messag
 type Key = `${string}@${number}`;
 const rates = new Map<Key, number[]>();
 const tpots = new Map<Key, number[]>();
+/** Each server's peak resident size (VmHWM) over its whole run, MB, by label. */
+const peaks = new Map<string, number[]>();
 
 async function measure(label: string, env: Record<string, string>): Promise<void> {
   const server = await startServerProcess({ dataDir: tempDir("kiln-ab-"), modelsDir: MODELS, env: { KILN_THREADS: String(navigator.hardwareConcurrency), ...env } });
@@ -41,6 +43,9 @@ async function measure(label: string, env: Record<string, string>): Promise<void
         console.log(`${label} ${clients} clients: ${s.outputTokPerSec.toFixed(1)} tok/s, TPOT p50 ${s.tpotP50.toFixed(1)} ms, TTFT p95 ${s.ttftP95.toFixed(0)} ms (load ${loadavg()[0]!.toFixed(2)})`);
       }
     }
+    const peak = await server.peakRssMb();
+    (peaks.get(label) ?? peaks.set(label, []).get(label)!).push(peak);
+    console.log(`${label} peak RSS ${peak.toFixed(0)} MB`);
   } finally {
     await server.stop();
   }
@@ -58,4 +63,6 @@ for (const clients of CLIENTS) {
   const rb = m("B", rates);
   console.log(`${clients} clients: A ${ra.toFixed(1)} tok/s (TPOT ${m("A", tpots).toFixed(1)} ms), B ${rb.toFixed(1)} tok/s (TPOT ${m("B", tpots).toFixed(1)} ms), B/A ${(rb / ra).toFixed(3)}`);
 }
+const peak = (label: string) => percentile(peaks.get(label) ?? [], 50);
+console.log(`peak RSS (median of ${PAIRS}): A ${peak("A").toFixed(0)} MB, B ${peak("B").toFixed(0)} MB, B/A ${(peak("B") / peak("A")).toFixed(3)}`);
 console.log(`load average now: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);

@@ -100,4 +100,27 @@ describe("KV cache kept in place", () => {
       expect(got.get(id)).toBe(text);
     }
   });
+
+  test("a pass's step outputs are freed once written into the cache; the cache keeps their values", async () => {
+    const dir = await tinyModelDir();
+    const session = (await ort.InferenceSession.create(join(dir, "onnx", "model.onnx"), { intraOpNumThreads: 1 })) as unknown as OrtSessionLike;
+    const config = JSON.parse(readFileSync(join(dir, "config.json"), "utf8"));
+    const outputs: Record<string, { data: unknown }>[] = [];
+    const watched: OrtSessionLike = { ...session, inputNames: session.inputNames, inputMetadata: session.inputMetadata, outputNames: session.outputNames, run: async (feeds, fetches) => {
+      const out = await session.run(feeds, fetches);
+      outputs.push(out as never);
+      return out;
+    } };
+    const runner = new OrtRunner(watched, config, (type, data, dims) => new ort.Tensor(type as never, data as never, dims), config.vocab_size, 0);
+    const prompt = [5, 6, 7, 8];
+    const first = await runner.forward(prefillInputs([prompt], 0), null);
+    const reference = await inPlace.forward(prefillInputs([prompt], 0), null);
+    const steps = Object.entries(outputs[0]!).filter(([name]) => name.startsWith("step_key_values."));
+    expect(steps.length).toBe(runner.layout.stepNames!.length);
+    for (const [, v] of steps) expect((v.data as Float32Array).length).toBe(0);
+    // The values were copied into the runner's cache before their buffer went: the next step decodes as the reference's.
+    const next = await runner.forward(decodeInputs([9], [4], 4), { tensors: first.present, lens: [4], length: 4 });
+    const expected = await inPlace.forward(decodeInputs([9], [4], 4), { tensors: reference.present, lens: [4], length: 4 });
+    expect(Array.from(next.logits)).toEqual(Array.from(expected.logits));
+  });
 });

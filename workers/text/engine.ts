@@ -8,6 +8,7 @@ import { chunkWidth } from "./chunk-width.ts";
 import { arrangeHost, type BatchKv, type BatchRow } from "./kv-cache.ts";
 import { forwardMasked, tryForward } from "./forward-guard.ts";
 import type { CacheOps, ForwardResult, ModelRunner } from "./model-runner.ts";
+import { releaseLogits } from "./release-buffer.ts";
 import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
 import type { ConstraintSource } from "./row-constraint.ts";
@@ -184,6 +185,7 @@ export class Engine {
       const out = await forwardMasked(live, ctx.finished, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
       if (out) live.forEach((s, r) => this.prefix.fed(s.prefix, tokens[r]!));
       if (out) this.collect(ctx, live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
+      releaseLogits(out);
     }
     // New background work waits for both, and for an interactive request that arrived during the decode pass.
     const arrived = () => this.lanePace.arrived(live.some((s) => isBackground(s.lane)), () => interactiveWaiting(this.queue));
@@ -261,6 +263,7 @@ export class Engine {
       this.prefix.record(s.prefix, kv as BatchKv, r);
     });
     this.collect(ctx, newcomers, kv, out);
+    releaseLogits(out);
   }
 
   /** Runs the encoders of a sequence's media over prompt positions [from, to) (timed); false if it failed and ended. */
@@ -328,6 +331,7 @@ export class Engine {
         else this.collect(ctx, [seq], present, out);
       }
     }
+    releaseLogits(out);
     return piece.length;
   }
 

@@ -3,6 +3,7 @@ import { runsSmall, type SmallStepFormat } from "../../src/models/step-formats.t
 import { overCapacity, type StepInputs } from "./batch-inputs.ts";
 import { type BatchKv, type KvData, type KvTensor, withCapacity, writeColumns } from "./kv-cache.ts";
 import type { ForwardResult, MediaEncoders, ModelRunner } from "./model-runner.ts";
+import { releaseBuffer } from "./release-buffer.ts";
 
 export interface OrtValue {
   data: unknown;
@@ -227,6 +228,8 @@ export class OrtRunner implements ModelRunner {
       const v = out[name];
       if (!v) throw new Error(`graph did not return ${name}`);
       writeColumns(kv.tensors[j]!, asKvData(v.data), inputs.seqLen, used);
+      // Copied into the cache: the output's own buffer goes now, not when the collector gets to it.
+      releaseBuffer(v.data as ArrayBufferView);
     });
     return { ...passLogits(requireLogits(out), inputs), present: kv.tensors };
   }
