@@ -2,7 +2,7 @@
 // Interactive sequences go first; background ones (flex, batch) fill the rows left and pause for them (paused-rows.ts).
 import type { ServiceTier } from "../../src/inference/service-tier.ts";
 import { isBackground, laneInsertAt, rowsToResume } from "../../src/protocol/lanes.ts";
-import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish, StepBatch } from "../../src/protocol/text.ts";
+import type { MediaInput, PrefixScope, SamplingParams, SeqDelta, SeqFinish } from "../../src/protocol/text.ts";
 import { chunkInputs, decodeInputs, extendInputs, type FeatureRows, prefillInputs, withFeatures } from "./batch-inputs.ts";
 import { chunkWidth } from "./chunk-width.ts";
 import { arrangeHost, type BatchKv, type BatchRow } from "./kv-cache.ts";
@@ -11,41 +11,14 @@ import type { CacheOps, ForwardResult, ModelRunner } from "./model-runner.ts";
 import { releaseLogits } from "./release-buffer.ts";
 import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
-import type { ConstraintSource } from "./row-constraint.ts";
 import { addRefusal } from "./validate.ts";
 import { type BackgroundPace, interactiveFills, interactiveLive, interactiveWaiting, keepsFinishedKv, laneBudget, rowsToYield, scoresPrompt } from "./lane-choice.ts";
-import { type EngineClock, LanePace, REAL_CLOCK } from "./lane-pace.ts";
+import type { EngineOptions } from "./engine-options.ts";
+import { LanePace, REAL_CLOCK } from "./lane-pace.ts";
 import { admitPrompts } from "./admit-prompts.ts";
 import { PausedRows } from "./paused-rows.ts";
 import { PrefixReuse } from "./prefix-reuse.ts";
 import { promptEntries, scoringWidth } from "./prompt-logprobs.ts";
-
-export interface EngineOptions {
-  /** Most sequences decoded together; extra ones wait in the queue. */
-  maxBatch: number;
-  tokenBytes: (id: number) => Uint8Array;
-  /** Receives one report per step (and one for sequences that ended outside a step); `batch` after a decode pass. */
-  emit(deltas: SeqDelta[], finished: SeqFinish[], batch?: StepBatch): void;
-  /** Called when a queued sequence's media finished preprocessing or failed: the engine has work again. */
-  wake?: () => void;
-  /**
-   * Prompt tokens prefilled per step, so running sequences never stall long behind newcomers. Short prompts are
-   * prefilled together within it (padding counted); a longer prompt is prefilled alone in chunks of this size, smaller
-   * once its context is long (chunk-width.ts).
-   */
-  prefillTokenBudget?: number;
-  /** Where constrained sequences get their grammar matchers; without it, constrained adds fail. */
-  constraints?: ConstraintSource;
-  /** The prefix cache and the prefill figures (absent: nothing cached, figures kept). */
-  prefix?: PrefixReuse;
-  /**
-   * Lets messages that arrived during a pass reach the engine (add, cancel). Called after a decode pass beside background
-   * work, so an interactive request that arrived during it stops this step's background prefill (absent: not checked).
-   */
-  takeArrivals?: () => Promise<void>;
-  /** The engine's clock, for the grace background prompts give interactive work (lane-pace.ts). */
-  clock?: EngineClock;
-}
 
 /** What one step gathers: the report, and the rows that form the next batch. */
 interface StepContext {
@@ -185,7 +158,6 @@ export class Engine {
       const out = await forwardMasked(live, ctx.finished, () => this.runner.forward(decodeInputs(tokens, kv.lens, kv.length), kv));
       if (out) live.forEach((s, r) => this.prefix.fed(s.prefix, tokens[r]!));
       if (out) this.collect(ctx, live, { tensors: out.present, lens: kv.lens.map((l) => l + 1), length: kv.length + 1 }, out);
-      releaseLogits(out);
     }
     // New background work waits for both, and for an interactive request that arrived during the decode pass.
     const arrived = () => this.lanePace.arrived(live.some((s) => isBackground(s.lane)), () => interactiveWaiting(this.queue));
@@ -263,7 +235,6 @@ export class Engine {
       this.prefix.record(s.prefix, kv as BatchKv, r);
     });
     this.collect(ctx, newcomers, kv, out);
-    releaseLogits(out);
   }
 
   /** Runs the encoders of a sequence's media over prompt positions [from, to) (timed); false if it failed and ended. */
@@ -286,7 +257,7 @@ export class Engine {
     return seq.media.carries ? seq.media.rows(row, start, length, col0, this.runner.media!.hidden) : [];
   }
 
-  /** Samples each row's next token; rows that go on are kept (from `kv`) for the next batch. */
+  /** Samples each row's next token, then frees the logits; rows that go on are kept (from `kv`) for the next batch. */
   private collect(ctx: StepContext, seqs: Sequence[], kv: BatchKv<unknown>, out: ForwardResult<unknown>): void {
     seqs.forEach((seq, row) => {
       const outcome = this.rowSampler.next(seq, out.logits.subarray(row * out.vocab, (row + 1) * out.vocab));
@@ -299,6 +270,7 @@ export class Engine {
         ctx.next.push(seq);
       }
     });
+    releaseLogits(out);
   }
 
   /** Prefills the next chunk of the long prompt; after its last chunk the sequence samples and joins. Returns tokens spent. */
@@ -331,6 +303,7 @@ export class Engine {
         else this.collect(ctx, [seq], present, out);
       }
     }
+    // Read (scored, or sampled by collect): a chunk's logits go now.
     releaseLogits(out);
     return piece.length;
   }

@@ -3,6 +3,7 @@
 // The same cache serves a right-padded GroupQueryAttention graph on the CPU, its tensors in host memory.
 import * as ort from "onnxruntime-node";
 import type { Arranged, BatchKv, BatchRow, KvData } from "../kv-cache.ts";
+import { cpuSessionOptions } from "../load-common.ts";
 import type { CacheOps } from "../model-runner.ts";
 import { isWhole, runsOf } from "./cache-plan.ts";
 import { concatGraph, type KvElement, readGraph, selectGraph } from "./kv-graphs.ts";
@@ -58,9 +59,7 @@ export class DeviceCache implements CacheOps<DeviceTensor> {
    * CPU for a GroupQueryAttention graph run there (one thread: they copy, nothing more).
    */
   static async create(count: number, kind: KvElement, transfer: Transfer, ep: "webgpu" | "cpu" = "webgpu"): Promise<DeviceCache> {
-    const options = (
-      ep === "webgpu" ? { executionProviders: ["webgpu"], logSeverityLevel: 3, preferredOutputLocation: "gpu-buffer" } : { executionProviders: ["cpu"], logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 }
-    ) as ort.InferenceSession.SessionOptions;
+    const options = ep === "webgpu" ? ({ executionProviders: ["webgpu"], logSeverityLevel: 3, preferredOutputLocation: "gpu-buffer" } as ort.InferenceSession.SessionOptions) : cpuSessionOptions(1);
     const made: ort.InferenceSession[] = [];
     try {
       for (const [graph, opts] of [
