@@ -8,6 +8,7 @@ import { buildModel, PRESETS } from "../../src/modelgen/index.ts";
 import { chooseDevices, type DeviceProbes } from "../../src/devices/choose-devices.ts";
 import { memoryLogger } from "../../src/log/logger.ts";
 import type { ModelEntry } from "../../src/models/registry.ts";
+import { expectBatchedEqualsAlone } from "../helpers/batched-answers.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { tinyModelDir } from "../helpers/tiny-model.ts";
@@ -87,19 +88,7 @@ describe("an operator's own transformers.js folder (no kiln.json, a q4f16 graph 
   test("runs on the GPU, batched: greedy answers in a batch equal the same requests one at a time", async () => {
     const models = (await (await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { data: { id: string; device: string; weights: string }[] };
     expect(models.data.map((m) => [m.id, m.device, m.weights])).toEqual([["operator-tiny-v1", "webgpu", "q4f16"]]);
-    const ask = async (content: string) => {
-      const res = await fetch(`${server.url}/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "operator-tiny-v1", max_tokens: 12, temperature: 0, ignore_eos: true, messages: [{ role: "user", content }] }),
-      });
-      expect(res.status).toBe(200);
-      return ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
-    };
-    const questions = ["Hi", "What is the capital of France, in one word?", "Count to three", "Say something nice about the weather today"];
-    const alone: string[] = [];
-    for (const q of questions) alone.push(await ask(q));
-    expect(await Promise.all(questions.map(ask))).toEqual(alone);
+    await expectBatchedEqualsAlone(server, "operator-tiny-v1", 12);
     // Its GroupQueryAttention graph batches right-padded rows, on the device as on the CPU (operator-gqa-folder.test.ts).
     expect(server.logs.find((l) => l.msg === "worker ready")).toMatchObject({ device: "webgpu", dtype: "q4f16" });
   }, 120_000);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { buildModel, PRESETS } from "../../src/modelgen/index.ts";
+import { expectBatchedEqualsAlone } from "../helpers/batched-answers.ts";
 import { tempDir } from "../helpers/kiln.ts";
 import { parsePrometheusText, samplesOf } from "../helpers/prom-text.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -39,19 +40,7 @@ describe("an operator's GroupQueryAttention folder on the CPU", () => {
     for (const c of controllers) c.abort();
     await waitFor(() => server.runtime.scheduler.load().active === 0, { what: "the aborted streams to leave the batch" });
 
-    const ask = async (content: string) => {
-      const res = await fetch(`${server.url}/v1/chat/completions`, {
-        method: "POST",
-        headers: headers(),
-        body: JSON.stringify({ model: ID, max_tokens: 24, temperature: 0, ignore_eos: true, messages: [{ role: "user", content }] }),
-      });
-      expect(res.status).toBe(200);
-      return ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
-    };
-    const questions = ["Hi", "What is the capital of France, in one word?", "Count to three", "Say something nice about the weather today"];
-    const alone: string[] = [];
-    for (const q of questions) alone.push(await ask(q));
-    expect(await Promise.all(questions.map(ask))).toEqual(alone);
+    await expectBatchedEqualsAlone(server, ID, 24);
   }, 120_000);
 
   test("echo with logprobs is a 400 naming echo and saying why", async () => {

@@ -17,11 +17,11 @@ const entry = (id: string, leftPadding: "exact" | "unsafe"): ModelEntry => ({
 const exact = entry("exact-model-v1", "exact");
 const unsafe = entry("unsafe-model-v1", "unsafe");
 
-async function started(admissions?: Admissions) {
+async function started(admissions?: Admissions, models: ModelEntry[] = [exact, unsafe]) {
   const workers: FakeWorker[] = [];
   const steps: { finished: SeqFinish[]; freeAtDelivery: number }[] = [];
   const cache: [number, string, PrefixCacheStats, number][] = [];
-  const text: TextBackend = new TextBackend([exact, unsafe], {
+  const text: TextBackend = new TextBackend(models, {
     workerUrl: "fake:worker",
     workersPerModel: 1,
     threads: 2,
@@ -40,7 +40,7 @@ async function started(admissions?: Admissions) {
     onUnservable: () => {},
   });
   const start = text.workers.start();
-  workers.forEach((w, i) => w.reply({ type: "loaded", modelId: [exact, unsafe][i]!.id, ms: 1 }));
+  workers.forEach((w, i) => w.reply({ type: "loaded", modelId: models[i]!.id, ms: 1 }));
   await start;
   return { text, workers, steps, cache };
 }
@@ -58,26 +58,7 @@ describe("TextBackend", () => {
     expect(maxBatchOf(gqa)).toBe(3);
     expect(maxBatchOf({ ...gqa, placement: { device: "cpu", dtype: "int8", reason: "" } })).toBe(1);
     expect(maxBatchOf({ ...gqa, placement: { device: "webgpu", dtype: "q4f16", reason: "" } })).toBe(8);
-    const workers: FakeWorker[] = [];
-    const text = new TextBackend([gqa], {
-      workerUrl: "fake:worker",
-      workersPerModel: 1,
-      threads: 2,
-      logger: memoryLogger(),
-      spawnWorker: () => {
-        const w = new FakeWorker();
-        workers.push(w);
-        return w;
-      },
-      onStep: () => {},
-      onLost: () => {},
-      onHealth: () => {},
-      onReady: () => {},
-      onUnservable: () => {},
-    });
-    const start = text.workers.start();
-    workers[0]!.reply({ type: "loaded", modelId: gqa.id, ms: 1 });
-    await start;
+    const { text, workers } = await started(undefined, [gqa]);
     expect(workers[0]!.posted[0]).toEqual({
       type: "load",
       model: { id: gqa.id, dir: "/models/gqa-model-v1", dtype: "fp32", device: "cpu", threads: 2, maxBatch: 3, contextLength: gqa.contextLength, rows: "right-padded" },
