@@ -4,6 +4,8 @@
 //
 //   bun test/load/ab-server.ts 'KILN_ORT_SPINNING=1' 'KILN_ORT_SPINNING=0'
 //   env: AB_MODELS (models dir, default data/bench-models/int8), AB_CLIENTS (1,16), AB_PAIRS (3), AB_ROUNDS (2), AB_TOKENS (64)
+//   AB_STAGGER=<words>: a round is 5 requests a client, each client sending its next as its last ends, of that many
+//   words of prompt and 32–95 new tokens, so rows join and leave the batch at every step (AB_TOKENS is ignored)
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { tempDir } from "../helpers/kiln.ts";
@@ -20,6 +22,27 @@ const ROUNDS = Number(process.env.AB_ROUNDS ?? 2);
 const TOKENS = Number(process.env.AB_TOKENS ?? 64);
 const MODEL = process.env.AB_MODEL ?? "kiln-qwen2-0.5b-bench-v1";
 const PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle on a quiet winter morning.";
+const STAGGER_WORDS = Number(process.env.AB_STAGGER ?? 0);
+const WORDS = "harbor lantern winter keeper bottle message tide stone gull rope window storm ledger candle map compass".split(" ");
+
+/** The i-th staggered request: a prompt of STAGGER_WORDS words and 32–95 new tokens, the same for A and B. */
+function staggered(i: number) {
+  const words = Array.from({ length: STAGGER_WORDS }, (_, w) => WORDS[(i * 31 + w * 7 + ((w * w) % 5)) % WORDS.length]);
+  return { model: MODEL, messages: [{ role: "user", content: `Request ${i}: ${words.join(" ")}` }], max_tokens: 32 + ((i * 37) % 64), temperature: 0, ignore_eos: true };
+}
+
+/** One round: `clients` loops that send 5 requests each between them, the next as soon as one ends. */
+async function staggeredRound(url: string, key: string, clients: number, round: number) {
+  const total = clients * 5;
+  let next = 0;
+  const timings: Awaited<ReturnType<typeof streamChat>>[] = [];
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < total) timings.push(await streamChat(url, key, staggered(round * total + next++)));
+    }),
+  );
+  return timings;
+}
 
 type Key = `${string}@${number}`;
 const rates = new Map<Key, number[]>();
@@ -35,7 +58,7 @@ async function measure(label: string, env: Record<string, string>): Promise<void
     for (const clients of CLIENTS) {
       for (let r = 0; r < ROUNDS; r++) {
         const t0 = performance.now();
-        const timings = await Promise.all(Array.from({ length: clients }, () => streamChat(server.url, server.key, body)));
+        const timings = STAGGER_WORDS > 0 ? await staggeredRound(server.url, server.key, clients, r) : await Promise.all(Array.from({ length: clients }, () => streamChat(server.url, server.key, body)));
         const s = summarize(clients, timings, performance.now() - t0);
         const key: Key = `${label}@${clients}`;
         (rates.get(key) ?? rates.set(key, []).get(key)!).push(s.outputTokPerSec);

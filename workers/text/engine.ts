@@ -8,7 +8,7 @@ import { chunkWidth } from "./chunk-width.ts";
 import { arrangeHost, type BatchKv, type BatchRow } from "./kv-cache.ts";
 import { forwardMasked, tryForward } from "./forward-guard.ts";
 import type { CacheOps, ForwardResult, ModelRunner } from "./model-runner.ts";
-import { releaseLogits } from "./release-buffer.ts";
+import { releaseLogits, releaseReplacedKv } from "./release-buffer.ts";
 import { RowSampler } from "./row-sampler.ts";
 import { Sequence } from "./sequence.ts";
 import { addRefusal } from "./validate.ts";
@@ -229,6 +229,7 @@ export class Engine {
     const out = await forwardMasked(newcomers, ctx.finished, () => this.runner.forward(withFeatures(inputs, features), past));
     for (const s of newcomers) s.media.release();
     if (!out) return;
+    this.releasePast(past, out);
     const kv: BatchKv<unknown> = { tensors: out.present, lens: newcomers.map((s) => s.promptIds.length), length: pastLen + passWidth };
     newcomers.forEach((s, r) => {
       this.prefix.prefilled(rows[r]!.tokens.length);
@@ -290,6 +291,7 @@ export class Engine {
     const out = await (last ? forwardMasked([seq], ctx.finished, run) : tryForward([seq], ctx.finished, run));
     this.endChunked();
     if (out) {
+      this.releasePast(kv, out);
       const cached = done + piece.length;
       const present: BatchKv<unknown> = { tensors: out.present, lens: [cached], length: cached };
       this.prefix.prefilled(piece.length);
@@ -314,11 +316,21 @@ export class Engine {
     ctx.deltas.push({ seqId: seq.id, text: "", tokens: 0, promptLogprobs: entries });
   }
 
+  /** A prefill's own past (the prefix cache's copy, or the chunk before) once the pass has made its cache from it. */
+  private releasePast(past: BatchKv<unknown> | null, out: ForwardResult<unknown>): void {
+    if (!this.runner.cache) releaseReplacedKv([past], [{ tensors: out.present }]);
+  }
+
   /** Makes `rows` (row i runs seqs[i]) the batch, arranged by the runner's cache (which may reorder the rows). */
   private async setBatch(rows: BatchRow<unknown>[], seqs: Sequence[]): Promise<void> {
-    const { kv, order } = await this.cache.arrange(rows, [...(this.chunked?.kv ? [this.chunked.kv] : []), ...this.paused.kvs()]);
+    const retained = [...(this.chunked?.kv ? [this.chunked.kv] : []), ...this.paused.kvs()];
+    const before = this.kv;
+    const { kv, order } = await this.cache.arrange(rows, retained);
     this.kv = kv;
     this.running = order.map((i) => seqs[i]!);
+    // A host cache the new batch no longer uses (the former batch after a join, a newcomer's prefill) is freed now; a
+    // device runner's cache frees its own (DeviceCache.sweep).
+    if (!this.runner.cache) releaseReplacedKv([before, ...rows.map((r) => r.kv)], [kv, ...retained]);
   }
 
   /** Removes cancelled rows and returns the sequences still decoding. */
