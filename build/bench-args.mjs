@@ -17,6 +17,7 @@ export const SCENARIOS = {
   "--live-bus": "./test/load/live-bus.load.ts",
   "--cluster": "./test/load/cluster.load.ts",
   "--batch": "./test/load/batch.load.ts",
+  "--kv-join": "./test/load/kv-join.load.ts",
 };
 /** `--gguf <file.gguf | keyword>` (repeatable, or comma-separated): kiln against llama.cpp on the same files. */
 export const GGUF_SCENARIO = "./test/load/gguf.load.ts";

@@ -113,6 +113,7 @@ const COVERED = new Set([
   "npm run bench -- --live-bus",
   "npm run bench -- --cluster",
   "npm run bench -- --batch",
+  "npm run bench -- --kv-join",
   "npm run bench -- --gguf <file.gguf>",
   "npm run cluster",
   "npm run db:generate",
@@ -450,6 +451,13 @@ describe("after the Quick start, as typed, with no Bun on PATH", () => {
     expect(r.out).toMatch(/^\| store: false +\| +\d+\.\d \| +16\.0 \|/m);
     expect(r.out).toMatch(/^\| store: true +\| +\d+\.\d \| +16\.0 \|/m);
     expect(r.out).toMatch(/^target store: true ≥ 0\.95× store: false at 4 clients: \d+\.\d\d× \((met|MISSED)\)$/m);
+  }, 300_000);
+
+  test("npm run bench -- --kv-join (two contexts) prints the CPU and a join's host work in place against a rebuild", () => {
+    const r = sh("npm run bench -- --kv-join", { KILN_BENCH_KV_JOIN_COLUMNS: "64,141" });
+    if (r.code !== 0) throw new Error(r.out);
+    expect(r.out).toMatch(/^cpu: /m);
+    for (const columns of [64, 141]) expect(r.out).toMatch(new RegExp(`^\\| ${columns} +\\| +\\d+ \\| +\\d+\\.\\d \\| +\\d+\\.\\d\\d \\| +\\d+× +\\|$`, "m"));
   }, 300_000);
 
   test("npm run bench -- --live-bus (a short run) prints the publish cost in process and over Redis, and the delivery time", () => {

@@ -62,7 +62,10 @@ export class Engine {
 
   constructor(private readonly runner: ModelRunner<unknown>, private readonly opts: EngineOptions) {
     this.rowSampler = new RowSampler(runner.maxContext, opts.tokenBytes);
-    this.cache = runner.cache ?? { arrange: async (rows) => arrangeHost(rows as BatchRow[]) };
+    // A host cache is rebuilt with room for the whole batch (later joins are copied into its spare rows) and, for a
+    // runner that writes new columns in place, spare columns (the next pass does not copy it again to grow it).
+    const room = { rows: opts.maxBatch, spareColumns: runner.spareColumns === true };
+    this.cache = runner.cache ?? { arrange: async (rows) => arrangeHost(rows as BatchRow[], room) };
     // A cache the host cannot read in place (a device's) is cached only through the runner's readColumns.
     this.prefix = opts.prefix && (!runner.cache || runner.readColumns) ? opts.prefix : new PrefixReuse(null, "");
     this.paused = new PausedRows(runner.cache);

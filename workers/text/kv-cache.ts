@@ -31,27 +31,62 @@ export interface RowRef {
   end?: number;
 }
 
-/** Builds a new tensor from rows of possibly different tensors, each right-aligned in `targetLen` columns, zero-padded on the left. */
-export function gatherRows(rows: RowRef[], targetLen: number, heads: number, headDim: number): KvTensor {
-  const size = rows.length * heads * targetLen * headDim;
-  const out: KvData = rows[0]?.tensor.data instanceof Uint16Array ? new Uint16Array(size) : new Float32Array(size);
-  rows.forEach((ref, r) => {
-    const [batch, h, srcLen, d] = ref.tensor.dims;
-    if (h !== heads || d !== headDim) throw new Error(`kv shape mismatch: [${ref.tensor.dims}] vs heads ${heads}, head_dim ${headDim}`);
-    if (ref.row < 0 || ref.row >= batch) throw new Error(`kv row ${ref.row} out of range for batch ${batch}`);
-    const end = ref.end ?? srcLen;
-    if (end > srcLen || ref.len > end || ref.len > targetLen || ref.len < 0) throw new Error(`kv row length ${ref.len} does not fit (${end} of ${srcLen} → ${targetLen})`);
-    const span = ref.len * headDim;
-    for (let head = 0; head < heads; head++) {
-      // Within one (row, head) the columns are contiguous, so each row-head is a single block copy.
-      const from = ((ref.row * heads + head) * srcLen + (end - ref.len)) * headDim;
-      const to = ((r * heads + head) * targetLen + (targetLen - ref.len)) * headDim;
-      const block = ref.tensor.data.subarray(from, from + span);
-      if (block.constructor !== out.constructor) throw new Error("kv tensors of different element types cannot merge");
-      out.set(block, to);
-    }
-  });
-  return { data: out, dims: [rows.length, heads, targetLen, headDim] };
+/**
+ * Room to allocate beyond a rebuilt batch's needs: `rows` in all (the batch's rows and empty ones after them, which later
+ * joins fill in place) and `columns` per row (the used ones plus spare ones a runner writing in place fills). Pages
+ * nothing is written to are never touched, so they cost address space, not memory.
+ */
+export interface KvRoom {
+  rows: number;
+  columns: number;
+}
+
+/**
+ * Builds a new tensor from rows of possibly different tensors, each right-aligned in `targetLen` columns, zero-padded on
+ * the left; `room` allocates spare rows and columns beyond them (the tensor is a view of its first rows).
+ */
+export function gatherRows(rows: RowRef[], targetLen: number, heads: number, headDim: number, room?: KvRoom): KvTensor {
+  const cap = Math.max(targetLen, room?.columns ?? targetLen);
+  const size = Math.max(rows.length, room?.rows ?? 0) * heads * cap * headDim;
+  const all: KvData = rows[0]?.tensor.data instanceof Uint16Array ? new Uint16Array(size) : new Float32Array(size);
+  spareRows.set(all.buffer, Math.max(rows.length, room?.rows ?? 0));
+  const out = all.subarray(0, rows.length * heads * cap * headDim);
+  rows.forEach((ref, r) => copyRow(out, r, heads, cap, targetLen, headDim, ref, false));
+  return { data: out, dims: [rows.length, heads, cap, headDim] };
+}
+
+/**
+ * Copies row `ref` into row `r` of `out` ([·, heads, cap, headDim]) right-aligned at column `length`; `clear` zeroes
+ * the columns before it first (a row written over an earlier one's).
+ */
+function copyRow(out: KvData, r: number, heads: number, cap: number, length: number, headDim: number, ref: RowRef, clear: boolean): void {
+  const [batch, h, srcLen, d] = ref.tensor.dims;
+  if (h !== heads || d !== headDim) throw new Error(`kv shape mismatch: [${ref.tensor.dims}] vs heads ${heads}, head_dim ${headDim}`);
+  if (ref.row < 0 || ref.row >= batch) throw new Error(`kv row ${ref.row} out of range for batch ${batch}`);
+  const end = ref.end ?? srcLen;
+  if (end > srcLen || ref.len > end || ref.len > length || ref.len < 0) throw new Error(`kv row length ${ref.len} does not fit (${end} of ${srcLen} → ${length})`);
+  if (ref.tensor.data.constructor !== out.constructor) throw new Error("kv tensors of different element types cannot merge");
+  const span = ref.len * headDim;
+  for (let head = 0; head < heads; head++) {
+    // Within one (row, head) the columns are contiguous, so each row-head is a single block copy.
+    const from = ((ref.row * heads + head) * srcLen + (end - ref.len)) * headDim;
+    const start = (r * heads + head) * cap * headDim;
+    const to = start + (length - ref.len) * headDim;
+    if (clear) out.fill(0, start, to);
+    out.set(ref.tensor.data.subarray(from, from + span), to);
+  }
+}
+
+/**
+ * The rows each buffer this module allocated holds (at the column capacity it was made with). Only these are written
+ * past their batch: a buffer from elsewhere (an ONNX Runtime output, a prefix-cache block) may hold other data after it.
+ */
+const spareRows = new WeakMap<ArrayBufferLike, number>();
+
+/** Rows a tensor's buffer holds at its column capacity: more than its batch when this module allocated it with spare rows. */
+export function rowRoom(t: KvTensor): number {
+  const batch = t.dims[0];
+  return t.data.byteOffset === 0 ? Math.max(batch, spareRows.get(t.data.buffer) ?? 0) : batch;
 }
 
 /** A row of some batch, named by the batch it comes from and its index there. */
@@ -70,21 +105,62 @@ export interface Arranged<T = KvTensor> {
  * The host cache's arrangement of the next batch. Rows of a single batch are compacted in place (leaves cost one row
  * copy each, and the rows' order changes); rows from several batches (joins) cost one full rebuild.
  */
-export function arrangeHost(rows: BatchRow[]): Arranged {
+export function arrangeHost(rows: BatchRow[], room?: { rows: number; spareColumns: boolean }): Arranged {
   const source = rows[0]?.kv;
-  if (!source || rows.some((r) => r.kv !== source)) return { kv: rebuildBatch(rows), order: rows.map((_, i) => i) };
-  const { kv, from } = compactRows(source, rows.map((r) => r.row));
-  const indexOf = new Map(rows.map((r, i) => [r.row, i]));
+  const own = rows.findIndex((r) => r.kv !== source);
+  const kept = own < 0 ? rows : rows.slice(0, own);
+  const joining = own < 0 ? [] : rows.slice(own);
+  const rebuild = (): Arranged => ({ kv: rebuildBatch(rows, room && roomFor(rows, room)), order: rows.map((_, i) => i) });
+  if (!source || joining.some((r) => r.kv === source)) return rebuild();
+  // Newcomers that fit the batch's columns and its buffer's spare rows are copied in; its own rows stay where they are.
+  if (joining.length > 0 && !fitsInPlace(source, kept.length, joining)) return rebuild();
+  const { kv: compacted, from } = compactRows(source, kept.map((r) => r.row));
+  const kv = joining.length > 0 ? joinInPlace(compacted, joining) : compacted;
+  const indexOf = new Map(kept.map((r, i) => [r.row, i]));
+  const order = [...from.map((r) => indexOf.get(r)!), ...joining.map((_, i) => kept.length + i)];
   // Leading columns no row needs any more still cost compute every step: drop them once they are worth a copy.
   const waste = kv.length - Math.max(...kv.lens);
-  return { kv: waste > 0 && waste * 8 >= kv.length ? trimBatch(kv) : kv, order: from.map((r) => indexOf.get(r)!) };
+  if (waste > 0 && waste * 8 >= kv.length) return { kv: rebuildBatch(kv.lens.map((_, row) => ({ kv, row })), room && roomFor(rows, room)), order };
+  return { kv, order };
+}
+
+/** The room a rebuilt batch of `rows` gets: spare rows up to `rows`, spare columns for a runner that writes in place. */
+function roomFor(rows: BatchRow[], room: { rows: number; spareColumns: boolean }): KvRoom {
+  const length = Math.max(0, ...rows.map(({ kv, row }) => kv.lens[row] ?? 0));
+  return { rows: room.rows, columns: room.spareColumns ? grownCapacity(length + 1) : length };
+}
+
+/** Whether rows of other batches can be written into `source`'s spare rows after its first `keep` rows. */
+function fitsInPlace(source: BatchKv, keep: number, joining: BatchRow[]): boolean {
+  if (source.tensors.length === 0 || keep === 0) return false;
+  const [, heads, , dim] = source.tensors[0]!.dims;
+  return (
+    source.tensors.every((t) => rowRoom(t) >= keep + joining.length) &&
+    joining.every(({ kv, row }) => {
+      const t = kv.tensors[0];
+      return kv.tensors.length === source.tensors.length && (kv.lens[row] ?? Infinity) <= source.length && t !== undefined && t.dims[1] === heads && t.dims[3] === dim && t.data.constructor === source.tensors[0]!.data.constructor;
+    })
+  );
+}
+
+/** `kv` with `joining` written into the rows after its own (its buffers' spare rows), right-aligned at its length. */
+function joinInPlace(kv: BatchKv, joining: BatchRow[]): BatchKv {
+  const base = kv.lens.length;
+  const rows = base + joining.length;
+  const tensors = kv.tensors.map((t, j) => {
+    const [, heads, cap, dim] = t.dims;
+    const data = new (t.data.constructor as Float32ArrayConstructor)(t.data.buffer, 0, rows * heads * cap * dim) as KvData;
+    joining.forEach(({ kv: src, row }, i) => copyRow(data, base + i, heads, cap, kv.length, dim, { tensor: src.tensors[j]!, row, len: src.lens[row]!, end: src.length }, true));
+    return { data, dims: [rows, heads, cap, dim] as KvTensor["dims"] };
+  });
+  return { tensors, lens: [...kv.lens, ...joining.map(({ kv: src, row }) => src.lens[row]!)], length: kv.length };
 }
 
 /**
  * Assembles a batch from rows of one or more batches (joins, leaves and reorders are all this).
  * The result is exactly as long as its longest row: leading columns masked in every row are trimmed.
  */
-export function rebuildBatch(rows: BatchRow[]): BatchKv | null {
+export function rebuildBatch(rows: BatchRow[], room?: KvRoom): BatchKv | null {
   if (rows.length === 0) return null;
   const first = rows[0]!.kv;
   // Keeping every row of one batch, in order, with nothing to trim needs no copy: reuse its tensors.
@@ -101,7 +177,7 @@ export function rebuildBatch(rows: BatchRow[]): BatchKv | null {
   const tensors: KvTensor[] = [];
   for (let j = 0; j < layers; j++) {
     const [, heads, , headDim] = first.tensors[j]!.dims;
-    tensors.push(gatherRows(rows.map(({ kv, row }, r) => ({ tensor: kv.tensors[j]!, row, len: lens[r]!, end: kv.length })), length, heads, headDim));
+    tensors.push(gatherRows(rows.map(({ kv, row }, r) => ({ tensor: kv.tensors[j]!, row, len: lens[r]!, end: kv.length })), length, heads, headDim, room));
   }
   return { tensors, lens, length };
 }
@@ -159,7 +235,11 @@ export function withCapacity(kv: BatchKv, columns: number): BatchKv {
   const target = grownCapacity(columns);
   const tensors = kv.tensors.map((t) => {
     const [batch, heads, len, dim] = t.dims;
-    const out: KvData = t.data instanceof Uint16Array ? new Uint16Array(batch * heads * target * dim) : new Float32Array(batch * heads * target * dim);
+    // Spare rows stay spare rows at the new width (later joins still fit in place).
+    const size = rowRoom(t) * heads * target * dim;
+    const all: KvData = t.data instanceof Uint16Array ? new Uint16Array(size) : new Float32Array(size);
+    spareRows.set(all.buffer, rowRoom(t));
+    const out = all.subarray(0, batch * heads * target * dim);
     const used = kv.length * dim;
     for (let bh = 0; bh < batch * heads; bh++) out.set(t.data.subarray(bh * len * dim, bh * len * dim + used), bh * target * dim);
     return { data: out, dims: [batch, heads, target, dim] as KvTensor["dims"] };

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type BatchKv, compactRows, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, trimBatch, withCapacity, writeColumns } from "../../../workers/text/kv-cache.ts";
+import { arrangeHost, type BatchKv, compactRows, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, rowRoom, trimBatch, withCapacity, writeColumns } from "../../../workers/text/kv-cache.ts";
 
 /** A [B, H, T, D] tensor whose value at (b, h, t, d) is b*1000 + h*100 + t*10 + d, so every copy is traceable. */
 function tensor(B: number, H: number, T: number, D: number, base = 0): KvTensor {
@@ -171,5 +171,69 @@ describe("a cache with spare columns (kept in place)", () => {
     expect(columns(out.tensors[0]!, 0, 0)).toEqual([[0], [0], [1030]]);
     expect(columns(out.tensors[0]!, 1, 0)).toEqual([[10], [20], [30]]);
     expect(() => gatherRows([{ tensor: tensor(1, 1, 2, 1), row: 0, len: 1, end: 3 }], 2, 1, 1)).toThrow("does not fit");
+  });
+});
+
+describe("arrangeHost with room (joins copied into spare rows)", () => {
+  const room = { rows: 4, spareColumns: true };
+  /** A batch of `rows` from two sources, rebuilt with room. */
+  const rebuilt = () => {
+    const a: BatchKv = { tensors: [tensor(1, 2, 3, 2), tensor(1, 2, 3, 2, 50_000)], lens: [3], length: 3 };
+    const b: BatchKv = { tensors: [tensor(1, 2, 2, 2, 7000), tensor(1, 2, 2, 2, 57_000)], lens: [2], length: 2 };
+    return { a, b, ...arrangeHost([{ kv: a, row: 0 }, { kv: b, row: 0 }], room) };
+  };
+
+  test("a rebuild keeps room for the whole batch and spare columns for the next pass, neither resident until written", () => {
+    const { kv, order } = rebuilt();
+    expect(order).toEqual([0, 1]);
+    expect(kv!.tensors[0]!.dims).toEqual([2, 2, 4 + 32, 2]);
+    expect(kv!.tensors.map(rowRoom)).toEqual([4, 4]);
+    expect(kv!.length).toBe(3);
+    expect(columns(kv!.tensors[0]!, 1, 1).slice(0, 3)).toEqual([[0, 0], [7100, 7101], [7110, 7111]]);
+    // Without room (a runner that feeds its cache whole): exactly the batch, as before.
+    const a: BatchKv = { tensors: [tensor(1, 1, 3, 1)], lens: [3], length: 3 };
+    const plain = arrangeHost([{ kv: a, row: 0 }, { kv: { tensors: [tensor(1, 1, 2, 1)], lens: [2], length: 2 }, row: 0 }]).kv!;
+    expect([plain.tensors[0]!.dims, rowRoom(plain.tensors[0]!)]).toEqual([[2, 1, 3, 1], 2]);
+  });
+
+  test("a newcomer that fits is written into a spare row in place: the rows already there are not copied, a former occupant's columns are cleared", () => {
+    const { kv: batch } = rebuilt();
+    const buffer = batch!.tensors[0]!.data.buffer;
+    // Row 1 leaves and a newcomer takes its place: row 0 stays where it is, row 1's old columns are cleared.
+    const newcomer: BatchKv = { tensors: [tensor(2, 2, 2, 2, 9000), tensor(2, 2, 2, 2, 59_000)], lens: [1, 2], length: 2 };
+    expect(columns(batch!.tensors[0]!, 1, 0).slice(0, 3)).toEqual([[0, 0], [7000, 7001], [7010, 7011]]);
+    const { kv, order } = arrangeHost([{ kv: batch!, row: 0 }, { kv: newcomer, row: 0 }, { kv: newcomer, row: 1 }], room);
+    expect(order).toEqual([0, 1, 2]);
+    expect(kv!.tensors[0]!.data.buffer).toBe(buffer);
+    expect(kv!.tensors[0]!.dims).toEqual([3, 2, 36, 2]);
+    expect([kv!.lens, kv!.length]).toEqual([[3, 1, 2], 3]);
+    expect(columns(kv!.tensors[0]!, 0, 1).slice(0, 3)).toEqual([[100, 101], [110, 111], [120, 121]]);
+    expect(columns(kv!.tensors[0]!, 1, 0).slice(0, 3)).toEqual([[0, 0], [0, 0], [9010, 9011]]);
+    expect(columns(kv!.tensors[1]!, 2, 1).slice(0, 3)).toEqual([[0, 0], [60_100, 60_101], [60_110, 60_111]]);
+  });
+
+  test("a newcomer longer than the batch, rows beyond the room, or rows of a buffer allocated elsewhere: rebuilt", () => {
+    const { kv: batch } = rebuilt();
+    const buffer = batch!.tensors[0]!.data.buffer;
+    const long: BatchKv = { tensors: [tensor(1, 2, 5, 2), tensor(1, 2, 5, 2)], lens: [5], length: 5 };
+    const grown = arrangeHost([{ kv: batch!, row: 0 }, { kv: batch!, row: 1 }, { kv: long, row: 0 }], room).kv!;
+    expect(grown.tensors[0]!.data.buffer).not.toBe(buffer);
+    expect([grown.lens, grown.length]).toEqual([[3, 2, 5], 5]);
+    expect(columns(grown.tensors[0]!, 0, 0).slice(0, 5)).toEqual([[0, 0], [0, 0], [0, 1], [10, 11], [20, 21]]);
+    const three: BatchKv = { tensors: [tensor(3, 2, 1, 2), tensor(3, 2, 1, 2)], lens: [1, 1, 1], length: 1 };
+    const full = arrangeHost([0, 1].map((row) => ({ kv: batch!, row })).concat([0, 1, 2].map((row) => ({ kv: three, row }))), room).kv!;
+    expect([full.tensors[0]!.data.buffer === buffer, full.lens.length, rowRoom(full.tensors[0]!)]).toEqual([false, 5, 5]);
+    // An ONNX Runtime output or a block may hold other data after its rows: it is never written past its batch.
+    const shared = new Float32Array(64).fill(7);
+    const foreign: BatchKv = { tensors: [{ data: shared.subarray(0, 4), dims: [1, 1, 4, 1] }], lens: [4], length: 4 };
+    const joined = arrangeHost([{ kv: foreign, row: 0 }, { kv: { tensors: [tensor(1, 1, 2, 1)], lens: [2], length: 2 }, row: 0 }], room).kv!;
+    expect([rowRoom(foreign.tensors[0]!), joined.tensors[0]!.data.buffer === shared.buffer, shared[4]]).toEqual([1, false, 7]);
+  });
+
+  test("withCapacity keeps a cache's spare rows when it grows", () => {
+    const { kv } = rebuilt();
+    const grown = withCapacity(kv!, 40);
+    expect([grown.tensors[0]!.dims, rowRoom(grown.tensors[0]!)]).toEqual([[2, 2, 72, 2], 4]);
+    expect(columns(grown.tensors[0]!, 1, 1).slice(0, 3)).toEqual(columns(kv!.tensors[0]!, 1, 1).slice(0, 3));
   });
 });
