@@ -103,7 +103,9 @@ export interface Arranged<T = KvTensor> {
 
 /**
  * The host cache's arrangement of the next batch. Rows of a single batch are compacted in place (leaves cost one row
- * copy each, and the rows' order changes); rows from several batches (joins) cost one full rebuild.
+ * copy each, and the rows' order changes). Rows of other batches after them (joins) are copied into the batch's spare
+ * rows when they fit its length and its room; otherwise, or when `room` is absent, the batch is rebuilt (every row
+ * copied), with `room` for later joins and, for a runner that writes new columns in place, spare columns.
  */
 export function arrangeHost(rows: BatchRow[], room?: { rows: number; spareColumns: boolean }): Arranged {
   const source = rows[0]?.kv;
@@ -180,24 +182,6 @@ export function rebuildBatch(rows: BatchRow[], room?: KvRoom): BatchKv | null {
     tensors.push(gatherRows(rows.map(({ kv, row }, r) => ({ tensor: kv.tensors[j]!, row, len: lens[r]!, end: kv.length })), length, heads, headDim, room));
   }
   return { tensors, lens, length };
-}
-
-/** Keeps only the rows listed in `keep` (in that order), trimming columns no remaining row needs. */
-export function removeRows(kv: BatchKv, keep: number[]): BatchKv | null {
-  return rebuildBatch(keep.map((row) => ({ kv, row })));
-}
-
-/** Appends the rows of `b` after the rows of `a`, left-padding whichever is shorter. */
-export function mergeBatches(a: BatchKv, b: BatchKv): BatchKv {
-  const rows = [...a.lens.map((_, row) => ({ kv: a, row })), ...b.lens.map((_, row) => ({ kv: b, row }))];
-  return rebuildBatch(rows)!;
-}
-
-/** Drops leading columns that are padding in every row (no copy when there are none). */
-export function trimBatch(kv: BatchKv): BatchKv {
-  const longest = Math.max(0, ...kv.lens);
-  if (longest === kv.length) return kv;
-  return rebuildBatch(kv.lens.map((_, row) => ({ kv, row })))!;
 }
 
 /**

@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { arrangeHost, type BatchKv, compactRows, gatherRows, type KvTensor, mergeBatches, rebuildBatch, removeRows, rowRoom, trimBatch, withCapacity, writeColumns } from "../../../workers/text/kv-cache.ts";
+import { arrangeHost, type BatchKv, compactRows, gatherRows, type KvTensor, rebuildBatch, rowRoom, withCapacity, writeColumns } from "../../../workers/text/kv-cache.ts";
+
+/** rebuildBatch of every row of `a`, then every row of `b` (a join). */
+const mergeBatches = (a: BatchKv, b: BatchKv) => rebuildBatch([...a.lens.map((_, row) => ({ kv: a, row })), ...b.lens.map((_, row) => ({ kv: b, row }))])!;
+/** rebuildBatch of the rows `keep` of `kv`, in that order (leaves and reorders). */
+const removeRows = (kv: BatchKv, keep: number[]) => rebuildBatch(keep.map((row) => ({ kv, row })));
+/** rebuildBatch of every row of `kv` (drops leading columns that are padding in every row). */
+const trimBatch = (kv: BatchKv) => rebuildBatch(kv.lens.map((_, row) => ({ kv, row })))!;
 
 /** A [B, H, T, D] tensor whose value at (b, h, t, d) is b*1000 + h*100 + t*10 + d, so every copy is traceable. */
 function tensor(B: number, H: number, T: number, D: number, base = 0): KvTensor {
@@ -43,7 +50,7 @@ function batch(lens: number[], length: number, base = 0): BatchKv {
   return { tensors: [tensor(lens.length, 1, length, 1, base), tensor(lens.length, 1, length, 1, base + 0.5)], lens, length };
 }
 
-describe("mergeBatches", () => {
+describe("rebuildBatch, joining two batches", () => {
   test("left-pads the shorter batch's rows to the longer length", () => {
     const a = batch([3, 2], 3);
     const b = batch([1], 1, 50000);
@@ -61,7 +68,7 @@ describe("mergeBatches", () => {
   });
 });
 
-describe("removeRows", () => {
+describe("rebuildBatch, keeping some rows", () => {
   test("drops rows and trims columns masked in every remaining row", () => {
     // Row 0 is the only one that needed 4 columns; without it two columns suffice.
     const kv = batch([4, 2, 1], 4);
@@ -78,7 +85,7 @@ describe("removeRows", () => {
   });
 });
 
-describe("trimBatch and rebuildBatch", () => {
+describe("rebuildBatch of a whole batch", () => {
   test("trimming removes only all-padding leading columns", () => {
     const kv = batch([3, 2], 5);
     const t = trimBatch(kv);
