@@ -112,7 +112,8 @@ export function arrangeHost(rows: BatchRow[], room?: { rows: number; spareColumn
   const own = rows.findIndex((r) => r.kv !== source);
   const kept = own < 0 ? rows : rows.slice(0, own);
   const joining = own < 0 ? [] : rows.slice(own);
-  const rebuild = (): Arranged => ({ kv: rebuildBatch(rows, room && roomFor(rows, room)), order: rows.map((_, i) => i) });
+  const rebuilt = (of: BatchRow[]) => rebuildBatch(of, room && roomFor(of, room));
+  const rebuild = (): Arranged => ({ kv: rebuilt(rows), order: rows.map((_, i) => i) });
   if (!source || joining.some((r) => r.kv === source)) return rebuild();
   // Newcomers that fit the batch's columns and its buffer's spare rows are copied in; its own rows stay where they are.
   if (joining.length > 0 && !fitsInPlace(source, kept.length, joining)) return rebuild();
@@ -122,7 +123,7 @@ export function arrangeHost(rows: BatchRow[], room?: { rows: number; spareColumn
   const order = [...from.map((r) => indexOf.get(r)!), ...joining.map((_, i) => kept.length + i)];
   // Leading columns no row needs any more still cost compute every step: drop them once they are worth a copy.
   const waste = kv.length - Math.max(...kv.lens);
-  if (waste > 0 && waste * 8 >= kv.length) return { kv: rebuildBatch(kv.lens.map((_, row) => ({ kv, row })), room && roomFor(rows, room)), order };
+  if (waste > 0 && waste * 8 >= kv.length) return { kv: rebuilt(kv.lens.map((_, row) => ({ kv, row }))), order };
   return { kv, order };
 }
 
@@ -132,16 +133,15 @@ function roomFor(rows: BatchRow[], room: { rows: number; spareColumns: boolean }
   return { rows: room.rows, columns: room.spareColumns ? grownCapacity(length + 1) : length };
 }
 
-/** Whether rows of other batches can be written into `source`'s spare rows after its first `keep` rows. */
+/**
+ * Whether rows of other batches can be written into `source`'s spare rows after its first `keep` rows: there is room,
+ * and none is longer than the batch. (Shapes and element types are checked by the copy, as a rebuild's are.)
+ */
 function fitsInPlace(source: BatchKv, keep: number, joining: BatchRow[]): boolean {
   if (source.tensors.length === 0 || keep === 0) return false;
-  const [, heads, , dim] = source.tensors[0]!.dims;
   return (
     source.tensors.every((t) => rowRoom(t) >= keep + joining.length) &&
-    joining.every(({ kv, row }) => {
-      const t = kv.tensors[0];
-      return kv.tensors.length === source.tensors.length && (kv.lens[row] ?? Infinity) <= source.length && t !== undefined && t.dims[1] === heads && t.dims[3] === dim && t.data.constructor === source.tensors[0]!.data.constructor;
-    })
+    joining.every(({ kv, row }) => kv.tensors.length === source.tensors.length && (kv.lens[row] ?? Infinity) <= source.length)
   );
 }
 

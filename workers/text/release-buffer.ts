@@ -20,13 +20,18 @@ export function releaseLogits(out: { logits: Float32Array; positions?: Float32Ar
 
 /**
  * The host caches a batch arrangement let go of: every buffer behind a tensor of `replaced` that none of `kept` uses is
- * freed at once. A join copies every row into new tensors (55 MB at 16 rows of the bench model's 141 columns, and 1.7 GB
- * at 32 rows of 2,000), so until the collector got to them each join left the whole former cache resident. Buffers are
- * compared, not tensors: compacted rows are views of the cache they came from.
+ * freed at once: the former batch after a rebuild (one copy is 55 MB at 16 rows of the bench model's 141 columns, 786 MB
+ * at 2,000), a newcomer's prefill cache once copied in, a cache grown away from. Left to the collector, several were
+ * resident at once. Buffers are compared, not tensors: compacted rows and in-place joins are views of the cache they
+ * came from.
  */
 export function releaseReplacedKv(replaced: readonly ({ tensors: readonly unknown[] } | null)[], kept: readonly ({ tensors: readonly unknown[] } | null)[]): number {
   const keep = new Set<ArrayBufferLike>();
-  for (const kv of kept) for (const t of kv?.tensors ?? []) if (hostData(t)) keep.add(hostData(t)!.buffer);
+  for (const kv of kept)
+    for (const t of kv?.tensors ?? []) {
+      const data = hostData(t);
+      if (data) keep.add(data.buffer);
+    }
   let freed = 0;
   for (const kv of replaced)
     for (const t of kv?.tensors ?? []) {
