@@ -26,6 +26,8 @@ interface StepContext {
   finished: SeqFinish[];
   keep: BatchRow<unknown>[];
   next: Sequence[];
+  /** The caches this step's passes made: one whose rows all finished at once is let go with the batch it would have joined. */
+  passed: BatchKv<unknown>[];
 }
 
 /** A long prompt being prefilled chunk by chunk; it holds a batch slot meanwhile. */
@@ -146,7 +148,7 @@ export class Engine {
 
   /** One engine step: decode the running batch, prefill newcomers into freed slots, rebuild the cache once, report. */
   async step(): Promise<void> {
-    const ctx: StepContext = { deltas: [], finished: this.pendingFinished, keep: [], next: [] };
+    const ctx: StepContext = { deltas: [], finished: this.pendingFinished, keep: [], next: [], passed: [] };
     this.pendingFinished = [];
     const budget = this.opts.prefillTokenBudget ?? 512;
     await this.dropCancelled(ctx.finished);
@@ -172,14 +174,15 @@ export class Engine {
     this.inStep = [...ctx.next, ...admitted];
     await this.prefillNewcomers(admitted, ctx);
     for (const s of admitted) this.prefix.markPending(s.prefix, -1);
-    await this.prefix.flush();
     this.resumePaused(ctx);
     for (const f of ctx.finished) this.known.delete(f.seqId);
     const { decodeRows, mediaRows } = this.lastStep;
     const batch = decodeRows > 0 ? { media: mediaRows, text: decodeRows - mediaRows } : undefined;
     // Reported before the next batch is arranged (a join copies every row's KV): first tokens go out without that wait.
     if (ctx.deltas.length > 0 || ctx.finished.length > 0) this.opts.emit(ctx.deltas, ctx.finished, batch);
-    await this.setBatch(ctx.keep, ctx.next);
+    // The prefix cache copies what this step's passes computed after its tokens went out, before the batch moves on.
+    await this.prefix.flush();
+    await this.setBatch(ctx.keep, ctx.next, ctx.passed);
     this.inStep = [];
   }
 
@@ -263,6 +266,7 @@ export class Engine {
 
   /** Samples each row's next token, then frees the logits; rows that go on are kept (from `kv`) for the next batch. */
   private collect(ctx: StepContext, seqs: Sequence[], kv: BatchKv<unknown>, out: ForwardResult<unknown>): void {
+    ctx.passed.push(kv);
     seqs.forEach((seq, row) => {
       const outcome = this.rowSampler.next(seq, out.logits.subarray(row * out.vocab, (row + 1) * out.vocab));
       ctx.deltas.push({ seqId: seq.id, text: outcome.text, tokens: outcome.tokens, ...(outcome.logprob ? { logprobs: [outcome.logprob] } : {}) });
@@ -324,8 +328,11 @@ export class Engine {
     if (!this.runner.cache) releaseReplacedKv([past], [{ tensors: out.present }]);
   }
 
-  /** Makes `rows` (row i runs seqs[i]) the batch, arranged by the runner's cache (which may reorder the rows). */
-  private async setBatch(rows: BatchRow<unknown>[], seqs: Sequence[]): Promise<void> {
+  /**
+   * Makes `rows` (row i runs seqs[i]) the batch, arranged by the runner's cache (which may reorder the rows); `passed`:
+   * caches of this step's passes, let go unless the batch keeps them.
+   */
+  private async setBatch(rows: BatchRow<unknown>[], seqs: Sequence[], passed: BatchKv<unknown>[] = []): Promise<void> {
     const retained = [...(this.chunked?.kv ? [this.chunked.kv] : []), ...this.paused.kvs()];
     const before = this.kv;
     const { kv, order } = await this.cache.arrange(rows, retained);
@@ -333,7 +340,7 @@ export class Engine {
     this.running = order.map((i) => seqs[i]!);
     // A host cache the new batch no longer uses (the former batch after a join, a newcomer's prefill) is freed now; a
     // device runner's cache frees its own (DeviceCache.sweep).
-    if (!this.runner.cache) releaseReplacedKv([before, ...rows.map((r) => r.kv)], [kv, ...retained]);
+    if (!this.runner.cache) releaseReplacedKv([before, ...rows.map((r) => r.kv), ...passed], [kv, ...retained]);
   }
 
   /** Removes cancelled rows and returns the sequences still decoding. */

@@ -1,5 +1,5 @@
 // Pure copies between a batch's KV cache and prefix-cache blocks: a row's columns out into blocks, blocks into a past.
-import type { BatchKv, KvData, KvTensor } from "./kv-cache.ts";
+import { allocRows, type BatchKv, type KvData, type KvTensor } from "./kv-cache.ts";
 
 /** The layout every cached tensor shares: KV heads, head size, and whether words are float16. */
 export interface BlockShape {
@@ -57,11 +57,12 @@ export function pastFromBlocks(rows: { blocks: BlockData[]; len: number }[], lay
   const { heads, headDim: dim } = shape;
   const length = Math.max(0, ...rows.map((r) => r.len));
   const cap = length;
-  const size = rows.length * heads * cap * dim;
   const tensors: KvTensor[] = [];
   for (let j = 0; j < layers; j++) {
-    const data: KvData = shape.float16 ? new Uint16Array(size) : new Float32Array(size);
+    // Every value is written below: the blocks' columns, and zeros in each row's padding.
+    const data = allocRows(shape.float16, [rows.length, heads, cap, dim], rows.length, false);
     rows.forEach(({ blocks, len }, r) => {
+      for (let h = 0; h < heads; h++) data.fill(0, (r * heads + h) * cap * dim, ((r * heads + h) * cap + length - len) * dim);
       let at = 0;
       for (const block of blocks) {
         if (at >= len) break;

@@ -1,5 +1,6 @@
 // Pure KV-cache reshaping for a continuous batch: rows keep their true content right-aligned at the batch's used
 // length, shorter rows left-padded. Tensors may hold spare columns past that length (a cache written in place).
+import { kvPool } from "./kv-pool.ts";
 
 /** float32 caches, or float16 ones carried as raw 16-bit words (they are only copied, never read as numbers). */
 export type KvData = Float32Array | Uint16Array;
@@ -47,17 +48,14 @@ export interface KvRoom {
  */
 export function gatherRows(rows: RowRef[], targetLen: number, heads: number, headDim: number, room?: KvRoom): KvTensor {
   const cap = Math.max(targetLen, room?.columns ?? targetLen);
-  const size = Math.max(rows.length, room?.rows ?? 0) * heads * cap * headDim;
-  const all: KvData = rows[0]?.tensor.data instanceof Uint16Array ? new Uint16Array(size) : new Float32Array(size);
-  spareRows.set(all.buffer, Math.max(rows.length, room?.rows ?? 0));
-  const out = all.subarray(0, rows.length * heads * cap * headDim);
+  const out = allocRows(rows[0]?.tensor.data instanceof Uint16Array, [rows.length, heads, cap, headDim], room?.rows ?? 0);
   rows.forEach((ref, r) => copyRow(out, r, heads, cap, targetLen, headDim, ref, false));
   return { data: out, dims: [rows.length, heads, cap, headDim] };
 }
 
 /**
  * Copies row `ref` into row `r` of `out` ([·, heads, cap, headDim]) right-aligned at column `length`; `clear` zeroes
- * the columns before it first (a row written over an earlier one's).
+ * the row's other columns (a spare row, which may hold what an earlier user of its buffer wrote).
  */
 function copyRow(out: KvData, r: number, heads: number, cap: number, length: number, headDim: number, ref: RowRef, clear: boolean): void {
   const [batch, h, srcLen, d] = ref.tensor.dims;
@@ -72,7 +70,10 @@ function copyRow(out: KvData, r: number, heads: number, cap: number, length: num
     const from = ((ref.row * heads + head) * srcLen + (end - ref.len)) * headDim;
     const start = (r * heads + head) * cap * headDim;
     const to = start + (length - ref.len) * headDim;
-    if (clear) out.fill(0, start, to);
+    if (clear) {
+      out.fill(0, start, to);
+      out.fill(0, to + span, start + cap * headDim);
+    }
     out.set(ref.tensor.data.subarray(from, from + span), to);
   }
 }
@@ -82,6 +83,20 @@ function copyRow(out: KvData, r: number, heads: number, cap: number, length: num
  * past their batch: a buffer from elsewhere (an ONNX Runtime output, a prefix-cache block) may hold other data after it.
  */
 const spareRows = new WeakMap<ArrayBufferLike, number>();
+
+/**
+ * A cache tensor's array for `dims` ([batch, heads, cap, headDim]) with room for `roomRows` rows in all (at least the
+ * batch), from the worker's buffer pool: the batch's rows are zero unless `zeroed` is false (the caller writes every
+ * value of them); spare rows may hold an earlier user's values until a join clears them (copyRow).
+ */
+export function allocRows(float16: boolean, dims: readonly [number, number, number, number], roomRows: number, zeroed = true): KvData {
+  const [batch, heads, cap, dim] = dims;
+  const rows = Math.max(batch, roomRows);
+  const used = batch * heads * cap * dim;
+  const all = kvPool.take(float16, rows * heads * cap * dim, zeroed ? used : 0);
+  spareRows.set(all.buffer, rows);
+  return all.subarray(0, used);
+}
 
 /** Rows a tensor's buffer holds at its column capacity: more than its batch when this module allocated it with spare rows. */
 export function rowRoom(t: KvTensor): number {
@@ -220,10 +235,7 @@ export function withCapacity(kv: BatchKv, columns: number): BatchKv {
   const tensors = kv.tensors.map((t) => {
     const [batch, heads, len, dim] = t.dims;
     // Spare rows stay spare rows at the new width (later joins still fit in place).
-    const size = rowRoom(t) * heads * target * dim;
-    const all: KvData = t.data instanceof Uint16Array ? new Uint16Array(size) : new Float32Array(size);
-    spareRows.set(all.buffer, rowRoom(t));
-    const out = all.subarray(0, batch * heads * target * dim);
+    const out = allocRows(t.data instanceof Uint16Array, [batch, heads, target, dim], rowRoom(t));
     const used = kv.length * dim;
     for (let bh = 0; bh < batch * heads; bh++) out.set(t.data.subarray(bh * len * dim, bh * len * dim + used), bh * target * dim);
     return { data: out, dims: [batch, heads, target, dim] as KvTensor["dims"] };

@@ -28,7 +28,7 @@ export class PrefixReuse {
   private readonly counts = { promptTokens: 0, hitTokens: 0, prefillTokens: 0 };
   /** Full-block hashes a prefill under way will store: a newcomer that would compute one of them waits for it. */
   private readonly pending = new Map<string, number>();
-  /** Records waiting for flush (a device cache is read asynchronously). */
+  /** Records waiting for flush (after the step's first tokens are out; a device cache is read asynchronously). */
   private queued: QueuedRecord[] = [];
 
   /**
@@ -109,22 +109,27 @@ export class PrefixReuse {
   }
 
   /**
-   * Stores the blocks of the positions row `row` of `kv` holds for the sequence, not cached yet: at once from a host
-   * cache, at the next flush from a device's (before the step lets go of `kv`).
+   * Stores the blocks of the positions row `row` of `kv` holds for the sequence, not cached yet, at the next flush:
+   * the step calls it after its first tokens are out and before it lets go of `kv`.
    */
   record(state: PrefixState | null, kv: BatchKv<unknown>, row: number): void {
     if (!state || !this.cache) return;
     const upTo = Math.min(kv.lens[row] ?? 0, state.path.keys.length);
-    if (upTo === 0) return;
-    if (this.reader) this.queued.push({ state, kv, row, upTo });
-    else this.store(state, kv as BatchKv, row, upTo, 0);
+    if (upTo > 0) this.queued.push({ state, kv, row, upTo });
   }
 
-  /** Stores the queued records: each row's positions past its cached whole blocks are read to the host, then inserted. */
+  /**
+   * Stores the queued records: from a host cache the row's positions are copied out; from a device's, those past
+   * the row's cached whole blocks are read to the host, then inserted.
+   */
   async flush(): Promise<void> {
     const queued = this.queued;
     this.queued = [];
     for (const { state, kv, row, upTo } of queued) {
+      if (!this.reader) {
+        this.store(state, kv as BatchKv, row, upTo, 0);
+        continue;
+      }
       const B = this.cache!.blockTokens;
       const start = Math.floor(this.cache!.lookup(state.path, upTo).length / B) * B;
       if (start >= upTo) continue;

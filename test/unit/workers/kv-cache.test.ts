@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { arrangeHost, type BatchKv, compactRows, gatherRows, type KvTensor, rebuildBatch, rowRoom, withCapacity, writeColumns } from "../../../workers/text/kv-cache.ts";
+import { kvPool } from "../../../workers/text/kv-pool.ts";
+import { releaseReplacedKv } from "../../../workers/text/release-buffer.ts";
 
 /** rebuildBatch of every row of `a`, then every row of `b` (a join). */
 const mergeBatches = (a: BatchKv, b: BatchKv) => rebuildBatch([...a.lens.map((_, row) => ({ kv: a, row })), ...b.lens.map((_, row) => ({ kv: b, row }))])!;
@@ -235,6 +237,26 @@ describe("arrangeHost with room (joins copied into spare rows)", () => {
     const foreign: BatchKv = { tensors: [{ data: shared.subarray(0, 4), dims: [1, 1, 4, 1] }], lens: [4], length: 4 };
     const joined = arrangeHost([{ kv: foreign, row: 0 }, { kv: { tensors: [tensor(1, 1, 2, 1)], lens: [2], length: 2 }, row: 0 }], room).kv!;
     expect([rowRoom(foreign.tensors[0]!), joined.tensors[0]!.data.buffer === shared.buffer, shared[4]]).toEqual([1, false, 7]);
+  });
+
+  test("a buffer back from the pool holds an earlier batch's values: a rebuild zeroes its rows' padding and spare columns, a join clears a spare row whole", () => {
+    kvPool.clear();
+    const { kv: first } = rebuilt();
+    const dirty = first!.tensors.map((t) => t.data.buffer);
+    for (const b of dirty) new Float32Array(b).fill(5);
+    releaseReplacedKv([first], []);
+    const { kv } = rebuilt();
+    expect(kv!.tensors.map((t) => dirty.includes(t.data.buffer))).toEqual([true, true]);
+    const zeros = (n: number) => Array.from({ length: n }, () => [0, 0]);
+    // Row 1 holds 2 of the 3 columns: its first is padding; both rows' 33 spare columns are zero.
+    expect(columns(kv!.tensors[0]!, 1, 1)).toEqual([[0, 0], [7100, 7101], [7110, 7111], ...zeros(33)]);
+    expect(columns(kv!.tensors[1]!, 0, 0).slice(3)).toEqual(zeros(33));
+    // A newcomer of 1 column joins in spare row 2, which still holds 5s: all of that row but its column is cleared.
+    const one: BatchKv = { tensors: [tensor(1, 2, 1, 2, 9000), tensor(1, 2, 1, 2, 59_000)], lens: [1], length: 1 };
+    const joined = arrangeHost([{ kv: kv!, row: 0 }, { kv: kv!, row: 1 }, { kv: one, row: 0 }], room).kv!;
+    expect(joined.tensors[0]!.data.buffer).toBe(kv!.tensors[0]!.data.buffer);
+    expect(columns(joined.tensors[0]!, 2, 1)).toEqual([[0, 0], [0, 0], [9100, 9101], ...zeros(33)]);
+    expect(columns(joined.tensors[1]!, 2, 0)).toEqual([[0, 0], [0, 0], [59_000, 59_001], ...zeros(33)]);
   });
 
   test("withCapacity keeps a cache's spare rows when it grows", () => {

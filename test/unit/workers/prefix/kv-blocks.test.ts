@@ -2,6 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { extractColumns, pastFromBlocks, shapeOf } from "../../../../workers/text/kv-blocks.ts";
 import type { BatchKv } from "../../../../workers/text/kv-cache.ts";
+import { kvPool } from "../../../../workers/text/kv-pool.ts";
+import { releaseReplacedKv } from "../../../../workers/text/release-buffer.ts";
 
 /** A batch whose value at (row, head, column, d) spells all four, with rows right-aligned at `length`. */
 function batch(lens: number[], length: number, cap: number, heads = 2, dim = 3): BatchKv {
@@ -33,5 +35,19 @@ describe("kv blocks", () => {
     expect(past.tensors[0]!.dims).toEqual([2, 1, 5, 1]);
     expect(Array.from(past.tensors[0]!.data)).toEqual([0, 10, 20, 30, 40, 0, 0, 0, 0, 10]);
     expect(() => pastFromBlocks([{ blocks: [blockB], len: 3 }], 2, shapeOf(kv))).toThrow(/hold 2 positions/);
+  });
+
+  test("a past built in buffers back from the pool, still holding an earlier cache's values, has zeros in its padding", () => {
+    kvPool.clear();
+    const kv = batch([6], 6, 6, 1, 1);
+    const block = { kv: extractColumns(kv, 0, 0, 4), tokens: 4 };
+    const rows = [{ blocks: [block], len: 4 }, { blocks: [block], len: 1 }];
+    const first = pastFromBlocks(rows, 2, shapeOf(kv));
+    for (const t of first.tensors) t.data.fill(-7);
+    releaseReplacedKv([first], []);
+    const past = pastFromBlocks(rows, 2, shapeOf(kv));
+    expect(past.tensors.map((t) => t.data.buffer === first.tensors[0]!.data.buffer || t.data.buffer === first.tensors[1]!.data.buffer)).toEqual([true, true]);
+    expect(Array.from(past.tensors[0]!.data)).toEqual([0, 10, 20, 30, 0, 0, 0, 0]);
+    expect(Array.from(past.tensors[1]!.data)).toEqual([-0, -10, -20, -30, 0, 0, 0, -0]);
   });
 });

@@ -17,17 +17,33 @@ function row(len: number): BatchKv {
 }
 
 describe("PrefixReuse", () => {
-  test("a hit is cut to a multiple of the runner's pass alignment; a cut below one block is no hit", () => {
+  test("a hit is cut to a multiple of the runner's pass alignment; a cut below one block is no hit", async () => {
     const reuse = new PrefixReuse(new PrefixCache(16, 1 << 20), "m", undefined, 31);
     const prompt = ids(80);
     reuse.record(reuse.open(prompt, [], TEAM), row(80), 0);
+    await reuse.flush();
     expect(reuse.usable(reuse.open(prompt, [], TEAM), 80)).toBe(62);
     expect(reuse.usable(reuse.open([...ids(40), 999], [], TEAM), 41)).toBe(31);
     // 20 shared positions: a 16-token block, cut to 0 by the alignment.
     expect(reuse.usable(reuse.open([...ids(20), 999], [], TEAM), 21)).toBe(0);
     const plain = new PrefixReuse(new PrefixCache(16, 1 << 20), "m");
     plain.record(plain.open(prompt, [], TEAM), row(80), 0);
+    await plain.flush();
     expect(plain.usable(plain.open([...ids(40), 999], [], TEAM), 41)).toBe(40);
+  });
+
+  test("a host cache's record is stored at flush, not before: the step sends its tokens first", async () => {
+    const reuse = new PrefixReuse(new PrefixCache(16, 1 << 20), "m");
+    const kv = row(40);
+    reuse.record(reuse.open(ids(40), [], TEAM), kv, 0);
+    expect([reuse.stats().blocks, reuse.usable(reuse.open(ids(41), [], TEAM), 41)]).toEqual([0, 0]);
+    await reuse.flush();
+    expect([reuse.stats().blocks, reuse.usable(reuse.open(ids(41), [], TEAM), 41)]).toEqual([3, 40]);
+    // The blocks are copies: the batch's buffer may be reused once the step lets go of it.
+    kv.tensors[0]!.data.fill(-1);
+    const probe = reuse.open(ids(41), [], TEAM);
+    reuse.usable(probe, 41, true);
+    expect(Array.from(reuse.past([probe], [40])!.tensors[0]!.data)).toEqual(Array.from(extractColumns(row(40), 0, 0, 40)[0]!));
   });
 
   test("with a reader, records wait for flush, which reads only the positions past the cached whole blocks", async () => {
