@@ -22,7 +22,7 @@ const FP32_REORDER = 1e-3;
 
 /** Records each row's logits of every pass, by the pass's first token column, so a test can read a prefill's. */
 class Recording implements ModelRunner {
-  passes: { inputs: StepInputs; logits: Float32Array; vocab: number }[] = [];
+  passes: { inputs: StepInputs; logits: Float32Array; vocab: number; fedColumns: number; grown: boolean }[] = [];
   constructor(private readonly inner: OrtRunner) {}
   get vocabSize() {
     return this.inner.vocabSize;
@@ -37,8 +37,11 @@ class Recording implements ModelRunner {
     return this.inner.spareColumns;
   }
   async forward(inputs: StepInputs, past: BatchKv | null): Promise<ForwardResult> {
+    const fedColumns = past?.tensors[0]?.dims[2] ?? 0;
+    const fed = past?.tensors[0]?.data.buffer;
     const out = await this.inner.forward(inputs, past);
-    this.passes.push({ inputs, logits: out.logits.slice(), vocab: out.vocab });
+    // grown: the pass's cache is not the one it was fed (copied to make room for the new columns).
+    this.passes.push({ inputs, logits: out.logits.slice(), vocab: out.vocab, fedColumns, grown: past !== null && (out.present[0] as { data: Float32Array }).data.buffer !== fed });
     return out;
   }
 }
@@ -114,6 +117,8 @@ for (const kind of ["in place", "copying"] as const) {
         expect(pass.inputs.pastLen).toBe(hit);
         expect(pass.inputs.seqLen).toBe(40 - hit);
         expect(h.finish("x")?.cachedTokens).toBe(hit);
+        // In place, the past is built with the new columns' room, so the pass writes them there and nothing is copied.
+        if (kind === "in place") expect([pass.fedColumns, pass.grown]).toEqual([40, false]);
         expect(worstDiff(pass.logits.subarray(0, pass.vocab), want.logits)).toBeLessThan(FP32_REORDER);
         expect(h.tokens("x")).toEqual(want.tokens);
       });

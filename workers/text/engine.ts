@@ -224,9 +224,10 @@ export class Engine {
     if (newcomers.length === 0) return;
     const pastLens = newcomers.map((s) => s.cached);
     const pastLen = Math.max(...pastLens);
-    const past = this.prefix.past(newcomers.map((s) => s.prefix), pastLens);
     const rows = newcomers.map((s) => ({ tokens: s.promptIds.slice(s.cached), past: s.cached }));
     const passWidth = Math.max(...rows.map((r) => r.tokens.length));
+    // A runner that writes new columns in place gets them in the past as it is built, rather than a grown copy of it.
+    const past = this.prefix.past(newcomers.map((s) => s.prefix), pastLens, this.runner.spareColumns && !this.runner.cache ? passWidth : 0);
     this.lastStep.prefillTokens += newcomers.length * passWidth;
     for (const s of newcomers) this.prefix.admitted(s.prefix, s.promptIds.length);
     const inputs = past ? extendInputs(rows, pastLen, this.runner.padId) : prefillInputs(rows.map((r) => r.tokens), this.runner.padId);

@@ -50,19 +50,24 @@ export interface BlockData {
 
 /**
  * A past cache from blocks: row r takes the first lens[r] positions of its blocks (in order), right-aligned at the
- * longest row with masked zero columns on the left, the layout of a batch (kv-cache.ts). It has no spare columns: the pass
- * over it attends to the past alone, and a runner that writes new columns in place grows the cache after that pass.
+ * longest row with masked zero columns on the left, the layout of a batch (kv-cache.ts). `room` spare columns after
+ * them, zero, are for the pass's new columns, which a runner writing in place puts there: its cache is then not copied
+ * to grow after the pass (the pass attends to them masked).
  */
-export function pastFromBlocks(rows: { blocks: BlockData[]; len: number }[], layers: number, shape: BlockShape): BatchKv {
+export function pastFromBlocks(rows: { blocks: BlockData[]; len: number }[], layers: number, shape: BlockShape, room = 0): BatchKv {
   const { heads, headDim: dim } = shape;
   const length = Math.max(0, ...rows.map((r) => r.len));
-  const cap = length;
+  const cap = length + room;
   const tensors: KvTensor[] = [];
   for (let j = 0; j < layers; j++) {
-    // Every value is written below: the blocks' columns, and zeros in each row's padding.
+    // Every value is written below: the blocks' columns, and zeros in each row's padding and spare columns.
     const data = allocRows(shape.float16, [rows.length, heads, cap, dim], rows.length, false);
     rows.forEach(({ blocks, len }, r) => {
-      for (let h = 0; h < heads; h++) data.fill(0, (r * heads + h) * cap * dim, ((r * heads + h) * cap + length - len) * dim);
+      for (let h = 0; h < heads; h++) {
+        const start = (r * heads + h) * cap * dim;
+        data.fill(0, start, start + (length - len) * dim);
+        data.fill(0, start + length * dim, start + cap * dim);
+      }
       let at = 0;
       for (const block of blocks) {
         if (at >= len) break;

@@ -85,12 +85,12 @@ export class PrefixReuse {
 
   /**
    * The past of a prefill whose row r takes the first lens[r] positions from its recorded hit (0: none), or null when
-   * no row takes any.
+   * no row takes any; `room`: spare columns for the pass's new ones (pastFromBlocks).
    */
-  past(states: (PrefixState | null)[], lens: number[]): BatchKv | null {
+  past(states: (PrefixState | null)[], lens: number[], room = 0): BatchKv | null {
     if (!lens.some((n) => n > 0)) return null;
     const rows = states.map((s, r) => ({ blocks: lens[r]! > 0 ? s!.hit!.blocks : [], len: lens[r]! }));
-    const kv = pastFromBlocks(rows, this.cache!.layers, this.cache!.shape!);
+    const kv = pastFromBlocks(rows, this.cache!.layers, this.cache!.shape!, room);
     states.forEach((s, r) => {
       if (s) s.hit = null;
       this.counts.hitTokens += lens[r]!;

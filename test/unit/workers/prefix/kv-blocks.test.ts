@@ -37,17 +37,25 @@ describe("kv blocks", () => {
     expect(() => pastFromBlocks([{ blocks: [blockB], len: 3 }], 2, shapeOf(kv))).toThrow(/hold 2 positions/);
   });
 
-  test("a past built in buffers back from the pool, still holding an earlier cache's values, has zeros in its padding", () => {
+  test("pastFromBlocks with room: spare zero columns after the past, for the pass's new ones", () => {
+    const kv = batch([6], 6, 6, 1, 1);
+    const block = { kv: extractColumns(kv, 0, 0, 4), tokens: 4 };
+    const past = pastFromBlocks([{ blocks: [block], len: 4 }, { blocks: [block], len: 2 }], 2, shapeOf(kv), 3);
+    expect([past.tensors[0]!.dims, past.length, past.lens]).toEqual([[2, 1, 7, 1], 4, [4, 2]]);
+    expect(Array.from(past.tensors[0]!.data)).toEqual([0, 10, 20, 30, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0]);
+  });
+
+  test("a past built in buffers back from the pool, still holding an earlier cache's values, has zeros in its padding and spare columns", () => {
     kvPool.clear();
     const kv = batch([6], 6, 6, 1, 1);
     const block = { kv: extractColumns(kv, 0, 0, 4), tokens: 4 };
     const rows = [{ blocks: [block], len: 4 }, { blocks: [block], len: 1 }];
-    const first = pastFromBlocks(rows, 2, shapeOf(kv));
+    const first = pastFromBlocks(rows, 2, shapeOf(kv), 2);
     for (const t of first.tensors) t.data.fill(-7);
     releaseReplacedKv([first], []);
-    const past = pastFromBlocks(rows, 2, shapeOf(kv));
+    const past = pastFromBlocks(rows, 2, shapeOf(kv), 2);
     expect(past.tensors.map((t) => t.data.buffer === first.tensors[0]!.data.buffer || t.data.buffer === first.tensors[1]!.data.buffer)).toEqual([true, true]);
-    expect(Array.from(past.tensors[0]!.data)).toEqual([0, 10, 20, 30, 0, 0, 0, 0]);
-    expect(Array.from(past.tensors[1]!.data)).toEqual([-0, -10, -20, -30, 0, 0, 0, -0]);
+    expect(Array.from(past.tensors[0]!.data)).toEqual([0, 10, 20, 30, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(Array.from(past.tensors[1]!.data)).toEqual([-0, -10, -20, -30, 0, 0, 0, 0, 0, -0, 0, 0]);
   });
 });
