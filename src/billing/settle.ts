@@ -47,8 +47,29 @@ function inTurn<T>(path: string, fn: () => T | Promise<T>): Promise<T> {
   return run;
 }
 
+/** Settlements under way (written, waiting between retries, or being journaled), by the database they go to. */
+const inFlight = new WeakMap<object, Set<Promise<void>>>();
+
+/**
+ * Resolves once every settlement to `db` under way now has ended (written or journaled). A shutdown waits for it
+ * before it closes the database: a request that has answered may still be waiting between retries, and a process that
+ * exited then would lose its usage with no trace.
+ */
+export async function settlementsDone(db: object): Promise<void> {
+  await Promise.all([...(inFlight.get(db) ?? [])]);
+}
+
 /** Settles one request; never throws (the answer, or the real error, the client is owed comes first). */
-export async function settle(deps: SettleDeps, r: SettlementRecord, delaysMs: readonly number[] = RETRY_DELAYS_MS): Promise<void> {
+export function settle(deps: SettleDeps, r: SettlementRecord, delaysMs: readonly number[] = RETRY_DELAYS_MS): Promise<void> {
+  let set = inFlight.get(deps.db);
+  if (!set) inFlight.set(deps.db, (set = new Set()));
+  const run = settleOnce(deps, r, delaysMs);
+  set.add(run);
+  void run.finally(() => set.delete(run));
+  return run;
+}
+
+async function settleOnce(deps: SettleDeps, r: SettlementRecord, delaysMs: readonly number[]): Promise<void> {
   let error: unknown;
   for (let attempt = 0; ; attempt++) {
     let written = false;

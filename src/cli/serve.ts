@@ -13,7 +13,7 @@ import { createApp } from "../app.ts";
 import type { AppDeps } from "../app-deps.ts";
 import type { Config } from "../config.ts";
 import { shareJournal, unshareJournal } from "../billing/journal-index.ts";
-import { replaySettlements } from "../billing/settle.ts";
+import { replaySettlements, settlementsDone } from "../billing/settle.ts";
 import { journalPathFor } from "../billing/settlement-journal.ts";
 import { closeDatabase, DatabaseOpenError, databasePlace, localDirOf, openConfiguredDatabase } from "../db/client.ts";
 import { fileExists } from "../db/files-repo.ts";
@@ -214,6 +214,9 @@ async function startHolding(config: Config, opts: StartOptions): Promise<Running
         await Promise.race([server.stop(false), Bun.sleep(left())]);
         void server.stop(true);
         await Promise.race([Promise.all([workersStopped, media.close()]), Bun.sleep(left())]);
+        // Requests that have answered may still be settling (waiting between retries while the database refuses):
+        // their usage is written or journaled before the database closes.
+        await Promise.race([settlementsDone(db), Bun.sleep(left())]);
         bus?.close();
         if (journal) unshareJournal(journal);
         stores.close();

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { appendFileSync, existsSync, mkdirSync } from "node:fs";
-import { replaySettlements, settle } from "../../../src/billing/settle.ts";
+import { replaySettlements, settle, settlementsDone } from "../../../src/billing/settle.ts";
 import { recordSettlement } from "../../../src/db/settlement-repo.ts";
 import { journalPathFor, readJournal, type SettlementRecord } from "../../../src/billing/settlement-journal.ts";
 import { credit, findAccount, ledgerOf, setBillingEnabled } from "../../../src/db/billing-repo.ts";
@@ -54,6 +54,22 @@ describe.each(DIALECTS)("settle ($name)", (dialect) => {
     expect(await s.usageRows()).toHaveLength(1);
     expect(s.failed).toEqual([]);
     expect(existsSync(journalPathFor(localDirOf(s.db))!)).toBe(false);
+  });
+
+  test("settlementsDone waits for a settlement between its retries (a shutdown must not close the database under it), only for its own database's", async () => {
+    const s = await setup(dialect);
+    await s.failInserts("usage");
+    let ended = false;
+    void settle(s.deps, s.record("req_w"), [150, 150]).then(() => (ended = true));
+    await settlementsDone(s.db);
+    expect(ended).toBe(true);
+    expect(readJournal(journalPathFor(localDirOf(s.db))!).records.map((r) => r.requestId)).toEqual(["req_w"]);
+    // Nothing under way (this database now, another never): resolved before a settlement that is still waiting ends.
+    let later = false;
+    const pending = settle(s.deps, s.record("req_x"), [150]).then(() => (later = true));
+    await settlementsDone({});
+    expect(later).toBe(false);
+    await pending;
   });
 
   test("a refusal that outlasts the retries is journaled and counted; the next start replays it into usage and ledger exactly once", async () => {
