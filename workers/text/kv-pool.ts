@@ -90,11 +90,18 @@ export class KvBufferPool {
   }
 }
 
-/** MB of free KV buffers a worker keeps for reuse (KILN_KV_POOL_MB; 0 turns reuse off). */
+const DEFAULT_MB = 64;
+
+/**
+ * MiB of free KV buffers a worker keeps for reuse (KILN_KV_POOL_MB; 0 turns reuse off). 64 by default: a conversation's
+ * turn over a 1,000-token past needs about 50 of the bench model's; what the pool holds beyond what is taken again
+ * only adds to the peak (16 clients at once, test/load/ab-server.ts: +39 MB at 64, +65 MB at 256, against 1,495 MB off).
+ */
 export function kvPoolBytes(env: Record<string, string | undefined> = process.env): number {
-  const mb = Number(env.KILN_KV_POOL_MB ?? 256);
-  return Number.isFinite(mb) && mb >= 0 ? mb * 1024 * 1024 : 256 * 1024 * 1024;
+  const mb = Number(env.KILN_KV_POOL_MB ?? DEFAULT_MB);
+  return (Number.isFinite(mb) && mb >= 0 ? mb : DEFAULT_MB) * 1024 * 1024;
 }
+
 
 /** The worker's pool (each worker thread has its own module instance). */
 export const kvPool = new KvBufferPool(kvPoolBytes());

@@ -58,9 +58,9 @@ describe("KvBufferPool", () => {
     expect([pool.bytes, detached(b!), detached(c!)]).toEqual([0, true, true]);
   });
 
-  test("KILN_KV_POOL_MB sets the budget; 0 keeps nothing; nonsense falls back to 256", () => {
-    expect([kvPoolBytes({}), kvPoolBytes({ KILN_KV_POOL_MB: "64" }), kvPoolBytes({ KILN_KV_POOL_MB: "0" }), kvPoolBytes({ KILN_KV_POOL_MB: "x" })]).toEqual([
-      256 << 20, 64 << 20, 0, 256 << 20,
+  test("KILN_KV_POOL_MB sets the budget; 0 keeps nothing; nonsense falls back to 64", () => {
+    expect([kvPoolBytes({}), kvPoolBytes({ KILN_KV_POOL_MB: "256" }), kvPoolBytes({ KILN_KV_POOL_MB: "0" }), kvPoolBytes({ KILN_KV_POOL_MB: "x" })]).toEqual([
+      64 << 20, 256 << 20, 0, 64 << 20,
     ]);
     const none = new KvBufferPool(0);
     const a = none.take(false, 10);
