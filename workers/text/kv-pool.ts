@@ -80,7 +80,7 @@ export class KvBufferPool {
     return true;
   }
 
-  /** Frees every held buffer (a worker unloading its model). */
+  /** Frees every held buffer. */
   clear(): void {
     for (const b of this.free.splice(0)) {
       this.made.delete(b);
@@ -101,7 +101,6 @@ export function kvPoolBytes(env: Record<string, string | undefined> = process.en
   const mb = Number(env.KILN_KV_POOL_MB ?? DEFAULT_MB);
   return (Number.isFinite(mb) && mb >= 0 ? mb : DEFAULT_MB) * 1024 * 1024;
 }
-
 
 /** The worker's pool (each worker thread has its own module instance). */
 export const kvPool = new KvBufferPool(kvPoolBytes());

@@ -21,10 +21,10 @@ export function releaseLogits(out: { logits: Float32Array; positions?: Float32Ar
 
 /**
  * The host caches a batch arrangement let go of: every buffer behind a tensor of `replaced` that none of `kept` uses is
- * given back to the KV pool (kv-pool.ts) or, when it is not the pool's, freed at once: the former batch after a rebuild (one copy is 55 MB at 16 rows of the bench model's 141 columns, 786 MB
- * at 2,000), a newcomer's prefill cache once copied in, a cache grown away from. Left to the collector, several were
- * resident at once. Returns the bytes let go of. Buffers are compared, not tensors: compacted rows and in-place joins are views of the cache they
- * came from.
+ * given back to the KV pool (kv-pool.ts) or, when it is not the pool's, freed at once: the former batch after a rebuild
+ * (one copy is 55 MB at 16 rows of the bench model's 141 columns, 786 MB at 2,000), a newcomer's prefill cache once
+ * copied in, a cache grown away from. Left to the collector, several were resident at once. Returns the bytes let go
+ * of. Buffers are compared, not tensors: compacted rows and in-place joins are views of the cache they came from.
  */
 export function releaseReplacedKv(replaced: readonly ({ tensors: readonly unknown[] } | null)[], kept: readonly ({ tensors: readonly unknown[] } | null)[]): number {
   const keep = new Set<ArrayBufferLike>();
